@@ -1,0 +1,42 @@
+//! Ids and wall-clock times as the store records them.
+
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+/// Now, in Unix milliseconds (UTC).
+pub fn now_ms() -> i64 {
+    (OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64
+}
+
+/// Unix milliseconds as an RFC 3339 instant in UTC, with milliseconds.
+pub fn rfc3339(ms: i64) -> String {
+    let t = OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
+        .unwrap_or(OffsetDateTime::UNIX_EPOCH);
+    let t = t.replace_nanosecond((ms.rem_euclid(1000) as u32) * 1_000_000).unwrap_or(t);
+    t.format(&Rfc3339).unwrap_or_else(|_| "1970-01-01T00:00:00Z".into())
+}
+
+/// A new time-ordered id with a readable prefix: `ws_0193…`.
+pub fn new_id(prefix: &str) -> String {
+    format!("{prefix}_{}", uuid::Uuid::now_v7().simple())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_keeps_milliseconds() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(1_700_000_000_123), "2023-11-14T22:13:20.123Z");
+    }
+
+    #[test]
+    fn ids_carry_prefix_and_sort_by_time() {
+        let a = new_id("ws");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let b = new_id("ws");
+        assert!(a.starts_with("ws_") && a.len() == 35);
+        assert!(a < b);
+    }
+}

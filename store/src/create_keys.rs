@@ -1,0 +1,152 @@
+//! Idempotent-create key records: (owner, key) → pending | found | cancelled.
+//! A create first records its key as `pending` (its own short transaction,
+//! so the state is visible while the create runs), then commits the
+//! workspace in the same transaction that moves the key to `found`. A cancel
+//! moves a `pending` key (or an unknown one) to `cancelled`, which no create
+//! can leave.
+
+use crate::Store;
+use crate::clock::now_ms;
+use crate::db::{DbRow, Pool, args};
+use crate::error::StoreError;
+use crate::model::{CreateKey, CreateKeyState};
+use crate::workspaces::Idempotency;
+
+/// What a create does next, given its key's record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Claim {
+    /// The key is pending with this request: go on and commit.
+    Proceed,
+    /// The key already made this workspace for this request.
+    Replay(String),
+}
+
+/// The stored state of a key, as far as a create needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct KeyRecord {
+    pub state: CreateKeyState,
+    pub request_hash: Option<String>,
+    pub workspace_id: Option<String>,
+}
+
+/// The one decision: what a create with `request_hash` may do with `record`.
+pub(crate) fn decide(record: &KeyRecord, request_hash: &str) -> Result<Claim, StoreError> {
+    let same_request = record.request_hash.as_deref() == Some(request_hash);
+    match record.state {
+        CreateKeyState::Cancelled => Err(StoreError::CreateCancelled),
+        _ if !same_request => Err(StoreError::IdempotencyKeyReused),
+        CreateKeyState::Pending => Ok(Claim::Proceed),
+        CreateKeyState::Found => match &record.workspace_id {
+            Some(id) => Ok(Claim::Replay(id.clone())),
+            None => Err(StoreError::Corrupt("a found idempotency key names no workspace".into())),
+        },
+        CreateKeyState::None => Err(StoreError::Corrupt("a stored key cannot be in state none".into())),
+    }
+}
+
+fn record_from_row(row: &DbRow) -> Result<KeyRecord, StoreError> {
+    Ok(KeyRecord {
+        state: row.parsed("state")?,
+        request_hash: row.opt_text("request_hash")?,
+        workspace_id: row.opt_text("workspace_id")?,
+    })
+}
+
+const SELECT_KEY: &str = "SELECT state, request_hash, workspace_id, run_id, launch_id FROM create_keys \
+    WHERE owner_user_id = $1 AND idempotency_key = $2";
+
+/// Records the key as pending (if it is new) and decides what the create does.
+pub(crate) async fn claim(pool: &Pool, owner: &str, idem: &Idempotency) -> Result<Claim, StoreError> {
+    let now = now_ms();
+    let mut tx = pool.begin().await?;
+    tx.execute(
+        "INSERT INTO create_keys (owner_user_id, idempotency_key, state, request_hash, created_at, updated_at) \
+         VALUES ($1, $2, 'pending', $3, $4, $4) ON CONFLICT (owner_user_id, idempotency_key) DO NOTHING",
+        args![owner, &idem.key, &idem.request_hash, now],
+    )
+    .await?;
+    let record = record_from_row(&tx.fetch_one(SELECT_KEY, args![owner, &idem.key]).await?)?;
+    tx.commit().await?;
+    decide(&record, &idem.request_hash)
+}
+
+/// After a create found its key no longer pending: what happened to it.
+pub(crate) async fn settle_lost_race(pool: &Pool, owner: &str, idem: &Idempotency) -> Result<Claim, StoreError> {
+    let row = pool.fetch_optional(SELECT_KEY, args![owner, &idem.key]).await?;
+    match row {
+        // The record expired between the two steps: refuse rather than create unguarded.
+        None => Err(StoreError::CreateCancelled),
+        Some(row) => decide(&record_from_row(&row)?, &idem.request_hash),
+    }
+}
+
+fn key_from_row(key: &str, row: Option<DbRow>) -> Result<CreateKey, StoreError> {
+    Ok(match row {
+        None => CreateKey { idempotency_key: key.to_owned(), state: CreateKeyState::None, workspace_id: None, run_id: None, launch_id: None },
+        Some(row) => CreateKey {
+            idempotency_key: key.to_owned(),
+            state: row.parsed("state")?,
+            workspace_id: row.opt_text("workspace_id")?,
+            run_id: row.opt_text("run_id")?,
+            launch_id: row.opt_text("launch_id")?,
+        },
+    })
+}
+
+impl Store {
+    /// What became of the owner's create with this key.
+    pub async fn get_create_key(&self, owner: &str, key: &str) -> Result<CreateKey, StoreError> {
+        let row = self.pool.fetch_optional(SELECT_KEY, args![owner, key]).await?;
+        key_from_row(key, row)
+    }
+
+    /// Makes sure no create with this key ever commits. A key whose create
+    /// already committed stays `found`.
+    pub async fn cancel_create_key(&self, owner: &str, key: &str) -> Result<CreateKey, StoreError> {
+        let now = now_ms();
+        let mut tx = self.pool.begin().await?;
+        tx.execute(
+            "INSERT INTO create_keys (owner_user_id, idempotency_key, state, created_at, updated_at) \
+             VALUES ($1, $2, 'cancelled', $3, $3) ON CONFLICT (owner_user_id, idempotency_key) DO NOTHING",
+            args![owner, key, now],
+        )
+        .await?;
+        tx.execute(
+            "UPDATE create_keys SET state = 'cancelled', updated_at = $1 \
+             WHERE owner_user_id = $2 AND idempotency_key = $3 AND state = 'pending'",
+            args![now, owner, key],
+        )
+        .await?;
+        let row = tx.fetch_optional(SELECT_KEY, args![owner, key]).await?;
+        tx.commit().await?;
+        key_from_row(key, row)
+    }
+
+    /// Forgets key records last touched before `before_ms`. Callers keep
+    /// records at least seven days.
+    pub async fn purge_create_keys(&self, before_ms: i64) -> Result<u64, StoreError> {
+        self.pool.execute("DELETE FROM create_keys WHERE updated_at < $1", args![before_ms]).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(state: CreateKeyState, hash: Option<&str>, ws: Option<&str>) -> KeyRecord {
+        KeyRecord { state, request_hash: hash.map(str::to_owned), workspace_id: ws.map(str::to_owned) }
+    }
+
+    #[test]
+    fn decide_covers_every_state() {
+        use CreateKeyState::{Cancelled, Found, Pending};
+        assert_eq!(decide(&record(Pending, Some("h"), None), "h").unwrap(), Claim::Proceed);
+        assert!(matches!(decide(&record(Pending, Some("h"), None), "x"), Err(StoreError::IdempotencyKeyReused)));
+        assert_eq!(decide(&record(Found, Some("h"), Some("ws_1")), "h").unwrap(), Claim::Replay("ws_1".into()));
+        assert!(matches!(decide(&record(Found, Some("h"), Some("ws_1")), "x"), Err(StoreError::IdempotencyKeyReused)));
+        assert!(matches!(decide(&record(Found, Some("h"), None), "h"), Err(StoreError::Corrupt(_))));
+        assert!(matches!(decide(&record(Cancelled, None, None), "h"), Err(StoreError::CreateCancelled)));
+        assert!(matches!(decide(&record(Cancelled, Some("h"), None), "h"), Err(StoreError::CreateCancelled)));
+        assert!(matches!(decide(&record(CreateKeyState::None, Some("h"), None), "h"), Err(StoreError::Corrupt(_))));
+    }
+}

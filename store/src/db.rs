@@ -1,0 +1,265 @@
+//! The one place that knows there are two SQL backends. Queries are written
+//! once in portable SQL (`$n` placeholders, `RETURNING`, `ON CONFLICT`), bound
+//! with the few value kinds the schema uses, and run on whichever pool the
+//! store was opened with. Rows come back as [`DbRow`], read by column name.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::postgres::{PgPool, PgPoolOptions, PgRow};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow, SqliteSynchronous};
+use sqlx::{Postgres, Row, Sqlite, Transaction};
+
+use crate::error::StoreError;
+
+/// A value bound to a placeholder. Only the kinds the schema uses.
+#[derive(Debug, Clone)]
+pub(crate) enum Arg {
+    Text(Option<String>),
+    Int(Option<i64>),
+    Bytes(Option<Vec<u8>>),
+}
+
+impl From<&str> for Arg {
+    fn from(v: &str) -> Self {
+        Arg::Text(Some(v.to_owned()))
+    }
+}
+impl From<String> for Arg {
+    fn from(v: String) -> Self {
+        Arg::Text(Some(v))
+    }
+}
+impl From<&String> for Arg {
+    fn from(v: &String) -> Self {
+        Arg::Text(Some(v.clone()))
+    }
+}
+impl From<Option<String>> for Arg {
+    fn from(v: Option<String>) -> Self {
+        Arg::Text(v)
+    }
+}
+impl From<Option<&str>> for Arg {
+    fn from(v: Option<&str>) -> Self {
+        Arg::Text(v.map(str::to_owned))
+    }
+}
+impl From<i64> for Arg {
+    fn from(v: i64) -> Self {
+        Arg::Int(Some(v))
+    }
+}
+impl From<Option<i64>> for Arg {
+    fn from(v: Option<i64>) -> Self {
+        Arg::Int(v)
+    }
+}
+impl From<Vec<u8>> for Arg {
+    fn from(v: Vec<u8>) -> Self {
+        Arg::Bytes(Some(v))
+    }
+}
+
+/// Builds an argument list: `args![a, b, c]`.
+macro_rules! args {
+    ($($v:expr),* $(,)?) => { vec![$($crate::db::Arg::from($v)),*] };
+}
+pub(crate) use args;
+
+macro_rules! bind_all {
+    ($sql:expr, $args:expr) => {{
+        let mut q = sqlx::query($sql);
+        for a in $args {
+            q = match a {
+                Arg::Text(v) => q.bind(v),
+                Arg::Int(v) => q.bind(v),
+                Arg::Bytes(v) => q.bind(v),
+            };
+        }
+        q
+    }};
+}
+
+/// A row from either backend.
+pub(crate) enum DbRow {
+    Sqlite(SqliteRow),
+    Postgres(PgRow),
+}
+
+impl DbRow {
+    fn get<T>(&self, column: &str) -> Result<T, StoreError>
+    where
+        T: for<'r> sqlx::Decode<'r, Sqlite> + sqlx::Type<Sqlite> + for<'r> sqlx::Decode<'r, Postgres> + sqlx::Type<Postgres>,
+    {
+        Ok(match self {
+            DbRow::Sqlite(r) => r.try_get::<T, _>(column)?,
+            DbRow::Postgres(r) => r.try_get::<T, _>(column)?,
+        })
+    }
+    pub fn text(&self, column: &str) -> Result<String, StoreError> {
+        self.get(column)
+    }
+    pub fn opt_text(&self, column: &str) -> Result<Option<String>, StoreError> {
+        self.get(column)
+    }
+    pub fn int(&self, column: &str) -> Result<i64, StoreError> {
+        self.get(column)
+    }
+    pub fn opt_int(&self, column: &str) -> Result<Option<i64>, StoreError> {
+        self.get(column)
+    }
+    pub fn bytes(&self, column: &str) -> Result<Vec<u8>, StoreError> {
+        self.get(column)
+    }
+    /// A text column holding one of an enum's stored names.
+    pub fn parsed<T: FromStr>(&self, column: &str) -> Result<T, StoreError> {
+        let raw = self.text(column)?;
+        raw.parse().map_err(|_| StoreError::Corrupt(format!("column {column} holds unknown value {raw:?}")))
+    }
+}
+
+/// The connection pool of one backend.
+#[derive(Clone, Debug)]
+pub(crate) enum Pool {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// Which backend a store runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendKind {
+    Sqlite,
+    Postgres,
+}
+
+impl Pool {
+    pub(crate) async fn connect(url: &str, max_connections: u32) -> Result<Pool, StoreError> {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let pool = PgPoolOptions::new()
+                .max_connections(max_connections)
+                .acquire_timeout(Duration::from_secs(30))
+                .connect(url)
+                .await?;
+            Ok(Pool::Postgres(pool))
+        } else if url.starts_with("sqlite:") {
+            let options = SqliteConnectOptions::from_str(url)?
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Normal)
+                .foreign_keys(true)
+                .busy_timeout(Duration::from_secs(30));
+            let pool = SqlitePoolOptions::new()
+                .max_connections(max_connections)
+                .acquire_timeout(Duration::from_secs(30))
+                .connect_with(options)
+                .await?;
+            Ok(Pool::Sqlite(pool))
+        } else {
+            Err(StoreError::Config(
+                "database URL must start with sqlite:, postgres:// or postgresql://".into(),
+            ))
+        }
+    }
+
+    pub(crate) fn kind(&self) -> BackendKind {
+        match self {
+            Pool::Sqlite(_) => BackendKind::Sqlite,
+            Pool::Postgres(_) => BackendKind::Postgres,
+        }
+    }
+
+    pub(crate) async fn migrate(&self) -> Result<(), StoreError> {
+        match self {
+            Pool::Sqlite(p) => sqlx::migrate!("../migrations/sqlite").run(p).await?,
+            Pool::Postgres(p) => sqlx::migrate!("../migrations/postgres").run(p).await?,
+        }
+        Ok(())
+    }
+
+    /// Opens a write transaction. SQLite takes its write lock up front so a
+    /// transaction that reads before it writes cannot fail to upgrade.
+    pub(crate) async fn begin(&self) -> Result<Tx, StoreError> {
+        Ok(match self {
+            Pool::Sqlite(p) => Tx::Sqlite(p.begin_with("BEGIN IMMEDIATE").await?),
+            Pool::Postgres(p) => Tx::Postgres(p.begin().await?),
+        })
+    }
+
+    pub(crate) async fn execute(&self, sql: &str, args: Vec<Arg>) -> Result<u64, StoreError> {
+        Ok(match self {
+            Pool::Sqlite(p) => bind_all!(sql, args).execute(p).await?.rows_affected(),
+            Pool::Postgres(p) => bind_all!(sql, args).execute(p).await?.rows_affected(),
+        })
+    }
+
+    pub(crate) async fn fetch_optional(&self, sql: &str, args: Vec<Arg>) -> Result<Option<DbRow>, StoreError> {
+        Ok(match self {
+            Pool::Sqlite(p) => bind_all!(sql, args).fetch_optional(p).await?.map(DbRow::Sqlite),
+            Pool::Postgres(p) => bind_all!(sql, args).fetch_optional(p).await?.map(DbRow::Postgres),
+        })
+    }
+
+    pub(crate) async fn fetch_all(&self, sql: &str, args: Vec<Arg>) -> Result<Vec<DbRow>, StoreError> {
+        Ok(match self {
+            Pool::Sqlite(p) => bind_all!(sql, args).fetch_all(p).await?.into_iter().map(DbRow::Sqlite).collect(),
+            Pool::Postgres(p) => bind_all!(sql, args).fetch_all(p).await?.into_iter().map(DbRow::Postgres).collect(),
+        })
+    }
+
+    /// Runs a statement that is not parameterised (DDL, maintenance).
+    pub(crate) async fn execute_raw(&self, sql: &str) -> Result<(), StoreError> {
+        match self {
+            Pool::Sqlite(p) => {
+                sqlx::raw_sql(sql).execute(p).await?;
+            }
+            Pool::Postgres(p) => {
+                sqlx::raw_sql(sql).execute(p).await?;
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) async fn close(&self) {
+        match self {
+            Pool::Sqlite(p) => p.close().await,
+            Pool::Postgres(p) => p.close().await,
+        }
+    }
+}
+
+/// An open write transaction. Dropping it without [`Tx::commit`] rolls back.
+pub(crate) enum Tx {
+    Sqlite(Transaction<'static, Sqlite>),
+    Postgres(Transaction<'static, Postgres>),
+}
+
+impl Tx {
+    pub(crate) async fn execute(&mut self, sql: &str, args: Vec<Arg>) -> Result<u64, StoreError> {
+        Ok(match self {
+            Tx::Sqlite(t) => bind_all!(sql, args).execute(&mut **t).await?.rows_affected(),
+            Tx::Postgres(t) => bind_all!(sql, args).execute(&mut **t).await?.rows_affected(),
+        })
+    }
+
+    pub(crate) async fn fetch_optional(&mut self, sql: &str, args: Vec<Arg>) -> Result<Option<DbRow>, StoreError> {
+        Ok(match self {
+            Tx::Sqlite(t) => bind_all!(sql, args).fetch_optional(&mut **t).await?.map(DbRow::Sqlite),
+            Tx::Postgres(t) => bind_all!(sql, args).fetch_optional(&mut **t).await?.map(DbRow::Postgres),
+        })
+    }
+
+    pub(crate) async fn fetch_one(&mut self, sql: &str, args: Vec<Arg>) -> Result<DbRow, StoreError> {
+        self.fetch_optional(sql, args)
+            .await?
+            .ok_or_else(|| StoreError::Corrupt("a statement expected to return a row returned none".into()))
+    }
+
+    pub(crate) async fn commit(self) -> Result<(), StoreError> {
+        match self {
+            Tx::Sqlite(t) => t.commit().await?,
+            Tx::Postgres(t) => t.commit().await?,
+        }
+        Ok(())
+    }
+}

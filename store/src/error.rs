@@ -1,0 +1,31 @@
+use crate::guard::GuardViolation;
+
+/// Everything the store can fail with. Only the API crate turns these into
+/// HTTP answers.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The idempotency key was used before with a different request.
+    #[error("the idempotency key was already used with a different request")]
+    IdempotencyKeyReused,
+    /// The idempotency key was cancelled: no create with it ever commits.
+    #[error("the create with this idempotency key was cancelled")]
+    CreateCancelled,
+    /// A value about to be written looks like a secret.
+    #[error("{0}")]
+    Guard(#[from] GuardViolation),
+    /// Sealing or opening a secret failed.
+    #[error("secret sealing failed: {0}")]
+    Seal(String),
+    /// Configuration the store was given cannot be used.
+    #[error("store configuration: {0}")]
+    Config(String),
+    /// Stored data that does not read back as what was written.
+    #[error("stored data is inconsistent: {0}")]
+    Corrupt(String),
+    #[error("database: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error("migration: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("io: {0}")]
+    Io(#[from] std::io::Error),
+}

@@ -1,0 +1,90 @@
+//! sluice's durable state: workspaces, runs, the event log, idempotent-create
+//! keys and sealed secrets, on SQLite (the embedded default) or PostgreSQL.
+//!
+//! What is durable and why: a workspace and its runs are the intent and the
+//! record of every launch; the event log is append-only and written in the
+//! same transaction as the change it records; create keys make a create
+//! happen at most once per (owner, key) and are kept at least seven days;
+//! secrets exist only sealed. All SQL of sluice lives in this crate.
+
+pub mod bench;
+pub mod clock;
+mod create_keys;
+mod db;
+pub mod error;
+pub mod guard;
+pub mod model;
+pub mod seal;
+#[doc(hidden)]
+pub mod testing;
+mod workspaces;
+
+pub use db::BackendKind;
+pub use error::StoreError;
+pub use model::*;
+pub use seal::{Secret, Sealer};
+pub use workspaces::{CreateOutcome, Idempotency, NewWorkspace, WorkspaceFilter};
+
+/// The handle every part of sluice reads and writes state through.
+#[derive(Clone, Debug)]
+pub struct Store {
+    pool: db::Pool,
+    sealer: Sealer,
+}
+
+impl Store {
+    /// Connects to `url` (`sqlite:PATH` or `postgres://…`) and applies the
+    /// backend's migrations.
+    pub async fn open(url: &str, sealer: Sealer) -> Result<Store, StoreError> {
+        let store = Self::connect(url, sealer).await?;
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    /// Connects without migrating.
+    pub async fn connect(url: &str, sealer: Sealer) -> Result<Store, StoreError> {
+        let max = if url.starts_with("sqlite:") { 8 } else { 16 };
+        Ok(Store { pool: db::Pool::connect(url, max).await?, sealer })
+    }
+
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        self.pool.migrate().await
+    }
+
+    pub fn backend(&self) -> BackendKind {
+        self.pool.kind()
+    }
+
+    pub fn sealer(&self) -> &Sealer {
+        &self.sealer
+    }
+
+    pub async fn close(&self) {
+        self.pool.close().await
+    }
+
+    /// Whether any stored text, in any table, contains `needle`. A diagnostic
+    /// for proving that secrets never reach a plain column.
+    pub async fn any_column_contains(&self, needle: &str) -> Result<bool, StoreError> {
+        for table in ["workspaces", "runs", "events", "create_keys", "sealed_secrets"] {
+            let sql = match self.backend() {
+                BackendKind::Postgres => format!("SELECT 1 AS hit FROM {table} t WHERE position($1 in t::text) > 0 LIMIT 1"),
+                BackendKind::Sqlite => {
+                    let columns = self
+                        .pool
+                        .fetch_all(&format!("SELECT name FROM pragma_table_info('{table}')"), vec![])
+                        .await?
+                        .iter()
+                        .map(|r| r.text("name"))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    let haystack: Vec<String> = columns.iter().map(|c| format!("coalesce(CAST({c} AS TEXT), '')")).collect();
+                    format!("SELECT 1 AS hit FROM {table} WHERE instr({}, $1) > 0 LIMIT 1", haystack.join(" || "))
+                }
+            };
+            if self.pool.fetch_optional(&sql, db::args![needle]).await?.is_some() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}

@@ -1,0 +1,238 @@
+//! Domain types: what a workspace, a run (launch attempt), an event and a
+//! create-key record are. Status enums are stored as their wire names.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// Declares an enum stored and sent by fixed names, with `as_str`,
+/// `Display`, `FromStr` and the full list of its values.
+macro_rules! named_enum {
+    ($(#[$meta:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum $name {
+            $(#[serde(rename = $text)] $variant),+
+        }
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text),+ }
+            }
+        }
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(self.as_str()) }
+        }
+        impl FromStr for $name {
+            type Err = UnknownName;
+            fn from_str(s: &str) -> Result<Self, UnknownName> {
+                match s { $($text => Ok($name::$variant),)+ _ => Err(UnknownName) }
+            }
+        }
+    };
+}
+
+/// A string that names no value of the enum it was parsed as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnknownName;
+
+named_enum!(
+    /// A workspace's (and a run's) lifecycle status.
+    WorkspaceStatus {
+        Queued => "queued",
+        Running => "running",
+        Ready => "ready",
+        Failed => "failed",
+        Cancelled => "cancelled",
+        Stopped => "stopped",
+        Retained => "retained",
+    }
+);
+
+named_enum!(
+    /// What the owner wants the workspace to be.
+    DesiredState {
+        Running => "running",
+        Stopped => "stopped",
+    }
+);
+
+named_enum!(
+    /// How a run relates to the workspace's earlier runs.
+    RunRelation {
+        Launch => "launch",
+        Rebuild => "rebuild",
+        Retry => "retry",
+        Resume => "resume",
+    }
+);
+
+named_enum!(
+    /// What started a run.
+    TriggerType {
+        Manual => "manual",
+        Schedule => "schedule",
+        Api => "api",
+        Retry => "retry",
+    }
+);
+
+named_enum!(
+    /// The runtime adapter an executor runs on.
+    RuntimeAdapter {
+        Docker => "docker",
+        K8s => "k8s",
+        K3s => "k3s",
+        Cloudflare => "cloudflare",
+        Microvm => "microvm",
+        Local => "local",
+    }
+);
+
+named_enum!(
+    /// An executor's status on its runtime.
+    RuntimeStatus {
+        Pending => "pending",
+        Running => "running",
+        Ready => "ready",
+        Failed => "failed",
+        Stopped => "stopped",
+        Retained => "retained",
+    }
+);
+
+named_enum!(
+    /// The closed set of workspace event types.
+    EventType {
+        WorkspaceCreated => "workspace.created",
+        AttemptQueued => "attempt.queued",
+        AttemptRunning => "attempt.running",
+        AttemptSucceeded => "attempt.succeeded",
+        AttemptFailed => "attempt.failed",
+        AttemptCancelled => "attempt.cancelled",
+        ImagePublished => "image.published",
+        RuntimePending => "runtime.pending",
+        RuntimeRunning => "runtime.running",
+        RuntimeReady => "runtime.ready",
+        RuntimeFailed => "runtime.failed",
+        RuntimeStopped => "runtime.stopped",
+    }
+);
+
+named_enum!(
+    /// What became of an idempotent create, by its key.
+    CreateKeyState {
+        Pending => "pending",
+        Found => "found",
+        Cancelled => "cancelled",
+        None => "none",
+    }
+);
+
+named_enum!(
+    /// Which secret a sealed row holds.
+    SecretKind {
+        SecretEnv => "secret_env",
+        CaptureToken => "capture_token",
+    }
+);
+
+/// A workspace as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Workspace {
+    pub id: String,
+    pub owner_user_id: String,
+    pub name: String,
+    pub registry_id: String,
+    pub repository: String,
+    pub tag: String,
+    pub spec: serde_json::Value,
+    pub status: WorkspaceStatus,
+    pub desired_state: DesiredState,
+    pub current_run_id: Option<String>,
+    pub idempotency_key: Option<String>,
+    /// Unix milliseconds.
+    pub expires_at: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub started_at: Option<i64>,
+    pub finished_at: Option<i64>,
+}
+
+/// An executor on its runtime, as recorded on the run that launched it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuntimeRecord {
+    pub adapter: RuntimeAdapter,
+    pub resource_id: String,
+    pub reference: String,
+    pub status: RuntimeStatus,
+    pub endpoint: Option<String>,
+    pub deadline: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PublishedImage {
+    pub reference: String,
+    pub digest_reference: String,
+    pub digest: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunError {
+    pub message: String,
+    pub code: Option<String>,
+}
+
+/// One launch attempt of a workspace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    pub id: String,
+    pub workspace_id: String,
+    pub relation: RunRelation,
+    pub trigger_type: TriggerType,
+    pub trigger_ref: Option<String>,
+    pub status: WorkspaceStatus,
+    pub launch_id: Option<String>,
+    pub spec: serde_json::Value,
+    pub runtime: Option<RuntimeRecord>,
+    pub published_image: Option<PublishedImage>,
+    pub error: Option<RunError>,
+    pub queued_at: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub linked_at: i64,
+    pub started_at: Option<i64>,
+    pub finished_at: Option<i64>,
+}
+
+/// A workspace together with its current run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkspaceView {
+    pub workspace: Workspace,
+    pub current_run: Option<Run>,
+}
+
+/// One entry of a workspace's append-only event log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    pub id: String,
+    pub workspace_id: String,
+    /// Position in the workspace's own log, from 1.
+    pub seq: i64,
+    pub attempt_id: Option<String>,
+    pub event_type: EventType,
+    pub occurred_at: i64,
+    pub message: Option<String>,
+    pub data: Option<serde_json::Value>,
+}
+
+/// What the store knows of an idempotency key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CreateKey {
+    pub idempotency_key: String,
+    pub state: CreateKeyState,
+    pub workspace_id: Option<String>,
+    pub run_id: Option<String>,
+    pub launch_id: Option<String>,
+}

@@ -1,0 +1,67 @@
+//! Helpers for test suites that run against both backends: a fresh SQLite
+//! file, and a fresh PostgreSQL database on the server named by
+//! `SLUICE_TEST_DATABASE_URL`. Without that variable the PostgreSQL half is
+//! skipped, except under CI, where it is an error.
+
+use sqlx::Connection;
+
+use crate::{Sealer, Store};
+
+/// A database for one test: where it is, and what keeps it alive.
+pub struct TestDatabase {
+    pub url: String,
+    pub label: &'static str,
+    _dir: Option<tempfile_dir::Dir>,
+}
+
+mod tempfile_dir {
+    /// A directory removed on drop.
+    pub struct Dir(pub std::path::PathBuf);
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+/// A new empty SQLite database in its own temporary directory.
+pub fn sqlite() -> TestDatabase {
+    let dir = std::env::temp_dir().join(format!("sluice-test-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).expect("create temp dir");
+    TestDatabase { url: format!("sqlite:{}", dir.join("sluice.db").display()), label: "sqlite", _dir: Some(tempfile_dir::Dir(dir)) }
+}
+
+/// A new empty PostgreSQL database, or `None` when no server is configured
+/// (a panic under CI, where the suite must not silently shrink).
+pub async fn postgres() -> Option<TestDatabase> {
+    let admin = match std::env::var("SLUICE_TEST_DATABASE_URL") {
+        Ok(url) if !url.is_empty() => url,
+        _ => {
+            if std::env::var_os("CI").is_some() {
+                panic!("CI is set but SLUICE_TEST_DATABASE_URL is not: the PostgreSQL suite cannot run");
+            }
+            eprintln!("SLUICE_TEST_DATABASE_URL is not set: skipping the PostgreSQL half of this test");
+            return None;
+        }
+    };
+    let name = format!("sluice_test_{}", uuid::Uuid::new_v4().simple());
+    let mut conn = sqlx::PgConnection::connect(&admin)
+        .await
+        .unwrap_or_else(|e| panic!("cannot reach the PostgreSQL server in SLUICE_TEST_DATABASE_URL: {e}"));
+    sqlx::raw_sql(&format!("CREATE DATABASE {name}")).execute(&mut conn).await.expect("create test database");
+    let _ = conn.close().await;
+    let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b).to_owned();
+    Some(TestDatabase { url: format!("{base}/{name}"), label: "postgres", _dir: None })
+}
+
+/// Every backend available to this run.
+pub async fn databases() -> Vec<TestDatabase> {
+    let mut all = vec![sqlite()];
+    all.extend(postgres().await);
+    all
+}
+
+/// A migrated store on `db` with a fixed test key.
+pub async fn open(db: &TestDatabase) -> Store {
+    Store::open(&db.url, Sealer::from_key([42; 32])).await.expect("open test store")
+}

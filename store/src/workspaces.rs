@@ -1,0 +1,477 @@
+//! Workspaces, their runs and their events: creating (idempotently),
+//! reading, listing, renaming and expiring. Every state change commits in
+//! one transaction with the events that record it.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use crate::clock::{new_id, now_ms};
+use crate::db::{Arg, DbRow, Tx, args};
+use crate::error::StoreError;
+use crate::guard;
+use crate::model::*;
+use crate::seal::Secret;
+use crate::{Store, create_keys};
+
+/// Everything a create writes. Validated by the caller; the store re-checks
+/// only what keeps secrets out of plain columns.
+#[derive(Debug, Clone)]
+pub struct NewWorkspace {
+    pub owner_user_id: String,
+    pub name: String,
+    pub registry_id: String,
+    pub repository: String,
+    pub tag: String,
+    pub spec: Value,
+    /// Lifetime from the create's commit, in milliseconds; `None` never expires.
+    pub ttl_ms: Option<i64>,
+    pub launch_id: Option<String>,
+    pub idempotency: Option<Idempotency>,
+    pub secret_env: Option<Secret<BTreeMap<String, String>>>,
+    pub capture_token: Option<Secret<String>>,
+}
+
+/// An idempotent create's key and the keyed digest of its request.
+#[derive(Debug, Clone)]
+pub struct Idempotency {
+    pub key: String,
+    pub request_hash: String,
+}
+
+/// What a create did.
+#[derive(Debug, Clone)]
+pub enum CreateOutcome {
+    Created(WorkspaceView),
+    /// An earlier create with the same key and request made this workspace.
+    Replayed(WorkspaceView),
+}
+
+/// Which workspaces a list returns.
+#[derive(Debug, Clone, Default)]
+pub struct WorkspaceFilter {
+    pub status: Option<WorkspaceStatus>,
+    pub idempotency_key: Option<String>,
+    pub limit: i64,
+}
+
+const WORKSPACE_COLUMNS: &str = "id, owner_user_id, name, registry_id, repository, tag, spec, status, desired_state, \
+    current_run_id, idempotency_key, expires_at, created_at, updated_at, started_at, finished_at";
+const RUN_COLUMNS: &str = "id, workspace_id, relation, trigger_type, trigger_ref, status, launch_id, spec, \
+    runtime_adapter, runtime_resource_id, runtime_reference, runtime_status, runtime_endpoint, runtime_deadline, \
+    published_reference, published_digest_reference, published_digest, error_message, error_code, \
+    queued_at, created_at, updated_at, linked_at, started_at, finished_at";
+const EVENT_COLUMNS: &str = "id, workspace_id, seq, attempt_id, type, occurred_at, message, data";
+
+fn parse_json(column: &str, text: &str) -> Result<Value, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError::Corrupt(format!("{column} is not JSON: {e}")))
+}
+
+fn workspace_from_row(row: &DbRow) -> Result<Workspace, StoreError> {
+    Ok(Workspace {
+        id: row.text("id")?,
+        owner_user_id: row.text("owner_user_id")?,
+        name: row.text("name")?,
+        registry_id: row.text("registry_id")?,
+        repository: row.text("repository")?,
+        tag: row.text("tag")?,
+        spec: parse_json("spec", &row.text("spec")?)?,
+        status: row.parsed("status")?,
+        desired_state: row.parsed("desired_state")?,
+        current_run_id: row.opt_text("current_run_id")?,
+        idempotency_key: row.opt_text("idempotency_key")?,
+        expires_at: row.opt_int("expires_at")?,
+        created_at: row.int("created_at")?,
+        updated_at: row.int("updated_at")?,
+        started_at: row.opt_int("started_at")?,
+        finished_at: row.opt_int("finished_at")?,
+    })
+}
+
+fn run_from_row(row: &DbRow) -> Result<Run, StoreError> {
+    let runtime = match row.opt_text("runtime_adapter")? {
+        None => None,
+        Some(adapter) => Some(RuntimeRecord {
+            adapter: adapter.parse().map_err(|_| StoreError::Corrupt(format!("unknown runtime adapter {adapter:?}")))?,
+            resource_id: row.text("runtime_resource_id")?,
+            reference: row.text("runtime_reference")?,
+            status: row.parsed("runtime_status")?,
+            endpoint: row.opt_text("runtime_endpoint")?,
+            deadline: row.opt_int("runtime_deadline")?,
+        }),
+    };
+    let published_image = match row.opt_text("published_reference")? {
+        None => None,
+        Some(reference) => Some(PublishedImage {
+            reference,
+            digest_reference: row.text("published_digest_reference")?,
+            digest: row.text("published_digest")?,
+        }),
+    };
+    let error = match row.opt_text("error_message")? {
+        None => None,
+        Some(message) => Some(RunError { message, code: row.opt_text("error_code")? }),
+    };
+    Ok(Run {
+        id: row.text("id")?,
+        workspace_id: row.text("workspace_id")?,
+        relation: row.parsed("relation")?,
+        trigger_type: row.parsed("trigger_type")?,
+        trigger_ref: row.opt_text("trigger_ref")?,
+        status: row.parsed("status")?,
+        launch_id: row.opt_text("launch_id")?,
+        spec: parse_json("runs.spec", &row.text("spec")?)?,
+        runtime,
+        published_image,
+        error,
+        queued_at: row.int("queued_at")?,
+        created_at: row.int("created_at")?,
+        updated_at: row.int("updated_at")?,
+        linked_at: row.int("linked_at")?,
+        started_at: row.opt_int("started_at")?,
+        finished_at: row.opt_int("finished_at")?,
+    })
+}
+
+fn event_from_row(row: &DbRow) -> Result<Event, StoreError> {
+    Ok(Event {
+        id: row.text("id")?,
+        workspace_id: row.text("workspace_id")?,
+        seq: row.int("seq")?,
+        attempt_id: row.opt_text("attempt_id")?,
+        event_type: row.parsed("type")?,
+        occurred_at: row.int("occurred_at")?,
+        message: row.opt_text("message")?,
+        data: row.opt_text("data")?.map(|d| parse_json("events.data", &d)).transpose()?,
+    })
+}
+
+/// Appends one event to a workspace's log inside the caller's transaction,
+/// taking the next per-workspace sequence number.
+pub(crate) async fn append_event(
+    tx: &mut Tx,
+    workspace_id: &str,
+    attempt_id: Option<&str>,
+    event_type: EventType,
+    message: Option<String>,
+    data: Option<Value>,
+    now: i64,
+) -> Result<Event, StoreError> {
+    if let Some(data) = &data {
+        guard::check("event.data", data)?;
+    }
+    let seq = tx
+        .fetch_one(
+            "UPDATE workspaces SET event_seq = event_seq + 1 WHERE id = $1 RETURNING event_seq",
+            args![workspace_id],
+        )
+        .await?
+        .int("event_seq")?;
+    let event = Event {
+        id: new_id("evt"),
+        workspace_id: workspace_id.to_owned(),
+        seq,
+        attempt_id: attempt_id.map(str::to_owned),
+        event_type,
+        occurred_at: now,
+        message,
+        data,
+    };
+    tx.execute(
+        "INSERT INTO events (id, workspace_id, seq, attempt_id, type, occurred_at, message, data) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        args![
+            &event.id,
+            workspace_id,
+            seq,
+            event.attempt_id.clone(),
+            event_type.as_str(),
+            now,
+            event.message.clone(),
+            event.data.as_ref().map(Value::to_string)
+        ],
+    )
+    .await?;
+    Ok(event)
+}
+
+impl Store {
+    /// Creates a workspace with its first run (`queued`) and the events
+    /// `workspace.created` and `attempt.queued`, all in one transaction.
+    ///
+    /// With an idempotency key the create is done at most once per
+    /// (owner, key): a repeat with the same request replays the first
+    /// result, a different request is refused, and a cancelled key never
+    /// lets a create commit, even one already in flight.
+    pub async fn create_workspace(&self, new: NewWorkspace) -> Result<CreateOutcome, StoreError> {
+        guard::check("spec", &new.spec)?;
+        if let Some(idem) = &new.idempotency {
+            match create_keys::claim(&self.pool, &new.owner_user_id, idem).await? {
+                create_keys::Claim::Proceed => {}
+                create_keys::Claim::Replay(workspace_id) => return self.replay(&new.owner_user_id, &workspace_id).await,
+            }
+        }
+
+        let now = now_ms();
+        let workspace_id = new_id("ws");
+        let run_id = new_id("run");
+        let mut tx = self.pool.begin().await?;
+
+        if let Some(idem) = &new.idempotency {
+            // Taking the key from `pending` to `found` is the create's first
+            // write: it locks the key row, so a racing cancel or create waits
+            // for this transaction and then sees what it did.
+            let taken = tx
+                .execute(
+                    "UPDATE create_keys SET state = 'found', workspace_id = $1, run_id = $2, launch_id = $3, updated_at = $4 \
+                     WHERE owner_user_id = $5 AND idempotency_key = $6 AND state = 'pending' AND request_hash = $7",
+                    args![&workspace_id, &run_id, new.launch_id.clone(), now, &new.owner_user_id, &idem.key, &idem.request_hash],
+                )
+                .await?;
+            if taken == 0 {
+                drop(tx);
+                return match create_keys::settle_lost_race(&self.pool, &new.owner_user_id, idem).await? {
+                    create_keys::Claim::Replay(id) => self.replay(&new.owner_user_id, &id).await,
+                    create_keys::Claim::Proceed => Err(StoreError::Corrupt("a pending key could not be taken".into())),
+                };
+            }
+        }
+
+        let spec_text = new.spec.to_string();
+        let expires_at = new.ttl_ms.map(|ttl| now.saturating_add(ttl));
+        tx.execute(
+            "INSERT INTO workspaces (id, owner_user_id, name, registry_id, repository, tag, spec, status, desired_state, \
+             current_run_id, idempotency_key, expires_at, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13)",
+            args![
+                &workspace_id,
+                &new.owner_user_id,
+                &new.name,
+                &new.registry_id,
+                &new.repository,
+                &new.tag,
+                spec_text.clone(),
+                WorkspaceStatus::Queued.as_str(),
+                DesiredState::Running.as_str(),
+                &run_id,
+                new.idempotency.as_ref().map(|i| i.key.clone()),
+                expires_at,
+                now
+            ],
+        )
+        .await?;
+        tx.execute(
+            "INSERT INTO runs (id, workspace_id, relation, trigger_type, status, launch_id, spec, \
+             queued_at, created_at, updated_at, linked_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $8, $8)",
+            args![
+                &run_id,
+                &workspace_id,
+                RunRelation::Launch.as_str(),
+                TriggerType::Api.as_str(),
+                WorkspaceStatus::Queued.as_str(),
+                new.launch_id.clone(),
+                spec_text,
+                now
+            ],
+        )
+        .await?;
+
+        if let Some(env) = &new.secret_env {
+            let plain = serde_json::to_vec(env.expose()).map_err(|e| StoreError::Seal(e.to_string()))?;
+            self.insert_sealed(&mut tx, &workspace_id, SecretKind::SecretEnv, &plain, now).await?;
+        }
+        if let Some(token) = &new.capture_token {
+            self.insert_sealed(&mut tx, &workspace_id, SecretKind::CaptureToken, token.expose().as_bytes(), now).await?;
+        }
+
+        append_event(
+            &mut tx,
+            &workspace_id,
+            None,
+            EventType::WorkspaceCreated,
+            Some(format!("workspace {} created", new.name)),
+            Some(json!({
+                "name": new.name,
+                "registryId": new.registry_id,
+                "repository": new.repository,
+                "tag": new.tag,
+                "expiresAt": expires_at.map(crate::clock::rfc3339),
+            })),
+            now,
+        )
+        .await?;
+        let mut queued = json!({"relation": "launch", "triggerType": "api"});
+        if let Some(launch_id) = &new.launch_id {
+            queued["launchId"] = json!(launch_id);
+        }
+        append_event(&mut tx, &workspace_id, Some(&run_id), EventType::AttemptQueued, Some("launch queued".into()), Some(queued), now)
+            .await?;
+        tx.commit().await?;
+
+        let view = self
+            .get_workspace(&new.owner_user_id, &workspace_id)
+            .await?
+            .ok_or_else(|| StoreError::Corrupt("a committed workspace cannot be read back".into()))?;
+        Ok(CreateOutcome::Created(view))
+    }
+
+    async fn insert_sealed(&self, tx: &mut Tx, workspace_id: &str, kind: SecretKind, plain: &[u8], now: i64) -> Result<(), StoreError> {
+        let sealed = self.sealer.seal(&format!("{workspace_id}/{}", kind.as_str()), plain)?;
+        tx.execute(
+            "INSERT INTO sealed_secrets (workspace_id, kind, nonce, ciphertext, created_at) VALUES ($1, $2, $3, $4, $5)",
+            args![workspace_id, kind.as_str(), sealed.nonce, sealed.ciphertext, now],
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Opens a workspace's sealed secret, if it has one of that kind.
+    pub async fn open_secret(&self, workspace_id: &str, kind: SecretKind) -> Result<Option<Secret<Vec<u8>>>, StoreError> {
+        let row = self
+            .pool
+            .fetch_optional(
+                "SELECT nonce, ciphertext FROM sealed_secrets WHERE workspace_id = $1 AND kind = $2",
+                args![workspace_id, kind.as_str()],
+            )
+            .await?;
+        let Some(row) = row else { return Ok(None) };
+        let sealed = crate::seal::Sealed { nonce: row.bytes("nonce")?, ciphertext: row.bytes("ciphertext")? };
+        self.sealer.open(&format!("{workspace_id}/{}", kind.as_str()), &sealed).map(Some)
+    }
+
+    async fn replay(&self, owner: &str, workspace_id: &str) -> Result<CreateOutcome, StoreError> {
+        let view = self
+            .get_workspace(owner, workspace_id)
+            .await?
+            .ok_or_else(|| StoreError::Corrupt(format!("idempotency key names missing workspace {workspace_id}")))?;
+        Ok(CreateOutcome::Replayed(view))
+    }
+
+    /// The owner's workspace with its current run; `None` when it does not
+    /// exist or belongs to someone else.
+    pub async fn get_workspace(&self, owner: &str, workspace_id: &str) -> Result<Option<WorkspaceView>, StoreError> {
+        let row = self
+            .pool
+            .fetch_optional(
+                &format!("SELECT {WORKSPACE_COLUMNS} FROM workspaces WHERE id = $1 AND owner_user_id = $2"),
+                args![workspace_id, owner],
+            )
+            .await?;
+        let Some(row) = row else { return Ok(None) };
+        let workspace = workspace_from_row(&row)?;
+        let current_run = match &workspace.current_run_id {
+            Some(run_id) => self
+                .pool
+                .fetch_optional(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = $1"), args![run_id])
+                .await?
+                .map(|r| run_from_row(&r))
+                .transpose()?,
+            None => None,
+        };
+        Ok(Some(WorkspaceView { workspace, current_run }))
+    }
+
+    /// The owner's workspaces, newest first.
+    pub async fn list_workspaces(&self, owner: &str, filter: &WorkspaceFilter) -> Result<Vec<WorkspaceView>, StoreError> {
+        let mut sql = format!("SELECT {WORKSPACE_COLUMNS} FROM workspaces WHERE owner_user_id = $1");
+        let mut values = args![owner];
+        if let Some(status) = filter.status {
+            values.push(Arg::from(status.as_str()));
+            sql.push_str(&format!(" AND status = ${}", values.len()));
+        }
+        if let Some(key) = &filter.idempotency_key {
+            values.push(Arg::from(key));
+            sql.push_str(&format!(" AND idempotency_key = ${}", values.len()));
+        }
+        values.push(Arg::from(filter.limit));
+        sql.push_str(&format!(" ORDER BY created_at DESC, id DESC LIMIT ${}", values.len()));
+        let workspaces = self.pool.fetch_all(&sql, values).await?.iter().map(workspace_from_row).collect::<Result<Vec<_>, _>>()?;
+
+        let run_ids: Vec<&String> = workspaces.iter().filter_map(|w| w.current_run_id.as_ref()).collect();
+        let mut runs = BTreeMap::new();
+        if !run_ids.is_empty() {
+            let placeholders: Vec<String> = (1..=run_ids.len()).map(|i| format!("${i}")).collect();
+            let sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE id IN ({})", placeholders.join(", "));
+            for row in self.pool.fetch_all(&sql, run_ids.iter().map(|id| Arg::from(*id)).collect()).await? {
+                let run = run_from_row(&row)?;
+                runs.insert(run.id.clone(), run);
+            }
+        }
+        Ok(workspaces
+            .into_iter()
+            .map(|workspace| {
+                let current_run = workspace.current_run_id.as_ref().and_then(|id| runs.remove(id));
+                WorkspaceView { workspace, current_run }
+            })
+            .collect())
+    }
+
+    /// Renames the owner's workspace; `None` when it is not theirs.
+    pub async fn rename_workspace(&self, owner: &str, workspace_id: &str, name: &str) -> Result<Option<Workspace>, StoreError> {
+        guard::check("name", &Value::String(name.to_owned()))?;
+        let row = self
+            .pool
+            .fetch_optional(
+                &format!(
+                    "UPDATE workspaces SET name = $1, updated_at = $2 WHERE id = $3 AND owner_user_id = $4 RETURNING {WORKSPACE_COLUMNS}"
+                ),
+                args![name, now_ms(), workspace_id, owner],
+            )
+            .await?;
+        row.map(|r| workspace_from_row(&r)).transpose()
+    }
+
+    /// Sets (`Some`) or clears (`None`) when the owner's workspace expires;
+    /// `None` when it is not theirs.
+    pub async fn set_expiry(&self, owner: &str, workspace_id: &str, expires_at: Option<i64>) -> Result<Option<Workspace>, StoreError> {
+        let row = self
+            .pool
+            .fetch_optional(
+                &format!(
+                    "UPDATE workspaces SET expires_at = $1, updated_at = $2 WHERE id = $3 AND owner_user_id = $4 RETURNING {WORKSPACE_COLUMNS}"
+                ),
+                args![expires_at, now_ms(), workspace_id, owner],
+            )
+            .await?;
+        row.map(|r| workspace_from_row(&r)).transpose()
+    }
+
+    async fn owns(&self, owner: &str, workspace_id: &str) -> Result<bool, StoreError> {
+        Ok(self
+            .pool
+            .fetch_optional("SELECT id FROM workspaces WHERE id = $1 AND owner_user_id = $2", args![workspace_id, owner])
+            .await?
+            .is_some())
+    }
+
+    /// The owner's workspace's runs, newest first; `None` when it is not theirs.
+    pub async fn list_runs(&self, owner: &str, workspace_id: &str, limit: i64) -> Result<Option<Vec<Run>>, StoreError> {
+        if !self.owns(owner, workspace_id).await? {
+            return Ok(None);
+        }
+        let rows = self
+            .pool
+            .fetch_all(
+                &format!("SELECT {RUN_COLUMNS} FROM runs WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2"),
+                args![workspace_id, limit],
+            )
+            .await?;
+        rows.iter().map(run_from_row).collect::<Result<Vec<_>, _>>().map(Some)
+    }
+
+    /// The owner's workspace's events in the order they happened (the first
+    /// `limit`); `None` when it is not theirs.
+    pub async fn list_events(&self, owner: &str, workspace_id: &str, limit: i64) -> Result<Option<Vec<Event>>, StoreError> {
+        if !self.owns(owner, workspace_id).await? {
+            return Ok(None);
+        }
+        let rows = self
+            .pool
+            .fetch_all(
+                &format!("SELECT {EVENT_COLUMNS} FROM events WHERE workspace_id = $1 ORDER BY seq ASC LIMIT $2"),
+                args![workspace_id, limit],
+            )
+            .await?;
+        rows.iter().map(event_from_row).collect::<Result<Vec<_>, _>>().map(Some)
+    }
+}

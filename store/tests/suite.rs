@@ -1,0 +1,225 @@
+//! The store suite: every test runs unchanged on SQLite and on PostgreSQL.
+
+use std::collections::BTreeMap;
+
+use serde_json::json;
+use sluice_store::testing::{databases, open};
+use sluice_store::*;
+
+fn new_workspace(owner: &str, key: Option<(&str, &str)>) -> NewWorkspace {
+    NewWorkspace {
+        owner_user_id: owner.into(),
+        name: "dev".into(),
+        registry_id: "local".into(),
+        repository: "sluice/busybox".into(),
+        tag: "1".into(),
+        spec: json!({"cpu": 1}),
+        ttl_ms: None,
+        launch_id: Some("launch-1".into()),
+        idempotency: key.map(|(k, h)| Idempotency { key: k.into(), request_hash: h.into() }),
+        secret_env: None,
+        capture_token: None,
+    }
+}
+
+fn created(outcome: CreateOutcome) -> WorkspaceView {
+    match outcome {
+        CreateOutcome::Created(v) => v,
+        CreateOutcome::Replayed(_) => panic!("expected a fresh create"),
+    }
+}
+
+#[tokio::test]
+async fn create_writes_workspace_run_and_events_together() {
+    for db in databases().await {
+        let store = open(&db).await;
+        let view = created(store.create_workspace(new_workspace("alice", None)).await.unwrap());
+        let run = view.current_run.clone().expect("a first run");
+        assert_eq!(view.workspace.status, WorkspaceStatus::Queued, "{}", db.label);
+        assert_eq!(run.status, WorkspaceStatus::Queued);
+        assert_eq!(run.relation, RunRelation::Launch);
+        assert_eq!(run.launch_id.as_deref(), Some("launch-1"));
+
+        let events = store.list_events("alice", &view.workspace.id, 100).await.unwrap().unwrap();
+        let kinds: Vec<_> = events.iter().map(|e| (e.seq, e.event_type)).collect();
+        assert_eq!(kinds, vec![(1, EventType::WorkspaceCreated), (2, EventType::AttemptQueued)], "{}", db.label);
+        assert_eq!(events[1].attempt_id.as_deref(), Some(run.id.as_str()));
+
+        let runs = store.list_runs("alice", &view.workspace.id, 10).await.unwrap().unwrap();
+        assert_eq!(runs.len(), 1);
+        assert_eq!(store.get_workspace("alice", &view.workspace.id).await.unwrap(), Some(view.clone()));
+    }
+}
+
+#[tokio::test]
+async fn other_owners_see_nothing() {
+    for db in databases().await {
+        let store = open(&db).await;
+        let id = created(store.create_workspace(new_workspace("alice", None)).await.unwrap()).workspace.id;
+        assert!(store.get_workspace("mallory", &id).await.unwrap().is_none(), "{}", db.label);
+        assert!(store.list_events("mallory", &id, 10).await.unwrap().is_none());
+        assert!(store.list_runs("mallory", &id, 10).await.unwrap().is_none());
+        assert!(store.rename_workspace("mallory", &id, "x").await.unwrap().is_none());
+        assert!(store.set_expiry("mallory", &id, Some(1)).await.unwrap().is_none());
+        let filter = WorkspaceFilter { limit: 10, ..Default::default() };
+        assert!(store.list_workspaces("mallory", &filter).await.unwrap().is_empty());
+        assert_eq!(store.list_workspaces("alice", &filter).await.unwrap().len(), 1);
+    }
+}
+
+#[tokio::test]
+async fn idempotent_create_replays_refuses_and_cancels() {
+    for db in databases().await {
+        let store = open(&db).await;
+        let first = created(store.create_workspace(new_workspace("alice", Some(("k1", "h1")))).await.unwrap());
+        match store.create_workspace(new_workspace("alice", Some(("k1", "h1")))).await.unwrap() {
+            CreateOutcome::Replayed(v) => assert_eq!(v.workspace.id, first.workspace.id, "{}", db.label),
+            CreateOutcome::Created(_) => panic!("{}: a repeat made a second workspace", db.label),
+        }
+        assert!(matches!(
+            store.create_workspace(new_workspace("alice", Some(("k1", "other")))).await,
+            Err(StoreError::IdempotencyKeyReused)
+        ));
+        // Keys are scoped to the owner.
+        created(store.create_workspace(new_workspace("bob", Some(("k1", "other")))).await.unwrap());
+
+        let key = store.get_create_key("alice", "k1").await.unwrap();
+        assert_eq!(key.state, CreateKeyState::Found);
+        assert_eq!(key.workspace_id.as_deref(), Some(first.workspace.id.as_str()));
+        assert_eq!(key.launch_id.as_deref(), Some("launch-1"));
+        // Cancelling a committed create leaves it found.
+        assert_eq!(store.cancel_create_key("alice", "k1").await.unwrap().state, CreateKeyState::Found);
+
+        assert_eq!(store.get_create_key("alice", "k2").await.unwrap().state, CreateKeyState::None);
+        assert_eq!(store.cancel_create_key("alice", "k2").await.unwrap().state, CreateKeyState::Cancelled);
+        assert!(matches!(
+            store.create_workspace(new_workspace("alice", Some(("k2", "h1")))).await,
+            Err(StoreError::CreateCancelled)
+        ));
+        let filter = WorkspaceFilter { limit: 10, idempotency_key: Some("k2".into()), ..Default::default() };
+        assert!(store.list_workspaces("alice", &filter).await.unwrap().is_empty(), "{}", db.label);
+        let filter = WorkspaceFilter { limit: 10, idempotency_key: Some("k1".into()), ..Default::default() };
+        assert_eq!(store.list_workspaces("alice", &filter).await.unwrap().len(), 1);
+    }
+}
+
+#[tokio::test]
+async fn concurrent_creates_with_one_key_make_one_workspace() {
+    for db in databases().await {
+        let store = open(&db).await;
+        let tasks: Vec<_> = (0..50)
+            .map(|_| {
+                let store = store.clone();
+                tokio::spawn(async move { store.create_workspace(new_workspace("alice", Some(("same", "h")))).await })
+            })
+            .collect();
+        let mut ids = std::collections::BTreeSet::new();
+        let mut fresh = 0;
+        for t in tasks {
+            match t.await.unwrap().unwrap() {
+                CreateOutcome::Created(v) => {
+                    fresh += 1;
+                    ids.insert(v.workspace.id);
+                }
+                CreateOutcome::Replayed(v) => {
+                    ids.insert(v.workspace.id);
+                }
+            }
+        }
+        assert_eq!((fresh, ids.len()), (1, 1), "{}", db.label);
+        let all = store.list_workspaces("alice", &WorkspaceFilter { limit: 100, ..Default::default() }).await.unwrap();
+        assert_eq!(all.len(), 1, "{}", db.label);
+    }
+}
+
+#[tokio::test]
+async fn cancel_racing_creates_leaves_all_or_nothing() {
+    for db in databases().await {
+        let store = open(&db).await;
+        for round in 0..10 {
+            let key = format!("race-{round}");
+            let creates: Vec<_> = (0..5)
+                .map(|_| {
+                    let (store, key) = (store.clone(), key.clone());
+                    tokio::spawn(async move { store.create_workspace(new_workspace("alice", Some((&key, "h")))).await })
+                })
+                .collect();
+            let cancel = store.cancel_create_key("alice", &key).await.unwrap();
+            let mut committed = 0;
+            for c in creates {
+                match c.await.unwrap() {
+                    Ok(CreateOutcome::Created(_)) => committed += 1,
+                    Ok(CreateOutcome::Replayed(_)) | Err(StoreError::CreateCancelled) => {}
+                    Err(e) => panic!("{}: unexpected {e}", db.label),
+                }
+            }
+            let filter = WorkspaceFilter { limit: 10, idempotency_key: Some(key.clone()), ..Default::default() };
+            let made = store.list_workspaces("alice", &filter).await.unwrap().len();
+            let state = store.get_create_key("alice", &key).await.unwrap().state;
+            match cancel.state {
+                CreateKeyState::Cancelled => assert_eq!((committed, made, state), (0, 0, CreateKeyState::Cancelled), "{}", db.label),
+                CreateKeyState::Found => assert_eq!((committed, made, state), (1, 1, CreateKeyState::Found), "{}", db.label),
+                other => panic!("cancel answered {other:?}"),
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn secrets_are_sealed_and_open_back() {
+    for db in databases().await {
+        let store = open(&db).await;
+        let mut new = new_workspace("alice", None);
+        new.secret_env = Some(Secret::new(BTreeMap::from([("API_KEY".to_owned(), "s3cr3t-value-123".to_owned())])));
+        new.capture_token = Some(Secret::new("capture-token-xyz".into()));
+        let id = created(store.create_workspace(new).await.unwrap()).workspace.id;
+        assert!(!store.any_column_contains("s3cr3t-value-123").await.unwrap(), "{}", db.label);
+        assert!(!store.any_column_contains("capture-token-xyz").await.unwrap());
+        assert!(store.any_column_contains("sluice/busybox").await.unwrap(), "the scan must see plain columns");
+        let env = store.open_secret(&id, SecretKind::SecretEnv).await.unwrap().unwrap();
+        assert!(String::from_utf8_lossy(env.expose()).contains("s3cr3t-value-123"));
+        let token = store.open_secret(&id, SecretKind::CaptureToken).await.unwrap().unwrap();
+        assert_eq!(token.expose(), b"capture-token-xyz");
+    }
+}
+
+#[tokio::test]
+async fn guard_refuses_credentials_in_spec_and_writes_nothing() {
+    for db in databases().await {
+        let store = open(&db).await;
+        let mut new = new_workspace("alice", Some(("g", "h")));
+        new.spec = json!({"env": {"AWS": "AKIAIOSFODNN7EXAMPLE"}});
+        match store.create_workspace(new).await {
+            Err(StoreError::Guard(v)) => assert_eq!(v.path, "spec.env.AWS"),
+            other => panic!("{}: expected a guard refusal, got {other:?}", db.label),
+        }
+        assert_eq!(store.get_create_key("alice", "g").await.unwrap().state, CreateKeyState::None);
+        assert!(!store.any_column_contains("AKIAIOSFODNN7EXAMPLE").await.unwrap());
+    }
+}
+
+#[tokio::test]
+async fn rename_expire_list_and_purge() {
+    for db in databases().await {
+        let store = open(&db).await;
+        let a = created(store.create_workspace(new_workspace("alice", Some(("old", "h")))).await.unwrap()).workspace.id;
+        let b = created(store.create_workspace(new_workspace("alice", None)).await.unwrap()).workspace.id;
+        let renamed = store.rename_workspace("alice", &a, "renamed").await.unwrap().unwrap();
+        assert_eq!(renamed.name, "renamed");
+        let expiring = store.set_expiry("alice", &a, Some(123_000)).await.unwrap().unwrap();
+        assert_eq!(expiring.expires_at, Some(123_000));
+        assert_eq!(store.set_expiry("alice", &a, None).await.unwrap().unwrap().expires_at, None);
+
+        let all = store.list_workspaces("alice", &WorkspaceFilter { limit: 10, ..Default::default() }).await.unwrap();
+        assert_eq!(all.iter().map(|v| v.workspace.id.clone()).collect::<Vec<_>>(), vec![b.clone(), a.clone()], "newest first");
+        let one = store.list_workspaces("alice", &WorkspaceFilter { limit: 1, ..Default::default() }).await.unwrap();
+        assert_eq!(one.len(), 1);
+        let stopped = WorkspaceFilter { limit: 10, status: Some(WorkspaceStatus::Stopped), ..Default::default() };
+        assert!(store.list_workspaces("alice", &stopped).await.unwrap().is_empty());
+        assert!(all.iter().all(|v| v.current_run.is_some()));
+
+        assert_eq!(store.purge_create_keys(0).await.unwrap(), 0);
+        assert_eq!(store.purge_create_keys(clock::now_ms() + 1).await.unwrap(), 1, "{}", db.label);
+        assert_eq!(store.get_create_key("alice", "old").await.unwrap().state, CreateKeyState::None);
+    }
+}
