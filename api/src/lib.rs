@@ -1,1 +1,106 @@
+//! The sluice HTTP API: routing, authentication, validation, error mapping
+//! and the OpenAPI document. `serve` runs it on a listener the caller bound,
+//! so tests run the real server on port 0.
 
+pub mod auth;
+pub mod error;
+mod extract;
+pub mod openapi;
+mod routes;
+mod trace;
+pub mod validate;
+pub mod wire;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::routing::{get, patch, post};
+use axum::{Json, middleware};
+use sluice_store::Store;
+
+pub use auth::TokenSet;
+use error::ApiError;
+use routes::workspaces as ws;
+
+/// What the API needs besides the store.
+#[derive(Debug, Clone, Default)]
+pub struct ApiConfig {
+    pub api_tokens: TokenSet,
+    pub gateway_tokens: TokenSet,
+    /// Lifetime of a workspace whose create names none.
+    pub default_ttl_seconds: Option<i64>,
+}
+
+#[derive(Clone, Debug)]
+pub struct AppState {
+    pub store: Store,
+    pub config: Arc<ApiConfig>,
+}
+
+/// The whole HTTP surface.
+pub fn router(state: AppState) -> Router {
+    let authenticated = Router::new()
+        .route("/v1/workspaces", post(ws::create_workspace).get(ws::list_workspaces))
+        .route("/v1/workspaces/idempotency-keys/{idempotencyKey}", get(ws::get_workspace_create))
+        .route("/v1/workspaces/idempotency-keys/{idempotencyKey}/cancel", post(ws::cancel_workspace_create))
+        .route("/v1/workspaces/{workspaceId}", get(ws::get_workspace))
+        .route("/v1/workspaces/{workspaceId}/name", patch(ws::rename_workspace))
+        .route("/v1/workspaces/{workspaceId}/expire", post(ws::expire_workspace))
+        .route("/v1/workspaces/{workspaceId}/attempts", get(ws::list_workspace_attempts))
+        .route("/v1/workspaces/{workspaceId}/events", get(ws::list_workspace_events))
+        .route("/v1/workspaces/{workspaceId}/bind", post(ws::bind_workspace))
+        .route("/v1/workspaces/{workspaceId}/capture", get(ws::get_workspace_capture_status))
+        .route("/v1/workspaces/{workspaceId}/capture/flush", post(ws::flush_workspace_capture))
+        .route("/v1/workspaces/{workspaceId}/capture/replan", post(ws::replan_workspace_capture))
+        .route("/v1/workspaces/{workspaceId}/exec", post(ws::exec_workspace))
+        .route("/v1/workspaces/{workspaceId}/stop", post(ws::stop_workspace))
+        .route("/v1/workspaces/{workspaceId}/recover", post(ws::recover_workspace))
+        .route("/v1/workspaces/{workspaceId}/restart", post(ws::restart_workspace))
+        .route_layer(middleware::from_fn_with_state(state.clone(), auth::require_api_token));
+
+    Router::new()
+        .merge(authenticated)
+        // The gateway authenticates with its own header, checked in the handler.
+        .route("/v1/workspaces/{workspaceId}/ssh-target", get(ws::get_workspace_ssh_target))
+        .route("/openapi.json", get(openapi_json))
+        .route("/healthz", get(health))
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(extract::MAX_BODY_BYTES))
+        .layer(middleware::from_fn(trace::request_span))
+        .with_state(state)
+}
+
+/// Serves the API on `listener` until `shutdown` resolves, then finishes the
+/// requests in flight.
+pub async fn serve(
+    state: AppState,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(state)).with_graceful_shutdown(shutdown).await
+}
+
+async fn openapi_json() -> Json<serde_json::Value> {
+    Json(openapi::document())
+}
+
+/// Liveness and database reachability.
+#[utoipa::path(get, path = "/healthz", tag = "operations", operation_id = "health",
+    responses((status = 200, body = wire::Health), (status = 503, body = error::ErrorBody)))]
+async fn health(State(app): State<AppState>) -> Result<Json<wire::Health>, ApiError> {
+    app.store
+        .ping()
+        .await
+        .map_err(|_| ApiError::ServiceUnavailable("the database does not answer".into()))?;
+    let backend = match app.store.backend() {
+        sluice_store::BackendKind::Sqlite => "sqlite",
+        sluice_store::BackendKind::Postgres => "postgres",
+    };
+    Ok(Json(wire::Health { status: "ok".into(), backend: backend.into() }))
+}
+
+async fn not_found() -> ApiError {
+    ApiError::NotFound
+}

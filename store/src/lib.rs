@@ -59,6 +59,11 @@ impl Store {
         &self.sealer
     }
 
+    /// Whether the database answers.
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        self.pool.fetch_optional("SELECT 1 AS one", vec![]).await.map(|_| ())
+    }
+
     pub async fn close(&self) {
         self.pool.close().await
     }

@@ -12,6 +12,7 @@ macro_rules! named_enum {
     ($(#[$meta:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
         pub enum $name {
             $(#[serde(rename = $text)] $variant),+
         }
@@ -158,6 +159,18 @@ pub struct Workspace {
     pub updated_at: i64,
     pub started_at: Option<i64>,
     pub finished_at: Option<i64>,
+}
+
+impl Workspace {
+    /// Whether `principal` may reach this workspace over SSH.
+    pub fn admits_ssh_principal(&self, principal: &str) -> bool {
+        principal == self.owner_user_id
+            || self
+                .spec
+                .pointer("/access/sshPrincipals")
+                .and_then(|v| v.as_array())
+                .is_some_and(|list| list.iter().any(|p| p.as_str() == Some(principal)))
+    }
 }
 
 /// An executor on its runtime, as recorded on the run that launched it.

@@ -44,14 +44,21 @@ pub async fn postgres() -> Option<TestDatabase> {
             return None;
         }
     };
-    let name = format!("sluice_test_{}", uuid::Uuid::new_v4().simple());
-    let mut conn = sqlx::PgConnection::connect(&admin)
+    let url = create_postgres_database(&admin, "sluice_test")
         .await
-        .unwrap_or_else(|e| panic!("cannot reach the PostgreSQL server in SLUICE_TEST_DATABASE_URL: {e}"));
-    sqlx::raw_sql(&format!("CREATE DATABASE {name}")).execute(&mut conn).await.expect("create test database");
+        .unwrap_or_else(|e| panic!("cannot create a database on the server in SLUICE_TEST_DATABASE_URL: {e}"));
+    Some(TestDatabase { url, label: "postgres", _dir: None })
+}
+
+/// Creates an empty database named `PREFIX_<random>` on the server of
+/// `admin_url` and returns its URL.
+pub async fn create_postgres_database(admin_url: &str, prefix: &str) -> Result<String, sqlx::Error> {
+    let name = format!("{prefix}_{}", uuid::Uuid::new_v4().simple());
+    let mut conn = sqlx::PgConnection::connect(admin_url).await?;
+    sqlx::raw_sql(&format!("CREATE DATABASE {name}")).execute(&mut conn).await?;
     let _ = conn.close().await;
-    let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b).to_owned();
-    Some(TestDatabase { url: format!("{base}/{name}"), label: "postgres", _dir: None })
+    let base = admin_url.rsplit_once('/').map_or(admin_url, |(b, _)| b);
+    Ok(format!("{base}/{name}"))
 }
 
 /// Every backend available to this run.

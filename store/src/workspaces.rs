@@ -436,6 +436,20 @@ impl Store {
         row.map(|r| workspace_from_row(&r)).transpose()
     }
 
+    /// The workspace, if `principal` may reach it over SSH: its owner, or a
+    /// principal its spec lists under `access.sshPrincipals`.
+    pub async fn find_workspace_for_principal(&self, workspace_id: &str, principal: &str) -> Result<Option<WorkspaceView>, StoreError> {
+        let owner = self
+            .pool
+            .fetch_optional("SELECT owner_user_id FROM workspaces WHERE id = $1", args![workspace_id])
+            .await?
+            .map(|r| r.text("owner_user_id"))
+            .transpose()?;
+        let Some(owner) = owner else { return Ok(None) };
+        let view = self.get_workspace(&owner, workspace_id).await?;
+        Ok(view.filter(|v| v.workspace.admits_ssh_principal(principal)))
+    }
+
     async fn owns(&self, owner: &str, workspace_id: &str) -> Result<bool, StoreError> {
         Ok(self
             .pool

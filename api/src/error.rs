@@ -1,0 +1,117 @@
+//! The one place that turns failures into HTTP answers. Every error body is
+//! `{"_tag", "message", "code"?}`; a 500 says little to the caller and the
+//! cause is logged in full.
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use sluice_store::StoreError;
+use utoipa::ToSchema;
+
+/// An error answer.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// The error class.
+    #[serde(rename = "_tag")]
+    #[schema(rename = "_tag")]
+    pub tag: &'static str,
+    pub message: String,
+    /// A stable reason, where one applies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<&'static str>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("{0}")]
+    Unauthorized(String),
+    /// Uniform: says nothing about whether the workspace exists.
+    #[error("workspace not found")]
+    NotFound,
+    #[error("{message}")]
+    Conflict { message: String, code: Option<&'static str> },
+    /// A request this install cannot serve, refused rather than ignored.
+    #[error("{message}")]
+    Unsupported { message: String, code: &'static str },
+    #[error("{0}")]
+    ServiceUnavailable(String),
+    #[error("internal error: {0}")]
+    Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl ApiError {
+    pub fn bad_request(message: impl Into<String>) -> ApiError {
+        ApiError::BadRequest(message.into())
+    }
+
+    pub fn conflict(message: impl Into<String>, code: Option<&'static str>) -> ApiError {
+        ApiError::Conflict { message: message.into(), code }
+    }
+
+    fn status_and_body(&self) -> (StatusCode, ErrorBody) {
+        let body = |tag, message: String, code| ErrorBody { tag, message, code };
+        match self {
+            ApiError::BadRequest(m) => (StatusCode::BAD_REQUEST, body("WorkspaceBadRequestError", m.clone(), None)),
+            ApiError::Unauthorized(m) => (StatusCode::UNAUTHORIZED, body("WorkspaceUnauthorizedError", m.clone(), None)),
+            ApiError::NotFound => (StatusCode::NOT_FOUND, body("WorkspaceNotFoundError", "workspace not found".into(), None)),
+            ApiError::Conflict { message, code } => (StatusCode::CONFLICT, body("WorkspaceConflictError", message.clone(), *code)),
+            ApiError::Unsupported { message, code } => {
+                let tag = match *code {
+                    "runtime-env-references-unsupported" => "WorkspaceRuntimeEnvReferencesUnsupportedError",
+                    "workspace-docker-unsupported" => "WorkspaceDockerServiceUnsupportedError",
+                    _ => "WorkspaceFeatureUnsupportedError",
+                };
+                (StatusCode::UNPROCESSABLE_ENTITY, body(tag, message.clone(), Some(*code)))
+            }
+            ApiError::ServiceUnavailable(m) => {
+                (StatusCode::SERVICE_UNAVAILABLE, body("WorkspaceServiceUnavailableError", m.clone(), None))
+            }
+            ApiError::Internal(_) => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                body("WorkspaceInternalServerError", "internal error; the server log has the cause".into(), None),
+            ),
+        }
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> ApiError {
+        match e {
+            StoreError::IdempotencyKeyReused => ApiError::conflict(
+                "this idempotencyKey was already used by this owner with a different request",
+                Some("idempotency-key-reused"),
+            ),
+            StoreError::CreateCancelled => {
+                ApiError::conflict("the create with this idempotencyKey was cancelled; nothing was created", Some("create-cancelled"))
+            }
+            StoreError::Guard(violation) => ApiError::BadRequest(violation.to_string()),
+            other => ApiError::Internal(Box::new(other)),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        if let ApiError::Internal(cause) = &self {
+            let mut chain = cause.to_string();
+            let mut source = cause.source();
+            while let Some(s) = source {
+                chain.push_str(": ");
+                chain.push_str(&s.to_string());
+                source = s.source();
+            }
+            tracing::error!(error = %chain, "request failed");
+        }
+        let (status, body) = self.status_and_body();
+        (status, Json(body)).into_response()
+    }
+}
+
+impl From<sluice_store::guard::GuardViolation> for ApiError {
+    fn from(v: sluice_store::guard::GuardViolation) -> ApiError {
+        ApiError::BadRequest(v.to_string())
+    }
+}

@@ -1,0 +1,60 @@
+//! The OpenAPI document, generated from the handlers and wire types. The
+//! checked-in copy in `sdk-openapi/openapi.json` is tested against it.
+
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+
+use crate::routes::workspaces as ws;
+
+struct SecuritySchemes;
+
+impl Modify for SecuritySchemes {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        let components = doc.components.get_or_insert_with(Default::default);
+        components.add_security_scheme("apiToken", SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()));
+        components.add_security_scheme(
+            "gatewayToken",
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new(crate::auth::GATEWAY_TOKEN_HEADER))),
+        );
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "sluice", description = "Workspace lifecycle, attempts, events, and runtime routing endpoints."),
+    paths(
+        ws::create_workspace,
+        ws::get_workspace_create,
+        ws::cancel_workspace_create,
+        ws::list_workspaces,
+        ws::get_workspace,
+        ws::rename_workspace,
+        ws::expire_workspace,
+        ws::list_workspace_attempts,
+        ws::list_workspace_events,
+        ws::bind_workspace,
+        ws::get_workspace_capture_status,
+        ws::flush_workspace_capture,
+        ws::replan_workspace_capture,
+        ws::exec_workspace,
+        ws::stop_workspace,
+        ws::recover_workspace,
+        ws::restart_workspace,
+        ws::get_workspace_ssh_target,
+        crate::health,
+    ),
+    modifiers(&SecuritySchemes)
+)]
+struct ApiDoc;
+
+/// The document as JSON.
+pub fn document() -> serde_json::Value {
+    serde_json::to_value(ApiDoc::openapi()).expect("the OpenAPI document serializes")
+}
+
+/// The document as the pretty JSON that is checked in.
+pub fn document_text() -> String {
+    let mut text = serde_json::to_string_pretty(&document()).expect("the OpenAPI document serializes");
+    text.push('\n');
+    text
+}

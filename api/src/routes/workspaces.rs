@@ -1,0 +1,552 @@
+//! `/v1/workspaces`: the workspaces contract.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use serde_json::{Value, json};
+use sluice_store::clock::{now_ms, rfc3339};
+use sluice_store::seal::hex;
+use sluice_store::{CreateOutcome, Idempotency, NewWorkspace, Secret, WorkspaceFilter, WorkspaceStatus, WorkspaceView};
+
+use crate::AppState;
+use crate::auth::{PRINCIPAL_HEADER, require_gateway};
+use crate::error::{ApiError, ErrorBody};
+use crate::extract::{JsonBody, QueryOf};
+use crate::validate;
+use crate::wire::*;
+
+const NO_RUNTIME: &str = "has no live runtime: this install does not launch executors yet";
+
+async fn owned(app: &AppState, owner: &str, workspace_id: &str) -> Result<WorkspaceView, ApiError> {
+    app.store.get_workspace(owner, workspace_id).await?.ok_or(ApiError::NotFound)
+}
+
+fn no_runtime(workspace_id: &str) -> ApiError {
+    ApiError::conflict(format!("workspace {workspace_id} {NO_RUNTIME}"), Some("no-live-runtime"))
+}
+
+/// JSON with object keys sorted, so equal requests digest equally.
+fn canonical(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<_> = map.keys().collect();
+            keys.sort();
+            let parts: Vec<String> = keys.iter().map(|k| format!("{}:{}", Value::String((*k).clone()), canonical(&map[*k]))).collect();
+            format!("{{{}}}", parts.join(","))
+        }
+        Value::Array(items) => format!("[{}]", items.iter().map(canonical).collect::<Vec<_>>().join(",")),
+        other => other.to_string(),
+    }
+}
+
+fn unsupported(field: &str, code: &'static str, what: &str) -> ApiError {
+    ApiError::Unsupported { message: format!("{field}: {what} is not available in this install; the request was not applied"), code }
+}
+
+/// Create a workspace (202). Idempotent per owner with `idempotencyKey`.
+#[utoipa::path(post, path = "/v1/workspaces", tag = "workspaces", operation_id = "createWorkspace",
+    params(("idempotency-key" = Option<String>, Header, description = "Same as the body's idempotencyKey; the body wins.")),
+    request_body = CreateWorkspaceRequest,
+    responses(
+        (status = 202, description = "Created, or replayed (`replayed: true`)", body = CreateWorkspaceResponse),
+        (status = 400, description = "Invalid request; names the field", body = ErrorBody),
+        (status = 401, description = "Missing or invalid API token", body = ErrorBody),
+        (status = 409, description = "`idempotency-key-reused` or `create-cancelled`", body = ErrorBody),
+        (status = 422, description = "A request this install cannot serve (stable `code`)", body = ErrorBody),
+        (status = 500, description = "Internal error", body = ErrorBody),
+    ),
+    security(("apiToken" = [])))]
+pub async fn create_workspace(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+    JsonBody(req): JsonBody<CreateWorkspaceRequest>,
+) -> Result<(StatusCode, Json<CreateWorkspaceResponse>), ApiError> {
+    let owner = validate::text("ownerUserId", &req.owner_user_id, 256)?;
+    let registry_id = validate::text("registryId", &req.registry_id, 128)?;
+    let repository = validate::repository(&req.repository)?;
+    let tag = validate::tag(&req.tag)?;
+    let name = req.name.as_deref().map(|n| validate::label("name", n)).transpose()?;
+    let spec = validate::spec(&req.spec)?;
+    if let Some(env) = &req.secret_env {
+        validate::secret_env(env)?;
+    }
+    let capture_token = validate::optional_text("captureToken", req.capture_token.as_deref(), 4096)?;
+    let ttl_seconds = req.ttl_seconds.map(|t| validate::ttl_seconds("ttlSeconds", t)).transpose()?;
+    let launch_id = validate::optional_text("launchId", req.launch_id.as_deref(), 200)?;
+    let key = match (&req.idempotency_key, headers.get("idempotency-key")) {
+        (Some(body), _) => Some(validate::idempotency_key("idempotencyKey", body)?),
+        (None, Some(header)) => {
+            let header = header.to_str().map_err(|_| ApiError::bad_request("the idempotency-key header must be ASCII"))?;
+            Some(validate::idempotency_key("the idempotency-key header", header)?)
+        }
+        (None, None) => None,
+    };
+
+    if req.source_selection.is_some() {
+        return Err(unsupported("sourceSelection", "source-selection-unsupported", "cloning a repository into the workspace"));
+    }
+    if req.dotfiles_selection.is_some() {
+        return Err(unsupported("dotfilesSelection", "dotfiles-selection-unsupported", "installing dotfiles"));
+    }
+    if req.credentials.is_some() {
+        return Err(unsupported("credentials", "credentials-unsupported", "resolving connected accounts"));
+    }
+    validate::runtime_capabilities(&spec)?;
+
+    let idempotency = key.map(|key| {
+        let request = json!({
+            "ownerUserId": owner, "registryId": registry_id, "repository": repository, "tag": tag,
+            "name": name, "spec": spec, "secretEnv": req.secret_env, "captureToken": capture_token,
+            "ttlSeconds": ttl_seconds, "launchId": launch_id,
+        });
+        Idempotency { key, request_hash: app.store.sealer().keyed_digest(canonical(&request).as_bytes()) }
+    });
+    let default_name = || {
+        let base = repository.rsplit('/').next().unwrap_or("workspace");
+        format!("{base}-{}", &hex(&sluice_store::seal::random_bytes::<3>()))
+    };
+    let ttl_ms = ttl_seconds.or(app.config.default_ttl_seconds).map(|s| s * 1000);
+    let new = NewWorkspace {
+        owner_user_id: owner,
+        name: name.unwrap_or_else(default_name),
+        registry_id,
+        repository,
+        tag,
+        spec,
+        ttl_ms,
+        launch_id,
+        idempotency,
+        secret_env: req.secret_env.map(Secret::new),
+        capture_token: capture_token.map(Secret::new),
+    };
+    let (view, replayed) = match app.store.create_workspace(new).await? {
+        CreateOutcome::Created(v) => (v, false),
+        CreateOutcome::Replayed(v) => (v, true),
+    };
+    Ok((StatusCode::ACCEPTED, Json(CreateWorkspaceResponse::of(&view, replayed))))
+}
+
+/// What became of an idempotent create, by its key.
+#[utoipa::path(get, path = "/v1/workspaces/idempotency-keys/{idempotencyKey}", tag = "workspaces", operation_id = "getWorkspaceCreate",
+    params(("idempotencyKey" = String, Path), OwnerQuery),
+    responses(
+        (status = 200, body = WorkspaceCreateState),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 500, body = ErrorBody),
+    ),
+    security(("apiToken" = [])))]
+pub async fn get_workspace_create(
+    State(app): State<AppState>,
+    Path(key): Path<String>,
+    QueryOf(q): QueryOf<OwnerQuery>,
+) -> Result<Json<WorkspaceCreateState>, ApiError> {
+    let owner = validate::owner(q.owner_user_id.as_deref())?;
+    let key = validate::idempotency_key("idempotencyKey", &key)?;
+    Ok(Json(app.store.get_create_key(&owner, &key).await?.into()))
+}
+
+/// Cancel the create with this key, so it never commits (`found` if it already did).
+#[utoipa::path(post, path = "/v1/workspaces/idempotency-keys/{idempotencyKey}/cancel", tag = "workspaces", operation_id = "cancelWorkspaceCreate",
+    params(("idempotencyKey" = String, Path)),
+    request_body = OwnerRequest,
+    responses(
+        (status = 200, body = WorkspaceCreateState),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 500, body = ErrorBody),
+    ),
+    security(("apiToken" = [])))]
+pub async fn cancel_workspace_create(
+    State(app): State<AppState>,
+    Path(key): Path<String>,
+    JsonBody(req): JsonBody<OwnerRequest>,
+) -> Result<Json<WorkspaceCreateState>, ApiError> {
+    let owner = validate::text("ownerUserId", &req.owner_user_id, 256)?;
+    let key = validate::idempotency_key("idempotencyKey", &key)?;
+    Ok(Json(app.store.cancel_create_key(&owner, &key).await?.into()))
+}
+
+/// The owner's workspaces, newest first.
+#[utoipa::path(get, path = "/v1/workspaces", tag = "workspaces", operation_id = "listWorkspaces",
+    params(ListWorkspacesQuery),
+    responses(
+        (status = 200, body = ListWorkspacesResponse),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 500, body = ErrorBody),
+    ),
+    security(("apiToken" = [])))]
+pub async fn list_workspaces(
+    State(app): State<AppState>,
+    QueryOf(q): QueryOf<ListWorkspacesQuery>,
+) -> Result<Json<ListWorkspacesResponse>, ApiError> {
+    let owner = validate::owner(q.owner_user_id.as_deref())?;
+    let status = q
+        .status
+        .as_deref()
+        .map(|s| s.parse::<WorkspaceStatus>().map_err(|_| ApiError::bad_request(format!("status must be one of {}", statuses()))))
+        .transpose()?;
+    let idempotency_key = q.idempotency_key.as_deref().map(|k| validate::idempotency_key("idempotencyKey", k)).transpose()?;
+    let filter = WorkspaceFilter { status, idempotency_key, limit: validate::limit(q.limit.as_deref())? };
+    let views = app.store.list_workspaces(&owner, &filter).await?;
+    Ok(Json(ListWorkspacesResponse { items: views.iter().map(Into::into).collect() }))
+}
+
+fn statuses() -> String {
+    WorkspaceStatus::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+}
+
+/// One workspace with its spec (owner-scoped; uniform 404).
+#[utoipa::path(get, path = "/v1/workspaces/{workspaceId}", tag = "workspaces", operation_id = "getWorkspace",
+    params(("workspaceId" = String, Path), OwnerQuery),
+    responses(
+        (status = 200, body = WorkspaceDetails),
+        (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 500, body = ErrorBody),
+    ),
+    security(("apiToken" = [])))]
+pub async fn get_workspace(
+    State(app): State<AppState>,
+    Path(workspace_id): Path<String>,
+    QueryOf(q): QueryOf<OwnerQuery>,
+) -> Result<Json<WorkspaceDetails>, ApiError> {
+    let owner = q.owner_user_id.ok_or(ApiError::NotFound)?;
+    let view = owned(&app, &owner, &workspace_id).await?;
+    Ok(Json(WorkspaceDetails { summary: (&view).into(), spec: view.workspace.spec.clone() }))
+}
+
+/// Rename a workspace (owner-scoped; a rename that names no owner finds nothing).
+#[utoipa::path(patch, path = "/v1/workspaces/{workspaceId}/name", tag = "workspaces", operation_id = "renameWorkspace",
+    params(("workspaceId" = String, Path)),
+    request_body = RenameWorkspaceRequest,
+    responses(
+        (status = 200, body = RenameWorkspaceResponse),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 500, body = ErrorBody),
+    ),
+    security(("apiToken" = [])))]
+pub async fn rename_workspace(
+    State(app): State<AppState>,
+    Path(workspace_id): Path<String>,
+    JsonBody(req): JsonBody<RenameWorkspaceRequest>,
+) -> Result<Json<RenameWorkspaceResponse>, ApiError> {
+    let owner = req.owner_user_id.ok_or(ApiError::NotFound)?;
+    let name = validate::label("name", &req.name)?;
+    let w = app.store.rename_workspace(&owner, &workspace_id, &name).await?.ok_or(ApiError::NotFound)?;
+    Ok(Json(RenameWorkspaceResponse { workspace_id: w.id, name: w.name, updated_at: rfc3339(w.updated_at) }))
+}
+
+/// Set, clear or end a workspace's TTL; the reaper enforces it.
+#[utoipa::path(post, path = "/v1/workspaces/{workspaceId}/expire", tag = "workspaces", operation_id = "expireWorkspace",
+    params(("workspaceId" = String, Path)),
+    request_body = ExpireWorkspaceRequest,
+    responses(
+        (status = 200, body = ExpireWorkspaceResponse),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 500, body = ErrorBody),
+    ),
+    security(("apiToken" = [])))]
+pub async fn expire_workspace(
+    State(app): State<AppState>,
+    Path(workspace_id): Path<String>,
+    JsonBody(req): JsonBody<ExpireWorkspaceRequest>,
+) -> Result<Json<ExpireWorkspaceResponse>, ApiError> {
+    let owner = validate::text("ownerUserId", &req.owner_user_id, 256)?;
+    let expires_at = match req.ttl_seconds {
+        None => Some(now_ms()),
+        Some(None) => None,
+        Some(Some(ttl)) => Some(now_ms() + validate::ttl_seconds("ttlSeconds", ttl)? * 1000),
+    };
+    let w = app.store.set_expiry(&owner, &workspace_id, expires_at).await?.ok_or(ApiError::NotFound)?;
+    Ok(Json(ExpireWorkspaceResponse { workspace_id: w.id, expires_at: w.expires_at.map(rfc3339) }))
+}
+
+/// The workspace's launch attempts, newest first.
+#[utoipa::path(get, path = "/v1/workspaces/{workspaceId}/attempts", tag = "workspaces", operation_id = "listWorkspaceAttempts",
+    params(("workspaceId" = String, Path), OwnerLimitQuery),
+    responses(
+        (status = 200, body = ListWorkspaceAttemptsResponse),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 500, body = ErrorBody),
+    ),
+    security(("apiToken" = [])))]
+pub async fn list_workspace_attempts(
+    State(app): State<AppState>,
+    Path(workspace_id): Path<String>,
+    QueryOf(q): QueryOf<OwnerLimitQuery>,
+) -> Result<Json<ListWorkspaceAttemptsResponse>, ApiError> {
+    let owner = validate::owner(q.owner_user_id.as_deref())?;
+    let limit = validate::limit(q.limit.as_deref())?;
+    let runs = app.store.list_runs(&owner, &workspace_id, limit).await?.ok_or(ApiError::NotFound)?;
+    Ok(Json(ListWorkspaceAttemptsResponse { items: runs.iter().map(Into::into).collect() }))
+}
+
+/// The workspace's events in the order they happened.
+#[utoipa::path(get, path = "/v1/workspaces/{workspaceId}/events", tag = "workspaces", operation_id = "listWorkspaceEvents",
+    params(("workspaceId" = String, Path), OwnerLimitQuery),
+    responses(
+        (status = 200, body = ListWorkspaceEventsResponse),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 500, body = ErrorBody),
+    ),
+    security(("apiToken" = [])))]
+pub async fn list_workspace_events(
+    State(app): State<AppState>,
+    Path(workspace_id): Path<String>,
+    QueryOf(q): QueryOf<OwnerLimitQuery>,
+) -> Result<Json<ListWorkspaceEventsResponse>, ApiError> {
+    let owner = validate::owner(q.owner_user_id.as_deref())?;
+    let limit = validate::limit(q.limit.as_deref())?;
+    let events = app.store.list_events(&owner, &workspace_id, limit).await?.ok_or(ApiError::NotFound)?;
+    Ok(Json(ListWorkspaceEventsResponse { items: events.iter().map(Into::into).collect() }))
+}
+
+/// Bind the working directory (or a bindable mount) to a subdirectory (needs a live runtime).
+#[utoipa::path(post, path = "/v1/workspaces/{workspaceId}/bind", tag = "workspaces", operation_id = "bindWorkspace",
+    params(("workspaceId" = String, Path)),
+    request_body = BindWorkspaceRequest,
+    responses(
+        (status = 200, body = WorkspaceBinds),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 409, description = "No live runtime", body = ErrorBody),
+        (status = 500, body = ErrorBody),
+    ),
+    security(("apiToken" = [])))]
+pub async fn bind_workspace(
+    State(app): State<AppState>,
+    Path(workspace_id): Path<String>,
+    JsonBody(req): JsonBody<BindWorkspaceRequest>,
+) -> Result<Json<WorkspaceBinds>, ApiError> {
+    let owner = validate::text("ownerUserId", &req.owner_user_id, 256)?;
+    validate::optional_text("mountPath", req.mount_path.as_deref(), 4096)?;
+    owned(&app, &owner, &workspace_id).await?;
+    Err(no_runtime(&workspace_id))
+}
+
+/// The daemon's capture status (needs a live runtime).
+#[utoipa::path(get, path = "/v1/workspaces/{workspaceId}/capture", tag = "workspaces", operation_id = "getWorkspaceCaptureStatus",
+    params(("workspaceId" = String, Path), OwnerQuery),
+    responses(
+        (status = 200, body = WorkspaceCaptureStatus),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 409, description = "No live runtime", body = ErrorBody),
+        (status = 500, body = ErrorBody),
+    ),
+    security(("apiToken" = [])))]
+pub async fn get_workspace_capture_status(
+    State(app): State<AppState>,
+    Path(workspace_id): Path<String>,
+    QueryOf(q): QueryOf<OwnerQuery>,
+) -> Result<Json<WorkspaceCaptureStatus>, ApiError> {
+    let owner = validate::owner(q.owner_user_id.as_deref())?;
+    owned(&app, &owner, &workspace_id).await?;
+    Err(no_runtime(&workspace_id))
+}
+
+/// Flush the workspace's captures (needs a live runtime).
+#[utoipa::path(post, path = "/v1/workspaces/{workspaceId}/capture/flush", tag = "workspaces", operation_id = "flushWorkspaceCapture",
+    params(("workspaceId" = String, Path)),
+    request_body = FlushWorkspaceCaptureRequest,
+    responses(
+        (status = 200, body = WorkspaceCaptureStatus),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 409, description = "No live runtime", body = ErrorBody),
+        (status = 500, body = ErrorBody),
+    ),
+    security(("apiToken" = [])))]
+pub async fn flush_workspace_capture(
+    State(app): State<AppState>,
+    Path(workspace_id): Path<String>,
+    JsonBody(req): JsonBody<FlushWorkspaceCaptureRequest>,
+) -> Result<Json<WorkspaceCaptureStatus>, ApiError> {
+    let owner = validate::text("ownerUserId", &req.owner_user_id, 256)?;
+    for (field, value) in [("deadlineMs", req.deadline_ms), ("graceMs", req.grace_ms)] {
+        if value.is_some_and(|v| v < 1) {
+            return Err(ApiError::bad_request(format!("{field} must be a whole number of milliseconds above 0")));
+        }
+    }
+    owned(&app, &owner, &workspace_id).await?;
+    Err(no_runtime(&workspace_id))
+}
+
+/// Re-plan the workspace's capture (needs a live runtime).
+#[utoipa::path(post, path = "/v1/workspaces/{workspaceId}/capture/replan", tag = "workspaces", operation_id = "replanWorkspaceCapture",
+    params(("workspaceId" = String, Path)),
+    request_body = OwnerRequest,
+    responses(
+        (status = 200, body = WorkspaceCaptureReplanned),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 409, description = "No live runtime", body = ErrorBody),
+        (status = 500, body = ErrorBody),
+    ),
+    security(("apiToken" = [])))]
+pub async fn replan_workspace_capture(
+    State(app): State<AppState>,
+    Path(workspace_id): Path<String>,
+    JsonBody(req): JsonBody<OwnerRequest>,
+) -> Result<Json<WorkspaceCaptureReplanned>, ApiError> {
+    let owner = validate::text("ownerUserId", &req.owner_user_id, 256)?;
+    owned(&app, &owner, &workspace_id).await?;
+    Err(no_runtime(&workspace_id))
+}
+
+/// Run an ordered list of commands as one run (202; needs a live runtime).
+#[utoipa::path(post, path = "/v1/workspaces/{workspaceId}/exec", tag = "workspaces", operation_id = "execWorkspace",
+    params(("workspaceId" = String, Path)),
+    request_body = ExecWorkspaceRequest,
+    responses(
+        (status = 202, body = ExecRun),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 409, description = "No live runtime", body = ErrorBody),
+        (status = 500, body = ErrorBody),
+    ),
+    security(("apiToken" = [])))]
+pub async fn exec_workspace(
+    State(app): State<AppState>,
+    Path(workspace_id): Path<String>,
+    JsonBody(req): JsonBody<ExecWorkspaceRequest>,
+) -> Result<(StatusCode, Json<ExecRun>), ApiError> {
+    let owner = validate::text("ownerUserId", &req.owner_user_id, 256)?;
+    if req.commands.is_empty() || req.commands.len() > 32 {
+        return Err(ApiError::bad_request("commands must hold 1 to 32 commands"));
+    }
+    for (i, command) in req.commands.iter().enumerate() {
+        if command.argv.is_empty() || command.argv[0].is_empty() {
+            return Err(ApiError::bad_request(format!("commands[{i}].argv must name a program")));
+        }
+        if command.timeout_ms.is_some_and(|t| t < 1) {
+            return Err(ApiError::bad_request(format!("commands[{i}].timeoutMs must be above 0")));
+        }
+    }
+    owned(&app, &owner, &workspace_id).await?;
+    Err(no_runtime(&workspace_id))
+}
+
+/// Stop the workspace (202; needs a runtime that was launched).
+#[utoipa::path(post, path = "/v1/workspaces/{workspaceId}/stop", tag = "workspaces", operation_id = "stopWorkspace",
+    params(("workspaceId" = String, Path)),
+    request_body = StopWorkspaceRequest,
+    responses(
+        (status = 202, body = StopWorkspaceResponse),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 409, description = "The workspace never launched a runtime", body = ErrorBody),
+        (status = 500, body = ErrorBody),
+    ),
+    security(("apiToken" = [])))]
+pub async fn stop_workspace(
+    State(app): State<AppState>,
+    Path(workspace_id): Path<String>,
+    JsonBody(req): JsonBody<StopWorkspaceRequest>,
+) -> Result<(StatusCode, Json<StopWorkspaceResponse>), ApiError> {
+    let owner = validate::text("ownerUserId", &req.owner_user_id, 256)?;
+    if let Some(c) = &req.completion {
+        validate::text("completion.executorId", &c.executor_id, 256)?;
+        if c.capture_n < 0 || c.epoch < 0 {
+            return Err(ApiError::bad_request("completion.captureN and completion.epoch must be 0 or more"));
+        }
+    }
+    owned(&app, &owner, &workspace_id).await?;
+    Err(no_runtime(&workspace_id))
+}
+
+/// Ask for a recovery attempt of the workspace's retained executor (202).
+#[utoipa::path(post, path = "/v1/workspaces/{workspaceId}/recover", tag = "workspaces", operation_id = "recoverWorkspace",
+    params(("workspaceId" = String, Path)),
+    request_body = OwnerRequest,
+    responses(
+        (status = 202, body = RecoverWorkspaceResponse),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody),
+        (status = 500, body = ErrorBody),
+    ),
+    security(("apiToken" = [])))]
+pub async fn recover_workspace(
+    State(app): State<AppState>,
+    Path(workspace_id): Path<String>,
+    JsonBody(req): JsonBody<OwnerRequest>,
+) -> Result<(StatusCode, Json<RecoverWorkspaceResponse>), ApiError> {
+    let owner = validate::text("ownerUserId", &req.owner_user_id, 256)?;
+    let view = owned(&app, &owner, &workspace_id).await?;
+    // Nothing is ever retained before executors exist: there is nothing to recover.
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(RecoverWorkspaceResponse { workspace_id: view.workspace.id, state: RecoverState::NotRetained, recoverable: None }),
+    ))
+}
+
+/// Stop the current runtime and launch a fresh one (202; needs a launched runtime).
+#[utoipa::path(post, path = "/v1/workspaces/{workspaceId}/restart", tag = "workspaces", operation_id = "restartWorkspace",
+    params(("workspaceId" = String, Path)),
+    request_body = OwnerRequest,
+    responses(
+        (status = 202, body = RestartWorkspaceResponse),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 409, description = "Never launched, or mid-launch", body = ErrorBody),
+        (status = 500, body = ErrorBody),
+    ),
+    security(("apiToken" = [])))]
+pub async fn restart_workspace(
+    State(app): State<AppState>,
+    Path(workspace_id): Path<String>,
+    JsonBody(req): JsonBody<OwnerRequest>,
+) -> Result<(StatusCode, Json<RestartWorkspaceResponse>), ApiError> {
+    let owner = validate::text("ownerUserId", &req.owner_user_id, 256)?;
+    owned(&app, &owner, &workspace_id).await?;
+    Err(no_runtime(&workspace_id))
+}
+
+/// Where an SSH gateway connects for this workspace (gateway-authenticated).
+#[utoipa::path(get, path = "/v1/workspaces/{workspaceId}/ssh-target", tag = "workspaces", operation_id = "getWorkspaceSshTarget",
+    params(
+        ("workspaceId" = String, Path),
+        ("x-sealant-principal-id" = Option<String>, Header, description = "The SSH client principal to authorize"),
+    ),
+    responses(
+        (status = 200, body = WorkspaceSshTarget),
+        (status = 401, description = "Missing or invalid gateway token, or no principal", body = ErrorBody),
+        (status = 404, description = "No such workspace for this principal", body = ErrorBody),
+        (status = 409, description = "No live runtime", body = ErrorBody),
+        (status = 503, body = ErrorBody),
+        (status = 500, body = ErrorBody),
+    ),
+    security(("gatewayToken" = [])))]
+pub async fn get_workspace_ssh_target(
+    State(app): State<AppState>,
+    Path(workspace_id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Json<WorkspaceSshTarget>, ApiError> {
+    require_gateway(&app, &headers)?;
+    let principal = headers
+        .get(PRINCIPAL_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .filter(|p| !p.trim().is_empty())
+        .ok_or_else(|| ApiError::Unauthorized(format!("the {PRINCIPAL_HEADER} header is required")))?;
+    let view = app.store.find_workspace_for_principal(&workspace_id, principal).await?.ok_or(ApiError::NotFound)?;
+    Err(no_runtime(&view.workspace.id))
+}

@@ -1,0 +1,260 @@
+//! Field rules. Every refusal names the field; none echoes a secret value.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use sluice_store::guard;
+
+use crate::error::ApiError;
+
+/// A required, non-empty string without surrounding whitespace.
+pub fn text(field: &str, value: &str, max_chars: usize) -> Result<String, ApiError> {
+    if value.is_empty() {
+        return Err(ApiError::bad_request(format!("{field} must not be empty")));
+    }
+    if value.trim() != value {
+        return Err(ApiError::bad_request(format!("{field} must not start or end with whitespace")));
+    }
+    if value.chars().count() > max_chars {
+        return Err(ApiError::bad_request(format!("{field} must be at most {max_chars} characters")));
+    }
+    if value.chars().any(char::is_control) {
+        return Err(ApiError::bad_request(format!("{field} must not contain control characters")));
+    }
+    Ok(value.to_owned())
+}
+
+pub fn optional_text(field: &str, value: Option<&str>, max_chars: usize) -> Result<Option<String>, ApiError> {
+    value.map(|v| text(field, v, max_chars)).transpose()
+}
+
+/// `ownerUserId` given in a query, where the wire allows it to be absent but
+/// sluice requires it.
+pub fn owner(value: Option<&str>) -> Result<String, ApiError> {
+    match value {
+        None => Err(ApiError::bad_request("ownerUserId is required")),
+        Some(v) => text("ownerUserId", v, 256),
+    }
+}
+
+/// A text a person chose (a name) that is also stored in plain columns:
+/// it must not look like a credential.
+pub fn label(field: &str, value: &str) -> Result<String, ApiError> {
+    let value = text(field, value, 128)?;
+    guard::check(field, &Value::String(value.clone()))?;
+    Ok(value)
+}
+
+/// An idempotency key: 1 to 200 of `A-Z a-z 0-9 . _ : -`.
+pub fn idempotency_key(field: &str, value: &str) -> Result<String, ApiError> {
+    let ok = !value.is_empty()
+        && value.len() <= 200
+        && value.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-'));
+    if ok {
+        Ok(value.to_owned())
+    } else {
+        Err(ApiError::bad_request(format!("{field} must be 1 to 200 characters of A-Z, a-z, 0-9, '.', '_', ':' or '-'")))
+    }
+}
+
+/// An image repository: lower-case path components of `a-z 0-9 . _ -` joined by `/`.
+pub fn repository(value: &str) -> Result<String, ApiError> {
+    let value = text("repository", value, 255)?;
+    let component_ok = |c: &str| {
+        !c.is_empty()
+            && c.chars().all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || matches!(ch, '.' | '_' | '-'))
+            && c.chars().next().is_some_and(|ch| ch.is_ascii_alphanumeric())
+    };
+    if value.split('/').all(component_ok) {
+        Ok(value)
+    } else {
+        Err(ApiError::bad_request(
+            "repository must be lower-case path components of a-z, 0-9, '.', '_' or '-' separated by '/'",
+        ))
+    }
+}
+
+/// An image tag: 1 to 128 of `A-Z a-z 0-9 _ . -`, not starting with `.` or `-`.
+pub fn tag(value: &str) -> Result<String, ApiError> {
+    let value = text("tag", value, 128)?;
+    let ok = value.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+        && !value.starts_with(['.', '-']);
+    if ok { Ok(value) } else { Err(ApiError::bad_request("tag must be 1 to 128 of A-Z, a-z, 0-9, '_', '.' or '-', not starting with '.' or '-'")) }
+}
+
+/// A count of seconds > 0, at most ten years.
+pub fn ttl_seconds(field: &str, value: i64) -> Result<i64, ApiError> {
+    const TEN_YEARS: i64 = 10 * 366 * 24 * 3600;
+    if (1..=TEN_YEARS).contains(&value) {
+        Ok(value)
+    } else {
+        Err(ApiError::bad_request(format!("{field} must be a whole number of seconds from 1 to {TEN_YEARS}")))
+    }
+}
+
+/// `limit`: 1 to 1000, 100 when absent.
+pub fn limit(value: Option<&str>) -> Result<i64, ApiError> {
+    match value {
+        None => Ok(100),
+        Some(v) => match v.parse::<i64>() {
+            Ok(n) if (1..=1000).contains(&n) => Ok(n),
+            _ => Err(ApiError::bad_request("limit must be a whole number from 1 to 1000")),
+        },
+    }
+}
+
+const MAX_SPEC_BYTES: usize = 256 * 1024;
+
+/// `spec`: a JSON object, bounded, with nothing credential-shaped in it.
+pub fn spec(value: &Value) -> Result<Value, ApiError> {
+    if !value.is_object() {
+        return Err(ApiError::bad_request("spec must be a JSON object ({} for an empty specification)"));
+    }
+    if value.to_string().len() > MAX_SPEC_BYTES {
+        return Err(ApiError::bad_request(format!("spec must be at most {MAX_SPEC_BYTES} bytes of JSON")));
+    }
+    guard::check("spec", value)?;
+    Ok(value.clone())
+}
+
+const SECRET_ENV_MAX_ENTRIES: usize = 128;
+const SECRET_ENV_MAX_VALUE: usize = 32 * 1024;
+const SECRET_ENV_MAX_TOTAL: usize = 256 * 1024;
+
+/// `secretEnv`: environment variable names, bounded values. Names sluice
+/// sets itself are reserved.
+pub fn secret_env(env: &BTreeMap<String, String>) -> Result<(), ApiError> {
+    if env.len() > SECRET_ENV_MAX_ENTRIES {
+        return Err(ApiError::bad_request(format!("secretEnv must have at most {SECRET_ENV_MAX_ENTRIES} entries")));
+    }
+    let mut total = 0;
+    for (name, value) in env {
+        let name_ok = !name.is_empty()
+            && name.len() <= 128
+            && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !name_ok {
+            return Err(ApiError::bad_request(
+                "secretEnv names must be 1 to 128 of A-Z, a-z, 0-9 or '_', not starting with a digit",
+            ));
+        }
+        if name.starts_with("SLUICE_") || name.starts_with("SEALANT_") {
+            return Err(ApiError::bad_request(format!("secretEnv.{name}: names starting with SLUICE_ or SEALANT_ are reserved")));
+        }
+        if value.len() > SECRET_ENV_MAX_VALUE {
+            return Err(ApiError::bad_request(format!("secretEnv.{name}: the value must be at most {SECRET_ENV_MAX_VALUE} bytes")));
+        }
+        if value.contains('\0') {
+            return Err(ApiError::bad_request(format!("secretEnv.{name}: the value must not contain NUL")));
+        }
+        total += name.len() + value.len();
+    }
+    if total > SECRET_ENV_MAX_TOTAL {
+        return Err(ApiError::bad_request(format!("secretEnv must be at most {SECRET_ENV_MAX_TOTAL} bytes in all")));
+    }
+    Ok(())
+}
+
+/// Inputs only a Kubernetes runtime can serve, and a Docker service no
+/// runtime of this install provides: refused at create, never dropped.
+pub fn runtime_capabilities(spec: &Value) -> Result<(), ApiError> {
+    let present = |path: &[&str]| {
+        let mut node = spec;
+        for key in path {
+            match node.get(key) {
+                Some(next) => node = next,
+                None => return false,
+            }
+        }
+        !node.is_null()
+    };
+    if present(&["runtime", "envFrom"]) || present(&["kubernetes", "serviceAccountName"]) {
+        return Err(ApiError::Unsupported {
+            message: "spec.runtime.envFrom and spec.kubernetes.serviceAccountName need a Kubernetes runtime; this install runs workspaces on local processes and Docker".into(),
+            code: "runtime-env-references-unsupported",
+        });
+    }
+    let docker_requested = match spec.get("services").and_then(|s| s.get("docker")) {
+        None | Some(Value::Null) | Some(Value::Bool(false)) => false,
+        Some(_) => true,
+    };
+    if docker_requested {
+        return Err(ApiError::Unsupported {
+            message: "spec.services.docker: no runtime of this install can give a workspace its own Docker engine".into(),
+            code: "workspace-docker-unsupported",
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn texts_must_be_trimmed_and_non_empty() {
+        assert!(text("f", "ok", 10).is_ok());
+        for bad in ["", " x", "x ", "a\u{7}b", "elevenchars"] {
+            assert!(text("f", bad, 10).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn keys_repositories_and_tags() {
+        assert!(idempotency_key("k", "order-42:v1.0_x").is_ok());
+        assert!(idempotency_key("k", "has space").is_err());
+        assert!(idempotency_key("k", &"x".repeat(201)).is_err());
+        assert!(repository("sluice/busybox").is_ok());
+        assert!(repository("Upper/Case").is_err());
+        assert!(repository("a//b").is_err());
+        assert!(tag("1.0-rc_1").is_ok());
+        assert!(tag("-x").is_err());
+    }
+
+    #[test]
+    fn limits_and_ttls() {
+        assert_eq!(limit(None).unwrap(), 100);
+        assert_eq!(limit(Some("5")).unwrap(), 5);
+        for bad in ["0", "1001", "x", "-1", ""] {
+            assert!(limit(Some(bad)).is_err(), "{bad}");
+        }
+        assert!(ttl_seconds("t", 0).is_err());
+        assert!(ttl_seconds("t", 60).is_ok());
+    }
+
+    #[test]
+    fn secret_env_names_and_sizes() {
+        let ok = BTreeMap::from([("API_KEY".to_owned(), "v".to_owned())]);
+        assert!(secret_env(&ok).is_ok());
+        for name in ["1X", "A-B", "", "SLUICE_X"] {
+            let env = BTreeMap::from([(name.to_owned(), "v".to_owned())]);
+            assert!(secret_env(&env).is_err(), "{name}");
+        }
+        let big = BTreeMap::from([("A".to_owned(), "v".repeat(SECRET_ENV_MAX_VALUE + 1))]);
+        let err = secret_env(&big).unwrap_err().to_string();
+        assert!(err.contains("secretEnv.A") && !err.contains("vvvv"));
+    }
+
+    #[test]
+    fn kubernetes_only_and_docker_inputs_are_refused() {
+        let code = |spec: Value| match runtime_capabilities(&spec) {
+            Err(ApiError::Unsupported { code, .. }) => Some(code),
+            Ok(()) => None,
+            Err(e) => panic!("{e}"),
+        };
+        assert_eq!(code(json!({"runtime": {"envFrom": []}})), Some("runtime-env-references-unsupported"));
+        assert_eq!(code(json!({"kubernetes": {"serviceAccountName": "x"}})), Some("runtime-env-references-unsupported"));
+        assert_eq!(code(json!({"services": {"docker": true}})), Some("workspace-docker-unsupported"));
+        assert_eq!(code(json!({"services": {"docker": {}}})), Some("workspace-docker-unsupported"));
+        assert_eq!(code(json!({"services": {"docker": false}, "runtime": {}})), None);
+    }
+
+    #[test]
+    fn spec_must_be_an_object_without_credentials() {
+        assert!(spec(&json!({})).is_ok());
+        assert!(spec(&json!([1])).is_err());
+        let err = spec(&json!({"token": "Bearer abcdefghijklmnopqrstuvwxyz"})).unwrap_err().to_string();
+        assert!(err.contains("spec.token") && err.contains("secretEnv") && !err.contains("abcdefghij"));
+    }
+}

@@ -1,0 +1,681 @@
+//! The JSON shapes of the workspaces API (camelCase, as the contract has
+//! them). Requests refuse unknown fields; responses omit absent optionals.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sluice_store::clock::rfc3339;
+use sluice_store::{
+    CreateKeyState, EventType, RunRelation, RuntimeAdapter, RuntimeStatus, TriggerType, WorkspaceStatus, model,
+};
+use utoipa::{IntoParams, ToSchema};
+
+// ---------------------------------------------------------------- requests
+
+/// A repository selection. Accepted by the schema; this install refuses it (422).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SourceSelection {
+    /// Always `github`.
+    pub provider: String,
+    pub installation_id: String,
+    pub installation_repository_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#ref: Option<String>,
+}
+
+/// Connected-account selection. Accepted by the schema; this install refuses it (422).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateWorkspaceCredentials {
+    pub profile_id: Option<String>,
+    pub claude: Option<String>,
+    pub codex: Option<String>,
+    pub github: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateWorkspaceRequest {
+    pub owner_user_id: String,
+    pub registry_id: String,
+    pub repository: String,
+    pub tag: String,
+    pub name: Option<String>,
+    pub source_selection: Option<SourceSelection>,
+    pub dotfiles_selection: Option<SourceSelection>,
+    pub credentials: Option<CreateWorkspaceCredentials>,
+    /// The workspace's specification: a JSON object. Never holds secrets (see `secretEnv`).
+    #[schema(value_type = Object)]
+    pub spec: Value,
+    /// Environment delivered to the executor only; sealed at rest, never returned.
+    pub secret_env: Option<BTreeMap<String, String>>,
+    /// The capture source's session credential; sealed at rest, never returned.
+    pub capture_token: Option<String>,
+    /// Lifetime in seconds; the server default applies when omitted.
+    #[schema(minimum = 1)]
+    pub ttl_seconds: Option<i64>,
+    /// Makes the create idempotent for this owner; wins over the `idempotency-key` header.
+    pub idempotency_key: Option<String>,
+    /// The caller's identity for the one executor this create launches.
+    pub launch_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OwnerRequest {
+    pub owner_user_id: String,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RenameWorkspaceRequest {
+    pub name: String,
+    /// The workspace's owner; a rename that names none finds nothing.
+    pub owner_user_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExpireWorkspaceRequest {
+    pub owner_user_id: String,
+    /// Seconds from now; `null` clears the TTL; omitted expires now.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<i64>, minimum = 1)]
+    pub ttl_seconds: Option<Option<i64>>,
+}
+
+/// Tells an absent field (`None`) from an explicit `null` (`Some(None)`).
+fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(d).map(Some)
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BindWorkspaceRequest {
+    pub owner_user_id: String,
+    pub mount_path: Option<String>,
+    pub subpath: String,
+}
+
+/// `final` or `suspend`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FlushKind {
+    Final,
+    Suspend,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FlushWorkspaceCaptureRequest {
+    pub owner_user_id: String,
+    pub kind: Option<FlushKind>,
+    #[schema(minimum = 1)]
+    pub deadline_ms: Option<i64>,
+    #[schema(minimum = 1)]
+    pub grace_ms: Option<i64>,
+}
+
+/// One command of a deterministic exec: argv run without a shell.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RunCommand {
+    pub argv: Vec<String>,
+    pub cwd: Option<String>,
+    pub env: Option<BTreeMap<String, String>>,
+    pub stdin: Option<String>,
+    #[schema(minimum = 1)]
+    pub timeout_ms: Option<i64>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExecWorkspaceRequest {
+    pub owner_user_id: String,
+    /// 1 to 32 commands, run in order whatever their exit codes.
+    pub commands: Vec<RunCommand>,
+}
+
+/// Where in an executor's own history it made an answer or a seal.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CaptureExecutorOrigin {
+    #[schema(minimum = 0)]
+    pub epoch: i64,
+    pub launch: String,
+    pub boot_id: String,
+    #[schema(minimum = 0)]
+    pub boot_generation: i64,
+    #[schema(minimum = 0)]
+    pub observation: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0)]
+    pub head_n: Option<i64>,
+}
+
+/// The caller's attestation of a sealed final capture of the current executor.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CompletionAttestation {
+    #[schema(minimum = 0)]
+    pub capture_n: i64,
+    #[schema(minimum = 0)]
+    pub epoch: i64,
+    pub executor_id: String,
+    pub launch_id: Option<String>,
+    pub sealed_at: Option<String>,
+    pub origin: Option<CaptureExecutorOrigin>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StopWorkspaceRequest {
+    pub owner_user_id: String,
+    pub discard_unsaved: Option<bool>,
+    pub completion: Option<CompletionAttestation>,
+}
+
+// ---------------------------------------------------------------- queries
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct OwnerQuery {
+    /// The workspace's owner (required).
+    pub owner_user_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct ListWorkspacesQuery {
+    pub owner_user_id: Option<String>,
+    #[param(value_type = Option<WorkspaceStatus>)]
+    pub status: Option<String>,
+    /// 1 to 1000 (default 100).
+    pub limit: Option<String>,
+    /// Only the owner's workspace created with this key.
+    pub idempotency_key: Option<String>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct OwnerLimitQuery {
+    pub owner_user_id: Option<String>,
+    /// 1 to 1000 (default 100).
+    pub limit: Option<String>,
+}
+
+// ---------------------------------------------------------------- responses
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceRuntime {
+    pub adapter: RuntimeAdapter,
+    pub resource_id: String,
+    pub reference: String,
+    pub status: RuntimeStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    /// When the runtime itself ends the executor; `null` where it imposes no lifetime.
+    pub deadline: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch_id: Option<String>,
+}
+
+impl WorkspaceRuntime {
+    fn of(run: &model::Run) -> Option<WorkspaceRuntime> {
+        run.runtime.as_ref().map(|r| WorkspaceRuntime {
+            adapter: r.adapter,
+            resource_id: r.resource_id.clone(),
+            reference: r.reference.clone(),
+            status: r.status,
+            endpoint: r.endpoint.clone(),
+            deadline: r.deadline.map(rfc3339),
+            run_id: Some(run.id.clone()),
+            launch_id: run.launch_id.clone(),
+        })
+    }
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspacePublishedImage {
+    pub reference: String,
+    pub digest_reference: String,
+    pub digest: String,
+}
+
+impl From<&model::PublishedImage> for WorkspacePublishedImage {
+    fn from(p: &model::PublishedImage) -> Self {
+        WorkspacePublishedImage { reference: p.reference.clone(), digest_reference: p.digest_reference.clone(), digest: p.digest.clone() }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceError {
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+}
+
+impl From<&model::RunError> for WorkspaceError {
+    fn from(e: &model::RunError) -> Self {
+        WorkspaceError { message: e.message.clone(), code: e.code.clone() }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateWorkspaceResponse {
+    pub workspace_id: String,
+    pub name: String,
+    pub status: WorkspaceStatus,
+    pub registry_id: String,
+    pub repository: String,
+    pub tag: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<WorkspaceRuntime>,
+    /// `true` when an earlier create with the same key made this workspace.
+    pub replayed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch_id: Option<String>,
+}
+
+impl CreateWorkspaceResponse {
+    pub fn of(view: &model::WorkspaceView, replayed: bool) -> Self {
+        let w = &view.workspace;
+        let run = view.current_run.as_ref();
+        CreateWorkspaceResponse {
+            workspace_id: w.id.clone(),
+            name: w.name.clone(),
+            status: w.status,
+            registry_id: w.registry_id.clone(),
+            repository: w.repository.clone(),
+            tag: w.tag.clone(),
+            run_id: run.map(|r| r.id.clone()),
+            runtime: run.and_then(WorkspaceRuntime::of),
+            replayed,
+            launch_id: run.and_then(|r| r.launch_id.clone()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceCreateState {
+    pub idempotency_key: String,
+    pub state: CreateKeyState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workspace_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch_id: Option<String>,
+}
+
+impl From<model::CreateKey> for WorkspaceCreateState {
+    fn from(k: model::CreateKey) -> Self {
+        WorkspaceCreateState {
+            idempotency_key: k.idempotency_key,
+            state: k.state,
+            workspace_id: k.workspace_id,
+            run_id: k.run_id,
+            launch_id: k.launch_id,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceSummary {
+    pub workspace_id: String,
+    pub name: String,
+    pub owner_user_id: String,
+    pub status: WorkspaceStatus,
+    pub registry_id: String,
+    pub repository: String,
+    pub tag: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<WorkspaceRuntime>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub published_image: Option<WorkspacePublishedImage>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<WorkspaceError>,
+    pub created_at: String,
+    pub updated_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+}
+
+impl From<&model::WorkspaceView> for WorkspaceSummary {
+    fn from(view: &model::WorkspaceView) -> Self {
+        let w = &view.workspace;
+        let run = view.current_run.as_ref();
+        WorkspaceSummary {
+            workspace_id: w.id.clone(),
+            name: w.name.clone(),
+            owner_user_id: w.owner_user_id.clone(),
+            status: w.status,
+            registry_id: w.registry_id.clone(),
+            repository: w.repository.clone(),
+            tag: w.tag.clone(),
+            runtime: run.and_then(WorkspaceRuntime::of),
+            published_image: run.and_then(|r| r.published_image.as_ref()).map(Into::into),
+            error: run.and_then(|r| r.error.as_ref()).map(Into::into),
+            created_at: rfc3339(w.created_at),
+            updated_at: rfc3339(w.updated_at),
+            started_at: w.started_at.map(rfc3339),
+            finished_at: w.finished_at.map(rfc3339),
+            expires_at: w.expires_at.map(rfc3339),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceDetails {
+    #[serde(flatten)]
+    pub summary: WorkspaceSummary,
+    #[schema(value_type = Object)]
+    pub spec: Value,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ListWorkspacesResponse {
+    pub items: Vec<WorkspaceSummary>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceAttemptSummary {
+    pub attempt_id: String,
+    pub relation: RunRelation,
+    pub status: WorkspaceStatus,
+    pub trigger_type: TriggerType,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trigger_ref: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<WorkspaceRuntime>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub published_image: Option<WorkspacePublishedImage>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<WorkspaceError>,
+    #[schema(value_type = Object)]
+    pub spec: Value,
+    /// The launch identity the create named.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch_id: Option<String>,
+    pub queued_at: String,
+    pub created_at: String,
+    pub updated_at: String,
+    pub linked_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0)]
+    pub duration_ms: Option<i64>,
+}
+
+impl From<&model::Run> for WorkspaceAttemptSummary {
+    fn from(r: &model::Run) -> Self {
+        WorkspaceAttemptSummary {
+            attempt_id: r.id.clone(),
+            relation: r.relation,
+            status: r.status,
+            trigger_type: r.trigger_type,
+            trigger_ref: r.trigger_ref.clone(),
+            runtime: WorkspaceRuntime::of(r),
+            published_image: r.published_image.as_ref().map(Into::into),
+            error: r.error.as_ref().map(Into::into),
+            spec: r.spec.clone(),
+            launch_id: r.launch_id.clone(),
+            queued_at: rfc3339(r.queued_at),
+            created_at: rfc3339(r.created_at),
+            updated_at: rfc3339(r.updated_at),
+            linked_at: rfc3339(r.linked_at),
+            started_at: r.started_at.map(rfc3339),
+            finished_at: r.finished_at.map(rfc3339),
+            duration_ms: match (r.started_at, r.finished_at) {
+                (Some(s), Some(f)) => Some((f - s).max(0)),
+                _ => None,
+            },
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ListWorkspaceAttemptsResponse {
+    pub items: Vec<WorkspaceAttemptSummary>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceEvent {
+    pub event_id: String,
+    pub workspace_id: String,
+    /// Position in the workspace's own event log, from 1.
+    pub sequence: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attempt_id: Option<String>,
+    #[serde(rename = "type")]
+    #[schema(rename = "type")]
+    pub event_type: EventType,
+    pub occurred_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub data: Option<Value>,
+}
+
+impl From<&model::Event> for WorkspaceEvent {
+    fn from(e: &model::Event) -> Self {
+        WorkspaceEvent {
+            event_id: e.id.clone(),
+            workspace_id: e.workspace_id.clone(),
+            sequence: e.seq,
+            attempt_id: e.attempt_id.clone(),
+            event_type: e.event_type,
+            occurred_at: rfc3339(e.occurred_at),
+            message: e.message.clone(),
+            data: e.data.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ListWorkspaceEventsResponse {
+    pub items: Vec<WorkspaceEvent>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RenameWorkspaceResponse {
+    pub workspace_id: String,
+    pub name: String,
+    pub updated_at: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExpireWorkspaceResponse {
+    pub workspace_id: String,
+    /// `null`: never expires.
+    pub expires_at: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceBind {
+    pub mount_path: String,
+    pub subpath: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WorkspaceBinds {
+    pub binds: Vec<WorkspaceBind>,
+}
+
+/// The daemon's capture status (`capture.status`).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceCaptureStatus {
+    pub epoch: i64,
+    pub worktree_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub head_n: Option<i64>,
+    pub pending: i64,
+    pub staged_bytes: i64,
+    pub uploaded_objects: i64,
+    pub uploaded_bytes: i64,
+    pub registered: i64,
+    pub fenced: bool,
+    pub paused: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub complete: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub incomplete_reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<CaptureExecutorOrigin>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceCaptureReplanned {
+    pub worktree_id: String,
+    pub epoch: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub head_n: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub head_capture_id: Option<String>,
+    pub files_written: i64,
+    pub bytes_written: i64,
+    pub files_skipped: i64,
+    pub bytes_skipped: i64,
+    pub removed: i64,
+    pub unchanged: bool,
+}
+
+/// `queued | running | completed | failed`.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    Queued,
+    Running,
+    Completed,
+    Failed,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunCommandResult {
+    pub argv: Vec<String>,
+    pub exit_code: Option<i64>,
+    pub stdout: String,
+    pub stderr: String,
+    pub stdout_truncated: bool,
+    pub stderr_truncated: bool,
+}
+
+/// A deterministic-exec run.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecRun {
+    pub run_id: String,
+    pub workspace_id: String,
+    pub harness_id: String,
+    pub status: RunStatus,
+    pub exit_code: Option<i64>,
+    pub commands: Vec<RunCommandResult>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<WorkspaceError>,
+    pub created_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<String>,
+}
+
+/// What became of a stop's completion attestation.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CompletionOutcome {
+    /// `accepted` or `ignored`.
+    pub outcome: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StopWorkspaceResponse {
+    pub workspace_id: String,
+    pub status: WorkspaceStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub completion: Option<CompletionOutcome>,
+}
+
+/// `requested` or `not-retained`.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RecoverState {
+    Requested,
+    NotRetained,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecoverWorkspaceResponse {
+    pub workspace_id: String,
+    pub state: RecoverState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recoverable: Option<bool>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RestartWorkspaceResponse {
+    pub workspace_id: String,
+    pub run_id: String,
+    pub status: WorkspaceStatus,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SshTargetRuntime {
+    pub adapter: RuntimeAdapter,
+    pub resource_id: String,
+    pub reference: String,
+    pub status: RuntimeStatus,
+    pub endpoint: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceSshTarget {
+    pub workspace_id: String,
+    pub attempt_id: String,
+    pub runtime: SshTargetRuntime,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Health {
+    /// `ok` when the database answers.
+    pub status: String,
+    pub backend: String,
+}

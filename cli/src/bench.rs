@@ -1,0 +1,158 @@
+//! `sluice bench`: create and replay throughput and latency through the real
+//! HTTP API, on SQLite and (when a server is given) PostgreSQL, each next to
+//! a bare single-row insert into the same database measured in the same run.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use clap::Args;
+use futures::StreamExt;
+use serde_json::json;
+use sluice_api::{ApiConfig, AppState, TokenSet};
+use sluice_store::{Sealer, Store, testing};
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// A PostgreSQL server to measure too (a fresh database is made on it).
+    #[arg(long, env = "SLUICE_BENCH_DATABASE_URL")]
+    pub postgres_url: Option<String>,
+    /// Operations per measurement.
+    #[arg(long, default_value_t = 400)]
+    pub count: usize,
+    /// Requests in flight for the throughput measurements.
+    #[arg(long, default_value_t = 16)]
+    pub concurrency: usize,
+}
+
+struct Sample {
+    latencies: Vec<Duration>,
+    elapsed: Duration,
+}
+
+impl Sample {
+    fn per_second(&self) -> f64 {
+        self.latencies.len() as f64 / self.elapsed.as_secs_f64()
+    }
+    fn percentile(&self, p: f64) -> Duration {
+        let mut sorted = self.latencies.clone();
+        sorted.sort();
+        let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+        sorted[index.min(sorted.len() - 1)]
+    }
+}
+
+/// Runs `op(i)` for i in 0..count with `concurrency` in flight.
+async fn measure<F, Fut>(count: usize, concurrency: usize, op: F) -> anyhow::Result<Sample>
+where
+    F: Fn(usize) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<()>>,
+{
+    let started = Instant::now();
+    let results: Vec<anyhow::Result<Duration>> = futures::stream::iter(0..count)
+        .map(|i| {
+            let fut = op(i);
+            async move {
+                let t = Instant::now();
+                fut.await?;
+                Ok(t.elapsed())
+            }
+        })
+        .buffer_unordered(concurrency)
+        .collect()
+        .await;
+    let latencies = results.into_iter().collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(Sample { latencies, elapsed: started.elapsed() })
+}
+
+pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
+    let mut targets = vec![("sqlite", None)];
+    match &args.postgres_url {
+        Some(url) => targets.push(("postgres", Some(url.clone()))),
+        None => eprintln!("no --postgres-url / SLUICE_BENCH_DATABASE_URL: measuring SQLite only"),
+    }
+    println!("{:<9} {:<34} {:>12} {:>12} {:>9}", "backend", "measure", "sluice", "baseline", "ratio");
+    for (label, admin) in targets {
+        let dir = tempdir()?;
+        let url = match admin {
+            None => format!("sqlite:{}", dir.join("bench.db").display()),
+            Some(admin) => testing::create_postgres_database(&admin, "sluice_bench").await.context("create bench database")?,
+        };
+        let store = Store::open(&url, Sealer::from_key(sluice_store::seal::random_bytes::<32>())).await?;
+        bench_backend(label, store, &args).await?;
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    Ok(())
+}
+
+fn tempdir() -> anyhow::Result<std::path::PathBuf> {
+    let dir = std::env::temp_dir().join(format!("sluice-bench-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+fn row(backend: &str, measure: &str, ours: String, base: String, ratio: f64) {
+    println!("{backend:<9} {measure:<34} {ours:>12} {base:>12} {ratio:>8.2}x");
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.3} ms", d.as_secs_f64() * 1000.0)
+}
+
+async fn bench_backend(label: &str, store: Store, args: &BenchArgs) -> anyhow::Result<()> {
+    let token = "bench-token-0123456789abcdef";
+    let config = ApiConfig { api_tokens: TokenSet::new([token]), ..Default::default() };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let base = format!("http://{}", listener.local_addr()?);
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let state = AppState { store: store.clone(), config: Arc::new(config) };
+    let server = tokio::spawn(sluice_api::serve(state, listener, async {
+        let _ = stop_rx.await;
+    }));
+    let client = reqwest::Client::new();
+    let (n, c) = (args.count, args.concurrency);
+
+    store.bench_prepare().await?;
+    let insert = |_| {
+        let store = store.clone();
+        async move { Ok(store.bench_insert_one("{\"cpu\":1}").await?) }
+    };
+    let base_serial = measure(n, 1, insert).await?;
+    let base_parallel = measure(n, c, insert).await?;
+
+    let create = |prefix: &'static str| {
+        let (client, base) = (client.clone(), base.clone());
+        move |i: usize| {
+            let (client, base) = (client.clone(), base.clone());
+            async move {
+                let body = json!({
+                    "ownerUserId": "bench", "registryId": "local", "repository": "bench/image", "tag": "1",
+                    "spec": {"cpu": 1}, "idempotencyKey": format!("{prefix}-{i}"),
+                    "secretEnv": {"BENCH_SECRET": "value"},
+                });
+                let response = client.post(format!("{base}/v1/workspaces")).bearer_auth(token).json(&body).send().await?;
+                anyhow::ensure!(response.status() == 202, "create answered {}", response.status());
+                Ok(())
+            }
+        }
+    };
+    let create_serial = measure(n, 1, create("serial")).await?;
+    let create_parallel = measure(n, c, create("parallel")).await?;
+    let replay_parallel = measure(n, c, create("parallel")).await?;
+
+    row(label, "latency p50 (one at a time)", ms(create_serial.percentile(0.5)), ms(base_serial.percentile(0.5)),
+        create_serial.percentile(0.5).as_secs_f64() / base_serial.percentile(0.5).as_secs_f64());
+    row(label, "latency p99 (one at a time)", ms(create_serial.percentile(0.99)), ms(base_serial.percentile(0.99)),
+        create_serial.percentile(0.99).as_secs_f64() / base_serial.percentile(0.99).as_secs_f64());
+    let per_s = |s: &Sample| format!("{:.0}/s", s.per_second());
+    row(label, &format!("create throughput ({c} in flight)"), per_s(&create_parallel), per_s(&base_parallel),
+        create_parallel.per_second() / base_parallel.per_second());
+    row(label, &format!("replay throughput ({c} in flight)"), per_s(&replay_parallel), per_s(&base_parallel),
+        replay_parallel.per_second() / base_parallel.per_second());
+
+    store.bench_cleanup().await?;
+    let _ = stop_tx.send(());
+    server.await??;
+    store.close().await;
+    Ok(())
+}
