@@ -58,3 +58,40 @@ pub fn document_text() -> String {
     text.push('\n');
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+    use sluice_store::{CreateKeyState, EventType, RunRelation, RuntimeAdapter, RuntimeStatus, TriggerType, WorkspaceStatus};
+
+    fn documented(name: &str) -> Value {
+        document()["components"]["schemas"][name]["enum"].clone()
+    }
+
+    fn wire<T: serde::Serialize>(values: &[T]) -> Value {
+        json!(values.iter().map(|v| serde_json::to_value(v).unwrap()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn documented_enums_are_the_names_on_the_wire() {
+        assert_eq!(documented("WorkspaceStatus"), wire(WorkspaceStatus::ALL));
+        assert_eq!(documented("CreateKeyState"), wire(CreateKeyState::ALL));
+        assert_eq!(documented("EventType"), wire(EventType::ALL));
+        assert_eq!(documented("RunRelation"), wire(RunRelation::ALL));
+        assert_eq!(documented("TriggerType"), wire(TriggerType::ALL));
+        assert_eq!(documented("RuntimeAdapter"), wire(RuntimeAdapter::ALL));
+        assert_eq!(documented("RuntimeStatus"), wire(RuntimeStatus::ALL));
+        assert_eq!(documented("WorkspaceStatus")[0], "queued");
+    }
+
+    #[test]
+    fn every_route_is_documented_with_its_security() {
+        let doc = document();
+        let paths = doc["paths"].as_object().unwrap();
+        assert_eq!(paths.len(), 18, "17 workspace paths and /healthz");
+        let ssh = &paths["/v1/workspaces/{workspaceId}/ssh-target"]["get"];
+        assert_eq!(ssh["security"], json!([{"gatewayToken": []}]));
+        assert_eq!(paths["/v1/workspaces"]["post"]["security"], json!([{"apiToken": []}]));
+    }
+}

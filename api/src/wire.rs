@@ -38,10 +38,16 @@ pub struct CreateWorkspaceCredentials {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateWorkspaceRequest {
+    #[schema(min_length = 1, max_length = 256, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
     pub owner_user_id: String,
+    #[schema(min_length = 1, max_length = 128, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
     pub registry_id: String,
+    /// An image repository: lower-case path components.
+    #[schema(max_length = 255, pattern = r"^[a-z0-9][a-z0-9._-]*(?:/[a-z0-9][a-z0-9._-]*)*$")]
     pub repository: String,
+    #[schema(max_length = 128, pattern = r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")]
     pub tag: String,
+    #[schema(min_length = 1, max_length = 128, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
     pub name: Option<String>,
     pub source_selection: Option<SourceSelection>,
     pub dotfiles_selection: Option<SourceSelection>,
@@ -52,25 +58,30 @@ pub struct CreateWorkspaceRequest {
     /// Environment delivered to the executor only; sealed at rest, never returned.
     pub secret_env: Option<BTreeMap<String, String>>,
     /// The capture source's session credential; sealed at rest, never returned.
+    #[schema(min_length = 1, max_length = 4096, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
     pub capture_token: Option<String>,
     /// Lifetime in seconds; the server default applies when omitted.
-    #[schema(minimum = 1)]
+    #[schema(minimum = 1, maximum = 316224000)]
     pub ttl_seconds: Option<i64>,
     /// Makes the create idempotent for this owner; wins over the `idempotency-key` header.
+    #[schema(pattern = r"^[A-Za-z0-9._:-]{1,200}$")]
     pub idempotency_key: Option<String>,
     /// The caller's identity for the one executor this create launches.
+    #[schema(min_length = 1, max_length = 200, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
     pub launch_id: Option<String>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct OwnerRequest {
+    #[schema(min_length = 1, max_length = 256, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
     pub owner_user_id: String,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RenameWorkspaceRequest {
+    #[schema(min_length = 1, max_length = 128, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
     pub name: String,
     /// The workspace's owner; a rename that names none finds nothing.
     pub owner_user_id: Option<String>,
@@ -79,10 +90,11 @@ pub struct RenameWorkspaceRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExpireWorkspaceRequest {
+    #[schema(min_length = 1, max_length = 256, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
     pub owner_user_id: String,
     /// Seconds from now; `null` clears the TTL; omitted expires now.
     #[serde(default, deserialize_with = "present")]
-    #[schema(value_type = Option<i64>, minimum = 1)]
+    #[schema(value_type = Option<i64>, minimum = 1, maximum = 316224000)]
     pub ttl_seconds: Option<Option<i64>>,
 }
 
@@ -94,6 +106,7 @@ fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Resul
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct BindWorkspaceRequest {
+    #[schema(min_length = 1, max_length = 256, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
     pub owner_user_id: String,
     pub mount_path: Option<String>,
     pub subpath: String,
@@ -110,6 +123,7 @@ pub enum FlushKind {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FlushWorkspaceCaptureRequest {
+    #[schema(min_length = 1, max_length = 256, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
     pub owner_user_id: String,
     pub kind: Option<FlushKind>,
     #[schema(minimum = 1)]
@@ -122,6 +136,8 @@ pub struct FlushWorkspaceCaptureRequest {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RunCommand {
+    /// The program and its arguments, run without a shell.
+    #[schema(min_items = 1)]
     pub argv: Vec<String>,
     pub cwd: Option<String>,
     pub env: Option<BTreeMap<String, String>>,
@@ -133,8 +149,10 @@ pub struct RunCommand {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExecWorkspaceRequest {
+    #[schema(min_length = 1, max_length = 256, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
     pub owner_user_id: String,
     /// 1 to 32 commands, run in order whatever their exit codes.
+    #[schema(min_items = 1, max_items = 32)]
     pub commands: Vec<RunCommand>,
 }
 
@@ -163,6 +181,7 @@ pub struct CompletionAttestation {
     pub capture_n: i64,
     #[schema(minimum = 0)]
     pub epoch: i64,
+    #[schema(min_length = 1, max_length = 256, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
     pub executor_id: String,
     pub launch_id: Option<String>,
     pub sealed_at: Option<String>,
@@ -172,6 +191,7 @@ pub struct CompletionAttestation {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct StopWorkspaceRequest {
+    #[schema(min_length = 1, max_length = 256, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
     pub owner_user_id: String,
     pub discard_unsaved: Option<bool>,
     pub completion: Option<CompletionAttestation>,
@@ -184,6 +204,7 @@ pub struct StopWorkspaceRequest {
 #[into_params(parameter_in = Query)]
 pub struct OwnerQuery {
     /// The workspace's owner (required).
+    #[param(min_length = 1, max_length = 256, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
     pub owner_user_id: Option<String>,
 }
 
@@ -191,12 +212,16 @@ pub struct OwnerQuery {
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct ListWorkspacesQuery {
+    /// The owner whose workspaces are listed (required).
+    #[param(min_length = 1, max_length = 256, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
     pub owner_user_id: Option<String>,
     #[param(value_type = Option<WorkspaceStatus>)]
     pub status: Option<String>,
     /// 1 to 1000 (default 100).
+    #[param(pattern = r"^(?:[1-9][0-9]{0,2}|1000)$")]
     pub limit: Option<String>,
     /// Only the owner's workspace created with this key.
+    #[param(pattern = r"^[A-Za-z0-9._:-]{1,200}$")]
     pub idempotency_key: Option<String>,
 }
 
@@ -204,8 +229,11 @@ pub struct ListWorkspacesQuery {
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct OwnerLimitQuery {
+    /// The workspace's owner (required).
+    #[param(min_length = 1, max_length = 256, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
     pub owner_user_id: Option<String>,
     /// 1 to 1000 (default 100).
+    #[param(pattern = r"^(?:[1-9][0-9]{0,2}|1000)$")]
     pub limit: Option<String>,
 }
 

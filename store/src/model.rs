@@ -12,7 +12,6 @@ macro_rules! named_enum {
     ($(#[$meta:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-        #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
         pub enum $name {
             $(#[serde(rename = $text)] $variant),+
         }
@@ -22,6 +21,17 @@ macro_rules! named_enum {
                 match self { $($name::$variant => $text),+ }
             }
         }
+        // Written out rather than derived: the derive cannot read the
+        // variant names through this macro and would document Rust's.
+        #[cfg(feature = "openapi")]
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                use utoipa::openapi::schema::{ObjectBuilder, Type};
+                ObjectBuilder::new().schema_type(Type::String).enum_values(Some([$($text),+])).into()
+            }
+        }
+        #[cfg(feature = "openapi")]
+        impl utoipa::ToSchema for $name {}
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(self.as_str()) }
         }

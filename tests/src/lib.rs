@@ -1,1 +1,109 @@
+//! Helpers for the end-to-end tests: a real API server on port 0 over a
+//! fresh database, and the real `sluice` binary.
 
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use sluice_api::{ApiConfig, AppState, TokenSet};
+use sluice_store::Store;
+use sluice_store::testing::{self, TestDatabase};
+
+pub const TOKEN: &str = "test-api-token-0123456789";
+pub const GATEWAY_TOKEN: &str = "test-gateway-token-0123456789";
+
+/// A running API server with its own database.
+pub struct App {
+    pub base: String,
+    pub store: Store,
+    pub client: reqwest::Client,
+    pub label: &'static str,
+    _db: TestDatabase,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+impl App {
+    pub async fn start(db: TestDatabase) -> App {
+        let store = testing::open(&db).await;
+        let config = ApiConfig {
+            api_tokens: TokenSet::new([TOKEN]),
+            gateway_tokens: TokenSet::new([GATEWAY_TOKEN]),
+            default_ttl_seconds: None,
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let state = AppState { store: store.clone(), config: Arc::new(config) };
+        tokio::spawn(sluice_api::serve(state, listener, async {
+            let _ = stopped.await;
+        }));
+        App { base, store, client: reqwest::Client::new(), label: db.label, _db: db, _stop: stop }
+    }
+
+    /// One server per available backend.
+    pub async fn each() -> Vec<App> {
+        let mut apps = Vec::new();
+        for db in testing::databases().await {
+            apps.push(App::start(db).await);
+        }
+        apps
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    pub async fn post(&self, path: &str, body: &Value) -> (u16, Value) {
+        let r = self.client.post(self.url(path)).bearer_auth(TOKEN).json(body).send().await.unwrap();
+        read(r).await
+    }
+
+    pub async fn patch(&self, path: &str, body: &Value) -> (u16, Value) {
+        let r = self.client.patch(self.url(path)).bearer_auth(TOKEN).json(body).send().await.unwrap();
+        read(r).await
+    }
+
+    pub async fn get(&self, path: &str) -> (u16, Value) {
+        let r = self.client.get(self.url(path)).bearer_auth(TOKEN).send().await.unwrap();
+        read(r).await
+    }
+
+    /// Creates a workspace for `owner` and returns its id.
+    pub async fn create(&self, owner: &str) -> String {
+        let (status, body) = self.post("/v1/workspaces", &create_body(owner)).await;
+        assert_eq!(status, 202, "{}: {body}", self.label);
+        body["workspaceId"].as_str().unwrap().to_owned()
+    }
+}
+
+pub async fn read(r: reqwest::Response) -> (u16, Value) {
+    let status = r.status().as_u16();
+    let text = r.text().await.unwrap();
+    let body = if text.is_empty() { Value::Null } else { serde_json::from_str(&text).unwrap_or(Value::String(text)) };
+    (status, body)
+}
+
+/// A valid create request.
+pub fn create_body(owner: &str) -> Value {
+    json!({
+        "ownerUserId": owner,
+        "registryId": "local",
+        "repository": "sluice-test/busybox",
+        "tag": "1",
+        "spec": {"resources": {"cpu": 1}},
+    })
+}
+
+/// The `sluice` binary built alongside these tests.
+pub fn sluice_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    let dir = exe.parent().and_then(|deps| deps.parent()).expect("target directory");
+    let bin = dir.join("sluice");
+    assert!(bin.exists(), "{} is missing: run `cargo build --workspace --bins` first (scripts/test does)", bin.display());
+    bin
+}
+
+/// A free loopback port.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}

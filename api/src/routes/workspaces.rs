@@ -128,7 +128,7 @@ pub async fn create_workspace(
 
 /// What became of an idempotent create, by its key.
 #[utoipa::path(get, path = "/v1/workspaces/idempotency-keys/{idempotencyKey}", tag = "workspaces", operation_id = "getWorkspaceCreate",
-    params(("idempotencyKey" = String, Path), OwnerQuery),
+    params(("idempotencyKey" = String, Path, pattern = r"^[A-Za-z0-9._:-]{1,200}$"), OwnerQuery),
     responses(
         (status = 200, body = WorkspaceCreateState),
         (status = 400, body = ErrorBody),
@@ -148,7 +148,7 @@ pub async fn get_workspace_create(
 
 /// Cancel the create with this key, so it never commits (`found` if it already did).
 #[utoipa::path(post, path = "/v1/workspaces/idempotency-keys/{idempotencyKey}/cancel", tag = "workspaces", operation_id = "cancelWorkspaceCreate",
-    params(("idempotencyKey" = String, Path)),
+    params(("idempotencyKey" = String, Path, pattern = r"^[A-Za-z0-9._:-]{1,200}$")),
     request_body = OwnerRequest,
     responses(
         (status = 200, body = WorkspaceCreateState),

@@ -1,0 +1,437 @@
+//! The workspaces API over HTTP, on SQLite and PostgreSQL.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Value, json};
+use sluice_tests::*;
+
+#[tokio::test]
+async fn create_answers_202_with_a_queued_run_and_records_events() {
+    for app in App::each().await {
+        let mut body = create_body("alice");
+        body["launchId"] = json!("launch-7");
+        body["name"] = json!("my-dev");
+        let (status, created) = app.post("/v1/workspaces", &body).await;
+        assert_eq!(status, 202, "{}: {created}", app.label);
+        assert_eq!(created["status"], "queued");
+        assert_eq!(created["name"], "my-dev");
+        assert_eq!(created["launchId"], "launch-7");
+        assert_eq!(created["replayed"], false);
+        assert!(created.get("runtime").is_none(), "no executor exists yet");
+        let id = created["workspaceId"].as_str().unwrap();
+        let run_id = created["runId"].as_str().unwrap();
+
+        let (status, details) = app.get(&format!("/v1/workspaces/{id}?ownerUserId=alice")).await;
+        assert_eq!(status, 200);
+        assert_eq!(details["spec"], json!({"resources": {"cpu": 1}}));
+        assert_eq!(details["ownerUserId"], "alice");
+
+        let (_, attempts) = app.get(&format!("/v1/workspaces/{id}/attempts?ownerUserId=alice")).await;
+        assert_eq!(attempts["items"][0]["attemptId"], run_id);
+        assert_eq!(attempts["items"][0]["status"], "queued");
+        assert_eq!(attempts["items"][0]["relation"], "launch");
+        assert_eq!(attempts["items"][0]["triggerType"], "api");
+
+        let (_, events) = app.get(&format!("/v1/workspaces/{id}/events?ownerUserId=alice")).await;
+        let types: Vec<&str> = events["items"].as_array().unwrap().iter().map(|e| e["type"].as_str().unwrap()).collect();
+        assert_eq!(types, ["workspace.created", "attempt.queued"], "{}", app.label);
+        assert_eq!(events["items"][1]["attemptId"], run_id);
+        assert_eq!(events["items"][1]["data"]["launchId"], "launch-7");
+        let (_, first) = app.get(&format!("/v1/workspaces/{id}/events?ownerUserId=alice&limit=1")).await;
+        assert_eq!(first["items"].as_array().unwrap().len(), 1);
+    }
+}
+
+#[tokio::test]
+async fn a_replay_returns_the_first_ids_with_replayed_true() {
+    for app in App::each().await {
+        let mut body = create_body("alice");
+        body["idempotencyKey"] = json!("order-1");
+        let (s1, first) = app.post("/v1/workspaces", &body).await;
+        let (s2, again) = app.post("/v1/workspaces", &body).await;
+        assert_eq!((s1, s2), (202, 202), "{}", app.label);
+        assert_eq!(first["replayed"], false);
+        assert_eq!(again["replayed"], true);
+        assert_eq!(again["workspaceId"], first["workspaceId"]);
+        assert_eq!(again["runId"], first["runId"]);
+
+        let (_, state) = app.get("/v1/workspaces/idempotency-keys/order-1?ownerUserId=alice").await;
+        assert_eq!(state["state"], "found");
+        assert_eq!(state["workspaceId"], first["workspaceId"]);
+        let (_, listed) = app.get("/v1/workspaces?ownerUserId=alice&idempotencyKey=order-1").await;
+        assert_eq!(listed["items"].as_array().unwrap().len(), 1);
+        // Another owner's key space is separate.
+        let (_, other) = app.get("/v1/workspaces/idempotency-keys/order-1?ownerUserId=bob").await;
+        assert_eq!(other["state"], "none");
+    }
+}
+
+#[tokio::test]
+async fn the_header_key_works_and_the_body_field_wins() {
+    for app in App::each().await {
+        let send = |key_header: Option<&str>, body: Value| {
+            let mut req = app.client.post(app.url("/v1/workspaces")).bearer_auth(TOKEN).json(&body);
+            if let Some(k) = key_header {
+                req = req.header("idempotency-key", k);
+            }
+            async move { read(req.send().await.unwrap()).await }
+        };
+        let (_, a) = send(Some("hdr-1"), create_body("alice")).await;
+        let (_, b) = send(Some("hdr-1"), create_body("alice")).await;
+        assert_eq!(b["replayed"], true, "{}", app.label);
+        assert_eq!(a["workspaceId"], b["workspaceId"]);
+        let mut with_field = create_body("alice");
+        with_field["idempotencyKey"] = json!("field-1");
+        let (_, c) = send(Some("hdr-1"), with_field).await;
+        assert_eq!(c["replayed"], false, "the body's key names a new create");
+        let (_, state) = app.get("/v1/workspaces/idempotency-keys/field-1?ownerUserId=alice").await;
+        assert_eq!(state["workspaceId"], c["workspaceId"]);
+        let (status, bad) = send(Some("has space"), create_body("alice")).await;
+        assert_eq!(status, 400);
+        assert!(bad["message"].as_str().unwrap().contains("idempotency-key"));
+    }
+}
+
+#[tokio::test]
+async fn fifty_concurrent_creates_with_one_key_make_one_workspace() {
+    for app in App::each().await {
+        let mut body = create_body("alice");
+        body["idempotencyKey"] = json!("burst");
+        let requests = (0..50).map(|_| {
+            let (client, url, body) = (app.client.clone(), app.url("/v1/workspaces"), body.clone());
+            tokio::spawn(async move { read(client.post(url).bearer_auth(TOKEN).json(&body).send().await.unwrap()).await })
+        });
+        let mut ids = BTreeSet::new();
+        let mut fresh = 0;
+        for r in futures::future::join_all(requests).await {
+            let (status, answer) = r.unwrap();
+            assert_eq!(status, 202, "{}: {answer}", app.label);
+            ids.insert(answer["workspaceId"].as_str().unwrap().to_owned());
+            if answer["replayed"] == false {
+                fresh += 1;
+            }
+        }
+        assert_eq!((ids.len(), fresh), (1, 1), "{}", app.label);
+        let (_, all) = app.get("/v1/workspaces?ownerUserId=alice").await;
+        assert_eq!(all["items"].as_array().unwrap().len(), 1, "{}", app.label);
+    }
+}
+
+#[tokio::test]
+async fn a_different_request_under_a_used_key_is_refused() {
+    for app in App::each().await {
+        let mut body = create_body("alice");
+        body["idempotencyKey"] = json!("k");
+        assert_eq!(app.post("/v1/workspaces", &body).await.0, 202);
+        body["tag"] = json!("2");
+        let (status, err) = app.post("/v1/workspaces", &body).await;
+        assert_eq!(status, 409, "{}", app.label);
+        assert_eq!(err["code"], "idempotency-key-reused");
+        assert_eq!(err["_tag"], "WorkspaceConflictError");
+        // A different secret is a different request too.
+        body["tag"] = json!("1");
+        body["secretEnv"] = json!({"TOKEN": "one"});
+        assert_eq!(app.post("/v1/workspaces", &body).await.1["code"], "idempotency-key-reused");
+    }
+}
+
+#[tokio::test]
+async fn cancel_then_create_is_refused_and_leaves_nothing() {
+    for app in App::each().await {
+        let (status, cancelled) = app.post("/v1/workspaces/idempotency-keys/never/cancel", &json!({"ownerUserId": "alice"})).await;
+        assert_eq!(status, 200, "{}: {cancelled}", app.label);
+        assert_eq!(cancelled["state"], "cancelled");
+        let mut body = create_body("alice");
+        body["idempotencyKey"] = json!("never");
+        let (status, err) = app.post("/v1/workspaces", &body).await;
+        assert_eq!(status, 409);
+        assert_eq!(err["code"], "create-cancelled");
+        let (_, listed) = app.get("/v1/workspaces?ownerUserId=alice").await;
+        assert_eq!(listed["items"], json!([]), "{}", app.label);
+        let (_, state) = app.get("/v1/workspaces/idempotency-keys/never?ownerUserId=alice").await;
+        assert_eq!(state["state"], "cancelled");
+
+        // Cancelling a committed create answers found and changes nothing.
+        let mut body = create_body("alice");
+        body["idempotencyKey"] = json!("done");
+        let (_, made) = app.post("/v1/workspaces", &body).await;
+        let (_, state) = app.post("/v1/workspaces/idempotency-keys/done/cancel", &json!({"ownerUserId": "alice"})).await;
+        assert_eq!(state["state"], "found");
+        assert_eq!(state["workspaceId"], made["workspaceId"]);
+    }
+}
+
+#[tokio::test]
+async fn every_single_workspace_route_answers_404_to_another_owner() {
+    for app in App::each().await {
+        let id = app.create("alice").await;
+        let missing = "ws_doesnotexist";
+        for target in [id.as_str(), missing] {
+            let owner = json!({"ownerUserId": "mallory"});
+            let answers = vec![
+                ("get", app.get(&format!("/v1/workspaces/{target}?ownerUserId=mallory")).await),
+                ("get without owner", app.get(&format!("/v1/workspaces/{target}")).await),
+                ("rename", app.patch(&format!("/v1/workspaces/{target}/name"), &json!({"name": "x", "ownerUserId": "mallory"})).await),
+                ("rename without owner", app.patch(&format!("/v1/workspaces/{target}/name"), &json!({"name": "x"})).await),
+                ("expire", app.post(&format!("/v1/workspaces/{target}/expire"), &owner).await),
+                ("attempts", app.get(&format!("/v1/workspaces/{target}/attempts?ownerUserId=mallory")).await),
+                ("events", app.get(&format!("/v1/workspaces/{target}/events?ownerUserId=mallory")).await),
+                ("bind", app.post(&format!("/v1/workspaces/{target}/bind"), &json!({"ownerUserId": "mallory", "subpath": "a"})).await),
+                ("capture", app.get(&format!("/v1/workspaces/{target}/capture?ownerUserId=mallory")).await),
+                ("flush", app.post(&format!("/v1/workspaces/{target}/capture/flush"), &owner).await),
+                ("replan", app.post(&format!("/v1/workspaces/{target}/capture/replan"), &owner).await),
+                ("exec", app.post(&format!("/v1/workspaces/{target}/exec"), &json!({"ownerUserId": "mallory", "commands": [{"argv": ["true"]}]})).await),
+                ("stop", app.post(&format!("/v1/workspaces/{target}/stop"), &owner).await),
+                ("recover", app.post(&format!("/v1/workspaces/{target}/recover"), &owner).await),
+                ("restart", app.post(&format!("/v1/workspaces/{target}/restart"), &owner).await),
+            ];
+            let mut bodies = BTreeSet::new();
+            for (route, (status, body)) in answers {
+                assert_eq!(status, 404, "{} {route} on {target}: {body}", app.label);
+                bodies.insert(body.to_string());
+            }
+            // Uniform: nothing tells an existing workspace from a missing one.
+            assert_eq!(bodies.len(), 1, "{bodies:?}");
+            assert_eq!(bodies.into_iter().next().unwrap(), json!({"_tag": "WorkspaceNotFoundError", "message": "workspace not found"}).to_string());
+        }
+        // The owner still sees it unchanged.
+        let (status, details) = app.get(&format!("/v1/workspaces/{id}?ownerUserId=alice")).await;
+        assert_eq!(status, 200);
+        assert!(details.get("expiresAt").is_none());
+        assert_ne!(details["name"], "x");
+    }
+}
+
+#[tokio::test]
+async fn endpoints_that_need_an_executor_answer_409_to_the_owner() {
+    for app in App::each().await {
+        let id = app.create("alice").await;
+        let owner = json!({"ownerUserId": "alice"});
+        for (route, (status, body)) in [
+            ("bind", app.post(&format!("/v1/workspaces/{id}/bind"), &json!({"ownerUserId": "alice", "subpath": "a"})).await),
+            ("capture", app.get(&format!("/v1/workspaces/{id}/capture?ownerUserId=alice")).await),
+            ("flush", app.post(&format!("/v1/workspaces/{id}/capture/flush"), &json!({"ownerUserId": "alice", "kind": "final"})).await),
+            ("replan", app.post(&format!("/v1/workspaces/{id}/capture/replan"), &owner).await),
+            ("exec", app.post(&format!("/v1/workspaces/{id}/exec"), &json!({"ownerUserId": "alice", "commands": [{"argv": ["true"]}]})).await),
+            ("stop", app.post(&format!("/v1/workspaces/{id}/stop"), &owner).await),
+            ("restart", app.post(&format!("/v1/workspaces/{id}/restart"), &owner).await),
+        ] {
+            assert_eq!(status, 409, "{} {route}: {body}", app.label);
+            assert!(body["message"].as_str().unwrap().contains("no live runtime"), "{route}: {body}");
+        }
+        let (status, body) = app.post(&format!("/v1/workspaces/{id}/recover"), &owner).await;
+        assert_eq!((status, body["state"].as_str()), (202, Some("not-retained")));
+        // Bodies are validated before anything else.
+        let (status, body) = app.post(&format!("/v1/workspaces/{id}/exec"), &json!({"ownerUserId": "alice", "commands": []})).await;
+        assert_eq!(status, 400);
+        assert!(body["message"].as_str().unwrap().contains("commands"));
+    }
+}
+
+#[tokio::test]
+async fn rename_and_expire() {
+    for app in App::each().await {
+        let id = app.create("alice").await;
+        let (status, renamed) = app.patch(&format!("/v1/workspaces/{id}/name"), &json!({"name": "renamed", "ownerUserId": "alice"})).await;
+        assert_eq!((status, renamed["name"].as_str()), (200, Some("renamed")), "{}", app.label);
+        let (status, expiring) = app.post(&format!("/v1/workspaces/{id}/expire"), &json!({"ownerUserId": "alice", "ttlSeconds": 3600})).await;
+        assert_eq!(status, 200);
+        assert!(expiring["expiresAt"].as_str().unwrap().starts_with("20"));
+        let (_, cleared) = app.post(&format!("/v1/workspaces/{id}/expire"), &json!({"ownerUserId": "alice", "ttlSeconds": null})).await;
+        assert_eq!(cleared["expiresAt"], Value::Null);
+        let (_, now) = app.post(&format!("/v1/workspaces/{id}/expire"), &json!({"ownerUserId": "alice"})).await;
+        assert!(now["expiresAt"].is_string());
+        let (status, bad) = app.post(&format!("/v1/workspaces/{id}/expire"), &json!({"ownerUserId": "alice", "ttlSeconds": 0})).await;
+        assert_eq!(status, 400);
+        assert!(bad["message"].as_str().unwrap().contains("ttlSeconds"));
+        let (_, details) = app.get(&format!("/v1/workspaces/{id}?ownerUserId=alice")).await;
+        assert_eq!(details["name"], "renamed");
+    }
+}
+
+#[tokio::test]
+async fn list_filters_by_status_and_limit() {
+    for app in App::each().await {
+        for _ in 0..3 {
+            app.create("alice").await;
+        }
+        let (_, two) = app.get("/v1/workspaces?ownerUserId=alice&limit=2").await;
+        assert_eq!(two["items"].as_array().unwrap().len(), 2, "{}", app.label);
+        let (_, queued) = app.get("/v1/workspaces?ownerUserId=alice&status=queued").await;
+        assert_eq!(queued["items"].as_array().unwrap().len(), 3);
+        let (_, stopped) = app.get("/v1/workspaces?ownerUserId=alice&status=stopped").await;
+        assert_eq!(stopped["items"], json!([]));
+        for (query, field) in [("status=sleeping", "status"), ("limit=0", "limit"), ("limit=abc", "limit")] {
+            let (status, err) = app.get(&format!("/v1/workspaces?ownerUserId=alice&{query}")).await;
+            assert_eq!(status, 400, "{query}");
+            assert!(err["message"].as_str().unwrap().contains(field), "{query}: {err}");
+        }
+        let (status, err) = app.get("/v1/workspaces").await;
+        assert_eq!(status, 400);
+        assert!(err["message"].as_str().unwrap().contains("ownerUserId"));
+    }
+}
+
+#[tokio::test]
+async fn bad_input_names_the_field_and_writes_nothing() {
+    for app in App::each().await {
+        let cases: Vec<(Value, &str)> = vec![
+            (json!({"registryId": "r", "repository": "a", "tag": "1", "spec": {}}), "ownerUserId"),
+            (json!({"ownerUserId": "", "registryId": "r", "repository": "a", "tag": "1", "spec": {}}), "ownerUserId"),
+            (json!({"ownerUserId": "alice", "registryId": "r", "repository": "Bad Repo", "tag": "1", "spec": {}}), "repository"),
+            (json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "-x", "spec": {}}), "tag"),
+            (json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "1", "spec": []}), "spec"),
+            (json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "1"}), "spec"),
+            (json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "1", "spec": {}, "ttlSeconds": 0}), "ttlSeconds"),
+            (json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "1", "spec": {}, "ttlSeconds": "1"}), "ttlSeconds"),
+            (json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "1", "spec": {}, "secretEnv": {"1BAD": "v"}}), "secretEnv"),
+            (json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "1", "spec": {}, "secretEnv": {"A": 1}}), "secretEnv"),
+            (json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "1", "spec": {}, "unknownField": 1}), "unknownField"),
+            (json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "1", "spec": {}, "idempotencyKey": "a b"}), "idempotencyKey"),
+            (json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "1", "spec": {}, "name": " padded"}), "name"),
+        ];
+        for (body, field) in cases {
+            let (status, err) = app.post("/v1/workspaces", &body).await;
+            assert_eq!(status, 400, "{}: {body} -> {err}", app.label);
+            assert_eq!(err["_tag"], "WorkspaceBadRequestError");
+            assert!(err["message"].as_str().unwrap().contains(field), "{body}: {err}");
+        }
+        let raw = app
+            .client
+            .post(app.url("/v1/workspaces"))
+            .bearer_auth(TOKEN)
+            .header("content-type", "application/json")
+            .body("{not json")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(raw.status(), 400);
+        let (_, listed) = app.get("/v1/workspaces?ownerUserId=alice").await;
+        assert_eq!(listed["items"], json!([]), "{}: a refused create left a workspace", app.label);
+        let (_, key) = app.get("/v1/workspaces/idempotency-keys/a?ownerUserId=alice").await;
+        assert_eq!(key["state"], "none");
+    }
+}
+
+#[tokio::test]
+async fn what_this_install_cannot_serve_is_refused_with_422() {
+    for app in App::each().await {
+        let with = |field: &str, value: Value| {
+            let mut body = create_body("alice");
+            body[field] = value;
+            body
+        };
+        let github = json!({"provider": "github", "installationId": "1", "installationRepositoryId": "2"});
+        for (body, code) in [
+            (with("sourceSelection", github.clone()), "source-selection-unsupported"),
+            (with("dotfilesSelection", github), "dotfiles-selection-unsupported"),
+            (with("credentials", json!({"github": "cacc_1"})), "credentials-unsupported"),
+            (with("spec", json!({"runtime": {"envFrom": [{"secretRef": "x"}]}})), "runtime-env-references-unsupported"),
+            (with("spec", json!({"kubernetes": {"serviceAccountName": "sa"}})), "runtime-env-references-unsupported"),
+            (with("spec", json!({"services": {"docker": {}}})), "workspace-docker-unsupported"),
+        ] {
+            let (status, err) = app.post("/v1/workspaces", &body).await;
+            assert_eq!(status, 422, "{}: {body} -> {err}", app.label);
+            assert_eq!(err["code"], code);
+        }
+        let (_, listed) = app.get("/v1/workspaces?ownerUserId=alice").await;
+        assert_eq!(listed["items"], json!([]));
+    }
+}
+
+#[tokio::test]
+async fn the_guard_refuses_each_forbidden_class_with_its_path() {
+    for app in App::each().await {
+        let cases = [
+            (json!({"init": "sh -c 'curl x | sh'"}), "spec.init", "NEVER_SEND_SHELL_COMMAND"),
+            (json!({"tool": {"path": "/usr/bin/python3"}}), "spec.tool.path", "NEVER_SEND_EXECUTABLE_PATH"),
+            (json!({"hooks": ["ok", "http://169.254.169.254/latest"]}), "spec.hooks[1]", "NEVER_SEND_PRIVATE_URL"),
+            (json!({"key": "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----"}), "spec.key", "NEVER_SEND_RAW_CREDENTIAL"),
+            (json!({"aws": "AKIAIOSFODNN7EXAMPLE"}), "spec.aws", "NEVER_SEND_RAW_CREDENTIAL"),
+            (json!({"jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"}), "spec.jwt", "NEVER_SEND_RAW_CREDENTIAL"),
+            (json!({"auth": "Bearer abcdefghijklmnopqrstuvwxyz0123"}), "spec.auth", "NEVER_SEND_RAW_CREDENTIAL"),
+            (json!({"code": "import os\nos.system('id')"}), "spec.code", "NEVER_SEND_UNBOUNDED_CODE"),
+            (json!({"env": "HOME=/root\nUSER=root\nPATH=/bin:/usr/bin"}), "spec.env", "NEVER_SEND_ENVIRONMENT_CONTENTS"),
+        ];
+        for (spec, path, code) in cases {
+            let mut body = create_body("alice");
+            body["spec"] = spec.clone();
+            let (status, err) = app.post("/v1/workspaces", &body).await;
+            assert_eq!(status, 400, "{}: {spec} -> {err}", app.label);
+            let message = err["message"].as_str().unwrap();
+            assert!(message.starts_with(path), "{spec}: {message}");
+            assert!(message.contains(code) && message.contains("secretEnv"), "{message}");
+        }
+        let mut ok = create_body("alice");
+        ok["spec"] = json!({"image": "ubuntu:22.04", "commit": "da39a3ee5e6b4b0d3255bfef95601890afd80709", "repo": "https://example.com/a.git"});
+        assert_eq!(app.post("/v1/workspaces", &ok).await.0, 202, "values that must pass");
+        let (_, listed) = app.get("/v1/workspaces?ownerUserId=alice").await;
+        assert_eq!(listed["items"].as_array().unwrap().len(), 1, "only the clean create was written");
+    }
+}
+
+#[tokio::test]
+async fn api_tokens_are_required() {
+    for app in App::each().await {
+        let none = app.client.get(app.url("/v1/workspaces?ownerUserId=alice")).send().await.unwrap();
+        assert_eq!(none.status(), 401);
+        let wrong = app.client.get(app.url("/v1/workspaces?ownerUserId=alice")).bearer_auth("nope").send().await.unwrap();
+        assert_eq!(wrong.status(), 401);
+        let (_, body) = read(wrong).await;
+        assert_eq!(body["_tag"], "WorkspaceUnauthorizedError");
+        let create = app.client.post(app.url("/v1/workspaces")).json(&create_body("alice")).send().await.unwrap();
+        assert_eq!(create.status(), 401);
+        let (_, listed) = app.get("/v1/workspaces?ownerUserId=alice").await;
+        assert_eq!(listed["items"], json!([]), "{}", app.label);
+    }
+}
+
+#[tokio::test]
+async fn ssh_target_authenticates_the_gateway_and_authorizes_the_principal() {
+    for app in App::each().await {
+        let mut body = create_body("alice");
+        body["spec"] = json!({"access": {"sshPrincipals": ["carol"]}});
+        let (_, made) = app.post("/v1/workspaces", &body).await;
+        let id = made["workspaceId"].as_str().unwrap();
+        let ask = |token: Option<&str>, principal: Option<&str>| {
+            let mut req = app.client.get(app.url(&format!("/v1/workspaces/{id}/ssh-target")));
+            if let Some(t) = token {
+                req = req.header("x-sealant-gateway-token", t);
+            }
+            if let Some(p) = principal {
+                req = req.header("x-sealant-principal-id", p);
+            }
+            async move { read(req.send().await.unwrap()).await.0 }
+        };
+        assert_eq!(ask(None, Some("alice")).await, 401, "{}", app.label);
+        assert_eq!(ask(Some("wrong"), Some("alice")).await, 401);
+        assert_eq!(ask(Some(TOKEN), Some("alice")).await, 401, "an API token is not a gateway token");
+        assert_eq!(ask(Some(GATEWAY_TOKEN), None).await, 401);
+        assert_eq!(ask(Some(GATEWAY_TOKEN), Some("mallory")).await, 404);
+        assert_eq!(ask(Some(GATEWAY_TOKEN), Some("alice")).await, 409, "no live runtime");
+        assert_eq!(ask(Some(GATEWAY_TOKEN), Some("carol")).await, 409, "a listed principal is authorized");
+    }
+}
+
+#[tokio::test]
+async fn answers_carry_a_request_id_and_health_reports_the_backend() {
+    for app in App::each().await {
+        let r = app.client.get(app.url("/healthz")).header("x-request-id", "trace-me.1").send().await.unwrap();
+        assert_eq!(r.headers()["x-request-id"], "trace-me.1");
+        let (status, health) = read(r).await;
+        assert_eq!((status, health["backend"].as_str()), (200, Some(app.label)));
+        let r = app.client.get(app.url("/nope")).header("x-request-id", "bad id with spaces").send().await.unwrap();
+        assert_eq!(r.status(), 404);
+        assert_ne!(r.headers()["x-request-id"], "bad id with spaces");
+    }
+}
+
+#[tokio::test]
+async fn the_openapi_document_is_served() {
+    let app = App::start(sluice_store::testing::sqlite()).await;
+    let r = app.client.get(app.url("/openapi.json")).send().await.unwrap();
+    let (status, doc) = read(r).await;
+    assert_eq!(status, 200);
+    assert_eq!(doc, sluice_api::openapi::document());
+    assert!(doc["paths"]["/v1/workspaces/{workspaceId}/ssh-target"]["get"].is_object());
+}
