@@ -54,7 +54,8 @@ enum Command {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    init_tracing();
+    // The benchmark's own requests would drown its table in request logs.
+    init_tracing(if matches!(cli.command, Command::Bench(_)) { "warn" } else { "info,sqlx=warn" });
     match cli.command {
         Command::Serve { store, api } => run_api(store, api, true).await,
         Command::Api { store, api } => run_api(store, api, false).await,
@@ -80,8 +81,8 @@ async fn main() -> anyhow::Result<()> {
     }
 }
 
-fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("SLUICE_LOG").unwrap_or_else(|_| "info,sqlx=warn".into());
+fn init_tracing(default_filter: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SLUICE_LOG").unwrap_or_else(|_| default_filter.into());
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi).init();
 }

@@ -57,6 +57,14 @@ const SELECT_KEY: &str = "SELECT state, request_hash, workspace_id, run_id, laun
 
 /// Records the key as pending (if it is new) and decides what the create does.
 pub(crate) async fn claim(pool: &Pool, owner: &str, idem: &Idempotency) -> Result<Claim, StoreError> {
+    // A key that already settled (found or cancelled) is answered from a
+    // plain read: replays take no write lock.
+    if let Some(row) = pool.fetch_optional(SELECT_KEY, args![owner, &idem.key]).await? {
+        let record = record_from_row(&row)?;
+        if record.state != CreateKeyState::Pending {
+            return decide(&record, &idem.request_hash);
+        }
+    }
     let now = now_ms();
     let mut tx = pool.begin().await?;
     tx.execute(

@@ -1,0 +1,209 @@
+//! sluiced, the daemon inside an executor. This first part serves the
+//! authenticated control API's `health` and `status`; every status answer
+//! carries the origin stamp that orders evidence about one executor without
+//! clocks (launch, a boot id random per start, a boot generation counted on
+//! the executor's own disk, an observation number growing within a boot).
+//! Managed processes, exec and capture are not built yet.
+
+use std::future::Future;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use axum::extract::{Request, State};
+use axum::http::StatusCode;
+use axum::http::header::AUTHORIZATION;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    #[error("boot secret file: {0}")]
+    BootSecret(String),
+    #[error("state directory: {0}")]
+    State(#[from] std::io::Error),
+}
+
+/// The boot secret file the control plane delivers: only the control token
+/// is read so far.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct BootSecret {
+    control_token: String,
+}
+
+/// Where in the executor's own history an answer was made.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Origin {
+    pub epoch: u64,
+    pub launch: String,
+    pub boot_id: String,
+    pub boot_generation: u64,
+    pub observation: u64,
+}
+
+struct Daemon {
+    token_digest: [u8; 32],
+    epoch: u64,
+    launch: String,
+    boot_id: String,
+    boot_generation: u64,
+    observations: AtomicU64,
+}
+
+/// What a daemon starts with.
+pub struct DaemonConfig<'a> {
+    pub boot_secret_file: &'a Path,
+    /// The executor's disk: the boot generation is counted here.
+    pub state_dir: &'a Path,
+    pub launch: String,
+    pub epoch: u64,
+}
+
+/// Counts this boot on the executor's disk and returns its generation (1 for
+/// the first boot of a fresh disk). Written durably before the daemon serves.
+pub fn next_boot_generation(state_dir: &Path) -> Result<u64, DaemonError> {
+    use std::io::Write;
+    std::fs::create_dir_all(state_dir)?;
+    let path = state_dir.join("boot-generation");
+    let previous = match std::fs::read_to_string(&path) {
+        Ok(text) => text.trim().parse::<u64>().unwrap_or(0),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
+        Err(e) => return Err(e.into()),
+    };
+    let next = previous + 1;
+    let tmp = state_dir.join("boot-generation.tmp");
+    let mut file = std::fs::File::create(&tmp)?;
+    file.write_all(next.to_string().as_bytes())?;
+    file.sync_all()?;
+    std::fs::rename(&tmp, &path)?;
+    std::fs::File::open(state_dir)?.sync_all()?;
+    Ok(next)
+}
+
+fn random_hex() -> String {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("the operating system random source failed");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Builds the control API.
+pub fn control_router(config: DaemonConfig<'_>) -> Result<Router, DaemonError> {
+    let text = std::fs::read_to_string(config.boot_secret_file).map_err(|e| DaemonError::BootSecret(e.to_string()))?;
+    let secret: BootSecret =
+        serde_json::from_str(&text).map_err(|_| DaemonError::BootSecret("not a JSON object with controlToken".into()))?;
+    if secret.control_token.len() < 16 {
+        return Err(DaemonError::BootSecret("controlToken must be at least 16 characters".into()));
+    }
+    let daemon = Arc::new(Daemon {
+        token_digest: Sha256::digest(secret.control_token.as_bytes()).into(),
+        epoch: config.epoch,
+        launch: config.launch,
+        boot_id: random_hex(),
+        boot_generation: next_boot_generation(config.state_dir)?,
+        observations: AtomicU64::new(0),
+    });
+    Ok(Router::new()
+        .route("/health", get(health))
+        .route("/status", get(status))
+        .layer(middleware::from_fn_with_state(daemon.clone(), authenticate))
+        .with_state(daemon))
+}
+
+/// Serves the control API until `shutdown` resolves.
+pub async fn serve(router: Router, listener: tokio::net::TcpListener, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+    axum::serve(listener, router).with_graceful_shutdown(shutdown).await
+}
+
+async fn authenticate(State(daemon): State<Arc<Daemon>>, request: Request, next: Next) -> Response {
+    let presented = request
+        .headers()
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(|t| <[u8; 32]>::from(Sha256::digest(t.trim().as_bytes())));
+    if presented == Some(daemon.token_digest) {
+        next.run(request).await
+    } else {
+        (StatusCode::UNAUTHORIZED, Json(serde_json::json!({"message": "a valid control token is required"}))).into_response()
+    }
+}
+
+async fn health() -> Json<serde_json::Value> {
+    Json(serde_json::json!({"status": "ok"}))
+}
+
+async fn status(State(daemon): State<Arc<Daemon>>) -> Json<serde_json::Value> {
+    let origin = Origin {
+        epoch: daemon.epoch,
+        launch: daemon.launch.clone(),
+        boot_id: daemon.boot_id.clone(),
+        boot_generation: daemon.boot_generation,
+        observation: daemon.observations.fetch_add(1, Ordering::SeqCst) + 1,
+    };
+    Json(serde_json::json!({"origin": origin}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn start(dir: &Path, launch: &str) -> String {
+        let secret = dir.join("boot-secret.json");
+        std::fs::write(&secret, r#"{"controlToken": "control-token-0123456789"}"#).unwrap();
+        let router = control_router(DaemonConfig { boot_secret_file: &secret, state_dir: &dir.join("disk"), launch: launch.into(), epoch: 3 }).unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(serve(router, listener, std::future::pending()));
+        base
+    }
+
+    async fn origin(base: &str) -> Origin {
+        let r = reqwest::Client::new().get(format!("{base}/status")).bearer_auth("control-token-0123456789").send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        let body: serde_json::Value = r.json().await.unwrap();
+        serde_json::from_value(body["origin"].clone()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn control_api_needs_the_control_token() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = start(dir.path(), "launch-1").await;
+        let client = reqwest::Client::new();
+        assert_eq!(client.get(format!("{base}/health")).send().await.unwrap().status(), 401);
+        assert_eq!(client.get(format!("{base}/health")).bearer_auth("wrong-token-0123456789").send().await.unwrap().status(), 401);
+        assert_eq!(client.get(format!("{base}/health")).bearer_auth("control-token-0123456789").send().await.unwrap().status(), 200);
+    }
+
+    #[tokio::test]
+    async fn origin_stamps_order_answers_within_and_across_boots() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = start(dir.path(), "launch-1").await;
+        let (a, b) = (origin(&first).await, origin(&first).await);
+        assert_eq!((a.epoch, a.launch.as_str(), a.boot_generation), (3, "launch-1", 1));
+        assert_eq!(a.boot_id, b.boot_id);
+        assert!(b.observation > a.observation, "observations grow within a boot");
+        // A second boot on the same disk: a new boot id, the next generation.
+        let second = start(dir.path(), "launch-1").await;
+        let c = origin(&second).await;
+        assert_ne!(c.boot_id, a.boot_id);
+        assert_eq!(c.boot_generation, 2);
+    }
+
+    #[test]
+    fn a_short_or_malformed_boot_secret_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let secret = dir.path().join("s");
+        for text in ["not json", r#"{"controlToken": "short"}"#] {
+            std::fs::write(&secret, text).unwrap();
+            let config = DaemonConfig { boot_secret_file: &secret, state_dir: dir.path(), launch: "l".into(), epoch: 0 };
+            let err = control_router(config).err().expect("refused").to_string();
+            assert!(!err.contains("short"), "the error must not echo the token");
+        }
+    }
+}
