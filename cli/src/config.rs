@@ -95,3 +95,37 @@ fn tokens(what: &str, file: Option<&Path>, list: &[String], default_file: &Path)
     anyhow::ensure!(!set.is_empty(), "no {what} token is configured");
     Ok(set)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_token_file_is_generated_private_when_nothing_is_configured() {
+        let dir = tempfile::tempdir().unwrap();
+        let default_file = dir.path().join("api-token");
+        let set = tokens("API", None, &[], &default_file).unwrap();
+        let token = std::fs::read_to_string(&default_file).unwrap();
+        assert_eq!(token.trim().len(), 64);
+        assert!(set.accepts(token.trim()));
+        assert_eq!(std::fs::metadata(&default_file).unwrap().permissions().mode() & 0o777, 0o600);
+        // A second start reads the same token.
+        assert!(tokens("API", None, &[], &default_file).unwrap().accepts(token.trim()));
+    }
+
+    #[test]
+    fn listed_tokens_and_token_files_are_used_instead() {
+        let dir = tempfile::tempdir().unwrap();
+        let default_file = dir.path().join("api-token");
+        let set = tokens("API", None, &["one".into(), " two ".into()], &default_file).unwrap();
+        assert!(set.accepts("one") && set.accepts("two") && !set.accepts("three"));
+        assert!(!default_file.exists(), "no token file is generated when tokens are given");
+        let file = dir.path().join("tokens");
+        std::fs::write(&file, "# comment\nalpha\n\nbeta\n").unwrap();
+        let set = tokens("API", Some(&file), &[], &default_file).unwrap();
+        assert!(set.accepts("alpha") && set.accepts("beta") && !set.accepts("# comment"));
+        std::fs::write(&file, "\n").unwrap();
+        assert!(tokens("API", Some(&file), &[], &default_file).is_err(), "an empty token file is refused");
+    }
+}

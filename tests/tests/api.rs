@@ -362,6 +362,17 @@ async fn the_guard_refuses_each_forbidden_class_with_its_path() {
             assert!(message.starts_with(path), "{spec}: {message}");
             assert!(message.contains(code) && message.contains("secretEnv"), "{message}");
         }
+        // Plain fields are guarded too, each under its own name.
+        let mut body = create_body("alice");
+        body["launchId"] = json!("AKIAIOSFODNN7EXAMPLE");
+        let (status, err) = app.post("/v1/workspaces", &body).await;
+        assert_eq!(status, 400);
+        assert!(err["message"].as_str().unwrap().starts_with("launchId"), "{err}");
+        let mut body = create_body("alice");
+        body["repository"] = json!("tools/run.sh");
+        let (status, err) = app.post("/v1/workspaces", &body).await;
+        assert_eq!(status, 400);
+        assert!(err["message"].as_str().unwrap().starts_with("repository"), "{err}");
         let mut ok = create_body("alice");
         ok["spec"] = json!({"image": "ubuntu:22.04", "commit": "da39a3ee5e6b4b0d3255bfef95601890afd80709", "repo": "https://example.com/a.git"});
         assert_eq!(app.post("/v1/workspaces", &ok).await.0, 202, "values that must pass");

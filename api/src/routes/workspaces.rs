@@ -5,6 +5,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
 use sluice_store::clock::{now_ms, rfc3339};
+use sluice_store::guard;
 use sluice_store::seal::hex;
 use sluice_store::{CreateOutcome, Idempotency, NewWorkspace, Secret, WorkspaceFilter, WorkspaceStatus, WorkspaceView};
 
@@ -81,6 +82,20 @@ pub async fn create_workspace(
         }
         (None, None) => None,
     };
+
+    // Everything stored in plain columns passes the guard, each under its own name.
+    for (field, value) in [
+        ("ownerUserId", Some(&owner)),
+        ("registryId", Some(&registry_id)),
+        ("repository", Some(&repository)),
+        ("tag", Some(&tag)),
+        ("launchId", launch_id.as_ref()),
+        ("idempotencyKey", key.as_ref()),
+    ] {
+        if let Some(value) = value {
+            guard::check(field, &Value::String(value.clone()))?;
+        }
+    }
 
     if req.source_selection.is_some() {
         return Err(unsupported("sourceSelection", "source-selection-unsupported", "cloning a repository into the workspace"));
