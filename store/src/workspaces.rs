@@ -308,11 +308,45 @@ impl Store {
             .await?;
         tx.commit().await?;
 
-        let view = self
-            .get_workspace(&new.owner_user_id, &workspace_id)
-            .await?
-            .ok_or_else(|| StoreError::Corrupt("a committed workspace cannot be read back".into()))?;
-        Ok(CreateOutcome::Created(view))
+        // What was just written, without reading it back.
+        let run = Run {
+            id: run_id.clone(),
+            workspace_id: workspace_id.clone(),
+            relation: RunRelation::Launch,
+            trigger_type: TriggerType::Api,
+            trigger_ref: None,
+            status: WorkspaceStatus::Queued,
+            launch_id: new.launch_id.clone(),
+            spec: new.spec.clone(),
+            runtime: None,
+            published_image: None,
+            error: None,
+            queued_at: now,
+            created_at: now,
+            updated_at: now,
+            linked_at: now,
+            started_at: None,
+            finished_at: None,
+        };
+        let workspace = Workspace {
+            id: workspace_id,
+            owner_user_id: new.owner_user_id,
+            name: new.name,
+            registry_id: new.registry_id,
+            repository: new.repository,
+            tag: new.tag,
+            spec: new.spec,
+            status: WorkspaceStatus::Queued,
+            desired_state: DesiredState::Running,
+            current_run_id: Some(run_id),
+            idempotency_key: new.idempotency.map(|i| i.key),
+            expires_at,
+            created_at: now,
+            updated_at: now,
+            started_at: None,
+            finished_at: None,
+        };
+        Ok(CreateOutcome::Created(WorkspaceView { workspace, current_run: Some(run) }))
     }
 
     async fn insert_sealed(&self, tx: &mut Tx, workspace_id: &str, kind: SecretKind, plain: &[u8], now: i64) -> Result<(), StoreError> {
