@@ -115,3 +115,45 @@ impl From<sluice_store::guard::GuardViolation> for ApiError {
         ApiError::BadRequest(v.to_string())
     }
 }
+
+/// The error answers as OpenAPI responses, one type per status, so each
+/// route lists the ones it can give by name.
+pub mod responses {
+    use super::ErrorBody;
+    use utoipa::IntoResponses;
+
+    /// The request is invalid; the message names the field.
+    #[derive(IntoResponses)]
+    #[response(status = 400)]
+    pub struct InvalidRequest(#[allow(dead_code)] ErrorBody);
+
+    /// A missing or invalid token.
+    #[derive(IntoResponses)]
+    #[response(status = 401)]
+    pub struct Unauthenticated(#[allow(dead_code)] ErrorBody);
+
+    /// No such workspace for this caller (uniform: existence is not revealed).
+    #[derive(IntoResponses)]
+    #[response(status = 404)]
+    pub struct NotFound(#[allow(dead_code)] ErrorBody);
+
+    /// The request conflicts with the workspace's state; `code` gives a stable reason.
+    #[derive(IntoResponses)]
+    #[response(status = 409)]
+    pub struct Conflict(#[allow(dead_code)] ErrorBody);
+
+    /// A request this install cannot serve, refused with a stable `code`.
+    #[derive(IntoResponses)]
+    #[response(status = 422)]
+    pub struct Unprocessable(#[allow(dead_code)] ErrorBody);
+
+    /// An internal error; the server log has the cause.
+    #[derive(IntoResponses)]
+    #[response(status = 500)]
+    pub struct Internal(#[allow(dead_code)] ErrorBody);
+
+    /// A dependency (the database, a runtime) does not answer.
+    #[derive(IntoResponses)]
+    #[response(status = 503)]
+    pub struct Unavailable(#[allow(dead_code)] ErrorBody);
+}

@@ -223,3 +223,31 @@ async fn rename_expire_list_and_purge() {
         assert_eq!(store.get_create_key("alice", "old").await.unwrap().state, CreateKeyState::None);
     }
 }
+
+#[tokio::test]
+async fn a_create_that_dies_before_commit_leaves_its_key_pending() {
+    for db in databases().await {
+        let store = open(&db).await;
+        // The create fails after its key was recorded: its event data is refused.
+        let mut doomed = new_workspace("alice", Some(("half", "h")));
+        doomed.name = "AKIAIOSFODNN7EXAMPLE".into();
+        assert!(matches!(store.create_workspace(doomed).await, Err(StoreError::Guard(_))), "{}", db.label);
+        let key = store.get_create_key("alice", "half").await.unwrap();
+        assert_eq!((key.state, key.workspace_id), (CreateKeyState::Pending, None), "{}", db.label);
+        assert!(store.list_workspaces("alice", &WorkspaceFilter { limit: 10, ..Default::default() }).await.unwrap().is_empty());
+
+        // A repeat of the same request finishes it.
+        let made = created(store.create_workspace(new_workspace("alice", Some(("half", "h")))).await.unwrap());
+        assert_eq!(store.get_create_key("alice", "half").await.unwrap().workspace_id, Some(made.workspace.id));
+
+        // A pending key that is cancelled never lets a create commit.
+        let mut doomed = new_workspace("alice", Some(("half-2", "h")));
+        doomed.name = "AKIAIOSFODNN7EXAMPLE".into();
+        assert!(store.create_workspace(doomed).await.is_err());
+        assert_eq!(store.cancel_create_key("alice", "half-2").await.unwrap().state, CreateKeyState::Cancelled);
+        assert!(matches!(
+            store.create_workspace(new_workspace("alice", Some(("half-2", "h")))).await,
+            Err(StoreError::CreateCancelled)
+        ));
+    }
+}

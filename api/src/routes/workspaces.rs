@@ -11,7 +11,8 @@ use sluice_store::{CreateOutcome, Idempotency, NewWorkspace, Secret, WorkspaceFi
 
 use crate::AppState;
 use crate::auth::{PRINCIPAL_HEADER, require_gateway};
-use crate::error::{ApiError, ErrorBody};
+use crate::error::ApiError;
+use crate::error::responses::{Conflict, Internal, InvalidRequest, NotFound, Unauthenticated, Unavailable, Unprocessable};
 use crate::extract::{JsonBody, QueryOf};
 use crate::validate;
 use crate::wire::*;
@@ -48,14 +49,7 @@ fn unsupported(field: &str, code: &'static str, what: &str) -> ApiError {
 #[utoipa::path(post, path = "/v1/workspaces", tag = "workspaces", operation_id = "createWorkspace",
     params(("idempotency-key" = Option<String>, Header, description = "Same as the body's idempotencyKey; the body wins.")),
     request_body = CreateWorkspaceRequest,
-    responses(
-        (status = 202, description = "Created, or replayed (`replayed: true`)", body = CreateWorkspaceResponse),
-        (status = 400, description = "Invalid request; names the field", body = ErrorBody),
-        (status = 401, description = "Missing or invalid API token", body = ErrorBody),
-        (status = 409, description = "`idempotency-key-reused` or `create-cancelled`", body = ErrorBody),
-        (status = 422, description = "A request this install cannot serve (stable `code`)", body = ErrorBody),
-        (status = 500, description = "Internal error", body = ErrorBody),
-    ),
+    responses((status = 202, description = "Created, or replayed (`replayed: true`)", body = CreateWorkspaceResponse), InvalidRequest, Unauthenticated, Conflict, Unprocessable, Internal),
     security(("apiToken" = [])))]
 pub async fn create_workspace(
     State(app): State<AppState>,
@@ -144,12 +138,7 @@ pub async fn create_workspace(
 /// What became of an idempotent create, by its key.
 #[utoipa::path(get, path = "/v1/workspaces/idempotency-keys/{idempotencyKey}", tag = "workspaces", operation_id = "getWorkspaceCreate",
     params(("idempotencyKey" = String, Path, pattern = r"^[A-Za-z0-9._:-]{1,200}$"), OwnerQuery),
-    responses(
-        (status = 200, body = WorkspaceCreateState),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
-        (status = 500, body = ErrorBody),
-    ),
+    responses((status = 200, body = WorkspaceCreateState), InvalidRequest, Unauthenticated, Internal),
     security(("apiToken" = [])))]
 pub async fn get_workspace_create(
     State(app): State<AppState>,
@@ -165,12 +154,7 @@ pub async fn get_workspace_create(
 #[utoipa::path(post, path = "/v1/workspaces/idempotency-keys/{idempotencyKey}/cancel", tag = "workspaces", operation_id = "cancelWorkspaceCreate",
     params(("idempotencyKey" = String, Path, pattern = r"^[A-Za-z0-9._:-]{1,200}$")),
     request_body = OwnerRequest,
-    responses(
-        (status = 200, body = WorkspaceCreateState),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
-        (status = 500, body = ErrorBody),
-    ),
+    responses((status = 200, body = WorkspaceCreateState), InvalidRequest, Unauthenticated, Internal),
     security(("apiToken" = [])))]
 pub async fn cancel_workspace_create(
     State(app): State<AppState>,
@@ -185,12 +169,7 @@ pub async fn cancel_workspace_create(
 /// The owner's workspaces, newest first.
 #[utoipa::path(get, path = "/v1/workspaces", tag = "workspaces", operation_id = "listWorkspaces",
     params(ListWorkspacesQuery),
-    responses(
-        (status = 200, body = ListWorkspacesResponse),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
-        (status = 500, body = ErrorBody),
-    ),
+    responses((status = 200, body = ListWorkspacesResponse), InvalidRequest, Unauthenticated, Internal),
     security(("apiToken" = [])))]
 pub async fn list_workspaces(
     State(app): State<AppState>,
@@ -215,12 +194,7 @@ fn statuses() -> String {
 /// One workspace with its spec (owner-scoped; uniform 404).
 #[utoipa::path(get, path = "/v1/workspaces/{workspaceId}", tag = "workspaces", operation_id = "getWorkspace",
     params(("workspaceId" = String, Path), OwnerQuery),
-    responses(
-        (status = 200, body = WorkspaceDetails),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-        (status = 500, body = ErrorBody),
-    ),
+    responses((status = 200, body = WorkspaceDetails), InvalidRequest, Unauthenticated, NotFound, Internal),
     security(("apiToken" = [])))]
 pub async fn get_workspace(
     State(app): State<AppState>,
@@ -236,13 +210,7 @@ pub async fn get_workspace(
 #[utoipa::path(patch, path = "/v1/workspaces/{workspaceId}/name", tag = "workspaces", operation_id = "renameWorkspace",
     params(("workspaceId" = String, Path)),
     request_body = RenameWorkspaceRequest,
-    responses(
-        (status = 200, body = RenameWorkspaceResponse),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-        (status = 500, body = ErrorBody),
-    ),
+    responses((status = 200, body = RenameWorkspaceResponse), InvalidRequest, Unauthenticated, NotFound, Internal),
     security(("apiToken" = [])))]
 pub async fn rename_workspace(
     State(app): State<AppState>,
@@ -259,13 +227,7 @@ pub async fn rename_workspace(
 #[utoipa::path(post, path = "/v1/workspaces/{workspaceId}/expire", tag = "workspaces", operation_id = "expireWorkspace",
     params(("workspaceId" = String, Path)),
     request_body = ExpireWorkspaceRequest,
-    responses(
-        (status = 200, body = ExpireWorkspaceResponse),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-        (status = 500, body = ErrorBody),
-    ),
+    responses((status = 200, body = ExpireWorkspaceResponse), InvalidRequest, Unauthenticated, NotFound, Internal),
     security(("apiToken" = [])))]
 pub async fn expire_workspace(
     State(app): State<AppState>,
@@ -285,13 +247,7 @@ pub async fn expire_workspace(
 /// The workspace's launch attempts, newest first.
 #[utoipa::path(get, path = "/v1/workspaces/{workspaceId}/attempts", tag = "workspaces", operation_id = "listWorkspaceAttempts",
     params(("workspaceId" = String, Path), OwnerLimitQuery),
-    responses(
-        (status = 200, body = ListWorkspaceAttemptsResponse),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-        (status = 500, body = ErrorBody),
-    ),
+    responses((status = 200, body = ListWorkspaceAttemptsResponse), InvalidRequest, Unauthenticated, NotFound, Internal),
     security(("apiToken" = [])))]
 pub async fn list_workspace_attempts(
     State(app): State<AppState>,
@@ -307,13 +263,7 @@ pub async fn list_workspace_attempts(
 /// The workspace's events in the order they happened.
 #[utoipa::path(get, path = "/v1/workspaces/{workspaceId}/events", tag = "workspaces", operation_id = "listWorkspaceEvents",
     params(("workspaceId" = String, Path), OwnerLimitQuery),
-    responses(
-        (status = 200, body = ListWorkspaceEventsResponse),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-        (status = 500, body = ErrorBody),
-    ),
+    responses((status = 200, body = ListWorkspaceEventsResponse), InvalidRequest, Unauthenticated, NotFound, Internal),
     security(("apiToken" = [])))]
 pub async fn list_workspace_events(
     State(app): State<AppState>,
@@ -330,14 +280,7 @@ pub async fn list_workspace_events(
 #[utoipa::path(post, path = "/v1/workspaces/{workspaceId}/bind", tag = "workspaces", operation_id = "bindWorkspace",
     params(("workspaceId" = String, Path)),
     request_body = BindWorkspaceRequest,
-    responses(
-        (status = 200, body = WorkspaceBinds),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-        (status = 409, description = "No live runtime", body = ErrorBody),
-        (status = 500, body = ErrorBody),
-    ),
+    responses((status = 200, body = WorkspaceBinds), InvalidRequest, Unauthenticated, NotFound, Conflict, Internal),
     security(("apiToken" = [])))]
 pub async fn bind_workspace(
     State(app): State<AppState>,
@@ -353,14 +296,7 @@ pub async fn bind_workspace(
 /// The daemon's capture status (needs a live runtime).
 #[utoipa::path(get, path = "/v1/workspaces/{workspaceId}/capture", tag = "workspaces", operation_id = "getWorkspaceCaptureStatus",
     params(("workspaceId" = String, Path), OwnerQuery),
-    responses(
-        (status = 200, body = WorkspaceCaptureStatus),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-        (status = 409, description = "No live runtime", body = ErrorBody),
-        (status = 500, body = ErrorBody),
-    ),
+    responses((status = 200, body = WorkspaceCaptureStatus), InvalidRequest, Unauthenticated, NotFound, Conflict, Internal),
     security(("apiToken" = [])))]
 pub async fn get_workspace_capture_status(
     State(app): State<AppState>,
@@ -376,14 +312,7 @@ pub async fn get_workspace_capture_status(
 #[utoipa::path(post, path = "/v1/workspaces/{workspaceId}/capture/flush", tag = "workspaces", operation_id = "flushWorkspaceCapture",
     params(("workspaceId" = String, Path)),
     request_body = FlushWorkspaceCaptureRequest,
-    responses(
-        (status = 200, body = WorkspaceCaptureStatus),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-        (status = 409, description = "No live runtime", body = ErrorBody),
-        (status = 500, body = ErrorBody),
-    ),
+    responses((status = 200, body = WorkspaceCaptureStatus), InvalidRequest, Unauthenticated, NotFound, Conflict, Internal),
     security(("apiToken" = [])))]
 pub async fn flush_workspace_capture(
     State(app): State<AppState>,
@@ -404,14 +333,7 @@ pub async fn flush_workspace_capture(
 #[utoipa::path(post, path = "/v1/workspaces/{workspaceId}/capture/replan", tag = "workspaces", operation_id = "replanWorkspaceCapture",
     params(("workspaceId" = String, Path)),
     request_body = OwnerRequest,
-    responses(
-        (status = 200, body = WorkspaceCaptureReplanned),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-        (status = 409, description = "No live runtime", body = ErrorBody),
-        (status = 500, body = ErrorBody),
-    ),
+    responses((status = 200, body = WorkspaceCaptureReplanned), InvalidRequest, Unauthenticated, NotFound, Conflict, Internal),
     security(("apiToken" = [])))]
 pub async fn replan_workspace_capture(
     State(app): State<AppState>,
@@ -427,14 +349,7 @@ pub async fn replan_workspace_capture(
 #[utoipa::path(post, path = "/v1/workspaces/{workspaceId}/exec", tag = "workspaces", operation_id = "execWorkspace",
     params(("workspaceId" = String, Path)),
     request_body = ExecWorkspaceRequest,
-    responses(
-        (status = 202, body = ExecRun),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-        (status = 409, description = "No live runtime", body = ErrorBody),
-        (status = 500, body = ErrorBody),
-    ),
+    responses((status = 202, body = ExecRun), InvalidRequest, Unauthenticated, NotFound, Conflict, Internal),
     security(("apiToken" = [])))]
 pub async fn exec_workspace(
     State(app): State<AppState>,
@@ -461,14 +376,7 @@ pub async fn exec_workspace(
 #[utoipa::path(post, path = "/v1/workspaces/{workspaceId}/stop", tag = "workspaces", operation_id = "stopWorkspace",
     params(("workspaceId" = String, Path)),
     request_body = StopWorkspaceRequest,
-    responses(
-        (status = 202, body = StopWorkspaceResponse),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-        (status = 409, description = "The workspace never launched a runtime", body = ErrorBody),
-        (status = 500, body = ErrorBody),
-    ),
+    responses((status = 202, body = StopWorkspaceResponse), InvalidRequest, Unauthenticated, NotFound, Conflict, Internal),
     security(("apiToken" = [])))]
 pub async fn stop_workspace(
     State(app): State<AppState>,
@@ -490,14 +398,7 @@ pub async fn stop_workspace(
 #[utoipa::path(post, path = "/v1/workspaces/{workspaceId}/recover", tag = "workspaces", operation_id = "recoverWorkspace",
     params(("workspaceId" = String, Path)),
     request_body = OwnerRequest,
-    responses(
-        (status = 202, body = RecoverWorkspaceResponse),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-        (status = 409, body = ErrorBody),
-        (status = 500, body = ErrorBody),
-    ),
+    responses((status = 202, body = RecoverWorkspaceResponse), InvalidRequest, Unauthenticated, NotFound, Conflict, Internal),
     security(("apiToken" = [])))]
 pub async fn recover_workspace(
     State(app): State<AppState>,
@@ -517,14 +418,7 @@ pub async fn recover_workspace(
 #[utoipa::path(post, path = "/v1/workspaces/{workspaceId}/restart", tag = "workspaces", operation_id = "restartWorkspace",
     params(("workspaceId" = String, Path)),
     request_body = OwnerRequest,
-    responses(
-        (status = 202, body = RestartWorkspaceResponse),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-        (status = 409, description = "Never launched, or mid-launch", body = ErrorBody),
-        (status = 500, body = ErrorBody),
-    ),
+    responses((status = 202, body = RestartWorkspaceResponse), InvalidRequest, Unauthenticated, NotFound, Conflict, Internal),
     security(("apiToken" = [])))]
 pub async fn restart_workspace(
     State(app): State<AppState>,
@@ -542,14 +436,7 @@ pub async fn restart_workspace(
         ("workspaceId" = String, Path),
         ("x-sealant-principal-id" = Option<String>, Header, description = "The SSH client principal to authorize"),
     ),
-    responses(
-        (status = 200, body = WorkspaceSshTarget),
-        (status = 401, description = "Missing or invalid gateway token, or no principal", body = ErrorBody),
-        (status = 404, description = "No such workspace for this principal", body = ErrorBody),
-        (status = 409, description = "No live runtime", body = ErrorBody),
-        (status = 503, body = ErrorBody),
-        (status = 500, body = ErrorBody),
-    ),
+    responses((status = 200, body = WorkspaceSshTarget), Unauthenticated, NotFound, Conflict, Unavailable, Internal),
     security(("gatewayToken" = [])))]
 pub async fn get_workspace_ssh_target(
     State(app): State<AppState>,
