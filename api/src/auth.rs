@@ -39,7 +39,11 @@ impl TokenSet {
 }
 
 /// Middleware: the request must carry `Authorization: Bearer <API token>`.
-pub async fn require_api_token(State(app): State<AppState>, request: Request, next: Next) -> Result<Response, ApiError> {
+pub async fn require_api_token(
+    State(app): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Result<Response, ApiError> {
     let token = bearer(request.headers());
     match token {
         Some(t) if app.config.api_tokens.accepts(t) => Ok(next.run(request).await),

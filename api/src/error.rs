@@ -55,9 +55,15 @@ impl ApiError {
         let body = |tag, message: String, code| ErrorBody { tag, message, code };
         match self {
             ApiError::BadRequest(m) => (StatusCode::BAD_REQUEST, body("WorkspaceBadRequestError", m.clone(), None)),
-            ApiError::Unauthorized(m) => (StatusCode::UNAUTHORIZED, body("WorkspaceUnauthorizedError", m.clone(), None)),
-            ApiError::NotFound => (StatusCode::NOT_FOUND, body("WorkspaceNotFoundError", "workspace not found".into(), None)),
-            ApiError::Conflict { message, code } => (StatusCode::CONFLICT, body("WorkspaceConflictError", message.clone(), *code)),
+            ApiError::Unauthorized(m) => {
+                (StatusCode::UNAUTHORIZED, body("WorkspaceUnauthorizedError", m.clone(), None))
+            }
+            ApiError::NotFound => {
+                (StatusCode::NOT_FOUND, body("WorkspaceNotFoundError", "workspace not found".into(), None))
+            }
+            ApiError::Conflict { message, code } => {
+                (StatusCode::CONFLICT, body("WorkspaceConflictError", message.clone(), *code))
+            }
             ApiError::Unsupported { message, code } => {
                 let tag = match *code {
                     "runtime-env-references-unsupported" => "WorkspaceRuntimeEnvReferencesUnsupportedError",
@@ -84,9 +90,10 @@ impl From<StoreError> for ApiError {
                 "this idempotencyKey was already used by this owner with a different request",
                 Some("idempotency-key-reused"),
             ),
-            StoreError::CreateCancelled => {
-                ApiError::conflict("the create with this idempotencyKey was cancelled; nothing was created", Some("create-cancelled"))
-            }
+            StoreError::CreateCancelled => ApiError::conflict(
+                "the create with this idempotencyKey was cancelled; nothing was created",
+                Some("create-cancelled"),
+            ),
             StoreError::Guard(violation) => ApiError::BadRequest(violation.to_string()),
             other => ApiError::Internal(Box::new(other)),
         }

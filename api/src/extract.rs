@@ -19,17 +19,16 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
-        let is_json = req
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.split(';').next().is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json")));
+        let is_json =
+            req.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|v| {
+                v.split(';').next().is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+            });
         if !is_json {
             return Err(ApiError::bad_request("the request body must be JSON (content-type: application/json)"));
         }
-        let bytes = Bytes::from_request(req, state)
-            .await
-            .map_err(|_| ApiError::bad_request(format!("the request body could not be read (at most {MAX_BODY_BYTES} bytes)")))?;
+        let bytes = Bytes::from_request(req, state).await.map_err(|_| {
+            ApiError::bad_request(format!("the request body could not be read (at most {MAX_BODY_BYTES} bytes)"))
+        })?;
         parse_json(&bytes).map(JsonBody)
     }
 }

@@ -90,10 +90,7 @@ async fn openapi_json() -> Json<serde_json::Value> {
 #[utoipa::path(get, path = "/healthz", tag = "operations", operation_id = "health",
     responses((status = 200, body = wire::Health), (status = 503, body = error::ErrorBody)))]
 async fn health(State(app): State<AppState>) -> Result<Json<wire::Health>, ApiError> {
-    app.store
-        .ping()
-        .await
-        .map_err(|_| ApiError::ServiceUnavailable("the database does not answer".into()))?;
+    app.store.ping().await.map_err(|_| ApiError::ServiceUnavailable("the database does not answer".into()))?;
     let backend = match app.store.backend() {
         sluice_store::BackendKind::Sqlite => "sqlite",
         sluice_store::BackendKind::Postgres => "postgres",

@@ -11,7 +11,10 @@ struct SecuritySchemes;
 impl Modify for SecuritySchemes {
     fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
         let components = doc.components.get_or_insert_with(Default::default);
-        components.add_security_scheme("apiToken", SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()));
+        components.add_security_scheme(
+            "apiToken",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
         components.add_security_scheme(
             "gatewayToken",
             SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new(crate::auth::GATEWAY_TOKEN_HEADER))),
@@ -63,7 +66,9 @@ pub fn document_text() -> String {
 mod tests {
     use super::*;
     use serde_json::{Value, json};
-    use sluice_store::{CreateKeyState, EventType, RunRelation, RuntimeAdapter, RuntimeStatus, TriggerType, WorkspaceStatus};
+    use sluice_store::{
+        CreateKeyState, EventType, RunRelation, RuntimeAdapter, RuntimeStatus, TriggerType, WorkspaceStatus,
+    };
 
     fn documented(name: &str) -> Value {
         document()["components"]["schemas"][name]["enum"].clone()

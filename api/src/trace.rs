@@ -28,7 +28,11 @@ pub async fn request_span(request: Request, next: Next) -> Response {
     let started = std::time::Instant::now();
     let mut response = next.run(request).instrument(span.clone()).await;
     span.in_scope(|| {
-        tracing::info!(status = response.status().as_u16(), elapsed_ms = started.elapsed().as_millis() as u64, "answered");
+        tracing::info!(
+            status = response.status().as_u16(),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "answered"
+        );
     });
     if let Ok(value) = HeaderValue::from_str(&request_id) {
         response.headers_mut().insert(REQUEST_ID_HEADER, value);

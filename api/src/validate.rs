@@ -53,7 +53,9 @@ pub fn idempotency_key(field: &str, value: &str) -> Result<String, ApiError> {
     if ok {
         Ok(value.to_owned())
     } else {
-        Err(ApiError::bad_request(format!("{field} must be 1 to 200 characters of A-Z, a-z, 0-9, '.', '_', ':' or '-'")))
+        Err(ApiError::bad_request(format!(
+            "{field} must be 1 to 200 characters of A-Z, a-z, 0-9, '.', '_', ':' or '-'"
+        )))
     }
 }
 
@@ -79,7 +81,13 @@ pub fn tag(value: &str) -> Result<String, ApiError> {
     let value = text("tag", value, 128)?;
     let ok = value.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
         && !value.starts_with(['.', '-']);
-    if ok { Ok(value) } else { Err(ApiError::bad_request("tag must be 1 to 128 of A-Z, a-z, 0-9, '_', '.' or '-', not starting with '.' or '-'")) }
+    if ok {
+        Ok(value)
+    } else {
+        Err(ApiError::bad_request(
+            "tag must be 1 to 128 of A-Z, a-z, 0-9, '_', '.' or '-', not starting with '.' or '-'",
+        ))
+    }
 }
 
 /// A count of seconds > 0, at most ten years.
@@ -139,10 +147,14 @@ pub fn secret_env(env: &BTreeMap<String, String>) -> Result<(), ApiError> {
             ));
         }
         if name.starts_with("SLUICE_") || name.starts_with("SEALANT_") {
-            return Err(ApiError::bad_request(format!("secretEnv.{name}: names starting with SLUICE_ or SEALANT_ are reserved")));
+            return Err(ApiError::bad_request(format!(
+                "secretEnv.{name}: names starting with SLUICE_ or SEALANT_ are reserved"
+            )));
         }
         if value.len() > SECRET_ENV_MAX_VALUE {
-            return Err(ApiError::bad_request(format!("secretEnv.{name}: the value must be at most {SECRET_ENV_MAX_VALUE} bytes")));
+            return Err(ApiError::bad_request(format!(
+                "secretEnv.{name}: the value must be at most {SECRET_ENV_MAX_VALUE} bytes"
+            )));
         }
         if value.contains('\0') {
             return Err(ApiError::bad_request(format!("secretEnv.{name}: the value must not contain NUL")));
@@ -180,7 +192,8 @@ pub fn runtime_capabilities(spec: &Value) -> Result<(), ApiError> {
     };
     if docker_requested {
         return Err(ApiError::Unsupported {
-            message: "spec.services.docker: no runtime of this install can give a workspace its own Docker engine".into(),
+            message: "spec.services.docker: no runtime of this install can give a workspace its own Docker engine"
+                .into(),
             code: "workspace-docker-unsupported",
         });
     }
@@ -244,7 +257,10 @@ mod tests {
             Err(e) => panic!("{e}"),
         };
         assert_eq!(code(json!({"runtime": {"envFrom": []}})), Some("runtime-env-references-unsupported"));
-        assert_eq!(code(json!({"kubernetes": {"serviceAccountName": "x"}})), Some("runtime-env-references-unsupported"));
+        assert_eq!(
+            code(json!({"kubernetes": {"serviceAccountName": "x"}})),
+            Some("runtime-env-references-unsupported")
+        );
         assert_eq!(code(json!({"services": {"docker": true}})), Some("workspace-docker-unsupported"));
         assert_eq!(code(json!({"services": {"docker": {}}})), Some("workspace-docker-unsupported"));
         assert_eq!(code(json!({"services": {"docker": false}, "runtime": {}})), None);

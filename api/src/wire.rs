@@ -38,16 +38,28 @@ pub struct CreateWorkspaceCredentials {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateWorkspaceRequest {
-    #[schema(min_length = 1, max_length = 256, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 256,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub owner_user_id: String,
-    #[schema(min_length = 1, max_length = 128, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 128,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub registry_id: String,
     /// An image repository: lower-case path components.
     #[schema(max_length = 255, pattern = r"^[a-z0-9][a-z0-9._-]*(?:/[a-z0-9][a-z0-9._-]*)*$")]
     pub repository: String,
     #[schema(max_length = 128, pattern = r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")]
     pub tag: String,
-    #[schema(min_length = 1, max_length = 128, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 128,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub name: Option<String>,
     pub source_selection: Option<SourceSelection>,
     pub dotfiles_selection: Option<SourceSelection>,
@@ -58,7 +70,11 @@ pub struct CreateWorkspaceRequest {
     /// Environment delivered to the executor only; sealed at rest, never returned.
     pub secret_env: Option<BTreeMap<String, String>>,
     /// The capture source's session credential; sealed at rest, never returned.
-    #[schema(min_length = 1, max_length = 4096, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 4096,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub capture_token: Option<String>,
     /// Lifetime in seconds; the server default applies when omitted.
     #[schema(minimum = 1, maximum = 316224000)]
@@ -67,21 +83,33 @@ pub struct CreateWorkspaceRequest {
     #[schema(pattern = r"^[A-Za-z0-9._:-]{1,200}$")]
     pub idempotency_key: Option<String>,
     /// The caller's identity for the one executor this create launches.
-    #[schema(min_length = 1, max_length = 200, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub launch_id: Option<String>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct OwnerRequest {
-    #[schema(min_length = 1, max_length = 256, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 256,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub owner_user_id: String,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RenameWorkspaceRequest {
-    #[schema(min_length = 1, max_length = 128, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 128,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub name: String,
     /// The workspace's owner; a rename that names none finds nothing.
     pub owner_user_id: Option<String>,
@@ -90,7 +118,11 @@ pub struct RenameWorkspaceRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExpireWorkspaceRequest {
-    #[schema(min_length = 1, max_length = 256, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 256,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub owner_user_id: String,
     /// Seconds from now; `null` clears the TTL; omitted expires now.
     #[serde(default, deserialize_with = "present")]
@@ -106,7 +138,11 @@ fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Resul
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct BindWorkspaceRequest {
-    #[schema(min_length = 1, max_length = 256, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 256,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub owner_user_id: String,
     pub mount_path: Option<String>,
     pub subpath: String,
@@ -123,7 +159,11 @@ pub enum FlushKind {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FlushWorkspaceCaptureRequest {
-    #[schema(min_length = 1, max_length = 256, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 256,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub owner_user_id: String,
     pub kind: Option<FlushKind>,
     #[schema(minimum = 1)]
@@ -149,7 +189,11 @@ pub struct RunCommand {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExecWorkspaceRequest {
-    #[schema(min_length = 1, max_length = 256, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 256,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub owner_user_id: String,
     /// 1 to 32 commands, run in order whatever their exit codes.
     #[schema(min_items = 1, max_items = 32)]
@@ -181,7 +225,11 @@ pub struct CompletionAttestation {
     pub capture_n: i64,
     #[schema(minimum = 0)]
     pub epoch: i64,
-    #[schema(min_length = 1, max_length = 256, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 256,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub executor_id: String,
     pub launch_id: Option<String>,
     pub sealed_at: Option<String>,
@@ -191,7 +239,11 @@ pub struct CompletionAttestation {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct StopWorkspaceRequest {
-    #[schema(min_length = 1, max_length = 256, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 256,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub owner_user_id: String,
     pub discard_unsaved: Option<bool>,
     pub completion: Option<CompletionAttestation>,
@@ -204,7 +256,11 @@ pub struct StopWorkspaceRequest {
 #[into_params(parameter_in = Query)]
 pub struct OwnerQuery {
     /// The workspace's owner (required).
-    #[param(min_length = 1, max_length = 256, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[param(
+        min_length = 1,
+        max_length = 256,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub owner_user_id: Option<String>,
 }
 
@@ -213,7 +269,11 @@ pub struct OwnerQuery {
 #[into_params(parameter_in = Query)]
 pub struct ListWorkspacesQuery {
     /// The owner whose workspaces are listed (required).
-    #[param(min_length = 1, max_length = 256, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[param(
+        min_length = 1,
+        max_length = 256,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub owner_user_id: Option<String>,
     #[param(value_type = Option<WorkspaceStatus>)]
     pub status: Option<String>,
@@ -230,7 +290,11 @@ pub struct ListWorkspacesQuery {
 #[into_params(parameter_in = Query)]
 pub struct OwnerLimitQuery {
     /// The workspace's owner (required).
-    #[param(min_length = 1, max_length = 256, pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$")]
+    #[param(
+        min_length = 1,
+        max_length = 256,
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+    )]
     pub owner_user_id: Option<String>,
     /// 1 to 1000 (default 100).
     #[param(pattern = r"^(?:[1-9][0-9]{0,2}|1000)$")]
@@ -281,7 +345,11 @@ pub struct WorkspacePublishedImage {
 
 impl From<&model::PublishedImage> for WorkspacePublishedImage {
     fn from(p: &model::PublishedImage) -> Self {
-        WorkspacePublishedImage { reference: p.reference.clone(), digest_reference: p.digest_reference.clone(), digest: p.digest.clone() }
+        WorkspacePublishedImage {
+            reference: p.reference.clone(),
+            digest_reference: p.digest_reference.clone(),
+            digest: p.digest.clone(),
+        }
     }
 }
 

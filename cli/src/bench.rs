@@ -76,7 +76,9 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
         let dir = tempdir()?;
         let url = match admin {
             None => format!("sqlite:{}", dir.join("bench.db").display()),
-            Some(admin) => testing::create_postgres_database(&admin, "sluice_bench").await.context("create bench database")?,
+            Some(admin) => {
+                testing::create_postgres_database(&admin, "sluice_bench").await.context("create bench database")?
+            }
         };
         let store = Store::open(&url, Sealer::from_key(sluice_store::seal::random_bytes::<32>())).await?;
         bench_backend(label, store, &args).await?;
@@ -130,7 +132,8 @@ async fn bench_backend(label: &str, store: Store, args: &BenchArgs) -> anyhow::R
                     "spec": {"cpu": 1}, "idempotencyKey": format!("{prefix}-{i}"),
                     "secretEnv": {"BENCH_SECRET": "value"},
                 });
-                let response = client.post(format!("{base}/v1/workspaces")).bearer_auth(token).json(&body).send().await?;
+                let response =
+                    client.post(format!("{base}/v1/workspaces")).bearer_auth(token).json(&body).send().await?;
                 anyhow::ensure!(response.status() == 202, "create answered {}", response.status());
                 Ok(())
             }
@@ -140,15 +143,35 @@ async fn bench_backend(label: &str, store: Store, args: &BenchArgs) -> anyhow::R
     let create_parallel = measure(n, c, create("parallel")).await?;
     let replay_parallel = measure(n, c, create("parallel")).await?;
 
-    row(label, "latency p50 (one at a time)", ms(create_serial.percentile(0.5)), ms(base_serial.percentile(0.5)),
-        create_serial.percentile(0.5).as_secs_f64() / base_serial.percentile(0.5).as_secs_f64());
-    row(label, "latency p99 (one at a time)", ms(create_serial.percentile(0.99)), ms(base_serial.percentile(0.99)),
-        create_serial.percentile(0.99).as_secs_f64() / base_serial.percentile(0.99).as_secs_f64());
+    row(
+        label,
+        "latency p50 (one at a time)",
+        ms(create_serial.percentile(0.5)),
+        ms(base_serial.percentile(0.5)),
+        create_serial.percentile(0.5).as_secs_f64() / base_serial.percentile(0.5).as_secs_f64(),
+    );
+    row(
+        label,
+        "latency p99 (one at a time)",
+        ms(create_serial.percentile(0.99)),
+        ms(base_serial.percentile(0.99)),
+        create_serial.percentile(0.99).as_secs_f64() / base_serial.percentile(0.99).as_secs_f64(),
+    );
     let per_s = |s: &Sample| format!("{:.0}/s", s.per_second());
-    row(label, &format!("create throughput ({c} in flight)"), per_s(&create_parallel), per_s(&base_parallel),
-        create_parallel.per_second() / base_parallel.per_second());
-    row(label, &format!("replay throughput ({c} in flight)"), per_s(&replay_parallel), per_s(&base_parallel),
-        replay_parallel.per_second() / base_parallel.per_second());
+    row(
+        label,
+        &format!("create throughput ({c} in flight)"),
+        per_s(&create_parallel),
+        per_s(&base_parallel),
+        create_parallel.per_second() / base_parallel.per_second(),
+    );
+    row(
+        label,
+        &format!("replay throughput ({c} in flight)"),
+        per_s(&replay_parallel),
+        per_s(&base_parallel),
+        replay_parallel.per_second() / base_parallel.per_second(),
+    );
 
     store.bench_cleanup().await?;
     let _ = stop_tx.send(());

@@ -67,7 +67,12 @@ impl ApiArgs {
     }
 
     pub fn gateway_tokens(&self, data_dir: &Path) -> anyhow::Result<TokenSet> {
-        tokens("SSH gateway", self.gateway_tokens_file.as_deref(), &self.gateway_tokens, &data_dir.join("gateway-token"))
+        tokens(
+            "SSH gateway",
+            self.gateway_tokens_file.as_deref(),
+            &self.gateway_tokens,
+            &data_dir.join("gateway-token"),
+        )
     }
 }
 
@@ -88,7 +93,8 @@ fn tokens(what: &str, file: Option<&Path>, list: &[String], default_file: &Path)
     };
     if let Some(file) = file {
         let text = std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
-        accepted.extend(text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_owned));
+        accepted
+            .extend(text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_owned));
         tracing::info!(file = %file.display(), "{what} tokens are read from this file");
     }
     let set = TokenSet::new(accepted.iter().map(String::as_str));

@@ -101,7 +101,8 @@ async fn run_api(store_args: StoreArgs, api_args: ApiArgs, with_worker: bool) ->
     let (stop, stopped) = shutdown_signal();
     tokio::spawn(stop);
     let state = AppState { store: store.clone(), config: Arc::new(config) };
-    let worker = with_worker.then(|| tokio::spawn(sluice_worker::run(store.clone(), Default::default(), wait(stopped.clone()))));
+    let worker =
+        with_worker.then(|| tokio::spawn(sluice_worker::run(store.clone(), Default::default(), wait(stopped.clone()))));
     // HTTP stops first (in-flight requests finish), then the worker.
     sluice_api::serve(state, listener, wait(stopped)).await?;
     if let Some(worker) = worker {
@@ -116,7 +117,8 @@ async fn run_api(store_args: StoreArgs, api_args: ApiArgs, with_worker: bool) ->
 fn shutdown_signal() -> (impl std::future::Future<Output = ()>, watch::Receiver<bool>) {
     let (tx, rx) = watch::channel(false);
     let task = async move {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("install SIGTERM handler");
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("install SIGTERM handler");
         tokio::select! {
             _ = tokio::signal::ctrl_c() => {}
             _ = term.recv() => {}

@@ -95,8 +95,8 @@ fn random_hex() -> String {
 /// Builds the control API.
 pub fn control_router(config: DaemonConfig<'_>) -> Result<Router, DaemonError> {
     let text = std::fs::read_to_string(config.boot_secret_file).map_err(|e| DaemonError::BootSecret(e.to_string()))?;
-    let secret: BootSecret =
-        serde_json::from_str(&text).map_err(|_| DaemonError::BootSecret("not a JSON object with controlToken".into()))?;
+    let secret: BootSecret = serde_json::from_str(&text)
+        .map_err(|_| DaemonError::BootSecret("not a JSON object with controlToken".into()))?;
     if secret.control_token.len() < 16 {
         return Err(DaemonError::BootSecret("controlToken must be at least 16 characters".into()));
     }
@@ -116,7 +116,11 @@ pub fn control_router(config: DaemonConfig<'_>) -> Result<Router, DaemonError> {
 }
 
 /// Serves the control API until `shutdown` resolves.
-pub async fn serve(router: Router, listener: tokio::net::TcpListener, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+pub async fn serve(
+    router: Router,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     axum::serve(listener, router).with_graceful_shutdown(shutdown).await
 }
 
@@ -130,7 +134,8 @@ async fn authenticate(State(daemon): State<Arc<Daemon>>, request: Request, next:
     if presented == Some(daemon.token_digest) {
         next.run(request).await
     } else {
-        (StatusCode::UNAUTHORIZED, Json(serde_json::json!({"message": "a valid control token is required"}))).into_response()
+        (StatusCode::UNAUTHORIZED, Json(serde_json::json!({"message": "a valid control token is required"})))
+            .into_response()
     }
 }
 
@@ -156,7 +161,13 @@ mod tests {
     async fn start(dir: &Path, launch: &str) -> String {
         let secret = dir.join("boot-secret.json");
         std::fs::write(&secret, r#"{"controlToken": "control-token-0123456789"}"#).unwrap();
-        let router = control_router(DaemonConfig { boot_secret_file: &secret, state_dir: &dir.join("disk"), launch: launch.into(), epoch: 3 }).unwrap();
+        let router = control_router(DaemonConfig {
+            boot_secret_file: &secret,
+            state_dir: &dir.join("disk"),
+            launch: launch.into(),
+            epoch: 3,
+        })
+        .unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         tokio::spawn(serve(router, listener, std::future::pending()));
@@ -164,7 +175,12 @@ mod tests {
     }
 
     async fn origin(base: &str) -> Origin {
-        let r = reqwest::Client::new().get(format!("{base}/status")).bearer_auth("control-token-0123456789").send().await.unwrap();
+        let r = reqwest::Client::new()
+            .get(format!("{base}/status"))
+            .bearer_auth("control-token-0123456789")
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status(), 200);
         let body: serde_json::Value = r.json().await.unwrap();
         serde_json::from_value(body["origin"].clone()).unwrap()
@@ -176,8 +192,14 @@ mod tests {
         let base = start(dir.path(), "launch-1").await;
         let client = reqwest::Client::new();
         assert_eq!(client.get(format!("{base}/health")).send().await.unwrap().status(), 401);
-        assert_eq!(client.get(format!("{base}/health")).bearer_auth("wrong-token-0123456789").send().await.unwrap().status(), 401);
-        assert_eq!(client.get(format!("{base}/health")).bearer_auth("control-token-0123456789").send().await.unwrap().status(), 200);
+        assert_eq!(
+            client.get(format!("{base}/health")).bearer_auth("wrong-token-0123456789").send().await.unwrap().status(),
+            401
+        );
+        assert_eq!(
+            client.get(format!("{base}/health")).bearer_auth("control-token-0123456789").send().await.unwrap().status(),
+            200
+        );
     }
 
     #[tokio::test]
@@ -201,8 +223,9 @@ mod tests {
         let secret = dir.path().join("s");
         for text in ["not json", r#"{"controlToken": "short"}"#] {
             std::fs::write(&secret, text).unwrap();
-            let config = DaemonConfig { boot_secret_file: &secret, state_dir: dir.path(), launch: "l".into(), epoch: 0 };
-            let err = control_router(config).err().expect("refused").to_string();
+            let config =
+                DaemonConfig { boot_secret_file: &secret, state_dir: dir.path(), launch: "l".into(), epoch: 0 };
+            let err = control_router(config).expect_err("refused").to_string();
             assert!(!err.contains("short"), "the error must not echo the token");
         }
     }

@@ -10,8 +10,7 @@ pub fn now_ms() -> i64 {
 
 /// Unix milliseconds as an RFC 3339 instant in UTC, with milliseconds.
 pub fn rfc3339(ms: i64) -> String {
-    let t = OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
-        .unwrap_or(OffsetDateTime::UNIX_EPOCH);
+    let t = OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000).unwrap_or(OffsetDateTime::UNIX_EPOCH);
     let t = t.replace_nanosecond((ms.rem_euclid(1000) as u32) * 1_000_000).unwrap_or(t);
     t.format(&Rfc3339).unwrap_or_else(|_| "1970-01-01T00:00:00Z".into())
 }

@@ -90,7 +90,13 @@ pub(crate) async fn settle_lost_race(pool: &Pool, owner: &str, idem: &Idempotenc
 
 fn key_from_row(key: &str, row: Option<DbRow>) -> Result<CreateKey, StoreError> {
     Ok(match row {
-        None => CreateKey { idempotency_key: key.to_owned(), state: CreateKeyState::None, workspace_id: None, run_id: None, launch_id: None },
+        None => CreateKey {
+            idempotency_key: key.to_owned(),
+            state: CreateKeyState::None,
+            workspace_id: None,
+            run_id: None,
+            launch_id: None,
+        },
         Some(row) => CreateKey {
             idempotency_key: key.to_owned(),
             state: row.parsed("state")?,

@@ -7,7 +7,9 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use sqlx::postgres::{PgPool, PgPoolOptions, PgRow};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow, SqliteSynchronous};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow, SqliteSynchronous,
+};
 use sqlx::{Postgres, Row, Sqlite, Transaction};
 
 use crate::error::StoreError;
@@ -90,7 +92,10 @@ pub(crate) enum DbRow {
 impl DbRow {
     fn get<T>(&self, column: &str) -> Result<T, StoreError>
     where
-        T: for<'r> sqlx::Decode<'r, Sqlite> + sqlx::Type<Sqlite> + for<'r> sqlx::Decode<'r, Postgres> + sqlx::Type<Postgres>,
+        T: for<'r> sqlx::Decode<'r, Sqlite>
+            + sqlx::Type<Sqlite>
+            + for<'r> sqlx::Decode<'r, Postgres>
+            + sqlx::Type<Postgres>,
     {
         Ok(match self {
             DbRow::Sqlite(r) => r.try_get::<T, _>(column)?,
@@ -156,9 +161,7 @@ impl Pool {
                 .await?;
             Ok(Pool::Sqlite(pool))
         } else {
-            Err(StoreError::Config(
-                "database URL must start with sqlite:, postgres:// or postgresql://".into(),
-            ))
+            Err(StoreError::Config("database URL must start with sqlite:, postgres:// or postgresql://".into()))
         }
     }
 

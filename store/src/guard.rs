@@ -128,9 +128,11 @@ fn push_key(path: &mut String, key: &str) {
     }
 }
 
+type Detector = fn(&str) -> bool;
+
 /// The first forbidden class `text` shows, in the fixed detector order.
 pub fn classify(text: &str) -> Option<ForbiddenClass> {
-    let detectors: [(ForbiddenClass, fn(&str) -> bool); 6] = [
+    let detectors: [(ForbiddenClass, Detector); 6] = [
         (ForbiddenClass::ShellCommand, is_shell_command),
         (ForbiddenClass::ExecutablePath, has_executable_path),
         (ForbiddenClass::PrivateUrl, has_private_url),
@@ -160,7 +162,8 @@ fn is_shell_command(text: &str) -> bool {
         let flag = pair[1].as_str();
         match program {
             "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "fish" | "busybox" => {
-                flag == "-c" || (flag.starts_with('-') && !flag.starts_with("--") && flag.ends_with('c') && flag.len() <= 4)
+                flag == "-c"
+                    || (flag.starts_with('-') && !flag.starts_with("--") && flag.ends_with('c') && flag.len() <= 4)
             }
             "cmd" => flag == "/c" || flag == "/k",
             "powershell" | "pwsh" => matches!(flag, "-command" | "-c" | "-encodedcommand" | "-enc" | "-e"),
@@ -196,9 +199,12 @@ fn url_authorities(text: &str) -> Vec<(Option<&str>, &str)> {
     let mut found = Vec::new();
     let mut rest = text;
     while let Some(at) = rest.find("://") {
-        let scheme = rest[..at].rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '+' || c == '-' || c == '.')).next();
+        let scheme =
+            rest[..at].rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '+' || c == '-' || c == '.')).next();
         let after = &rest[at + 3..];
-        let end = after.find(|c: char| c == '/' || c == '?' || c == '#' || c.is_whitespace() || c == '"').unwrap_or(after.len());
+        let end = after
+            .find(|c: char| c == '/' || c == '?' || c == '#' || c.is_whitespace() || c == '"')
+            .unwrap_or(after.len());
         let authority = &after[..end];
         if scheme.is_some_and(|s| !s.is_empty()) {
             match authority.rsplit_once('@') {
@@ -215,7 +221,9 @@ fn host_of(authority: &str) -> String {
     let host = if let Some(inner) = authority.strip_prefix('[') {
         inner.split(']').next().unwrap_or(inner)
     } else {
-        authority.rsplit_once(':').map_or(authority, |(h, port)| if port.chars().all(|c| c.is_ascii_digit()) { h } else { authority })
+        authority
+            .rsplit_once(':')
+            .map_or(authority, |(h, port)| if port.chars().all(|c| c.is_ascii_digit()) { h } else { authority })
     };
     host.trim_end_matches('.').to_ascii_lowercase()
 }
@@ -252,7 +260,10 @@ fn has_raw_credential(text: &str) -> bool {
     if text.contains("-----BEGIN") && text.contains("PRIVATE KEY") {
         return true;
     }
-    if url_authorities(text).into_iter().any(|(userinfo, _)| userinfo.is_some_and(|u| u.split_once(':').is_some_and(|(_, p)| !p.is_empty()))) {
+    if url_authorities(text)
+        .into_iter()
+        .any(|(userinfo, _)| userinfo.is_some_and(|u| u.split_once(':').is_some_and(|(_, p)| !p.is_empty())))
+    {
         return true;
     }
     let lower = text.to_ascii_lowercase();
@@ -288,7 +299,8 @@ fn is_cloud_key(t: &str) -> bool {
         && t.chars().any(|c| c.is_ascii_uppercase())
         && t.chars().any(|c| c.is_ascii_lowercase())
         && t.chars().any(|c| c.is_ascii_digit());
-    let google_api_key = t.len() == 39 && t.starts_with("AIza") && all_in(t, |c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    let google_api_key =
+        t.len() == 39 && t.starts_with("AIza") && all_in(t, |c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     aws_access_key || aws_secret_key || google_api_key
 }
 
@@ -326,15 +338,32 @@ fn is_vendor_key(t: &str) -> bool {
     }
     // A chat bot token: numeric bot id, a colon, a 35-character secret.
     if let Some((id, secret)) = t.split_once(':') {
-        return (8..=12).contains(&id.len()) && all_in(id, |c| c.is_ascii_digit()) && secret.len() == 35 && all_in(secret, key_chars);
+        return (8..=12).contains(&id.len())
+            && all_in(id, |c| c.is_ascii_digit())
+            && secret.len() == 35
+            && all_in(secret, key_chars);
     }
     false
 }
 
 fn is_unbounded_code(text: &str) -> bool {
     const STARTS: [&str; 16] = [
-        "def ", "class ", "function ", "async function", "import ", "fn ", "pub fn ", "async fn ", "func ", "#include",
-        "package ", "module.exports", "public class ", "public static ", "impl ", "lambda ",
+        "def ",
+        "class ",
+        "function ",
+        "async function",
+        "import ",
+        "fn ",
+        "pub fn ",
+        "async fn ",
+        "func ",
+        "#include",
+        "package ",
+        "module.exports",
+        "public class ",
+        "public static ",
+        "impl ",
+        "lambda ",
     ];
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     lines.len() >= 2
@@ -386,14 +415,28 @@ mod tests {
 
     #[test]
     fn shell_commands_are_refused() {
-        for text in ["sh -c 'rm -rf /'", "bash -lc make", "/bin/sh -c x", "cmd /c dir", "powershell -Command Get-Item", "#!/usr/bin/env python"] {
+        for text in [
+            "sh -c 'rm -rf /'",
+            "bash -lc make",
+            "/bin/sh -c x",
+            "cmd /c dir",
+            "powershell -Command Get-Item",
+            "#!/usr/bin/env python",
+        ] {
             assert_eq!(class_of(text), Some(ForbiddenClass::ShellCommand), "{text}");
         }
     }
 
     #[test]
     fn executable_paths_are_refused() {
-        for text in ["/usr/bin/python3", "/bin/busybox", "C:\\Windows\\system32\\calc.exe", "run ./deploy.sh now", "libevil.so", "/sbin/init"] {
+        for text in [
+            "/usr/bin/python3",
+            "/bin/busybox",
+            "C:\\Windows\\system32\\calc.exe",
+            "run ./deploy.sh now",
+            "libevil.so",
+            "/sbin/init",
+        ] {
             assert_eq!(class_of(text), Some(ForbiddenClass::ExecutablePath), "{text}");
         }
     }
@@ -437,7 +480,12 @@ mod tests {
 
     #[test]
     fn unbounded_code_is_refused() {
-        for text in ["import os\nos.system('x')", "def main():\n    pass", "function f() {\n return 1 }", "#include <stdio.h>\nint main(){}"] {
+        for text in [
+            "import os\nos.system('x')",
+            "def main():\n    pass",
+            "function f() {\n return 1 }",
+            "#include <stdio.h>\nint main(){}",
+        ] {
             assert_eq!(class_of(text), Some(ForbiddenClass::UnboundedCode), "{text}");
         }
     }

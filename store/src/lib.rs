@@ -22,7 +22,7 @@ mod workspaces;
 pub use db::BackendKind;
 pub use error::StoreError;
 pub use model::*;
-pub use seal::{Secret, Sealer};
+pub use seal::{Sealer, Secret};
 pub use workspaces::{CreateOutcome, Idempotency, NewWorkspace, WorkspaceFilter};
 
 /// The handle every part of sluice reads and writes state through.
@@ -73,7 +73,9 @@ impl Store {
     pub async fn any_column_contains(&self, needle: &str) -> Result<bool, StoreError> {
         for table in ["workspaces", "runs", "events", "create_keys", "sealed_secrets"] {
             let sql = match self.backend() {
-                BackendKind::Postgres => format!("SELECT 1 AS hit FROM {table} t WHERE position($1 in t::text) > 0 LIMIT 1"),
+                BackendKind::Postgres => {
+                    format!("SELECT 1 AS hit FROM {table} t WHERE position($1 in t::text) > 0 LIMIT 1")
+                }
                 BackendKind::Sqlite => {
                     let columns = self
                         .pool
@@ -82,7 +84,8 @@ impl Store {
                         .iter()
                         .map(|r| r.text("name"))
                         .collect::<Result<Vec<_>, _>>()?;
-                    let haystack: Vec<String> = columns.iter().map(|c| format!("coalesce(CAST({c} AS TEXT), '')")).collect();
+                    let haystack: Vec<String> =
+                        columns.iter().map(|c| format!("coalesce(CAST({c} AS TEXT), '')")).collect();
                     format!("SELECT 1 AS hit FROM {table} WHERE instr({}, $1) > 0 LIMIT 1", haystack.join(" || "))
                 }
             };

@@ -53,13 +53,10 @@ pub fn hex(bytes: &[u8]) -> String {
 
 fn unhex(text: &str) -> Option<Vec<u8>> {
     let text = text.trim();
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         return None;
     }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
-        .collect()
+    (0..text.len()).step_by(2).map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok()).collect()
 }
 
 /// A fresh random token (256 bits, hex).
@@ -94,11 +91,8 @@ pub struct Sealed {
 
 impl Sealer {
     pub fn from_key(key: [u8; 32]) -> Sealer {
-        let digest_key: [u8; 32] = Sha256::new()
-            .chain_update(b"sluice request digest key v1")
-            .chain_update(key)
-            .finalize()
-            .into();
+        let digest_key: [u8; 32] =
+            Sha256::new().chain_update(b"sluice request digest key v1").chain_update(key).finalize().into();
         Sealer { cipher: XChaCha20Poly1305::new(&key.into()), digest_key }
     }
 

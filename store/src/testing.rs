@@ -28,7 +28,11 @@ mod tempfile_dir {
 pub fn sqlite() -> TestDatabase {
     let dir = std::env::temp_dir().join(format!("sluice-test-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).expect("create temp dir");
-    TestDatabase { url: format!("sqlite:{}", dir.join("sluice.db").display()), label: "sqlite", _dir: Some(tempfile_dir::Dir(dir)) }
+    TestDatabase {
+        url: format!("sqlite:{}", dir.join("sluice.db").display()),
+        label: "sqlite",
+        _dir: Some(tempfile_dir::Dir(dir)),
+    }
 }
 
 /// A new empty PostgreSQL database, or `None` when no server is configured

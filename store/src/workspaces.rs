@@ -92,7 +92,9 @@ fn run_from_row(row: &DbRow) -> Result<Run, StoreError> {
     let runtime = match row.opt_text("runtime_adapter")? {
         None => None,
         Some(adapter) => Some(RuntimeRecord {
-            adapter: adapter.parse().map_err(|_| StoreError::Corrupt(format!("unknown runtime adapter {adapter:?}")))?,
+            adapter: adapter
+                .parse()
+                .map_err(|_| StoreError::Corrupt(format!("unknown runtime adapter {adapter:?}")))?,
             resource_id: row.text("runtime_resource_id")?,
             reference: row.text("runtime_reference")?,
             status: row.parsed("runtime_status")?,
@@ -208,7 +210,9 @@ impl Store {
         if let Some(idem) = &new.idempotency {
             match create_keys::claim(&self.pool, &new.owner_user_id, idem).await? {
                 create_keys::Claim::Proceed => {}
-                create_keys::Claim::Replay(workspace_id) => return self.replay(&new.owner_user_id, &workspace_id).await,
+                create_keys::Claim::Replay(workspace_id) => {
+                    return self.replay(&new.owner_user_id, &workspace_id).await;
+                }
             }
         }
 
@@ -281,7 +285,8 @@ impl Store {
             self.insert_sealed(&mut tx, &workspace_id, SecretKind::SecretEnv, &plain, now).await?;
         }
         if let Some(token) = &new.capture_token {
-            self.insert_sealed(&mut tx, &workspace_id, SecretKind::CaptureToken, token.expose().as_bytes(), now).await?;
+            self.insert_sealed(&mut tx, &workspace_id, SecretKind::CaptureToken, token.expose().as_bytes(), now)
+                .await?;
         }
 
         append_event(
@@ -304,8 +309,16 @@ impl Store {
         if let Some(launch_id) = &new.launch_id {
             queued["launchId"] = json!(launch_id);
         }
-        append_event(&mut tx, &workspace_id, Some(&run_id), EventType::AttemptQueued, Some("launch queued".into()), Some(queued), now)
-            .await?;
+        append_event(
+            &mut tx,
+            &workspace_id,
+            Some(&run_id),
+            EventType::AttemptQueued,
+            Some("launch queued".into()),
+            Some(queued),
+            now,
+        )
+        .await?;
         tx.commit().await?;
 
         // What was just written, without reading it back.
@@ -349,7 +362,14 @@ impl Store {
         Ok(CreateOutcome::Created(WorkspaceView { workspace, current_run: Some(run) }))
     }
 
-    async fn insert_sealed(&self, tx: &mut Tx, workspace_id: &str, kind: SecretKind, plain: &[u8], now: i64) -> Result<(), StoreError> {
+    async fn insert_sealed(
+        &self,
+        tx: &mut Tx,
+        workspace_id: &str,
+        kind: SecretKind,
+        plain: &[u8],
+        now: i64,
+    ) -> Result<(), StoreError> {
         let sealed = self.sealer.seal(&format!("{workspace_id}/{}", kind.as_str()), plain)?;
         tx.execute(
             "INSERT INTO sealed_secrets (workspace_id, kind, nonce, ciphertext, created_at) VALUES ($1, $2, $3, $4, $5)",
@@ -360,7 +380,11 @@ impl Store {
     }
 
     /// Opens a workspace's sealed secret, if it has one of that kind.
-    pub async fn open_secret(&self, workspace_id: &str, kind: SecretKind) -> Result<Option<Secret<Vec<u8>>>, StoreError> {
+    pub async fn open_secret(
+        &self,
+        workspace_id: &str,
+        kind: SecretKind,
+    ) -> Result<Option<Secret<Vec<u8>>>, StoreError> {
         let row = self
             .pool
             .fetch_optional(
@@ -406,7 +430,11 @@ impl Store {
     }
 
     /// The owner's workspaces, newest first.
-    pub async fn list_workspaces(&self, owner: &str, filter: &WorkspaceFilter) -> Result<Vec<WorkspaceView>, StoreError> {
+    pub async fn list_workspaces(
+        &self,
+        owner: &str,
+        filter: &WorkspaceFilter,
+    ) -> Result<Vec<WorkspaceView>, StoreError> {
         let mut sql = format!("SELECT {WORKSPACE_COLUMNS} FROM workspaces WHERE owner_user_id = $1");
         let mut values = args![owner];
         if let Some(status) = filter.status {
@@ -419,7 +447,8 @@ impl Store {
         }
         values.push(Arg::from(filter.limit));
         sql.push_str(&format!(" ORDER BY created_at DESC, id DESC LIMIT ${}", values.len()));
-        let workspaces = self.pool.fetch_all(&sql, values).await?.iter().map(workspace_from_row).collect::<Result<Vec<_>, _>>()?;
+        let workspaces =
+            self.pool.fetch_all(&sql, values).await?.iter().map(workspace_from_row).collect::<Result<Vec<_>, _>>()?;
 
         let run_ids: Vec<&String> = workspaces.iter().filter_map(|w| w.current_run_id.as_ref()).collect();
         let mut runs = BTreeMap::new();
@@ -441,7 +470,12 @@ impl Store {
     }
 
     /// Renames the owner's workspace; `None` when it is not theirs.
-    pub async fn rename_workspace(&self, owner: &str, workspace_id: &str, name: &str) -> Result<Option<Workspace>, StoreError> {
+    pub async fn rename_workspace(
+        &self,
+        owner: &str,
+        workspace_id: &str,
+        name: &str,
+    ) -> Result<Option<Workspace>, StoreError> {
         guard::check("name", &Value::String(name.to_owned()))?;
         let row = self
             .pool
@@ -457,7 +491,12 @@ impl Store {
 
     /// Sets (`Some`) or clears (`None`) when the owner's workspace expires;
     /// `None` when it is not theirs.
-    pub async fn set_expiry(&self, owner: &str, workspace_id: &str, expires_at: Option<i64>) -> Result<Option<Workspace>, StoreError> {
+    pub async fn set_expiry(
+        &self,
+        owner: &str,
+        workspace_id: &str,
+        expires_at: Option<i64>,
+    ) -> Result<Option<Workspace>, StoreError> {
         let row = self
             .pool
             .fetch_optional(
@@ -472,7 +511,11 @@ impl Store {
 
     /// The workspace, if `principal` may reach it over SSH: its owner, or a
     /// principal its spec lists under `access.sshPrincipals`.
-    pub async fn find_workspace_for_principal(&self, workspace_id: &str, principal: &str) -> Result<Option<WorkspaceView>, StoreError> {
+    pub async fn find_workspace_for_principal(
+        &self,
+        workspace_id: &str,
+        principal: &str,
+    ) -> Result<Option<WorkspaceView>, StoreError> {
         let owner = self
             .pool
             .fetch_optional("SELECT owner_user_id FROM workspaces WHERE id = $1", args![workspace_id])
@@ -487,7 +530,10 @@ impl Store {
     async fn owns(&self, owner: &str, workspace_id: &str) -> Result<bool, StoreError> {
         Ok(self
             .pool
-            .fetch_optional("SELECT id FROM workspaces WHERE id = $1 AND owner_user_id = $2", args![workspace_id, owner])
+            .fetch_optional(
+                "SELECT id FROM workspaces WHERE id = $1 AND owner_user_id = $2",
+                args![workspace_id, owner],
+            )
             .await?
             .is_some())
     }
@@ -500,7 +546,9 @@ impl Store {
         let rows = self
             .pool
             .fetch_all(
-                &format!("SELECT {RUN_COLUMNS} FROM runs WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2"),
+                &format!(
+                    "SELECT {RUN_COLUMNS} FROM runs WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2"
+                ),
                 args![workspace_id, limit],
             )
             .await?;
@@ -509,7 +557,12 @@ impl Store {
 
     /// The owner's workspace's events in the order they happened (the first
     /// `limit`); `None` when it is not theirs.
-    pub async fn list_events(&self, owner: &str, workspace_id: &str, limit: i64) -> Result<Option<Vec<Event>>, StoreError> {
+    pub async fn list_events(
+        &self,
+        owner: &str,
+        workspace_id: &str,
+        limit: i64,
+    ) -> Result<Option<Vec<Event>>, StoreError> {
         if !self.owns(owner, workspace_id).await? {
             return Ok(None);
         }

@@ -157,8 +157,12 @@ async fn cancel_racing_creates_leaves_all_or_nothing() {
             let made = store.list_workspaces("alice", &filter).await.unwrap().len();
             let state = store.get_create_key("alice", &key).await.unwrap().state;
             match cancel.state {
-                CreateKeyState::Cancelled => assert_eq!((committed, made, state), (0, 0, CreateKeyState::Cancelled), "{}", db.label),
-                CreateKeyState::Found => assert_eq!((committed, made, state), (1, 1, CreateKeyState::Found), "{}", db.label),
+                CreateKeyState::Cancelled => {
+                    assert_eq!((committed, made, state), (0, 0, CreateKeyState::Cancelled), "{}", db.label)
+                }
+                CreateKeyState::Found => {
+                    assert_eq!((committed, made, state), (1, 1, CreateKeyState::Found), "{}", db.label)
+                }
                 other => panic!("cancel answered {other:?}"),
             }
         }
@@ -211,7 +215,11 @@ async fn rename_expire_list_and_purge() {
         assert_eq!(store.set_expiry("alice", &a, None).await.unwrap().unwrap().expires_at, None);
 
         let all = store.list_workspaces("alice", &WorkspaceFilter { limit: 10, ..Default::default() }).await.unwrap();
-        assert_eq!(all.iter().map(|v| v.workspace.id.clone()).collect::<Vec<_>>(), vec![b.clone(), a.clone()], "newest first");
+        assert_eq!(
+            all.iter().map(|v| v.workspace.id.clone()).collect::<Vec<_>>(),
+            vec![b.clone(), a.clone()],
+            "newest first"
+        );
         let one = store.list_workspaces("alice", &WorkspaceFilter { limit: 1, ..Default::default() }).await.unwrap();
         assert_eq!(one.len(), 1);
         let stopped = WorkspaceFilter { limit: 10, status: Some(WorkspaceStatus::Stopped), ..Default::default() };
@@ -234,7 +242,13 @@ async fn a_create_that_dies_before_commit_leaves_its_key_pending() {
         assert!(matches!(store.create_workspace(doomed).await, Err(StoreError::Guard(_))), "{}", db.label);
         let key = store.get_create_key("alice", "half").await.unwrap();
         assert_eq!((key.state, key.workspace_id), (CreateKeyState::Pending, None), "{}", db.label);
-        assert!(store.list_workspaces("alice", &WorkspaceFilter { limit: 10, ..Default::default() }).await.unwrap().is_empty());
+        assert!(
+            store
+                .list_workspaces("alice", &WorkspaceFilter { limit: 10, ..Default::default() })
+                .await
+                .unwrap()
+                .is_empty()
+        );
 
         // A repeat of the same request finishes it.
         let made = created(store.create_workspace(new_workspace("alice", Some(("half", "h")))).await.unwrap());

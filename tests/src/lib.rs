@@ -99,7 +99,11 @@ pub fn sluice_binary() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
     let dir = exe.parent().and_then(|deps| deps.parent()).expect("target directory");
     let bin = dir.join("sluice");
-    assert!(bin.exists(), "{} is missing: run `cargo build --workspace --bins` first (scripts/test does)", bin.display());
+    assert!(
+        bin.exists(),
+        "{} is missing: run `cargo build --workspace --bins` first (scripts/test does)",
+        bin.display()
+    );
     bin
 }
 

@@ -33,7 +33,8 @@ async fn create_answers_202_with_a_queued_run_and_records_events() {
         assert_eq!(attempts["items"][0]["triggerType"], "api");
 
         let (_, events) = app.get(&format!("/v1/workspaces/{id}/events?ownerUserId=alice")).await;
-        let types: Vec<&str> = events["items"].as_array().unwrap().iter().map(|e| e["type"].as_str().unwrap()).collect();
+        let types: Vec<&str> =
+            events["items"].as_array().unwrap().iter().map(|e| e["type"].as_str().unwrap()).collect();
         assert_eq!(types, ["workspace.created", "attempt.queued"], "{}", app.label);
         assert_eq!(events["items"][1]["attemptId"], run_id);
         assert_eq!(events["items"][1]["data"]["launchId"], "launch-7");
@@ -99,7 +100,9 @@ async fn fifty_concurrent_creates_with_one_key_make_one_workspace() {
         body["idempotencyKey"] = json!("burst");
         let requests = (0..50).map(|_| {
             let (client, url, body) = (app.client.clone(), app.url("/v1/workspaces"), body.clone());
-            tokio::spawn(async move { read(client.post(url).bearer_auth(TOKEN).json(&body).send().await.unwrap()).await })
+            tokio::spawn(
+                async move { read(client.post(url).bearer_auth(TOKEN).json(&body).send().await.unwrap()).await },
+            )
         });
         let mut ids = BTreeSet::new();
         let mut fresh = 0;
@@ -138,7 +141,8 @@ async fn a_different_request_under_a_used_key_is_refused() {
 #[tokio::test]
 async fn cancel_then_create_is_refused_and_leaves_nothing() {
     for app in App::each().await {
-        let (status, cancelled) = app.post("/v1/workspaces/idempotency-keys/never/cancel", &json!({"ownerUserId": "alice"})).await;
+        let (status, cancelled) =
+            app.post("/v1/workspaces/idempotency-keys/never/cancel", &json!({"ownerUserId": "alice"})).await;
         assert_eq!(status, 200, "{}: {cancelled}", app.label);
         assert_eq!(cancelled["state"], "cancelled");
         let mut body = create_body("alice");
@@ -155,7 +159,8 @@ async fn cancel_then_create_is_refused_and_leaves_nothing() {
         let mut body = create_body("alice");
         body["idempotencyKey"] = json!("done");
         let (_, made) = app.post("/v1/workspaces", &body).await;
-        let (_, state) = app.post("/v1/workspaces/idempotency-keys/done/cancel", &json!({"ownerUserId": "alice"})).await;
+        let (_, state) =
+            app.post("/v1/workspaces/idempotency-keys/done/cancel", &json!({"ownerUserId": "alice"})).await;
         assert_eq!(state["state"], "found");
         assert_eq!(state["workspaceId"], made["workspaceId"]);
     }
@@ -171,16 +176,40 @@ async fn every_single_workspace_route_answers_404_to_another_owner() {
             let answers = vec![
                 ("get", app.get(&format!("/v1/workspaces/{target}?ownerUserId=mallory")).await),
                 ("get without owner", app.get(&format!("/v1/workspaces/{target}")).await),
-                ("rename", app.patch(&format!("/v1/workspaces/{target}/name"), &json!({"name": "x", "ownerUserId": "mallory"})).await),
-                ("rename without owner", app.patch(&format!("/v1/workspaces/{target}/name"), &json!({"name": "x"})).await),
+                (
+                    "rename",
+                    app.patch(
+                        &format!("/v1/workspaces/{target}/name"),
+                        &json!({"name": "x", "ownerUserId": "mallory"}),
+                    )
+                    .await,
+                ),
+                (
+                    "rename without owner",
+                    app.patch(&format!("/v1/workspaces/{target}/name"), &json!({"name": "x"})).await,
+                ),
                 ("expire", app.post(&format!("/v1/workspaces/{target}/expire"), &owner).await),
                 ("attempts", app.get(&format!("/v1/workspaces/{target}/attempts?ownerUserId=mallory")).await),
                 ("events", app.get(&format!("/v1/workspaces/{target}/events?ownerUserId=mallory")).await),
-                ("bind", app.post(&format!("/v1/workspaces/{target}/bind"), &json!({"ownerUserId": "mallory", "subpath": "a"})).await),
+                (
+                    "bind",
+                    app.post(
+                        &format!("/v1/workspaces/{target}/bind"),
+                        &json!({"ownerUserId": "mallory", "subpath": "a"}),
+                    )
+                    .await,
+                ),
                 ("capture", app.get(&format!("/v1/workspaces/{target}/capture?ownerUserId=mallory")).await),
                 ("flush", app.post(&format!("/v1/workspaces/{target}/capture/flush"), &owner).await),
                 ("replan", app.post(&format!("/v1/workspaces/{target}/capture/replan"), &owner).await),
-                ("exec", app.post(&format!("/v1/workspaces/{target}/exec"), &json!({"ownerUserId": "mallory", "commands": [{"argv": ["true"]}]})).await),
+                (
+                    "exec",
+                    app.post(
+                        &format!("/v1/workspaces/{target}/exec"),
+                        &json!({"ownerUserId": "mallory", "commands": [{"argv": ["true"]}]}),
+                    )
+                    .await,
+                ),
                 ("stop", app.post(&format!("/v1/workspaces/{target}/stop"), &owner).await),
                 ("recover", app.post(&format!("/v1/workspaces/{target}/recover"), &owner).await),
                 ("restart", app.post(&format!("/v1/workspaces/{target}/restart"), &owner).await),
@@ -192,7 +221,10 @@ async fn every_single_workspace_route_answers_404_to_another_owner() {
             }
             // Uniform: nothing tells an existing workspace from a missing one.
             assert_eq!(bodies.len(), 1, "{bodies:?}");
-            assert_eq!(bodies.into_iter().next().unwrap(), json!({"_tag": "WorkspaceNotFoundError", "message": "workspace not found"}).to_string());
+            assert_eq!(
+                bodies.into_iter().next().unwrap(),
+                json!({"_tag": "WorkspaceNotFoundError", "message": "workspace not found"}).to_string()
+            );
         }
         // The owner still sees it unchanged.
         let (status, details) = app.get(&format!("/v1/workspaces/{id}?ownerUserId=alice")).await;
@@ -208,11 +240,28 @@ async fn endpoints_that_need_an_executor_answer_409_to_the_owner() {
         let id = app.create("alice").await;
         let owner = json!({"ownerUserId": "alice"});
         for (route, (status, body)) in [
-            ("bind", app.post(&format!("/v1/workspaces/{id}/bind"), &json!({"ownerUserId": "alice", "subpath": "a"})).await),
+            (
+                "bind",
+                app.post(&format!("/v1/workspaces/{id}/bind"), &json!({"ownerUserId": "alice", "subpath": "a"})).await,
+            ),
             ("capture", app.get(&format!("/v1/workspaces/{id}/capture?ownerUserId=alice")).await),
-            ("flush", app.post(&format!("/v1/workspaces/{id}/capture/flush"), &json!({"ownerUserId": "alice", "kind": "final"})).await),
+            (
+                "flush",
+                app.post(
+                    &format!("/v1/workspaces/{id}/capture/flush"),
+                    &json!({"ownerUserId": "alice", "kind": "final"}),
+                )
+                .await,
+            ),
             ("replan", app.post(&format!("/v1/workspaces/{id}/capture/replan"), &owner).await),
-            ("exec", app.post(&format!("/v1/workspaces/{id}/exec"), &json!({"ownerUserId": "alice", "commands": [{"argv": ["true"]}]})).await),
+            (
+                "exec",
+                app.post(
+                    &format!("/v1/workspaces/{id}/exec"),
+                    &json!({"ownerUserId": "alice", "commands": [{"argv": ["true"]}]}),
+                )
+                .await,
+            ),
             ("stop", app.post(&format!("/v1/workspaces/{id}/stop"), &owner).await),
             ("restart", app.post(&format!("/v1/workspaces/{id}/restart"), &owner).await),
         ] {
@@ -222,7 +271,8 @@ async fn endpoints_that_need_an_executor_answer_409_to_the_owner() {
         let (status, body) = app.post(&format!("/v1/workspaces/{id}/recover"), &owner).await;
         assert_eq!((status, body["state"].as_str()), (202, Some("not-retained")));
         // Bodies are validated before anything else.
-        let (status, body) = app.post(&format!("/v1/workspaces/{id}/exec"), &json!({"ownerUserId": "alice", "commands": []})).await;
+        let (status, body) =
+            app.post(&format!("/v1/workspaces/{id}/exec"), &json!({"ownerUserId": "alice", "commands": []})).await;
         assert_eq!(status, 400);
         assert!(body["message"].as_str().unwrap().contains("commands"));
     }
@@ -232,16 +282,22 @@ async fn endpoints_that_need_an_executor_answer_409_to_the_owner() {
 async fn rename_and_expire() {
     for app in App::each().await {
         let id = app.create("alice").await;
-        let (status, renamed) = app.patch(&format!("/v1/workspaces/{id}/name"), &json!({"name": "renamed", "ownerUserId": "alice"})).await;
+        let (status, renamed) =
+            app.patch(&format!("/v1/workspaces/{id}/name"), &json!({"name": "renamed", "ownerUserId": "alice"})).await;
         assert_eq!((status, renamed["name"].as_str()), (200, Some("renamed")), "{}", app.label);
-        let (status, expiring) = app.post(&format!("/v1/workspaces/{id}/expire"), &json!({"ownerUserId": "alice", "ttlSeconds": 3600})).await;
+        let (status, expiring) = app
+            .post(&format!("/v1/workspaces/{id}/expire"), &json!({"ownerUserId": "alice", "ttlSeconds": 3600}))
+            .await;
         assert_eq!(status, 200);
         assert!(expiring["expiresAt"].as_str().unwrap().starts_with("20"));
-        let (_, cleared) = app.post(&format!("/v1/workspaces/{id}/expire"), &json!({"ownerUserId": "alice", "ttlSeconds": null})).await;
+        let (_, cleared) = app
+            .post(&format!("/v1/workspaces/{id}/expire"), &json!({"ownerUserId": "alice", "ttlSeconds": null}))
+            .await;
         assert_eq!(cleared["expiresAt"], Value::Null);
         let (_, now) = app.post(&format!("/v1/workspaces/{id}/expire"), &json!({"ownerUserId": "alice"})).await;
         assert!(now["expiresAt"].is_string());
-        let (status, bad) = app.post(&format!("/v1/workspaces/{id}/expire"), &json!({"ownerUserId": "alice", "ttlSeconds": 0})).await;
+        let (status, bad) =
+            app.post(&format!("/v1/workspaces/{id}/expire"), &json!({"ownerUserId": "alice", "ttlSeconds": 0})).await;
         assert_eq!(status, 400);
         assert!(bad["message"].as_str().unwrap().contains("ttlSeconds"));
         let (_, details) = app.get(&format!("/v1/workspaces/{id}?ownerUserId=alice")).await;
@@ -278,17 +334,41 @@ async fn bad_input_names_the_field_and_writes_nothing() {
         let cases: Vec<(Value, &str)> = vec![
             (json!({"registryId": "r", "repository": "a", "tag": "1", "spec": {}}), "ownerUserId"),
             (json!({"ownerUserId": "", "registryId": "r", "repository": "a", "tag": "1", "spec": {}}), "ownerUserId"),
-            (json!({"ownerUserId": "alice", "registryId": "r", "repository": "Bad Repo", "tag": "1", "spec": {}}), "repository"),
+            (
+                json!({"ownerUserId": "alice", "registryId": "r", "repository": "Bad Repo", "tag": "1", "spec": {}}),
+                "repository",
+            ),
             (json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "-x", "spec": {}}), "tag"),
             (json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "1", "spec": []}), "spec"),
             (json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "1"}), "spec"),
-            (json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "1", "spec": {}, "ttlSeconds": 0}), "ttlSeconds"),
-            (json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "1", "spec": {}, "ttlSeconds": "1"}), "ttlSeconds"),
-            (json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "1", "spec": {}, "secretEnv": {"1BAD": "v"}}), "secretEnv"),
-            (json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "1", "spec": {}, "secretEnv": {"A": 1}}), "secretEnv"),
-            (json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "1", "spec": {}, "unknownField": 1}), "unknownField"),
-            (json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "1", "spec": {}, "idempotencyKey": "a b"}), "idempotencyKey"),
-            (json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "1", "spec": {}, "name": " padded"}), "name"),
+            (
+                json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "1", "spec": {}, "ttlSeconds": 0}),
+                "ttlSeconds",
+            ),
+            (
+                json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "1", "spec": {}, "ttlSeconds": "1"}),
+                "ttlSeconds",
+            ),
+            (
+                json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "1", "spec": {}, "secretEnv": {"1BAD": "v"}}),
+                "secretEnv",
+            ),
+            (
+                json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "1", "spec": {}, "secretEnv": {"A": 1}}),
+                "secretEnv",
+            ),
+            (
+                json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "1", "spec": {}, "unknownField": 1}),
+                "unknownField",
+            ),
+            (
+                json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "1", "spec": {}, "idempotencyKey": "a b"}),
+                "idempotencyKey",
+            ),
+            (
+                json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "1", "spec": {}, "name": " padded"}),
+                "name",
+            ),
         ];
         for (body, field) in cases {
             let (status, err) = app.post("/v1/workspaces", &body).await;
@@ -346,12 +426,24 @@ async fn the_guard_refuses_each_forbidden_class_with_its_path() {
             (json!({"init": "sh -c 'curl x | sh'"}), "spec.init", "NEVER_SEND_SHELL_COMMAND"),
             (json!({"tool": {"path": "/usr/bin/python3"}}), "spec.tool.path", "NEVER_SEND_EXECUTABLE_PATH"),
             (json!({"hooks": ["ok", "http://169.254.169.254/latest"]}), "spec.hooks[1]", "NEVER_SEND_PRIVATE_URL"),
-            (json!({"key": "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----"}), "spec.key", "NEVER_SEND_RAW_CREDENTIAL"),
+            (
+                json!({"key": "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----"}),
+                "spec.key",
+                "NEVER_SEND_RAW_CREDENTIAL",
+            ),
             (json!({"aws": "AKIAIOSFODNN7EXAMPLE"}), "spec.aws", "NEVER_SEND_RAW_CREDENTIAL"),
-            (json!({"jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"}), "spec.jwt", "NEVER_SEND_RAW_CREDENTIAL"),
+            (
+                json!({"jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"}),
+                "spec.jwt",
+                "NEVER_SEND_RAW_CREDENTIAL",
+            ),
             (json!({"auth": "Bearer abcdefghijklmnopqrstuvwxyz0123"}), "spec.auth", "NEVER_SEND_RAW_CREDENTIAL"),
             (json!({"code": "import os\nos.system('id')"}), "spec.code", "NEVER_SEND_UNBOUNDED_CODE"),
-            (json!({"env": "HOME=/root\nUSER=root\nPATH=/bin:/usr/bin"}), "spec.env", "NEVER_SEND_ENVIRONMENT_CONTENTS"),
+            (
+                json!({"env": "HOME=/root\nUSER=root\nPATH=/bin:/usr/bin"}),
+                "spec.env",
+                "NEVER_SEND_ENVIRONMENT_CONTENTS",
+            ),
         ];
         for (spec, path, code) in cases {
             let mut body = create_body("alice");
@@ -386,7 +478,8 @@ async fn api_tokens_are_required() {
     for app in App::each().await {
         let none = app.client.get(app.url("/v1/workspaces?ownerUserId=alice")).send().await.unwrap();
         assert_eq!(none.status(), 401);
-        let wrong = app.client.get(app.url("/v1/workspaces?ownerUserId=alice")).bearer_auth("nope").send().await.unwrap();
+        let wrong =
+            app.client.get(app.url("/v1/workspaces?ownerUserId=alice")).bearer_auth("nope").send().await.unwrap();
         assert_eq!(wrong.status(), 401);
         let (_, body) = read(wrong).await;
         assert_eq!(body["_tag"], "WorkspaceUnauthorizedError");

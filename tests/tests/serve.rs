@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use sluice_tests::*;
 
 struct Server {
-    child: Child,
+    child: Option<Child>,
     base: String,
     token: String,
 }
@@ -31,12 +31,13 @@ impl Server {
             .stderr(Stdio::piped())
             .spawn()
             .expect("start sluice serve");
-        let base = format!("http://127.0.0.1:{port}");
+        // Owned by the Server from here, so a failed start still stops the process.
+        let mut server = Server { child: Some(child), base: format!("http://127.0.0.1:{port}"), token: String::new() };
         let client = reqwest::Client::new();
         for _ in 0..200 {
-            if client.get(format!("{base}/healthz")).send().await.is_ok_and(|r| r.status() == 200) {
-                let token = std::fs::read_to_string(data_dir.join("api-token")).unwrap().trim().to_owned();
-                return Server { child, base, token };
+            if client.get(format!("{}/healthz", server.base)).send().await.is_ok_and(|r| r.status() == 200) {
+                server.token = std::fs::read_to_string(data_dir.join("api-token")).unwrap().trim().to_owned();
+                return server;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -45,13 +46,24 @@ impl Server {
 
     /// Stops the server with SIGTERM and returns everything it printed.
     fn stop(mut self) -> String {
-        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
-        let status = self.child.wait().unwrap();
+        let mut child = self.child.take().unwrap();
+        let _ = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status();
+        let status = child.wait().unwrap();
         assert!(status.success(), "sluice serve exited with {status}");
         let mut out = String::new();
-        self.child.stderr.take().unwrap().read_to_string(&mut out).unwrap();
-        self.child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+        child.stderr.take().unwrap().read_to_string(&mut out).unwrap();
+        child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
         out
+    }
+}
+
+impl Drop for Server {
+    /// A test that fails midway leaves no server behind.
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }
 
@@ -72,7 +84,13 @@ async fn exercise(server: &Server) -> String {
     });
     let mut answers: Vec<(u16, Value)> = Vec::new();
     for _ in 0..2 {
-        let r = client.post(format!("{}/v1/workspaces", server.base)).bearer_auth(&server.token).json(&body).send().await.unwrap();
+        let r = client
+            .post(format!("{}/v1/workspaces", server.base))
+            .bearer_auth(&server.token)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
         answers.push(read(r).await);
     }
     assert_eq!(answers[0].0, 202, "{}", answers[0].1);
@@ -82,7 +100,13 @@ async fn exercise(server: &Server) -> String {
     let mut bad = body.clone();
     bad["secretEnv"] = json!({"1NOT_A_NAME": SECRET_ENV_VALUE});
     bad["idempotencyKey"] = json!("other");
-    let r = client.post(format!("{}/v1/workspaces", server.base)).bearer_auth(&server.token).json(&bad).send().await.unwrap();
+    let r = client
+        .post(format!("{}/v1/workspaces", server.base))
+        .bearer_auth(&server.token)
+        .json(&bad)
+        .send()
+        .await
+        .unwrap();
     answers.push(read(r).await);
     assert_eq!(answers[2].0, 400);
     for path in [
@@ -134,13 +158,18 @@ async fn serve_starts_with_no_setup_and_keeps_secrets_out_of_everything() {
         if path.file_name().unwrap().to_string_lossy().starts_with("sluice.db") {
             let bytes = std::fs::read(&path).unwrap();
             for secret in [SECRET_ENV_VALUE, CAPTURE_TOKEN] {
-                assert!(!bytes.windows(secret.len()).any(|w| w == secret.as_bytes()), "{} holds a secret in plain text", path.display());
+                assert!(
+                    !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+                    "{} holds a secret in plain text",
+                    path.display()
+                );
             }
         }
     }
     // And column by column, through the store with the server's own key.
     let sealer = sluice_store::Sealer::load_or_create(&data_dir.join("seal-key")).unwrap();
-    let store = sluice_store::Store::open(&format!("sqlite:{}", data_dir.join("sluice.db").display()), sealer).await.unwrap();
+    let store =
+        sluice_store::Store::open(&format!("sqlite:{}", data_dir.join("sluice.db").display()), sealer).await.unwrap();
     assert!(store.any_column_contains("sluice-test/busybox").await.unwrap(), "the scan reads the data");
     assert!(!store.any_column_contains(SECRET_ENV_VALUE).await.unwrap());
     assert!(!store.any_column_contains(CAPTURE_TOKEN).await.unwrap());
@@ -156,7 +185,10 @@ async fn serve_on_postgres_keeps_secrets_out_of_every_column() {
     assert_secret_free("an API answer", &answers, &token);
     let log = server.stop();
     assert_secret_free("the server log", &log, &token);
-    let store = sluice_store::Store::open(&db.url, sluice_store::Sealer::load_or_create(&dir.path().join("seal-key")).unwrap()).await.unwrap();
+    let store =
+        sluice_store::Store::open(&db.url, sluice_store::Sealer::load_or_create(&dir.path().join("seal-key")).unwrap())
+            .await
+            .unwrap();
     assert!(store.any_column_contains("sluice-test/busybox").await.unwrap(), "the scan reads the data");
     assert!(!store.any_column_contains(SECRET_ENV_VALUE).await.unwrap());
     assert!(!store.any_column_contains(CAPTURE_TOKEN).await.unwrap());

@@ -62,7 +62,10 @@ mod tests {
             // Even a configured retention of zero keeps records for seven days.
             let config = WorkerConfig { key_retention: Duration::ZERO, ..Default::default() };
             assert_eq!(maintain(&store, &config).await.unwrap(), 0, "{}", db.label);
-            assert_eq!(store.get_create_key("alice", "k").await.unwrap().state, sluice_store::CreateKeyState::Cancelled);
+            assert_eq!(
+                store.get_create_key("alice", "k").await.unwrap().state,
+                sluice_store::CreateKeyState::Cancelled
+            );
         }
     }
 }

@@ -12,7 +12,9 @@ use sluice_store::{CreateOutcome, Idempotency, NewWorkspace, Secret, WorkspaceFi
 use crate::AppState;
 use crate::auth::{PRINCIPAL_HEADER, require_gateway};
 use crate::error::ApiError;
-use crate::error::responses::{Conflict, Internal, InvalidRequest, NotFound, Unauthenticated, Unavailable, Unprocessable};
+use crate::error::responses::{
+    Conflict, Internal, InvalidRequest, NotFound, Unauthenticated, Unavailable, Unprocessable,
+};
 use crate::extract::{JsonBody, QueryOf};
 use crate::validate;
 use crate::wire::*;
@@ -33,7 +35,8 @@ fn canonical(value: &Value) -> String {
         Value::Object(map) => {
             let mut keys: Vec<_> = map.keys().collect();
             keys.sort();
-            let parts: Vec<String> = keys.iter().map(|k| format!("{}:{}", Value::String((*k).clone()), canonical(&map[*k]))).collect();
+            let parts: Vec<String> =
+                keys.iter().map(|k| format!("{}:{}", Value::String((*k).clone()), canonical(&map[*k]))).collect();
             format!("{{{}}}", parts.join(","))
         }
         Value::Array(items) => format!("[{}]", items.iter().map(canonical).collect::<Vec<_>>().join(",")),
@@ -42,7 +45,10 @@ fn canonical(value: &Value) -> String {
 }
 
 fn unsupported(field: &str, code: &'static str, what: &str) -> ApiError {
-    ApiError::Unsupported { message: format!("{field}: {what} is not available in this install; the request was not applied"), code }
+    ApiError::Unsupported {
+        message: format!("{field}: {what} is not available in this install; the request was not applied"),
+        code,
+    }
 }
 
 /// Create a workspace (202). Idempotent per owner with `idempotencyKey`.
@@ -71,7 +77,8 @@ pub async fn create_workspace(
     let key = match (&req.idempotency_key, headers.get("idempotency-key")) {
         (Some(body), _) => Some(validate::idempotency_key("idempotencyKey", body)?),
         (None, Some(header)) => {
-            let header = header.to_str().map_err(|_| ApiError::bad_request("the idempotency-key header must be ASCII"))?;
+            let header =
+                header.to_str().map_err(|_| ApiError::bad_request("the idempotency-key header must be ASCII"))?;
             Some(validate::idempotency_key("the idempotency-key header", header)?)
         }
         (None, None) => None,
@@ -92,7 +99,11 @@ pub async fn create_workspace(
     }
 
     if req.source_selection.is_some() {
-        return Err(unsupported("sourceSelection", "source-selection-unsupported", "cloning a repository into the workspace"));
+        return Err(unsupported(
+            "sourceSelection",
+            "source-selection-unsupported",
+            "cloning a repository into the workspace",
+        ));
     }
     if req.dotfiles_selection.is_some() {
         return Err(unsupported("dotfilesSelection", "dotfiles-selection-unsupported", "installing dotfiles"));
@@ -179,9 +190,13 @@ pub async fn list_workspaces(
     let status = q
         .status
         .as_deref()
-        .map(|s| s.parse::<WorkspaceStatus>().map_err(|_| ApiError::bad_request(format!("status must be one of {}", statuses()))))
+        .map(|s| {
+            s.parse::<WorkspaceStatus>()
+                .map_err(|_| ApiError::bad_request(format!("status must be one of {}", statuses())))
+        })
         .transpose()?;
-    let idempotency_key = q.idempotency_key.as_deref().map(|k| validate::idempotency_key("idempotencyKey", k)).transpose()?;
+    let idempotency_key =
+        q.idempotency_key.as_deref().map(|k| validate::idempotency_key("idempotencyKey", k)).transpose()?;
     let filter = WorkspaceFilter { status, idempotency_key, limit: validate::limit(q.limit.as_deref())? };
     let views = app.store.list_workspaces(&owner, &filter).await?;
     Ok(Json(ListWorkspacesResponse { items: views.iter().map(Into::into).collect() }))
@@ -410,7 +425,11 @@ pub async fn recover_workspace(
     // Nothing is ever retained before executors exist: there is nothing to recover.
     Ok((
         StatusCode::ACCEPTED,
-        Json(RecoverWorkspaceResponse { workspace_id: view.workspace.id, state: RecoverState::NotRetained, recoverable: None }),
+        Json(RecoverWorkspaceResponse {
+            workspace_id: view.workspace.id,
+            state: RecoverState::NotRetained,
+            recoverable: None,
+        }),
     ))
 }
 
