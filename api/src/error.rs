@@ -38,6 +38,11 @@ pub enum ApiError {
     Unsupported { message: String, code: &'static str },
     #[error("{0}")]
     ServiceUnavailable(String),
+    /// No route answers this method and path.
+    #[error("{0}")]
+    NoRoute(String),
+    #[error("{0}")]
+    MethodNotAllowed(String),
     #[error("internal error: {0}")]
     Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
@@ -74,6 +79,10 @@ impl ApiError {
             }
             ApiError::ServiceUnavailable(m) => {
                 (StatusCode::SERVICE_UNAVAILABLE, body("WorkspaceServiceUnavailableError", m.clone(), None))
+            }
+            ApiError::NoRoute(m) => (StatusCode::NOT_FOUND, body("RouteNotFoundError", m.clone(), None)),
+            ApiError::MethodNotAllowed(m) => {
+                (StatusCode::METHOD_NOT_ALLOWED, body("MethodNotAllowedError", m.clone(), None))
             }
             ApiError::Internal(_) => (
                 StatusCode::INTERNAL_SERVER_ERROR,

@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{Method, Uri};
 use axum::routing::{get, patch, post};
 use axum::{Json, middleware};
 use sluice_store::Store;
@@ -66,7 +67,8 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/workspaces/{workspaceId}/ssh-target", get(ws::get_workspace_ssh_target))
         .route("/openapi.json", get(openapi_json))
         .route("/healthz", get(health))
-        .fallback(not_found)
+        .fallback(no_route)
+        .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(extract::MAX_BODY_BYTES))
         .layer(middleware::from_fn(trace::request_span))
         .with_state(state)
@@ -98,6 +100,10 @@ async fn health(State(app): State<AppState>) -> Result<Json<wire::Health>, ApiEr
     Ok(Json(wire::Health { status: "ok".into(), backend: backend.into() }))
 }
 
-async fn not_found() -> ApiError {
-    ApiError::NotFound
+async fn no_route(method: Method, uri: Uri) -> ApiError {
+    ApiError::NoRoute(format!("no route for {method} {}", uri.path()))
+}
+
+async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
+    ApiError::MethodNotAllowed(format!("{} does not accept {method}", uri.path()))
 }

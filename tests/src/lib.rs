@@ -24,12 +24,18 @@ pub struct App {
 
 impl App {
     pub async fn start(db: TestDatabase) -> App {
+        Self::start_with(db, |_| {}).await
+    }
+
+    /// Starts a server whose configuration `adjust` changed first.
+    pub async fn start_with(db: TestDatabase, adjust: impl FnOnce(&mut ApiConfig)) -> App {
         let store = testing::open(&db).await;
-        let config = ApiConfig {
+        let mut config = ApiConfig {
             api_tokens: TokenSet::new([TOKEN]),
             gateway_tokens: TokenSet::new([GATEWAY_TOKEN]),
             default_ttl_seconds: None,
         };
+        adjust(&mut config);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

@@ -527,6 +527,12 @@ async fn answers_carry_a_request_id_and_health_reports_the_backend() {
         let r = app.client.get(app.url("/nope")).header("x-request-id", "bad id with spaces").send().await.unwrap();
         assert_eq!(r.status(), 404);
         assert_ne!(r.headers()["x-request-id"], "bad id with spaces");
+        let (_, body) = read(r).await;
+        assert_eq!(body["_tag"], "RouteNotFoundError");
+        assert!(body["message"].as_str().unwrap().contains("/nope"));
+        let r = app.client.delete(app.url("/v1/workspaces")).bearer_auth(TOKEN).send().await.unwrap();
+        assert_eq!(r.status(), 405);
+        assert_eq!(read(r).await.1["_tag"], "MethodNotAllowedError");
     }
 }
 
@@ -538,4 +544,23 @@ async fn the_openapi_document_is_served() {
     assert_eq!(status, 200);
     assert_eq!(doc, sluice_api::openapi::document());
     assert!(doc["paths"]["/v1/workspaces/{workspaceId}/ssh-target"]["get"].is_object());
+}
+
+#[tokio::test]
+async fn the_server_default_ttl_applies_when_a_create_names_none() {
+    let db = sluice_store::testing::sqlite();
+    let app = App::start_with(db, |config| config.default_ttl_seconds = Some(600)).await;
+    let (_, made) = app.post("/v1/workspaces", &create_body("alice")).await;
+    let id = made["workspaceId"].as_str().unwrap();
+    let (_, details) = app.get(&format!("/v1/workspaces/{id}?ownerUserId=alice")).await;
+    let (created, expires) = (details["createdAt"].as_str().unwrap(), details["expiresAt"].as_str().unwrap());
+    let seconds = |t: &str| time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).unwrap();
+    assert_eq!((seconds(expires) - seconds(created)).whole_seconds(), 600);
+    let mut body = create_body("alice");
+    body["ttlSeconds"] = json!(60);
+    let (_, made) = app.post("/v1/workspaces", &body).await;
+    let (_, details) =
+        app.get(&format!("/v1/workspaces/{}?ownerUserId=alice", made["workspaceId"].as_str().unwrap())).await;
+    let (created, expires) = (details["createdAt"].as_str().unwrap(), details["expiresAt"].as_str().unwrap());
+    assert_eq!((seconds(expires) - seconds(created)).whole_seconds(), 60, "the create's own TTL wins");
 }

@@ -17,9 +17,14 @@ struct Server {
 
 impl Server {
     async fn start(data_dir: &std::path::Path, database_url: Option<&str>) -> Server {
+        Self::start_command("serve", data_dir, database_url).await
+    }
+
+    /// Starts `sluice serve` or `sluice api` and waits until it is healthy.
+    async fn start_command(command: &str, data_dir: &std::path::Path, database_url: Option<&str>) -> Server {
         let port = free_port();
         let mut cmd = Command::new(sluice_binary());
-        cmd.arg("serve").arg("--data-dir").arg(data_dir).arg("--listen").arg(format!("127.0.0.1:{port}"));
+        cmd.arg(command).arg("--data-dir").arg(data_dir).arg("--listen").arg(format!("127.0.0.1:{port}"));
         if let Some(url) = database_url {
             cmd.arg("--database-url").arg(url);
         }
@@ -204,4 +209,50 @@ fn migrate_and_openapi_commands_work() {
     assert!(openapi.status.success());
     let doc: Value = serde_json::from_slice(&openapi.stdout).unwrap();
     assert_eq!(doc, sluice_api::openapi::document());
+}
+
+#[tokio::test]
+async fn scale_out_api_processes_and_a_worker_share_one_postgres() {
+    let Some(db) = sluice_store::testing::postgres().await else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let migrate = Command::new(sluice_binary())
+        .args(["migrate", "--database-url", &db.url, "--data-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(migrate.status.success(), "{}", String::from_utf8_lossy(&migrate.stderr));
+    let mut worker = Command::new(sluice_binary())
+        .args(["worker", "--database-url", &db.url, "--data-dir"])
+        .arg(dir.path())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let first = Server::start_command("api", dir.path(), Some(&db.url)).await;
+    let second = Server::start_command("api", dir.path(), Some(&db.url)).await;
+    let client = reqwest::Client::new();
+    let mut body = create_body("alice");
+    body["idempotencyKey"] = json!("across-processes");
+    let mut ids = Vec::new();
+    for server in [&first, &second] {
+        let r = client
+            .post(format!("{}/v1/workspaces", server.base))
+            .bearer_auth(&server.token)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let (status, answer) = read(r).await;
+        assert_eq!(status, 202, "{answer}");
+        ids.push((answer["workspaceId"].clone(), answer["replayed"].clone()));
+    }
+    assert_eq!(ids[0].0, ids[1].0, "both API processes answer for the same workspace");
+    assert_eq!((ids[0].1.clone(), ids[1].1.clone()), (json!(false), json!(true)));
+    first.stop();
+    second.stop();
+    let _ = Command::new("kill").arg("-TERM").arg(worker.id().to_string()).status();
+    let status = worker.wait().unwrap();
+    let mut log = String::new();
+    worker.stderr.take().unwrap().read_to_string(&mut log).unwrap();
+    assert!(status.success(), "the worker stops cleanly on SIGTERM: {log}");
+    assert!(log.contains("worker stopped"), "{log}");
 }
