@@ -87,6 +87,9 @@ fn init_tracing(default_filter: &str) {
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi).init();
 }
 
+/// How long requests in flight may run once shutdown begins.
+const HTTP_DRAIN_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
+
 async fn run_api(store_args: StoreArgs, api_args: ApiArgs, with_worker: bool) -> anyhow::Result<()> {
     store_args.ensure_data_dir()?;
     let store = store_args.open().await?;
@@ -103,8 +106,18 @@ async fn run_api(store_args: StoreArgs, api_args: ApiArgs, with_worker: bool) ->
     let state = AppState { store: store.clone(), config: Arc::new(config) };
     let worker =
         with_worker.then(|| tokio::spawn(sluice_worker::run(store.clone(), Default::default(), wait(stopped.clone()))));
-    // HTTP stops first (in-flight requests finish), then the worker.
-    sluice_api::serve(state, listener, wait(stopped)).await?;
+    // HTTP stops first: in-flight requests get a bounded time to finish.
+    let mut http = tokio::spawn(sluice_api::serve(state, listener, wait(stopped.clone())));
+    tokio::select! {
+        result = &mut http => result??,
+        _ = wait(stopped) => match tokio::time::timeout(HTTP_DRAIN_DEADLINE, &mut http).await {
+            Ok(result) => result??,
+            Err(_) => {
+                tracing::warn!(deadline_s = HTTP_DRAIN_DEADLINE.as_secs(), "requests still running at the deadline were cut off");
+                http.abort();
+            }
+        },
+    }
     if let Some(worker) = worker {
         worker.await?;
     }

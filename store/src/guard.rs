@@ -559,3 +559,69 @@ mod tests {
         assert_eq!(check("spec", &doc).unwrap_err().class, ForbiddenClass::Uncheckable);
     }
 }
+
+#[cfg(test)]
+mod robustness {
+    use super::*;
+
+    /// A small deterministic generator, enough to vary inputs.
+    struct Lcg(u64);
+    impl Lcg {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            self.0 >> 33
+        }
+    }
+
+    #[test]
+    fn arbitrary_text_never_panics_and_is_classified_the_same_twice() {
+        let pieces = [
+            "://",
+            "@",
+            ":",
+            "/",
+            "\\",
+            "bearer ",
+            "Bearer ",
+            "-----BEGIN",
+            "PRIVATE KEY",
+            "eyJ",
+            ".",
+            "=",
+            "\n",
+            " ",
+            "sh",
+            "-c",
+            "é",
+            "日本",
+            "🦀",
+            "[",
+            "]",
+            "AKIA",
+            "xoxb-",
+            "ghp_",
+            "0",
+            "9",
+            "a",
+            "Z",
+            "#!",
+            "import ",
+            "def ",
+            "localhost",
+            "10.0.0.1",
+            "\u{0}",
+            "\t",
+            "'",
+            "\"",
+            "export ",
+            ".sh",
+            "/bin/",
+        ];
+        let mut rng = Lcg(7);
+        for _ in 0..20_000 {
+            let len = (rng.next() % 24) as usize;
+            let text: String = (0..len).map(|_| pieces[(rng.next() as usize) % pieces.len()]).collect();
+            assert_eq!(classify(&text), classify(&text), "{text:?}");
+        }
+    }
+}
