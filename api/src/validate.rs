@@ -6,35 +6,39 @@ use serde_json::Value;
 use sluice_store::guard;
 
 use crate::error::ApiError;
+use crate::wire::OwnerUserId;
 
-/// A required, non-empty string without surrounding whitespace.
-pub fn text(field: &str, value: &str, max_chars: usize) -> Result<String, ApiError> {
+/// What is wrong with a text field, if anything: it must be non-empty, at
+/// most `max_chars`, without surrounding whitespace or control characters.
+pub fn text_problem(value: &str, max_chars: usize) -> Option<String> {
     if value.is_empty() {
-        return Err(ApiError::bad_request(format!("{field} must not be empty")));
+        Some("must not be empty".into())
+    } else if value.trim() != value {
+        Some("must not start or end with whitespace".into())
+    } else if value.chars().count() > max_chars {
+        Some(format!("must be at most {max_chars} characters"))
+    } else if value.chars().any(char::is_control) {
+        Some("must not contain control characters".into())
+    } else {
+        None
     }
-    if value.trim() != value {
-        return Err(ApiError::bad_request(format!("{field} must not start or end with whitespace")));
+}
+
+/// A required text field (see [`text_problem`]).
+pub fn text(field: &str, value: &str, max_chars: usize) -> Result<String, ApiError> {
+    match text_problem(value, max_chars) {
+        Some(problem) => Err(ApiError::bad_request(format!("{field} {problem}"))),
+        None => Ok(value.to_owned()),
     }
-    if value.chars().count() > max_chars {
-        return Err(ApiError::bad_request(format!("{field} must be at most {max_chars} characters")));
-    }
-    if value.chars().any(char::is_control) {
-        return Err(ApiError::bad_request(format!("{field} must not contain control characters")));
-    }
-    Ok(value.to_owned())
 }
 
 pub fn optional_text(field: &str, value: Option<&str>, max_chars: usize) -> Result<Option<String>, ApiError> {
     value.map(|v| text(field, v, max_chars)).transpose()
 }
 
-/// `ownerUserId` given in a query, where the wire allows it to be absent but
-/// sluice requires it.
-pub fn owner(value: Option<&str>) -> Result<String, ApiError> {
-    match value {
-        None => Err(ApiError::bad_request("ownerUserId is required")),
-        Some(v) => text("ownerUserId", v, 256),
-    }
+/// `ownerUserId` where the wire lets it be absent but sluice requires it.
+pub fn owner(value: Option<OwnerUserId>) -> Result<OwnerUserId, ApiError> {
+    value.ok_or_else(|| ApiError::bad_request("ownerUserId is required"))
 }
 
 /// A text a person chose (a name) that is also stored in plain columns:

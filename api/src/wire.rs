@@ -13,6 +13,53 @@ use utoipa::{IntoParams, ToSchema};
 
 // ---------------------------------------------------------------- requests
 
+/// The pattern every free-text field follows: no surrounding whitespace, no
+/// control characters.
+pub const TEXT_PATTERN: &str = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$";
+
+/// The user a workspace belongs to: 1 to 256 characters, no surrounding
+/// whitespace or control characters. Parsed once, where the request is read.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+pub struct OwnerUserId(String);
+
+impl OwnerUserId {
+    pub const MAX_CHARS: usize = 256;
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+impl TryFrom<String> for OwnerUserId {
+    type Error = String;
+    fn try_from(value: String) -> Result<Self, String> {
+        match crate::validate::text_problem(&value, Self::MAX_CHARS) {
+            Some(problem) => Err(problem),
+            None => Ok(OwnerUserId(value)),
+        }
+    }
+}
+
+impl utoipa::PartialSchema for OwnerUserId {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, Type};
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .min_length(Some(1))
+            .max_length(Some(Self::MAX_CHARS))
+            .pattern(Some(TEXT_PATTERN))
+            .description(Some("The user the workspace belongs to."))
+            .into()
+    }
+}
+
+impl ToSchema for OwnerUserId {}
+
 /// A repository selection. Accepted by the schema; this install refuses it (422).
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -38,12 +85,7 @@ pub struct CreateWorkspaceCredentials {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateWorkspaceRequest {
-    #[schema(
-        min_length = 1,
-        max_length = 256,
-        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
-    )]
-    pub owner_user_id: String,
+    pub owner_user_id: OwnerUserId,
     #[schema(
         min_length = 1,
         max_length = 128,
@@ -94,12 +136,7 @@ pub struct CreateWorkspaceRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct OwnerRequest {
-    #[schema(
-        min_length = 1,
-        max_length = 256,
-        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
-    )]
-    pub owner_user_id: String,
+    pub owner_user_id: OwnerUserId,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -112,18 +149,13 @@ pub struct RenameWorkspaceRequest {
     )]
     pub name: String,
     /// The workspace's owner; a rename that names none finds nothing.
-    pub owner_user_id: Option<String>,
+    pub owner_user_id: Option<OwnerUserId>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExpireWorkspaceRequest {
-    #[schema(
-        min_length = 1,
-        max_length = 256,
-        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
-    )]
-    pub owner_user_id: String,
+    pub owner_user_id: OwnerUserId,
     /// Seconds from now; `null` clears the TTL; omitted expires now.
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<i64>, minimum = 1, maximum = 316224000)]
@@ -138,12 +170,7 @@ fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Resul
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct BindWorkspaceRequest {
-    #[schema(
-        min_length = 1,
-        max_length = 256,
-        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
-    )]
-    pub owner_user_id: String,
+    pub owner_user_id: OwnerUserId,
     pub mount_path: Option<String>,
     pub subpath: String,
 }
@@ -159,12 +186,7 @@ pub enum FlushKind {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FlushWorkspaceCaptureRequest {
-    #[schema(
-        min_length = 1,
-        max_length = 256,
-        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
-    )]
-    pub owner_user_id: String,
+    pub owner_user_id: OwnerUserId,
     pub kind: Option<FlushKind>,
     #[schema(minimum = 1)]
     pub deadline_ms: Option<i64>,
@@ -189,12 +211,7 @@ pub struct RunCommand {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExecWorkspaceRequest {
-    #[schema(
-        min_length = 1,
-        max_length = 256,
-        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
-    )]
-    pub owner_user_id: String,
+    pub owner_user_id: OwnerUserId,
     /// 1 to 32 commands, run in order whatever their exit codes.
     #[schema(min_items = 1, max_items = 32)]
     pub commands: Vec<RunCommand>,
@@ -239,12 +256,7 @@ pub struct CompletionAttestation {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct StopWorkspaceRequest {
-    #[schema(
-        min_length = 1,
-        max_length = 256,
-        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
-    )]
-    pub owner_user_id: String,
+    pub owner_user_id: OwnerUserId,
     pub discard_unsaved: Option<bool>,
     pub completion: Option<CompletionAttestation>,
 }
@@ -256,12 +268,7 @@ pub struct StopWorkspaceRequest {
 #[into_params(parameter_in = Query)]
 pub struct OwnerQuery {
     /// The workspace's owner (required).
-    #[param(
-        min_length = 1,
-        max_length = 256,
-        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
-    )]
-    pub owner_user_id: Option<String>,
+    pub owner_user_id: Option<OwnerUserId>,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -269,12 +276,7 @@ pub struct OwnerQuery {
 #[into_params(parameter_in = Query)]
 pub struct ListWorkspacesQuery {
     /// The owner whose workspaces are listed (required).
-    #[param(
-        min_length = 1,
-        max_length = 256,
-        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
-    )]
-    pub owner_user_id: Option<String>,
+    pub owner_user_id: Option<OwnerUserId>,
     #[param(value_type = Option<WorkspaceStatus>)]
     pub status: Option<String>,
     /// 1 to 1000 (default 100).
@@ -290,12 +292,7 @@ pub struct ListWorkspacesQuery {
 #[into_params(parameter_in = Query)]
 pub struct OwnerLimitQuery {
     /// The workspace's owner (required).
-    #[param(
-        min_length = 1,
-        max_length = 256,
-        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
-    )]
-    pub owner_user_id: Option<String>,
+    pub owner_user_id: Option<OwnerUserId>,
     /// 1 to 1000 (default 100).
     #[param(pattern = r"^(?:[1-9][0-9]{0,2}|1000)$")]
     pub limit: Option<String>,

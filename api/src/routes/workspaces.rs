@@ -62,7 +62,7 @@ pub async fn create_workspace(
     headers: HeaderMap,
     JsonBody(req): JsonBody<CreateWorkspaceRequest>,
 ) -> Result<(StatusCode, Json<CreateWorkspaceResponse>), ApiError> {
-    let owner = validate::text("ownerUserId", &req.owner_user_id, 256)?;
+    let owner = req.owner_user_id.into_string();
     let registry_id = validate::text("registryId", &req.registry_id, 128)?;
     let repository = validate::repository(&req.repository)?;
     let tag = validate::tag(&req.tag)?;
@@ -156,7 +156,7 @@ pub async fn get_workspace_create(
     Path(key): Path<String>,
     QueryOf(q): QueryOf<OwnerQuery>,
 ) -> Result<Json<WorkspaceCreateState>, ApiError> {
-    let owner = validate::owner(q.owner_user_id.as_deref())?;
+    let owner = validate::owner(q.owner_user_id)?.into_string();
     let key = validate::idempotency_key("idempotencyKey", &key)?;
     Ok(Json(app.store.get_create_key(&owner, &key).await?.into()))
 }
@@ -172,7 +172,7 @@ pub async fn cancel_workspace_create(
     Path(key): Path<String>,
     JsonBody(req): JsonBody<OwnerRequest>,
 ) -> Result<Json<WorkspaceCreateState>, ApiError> {
-    let owner = validate::text("ownerUserId", &req.owner_user_id, 256)?;
+    let owner = req.owner_user_id.into_string();
     let key = validate::idempotency_key("idempotencyKey", &key)?;
     Ok(Json(app.store.cancel_create_key(&owner, &key).await?.into()))
 }
@@ -186,7 +186,7 @@ pub async fn list_workspaces(
     State(app): State<AppState>,
     QueryOf(q): QueryOf<ListWorkspacesQuery>,
 ) -> Result<Json<ListWorkspacesResponse>, ApiError> {
-    let owner = validate::owner(q.owner_user_id.as_deref())?;
+    let owner = validate::owner(q.owner_user_id)?.into_string();
     let status = q
         .status
         .as_deref()
@@ -216,7 +216,7 @@ pub async fn get_workspace(
     Path(workspace_id): Path<String>,
     QueryOf(q): QueryOf<OwnerQuery>,
 ) -> Result<Json<WorkspaceDetails>, ApiError> {
-    let owner = q.owner_user_id.ok_or(ApiError::NotFound)?;
+    let owner = q.owner_user_id.ok_or(ApiError::NotFound)?.into_string();
     let view = owned(&app, &owner, &workspace_id).await?;
     Ok(Json(WorkspaceDetails { summary: (&view).into(), spec: view.workspace.spec.clone() }))
 }
@@ -232,7 +232,7 @@ pub async fn rename_workspace(
     Path(workspace_id): Path<String>,
     JsonBody(req): JsonBody<RenameWorkspaceRequest>,
 ) -> Result<Json<RenameWorkspaceResponse>, ApiError> {
-    let owner = req.owner_user_id.ok_or(ApiError::NotFound)?;
+    let owner = req.owner_user_id.ok_or(ApiError::NotFound)?.into_string();
     let name = validate::label("name", &req.name)?;
     let w = app.store.rename_workspace(&owner, &workspace_id, &name).await?.ok_or(ApiError::NotFound)?;
     Ok(Json(RenameWorkspaceResponse { workspace_id: w.id, name: w.name, updated_at: rfc3339(w.updated_at) }))
@@ -249,7 +249,7 @@ pub async fn expire_workspace(
     Path(workspace_id): Path<String>,
     JsonBody(req): JsonBody<ExpireWorkspaceRequest>,
 ) -> Result<Json<ExpireWorkspaceResponse>, ApiError> {
-    let owner = validate::text("ownerUserId", &req.owner_user_id, 256)?;
+    let owner = req.owner_user_id.into_string();
     let expires_at = match req.ttl_seconds {
         None => Some(now_ms()),
         Some(None) => None,
@@ -269,7 +269,7 @@ pub async fn list_workspace_attempts(
     Path(workspace_id): Path<String>,
     QueryOf(q): QueryOf<OwnerLimitQuery>,
 ) -> Result<Json<ListWorkspaceAttemptsResponse>, ApiError> {
-    let owner = validate::owner(q.owner_user_id.as_deref())?;
+    let owner = validate::owner(q.owner_user_id)?.into_string();
     let limit = validate::limit(q.limit.as_deref())?;
     let runs = app.store.list_runs(&owner, &workspace_id, limit).await?.ok_or(ApiError::NotFound)?;
     Ok(Json(ListWorkspaceAttemptsResponse { items: runs.iter().map(Into::into).collect() }))
@@ -285,7 +285,7 @@ pub async fn list_workspace_events(
     Path(workspace_id): Path<String>,
     QueryOf(q): QueryOf<OwnerLimitQuery>,
 ) -> Result<Json<ListWorkspaceEventsResponse>, ApiError> {
-    let owner = validate::owner(q.owner_user_id.as_deref())?;
+    let owner = validate::owner(q.owner_user_id)?.into_string();
     let limit = validate::limit(q.limit.as_deref())?;
     let events = app.store.list_events(&owner, &workspace_id, limit).await?.ok_or(ApiError::NotFound)?;
     Ok(Json(ListWorkspaceEventsResponse { items: events.iter().map(Into::into).collect() }))
@@ -302,7 +302,7 @@ pub async fn bind_workspace(
     Path(workspace_id): Path<String>,
     JsonBody(req): JsonBody<BindWorkspaceRequest>,
 ) -> Result<Json<WorkspaceBinds>, ApiError> {
-    let owner = validate::text("ownerUserId", &req.owner_user_id, 256)?;
+    let owner = req.owner_user_id.into_string();
     validate::optional_text("mountPath", req.mount_path.as_deref(), 4096)?;
     owned(&app, &owner, &workspace_id).await?;
     Err(no_runtime(&workspace_id))
@@ -318,7 +318,7 @@ pub async fn get_workspace_capture_status(
     Path(workspace_id): Path<String>,
     QueryOf(q): QueryOf<OwnerQuery>,
 ) -> Result<Json<WorkspaceCaptureStatus>, ApiError> {
-    let owner = validate::owner(q.owner_user_id.as_deref())?;
+    let owner = validate::owner(q.owner_user_id)?.into_string();
     owned(&app, &owner, &workspace_id).await?;
     Err(no_runtime(&workspace_id))
 }
@@ -334,7 +334,7 @@ pub async fn flush_workspace_capture(
     Path(workspace_id): Path<String>,
     JsonBody(req): JsonBody<FlushWorkspaceCaptureRequest>,
 ) -> Result<Json<WorkspaceCaptureStatus>, ApiError> {
-    let owner = validate::text("ownerUserId", &req.owner_user_id, 256)?;
+    let owner = req.owner_user_id.into_string();
     for (field, value) in [("deadlineMs", req.deadline_ms), ("graceMs", req.grace_ms)] {
         if value.is_some_and(|v| v < 1) {
             return Err(ApiError::bad_request(format!("{field} must be a whole number of milliseconds above 0")));
@@ -355,7 +355,7 @@ pub async fn replan_workspace_capture(
     Path(workspace_id): Path<String>,
     JsonBody(req): JsonBody<OwnerRequest>,
 ) -> Result<Json<WorkspaceCaptureReplanned>, ApiError> {
-    let owner = validate::text("ownerUserId", &req.owner_user_id, 256)?;
+    let owner = req.owner_user_id.into_string();
     owned(&app, &owner, &workspace_id).await?;
     Err(no_runtime(&workspace_id))
 }
@@ -371,7 +371,7 @@ pub async fn exec_workspace(
     Path(workspace_id): Path<String>,
     JsonBody(req): JsonBody<ExecWorkspaceRequest>,
 ) -> Result<(StatusCode, Json<ExecRun>), ApiError> {
-    let owner = validate::text("ownerUserId", &req.owner_user_id, 256)?;
+    let owner = req.owner_user_id.into_string();
     if req.commands.is_empty() || req.commands.len() > 32 {
         return Err(ApiError::bad_request("commands must hold 1 to 32 commands"));
     }
@@ -398,7 +398,7 @@ pub async fn stop_workspace(
     Path(workspace_id): Path<String>,
     JsonBody(req): JsonBody<StopWorkspaceRequest>,
 ) -> Result<(StatusCode, Json<StopWorkspaceResponse>), ApiError> {
-    let owner = validate::text("ownerUserId", &req.owner_user_id, 256)?;
+    let owner = req.owner_user_id.into_string();
     if let Some(c) = &req.completion {
         validate::text("completion.executorId", &c.executor_id, 256)?;
         if c.capture_n < 0 || c.epoch < 0 {
@@ -420,7 +420,7 @@ pub async fn recover_workspace(
     Path(workspace_id): Path<String>,
     JsonBody(req): JsonBody<OwnerRequest>,
 ) -> Result<(StatusCode, Json<RecoverWorkspaceResponse>), ApiError> {
-    let owner = validate::text("ownerUserId", &req.owner_user_id, 256)?;
+    let owner = req.owner_user_id.into_string();
     let view = owned(&app, &owner, &workspace_id).await?;
     // Nothing is ever retained before executors exist: there is nothing to recover.
     Ok((
@@ -444,7 +444,7 @@ pub async fn restart_workspace(
     Path(workspace_id): Path<String>,
     JsonBody(req): JsonBody<OwnerRequest>,
 ) -> Result<(StatusCode, Json<RestartWorkspaceResponse>), ApiError> {
-    let owner = validate::text("ownerUserId", &req.owner_user_id, 256)?;
+    let owner = req.owner_user_id.into_string();
     owned(&app, &owner, &workspace_id).await?;
     Err(no_runtime(&workspace_id))
 }
