@@ -215,7 +215,11 @@ impl Store {
                 }
             }
         }
+        self.commit_create(new).await
+    }
 
+    /// The create's one transaction, after its key (if any) was claimed.
+    async fn commit_create(&self, new: NewWorkspace) -> Result<CreateOutcome, StoreError> {
         let now = now_ms();
         let workspace_id = new_id("ws");
         let run_id = new_id("run");
@@ -574,5 +578,41 @@ impl Store {
             )
             .await?;
         rows.iter().map(event_from_row).collect::<Result<Vec<_>, _>>().map(Some)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing;
+
+    /// A cancel that lands between a create's claim and its commit wins:
+    /// the create answers `CreateCancelled` and nothing of it is stored.
+    #[tokio::test]
+    async fn a_cancel_between_claim_and_commit_stops_the_create() {
+        for db in testing::databases().await {
+            let store = testing::open(&db).await;
+            let idem = Idempotency { key: "in-flight".into(), request_hash: "h".into() };
+            let new = NewWorkspace {
+                owner_user_id: "alice".into(),
+                name: "dev".into(),
+                registry_id: "local".into(),
+                repository: "sluice/busybox".into(),
+                tag: "1".into(),
+                spec: json!({}),
+                ttl_ms: None,
+                launch_id: None,
+                idempotency: Some(idem.clone()),
+                secret_env: None,
+                capture_token: None,
+            };
+            assert_eq!(create_keys::claim(&store.pool, "alice", &idem).await.unwrap(), create_keys::Claim::Proceed);
+            assert_eq!(store.cancel_create_key("alice", "in-flight").await.unwrap().state, CreateKeyState::Cancelled);
+            assert!(matches!(store.commit_create(new).await, Err(StoreError::CreateCancelled)), "{}", db.label);
+            let all =
+                store.list_workspaces("alice", &WorkspaceFilter { limit: 10, ..Default::default() }).await.unwrap();
+            assert!(all.is_empty(), "{}: the cancelled create left a workspace", db.label);
+            assert!(!store.any_column_contains("sluice/busybox").await.unwrap(), "{}: nothing of it remains", db.label);
+        }
     }
 }

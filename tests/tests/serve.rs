@@ -9,6 +9,12 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use sluice_tests::*;
 
+#[derive(Clone, Copy)]
+enum Via {
+    Flags,
+    Environment,
+}
+
 struct Server {
     child: Option<Child>,
     base: String,
@@ -17,25 +23,31 @@ struct Server {
 
 impl Server {
     async fn start(data_dir: &std::path::Path, database_url: Option<&str>) -> Server {
-        Self::start_command("serve", data_dir, database_url).await
+        Self::start_command("serve", data_dir, database_url, Via::Flags).await
     }
 
-    /// Starts `sluice serve` or `sluice api` and waits until it is healthy.
-    async fn start_command(command: &str, data_dir: &std::path::Path, database_url: Option<&str>) -> Server {
+    /// Starts `sluice serve` or `sluice api`, configured by flags or by
+    /// `SLUICE_*` variables, and waits until it is healthy.
+    async fn start_command(command: &str, data_dir: &std::path::Path, database_url: Option<&str>, via: Via) -> Server {
         let port = free_port();
+        let listen = format!("127.0.0.1:{port}");
         let mut cmd = Command::new(sluice_binary());
-        cmd.arg(command).arg("--data-dir").arg(data_dir).arg("--listen").arg(format!("127.0.0.1:{port}"));
-        if let Some(url) = database_url {
-            cmd.arg("--database-url").arg(url);
+        cmd.arg(command).env_remove("SLUICE_API_TOKENS").env_remove("SLUICE_DATABASE_URL").env("SLUICE_LOG", "debug");
+        match via {
+            Via::Flags => {
+                cmd.arg("--data-dir").arg(data_dir).arg("--listen").arg(&listen);
+                if let Some(url) = database_url {
+                    cmd.arg("--database-url").arg(url);
+                }
+            }
+            Via::Environment => {
+                cmd.env("SLUICE_DATA_DIR", data_dir).env("SLUICE_LISTEN", &listen);
+                if let Some(url) = database_url {
+                    cmd.env("SLUICE_DATABASE_URL", url);
+                }
+            }
         }
-        let child = cmd
-            .env("SLUICE_LOG", "debug")
-            .env_remove("SLUICE_API_TOKENS")
-            .env_remove("SLUICE_DATABASE_URL")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start sluice serve");
+        let child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start sluice");
         // Owned by the Server from here, so a failed start still stops the process.
         let mut server = Server { child: Some(child), base: format!("http://127.0.0.1:{port}"), token: String::new() };
         let client = reqwest::Client::new();
@@ -184,7 +196,7 @@ async fn serve_starts_with_no_setup_and_keeps_secrets_out_of_everything() {
 async fn serve_on_postgres_keeps_secrets_out_of_every_column() {
     let Some(db) = sluice_store::testing::postgres().await else { return };
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path(), Some(&db.url)).await;
+    let server = Server::start_command("serve", dir.path(), Some(&db.url), Via::Environment).await;
     let token = server.token.clone();
     let answers = exercise(&server).await;
     assert_secret_free("an API answer", &answers, &token);
@@ -227,8 +239,8 @@ async fn scale_out_api_processes_and_a_worker_share_one_postgres() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let first = Server::start_command("api", dir.path(), Some(&db.url)).await;
-    let second = Server::start_command("api", dir.path(), Some(&db.url)).await;
+    let first = Server::start_command("api", dir.path(), Some(&db.url), Via::Flags).await;
+    let second = Server::start_command("api", dir.path(), Some(&db.url), Via::Environment).await;
     let client = reqwest::Client::new();
     let mut body = create_body("alice");
     body["idempotencyKey"] = json!("across-processes");
