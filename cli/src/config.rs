@@ -23,8 +23,17 @@ pub struct StoreArgs {
 }
 
 impl StoreArgs {
+    /// Creates the data directory, private to its owner, when it does not exist.
     pub fn ensure_data_dir(&self) -> anyhow::Result<()> {
-        std::fs::create_dir_all(&self.data_dir).with_context(|| format!("cannot create {}", self.data_dir.display()))
+        use std::os::unix::fs::DirBuilderExt;
+        if self.data_dir.is_dir() {
+            return Ok(());
+        }
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.data_dir)
+            .with_context(|| format!("cannot create {}", self.data_dir.display()))
     }
 
     pub async fn open(&self) -> anyhow::Result<Store> {

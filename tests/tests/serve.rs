@@ -17,6 +17,9 @@ enum Via {
 
 struct Server {
     child: Option<Child>,
+    /// Everything the process printed, read as it prints: a full pipe would block it.
+    output: std::sync::Arc<std::sync::Mutex<String>>,
+    readers: Vec<std::thread::JoinHandle<()>>,
     base: String,
     token: String,
 }
@@ -47,9 +50,20 @@ impl Server {
                 }
             }
         }
-        let child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start sluice");
+        let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start sluice");
+        let output = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let readers = vec![
+            drain(child.stdout.take().unwrap(), output.clone()),
+            drain(child.stderr.take().unwrap(), output.clone()),
+        ];
         // Owned by the Server from here, so a failed start still stops the process.
-        let mut server = Server { child: Some(child), base: format!("http://127.0.0.1:{port}"), token: String::new() };
+        let mut server = Server {
+            child: Some(child),
+            output,
+            readers,
+            base: format!("http://127.0.0.1:{port}"),
+            token: String::new(),
+        };
         let client = reqwest::Client::new();
         for _ in 0..200 {
             if client.get(format!("{}/healthz", server.base)).send().await.is_ok_and(|r| r.status() == 200) {
@@ -66,12 +80,27 @@ impl Server {
         let mut child = self.child.take().unwrap();
         let _ = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status();
         let status = child.wait().unwrap();
-        assert!(status.success(), "sluice serve exited with {status}");
-        let mut out = String::new();
-        child.stderr.take().unwrap().read_to_string(&mut out).unwrap();
-        child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
-        out
+        assert!(status.success(), "sluice exited with {status}");
+        for reader in self.readers.drain(..) {
+            reader.join().unwrap();
+        }
+        self.output.lock().unwrap().clone()
     }
+}
+
+fn drain(
+    mut from: impl Read + Send + 'static,
+    into: std::sync::Arc<std::sync::Mutex<String>>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = from.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            into.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    })
 }
 
 impl Drop for Server {
@@ -157,6 +186,11 @@ async fn serve_starts_with_no_setup_and_keeps_secrets_out_of_everything() {
     let data_dir = dir.path().join("data");
     let server = Server::start(&data_dir, None).await;
     let token_path = data_dir.join("api-token");
+    assert_eq!(
+        std::fs::metadata(&data_dir).unwrap().permissions().mode() & 0o777,
+        0o700,
+        "a new data directory is private"
+    );
     assert_eq!(std::fs::metadata(&token_path).unwrap().permissions().mode() & 0o777, 0o600);
     assert_eq!(std::fs::metadata(data_dir.join("gateway-token")).unwrap().permissions().mode() & 0o777, 0o600);
     assert_eq!(std::fs::metadata(data_dir.join("seal-key")).unwrap().permissions().mode() & 0o777, 0o600);
@@ -267,4 +301,93 @@ async fn scale_out_api_processes_and_a_worker_share_one_postgres() {
     worker.stderr.take().unwrap().read_to_string(&mut log).unwrap();
     assert!(status.success(), "the worker stops cleanly on SIGTERM: {log}");
     assert!(log.contains("worker stopped"), "{log}");
+}
+
+/// Creates for `keys` concurrently; returns the answers that arrived. Each
+/// 202 is also announced on `progress`.
+async fn create_burst(
+    base: &str,
+    token: &str,
+    keys: std::ops::Range<usize>,
+    progress: Option<tokio::sync::mpsc::UnboundedSender<usize>>,
+) -> Vec<(usize, u16, Value)> {
+    let client = reqwest::Client::new();
+    let requests = keys.map(|i| {
+        let (client, url, token, progress) =
+            (client.clone(), format!("{base}/v1/workspaces"), token.to_owned(), progress.clone());
+        tokio::spawn(async move {
+            let mut body = create_body("alice");
+            body["idempotencyKey"] = json!(format!("crash-{i}"));
+            let r = client.post(url).bearer_auth(token).json(&body).send().await.ok()?;
+            let (status, answer) = read(r).await;
+            if let (202, Some(progress)) = (status, progress) {
+                let _ = progress.send(i);
+            }
+            Some((i, status, answer))
+        })
+    });
+    futures::future::join_all(requests).await.into_iter().filter_map(|r| r.ok().flatten()).collect()
+}
+
+async fn crash_mid_burst_then_repeat(data_dir: &std::path::Path, database_url: Option<&str>, store_url: &str) {
+    const CREATES: usize = 150;
+    let server = Server::start_command("serve", data_dir, database_url, Via::Flags).await;
+    let (base, token) = (server.base.clone(), server.token.clone());
+    let (progress, mut answered) = tokio::sync::mpsc::unbounded_channel();
+    let burst = tokio::spawn(async move { create_burst(&base, &token, 0..CREATES, Some(progress)).await });
+    // Kill once some creates have committed, while the rest are in flight.
+    for _ in 0..10 {
+        answered.recv().await.expect("creates are answered");
+    }
+    let mut server = server;
+    let mut child = server.child.take().unwrap();
+    child.kill().unwrap(); // SIGKILL: no shutdown path runs
+    child.wait().unwrap();
+    let before = burst.await.unwrap();
+    let committed_before: Vec<_> = before.iter().filter(|(_, s, _)| *s == 202).collect();
+    assert!(committed_before.len() < CREATES, "the kill must land inside the burst to test anything");
+
+    // The caller repeats every create after the crash.
+    let server = Server::start_command("serve", data_dir, database_url, Via::Flags).await;
+    let after = create_burst(&server.base, &server.token, 0..CREATES, None).await;
+    assert_eq!(after.len(), CREATES);
+    for (i, status, answer) in &after {
+        assert_eq!(*status, 202, "crash-{i}: {answer}");
+        if let Some((_, _, first)) = committed_before.iter().find(|(j, _, _)| j == i) {
+            assert_eq!(answer["workspaceId"], first["workspaceId"], "crash-{i}: an answered create must replay");
+            assert_eq!(answer["replayed"], true);
+        }
+    }
+    server.stop();
+
+    let sealer = sluice_store::Sealer::load_or_create(&data_dir.join("seal-key")).unwrap();
+    let store = sluice_store::Store::open(store_url, sealer).await.unwrap();
+    let all = store
+        .list_workspaces("alice", &sluice_store::WorkspaceFilter { limit: 1000, ..Default::default() })
+        .await
+        .unwrap();
+    assert_eq!(all.len(), CREATES, "exactly one workspace per key, none lost, none doubled");
+    for view in &all {
+        let events = store.list_events("alice", &view.workspace.id, 10).await.unwrap().unwrap();
+        assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), vec![1, 2], "every workspace has its two events");
+        assert_eq!(store.list_runs("alice", &view.workspace.id, 10).await.unwrap().unwrap().len(), 1);
+        let key = view.workspace.idempotency_key.as_deref().unwrap();
+        let record = store.get_create_key("alice", key).await.unwrap();
+        assert_eq!(record.workspace_id.as_deref(), Some(view.workspace.id.as_str()));
+    }
+}
+
+#[tokio::test]
+async fn a_server_killed_mid_burst_loses_and_doubles_nothing_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().join("data");
+    let url = format!("sqlite:{}", data_dir.join("sluice.db").display());
+    crash_mid_burst_then_repeat(&data_dir, None, &url).await;
+}
+
+#[tokio::test]
+async fn a_server_killed_mid_burst_loses_and_doubles_nothing_on_postgres() {
+    let Some(db) = sluice_store::testing::postgres().await else { return };
+    let dir = tempfile::tempdir().unwrap();
+    crash_mid_burst_then_repeat(dir.path(), Some(&db.url), &db.url).await;
 }
