@@ -128,17 +128,11 @@ async fn exercise(server: &Server) -> String {
         "captureToken": CAPTURE_TOKEN,
         "idempotencyKey": "secret-run",
     });
-    let mut answers: Vec<(u16, Value)> = Vec::new();
-    for _ in 0..2 {
-        let r = client
-            .post(format!("{}/v1/workspaces", server.base))
-            .bearer_auth(&server.token)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        answers.push(read(r).await);
-    }
+    let create = |body: Value| {
+        let request = client.post(format!("{}/v1/workspaces", server.base)).bearer_auth(&server.token).json(&body);
+        async move { read(request.send().await.unwrap()).await }
+    };
+    let mut answers: Vec<(u16, Value)> = vec![create(body.clone()).await, create(body.clone()).await];
     assert_eq!(answers[0].0, 202, "{}", answers[0].1);
     assert_eq!(answers[1].1["replayed"], true);
     let id = answers[0].1["workspaceId"].as_str().unwrap().to_owned();
@@ -146,14 +140,7 @@ async fn exercise(server: &Server) -> String {
     let mut bad = body.clone();
     bad["secretEnv"] = json!({"1NOT_A_NAME": SECRET_ENV_VALUE});
     bad["idempotencyKey"] = json!("other");
-    let r = client
-        .post(format!("{}/v1/workspaces", server.base))
-        .bearer_auth(&server.token)
-        .json(&bad)
-        .send()
-        .await
-        .unwrap();
-    answers.push(read(r).await);
+    answers.push(create(bad).await);
     assert_eq!(answers[2].0, 400);
     for path in [
         format!("/v1/workspaces/{id}?ownerUserId=alice"),
