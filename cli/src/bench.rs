@@ -143,20 +143,10 @@ async fn bench_backend(label: &str, store: Store, args: &BenchArgs) -> anyhow::R
     let create_parallel = measure(n, c, create("parallel")).await?;
     let replay_parallel = measure(n, c, create("parallel")).await?;
 
-    row(
-        label,
-        "latency p50 (one at a time)",
-        ms(create_serial.percentile(0.5)),
-        ms(base_serial.percentile(0.5)),
-        create_serial.percentile(0.5).as_secs_f64() / base_serial.percentile(0.5).as_secs_f64(),
-    );
-    row(
-        label,
-        "latency p99 (one at a time)",
-        ms(create_serial.percentile(0.99)),
-        ms(base_serial.percentile(0.99)),
-        create_serial.percentile(0.99).as_secs_f64() / base_serial.percentile(0.99).as_secs_f64(),
-    );
+    for (name, p) in [("latency p50 (one at a time)", 0.5), ("latency p99 (one at a time)", 0.99)] {
+        let (ours, base) = (create_serial.percentile(p), base_serial.percentile(p));
+        row(label, name, ms(ours), ms(base), ours.as_secs_f64() / base.as_secs_f64());
+    }
     let per_s = |s: &Sample| format!("{:.0}/s", s.per_second());
     row(
         label,
