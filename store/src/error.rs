@@ -10,6 +10,13 @@ pub enum StoreError {
     /// The idempotency key was cancelled: no create with it ever commits.
     #[error("the create with this idempotency key was cancelled")]
     CreateCancelled,
+    /// The write was made under a job lease that is no longer held: another
+    /// worker took the job over (or the lease ran out). Nothing was applied.
+    #[error("job {kind}/{subject}: lease generation {generation} is no longer held; the write was refused")]
+    Fenced { kind: String, subject: String, generation: i64 },
+    /// The request conflicts with the workspace's current state.
+    #[error("{message}")]
+    Conflict { message: String, code: &'static str },
     /// A value about to be written looks like a secret.
     #[error("{0}")]
     Guard(#[from] GuardViolation),

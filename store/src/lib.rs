@@ -11,6 +11,9 @@ pub mod bench;
 pub mod clock;
 mod create_keys;
 mod db;
+mod exec_runs;
+mod executors;
+pub mod jobs;
 pub mod error;
 pub mod guard;
 pub mod model;
@@ -23,6 +26,8 @@ pub use db::BackendKind;
 pub use error::StoreError;
 pub use model::*;
 pub use seal::{Sealer, Secret};
+pub use executors::{ReconcileState, ResourceVerdict, StopAccepted};
+pub use jobs::Lease;
 pub use workspaces::{CreateOutcome, Idempotency, NewWorkspace, WorkspaceFilter};
 
 /// The handle every part of sluice reads and writes state through.

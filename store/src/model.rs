@@ -142,6 +142,25 @@ named_enum!(
 );
 
 named_enum!(
+    /// What a durable job asks a worker to do with its subject: reconcile a
+    /// workspace's executor, or run an exec run's commands.
+    JobKind {
+        Reconcile => "reconcile",
+        Exec => "exec",
+    }
+);
+
+named_enum!(
+    /// An exec run's status: `failed` only when the machinery broke.
+    ExecRunStatus {
+        Queued => "queued",
+        Running => "running",
+        Completed => "completed",
+        Failed => "failed",
+    }
+);
+
+named_enum!(
     /// Which secret a sealed row holds.
     SecretKind {
         SecretEnv => "secret_env",
@@ -227,6 +246,10 @@ pub struct Run {
     pub linked_at: i64,
     pub started_at: Option<i64>,
     pub finished_at: Option<i64>,
+    /// When the runtime resource was removed; `None` while it may exist.
+    pub runtime_removed_at: Option<i64>,
+    /// 1 for a launch, counting up through its retries.
+    pub launch_attempt: i64,
 }
 
 /// A workspace together with its current run.
@@ -258,4 +281,52 @@ pub struct CreateKey {
     pub workspace_id: Option<String>,
     pub run_id: Option<String>,
     pub launch_id: Option<String>,
+}
+
+/// One command of an exec run: argv run without a shell.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecCommand {
+    pub argv: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<std::collections::BTreeMap<String, String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdin: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+}
+
+/// What one command of an exec run did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecCommandResult {
+    pub argv: Vec<String>,
+    /// The exit code; a signal `n` reads `128 + n`.
+    pub exit_code: i64,
+    pub stdout: String,
+    pub stderr: String,
+    pub stdout_truncated: bool,
+    pub stderr_truncated: bool,
+    #[serde(default)]
+    pub timed_out: bool,
+}
+
+/// A deterministic exec run: ordered commands run in a workspace's executor.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecRun {
+    pub id: String,
+    pub workspace_id: String,
+    pub owner_user_id: String,
+    /// The workspace run (launch attempt) whose executor runs the commands.
+    pub attempt_id: String,
+    pub status: ExecRunStatus,
+    pub exit_code: Option<i64>,
+    pub commands: Vec<ExecCommand>,
+    pub results: Vec<ExecCommandResult>,
+    pub error: Option<RunError>,
+    pub created_at: i64,
+    pub started_at: Option<i64>,
+    pub finished_at: Option<i64>,
 }

@@ -55,19 +55,19 @@ pub struct WorkspaceFilter {
     pub limit: i64,
 }
 
-const WORKSPACE_COLUMNS: &str = "id, owner_user_id, name, registry_id, repository, tag, spec, status, desired_state, \
+pub(crate) const WORKSPACE_COLUMNS: &str = "id, owner_user_id, name, registry_id, repository, tag, spec, status, desired_state, \
     current_run_id, idempotency_key, expires_at, created_at, updated_at, started_at, finished_at";
-const RUN_COLUMNS: &str = "id, workspace_id, relation, trigger_type, trigger_ref, status, launch_id, spec, \
+pub(crate) const RUN_COLUMNS: &str = "id, workspace_id, relation, trigger_type, trigger_ref, status, launch_id, spec, \
     runtime_adapter, runtime_resource_id, runtime_reference, runtime_status, runtime_endpoint, runtime_deadline, \
     published_reference, published_digest_reference, published_digest, error_message, error_code, \
-    queued_at, created_at, updated_at, linked_at, started_at, finished_at";
+    queued_at, created_at, updated_at, linked_at, started_at, finished_at, runtime_removed_at, launch_attempt";
 const EVENT_COLUMNS: &str = "id, workspace_id, seq, attempt_id, type, occurred_at, message, data";
 
-fn parse_json(column: &str, text: &str) -> Result<Value, StoreError> {
+pub(crate) fn parse_json(column: &str, text: &str) -> Result<Value, StoreError> {
     serde_json::from_str(text).map_err(|e| StoreError::Corrupt(format!("{column} is not JSON: {e}")))
 }
 
-fn workspace_from_row(row: &DbRow) -> Result<Workspace, StoreError> {
+pub(crate) fn workspace_from_row(row: &DbRow) -> Result<Workspace, StoreError> {
     Ok(Workspace {
         id: row.text("id")?,
         owner_user_id: row.text("owner_user_id")?,
@@ -88,7 +88,7 @@ fn workspace_from_row(row: &DbRow) -> Result<Workspace, StoreError> {
     })
 }
 
-fn run_from_row(row: &DbRow) -> Result<Run, StoreError> {
+pub(crate) fn run_from_row(row: &DbRow) -> Result<Run, StoreError> {
     let runtime = match row.opt_text("runtime_adapter")? {
         None => None,
         Some(adapter) => Some(RuntimeRecord {
@@ -132,6 +132,8 @@ fn run_from_row(row: &DbRow) -> Result<Run, StoreError> {
         linked_at: row.int("linked_at")?,
         started_at: row.opt_int("started_at")?,
         finished_at: row.opt_int("finished_at")?,
+        runtime_removed_at: row.opt_int("runtime_removed_at")?,
+        launch_attempt: row.int("launch_attempt")?,
     })
 }
 
@@ -323,6 +325,7 @@ impl Store {
             now,
         )
         .await?;
+        crate::jobs::enqueue(&mut tx, JobKind::Reconcile, &workspace_id, now, now).await?;
         tx.commit().await?;
 
         // What was just written, without reading it back.
@@ -344,6 +347,8 @@ impl Store {
             linked_at: now,
             started_at: None,
             finished_at: None,
+            runtime_removed_at: None,
+            launch_attempt: 1,
         };
         let workspace = Workspace {
             id: workspace_id,

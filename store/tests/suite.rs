@@ -265,3 +265,89 @@ async fn a_create_that_dies_before_commit_leaves_its_key_pending() {
         ));
     }
 }
+
+/// A create leaves its reconcile job due; claims take new generations; a
+/// renewal keeps the generation; once another worker took the job over
+/// after the lease ran out, the old holder's writes are refused and nothing
+/// of them is applied.
+#[tokio::test]
+async fn a_stale_lease_holders_writes_are_refused() {
+    for db in databases().await {
+        let store = open(&db).await;
+        let view = created(store.create_workspace(new_workspace("alice", None)).await.unwrap());
+        let run_id = view.current_run.unwrap().id;
+
+        let first = store.claim_jobs("worker-a", 10, 60_000).await.unwrap();
+        assert_eq!(first.len(), 1, "{}: the create's reconcile job is due", db.label);
+        let a = first[0].clone();
+        assert_eq!((a.kind, a.subject.as_str()), (JobKind::Reconcile, view.workspace.id.as_str()));
+        assert!(store.claim_jobs("worker-b", 10, 60_000).await.unwrap().is_empty(), "{}: held leases are not claimable", db.label);
+        let renewed = store.renew_lease(&a, 1).await.unwrap();
+        assert_eq!(renewed.generation, a.generation, "{}: renewal keeps the generation", db.label);
+
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        let taken = store.claim_jobs("worker-b", 10, 60_000).await.unwrap();
+        assert_eq!(taken.len(), 1, "{}: an expired lease is taken over", db.label);
+        let b = taken[0].clone();
+        assert_eq!(b.generation, a.generation + 1, "{}: takeover increments the generation", db.label);
+
+        let runtime = RuntimeRecord {
+            adapter: RuntimeAdapter::Local,
+            resource_id: "r1".into(),
+            reference: "r1".into(),
+            status: RuntimeStatus::Running,
+            endpoint: None,
+            deadline: None,
+        };
+        let late = store.record_launched(&renewed, &run_id, &runtime, None).await;
+        assert!(matches!(late, Err(StoreError::Fenced { .. })), "{}: {late:?}", db.label);
+        assert!(matches!(store.renew_lease(&renewed, 60_000).await, Err(StoreError::Fenced { .. })));
+        assert!(matches!(store.finish_job(&renewed, None, None).await, Err(StoreError::Fenced { .. })));
+        let state = store.load_reconcile_state(&view.workspace.id).await.unwrap().unwrap();
+        assert_eq!(state.current_run.as_ref().unwrap().runtime, None, "{}: the refused write left nothing", db.label);
+        assert_eq!(store.list_events("alice", &view.workspace.id, 100).await.unwrap().unwrap().len(), 2);
+
+        store.record_launched(&b, &run_id, &runtime, None).await.unwrap();
+        let state = store.load_reconcile_state(&view.workspace.id).await.unwrap().unwrap();
+        assert_eq!(state.workspace.status, WorkspaceStatus::Running, "{}", db.label);
+        store.finish_job(&b, None, None).await.unwrap();
+        assert!(store.claim_jobs("worker-c", 10, 60_000).await.unwrap().is_empty(), "{}: a finished job is gone", db.label);
+    }
+}
+
+/// A request that arrives while a pass holds the job is not lost: finishing
+/// the pass leaves the job due at once.
+#[tokio::test]
+async fn a_nudge_during_a_pass_survives_its_finish() {
+    for db in databases().await {
+        let store = open(&db).await;
+        let id = created(store.create_workspace(new_workspace("alice", None)).await.unwrap()).workspace.id;
+        let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
+        store.request_stop("alice", &id).await.unwrap().expect("the owner's workspace");
+        store.finish_job(&lease, None, None).await.unwrap();
+        let again = store.claim_jobs("w", 1, 60_000).await.unwrap();
+        assert_eq!(again.len(), 1, "{}: the stop's nudge kept the job", db.label);
+        assert_eq!(again[0].generation, lease.generation + 1);
+    }
+}
+
+/// Stop, restart and expiry: each records intent and leaves a job due.
+#[tokio::test]
+async fn lifecycle_requests_leave_work_due() {
+    for db in databases().await {
+        let store = open(&db).await;
+        let id = created(store.create_workspace(new_workspace("alice", None)).await.unwrap()).workspace.id;
+        let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
+        store.finish_job(&lease, None, None).await.unwrap();
+
+        assert!(store.request_restart("alice", &id).await.is_err(), "{}: a queued workspace is mid-launch", db.label);
+        assert!(store.request_stop("mallory", &id).await.unwrap().is_none());
+        assert!(store.stop_expired(sluice_store::clock::now_ms(), 10).await.unwrap().is_empty());
+        store.set_expiry("alice", &id, Some(0)).await.unwrap();
+        assert_eq!(store.stop_expired(sluice_store::clock::now_ms(), 10).await.unwrap(), vec![id.clone()], "{}", db.label);
+        assert!(store.stop_expired(sluice_store::clock::now_ms(), 10).await.unwrap().is_empty(), "{}: once", db.label);
+        let state = store.load_reconcile_state(&id).await.unwrap().unwrap();
+        assert_eq!(state.workspace.desired_state, DesiredState::Stopped);
+        assert_eq!(store.claim_jobs("w", 5, 60_000).await.unwrap().len(), 1, "{}", db.label);
+    }
+}

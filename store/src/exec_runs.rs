@@ -1,0 +1,179 @@
+//! Deterministic exec runs: ordered commands run in a workspace's executor,
+//! recorded as one run. Created by the API with its job in one transaction;
+//! the worker records each command's result under the job's fence.
+
+
+use crate::Store;
+use crate::clock::{new_id, now_ms};
+use crate::db::{DbRow, args};
+use crate::error::StoreError;
+use crate::guard;
+use crate::jobs::{Lease, check_fence, enqueue};
+use crate::model::*;
+
+const EXEC_COLUMNS: &str = "id, workspace_id, owner_user_id, attempt_id, status, exit_code, commands, results, \
+    error_message, error_code, created_at, started_at, finished_at";
+
+fn exec_run_from_row(row: &DbRow) -> Result<ExecRun, StoreError> {
+    let commands = serde_json::from_str(&row.text("commands")?)
+        .map_err(|e| StoreError::Corrupt(format!("exec_runs.commands: {e}")))?;
+    let results = serde_json::from_str(&row.text("results")?)
+        .map_err(|e| StoreError::Corrupt(format!("exec_runs.results: {e}")))?;
+    let error = match row.opt_text("error_message")? {
+        None => None,
+        Some(message) => Some(RunError { message, code: row.opt_text("error_code")? }),
+    };
+    Ok(ExecRun {
+        id: row.text("id")?,
+        workspace_id: row.text("workspace_id")?,
+        owner_user_id: row.text("owner_user_id")?,
+        attempt_id: row.text("attempt_id")?,
+        status: row.parsed("status")?,
+        exit_code: row.opt_int("exit_code")?,
+        commands,
+        results,
+        error,
+        created_at: row.int("created_at")?,
+        started_at: row.opt_int("started_at")?,
+        finished_at: row.opt_int("finished_at")?,
+    })
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+impl Store {
+    /// Queues an exec run in the owner's workspace. Refused with a conflict
+    /// unless the workspace's executor is ready. `None` when the workspace
+    /// is not theirs.
+    pub async fn create_exec_run(
+        &self,
+        owner: &str,
+        workspace_id: &str,
+        commands: Vec<ExecCommand>,
+    ) -> Result<Option<ExecRun>, StoreError> {
+        let commands_json = serde_json::to_value(&commands).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        guard::check("commands", &commands_json)?;
+        let now = now_ms();
+        let mut tx = self.pool.begin().await?;
+        let Some(row) = tx
+            .fetch_optional(
+                "SELECT status, current_run_id FROM workspaces WHERE id = $1 AND owner_user_id = $2",
+                args![workspace_id, owner],
+            )
+            .await?
+        else {
+            return Ok(None);
+        };
+        let status: WorkspaceStatus = row.parsed("status")?;
+        let Some(attempt_id) = row.opt_text("current_run_id")?.filter(|_| status == WorkspaceStatus::Ready) else {
+            return Err(StoreError::Conflict {
+                message: format!("workspace {workspace_id} has no live runtime to exec in (it is {status})"),
+                code: "no-live-runtime",
+            });
+        };
+        let run = ExecRun {
+            id: new_id("run"),
+            workspace_id: workspace_id.to_owned(),
+            owner_user_id: owner.to_owned(),
+            attempt_id,
+            status: ExecRunStatus::Queued,
+            exit_code: None,
+            commands,
+            results: Vec::new(),
+            error: None,
+            created_at: now,
+            started_at: None,
+            finished_at: None,
+        };
+        tx.execute(
+            "INSERT INTO exec_runs (id, workspace_id, owner_user_id, attempt_id, status, commands, results, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, '[]', $7)",
+            args![&run.id, workspace_id, owner, &run.attempt_id, run.status.as_str(), commands_json.to_string(), now],
+        )
+        .await?;
+        enqueue(&mut tx, JobKind::Exec, &run.id, now, now).await?;
+        tx.commit().await?;
+        Ok(Some(run))
+    }
+
+    /// The owner's exec run; `None` when it does not exist or is not theirs.
+    pub async fn get_exec_run(&self, owner: &str, run_id: &str) -> Result<Option<ExecRun>, StoreError> {
+        self.pool
+            .fetch_optional(
+                &format!("SELECT {EXEC_COLUMNS} FROM exec_runs WHERE id = $1 AND owner_user_id = $2"),
+                args![run_id, owner],
+            )
+            .await?
+            .map(|r| exec_run_from_row(&r))
+            .transpose()
+    }
+
+    /// An exec run by id, for the worker that runs it.
+    pub async fn load_exec_run(&self, run_id: &str) -> Result<Option<ExecRun>, StoreError> {
+        self.pool
+            .fetch_optional(&format!("SELECT {EXEC_COLUMNS} FROM exec_runs WHERE id = $1"), args![run_id])
+            .await?
+            .map(|r| exec_run_from_row(&r))
+            .transpose()
+    }
+
+    /// Marks an exec run running.
+    pub async fn start_exec_run(&self, lease: &Lease, run_id: &str) -> Result<(), StoreError> {
+        let now = now_ms();
+        let mut tx = self.pool.begin().await?;
+        check_fence(&mut tx, lease, now).await?;
+        tx.execute(
+            "UPDATE exec_runs SET status = $1, started_at = $2 WHERE id = $3",
+            args![ExecRunStatus::Running.as_str(), now, run_id],
+        )
+        .await?;
+        tx.commit().await
+    }
+
+    /// Records the results so far: each command's result is durable once
+    /// it finished, whatever happens to the rest.
+    pub async fn record_exec_results(
+        &self,
+        lease: &Lease,
+        run_id: &str,
+        results: &[ExecCommandResult],
+    ) -> Result<(), StoreError> {
+        let now = now_ms();
+        let mut tx = self.pool.begin().await?;
+        check_fence(&mut tx, lease, now).await?;
+        tx.execute("UPDATE exec_runs SET results = $1 WHERE id = $2", args![to_json(&results)?, run_id]).await?;
+        tx.commit().await
+    }
+
+    /// Ends an exec run: `completed` with the last command's exit code, or
+    /// `failed` with why the machinery broke.
+    pub async fn finish_exec_run(
+        &self,
+        lease: &Lease,
+        run_id: &str,
+        exit_code: Option<i64>,
+        error: Option<&RunError>,
+    ) -> Result<(), StoreError> {
+        let now = now_ms();
+        let status = if error.is_some() { ExecRunStatus::Failed } else { ExecRunStatus::Completed };
+        let mut tx = self.pool.begin().await?;
+        check_fence(&mut tx, lease, now).await?;
+        tx.execute(
+            "UPDATE exec_runs SET status = $1, exit_code = $2, error_message = $3, error_code = $4, finished_at = $5, \
+             started_at = COALESCE(started_at, $5) WHERE id = $6",
+            args![
+                status.as_str(),
+                exit_code,
+                error.map(|e| e.message.clone()),
+                error.and_then(|e| e.code.clone()),
+                now,
+                run_id
+            ],
+        )
+        .await?;
+        tx.commit().await
+    }
+}
+

@@ -1,0 +1,191 @@
+//! Durable jobs with leases and fencing generations.
+//!
+//! A job is one row per (kind, subject): "reconcile workspace W", "run exec
+//! run R", not before `run_at`. A worker claims due jobs with a lease; a
+//! heartbeat renews the lease and keeps its generation; every claim takes
+//! the next generation, so once another worker has taken a job over, every
+//! write the old holder attempts is refused with [`StoreError::Fenced`] and
+//! nothing of it is applied. Writes check the fence inside their own
+//! transaction ([`check_fence`]), so the check and the change are atomic.
+
+use crate::Store;
+use crate::clock::now_ms;
+use crate::db::{BackendKind, Tx, args};
+use crate::error::StoreError;
+use crate::model::JobKind;
+
+/// A held job lease. Every write a job makes presents it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    pub kind: JobKind,
+    pub subject: String,
+    pub owner: String,
+    pub generation: i64,
+    /// The job's nudge count when claimed: a different count at finish means
+    /// someone asked for another pass while this one ran.
+    pub nudge: i64,
+    /// Unix milliseconds.
+    pub expires_at: i64,
+    /// How many times the job was claimed since it last finished cleanly.
+    pub attempts: i64,
+}
+
+impl Lease {
+    fn fenced(&self) -> StoreError {
+        StoreError::Fenced { kind: self.kind.to_string(), subject: self.subject.clone(), generation: self.generation }
+    }
+}
+
+/// Makes the job due at `run_at` (or keeps an earlier time) and counts a
+/// nudge, inside the caller's transaction.
+pub(crate) async fn enqueue(tx: &mut Tx, kind: JobKind, subject: &str, run_at: i64, now: i64) -> Result<(), StoreError> {
+    tx.execute(
+        "INSERT INTO jobs (kind, subject, run_at, nudge, generation, attempts, created_at, updated_at) \
+         VALUES ($1, $2, $3, 0, 0, 0, $4, $4) \
+         ON CONFLICT (kind, subject) DO UPDATE SET \
+           run_at = CASE WHEN jobs.run_at < excluded.run_at THEN jobs.run_at ELSE excluded.run_at END, \
+           nudge = jobs.nudge + 1, updated_at = excluded.updated_at",
+        args![kind.as_str(), subject, run_at, now],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Refuses (and so rolls back) the caller's transaction unless `lease` is
+/// still the job's current, unexpired lease. On PostgreSQL the row lock it
+/// takes also orders the write after any concurrent takeover.
+pub(crate) async fn check_fence(tx: &mut Tx, lease: &Lease, now: i64) -> Result<(), StoreError> {
+    let held = tx
+        .execute(
+            "UPDATE jobs SET updated_at = $1 WHERE kind = $2 AND subject = $3 AND lease_owner = $4 \
+             AND generation = $5 AND lease_expires_at >= $1",
+            args![now, lease.kind.as_str(), &lease.subject, &lease.owner, lease.generation],
+        )
+        .await?;
+    if held == 1 { Ok(()) } else { Err(lease.fenced()) }
+}
+
+impl Store {
+    /// Asks for a job to run at `run_at` (or sooner, if it is already due).
+    pub async fn enqueue_job(&self, kind: JobKind, subject: &str, run_at: i64) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        enqueue(&mut tx, kind, subject, run_at, now_ms()).await?;
+        tx.commit().await
+    }
+
+    /// Claims up to `limit` due jobs whose lease is free or expired, each with
+    /// a lease of `lease_ms` under a new generation. PostgreSQL skips rows
+    /// another claimer holds locked; SQLite serializes writers.
+    pub async fn claim_jobs(&self, owner: &str, limit: i64, lease_ms: i64) -> Result<Vec<Lease>, StoreError> {
+        let now = now_ms();
+        let lock = match self.pool.kind() {
+            BackendKind::Postgres => " FOR UPDATE SKIP LOCKED",
+            BackendKind::Sqlite => "",
+        };
+        let sql = format!(
+            "UPDATE jobs SET lease_owner = $1, lease_expires_at = $2, generation = generation + 1, \
+             attempts = attempts + 1, updated_at = $3 \
+             WHERE (kind, subject) IN (SELECT kind, subject FROM jobs WHERE run_at <= $3 \
+               AND (lease_expires_at IS NULL OR lease_expires_at < $3) ORDER BY run_at LIMIT $4{lock}) \
+             RETURNING kind, subject, generation, nudge, lease_expires_at, attempts"
+        );
+        let rows = self.pool.fetch_all(&sql, args![owner, now + lease_ms, now, limit]).await?;
+        rows.iter()
+            .map(|row| {
+                Ok(Lease {
+                    kind: row.parsed("kind")?,
+                    subject: row.text("subject")?,
+                    owner: owner.to_owned(),
+                    generation: row.int("generation")?,
+                    nudge: row.int("nudge")?,
+                    expires_at: row.int("lease_expires_at")?,
+                    attempts: row.int("attempts")?,
+                })
+            })
+            .collect()
+    }
+
+    /// Renews a held lease for another `lease_ms`, keeping its generation.
+    pub async fn renew_lease(&self, lease: &Lease, lease_ms: i64) -> Result<Lease, StoreError> {
+        let now = now_ms();
+        let renewed = self
+            .pool
+            .execute(
+                "UPDATE jobs SET lease_expires_at = $1, updated_at = $2 WHERE kind = $3 AND subject = $4 \
+                 AND lease_owner = $5 AND generation = $6 AND lease_expires_at >= $2",
+                args![now + lease_ms, now, lease.kind.as_str(), &lease.subject, &lease.owner, lease.generation],
+            )
+            .await?;
+        if renewed != 1 {
+            return Err(lease.fenced());
+        }
+        Ok(Lease { expires_at: now + lease_ms, ..lease.clone() })
+    }
+
+    /// Ends a pass: with `next` the job comes due again then; without it the
+    /// job is done and removed, unless a nudge arrived during the pass, in
+    /// which case it is due at once. `error` is kept as the job's last error.
+    pub async fn finish_job(&self, lease: &Lease, next: Option<i64>, error: Option<&str>) -> Result<(), StoreError> {
+        let now = now_ms();
+        let mut tx = self.pool.begin().await?;
+        check_fence(&mut tx, lease, now).await?;
+        let removed = match next {
+            None => {
+                tx.execute(
+                    "DELETE FROM jobs WHERE kind = $1 AND subject = $2 AND nudge = $3",
+                    args![lease.kind.as_str(), &lease.subject, lease.nudge],
+                )
+                .await?
+            }
+            Some(_) => 0,
+        };
+        if removed == 0 {
+            let run_at = next.unwrap_or(now);
+            tx.execute(
+                "UPDATE jobs SET lease_owner = NULL, lease_expires_at = NULL, \
+                 run_at = CASE WHEN nudge <> $1 THEN $2 ELSE $3 END, \
+                 attempts = $4, last_error = $5, updated_at = $2 \
+                 WHERE kind = $6 AND subject = $7",
+                args![
+                    lease.nudge,
+                    now,
+                    run_at,
+                    if error.is_some() { lease.attempts } else { 0 },
+                    error.map(str::to_owned),
+                    lease.kind.as_str(),
+                    &lease.subject
+                ],
+            )
+            .await?;
+        }
+        tx.commit().await
+    }
+
+    /// Gives a lease back untouched so another worker can claim the job at
+    /// once (an orderly shutdown that did not start the pass).
+    pub async fn release_lease(&self, lease: &Lease) -> Result<(), StoreError> {
+        let now = now_ms();
+        let mut tx = self.pool.begin().await?;
+        check_fence(&mut tx, lease, now).await?;
+        tx.execute(
+            "UPDATE jobs SET lease_owner = NULL, lease_expires_at = NULL, run_at = $1, updated_at = $1 \
+             WHERE kind = $2 AND subject = $3",
+            args![now, lease.kind.as_str(), &lease.subject],
+        )
+        .await?;
+        tx.commit().await
+    }
+
+    /// How many jobs exist and how many of them are due now (for health).
+    pub async fn job_counts(&self) -> Result<(i64, i64), StoreError> {
+        let row = self
+            .pool
+            .fetch_optional(
+                "SELECT COUNT(*) AS total, COALESCE(SUM(CASE WHEN run_at <= $1 THEN 1 ELSE 0 END), 0) AS due FROM jobs",
+                args![now_ms()],
+            )
+            .await?
+            .ok_or_else(|| StoreError::Corrupt("COUNT returned no row".into()))?;
+        Ok((row.int("total")?, row.int("due")?))
+    }
+}
