@@ -1,12 +1,17 @@
-//! sluiced, the daemon inside an executor. This first part serves the
-//! authenticated control API's `health` and `status`; every status answer
-//! carries the origin stamp that orders evidence about one executor without
-//! clocks (launch, a boot id random per start, a boot generation counted on
-//! the executor's own disk, an observation number growing within a boot).
-//! Managed processes, exec and capture are not built yet.
+//! sluiced, the daemon inside an executor. It reads its boot secret file,
+//! starts the workspace's managed process, and serves the authenticated
+//! control API: `health`, `status` and `exec`. Every status answer carries
+//! the origin stamp that orders evidence about one executor without clocks
+//! (launch, a boot id random per start, a boot generation counted on the
+//! executor's own disk, an observation number growing within a boot).
+//! Capture is not built yet.
 
+pub mod exec;
+pub mod managed;
+
+use std::collections::BTreeMap;
 use std::future::Future;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -15,7 +20,7 @@ use axum::http::StatusCode;
 use axum::http::header::AUTHORIZATION;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -28,12 +33,14 @@ pub enum DaemonError {
     State(#[from] std::io::Error),
 }
 
-/// The boot secret file the control plane delivers: only the control token
-/// is read so far.
+/// The boot secret file the control plane delivers: the control token the
+/// control API checks, and the secret environment of the managed process.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct BootSecret {
     control_token: String,
+    #[serde(default)]
+    secret_env: BTreeMap<String, String>,
 }
 
 /// Where in the executor's own history an answer was made.
@@ -54,6 +61,8 @@ struct Daemon {
     boot_id: String,
     boot_generation: u64,
     observations: AtomicU64,
+    workdir: PathBuf,
+    managed: managed::Managed,
 }
 
 /// What a daemon starts with.
@@ -63,6 +72,19 @@ pub struct DaemonConfig<'a> {
     pub state_dir: &'a Path,
     pub launch: String,
     pub epoch: u64,
+    /// Where commands run unless they name another directory.
+    pub workdir: &'a Path,
+    /// The managed process's argv (none when empty).
+    pub command: Vec<String>,
+    /// The managed process's plain environment; the boot secret's
+    /// `secretEnv` is added to it.
+    pub env: BTreeMap<String, String>,
+}
+
+/// A running daemon: its control API and its managed process.
+pub struct Running {
+    pub router: Router,
+    pub managed: managed::Managed,
 }
 
 /// Counts this boot on the executor's disk and returns its generation (1 for
@@ -92,35 +114,52 @@ fn random_hex() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Builds the control API.
-pub fn control_router(config: DaemonConfig<'_>) -> Result<Router, DaemonError> {
+/// Reads the boot secret, counts the boot, starts the managed process and
+/// builds the control API. Call inside a Tokio runtime.
+pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
     let text = std::fs::read_to_string(config.boot_secret_file).map_err(|e| DaemonError::BootSecret(e.to_string()))?;
     let secret: BootSecret = serde_json::from_str(&text)
         .map_err(|_| DaemonError::BootSecret("not a JSON object with controlToken".into()))?;
     if secret.control_token.len() < 16 {
         return Err(DaemonError::BootSecret("controlToken must be at least 16 characters".into()));
     }
+    let boot_generation = next_boot_generation(config.state_dir)?;
+    let mut env = config.env;
+    env.extend(secret.secret_env);
+    let managed = if config.command.is_empty() {
+        managed::Managed::none()
+    } else {
+        managed::Managed::start(&config.command, config.workdir, &env, &config.state_dir.join("managed.log"))
+    };
     let daemon = Arc::new(Daemon {
         token_digest: Sha256::digest(secret.control_token.as_bytes()).into(),
         epoch: config.epoch,
         launch: config.launch,
         boot_id: random_hex(),
-        boot_generation: next_boot_generation(config.state_dir)?,
+        boot_generation,
         observations: AtomicU64::new(0),
+        workdir: config.workdir.to_path_buf(),
+        managed: managed.clone(),
     });
-    Ok(Router::new()
+    let router = Router::new()
         .route("/health", get(health))
         .route("/status", get(status))
+        .route("/exec", post(run_exec))
         .layer(middleware::from_fn_with_state(daemon.clone(), authenticate))
-        .with_state(daemon))
+        .with_state(daemon);
+    Ok(Running { router, managed })
 }
 
-/// Serves the control API until `shutdown` resolves.
-pub async fn serve(
+/// Serves the control API on `listener` (TCP or a unix socket) until
+/// `shutdown` resolves.
+pub async fn serve<L: axum::serve::Listener>(
     router: Router,
-    listener: tokio::net::TcpListener,
+    listener: L,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
+) -> std::io::Result<()>
+where
+    L::Addr: std::fmt::Debug,
+{
     axum::serve(listener, router).with_graceful_shutdown(shutdown).await
 }
 
@@ -151,7 +190,21 @@ async fn status(State(daemon): State<Arc<Daemon>>) -> Json<serde_json::Value> {
         boot_generation: daemon.boot_generation,
         observation: daemon.observations.fetch_add(1, Ordering::SeqCst) + 1,
     };
-    Json(serde_json::json!({"origin": origin}))
+    Json(serde_json::json!({"origin": origin, "managed": daemon.managed.state()}))
+}
+
+async fn run_exec(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) -> Response {
+    let request: exec::ExecRequest = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => {
+            return (StatusCode::BAD_REQUEST, Json(serde_json::json!({"message": format!("exec request: {e}")})))
+                .into_response();
+        }
+    };
+    match exec::run(&daemon.workdir, request).await {
+        Ok(result) => Json(result).into_response(),
+        Err(e) => (StatusCode::BAD_REQUEST, Json(serde_json::json!({"message": e.to_string()}))).into_response(),
+    }
 }
 
 #[cfg(test)]
@@ -161,13 +214,17 @@ mod tests {
     async fn start(dir: &Path, launch: &str) -> String {
         let secret = dir.join("boot-secret.json");
         std::fs::write(&secret, r#"{"controlToken": "control-token-0123456789"}"#).unwrap();
-        let router = control_router(DaemonConfig {
+        let router = boot(DaemonConfig {
             boot_secret_file: &secret,
             state_dir: &dir.join("disk"),
             launch: launch.into(),
             epoch: 3,
+            workdir: dir,
+            command: Vec::new(),
+            env: BTreeMap::new(),
         })
-        .unwrap();
+        .unwrap()
+        .router;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         tokio::spawn(serve(router, listener, std::future::pending()));
@@ -217,15 +274,82 @@ mod tests {
         assert_eq!(c.boot_generation, 2);
     }
 
+    #[tokio::test]
+    async fn the_managed_process_gets_the_secret_env_and_exec_runs_commands() {
+        let dir = tempfile::tempdir().unwrap();
+        let secret = dir.path().join("boot-secret.json");
+        std::fs::write(&secret, r#"{"controlToken": "control-token-0123456789", "secretEnv": {"API_KEY": "k-42"}}"#)
+            .unwrap();
+        let running = boot(DaemonConfig {
+            boot_secret_file: &secret,
+            state_dir: &dir.path().join("disk"),
+            launch: "l".into(),
+            epoch: 0,
+            workdir: dir.path(),
+            command: vec!["sh".into(), "-c".into(), "printf %s \"$API_KEY\" > seen; sleep 30".into()],
+            env: BTreeMap::new(),
+        })
+        .unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(serve(running.router, listener, std::future::pending()));
+        let client = reqwest::Client::new();
+        let status: serde_json::Value = client
+            .get(format!("{base}/status"))
+            .bearer_auth("control-token-0123456789")
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(status["managed"]["state"], "running");
+
+        let exec = |argv: serde_json::Value| {
+            client
+                .post(format!("{base}/exec"))
+                .bearer_auth("control-token-0123456789")
+                .json(&serde_json::json!({"argv": argv}))
+                .send()
+        };
+        let mut seen = String::new();
+        for _ in 0..100 {
+            let r: exec::ExecResponse = exec(serde_json::json!(["cat", "seen"])).await.unwrap().json().await.unwrap();
+            seen = r.stdout;
+            if !seen.is_empty() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        assert_eq!(seen, "k-42", "the managed process saw its secret environment");
+        assert_eq!(exec(serde_json::json!([])).await.unwrap().status(), 400, "an empty argv is refused");
+
+        running.managed.stop(std::time::Duration::from_secs(5)).await;
+        for _ in 0..100 {
+            if !matches!(running.managed.state(), managed::ManagedState::Running { .. }) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        assert_eq!(running.managed.state(), managed::ManagedState::Exited { exit_code: 128 + 15 });
+    }
+
     #[test]
     fn a_short_or_malformed_boot_secret_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let secret = dir.path().join("s");
         for text in ["not json", r#"{"controlToken": "short"}"#] {
             std::fs::write(&secret, text).unwrap();
-            let config =
-                DaemonConfig { boot_secret_file: &secret, state_dir: dir.path(), launch: "l".into(), epoch: 0 };
-            let err = control_router(config).expect_err("refused").to_string();
+            let config = DaemonConfig {
+                boot_secret_file: &secret,
+                state_dir: dir.path(),
+                launch: "l".into(),
+                epoch: 0,
+                workdir: dir.path(),
+                command: Vec::new(),
+                env: BTreeMap::new(),
+            };
+            let err = boot(config).err().expect("refused").to_string();
             assert!(!err.contains("short"), "the error must not echo the token");
         }
     }

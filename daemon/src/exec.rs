@@ -1,0 +1,222 @@
+//! Running one command for the control API's `exec`: argv without a shell,
+//! in its own process group, with stdin, a timeout and capped output.
+
+use std::collections::BTreeMap;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::Command;
+
+/// Output kept per stream when the request names no limit.
+pub const DEFAULT_OUTPUT_LIMIT: usize = 1 << 20;
+/// The most output a request may ask to keep per stream.
+pub const MAX_OUTPUT_LIMIT: usize = 8 << 20;
+/// How long a command may run when the request names no timeout.
+pub const DEFAULT_TIMEOUT_MS: u64 = 300_000;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExecRequest {
+    pub argv: Vec<String>,
+    #[serde(default)]
+    pub cwd: Option<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub stdin: Option<String>,
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    #[serde(default)]
+    pub output_limit_bytes: Option<usize>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecResponse {
+    /// The exit code; killed by signal `n` reads `128 + n`.
+    pub exit_code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub stdout_truncated: bool,
+    pub stderr_truncated: bool,
+    pub timed_out: bool,
+}
+
+/// Why a request cannot be run at all (as opposed to a command that ran
+/// and failed, which is an exit code).
+#[derive(Debug, thiserror::Error)]
+pub enum ExecRefused {
+    #[error("argv must name a program")]
+    EmptyArgv,
+    #[error("outputLimitBytes must be at most {MAX_OUTPUT_LIMIT}")]
+    OutputLimit,
+}
+
+/// Reads `reader` to its end, keeping at most `limit` bytes: the rest is
+/// drained so the writer never blocks on a full pipe.
+async fn read_capped(mut reader: impl AsyncRead + Unpin, limit: usize) -> (Vec<u8>, bool) {
+    let mut kept = Vec::new();
+    let mut truncated = false;
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        match reader.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let room = limit.saturating_sub(kept.len());
+                if n > room {
+                    truncated = true;
+                }
+                kept.extend_from_slice(&buf[..n.min(room)]);
+            }
+        }
+    }
+    (kept, truncated)
+}
+
+fn resolve_cwd(workdir: &Path, cwd: Option<&str>) -> PathBuf {
+    match cwd {
+        None => workdir.to_path_buf(),
+        Some(c) if Path::new(c).is_absolute() => PathBuf::from(c),
+        Some(c) => workdir.join(c),
+    }
+}
+
+/// Runs one command to its end (or its timeout) and reports what it did.
+pub async fn run(workdir: &Path, request: ExecRequest) -> Result<ExecResponse, ExecRefused> {
+    let Some(program) = request.argv.first() else { return Err(ExecRefused::EmptyArgv) };
+    let limit = request.output_limit_bytes.unwrap_or(DEFAULT_OUTPUT_LIMIT);
+    if limit > MAX_OUTPUT_LIMIT {
+        return Err(ExecRefused::OutputLimit);
+    }
+    let mut command = Command::new(program);
+    command
+        .args(&request.argv[1..])
+        .current_dir(resolve_cwd(workdir, request.cwd.as_deref()))
+        .envs(&request.env)
+        .stdin(if request.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            // A program that cannot start is a result, as a shell reports it.
+            let code = if e.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 };
+            return Ok(ExecResponse {
+                exit_code: code,
+                stdout: String::new(),
+                stderr: format!("sluiced: cannot run {program}: {e}\n"),
+                stdout_truncated: false,
+                stderr_truncated: false,
+                timed_out: false,
+            });
+        }
+    };
+    let pgid = child.id();
+    if let (Some(text), Some(mut stdin)) = (request.stdin, child.stdin.take()) {
+        // A command that does not read its input must not stall the run.
+        tokio::spawn(async move {
+            let _ = stdin.write_all(text.as_bytes()).await;
+        });
+    }
+    let stdout = tokio::spawn(read_capped(child.stdout.take().expect("piped"), limit));
+    let stderr = tokio::spawn(read_capped(child.stderr.take().expect("piped"), limit));
+    let timeout = Duration::from_millis(request.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS));
+    let (status, timed_out) = match tokio::time::timeout(timeout, child.wait()).await {
+        Ok(status) => (status.ok(), false),
+        Err(_) => {
+            if let Some(pgid) = pgid {
+                kill_group(pgid);
+            }
+            (child.wait().await.ok(), true)
+        }
+    };
+    // The group may have left children holding the pipes open.
+    if let Some(pgid) = pgid {
+        kill_group(pgid);
+    }
+    let (stdout, stdout_truncated) = stdout.await.unwrap_or_default();
+    let (stderr, stderr_truncated) = stderr.await.unwrap_or_default();
+    let exit_code = match status {
+        Some(s) => s.code().or_else(|| s.signal().map(|n| 128 + n)).unwrap_or(255),
+        None => 255,
+    };
+    Ok(ExecResponse {
+        exit_code,
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        stdout_truncated,
+        stderr_truncated,
+        timed_out,
+    })
+}
+
+fn kill_group(pgid: u32) {
+    if let Ok(pgid) = i32::try_from(pgid) {
+        // SAFETY: killpg only sends a signal; a stale group id fails harmlessly.
+        unsafe {
+            libc::killpg(pgid, libc::SIGKILL);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(argv: &[&str]) -> ExecRequest {
+        ExecRequest {
+            argv: argv.iter().map(|s| s.to_string()).collect(),
+            cwd: None,
+            env: BTreeMap::new(),
+            stdin: None,
+            timeout_ms: None,
+            output_limit_bytes: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn exit_codes_signals_stdin_and_cwd() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let r = run(dir.path(), req(&["sh", "-c", "exit 7"])).await.unwrap();
+        assert_eq!(r.exit_code, 7);
+        let r = run(dir.path(), req(&["sh", "-c", "kill -TERM $$"])).await.unwrap();
+        assert_eq!(r.exit_code, 128 + 15, "a signal reads 128 + n");
+        let mut with_input = req(&["cat"]);
+        with_input.stdin = Some("fed through stdin".into());
+        assert_eq!(run(dir.path(), with_input).await.unwrap().stdout, "fed through stdin");
+        let mut in_sub = req(&["pwd"]);
+        in_sub.cwd = Some("sub".into());
+        assert!(run(dir.path(), in_sub).await.unwrap().stdout.trim_end().ends_with("/sub"));
+        let mut with_env = req(&["sh", "-c", "printf %s \"$GREETING\""]);
+        with_env.env.insert("GREETING".into(), "hello".into());
+        assert_eq!(run(dir.path(), with_env).await.unwrap().stdout, "hello");
+        let missing = run(dir.path(), req(&["no-such-program-here"])).await.unwrap();
+        assert_eq!(missing.exit_code, 127);
+    }
+
+    #[tokio::test]
+    async fn output_is_capped_and_flagged_and_timeouts_kill_the_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut loud = req(&["sh", "-c", "head -c 100000 /dev/zero; echo done >&2"]);
+        loud.output_limit_bytes = Some(1000);
+        let r = run(dir.path(), loud).await.unwrap();
+        assert_eq!((r.stdout.len(), r.stdout_truncated), (1000, true));
+        assert_eq!((r.stderr.as_str(), r.stderr_truncated), ("done\n", false));
+        assert_eq!(r.exit_code, 0);
+
+        let mut slow = req(&["sh", "-c", "sleep 30 & sleep 30"]);
+        slow.timeout_ms = Some(200);
+        let started = std::time::Instant::now();
+        let r = run(dir.path(), slow).await.unwrap();
+        assert!(r.timed_out);
+        assert_eq!(r.exit_code, 128 + 9);
+        assert!(started.elapsed() < Duration::from_secs(20), "the background sleep was killed with its group");
+    }
+}
