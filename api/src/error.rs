@@ -104,6 +104,7 @@ impl From<StoreError> for ApiError {
                 Some("create-cancelled"),
             ),
             StoreError::Guard(violation) => ApiError::BadRequest(violation.to_string()),
+            StoreError::Conflict { message, code } => ApiError::conflict(message, Some(code)),
             other => ApiError::Internal(Box::new(other)),
         }
     }

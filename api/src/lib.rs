@@ -38,6 +38,21 @@ pub struct ApiConfig {
 pub struct AppState {
     pub store: Store,
     pub config: Arc<ApiConfig>,
+    /// Told when a request leaves work due, so a worker in this process
+    /// starts on it at once instead of at its next claim.
+    pub wake: Option<Arc<tokio::sync::Notify>>,
+}
+
+impl AppState {
+    pub fn new(store: Store, config: ApiConfig) -> AppState {
+        AppState { store, config: Arc::new(config), wake: None }
+    }
+
+    pub(crate) fn work_enqueued(&self) {
+        if let Some(wake) = &self.wake {
+            wake.notify_one();
+        }
+    }
 }
 
 /// The whole HTTP surface.
@@ -59,6 +74,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/workspaces/{workspaceId}/stop", post(ws::stop_workspace))
         .route("/v1/workspaces/{workspaceId}/recover", post(ws::recover_workspace))
         .route("/v1/workspaces/{workspaceId}/restart", post(ws::restart_workspace))
+        .route("/v1/runs/{runId}", get(ws::get_run))
         .route_layer(middleware::from_fn_with_state(state.clone(), auth::require_api_token));
 
     Router::new()

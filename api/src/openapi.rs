@@ -44,6 +44,7 @@ impl Modify for SecuritySchemes {
         ws::recover_workspace,
         ws::restart_workspace,
         ws::get_workspace_ssh_target,
+        ws::get_run,
         crate::health,
     ),
     modifiers(&SecuritySchemes)
@@ -94,7 +95,8 @@ mod tests {
     fn every_route_is_documented_with_its_security() {
         let doc = document();
         let paths = doc["paths"].as_object().unwrap();
-        assert_eq!(paths.len(), 18, "17 workspace paths and /healthz");
+        assert_eq!(paths.len(), 19, "17 workspace paths, /v1/runs/{{runId}} and /healthz");
+        assert_eq!(paths["/v1/runs/{runId}"]["get"]["security"], json!([{"apiToken": []}]));
         let ssh = &paths["/v1/workspaces/{workspaceId}/ssh-target"]["get"];
         assert_eq!(ssh["security"], json!([{"gatewayToken": []}]));
         assert_eq!(paths["/v1/workspaces"]["post"]["security"], json!([{"apiToken": []}]));

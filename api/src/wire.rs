@@ -678,11 +678,14 @@ pub enum RunStatus {
 #[serde(rename_all = "camelCase")]
 pub struct RunCommandResult {
     pub argv: Vec<String>,
+    /// `null` until the command has run; a signal `n` reads `128 + n`.
     pub exit_code: Option<i64>,
     pub stdout: String,
     pub stderr: String,
     pub stdout_truncated: bool,
     pub stderr_truncated: bool,
+    /// The command ran past its `timeoutMs` and was killed.
+    pub timed_out: bool,
 }
 
 /// A deterministic-exec run.
@@ -702,6 +705,53 @@ pub struct ExecRun {
     pub started_at: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub finished_at: Option<String>,
+}
+
+impl ExecRun {
+    pub fn of(run: &model::ExecRun) -> ExecRun {
+        let commands = run
+            .commands
+            .iter()
+            .enumerate()
+            .map(|(i, command)| match run.results.get(i) {
+                Some(r) => RunCommandResult {
+                    argv: r.argv.clone(),
+                    exit_code: Some(r.exit_code),
+                    stdout: r.stdout.clone(),
+                    stderr: r.stderr.clone(),
+                    stdout_truncated: r.stdout_truncated,
+                    stderr_truncated: r.stderr_truncated,
+                    timed_out: r.timed_out,
+                },
+                None => RunCommandResult {
+                    argv: command.argv.clone(),
+                    exit_code: None,
+                    stdout: String::new(),
+                    stderr: String::new(),
+                    stdout_truncated: false,
+                    stderr_truncated: false,
+                    timed_out: false,
+                },
+            })
+            .collect();
+        ExecRun {
+            run_id: run.id.clone(),
+            workspace_id: run.workspace_id.clone(),
+            harness_id: "exec".into(),
+            status: match run.status {
+                model::ExecRunStatus::Queued => RunStatus::Queued,
+                model::ExecRunStatus::Running => RunStatus::Running,
+                model::ExecRunStatus::Completed => RunStatus::Completed,
+                model::ExecRunStatus::Failed => RunStatus::Failed,
+            },
+            exit_code: run.exit_code,
+            commands,
+            error: run.error.as_ref().map(WorkspaceError::from),
+            created_at: rfc3339(run.created_at),
+            started_at: run.started_at.map(rfc3339),
+            finished_at: run.finished_at.map(rfc3339),
+        }
+    }
 }
 
 /// What became of a stop's completion attestation.

@@ -48,6 +48,145 @@ impl StoreArgs {
     }
 }
 
+/// Which runtime executors run on.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuntimeKind {
+    /// Host processes in their own directories, sandboxed by bubblewrap where it works.
+    Local,
+    /// Containers on a Docker Engine.
+    Docker,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct WorkerArgs {
+    /// The runtime executors run on.
+    #[arg(long, env = "SLUICE_RUNTIME", value_enum, default_value = "local")]
+    pub runtime: RuntimeKind,
+    /// Where executors' run directories live; DATA_DIR/executors by default.
+    #[arg(long, env = "SLUICE_EXECUTORS_DIR")]
+    pub executors_dir: Option<PathBuf>,
+    /// The sluiced binary the local runtime starts; `sluiced` beside this binary by default.
+    #[arg(long, env = "SLUICE_DAEMON_BINARY")]
+    pub daemon_binary: Option<PathBuf>,
+    /// A statically linked sluiced for containers; `sluiced-static` beside this binary, or
+    /// the x86_64-unknown-linux-gnu build of the same profile, by default.
+    #[arg(long, env = "SLUICE_DOCKER_DAEMON_BINARY")]
+    pub docker_daemon_binary: Option<PathBuf>,
+    /// The Docker Engine socket; the local default when not given.
+    #[arg(long, env = "SLUICE_DOCKER_SOCKET")]
+    pub docker_socket: Option<String>,
+    /// Registry hosts by registryId, comma-separated ID=HOST pairs; unmapped ids use the bare repository.
+    #[arg(long = "registry", env = "SLUICE_REGISTRIES", value_delimiter = ',')]
+    pub registries: Vec<String>,
+    /// How many jobs this worker runs at once.
+    #[arg(long, env = "SLUICE_WORKER_CONCURRENCY", default_value_t = 16)]
+    pub worker_concurrency: usize,
+    /// Job lease length in seconds (renewed by a heartbeat while a job runs).
+    #[arg(long, env = "SLUICE_LEASE_SECONDS", default_value_t = 60)]
+    pub lease_seconds: u64,
+    /// The most the claim loop waits between claims when idle, in milliseconds.
+    #[arg(long, env = "SLUICE_CLAIM_BACKOFF_CAP_MS", default_value_t = 2000)]
+    pub claim_backoff_cap_ms: u64,
+    /// How long a launched executor's daemon may take to answer, in seconds.
+    #[arg(long, env = "SLUICE_READY_TIMEOUT_SECONDS", default_value_t = 60)]
+    pub ready_timeout_seconds: u64,
+    /// Launch attempts per workspace start (the first plus retries).
+    #[arg(long, env = "SLUICE_MAX_LAUNCH_ATTEMPTS", default_value_t = 3)]
+    pub max_launch_attempts: i64,
+    /// Cron schedule (with seconds) of the expiry reaper.
+    #[arg(long, env = "SLUICE_REAPER_SCHEDULE", default_value = "*/5 * * * * *")]
+    pub reaper_schedule: String,
+    /// Cron schedule (with seconds) of the orphaned-executor sweep.
+    #[arg(long, env = "SLUICE_ORPHAN_SCHEDULE", default_value = "0 * * * * *")]
+    pub orphan_schedule: String,
+}
+
+fn beside_this_binary(name: &str) -> Option<PathBuf> {
+    Some(std::env::current_exe().ok()?.parent()?.join(name))
+}
+
+impl WorkerArgs {
+    pub fn executors_dir(&self, data_dir: &Path) -> PathBuf {
+        self.executors_dir.clone().unwrap_or_else(|| data_dir.join("executors"))
+    }
+
+    fn registries(&self) -> anyhow::Result<std::collections::HashMap<String, String>> {
+        self.registries
+            .iter()
+            .filter(|pair| !pair.is_empty())
+            .map(|pair| {
+                let (id, host) = pair.split_once('=').with_context(|| format!("--registry {pair:?}: expected ID=HOST"))?;
+                Ok((id.to_owned(), host.to_owned()))
+            })
+            .collect()
+    }
+
+    fn docker_daemon_binary(&self) -> anyhow::Result<PathBuf> {
+        if let Some(path) = &self.docker_daemon_binary {
+            return Ok(path.clone());
+        }
+        let exe = std::env::current_exe()?;
+        let dir = exe.parent().context("this binary has no directory")?;
+        let profile = dir.file_name().and_then(|n| n.to_str()).unwrap_or("debug");
+        let candidates =
+            [dir.join("sluiced-static"), dir.join("..").join("x86_64-unknown-linux-gnu").join(profile).join("sluiced")];
+        candidates.into_iter().find(|p| p.is_file()).context(
+            "no statically linked sluiced found for the docker runtime: build it with scripts/build-static-daemon \
+             or pass --docker-daemon-binary",
+        )
+    }
+
+    /// Opens the configured runtime.
+    pub async fn runtime(&self, data_dir: &Path) -> anyhow::Result<sluice_worker::Runtime> {
+        use sluice_worker::runtime::{docker::DockerRuntime, local::LocalRuntime};
+        let executors = self.executors_dir(data_dir);
+        Ok(match self.runtime {
+            RuntimeKind::Local => {
+                let daemon = self.daemon_binary.clone().or_else(|| beside_this_binary("sluiced")).context("no sluiced")?;
+                anyhow::ensure!(daemon.is_file(), "the daemon binary {} does not exist", daemon.display());
+                // Executors run as an unprivileged user when sluice runs as root;
+                // they must be able to pass through (not list) the data directory.
+                let data_dir_abs = std::fs::canonicalize(data_dir)?;
+                if process_is_root() {
+                    use std::os::unix::fs::PermissionsExt;
+                    std::fs::set_permissions(&data_dir_abs, std::fs::Permissions::from_mode(0o711))?;
+                }
+                let executors = std::path::absolute(&executors)?;
+                let daemon = std::fs::canonicalize(&daemon)?;
+                sluice_worker::Runtime::Local(LocalRuntime::new(executors, daemon).await?)
+            }
+            RuntimeKind::Docker => {
+                let daemon = std::fs::canonicalize(self.docker_daemon_binary()?)?;
+                let executors = std::path::absolute(&executors)?;
+                sluice_worker::Runtime::Docker(
+                    DockerRuntime::connect(self.docker_socket.as_deref(), executors, daemon, self.registries()?).await?,
+                )
+            }
+        })
+    }
+
+    pub fn worker_config(&self) -> sluice_worker::WorkerConfig {
+        let defaults = sluice_worker::WorkerConfig::default();
+        sluice_worker::WorkerConfig {
+            lease: std::time::Duration::from_secs(self.lease_seconds.max(1)),
+            concurrency: self.worker_concurrency.max(1),
+            claim_cap: std::time::Duration::from_millis(self.claim_backoff_cap_ms.max(1)),
+            policy: sluice_worker::decide::Policy {
+                ready_timeout_ms: (self.ready_timeout_seconds * 1000) as i64,
+                max_launch_attempts: self.max_launch_attempts.max(1),
+                ..defaults.policy
+            },
+            reaper_schedule: self.reaper_schedule.clone(),
+            orphan_schedule: self.orphan_schedule.clone(),
+            ..defaults
+        }
+    }
+}
+
+fn process_is_root() -> bool {
+    std::fs::metadata("/proc/self").map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0).unwrap_or(false)
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct ApiArgs {
     /// Address the HTTP API listens on.

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use sluice_api::{ApiConfig, AppState};
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 
-use config::{ApiArgs, StoreArgs};
+use config::{ApiArgs, StoreArgs, WorkerArgs};
 
 #[derive(Parser)]
 #[command(name = "sluice", version, about = "A capture/drain workspace control plane")]
@@ -27,6 +27,8 @@ enum Command {
         store: StoreArgs,
         #[command(flatten)]
         api: ApiArgs,
+        #[command(flatten)]
+        worker: WorkerArgs,
     },
     /// The HTTP API alone (scale-out: several behind a load balancer, sharing PostgreSQL).
     Api {
@@ -35,10 +37,19 @@ enum Command {
         #[command(flatten)]
         api: ApiArgs,
     },
-    /// The worker alone.
+    /// The worker alone (scale-out: several share PostgreSQL; jobs are leased).
     Worker {
         #[command(flatten)]
         store: StoreArgs,
+        #[command(flatten)]
+        worker: WorkerArgs,
+    },
+    /// Check the database and the runtime, and report how executors are isolated.
+    Doctor {
+        #[command(flatten)]
+        store: StoreArgs,
+        #[command(flatten)]
+        worker: WorkerArgs,
     },
     /// Apply the database migrations and exit.
     Migrate {
@@ -53,20 +64,25 @@ enum Command {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    // Everything sluice writes (database, keys, tokens) is private to it.
+    // SAFETY: umask only changes this process's file creation mask.
+    unsafe { libc::umask(0o077) };
     let cli = Cli::parse();
     // The benchmark's own requests would drown its table in request logs.
     init_tracing(if matches!(cli.command, Command::Bench(_)) { "warn" } else { "info,sqlx=warn" });
     match cli.command {
-        Command::Serve { store, api } => run_api(store, api, true).await,
-        Command::Api { store, api } => run_api(store, api, false).await,
-        Command::Worker { store } => {
-            let store = store.open().await?;
+        Command::Serve { store, api, worker } => run_api(store, api, Some(worker)).await,
+        Command::Api { store, api } => run_api(store, api, None).await,
+        Command::Worker { store: store_args, worker } => {
+            let store = store_args.open().await?;
+            let worker = start_worker(&store_args, &worker, store.clone(), Arc::new(Notify::new())).await?;
             let (stop, stopped) = shutdown_signal();
             tokio::spawn(stop);
-            sluice_worker::run(store.clone(), Default::default(), wait(stopped)).await;
+            sluice_worker::run(worker, wait(stopped)).await;
             store.close().await;
             Ok(())
         }
+        Command::Doctor { store: store_args, worker } => doctor(&store_args, &worker).await,
         Command::Migrate { store } => {
             let store = store.open().await?;
             store.close().await;
@@ -90,7 +106,43 @@ fn init_tracing(default_filter: &str) {
 /// How long requests in flight may run once shutdown begins.
 const HTTP_DRAIN_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
 
-async fn run_api(store_args: StoreArgs, api_args: ApiArgs, with_worker: bool) -> anyhow::Result<()> {
+/// Opens the runtime and builds this process's worker.
+async fn start_worker(
+    store_args: &StoreArgs,
+    args: &WorkerArgs,
+    store: sluice_store::Store,
+    wake: Arc<Notify>,
+) -> anyhow::Result<Arc<sluice_worker::Worker>> {
+    store_args.ensure_data_dir()?;
+    let runtime = args.runtime(&store_args.data_dir).await.context("cannot open the runtime")?;
+    match &runtime {
+        sluice_worker::Runtime::Local(local) if matches!(local.sandbox(), sluice_worker::runtime::local::Sandbox::None(_)) => {
+            tracing::warn!(posture = %runtime.posture(), "executors are NOT sandboxed")
+        }
+        _ => tracing::info!(posture = %runtime.posture(), "runtime ready"),
+    }
+    Ok(sluice_worker::Worker::new(store, Arc::new(runtime), args.worker_config(), wake))
+}
+
+/// `sluice doctor`: what works here, and how executors would be isolated.
+async fn doctor(store_args: &StoreArgs, args: &WorkerArgs) -> anyhow::Result<()> {
+    let store = store_args.open().await?;
+    store.ping().await?;
+    let (jobs, due) = store.job_counts().await?;
+    println!("database   ok ({:?}); {jobs} jobs, {due} due", store.backend());
+    match args.runtime(&store_args.data_dir).await {
+        Ok(runtime) => println!("runtime    {}", runtime.posture()),
+        Err(e) => {
+            println!("runtime    NOT usable: {e:#}");
+            store.close().await;
+            anyhow::bail!("the runtime is not usable");
+        }
+    }
+    store.close().await;
+    Ok(())
+}
+
+async fn run_api(store_args: StoreArgs, api_args: ApiArgs, worker_args: Option<WorkerArgs>) -> anyhow::Result<()> {
     store_args.ensure_data_dir()?;
     let store = store_args.open().await?;
     let api_tokens = api_args.api_tokens(&store_args.data_dir)?;
@@ -103,9 +155,16 @@ async fn run_api(store_args: StoreArgs, api_args: ApiArgs, with_worker: bool) ->
 
     let (stop, stopped) = shutdown_signal();
     tokio::spawn(stop);
-    let state = AppState { store: store.clone(), config: Arc::new(config) };
-    let worker =
-        with_worker.then(|| tokio::spawn(sluice_worker::run(store.clone(), Default::default(), wait(stopped.clone()))));
+    let wake = Arc::new(Notify::new());
+    let mut state = AppState::new(store.clone(), config);
+    let worker = match &worker_args {
+        Some(args) => {
+            let worker = start_worker(&store_args, args, store.clone(), wake.clone()).await?;
+            state.wake = Some(wake);
+            Some(tokio::spawn(sluice_worker::run(worker, wait(stopped.clone()))))
+        }
+        None => None,
+    };
     // HTTP stops first: in-flight requests get a bounded time to finish.
     let mut http = tokio::spawn(sluice_api::serve(state, listener, wait(stopped.clone())));
     tokio::select! {

@@ -33,6 +33,9 @@ struct Args {
     /// How long the managed process gets to exit after SIGTERM.
     #[arg(long, env = "SLUICED_STOP_GRACE_MS", default_value_t = 10_000)]
     stop_grace_ms: u64,
+    /// Ignored: lets a launcher name the executor in process listings.
+    #[arg(last = true, hide = true)]
+    label: Vec<String>,
 }
 
 async fn terminated() {

@@ -53,8 +53,17 @@ impl Store {
         workspace_id: &str,
         commands: Vec<ExecCommand>,
     ) -> Result<Option<ExecRun>, StoreError> {
+        for (i, command) in commands.iter().enumerate() {
+            let texts = command.argv.iter().map(|a| (format!("commands[{i}].argv"), a.as_str())).chain(
+                command.env.iter().flatten().map(|(k, v)| (format!("commands[{i}].env.{k}"), v.as_str())),
+            );
+            for (path, text) in texts {
+                if guard::holds_raw_credential(text) {
+                    return Err(StoreError::Guard(guard::GuardViolation { class: guard::ForbiddenClass::RawCredential, path }));
+                }
+            }
+        }
         let commands_json = serde_json::to_value(&commands).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        guard::check("commands", &commands_json)?;
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
         let Some(row) = tx

@@ -143,6 +143,13 @@ pub fn classify(text: &str) -> Option<ForbiddenClass> {
     detectors.into_iter().find(|(_, detect)| detect(text)).map(|(class, _)| class)
 }
 
+/// Whether `text` holds a raw credential. Exec commands are checked with
+/// this class alone: running programs is their purpose, but a credential
+/// in them would be stored in plain text.
+pub fn holds_raw_credential(text: &str) -> bool {
+    has_raw_credential(text)
+}
+
 fn tokens(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == '`' || c == ';' || c == '(' || c == ')')
         .filter(|t| !t.is_empty())

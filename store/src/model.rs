@@ -220,7 +220,7 @@ pub struct PublishedImage {
     pub digest: String,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunError {
     pub message: String,
     pub code: Option<String>,

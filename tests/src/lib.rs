@@ -39,7 +39,7 @@ impl App {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let state = AppState { store: store.clone(), config: Arc::new(config) };
+        let state = AppState { store: store.clone(), config: Arc::new(config), wake: None };
         tokio::spawn(sluice_api::serve(state, listener, async {
             let _ = stopped.await;
         }));

@@ -236,6 +236,7 @@ async fn every_single_workspace_route_answers_404_to_another_owner() {
 
 #[tokio::test]
 async fn endpoints_that_need_an_executor_answer_409_to_the_owner() {
+    // No worker runs here: the workspace stays queued.
     for app in App::each().await {
         let id = app.create("alice").await;
         let owner = json!({"ownerUserId": "alice"});
@@ -254,27 +255,38 @@ async fn endpoints_that_need_an_executor_answer_409_to_the_owner() {
                 .await,
             ),
             ("replan", app.post(&format!("/v1/workspaces/{id}/capture/replan"), &owner).await),
-            (
-                "exec",
-                app.post(
-                    &format!("/v1/workspaces/{id}/exec"),
-                    &json!({"ownerUserId": "alice", "commands": [{"argv": ["true"]}]}),
-                )
-                .await,
-            ),
-            ("stop", app.post(&format!("/v1/workspaces/{id}/stop"), &owner).await),
-            ("restart", app.post(&format!("/v1/workspaces/{id}/restart"), &owner).await),
         ] {
-            assert_eq!(status, 409, "{} {route}: {body}", app.label);
-            assert!(body["message"].as_str().unwrap().contains("no live runtime"), "{route}: {body}");
+            assert_eq!((status, body["code"].as_str()), (409, Some("no-capture-source")), "{} {route}: {body}", app.label);
         }
+        let (status, body) = app
+            .post(&format!("/v1/workspaces/{id}/exec"), &json!({"ownerUserId": "alice", "commands": [{"argv": ["true"]}]}))
+            .await;
+        assert_eq!((status, body["code"].as_str()), (409, Some("no-live-runtime")), "{}: {body}", app.label);
+        let (status, body) = app.post(&format!("/v1/workspaces/{id}/restart"), &owner).await;
+        assert_eq!((status, body["code"].as_str()), (409, Some("mid-launch")), "{}: {body}", app.label);
         let (status, body) = app.post(&format!("/v1/workspaces/{id}/recover"), &owner).await;
         assert_eq!((status, body["state"].as_str()), (202, Some("not-retained")));
+        // Stop is accepted whatever the state, and again.
+        for _ in 0..2 {
+            let (status, body) = app.post(&format!("/v1/workspaces/{id}/stop"), &owner).await;
+            assert_eq!((status, body["workspaceId"].as_str()), (202, Some(id.as_str())), "{}: {body}", app.label);
+        }
         // Bodies are validated before anything else.
         let (status, body) =
             app.post(&format!("/v1/workspaces/{id}/exec"), &json!({"ownerUserId": "alice", "commands": []})).await;
         assert_eq!(status, 400);
         assert!(body["message"].as_str().unwrap().contains("commands"));
+        let (status, body) = app
+            .post(
+                &format!("/v1/workspaces/{id}/exec"),
+                &json!({"ownerUserId": "alice", "commands": [{"argv": ["x"], "timeoutMs": 0}]}),
+            )
+            .await;
+        assert_eq!(status, 400);
+        assert!(body["message"].as_str().unwrap().contains("commands[0].timeoutMs"), "{body}");
+        // Runs are owner-scoped: unknown or someone else's read 404.
+        assert_eq!(app.get("/v1/runs/run_nope?ownerUserId=alice").await.0, 404);
+        assert_eq!(app.get("/v1/runs/run_nope").await.0, 404);
     }
 }
 

@@ -1,71 +1,240 @@
-//! The sluice worker. Today it keeps the store tidy: idempotent-create key
-//! records are forgotten once past their retention (never less than seven
-//! days). Executor reconciliation is not built yet (see the README).
+//! The sluice worker: claims durable jobs under leases and runs them
+//! (reconcile a workspace's executor, run an exec run's commands), and runs
+//! the periodic sweeps (expiry reaper, orphaned-resource sweep, create-key
+//! record expiry) on cron schedules.
+//!
+//! Every action is derived from stored state, so a worker killed at any
+//! point is replaced by another that continues: its leases run out, the
+//! next claim takes a new fencing generation, and anything the dead worker
+//! still tries to write is refused.
+
+pub mod cadence;
+pub mod daemon_client;
+pub mod decide;
+mod exec_job;
+pub mod reconcile;
+pub mod runtime;
+mod sweeps;
 
 use std::future::Future;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use sluice_store::{Store, StoreError, clock::now_ms};
+use sluice_store::clock::now_ms;
+use sluice_store::{JobKind, Lease, Store, StoreError};
+use tokio::sync::{Notify, Semaphore};
+
+pub use cadence::Cadence;
+pub use runtime::Runtime;
+pub use sweeps::maintain;
 
 /// Create-key records are kept at least this long.
 pub const MIN_KEY_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
 
 #[derive(Debug, Clone)]
 pub struct WorkerConfig {
+    /// Names this worker as a lease owner.
+    pub id: String,
+    /// How long a claimed job's lease lasts without a heartbeat.
+    pub lease: Duration,
+    /// How many jobs run at once.
+    pub concurrency: usize,
+    /// The claim loop's base cadence and its backoff cap.
+    pub claim_base: Duration,
+    pub claim_cap: Duration,
+    /// How long shutdown waits for admitted work.
+    pub drain_timeout: Duration,
+    pub policy: decide::Policy,
     /// How long create-key records are kept; raised to seven days if lower.
     pub key_retention: Duration,
-    /// How often maintenance runs.
-    pub maintenance_every: Duration,
+    /// Cron schedules (with seconds) of the sweeps.
+    pub reaper_schedule: String,
+    pub orphan_schedule: String,
+    pub maintenance_schedule: String,
 }
 
 impl Default for WorkerConfig {
     fn default() -> Self {
-        WorkerConfig { key_retention: MIN_KEY_RETENTION, maintenance_every: Duration::from_secs(3600) }
+        WorkerConfig {
+            id: default_worker_id(),
+            lease: Duration::from_secs(60),
+            concurrency: 16,
+            claim_base: Duration::from_millis(50),
+            claim_cap: Duration::from_secs(2),
+            drain_timeout: Duration::from_secs(30),
+            policy: decide::Policy::default(),
+            key_retention: MIN_KEY_RETENTION,
+            reaper_schedule: "*/5 * * * * *".into(),
+            orphan_schedule: "0 * * * * *".into(),
+            maintenance_schedule: "0 0 * * * *".into(),
+        }
     }
 }
 
-/// One maintenance pass; returns how many key records were forgotten.
-pub async fn maintain(store: &Store, config: &WorkerConfig) -> Result<u64, StoreError> {
-    let retention = config.key_retention.max(MIN_KEY_RETENTION);
-    let cutoff = now_ms() - retention.as_millis() as i64;
-    store.purge_create_keys(cutoff).await
+/// A lease-owner name unique to this process.
+pub fn default_worker_id() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    format!("{}-{}-{}", host.trim(), std::process::id(), &sluice_store::clock::new_id("w")[28..])
 }
 
-/// Runs maintenance on its schedule until `shutdown` resolves. A pass in
-/// progress is finished before returning.
-pub async fn run(store: Store, config: WorkerConfig, shutdown: impl Future<Output = ()>) {
+/// What every job of this worker shares.
+pub struct Worker {
+    pub store: Store,
+    pub runtime: Arc<Runtime>,
+    pub config: WorkerConfig,
+    /// Signalled when work may have become due (an API in this process
+    /// enqueued, or a pass asked to be looked at again soon).
+    pub wake: Arc<Notify>,
+    /// The earliest time a finished pass asked to run again.
+    next_due: Mutex<Option<i64>>,
+}
+
+impl Worker {
+    pub fn new(store: Store, runtime: Arc<Runtime>, config: WorkerConfig, wake: Arc<Notify>) -> Arc<Worker> {
+        Arc::new(Worker { store, runtime, config, wake, next_due: Mutex::new(None) })
+    }
+
+    fn note_next(&self, at: i64) {
+        let mut next = self.next_due.lock().unwrap();
+        *next = Some(next.map_or(at, |n| n.min(at)));
+    }
+
+    fn take_next(&self) -> Option<i64> {
+        self.next_due.lock().unwrap().take()
+    }
+}
+
+/// Runs one job under its lease, renewing the lease while it runs, and
+/// records when it should run again.
+async fn run_job(worker: Arc<Worker>, lease: Lease) {
+    let lease_ms = worker.config.lease.as_millis() as i64;
+    let held = Arc::new(Mutex::new(lease.clone()));
+    let heartbeat = {
+        let (worker, held) = (worker.clone(), held.clone());
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(worker.config.lease / 3).await;
+                let current = held.lock().unwrap().clone();
+                match worker.store.renew_lease(&current, lease_ms).await {
+                    Ok(renewed) => *held.lock().unwrap() = renewed,
+                    Err(e) => {
+                        tracing::warn!(job = %current.subject, error = %e, "lease renewal failed");
+                        if matches!(e, StoreError::Fenced { .. }) {
+                            return;
+                        }
+                    }
+                }
+            }
+        })
+    };
+    let outcome = match lease.kind {
+        JobKind::Reconcile => reconcile::pass(&worker, &lease).await,
+        JobKind::Exec => exec_job::run(&worker, &lease).await,
+    };
+    heartbeat.abort();
+    let lease = held.lock().unwrap().clone();
+    let finished = match outcome {
+        Ok(next) => {
+            if let Some(at) = next {
+                worker.note_next(at);
+            }
+            worker.store.finish_job(&lease, next, None).await
+        }
+        Err(e @ StoreError::Fenced { .. }) => {
+            tracing::warn!(job = %lease.subject, error = %e, "a write was refused: another worker holds this job now");
+            return;
+        }
+        Err(e) => {
+            // Transient trouble: try again after a growing pause.
+            let pause = 1_000i64.saturating_mul(1 << lease.attempts.clamp(0, 6));
+            tracing::warn!(job = %lease.subject, error = %e, retry_in_ms = pause, "job failed; it will be retried");
+            worker.note_next(now_ms() + pause);
+            worker.store.finish_job(&lease, Some(now_ms() + pause), Some(&e.to_string())).await
+        }
+    };
+    if let Err(e) = finished {
+        tracing::warn!(job = %lease.subject, error = %e, "could not finish the job; its lease will run out");
+    }
+}
+
+/// Claims and runs jobs until `shutdown` resolves, then stops claiming,
+/// waits (within the drain bound) for admitted jobs, and returns. A job cut
+/// off by the bound is left to its lease: the next worker finishes it.
+pub async fn run_jobs(worker: Arc<Worker>, shutdown: impl Future<Output = ()>) {
     tokio::pin!(shutdown);
-    let mut ticks = tokio::time::interval(config.maintenance_every);
+    let slots = Arc::new(Semaphore::new(worker.config.concurrency));
+    let mut cadence = Cadence::new(worker.config.claim_base, worker.config.claim_cap);
+    tokio::select! {
+        _ = &mut shutdown => return,
+        _ = tokio::time::sleep(cadence.startup_delay()) => {}
+    }
+    let lease_ms = worker.config.lease.as_millis() as i64;
+    let mut running = tokio::task::JoinSet::new();
     loop {
-        tokio::select! {
-            _ = &mut shutdown => break,
-            _ = ticks.tick() => match maintain(&store, &config).await {
-                Ok(0) => {}
-                Ok(n) => tracing::info!(forgotten = n, "expired idempotency key records removed"),
-                Err(e) => tracing::warn!(error = %e, "maintenance pass failed; retrying on the next tick"),
-            },
+        while running.try_join_next().is_some() {}
+        let free = slots.available_permits();
+        let delay = if free == 0 {
+            Some(worker.config.claim_base)
+        } else {
+            match worker.store.claim_jobs(&worker.config.id, free as i64, lease_ms).await {
+                Ok(leases) if !leases.is_empty() => {
+                    cadence.work();
+                    for lease in leases {
+                        let permit = slots.clone().acquire_owned().await.expect("the semaphore is never closed");
+                        let worker = worker.clone();
+                        running.spawn(async move {
+                            run_job(worker.clone(), lease).await;
+                            drop(permit);
+                            worker.wake.notify_one();
+                        });
+                    }
+                    None
+                }
+                Ok(_) => Some(cadence.idle()),
+                Err(e) => {
+                    tracing::warn!(error = %e, "claiming jobs failed");
+                    Some(cadence.idle())
+                }
+            }
+        };
+        if let Some(mut delay) = delay {
+            if let Some(at) = worker.take_next() {
+                let until = Duration::from_millis((at - now_ms()).max(0) as u64);
+                if until < delay {
+                    delay = until;
+                } else {
+                    worker.note_next(at);
+                }
+            }
+            tokio::select! {
+                _ = &mut shutdown => break,
+                _ = worker.wake.notified() => cadence.work(),
+                _ = tokio::time::sleep(delay) => {}
+            }
+        } else if futures::FutureExt::now_or_never(&mut shutdown).is_some() {
+            break;
         }
     }
-    tracing::info!("worker stopped");
+    tracing::info!(admitted = running.len(), "worker stops claiming; waiting for admitted jobs");
+    let drained = tokio::time::timeout(worker.config.drain_timeout, async {
+        while running.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        tracing::warn!(left = running.len(), "drain bound reached; unfinished jobs are left to their leases");
+        running.abort_all();
+    }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use sluice_store::testing;
-
-    #[tokio::test]
-    async fn maintenance_keeps_recent_key_records() {
-        for db in testing::databases().await {
-            let store = testing::open(&db).await;
-            store.cancel_create_key("alice", "k").await.unwrap();
-            // Even a configured retention of zero keeps records for seven days.
-            let config = WorkerConfig { key_retention: Duration::ZERO, ..Default::default() };
-            assert_eq!(maintain(&store, &config).await.unwrap(), 0, "{}", db.label);
-            assert_eq!(
-                store.get_create_key("alice", "k").await.unwrap().state,
-                sluice_store::CreateKeyState::Cancelled
-            );
-        }
-    }
+/// Runs the job loop and the sweeps until `shutdown` resolves.
+pub async fn run(worker: Arc<Worker>, shutdown: impl Future<Output = ()> + Send + 'static) {
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let sweeps = tokio::spawn(sweeps::run(worker.clone(), stop_rx));
+    let stopping = async move {
+        shutdown.await;
+        let _ = stop_tx.send(true);
+    };
+    run_jobs(worker, stopping).await;
+    let _ = sweeps.await;
+    tracing::info!("worker stopped");
 }

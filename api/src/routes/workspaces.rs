@@ -7,7 +7,15 @@ use serde_json::{Value, json};
 use sluice_store::clock::{now_ms, rfc3339};
 use sluice_store::guard;
 use sluice_store::seal::hex;
-use sluice_store::{CreateOutcome, Idempotency, NewWorkspace, Secret, WorkspaceFilter, WorkspaceStatus, WorkspaceView};
+use sluice_store::{
+    CreateOutcome, ExecCommand, Idempotency, NewWorkspace, RuntimeStatus, Secret, WorkspaceFilter, WorkspaceStatus,
+    WorkspaceView,
+};
+
+/// The longest a single exec command may be given to run.
+const MAX_COMMAND_TIMEOUT_MS: i64 = 3_600_000;
+/// The most stdin one exec command may be fed.
+const MAX_STDIN_BYTES: usize = 256 * 1024;
 
 use crate::AppState;
 use crate::auth::{PRINCIPAL_HEADER, require_gateway};
@@ -19,14 +27,14 @@ use crate::extract::{JsonBody, QueryOf};
 use crate::validate;
 use crate::wire::*;
 
-const NO_RUNTIME: &str = "has no live runtime: this install does not launch executors yet";
+const NO_CAPTURE: &str = "has no capture source: capture is not built in this install yet";
 
 async fn owned(app: &AppState, owner: &str, workspace_id: &str) -> Result<WorkspaceView, ApiError> {
     app.store.get_workspace(owner, workspace_id).await?.ok_or(ApiError::NotFound)
 }
 
-fn no_runtime(workspace_id: &str) -> ApiError {
-    ApiError::conflict(format!("workspace {workspace_id} {NO_RUNTIME}"), Some("no-live-runtime"))
+fn no_capture(workspace_id: &str) -> ApiError {
+    ApiError::conflict(format!("workspace {workspace_id} {NO_CAPTURE}"), Some("no-capture-source"))
 }
 
 /// JSON with object keys sorted, so equal requests digest equally.
@@ -143,6 +151,9 @@ pub async fn create_workspace(
         CreateOutcome::Created(v) => (v, false),
         CreateOutcome::Replayed(v) => (v, true),
     };
+    if !replayed {
+        app.work_enqueued();
+    }
     Ok((StatusCode::ACCEPTED, Json(CreateWorkspaceResponse::of(&view, replayed))))
 }
 
@@ -305,7 +316,7 @@ pub async fn bind_workspace(
     let owner = req.owner_user_id.into_string();
     validate::optional_text("mountPath", req.mount_path.as_deref(), 4096)?;
     owned(&app, &owner, &workspace_id).await?;
-    Err(no_runtime(&workspace_id))
+    Err(no_capture(&workspace_id))
 }
 
 /// The daemon's capture status (needs a live runtime).
@@ -320,7 +331,7 @@ pub async fn get_workspace_capture_status(
 ) -> Result<Json<WorkspaceCaptureStatus>, ApiError> {
     let owner = validate::owner(q.owner_user_id)?.into_string();
     owned(&app, &owner, &workspace_id).await?;
-    Err(no_runtime(&workspace_id))
+    Err(no_capture(&workspace_id))
 }
 
 /// Flush the workspace's captures (needs a live runtime).
@@ -341,7 +352,7 @@ pub async fn flush_workspace_capture(
         }
     }
     owned(&app, &owner, &workspace_id).await?;
-    Err(no_runtime(&workspace_id))
+    Err(no_capture(&workspace_id))
 }
 
 /// Re-plan the workspace's capture (needs a live runtime).
@@ -357,7 +368,7 @@ pub async fn replan_workspace_capture(
 ) -> Result<Json<WorkspaceCaptureReplanned>, ApiError> {
     let owner = req.owner_user_id.into_string();
     owned(&app, &owner, &workspace_id).await?;
-    Err(no_runtime(&workspace_id))
+    Err(no_capture(&workspace_id))
 }
 
 /// Run an ordered list of commands as one run (202; needs a live runtime).
@@ -379,12 +390,47 @@ pub async fn exec_workspace(
         if command.argv.is_empty() || command.argv[0].is_empty() {
             return Err(ApiError::bad_request(format!("commands[{i}].argv must name a program")));
         }
-        if command.timeout_ms.is_some_and(|t| t < 1) {
-            return Err(ApiError::bad_request(format!("commands[{i}].timeoutMs must be above 0")));
+        if command.timeout_ms.is_some_and(|t| !(1..=MAX_COMMAND_TIMEOUT_MS).contains(&t)) {
+            return Err(ApiError::bad_request(format!(
+                "commands[{i}].timeoutMs must be between 1 and {MAX_COMMAND_TIMEOUT_MS}"
+            )));
+        }
+        if let Some(cwd) = &command.cwd {
+            validate::text(&format!("commands[{i}].cwd"), cwd, 4096)?;
+        }
+        if command.stdin.as_ref().is_some_and(|s| s.len() > MAX_STDIN_BYTES) {
+            return Err(ApiError::bad_request(format!("commands[{i}].stdin must be at most {MAX_STDIN_BYTES} bytes")));
         }
     }
-    owned(&app, &owner, &workspace_id).await?;
-    Err(no_runtime(&workspace_id))
+    let commands = req
+        .commands
+        .into_iter()
+        .map(|c| ExecCommand {
+            argv: c.argv,
+            cwd: c.cwd,
+            env: c.env,
+            stdin: c.stdin,
+            timeout_ms: c.timeout_ms.map(|t| t as u64),
+        })
+        .collect();
+    let run = app.store.create_exec_run(&owner, &workspace_id, commands).await?.ok_or(ApiError::NotFound)?;
+    app.work_enqueued();
+    Ok((StatusCode::ACCEPTED, Json(ExecRun::of(&run))))
+}
+
+/// Read a run (owner-scoped): a deterministic exec run's status and results.
+#[utoipa::path(get, path = "/v1/runs/{runId}", tag = "runs", operation_id = "getRun",
+    params(("runId" = String, Path), OwnerQuery),
+    responses((status = 200, body = ExecRun), InvalidRequest, Unauthenticated, NotFound, Internal),
+    security(("apiToken" = [])))]
+pub async fn get_run(
+    State(app): State<AppState>,
+    Path(run_id): Path<String>,
+    QueryOf(query): QueryOf<OwnerQuery>,
+) -> Result<Json<ExecRun>, ApiError> {
+    let owner = query.owner_user_id.ok_or(ApiError::NotFound)?.into_string();
+    let run = app.store.get_exec_run(&owner, &run_id).await?.ok_or(ApiError::NotFound)?;
+    Ok(Json(ExecRun::of(&run)))
 }
 
 /// Stop the workspace (202; needs a runtime that was launched).
@@ -405,8 +451,18 @@ pub async fn stop_workspace(
             return Err(ApiError::bad_request("completion.captureN and completion.epoch must be 0 or more"));
         }
     }
-    owned(&app, &owner, &workspace_id).await?;
-    Err(no_runtime(&workspace_id))
+    let accepted = app.store.request_stop(&owner, &workspace_id).await?.ok_or(ApiError::NotFound)?;
+    app.work_enqueued();
+    // An attestation names an executor's saved work; nothing here can
+    // check one yet (no capture), so it is recorded as ignored.
+    let completion = req.completion.map(|_| CompletionOutcome {
+        outcome: "ignored".into(),
+        detail: Some("completion attestations need a capture source, which is not built yet".into()),
+    });
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(StopWorkspaceResponse { workspace_id: accepted.workspace.id, status: accepted.workspace.status, completion }),
+    ))
 }
 
 /// Ask for a recovery attempt of the workspace's retained executor (202).
@@ -445,8 +501,9 @@ pub async fn restart_workspace(
     JsonBody(req): JsonBody<OwnerRequest>,
 ) -> Result<(StatusCode, Json<RestartWorkspaceResponse>), ApiError> {
     let owner = req.owner_user_id.into_string();
-    owned(&app, &owner, &workspace_id).await?;
-    Err(no_runtime(&workspace_id))
+    let (run_id, workspace) = app.store.request_restart(&owner, &workspace_id).await?.ok_or(ApiError::NotFound)?;
+    app.work_enqueued();
+    Ok((StatusCode::ACCEPTED, Json(RestartWorkspaceResponse { workspace_id: workspace.id, run_id, status: workspace.status })))
 }
 
 /// Where an SSH gateway connects for this workspace (gateway-authenticated).
@@ -469,5 +526,31 @@ pub async fn get_workspace_ssh_target(
         .filter(|p| !p.trim().is_empty())
         .ok_or_else(|| ApiError::Unauthorized(format!("the {PRINCIPAL_HEADER} header is required")))?;
     let view = app.store.find_workspace_for_principal(&workspace_id, principal).await?.ok_or(ApiError::NotFound)?;
-    Err(no_runtime(&view.workspace.id))
+    let id = view.workspace.id.clone();
+    let live = view.current_run.as_ref().and_then(|run| {
+        let runtime = run.runtime.as_ref().filter(|_| run.runtime_removed_at.is_none())?;
+        Some((run, runtime))
+    });
+    let Some((run, runtime)) = live.filter(|_| view.workspace.desired_state == sluice_store::DesiredState::Running)
+    else {
+        return Err(ApiError::conflict(
+            format!("workspace {id} has no live runtime (it is {})", view.workspace.status),
+            Some("no-live-runtime"),
+        ));
+    };
+    // Launched but not answering yet: worth retrying shortly.
+    let (Some(endpoint), RuntimeStatus::Ready) = (runtime.endpoint.clone(), runtime.status) else {
+        return Err(ApiError::ServiceUnavailable(format!("workspace {id}'s executor is starting; try again shortly")));
+    };
+    Ok(Json(WorkspaceSshTarget {
+        workspace_id: id,
+        attempt_id: run.id.clone(),
+        runtime: SshTargetRuntime {
+            adapter: runtime.adapter,
+            resource_id: runtime.resource_id.clone(),
+            reference: runtime.reference.clone(),
+            status: runtime.status,
+            endpoint,
+        },
+    }))
 }

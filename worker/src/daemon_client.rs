@@ -1,0 +1,89 @@
+//! Talking to an executor's daemon over its control socket: HTTP/1.1 on a
+//! unix socket, authenticated with the run's control token.
+
+use std::time::Duration;
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper::{Method, Request, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use sluice_store::Secret;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonCallError {
+    #[error("the daemon cannot be reached: {0}")]
+    Unreachable(String),
+    #[error("the daemon answered {status}: {message}")]
+    Refused { status: u16, message: String },
+    #[error("the daemon did not answer within {0:?}")]
+    Timeout(Duration),
+}
+
+/// A daemon's control endpoint and the token it accepts.
+pub struct DaemonClient {
+    socket: String,
+    token: Secret<String>,
+}
+
+impl DaemonClient {
+    /// `endpoint` is `unix://PATH`, as the runtime recorded it.
+    pub fn new(endpoint: &str, token: Secret<String>) -> Result<Self, DaemonCallError> {
+        let socket = endpoint
+            .strip_prefix("unix://")
+            .ok_or_else(|| DaemonCallError::Unreachable(format!("unsupported endpoint {endpoint}")))?;
+        Ok(DaemonClient { socket: socket.to_owned(), token })
+    }
+
+    async fn call(&self, method: Method, path: &str, body: Option<Vec<u8>>) -> Result<(StatusCode, Bytes), DaemonCallError> {
+        let unreachable = |e: &dyn std::fmt::Display| DaemonCallError::Unreachable(e.to_string());
+        let stream = tokio::net::UnixStream::connect(&self.socket).await.map_err(|e| unreachable(&e))?;
+        let (mut sender, connection) =
+            hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.map_err(|e| unreachable(&e))?;
+        tokio::spawn(connection);
+        let request = Request::builder()
+            .method(method)
+            .uri(path)
+            .header(hyper::header::HOST, "sluiced")
+            .header(hyper::header::AUTHORIZATION, format!("Bearer {}", self.token.expose()))
+            .header(hyper::header::CONTENT_TYPE, "application/json")
+            .body(Full::new(Bytes::from(body.unwrap_or_default())))
+            .map_err(|e| unreachable(&e))?;
+        let response = sender.send_request(request).await.map_err(|e| unreachable(&e))?;
+        let status = response.status();
+        let bytes = response.into_body().collect().await.map_err(|e| unreachable(&e))?.to_bytes();
+        Ok((status, bytes))
+    }
+
+    async fn json<T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Vec<u8>>,
+        timeout: Duration,
+    ) -> Result<T, DaemonCallError> {
+        let (status, bytes) = tokio::time::timeout(timeout, self.call(method, path, body))
+            .await
+            .map_err(|_| DaemonCallError::Timeout(timeout))??;
+        if !status.is_success() {
+            let message = serde_json::from_slice::<serde_json::Value>(&bytes)
+                .ok()
+                .and_then(|v| v.get("message").and_then(|m| m.as_str()).map(str::to_owned))
+                .unwrap_or_default();
+            return Err(DaemonCallError::Refused { status: status.as_u16(), message });
+        }
+        serde_json::from_slice(&bytes).map_err(|e| DaemonCallError::Unreachable(format!("unreadable answer: {e}")))
+    }
+
+    /// Whether the daemon answers `health` with its token.
+    pub async fn healthy(&self) -> bool {
+        self.json::<serde_json::Value>(Method::GET, "/health", None, Duration::from_secs(2)).await.is_ok()
+    }
+
+    /// Runs one command through the daemon's `exec`.
+    pub async fn exec<B: Serialize, T: DeserializeOwned>(&self, body: &B, timeout: Duration) -> Result<T, DaemonCallError> {
+        let bytes = serde_json::to_vec(body).map_err(|e| DaemonCallError::Unreachable(e.to_string()))?;
+        self.json(Method::POST, "/exec", Some(bytes), timeout).await
+    }
+}

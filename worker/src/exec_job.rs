@@ -1,0 +1,104 @@
+//! Running an exec run: its commands in order through the executor's
+//! daemon, each result recorded as soon as it is known. A nonzero exit is
+//! a result; only broken machinery fails the run.
+
+use std::time::Duration;
+
+use serde_json::json;
+use sluice_store::{ExecCommandResult, ExecRunStatus, Lease, RunError, StoreError, WorkspaceStatus};
+
+use crate::Worker;
+use crate::daemon_client::DaemonClient;
+use crate::reconcile::control_token;
+
+/// Extra time the transport gets beyond a command's own timeout.
+const TRANSPORT_SLACK: Duration = Duration::from_secs(30);
+/// Used when a command names no timeout (the daemon's own default).
+const DEFAULT_COMMAND_TIMEOUT_MS: u64 = 300_000;
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DaemonExecResult {
+    exit_code: i64,
+    stdout: String,
+    stderr: String,
+    stdout_truncated: bool,
+    stderr_truncated: bool,
+    timed_out: bool,
+}
+
+fn broke(message: impl Into<String>, code: &str) -> RunError {
+    RunError { message: message.into(), code: Some(code.to_owned()) }
+}
+
+pub async fn run(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreError> {
+    let store = &worker.store;
+    let Some(run) = store.load_exec_run(&lease.subject).await? else { return Ok(None) };
+    match run.status {
+        ExecRunStatus::Completed | ExecRunStatus::Failed => return Ok(None),
+        ExecRunStatus::Running => {
+            // A worker took it up and was lost mid-command: running the
+            // commands again could repeat effects, so the run ends here with
+            // what was recorded.
+            let error = broke("the worker running these commands was lost; results recorded so far are kept", "worker-lost");
+            store.finish_exec_run(lease, &run.id, None, Some(&error)).await?;
+            return Ok(None);
+        }
+        ExecRunStatus::Queued => {}
+    }
+    store.start_exec_run(lease, &run.id).await?;
+
+    let state = store.load_reconcile_state(&run.workspace_id).await?;
+    let endpoint = state.as_ref().and_then(|s| {
+        let current = s.current_run.as_ref()?;
+        let usable = current.id == run.attempt_id
+            && current.status == WorkspaceStatus::Ready
+            && s.workspace.status == WorkspaceStatus::Ready;
+        usable.then(|| current.runtime.as_ref()?.endpoint.clone()).flatten()
+    });
+    let Some(endpoint) = endpoint else {
+        let error = broke("the workspace's executor is no longer ready", "no-live-runtime");
+        store.finish_exec_run(lease, &run.id, None, Some(&error)).await?;
+        return Ok(None);
+    };
+    let client = match DaemonClient::new(&endpoint, control_token(worker, &run.attempt_id)) {
+        Ok(c) => c,
+        Err(e) => {
+            store.finish_exec_run(lease, &run.id, None, Some(&broke(e.to_string(), "transport"))).await?;
+            return Ok(None);
+        }
+    };
+
+    let mut results: Vec<ExecCommandResult> = Vec::with_capacity(run.commands.len());
+    for command in &run.commands {
+        let body = json!({
+            "argv": command.argv,
+            "cwd": command.cwd,
+            "env": command.env.clone().unwrap_or_default(),
+            "stdin": command.stdin,
+            "timeoutMs": command.timeout_ms,
+        });
+        let timeout = Duration::from_millis(command.timeout_ms.unwrap_or(DEFAULT_COMMAND_TIMEOUT_MS)) + TRANSPORT_SLACK;
+        match client.exec::<_, DaemonExecResult>(&body, timeout).await {
+            Ok(r) => {
+                results.push(ExecCommandResult {
+                    argv: command.argv.clone(),
+                    exit_code: r.exit_code,
+                    stdout: r.stdout,
+                    stderr: r.stderr,
+                    stdout_truncated: r.stdout_truncated,
+                    stderr_truncated: r.stderr_truncated,
+                    timed_out: r.timed_out,
+                });
+                store.record_exec_results(lease, &run.id, &results).await?;
+            }
+            Err(e) => {
+                let error = broke(format!("command {} of {}: {e}", results.len() + 1, run.commands.len()), "transport");
+                store.finish_exec_run(lease, &run.id, results.last().map(|r| r.exit_code), Some(&error)).await?;
+                return Ok(None);
+            }
+        }
+    }
+    store.finish_exec_run(lease, &run.id, results.last().map(|r| r.exit_code), None).await?;
+    Ok(None)
+}

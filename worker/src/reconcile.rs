@@ -1,0 +1,133 @@
+//! One reconcile pass of one workspace: load its stored state, observe its
+//! executor, decide, perform that one action, record the outcome under the
+//! job's lease. Returns when the workspace wants looking at again.
+
+use sluice_store::clock::now_ms;
+use sluice_store::{Lease, ReconcileState, RunError, Secret, SecretKind, StoreError};
+
+use crate::Worker;
+use crate::daemon_client::DaemonClient;
+use crate::decide::{Action, Observation, decide, retry_allowed};
+use crate::runtime::{LaunchRequest, Presence, RuntimeError};
+
+/// The control token of a run's daemon: derived from the seal key, so any
+/// worker can talk to any executor and the token is stored nowhere in plain.
+pub fn control_token(worker: &Worker, run_id: &str) -> Secret<String> {
+    Secret::new(worker.store.sealer().keyed_digest(format!("control-token/{run_id}").as_bytes()))
+}
+
+async fn observe(worker: &Worker, state: &ReconcileState) -> Observation {
+    let Some(run) = &state.current_run else { return Observation::NotLaunched };
+    let Some(runtime) = run.runtime.as_ref().filter(|_| run.runtime_removed_at.is_none()) else {
+        return Observation::NotLaunched;
+    };
+    if runtime.adapter != worker.runtime.adapter() {
+        tracing::warn!(run = %run.id, adapter = %runtime.adapter, "this worker does not drive that runtime");
+        return Observation::Unknown;
+    }
+    match worker.runtime.inspect(&run.id, &runtime.resource_id).await {
+        Ok(Presence::Absent) => Observation::Absent,
+        Ok(Presence::Exited) => Observation::Exited,
+        Ok(Presence::Running) => {
+            let daemon_healthy = match &runtime.endpoint {
+                Some(endpoint) => match DaemonClient::new(endpoint, control_token(worker, &run.id)) {
+                    Ok(client) => client.healthy().await,
+                    Err(_) => false,
+                },
+                None => false,
+            };
+            Observation::Running { daemon_healthy }
+        }
+        Err(e) => {
+            tracing::warn!(run = %run.id, error = %e, "cannot inspect the executor");
+            Observation::Unknown
+        }
+    }
+}
+
+async fn launch_request(worker: &Worker, state: &ReconcileState) -> Result<LaunchRequest, StoreError> {
+    let workspace = &state.workspace;
+    let run = state.current_run.as_ref().expect("decide launches only the current run");
+    let secret_env: serde_json::Value = match worker.store.open_secret(&workspace.id, SecretKind::SecretEnv).await? {
+        Some(bytes) => serde_json::from_slice(bytes.expose()).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+        None => serde_json::json!({}),
+    };
+    let boot = serde_json::json!({
+        "controlToken": control_token(worker, &run.id).expose(),
+        "secretEnv": secret_env,
+    });
+    Ok(LaunchRequest {
+        workspace_id: workspace.id.clone(),
+        run_id: run.id.clone(),
+        launch: run.launch_id.clone().unwrap_or_else(|| run.id.clone()),
+        registry_id: workspace.registry_id.clone(),
+        repository: workspace.repository.clone(),
+        tag: workspace.tag.clone(),
+        spec: run.spec.clone(),
+        boot_secret: Secret::new(boot.to_string()),
+    })
+}
+
+/// Runs one pass. `Ok(None)`: nothing more to do until asked.
+pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreError> {
+    let Some(state) = worker.store.load_reconcile_state(&lease.subject).await? else { return Ok(None) };
+    let observation = observe(worker, &state).await;
+    let policy = &worker.config.policy;
+    let action = decide(&state, &observation, now_ms(), policy);
+    tracing::debug!(workspace = %lease.subject, ?observation, ?action, "reconcile");
+    let store = &worker.store;
+    match action {
+        Action::Launch { run_id } => {
+            let request = launch_request(worker, &state).await?;
+            match worker.runtime.launch(&request).await {
+                Ok(launched) => {
+                    store.record_launched(lease, &run_id, &launched.record, launched.published.as_ref()).await?;
+                    tracing::info!(workspace = %lease.subject, run = %run_id, reference = %launched.record.reference, "executor launched");
+                    Ok(Some(now_ms() + policy.starting_poll_ms))
+                }
+                Err(e) => {
+                    let run = state.current_run.as_ref().expect("a current run");
+                    let retry =
+                        matches!(e, RuntimeError::Transient(_)) && retry_allowed(run, state.workspace.desired_state, policy);
+                    tracing::warn!(workspace = %lease.subject, run = %run_id, error = %e, retry, "launch failed");
+                    let error = RunError { message: e.to_string(), code: Some(e.code().to_owned()) };
+                    store.record_failed(lease, &run_id, &error, retry).await?;
+                    Ok(Some(now_ms()))
+                }
+            }
+        }
+        Action::RecordReady { run_id } => {
+            store.record_ready(lease, &run_id).await?;
+            tracing::info!(workspace = %lease.subject, run = %run_id, "executor ready");
+            Ok(Some(now_ms() + policy.watch_poll_ms))
+        }
+        Action::Fail { run_id, error, retry } => {
+            tracing::warn!(workspace = %lease.subject, run = %run_id, error = %error.message, retry, "run failed");
+            store.record_failed(lease, &run_id, &error, retry).await?;
+            Ok(Some(now_ms()))
+        }
+        Action::Remove { run_id } => {
+            let run = state.stale_runs.iter().chain(state.current_run.iter()).find(|r| r.id == run_id);
+            let resource_id = run.and_then(|r| r.runtime.as_ref()).map(|r| r.resource_id.clone()).unwrap_or_default();
+            match worker.runtime.remove(&run_id, &resource_id).await {
+                Ok(()) => {
+                    store.record_removed(lease, &run_id).await?;
+                    tracing::info!(workspace = %lease.subject, run = %run_id, "executor removed");
+                    Ok(Some(now_ms()))
+                }
+                Err(e) => Err(StoreError::Io(std::io::Error::other(format!("removing the executor: {e}")))),
+            }
+        }
+        Action::Retain { run_id, reason } => {
+            tracing::warn!(workspace = %lease.subject, run = %run_id, %reason, "executor retained");
+            store.record_retained(lease, &run_id, &reason).await?;
+            Ok(Some(now_ms()))
+        }
+        Action::Cancel { run_id } => {
+            store.record_cancelled(lease, &run_id).await?;
+            Ok(Some(now_ms()))
+        }
+        Action::Wait { at } => Ok(Some(at)),
+        Action::Done => Ok(None),
+    }
+}

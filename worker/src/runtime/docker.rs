@@ -1,0 +1,258 @@
+//! The `docker` runtime: one container per executor, through the Docker
+//! Engine API. The image is the workspace's; the daemon binary (built
+//! statically) is bind-mounted read-only and is the container's entrypoint.
+//! Containers are named after their run, so a second create for the same
+//! run is refused by the engine and the first container is adopted instead.
+//! Hardened by default: every capability dropped, no new privileges, a pids
+//! limit, and no network unless the spec asks for it.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use bollard::Docker;
+use bollard::errors::Error as DockerError;
+use bollard::models::{ContainerCreateBody, HostConfig};
+use bollard::query_parameters::{
+    CreateContainerOptions, InspectContainerOptions, ListContainersOptions, RemoveContainerOptions,
+    StartContainerOptions, StopContainerOptions,
+};
+use sluice_store::{PublishedImage, RuntimeAdapter, RuntimeRecord, RuntimeStatus};
+
+use super::{LaunchRequest, Launched, OwnedResource, Presence, RuntimeError, control_socket, run_dir};
+
+const LABEL_RUN: &str = "sluice.run";
+const LABEL_WORKSPACE: &str = "sluice.workspace";
+const LABEL_LAUNCH: &str = "sluice.launch";
+const STOP_GRACE_SECONDS: i32 = 5;
+const DEFAULT_PIDS_LIMIT: i64 = 1024;
+
+pub struct DockerRuntime {
+    docker: Docker,
+    executors_dir: PathBuf,
+    /// A statically linked sluiced, mounted into every container.
+    daemon_binary: PathBuf,
+    /// registryId → registry host prefixed to the repository.
+    registries: HashMap<String, String>,
+}
+
+fn status_of(e: &DockerError) -> Option<u16> {
+    match e {
+        DockerError::DockerResponseServerError { status_code, .. } => Some(*status_code),
+        _ => None,
+    }
+}
+
+fn transient(what: &str, e: impl std::fmt::Display) -> RuntimeError {
+    RuntimeError::Transient(format!("{what}: {e}"))
+}
+
+fn container_name(run_id: &str) -> String {
+    format!("sluice-{run_id}")
+}
+
+impl DockerRuntime {
+    /// Connects to the engine at `socket` (or the local default) and checks
+    /// that it answers.
+    pub async fn connect(
+        socket: Option<&str>,
+        executors_dir: PathBuf,
+        daemon_binary: PathBuf,
+        registries: HashMap<String, String>,
+    ) -> Result<Self, RuntimeError> {
+        let docker = match socket {
+            Some(path) => Docker::connect_with_unix(path, 120, bollard::API_DEFAULT_VERSION),
+            None => Docker::connect_with_local_defaults(),
+        }
+        .map_err(|e| transient("docker engine", e))?;
+        docker.ping().await.map_err(|e| transient("docker engine ping", e))?;
+        std::fs::create_dir_all(&executors_dir).map_err(|e| transient("executors directory", e))?;
+        Ok(DockerRuntime { docker, executors_dir, daemon_binary, registries })
+    }
+
+    pub fn posture(&self) -> String {
+        "docker: all capabilities dropped, no-new-privileges, pids limit, network off unless spec.network".into()
+    }
+
+    fn image(&self, request: &LaunchRequest) -> String {
+        match self.registries.get(&request.registry_id) {
+            Some(host) => format!("{host}/{}:{}", request.repository, request.tag),
+            None => format!("{}:{}", request.repository, request.tag),
+        }
+    }
+
+    fn record(&self, run_id: &str, container_id: &str) -> RuntimeRecord {
+        RuntimeRecord {
+            adapter: RuntimeAdapter::Docker,
+            resource_id: container_id.to_owned(),
+            reference: container_name(run_id),
+            status: RuntimeStatus::Running,
+            endpoint: Some(format!("unix://{}", control_socket(&self.executors_dir, run_id).display())),
+            deadline: None,
+        }
+    }
+
+    async fn published(&self, image: &str, repository: &str) -> Result<PublishedImage, RuntimeError> {
+        let inspected = self.docker.inspect_image(image).await.map_err(|e| match status_of(&e) {
+            Some(404) => RuntimeError::Permanent {
+                message: format!("image {image} is not on this Docker host"),
+                code: "image-not-found",
+            },
+            _ => transient("inspecting the image", e),
+        })?;
+        let digest = inspected
+            .repo_digests
+            .unwrap_or_default()
+            .iter()
+            .find_map(|d| d.split_once('@').map(|(_, digest)| digest.to_owned()))
+            .or(inspected.id)
+            .ok_or_else(|| transient("inspecting the image", "the engine reported no image id"))?;
+        Ok(PublishedImage {
+            reference: image.to_owned(),
+            digest_reference: format!("{repository}@{digest}"),
+            digest,
+        })
+    }
+
+    pub async fn launch(&self, request: &LaunchRequest) -> Result<Launched, RuntimeError> {
+        let image = self.image(request);
+        let published = self.published(&image, &request.repository).await?;
+        let dir = run_dir(&self.executors_dir, &request.run_id);
+        let run_mount = dir.join("run");
+        std::fs::create_dir_all(&run_mount).map_err(|e| transient("run directory", e))?;
+        super::write_secret_file(&run_mount.join("boot-secret.json"), request.boot_secret.expose())
+            .map_err(|e| transient("boot secret", e))?;
+
+        let name = container_name(&request.run_id);
+        let resources = request.spec.get("resources");
+        let nano_cpus = resources.and_then(|r| r.get("cpus")).and_then(|v| v.as_f64()).map(|c| (c * 1e9) as i64);
+        let memory =
+            resources.and_then(|r| r.get("memoryMiB")).and_then(|v| v.as_i64()).map(|m| m.saturating_mul(1 << 20));
+        let pids_limit =
+            resources.and_then(|r| r.get("pids")).and_then(|v| v.as_i64()).unwrap_or(DEFAULT_PIDS_LIMIT);
+        let mut env: Vec<String> = request.env().into_iter().map(|(k, v)| format!("{k}={v}")).collect();
+        env.push(format!("SLUICED_COMMAND={}", serde_json::to_string(&request.command()).unwrap_or_default()));
+        env.push("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into());
+        let labels = HashMap::from([
+            (LABEL_RUN.to_owned(), request.run_id.clone()),
+            (LABEL_WORKSPACE.to_owned(), request.workspace_id.clone()),
+            (LABEL_LAUNCH.to_owned(), request.launch.clone()),
+        ]);
+        let body = ContainerCreateBody {
+            image: Some(image.clone()),
+            entrypoint: Some(vec!["/run/sluiced".into()]),
+            cmd: Some(
+                [
+                    "--listen",
+                    "unix:/run/sluice/control.sock",
+                    "--boot-secret-file",
+                    "/run/sluice/boot-secret.json",
+                    "--state-dir",
+                    "/var/lib/sluice",
+                    "--workdir",
+                    "/workspace",
+                    "--launch",
+                    &request.launch,
+                ]
+                .map(str::to_owned)
+                .to_vec(),
+            ),
+            working_dir: Some("/workspace".into()),
+            env: Some(env),
+            labels: Some(labels),
+            hostname: Some("sluice".into()),
+            host_config: Some(HostConfig {
+                binds: Some(vec![
+                    format!("{}:/run/sluiced:ro", self.daemon_binary.display()),
+                    format!("{}:/run/sluice", run_mount.display()),
+                ]),
+                network_mode: Some(if request.wants_network() { "bridge" } else { "none" }.into()),
+                cap_drop: Some(vec!["ALL".into()]),
+                security_opt: Some(vec!["no-new-privileges".into()]),
+                pids_limit: Some(pids_limit),
+                nano_cpus,
+                memory,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let options = CreateContainerOptions { name: Some(name.clone()), ..Default::default() };
+        let id = match self.docker.create_container(Some(options), body).await {
+            Ok(created) => created.id,
+            // The run's container exists already (an earlier launcher made
+            // it): adopt it rather than make a second.
+            Err(e) if status_of(&e) == Some(409) => self
+                .docker
+                .inspect_container(&name, None::<InspectContainerOptions>)
+                .await
+                .map_err(|e| transient("inspecting the existing container", e))?
+                .id
+                .ok_or_else(|| transient("inspecting the existing container", "no id"))?,
+            Err(e) if status_of(&e) == Some(404) => {
+                return Err(RuntimeError::Permanent {
+                    message: format!("image {image} is not on this Docker host"),
+                    code: "image-not-found",
+                });
+            }
+            Err(e) => return Err(transient("creating the container", e)),
+        };
+        match self.docker.start_container(&id, None::<StartContainerOptions>).await {
+            Ok(()) => {}
+            Err(e) if status_of(&e) == Some(304) => {}
+            Err(e) => return Err(transient("starting the container", e)),
+        }
+        Ok(Launched { record: self.record(&request.run_id, &id), published: Some(published) })
+    }
+
+    pub async fn inspect(&self, container_id: &str) -> Result<Presence, RuntimeError> {
+        match self.docker.inspect_container(container_id, None::<InspectContainerOptions>).await {
+            Ok(info) => {
+                let running = info.state.and_then(|s| s.running).unwrap_or(false);
+                Ok(if running { Presence::Running } else { Presence::Exited })
+            }
+            Err(e) if status_of(&e) == Some(404) => Ok(Presence::Absent),
+            Err(e) => Err(transient("inspecting the container", e)),
+        }
+    }
+
+    /// Stops and removes the container (SIGTERM, SIGKILL after a grace) and
+    /// its host run directory. Removing an absent container succeeds.
+    pub async fn remove(&self, run_id: &str, container_id: &str) -> Result<(), RuntimeError> {
+        let target = if container_id.is_empty() { container_name(run_id) } else { container_id.to_owned() };
+        let stop = StopContainerOptions { t: Some(STOP_GRACE_SECONDS), signal: None };
+        match self.docker.stop_container(&target, Some(stop)).await {
+            Ok(()) => {}
+            Err(e) if matches!(status_of(&e), Some(304 | 404)) => {}
+            Err(e) => return Err(transient("stopping the container", e)),
+        }
+        let remove = RemoveContainerOptions { force: true, v: true, ..Default::default() };
+        match self.docker.remove_container(&target, Some(remove)).await {
+            Ok(()) => {}
+            Err(e) if status_of(&e) == Some(404) => {}
+            // Removal already in progress: look again next pass.
+            Err(e) if status_of(&e) == Some(409) => {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                return Err(transient("removing the container", e));
+            }
+            Err(e) => return Err(transient("removing the container", e)),
+        }
+        match std::fs::remove_dir_all(run_dir(&self.executors_dir, run_id)) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(transient("removing the run directory", e)),
+        }
+    }
+
+    pub async fn list_owned(&self) -> Result<Vec<OwnedResource>, RuntimeError> {
+        let filters = HashMap::from([("label".to_owned(), vec![LABEL_RUN.to_owned()])]);
+        let options = ListContainersOptions { all: true, filters: Some(filters), ..Default::default() };
+        let containers = self.docker.list_containers(Some(options)).await.map_err(|e| transient("listing containers", e))?;
+        Ok(containers
+            .into_iter()
+            .filter_map(|c| {
+                let run_id = c.labels.as_ref()?.get(LABEL_RUN)?.clone();
+                Some(OwnedResource { run_id, resource_id: c.id? })
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,168 @@
+//! Runtimes: where executors run. Each adapter creates an executor for a
+//! run (adopting one that already exists for it, so a run never gets two),
+//! reports whether it still runs, removes it, and lists the resources it
+//! labelled, for the orphan sweep.
+
+pub mod docker;
+pub mod local;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use sluice_store::{PublishedImage, RuntimeAdapter, RuntimeRecord, Secret};
+
+/// Everything a runtime needs to start one executor.
+pub struct LaunchRequest {
+    pub workspace_id: String,
+    pub run_id: String,
+    /// The launch identity the daemon stamps its answers with.
+    pub launch: String,
+    pub registry_id: String,
+    pub repository: String,
+    pub tag: String,
+    pub spec: Value,
+    /// The boot secret file's contents (JSON with the control token and the
+    /// workspace's secret environment).
+    pub boot_secret: Secret<String>,
+}
+
+impl LaunchRequest {
+    /// The managed process's argv from `spec.command`.
+    pub fn command(&self) -> Vec<String> {
+        self.spec
+            .get("command")
+            .and_then(Value::as_array)
+            .map(|argv| argv.iter().filter_map(|a| a.as_str().map(str::to_owned)).collect())
+            .unwrap_or_default()
+    }
+
+    /// The plain environment from `spec.env`.
+    pub fn env(&self) -> Vec<(String, String)> {
+        self.spec
+            .get("env")
+            .and_then(Value::as_object)
+            .map(|env| env.iter().filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned()))).collect())
+            .unwrap_or_default()
+    }
+
+    /// Whether `spec.network` asks for network access.
+    pub fn wants_network(&self) -> bool {
+        self.spec.get("network").and_then(Value::as_bool).unwrap_or(false)
+    }
+}
+
+/// A created (or adopted) executor.
+pub struct Launched {
+    pub record: RuntimeRecord,
+    pub published: Option<PublishedImage>,
+}
+
+/// Whether an executor is there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Presence {
+    Absent,
+    Running,
+    Exited,
+}
+
+/// A resource a runtime labelled as sluice's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnedResource {
+    pub run_id: String,
+    pub resource_id: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    /// Trying again will not help (the image does not exist, the spec asks
+    /// for what this runtime cannot give).
+    #[error("{message}")]
+    Permanent { message: String, code: &'static str },
+    /// It may work next time.
+    #[error("{0}")]
+    Transient(String),
+}
+
+impl RuntimeError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            RuntimeError::Permanent { code, .. } => code,
+            RuntimeError::Transient(_) => "launch-failed",
+        }
+    }
+}
+
+/// The per-run directory on the host: the boot secret and the daemon's
+/// control socket live here (and, for `local`, the executor's disk).
+pub fn run_dir(executors_dir: &Path, run_id: &str) -> PathBuf {
+    executors_dir.join(run_id)
+}
+
+/// The control socket's path for a run, as the host sees it.
+pub fn control_socket(executors_dir: &Path, run_id: &str) -> PathBuf {
+    run_dir(executors_dir, run_id).join("run").join("control.sock")
+}
+
+/// The runtimes a worker drives.
+pub enum Runtime {
+    Local(local::LocalRuntime),
+    Docker(docker::DockerRuntime),
+}
+
+impl Runtime {
+    pub fn adapter(&self) -> RuntimeAdapter {
+        match self {
+            Runtime::Local(_) => RuntimeAdapter::Local,
+            Runtime::Docker(_) => RuntimeAdapter::Docker,
+        }
+    }
+
+    pub async fn launch(&self, request: &LaunchRequest) -> Result<Launched, RuntimeError> {
+        match self {
+            Runtime::Local(r) => r.launch(request).await,
+            Runtime::Docker(r) => r.launch(request).await,
+        }
+    }
+
+    pub async fn inspect(&self, run_id: &str, resource_id: &str) -> Result<Presence, RuntimeError> {
+        match self {
+            Runtime::Local(r) => r.inspect(run_id).await,
+            Runtime::Docker(r) => r.inspect(resource_id).await,
+        }
+    }
+
+    pub async fn remove(&self, run_id: &str, resource_id: &str) -> Result<(), RuntimeError> {
+        match self {
+            Runtime::Local(r) => r.remove(run_id).await,
+            Runtime::Docker(r) => r.remove(run_id, resource_id).await,
+        }
+    }
+
+    pub async fn list_owned(&self) -> Result<Vec<OwnedResource>, RuntimeError> {
+        match self {
+            Runtime::Local(r) => r.list_owned().await,
+            Runtime::Docker(r) => r.list_owned().await,
+        }
+    }
+
+    /// A line for health and logs: which runtime, and how it isolates.
+    pub fn posture(&self) -> String {
+        match self {
+            Runtime::Local(r) => r.posture(),
+            Runtime::Docker(r) => r.posture(),
+        }
+    }
+}
+
+/// Writes `contents` to `path` readable only by its owner, replacing any
+/// earlier file.
+pub(crate) fn write_secret_file(path: &Path, contents: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let tmp = path.with_extension("tmp");
+    let _ = std::fs::remove_file(&tmp);
+    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
+    file.write_all(contents.as_bytes())?;
+    file.sync_all()?;
+    std::fs::rename(&tmp, path)
+}

@@ -1,0 +1,144 @@
+//! Periodic sweeps on cron schedules: the expiry reaper (asks expired
+//! workspaces to stop), the orphan sweep (removes labelled runtime
+//! resources no live record needs; reports and keeps any that may hold
+//! unsaved work) and maintenance (forgets old create-key records).
+
+use std::str::FromStr;
+use std::sync::Arc;
+
+use sluice_store::clock::now_ms;
+use sluice_store::{ResourceVerdict, Store, StoreError};
+use tokio::sync::watch;
+
+use crate::{MIN_KEY_RETENTION, Worker, WorkerConfig};
+
+/// One maintenance pass; returns how many key records were forgotten.
+pub async fn maintain(store: &Store, config: &WorkerConfig) -> Result<u64, StoreError> {
+    let retention = config.key_retention.max(MIN_KEY_RETENTION);
+    let cutoff = now_ms() - retention.as_millis() as i64;
+    store.purge_create_keys(cutoff).await
+}
+
+/// Asks every expired workspace to stop.
+pub async fn reap(worker: &Worker) -> Result<usize, StoreError> {
+    let stopped = worker.store.stop_expired(now_ms(), 500).await?;
+    for id in &stopped {
+        tracing::info!(workspace = %id, "workspace expired; stopping it");
+    }
+    if !stopped.is_empty() {
+        worker.wake.notify_one();
+    }
+    Ok(stopped.len())
+}
+
+/// Removes runtime resources nothing stored needs.
+pub async fn sweep_orphans(worker: &Worker) -> Result<usize, String> {
+    let owned = worker.runtime.list_owned().await.map_err(|e| e.to_string())?;
+    let mut removed = 0;
+    for resource in owned {
+        match worker.store.judge_resource(&resource.run_id).await.map_err(|e| e.to_string())? {
+            ResourceVerdict::Owned => {}
+            ResourceVerdict::OrphanKept => tracing::warn!(
+                run = %resource.run_id, resource = %resource.resource_id,
+                "orphaned executor may hold unsaved work; kept for an operator"
+            ),
+            ResourceVerdict::Orphan => match worker.runtime.remove(&resource.run_id, &resource.resource_id).await {
+                Ok(()) => {
+                    removed += 1;
+                    tracing::info!(run = %resource.run_id, resource = %resource.resource_id, "orphaned executor removed");
+                }
+                Err(e) => tracing::warn!(run = %resource.run_id, error = %e, "could not remove an orphaned executor"),
+            },
+        }
+    }
+    Ok(removed)
+}
+
+/// Sleeps until the schedule's next time; `false` when told to stop first.
+async fn until_next(schedule: &cron::Schedule, stop: &mut watch::Receiver<bool>) -> bool {
+    let Some(next) = schedule.upcoming(chrono::Utc).next() else { return false };
+    let wait = (next - chrono::Utc::now()).to_std().unwrap_or_default();
+    tokio::select! {
+        _ = tokio::time::sleep(wait) => true,
+        _ = stop.wait_for(|s| *s) => false,
+    }
+}
+
+fn schedule(text: &str, what: &str) -> Option<cron::Schedule> {
+    match cron::Schedule::from_str(text) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            tracing::error!(schedule = text, error = %e, "the {what} schedule is not a cron expression; the sweep is off");
+            None
+        }
+    }
+}
+
+/// Runs the sweeps until `stop` turns true.
+pub async fn run(worker: Arc<Worker>, stop: watch::Receiver<bool>) {
+    let mut tasks = tokio::task::JoinSet::new();
+    if let Some(s) = schedule(&worker.config.reaper_schedule, "reaper") {
+        let (worker, mut stop) = (worker.clone(), stop.clone());
+        tasks.spawn(async move {
+            while until_next(&s, &mut stop).await {
+                if let Err(e) = reap(&worker).await {
+                    tracing::warn!(error = %e, "reaper pass failed");
+                }
+            }
+        });
+    }
+    if let Some(s) = schedule(&worker.config.orphan_schedule, "orphan sweep") {
+        let (worker, mut stop) = (worker.clone(), stop.clone());
+        tasks.spawn(async move {
+            while until_next(&s, &mut stop).await {
+                if let Err(e) = sweep_orphans(&worker).await {
+                    tracing::warn!(error = %e, "orphan sweep failed");
+                }
+            }
+        });
+    }
+    if let Some(s) = schedule(&worker.config.maintenance_schedule, "maintenance") {
+        let (worker, mut stop) = (worker.clone(), stop.clone());
+        tasks.spawn(async move {
+            while until_next(&s, &mut stop).await {
+                match maintain(&worker.store, &worker.config).await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!(forgotten = n, "expired idempotency key records removed"),
+                    Err(e) => tracing::warn!(error = %e, "maintenance pass failed"),
+                }
+            }
+        });
+    }
+    while tasks.join_next().await.is_some() {}
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use sluice_store::testing;
+
+    #[tokio::test]
+    async fn maintenance_keeps_recent_key_records() {
+        for db in testing::databases().await {
+            let store = testing::open(&db).await;
+            store.cancel_create_key("alice", "k").await.unwrap();
+            // Even a configured retention of zero keeps records for seven days.
+            let config = WorkerConfig { key_retention: Duration::ZERO, ..Default::default() };
+            assert_eq!(maintain(&store, &config).await.unwrap(), 0, "{}", db.label);
+            assert_eq!(
+                store.get_create_key("alice", "k").await.unwrap().state,
+                sluice_store::CreateKeyState::Cancelled
+            );
+        }
+    }
+
+    #[test]
+    fn default_schedules_parse() {
+        let config = WorkerConfig::default();
+        for s in [&config.reaper_schedule, &config.orphan_schedule, &config.maintenance_schedule] {
+            assert!(schedule(s, "test").is_some(), "{s}");
+        }
+    }
+}
