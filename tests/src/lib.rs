@@ -1,6 +1,8 @@
 //! Helpers for the end-to-end tests: a real API server on port 0 over a
 //! fresh database, and the real `sluice` binary.
 
+pub mod server;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 

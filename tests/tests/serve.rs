@@ -1,117 +1,12 @@
 //! The real `sluice serve` binary: zero-setup start, tokens on disk, and no
 //! secret in any answer, event, log line or plain column.
 
-use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::process::Command;
 
 use serde_json::{Value, json};
+use sluice_tests::server::{DataDir, Options, Server, Via};
 use sluice_tests::*;
-
-#[derive(Clone, Copy)]
-enum Via {
-    Flags,
-    Environment,
-}
-
-struct Server {
-    child: Option<Child>,
-    /// Everything the process printed, read as it prints: a full pipe would block it.
-    output: std::sync::Arc<std::sync::Mutex<String>>,
-    readers: Vec<std::thread::JoinHandle<()>>,
-    base: String,
-    token: String,
-}
-
-impl Server {
-    async fn start(data_dir: &std::path::Path, database_url: Option<&str>) -> Server {
-        Self::start_command("serve", data_dir, database_url, Via::Flags).await
-    }
-
-    /// Starts `sluice serve` or `sluice api`, configured by flags or by
-    /// `SLUICE_*` variables, and waits until it is healthy.
-    async fn start_command(command: &str, data_dir: &std::path::Path, database_url: Option<&str>, via: Via) -> Server {
-        let port = free_port();
-        let listen = format!("127.0.0.1:{port}");
-        let mut cmd = Command::new(sluice_binary());
-        cmd.arg(command).env_remove("SLUICE_API_TOKENS").env_remove("SLUICE_DATABASE_URL").env("SLUICE_LOG", "debug");
-        match via {
-            Via::Flags => {
-                cmd.arg("--data-dir").arg(data_dir).arg("--listen").arg(&listen);
-                if let Some(url) = database_url {
-                    cmd.arg("--database-url").arg(url);
-                }
-            }
-            Via::Environment => {
-                cmd.env("SLUICE_DATA_DIR", data_dir).env("SLUICE_LISTEN", &listen);
-                if let Some(url) = database_url {
-                    cmd.env("SLUICE_DATABASE_URL", url);
-                }
-            }
-        }
-        let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start sluice");
-        let output = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-        let readers = vec![
-            drain(child.stdout.take().unwrap(), output.clone()),
-            drain(child.stderr.take().unwrap(), output.clone()),
-        ];
-        // Owned by the Server from here, so a failed start still stops the process.
-        let mut server = Server {
-            child: Some(child),
-            output,
-            readers,
-            base: format!("http://127.0.0.1:{port}"),
-            token: String::new(),
-        };
-        let client = reqwest::Client::new();
-        for _ in 0..200 {
-            if client.get(format!("{}/healthz", server.base)).send().await.is_ok_and(|r| r.status() == 200) {
-                server.token = std::fs::read_to_string(data_dir.join("api-token")).unwrap().trim().to_owned();
-                return server;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        panic!("sluice serve did not become healthy");
-    }
-
-    /// Stops the server with SIGTERM and returns everything it printed.
-    fn stop(mut self) -> String {
-        let mut child = self.child.take().unwrap();
-        let _ = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status();
-        let status = child.wait().unwrap();
-        assert!(status.success(), "sluice exited with {status}");
-        for reader in self.readers.drain(..) {
-            reader.join().unwrap();
-        }
-        self.output.lock().unwrap().clone()
-    }
-}
-
-fn drain(
-    mut from: impl Read + Send + 'static,
-    into: std::sync::Arc<std::sync::Mutex<String>>,
-) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 8192];
-        while let Ok(n) = from.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            into.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
-        }
-    })
-}
-
-impl Drop for Server {
-    /// A test that fails midway leaves no server behind.
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
 
 const SECRET_ENV_VALUE: &str = "zq9-secret-env-value-5511";
 const CAPTURE_TOKEN: &str = "zq9-capture-token-7733";
@@ -169,15 +64,18 @@ fn assert_secret_free(what: &str, text: &str, token: &str) {
 
 #[tokio::test]
 async fn serve_starts_with_no_setup_and_keeps_secrets_out_of_everything() {
-    let dir = tempfile::tempdir().unwrap();
-    let data_dir = dir.path().join("data");
+    let dir = DataDir::new();
+    let data_dir = dir.path();
     let server = Server::start(&data_dir, None).await;
     let token_path = data_dir.join("api-token");
+    // Others may at most pass through it (root runs executors as another
+    // user, who must reach its own run directory); no one else reads it.
     assert_eq!(
-        std::fs::metadata(&data_dir).unwrap().permissions().mode() & 0o777,
-        0o700,
+        std::fs::metadata(&data_dir).unwrap().permissions().mode() & 0o066,
+        0,
         "a new data directory is private"
     );
+    assert_eq!(std::fs::metadata(data_dir.join("sluice.db")).unwrap().permissions().mode() & 0o777, 0o600);
     assert_eq!(std::fs::metadata(&token_path).unwrap().permissions().mode() & 0o777, 0o600);
     assert_eq!(std::fs::metadata(data_dir.join("gateway-token")).unwrap().permissions().mode() & 0o777, 0o600);
     assert_eq!(std::fs::metadata(data_dir.join("seal-key")).unwrap().permissions().mode() & 0o777, 0o600);
@@ -216,8 +114,8 @@ async fn serve_starts_with_no_setup_and_keeps_secrets_out_of_everything() {
 #[tokio::test]
 async fn serve_on_postgres_keeps_secrets_out_of_every_column() {
     let Some(db) = sluice_store::testing::postgres().await else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start_command("serve", dir.path(), Some(&db.url), Via::Environment).await;
+    let dir = DataDir::new();
+    let server = Server::start_with(&dir.path(), Options::serve().database(Some(&db.url)).via(Via::Environment)).await;
     let token = server.token.clone();
     let answers = exercise(&server).await;
     assert_secret_free("an API answer", &answers, &token);
@@ -247,47 +145,34 @@ fn migrate_and_openapi_commands_work() {
 #[tokio::test]
 async fn scale_out_api_processes_and_a_worker_share_one_postgres() {
     let Some(db) = sluice_store::testing::postgres().await else { return };
-    let dir = tempfile::tempdir().unwrap();
+    let dir = DataDir::new();
     let migrate = Command::new(sluice_binary())
         .args(["migrate", "--database-url", &db.url, "--data-dir"])
         .arg(dir.path())
         .output()
         .unwrap();
     assert!(migrate.status.success(), "{}", String::from_utf8_lossy(&migrate.stderr));
-    let mut worker = Command::new(sluice_binary())
-        .args(["worker", "--database-url", &db.url, "--data-dir"])
-        .arg(dir.path())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let first = Server::start_command("api", dir.path(), Some(&db.url), Via::Flags).await;
-    let second = Server::start_command("api", dir.path(), Some(&db.url), Via::Environment).await;
-    let client = reqwest::Client::new();
+    let worker = Server::start_with(&dir.path(), Options::command("worker").database(Some(&db.url))).await;
+    let first = Server::start_with(&dir.path(), Options::command("api").database(Some(&db.url))).await;
+    let second =
+        Server::start_with(&dir.path(), Options::command("api").database(Some(&db.url)).via(Via::Environment)).await;
     let mut body = create_body("alice");
     body["idempotencyKey"] = json!("across-processes");
     let mut ids = Vec::new();
     for server in [&first, &second] {
-        let r = client
-            .post(format!("{}/v1/workspaces", server.base))
-            .bearer_auth(&server.token)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        let (status, answer) = read(r).await;
+        let (status, answer) = server.post("/v1/workspaces", &body).await;
         assert_eq!(status, 202, "{answer}");
         ids.push((answer["workspaceId"].clone(), answer["replayed"].clone()));
     }
     assert_eq!(ids[0].0, ids[1].0, "both API processes answer for the same workspace");
     assert_eq!((ids[0].1.clone(), ids[1].1.clone()), (json!(false), json!(true)));
+    // The worker process, not the API, brings it up.
+    let id = ids[0].0.as_str().unwrap();
+    second.wait_for("alice", id, std::time::Duration::from_secs(30), |w| w["status"] == "ready").await;
     first.stop();
     second.stop();
-    let _ = Command::new("kill").arg("-TERM").arg(worker.id().to_string()).status();
-    let status = worker.wait().unwrap();
-    let mut log = String::new();
-    worker.stderr.take().unwrap().read_to_string(&mut log).unwrap();
-    assert!(status.success(), "the worker stops cleanly on SIGTERM: {log}");
-    assert!(log.contains("worker stopped"), "{log}");
+    let log = worker.stop();
+    assert!(log.contains("worker stopped"), "the worker stops cleanly on SIGTERM: {log}");
 }
 
 /// Creates for `keys` concurrently; returns the answers that arrived. Each
@@ -318,7 +203,9 @@ async fn create_burst(
 
 async fn crash_mid_burst_then_repeat(data_dir: &std::path::Path, database_url: Option<&str>, store_url: &str) {
     const CREATES: usize = 150;
-    let server = Server::start_command("serve", data_dir, database_url, Via::Flags).await;
+    // The API alone: this is about the create path, not about executors.
+    let api = || Options::command("api").database(database_url);
+    let server = Server::start_with(data_dir, api()).await;
     let (base, token) = (server.base.clone(), server.token.clone());
     let (progress, mut answered) = tokio::sync::mpsc::unbounded_channel();
     let burst = tokio::spawn(async move { create_burst(&base, &token, 0..CREATES, Some(progress)).await });
@@ -326,16 +213,13 @@ async fn crash_mid_burst_then_repeat(data_dir: &std::path::Path, database_url: O
     for _ in 0..10 {
         answered.recv().await.expect("creates are answered");
     }
-    let mut server = server;
-    let mut child = server.child.take().unwrap();
-    child.kill().unwrap(); // SIGKILL: no shutdown path runs
-    child.wait().unwrap();
+    server.kill(); // SIGKILL: no shutdown path runs
     let before = burst.await.unwrap();
     let committed_before: Vec<_> = before.iter().filter(|(_, s, _)| *s == 202).collect();
     assert!(committed_before.len() < CREATES, "the kill must land inside the burst to test anything");
 
     // The caller repeats every create after the crash.
-    let server = Server::start_command("serve", data_dir, database_url, Via::Flags).await;
+    let server = Server::start_with(data_dir, api()).await;
     let after = create_burst(&server.base, &server.token, 0..CREATES, None).await;
     assert_eq!(after.len(), CREATES);
     for (i, status, answer) in &after {

@@ -24,6 +24,9 @@ use super::{LaunchRequest, Launched, OwnedResource, Presence, RuntimeError, cont
 const LABEL_RUN: &str = "sluice.run";
 const LABEL_WORKSPACE: &str = "sluice.workspace";
 const LABEL_LAUNCH: &str = "sluice.launch";
+/// Which sluice install made the container (its executors directory), so
+/// installs sharing an engine never sweep each other's containers.
+const LABEL_INSTALL: &str = "sluice.install";
 const STOP_GRACE_SECONDS: i32 = 5;
 const DEFAULT_PIDS_LIMIT: i64 = 1024;
 
@@ -72,6 +75,10 @@ impl DockerRuntime {
 
     pub fn posture(&self) -> String {
         "docker: all capabilities dropped, no-new-privileges, pids limit, network off unless spec.network".into()
+    }
+
+    fn install_label(&self) -> String {
+        self.executors_dir.display().to_string()
     }
 
     fn image(&self, request: &LaunchRequest) -> String {
@@ -137,6 +144,7 @@ impl DockerRuntime {
             (LABEL_RUN.to_owned(), request.run_id.clone()),
             (LABEL_WORKSPACE.to_owned(), request.workspace_id.clone()),
             (LABEL_LAUNCH.to_owned(), request.launch.clone()),
+            (LABEL_INSTALL.to_owned(), self.install_label()),
         ]);
         let body = ContainerCreateBody {
             image: Some(image.clone()),
@@ -244,7 +252,8 @@ impl DockerRuntime {
     }
 
     pub async fn list_owned(&self) -> Result<Vec<OwnedResource>, RuntimeError> {
-        let filters = HashMap::from([("label".to_owned(), vec![LABEL_RUN.to_owned()])]);
+        let install = format!("{LABEL_INSTALL}={}", self.install_label());
+        let filters = HashMap::from([("label".to_owned(), vec![LABEL_RUN.to_owned(), install])]);
         let options = ListContainersOptions { all: true, filters: Some(filters), ..Default::default() };
         let containers = self.docker.list_containers(Some(options)).await.map_err(|e| transient("listing containers", e))?;
         Ok(containers

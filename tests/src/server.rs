@@ -1,0 +1,286 @@
+//! A real `sluice` process (serve, api or worker) for end-to-end tests, and
+//! a data directory that cleans up the executors its servers started.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::{free_port, read, sluice_binary};
+
+/// How a server is configured.
+#[derive(Clone, Copy, Debug)]
+pub enum Via {
+    Flags,
+    Environment,
+}
+
+/// What to start.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// `serve`, `api` or `worker`.
+    pub command: &'static str,
+    pub database_url: Option<String>,
+    pub via: Via,
+    /// Extra arguments after the command's own.
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+}
+
+impl Options {
+    pub fn serve() -> Options {
+        Options { command: "serve", database_url: None, via: Via::Flags, args: Vec::new(), env: Vec::new() }
+    }
+
+    pub fn command(command: &'static str) -> Options {
+        Options { command, ..Options::serve() }
+    }
+
+    pub fn database(mut self, url: Option<&str>) -> Options {
+        self.database_url = url.map(str::to_owned);
+        self
+    }
+
+    pub fn via(mut self, via: Via) -> Options {
+        self.via = via;
+        self
+    }
+
+    pub fn arg(mut self, arg: impl Into<String>) -> Options {
+        self.args.push(arg.into());
+        self
+    }
+
+    pub fn env(mut self, name: &str, value: impl Into<String>) -> Options {
+        self.env.push((name.to_owned(), value.into()));
+        self
+    }
+}
+
+pub struct Server {
+    child: Option<Child>,
+    /// Everything the process printed, read as it prints: a full pipe would block it.
+    output: Arc<Mutex<String>>,
+    readers: Vec<std::thread::JoinHandle<()>>,
+    pub base: String,
+    pub token: String,
+    pub client: reqwest::Client,
+}
+
+fn drain(mut from: impl Read + Send + 'static, into: Arc<Mutex<String>>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = from.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            into.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    })
+}
+
+impl Server {
+    /// `sluice serve` on `data_dir`, healthy.
+    pub async fn start(data_dir: &Path, database_url: Option<&str>) -> Server {
+        Self::start_with(data_dir, Options::serve().database(database_url)).await
+    }
+
+    /// Starts the command; an HTTP one is waited for until healthy.
+    pub async fn start_with(data_dir: &Path, options: Options) -> Server {
+        let port = free_port();
+        let listen = format!("127.0.0.1:{port}");
+        let http = options.command != "worker";
+        let mut cmd = Command::new(sluice_binary());
+        cmd.arg(options.command)
+            .env_remove("SLUICE_API_TOKENS")
+            .env_remove("SLUICE_DATABASE_URL")
+            .env("SLUICE_LOG", "debug,hyper=info,bollard=info");
+        match options.via {
+            Via::Flags => {
+                cmd.arg("--data-dir").arg(data_dir);
+                if http {
+                    cmd.arg("--listen").arg(&listen);
+                }
+                if let Some(url) = &options.database_url {
+                    cmd.arg("--database-url").arg(url);
+                }
+            }
+            Via::Environment => {
+                cmd.env("SLUICE_DATA_DIR", data_dir).env("SLUICE_LISTEN", &listen);
+                if let Some(url) = &options.database_url {
+                    cmd.env("SLUICE_DATABASE_URL", url);
+                }
+            }
+        }
+        cmd.args(&options.args).envs(options.env.iter().map(|(k, v)| (k, v)));
+        let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start sluice");
+        let output = Arc::new(Mutex::new(String::new()));
+        let readers =
+            vec![drain(child.stdout.take().unwrap(), output.clone()), drain(child.stderr.take().unwrap(), output.clone())];
+        // Owned by the Server from here, so a failed start still stops the process.
+        let mut server = Server {
+            child: Some(child),
+            output,
+            readers,
+            base: format!("http://127.0.0.1:{port}"),
+            token: String::new(),
+            client: reqwest::Client::new(),
+        };
+        if !http {
+            return server;
+        }
+        for _ in 0..400 {
+            if server.client.get(format!("{}/healthz", server.base)).send().await.is_ok_and(|r| r.status() == 200) {
+                server.token = std::fs::read_to_string(data_dir.join("api-token")).unwrap().trim().to_owned();
+                return server;
+            }
+            if let Some(status) = server.child.as_mut().unwrap().try_wait().unwrap() {
+                panic!("sluice {} exited with {status}:\n{}", options.command, server.output());
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("sluice {} did not become healthy:\n{}", options.command, server.output());
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().unwrap().id()
+    }
+
+    /// Everything printed so far.
+    pub fn output(&self) -> String {
+        self.output.lock().unwrap().clone()
+    }
+
+    /// Stops the server with SIGTERM, checks it exited cleanly, and returns
+    /// everything it printed.
+    pub fn stop(mut self) -> String {
+        let mut child = self.child.take().unwrap();
+        let _ = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status();
+        let status = child.wait().unwrap();
+        for reader in self.readers.drain(..) {
+            reader.join().unwrap();
+        }
+        let output = self.output();
+        assert!(status.success(), "sluice exited with {status}:\n{output}");
+        output
+    }
+
+    /// Kills the process with SIGKILL (no cleanup of any kind).
+    pub fn kill(mut self) -> String {
+        let mut child = self.child.take().unwrap();
+        let _ = child.kill();
+        let _ = child.wait();
+        for reader in self.readers.drain(..) {
+            reader.join().unwrap();
+        }
+        self.output()
+    }
+
+    pub async fn post(&self, path: &str, body: &Value) -> (u16, Value) {
+        let r = self.client.post(format!("{}{path}", self.base)).bearer_auth(&self.token).json(body).send().await.unwrap();
+        read(r).await
+    }
+
+    pub async fn get(&self, path: &str) -> (u16, Value) {
+        let r = self.client.get(format!("{}{path}", self.base)).bearer_auth(&self.token).send().await.unwrap();
+        read(r).await
+    }
+
+    /// Polls the owner's workspace until `done` holds for it; panics with
+    /// the last answer after `within`.
+    pub async fn wait_for(&self, owner: &str, id: &str, within: Duration, done: impl Fn(&Value) -> bool) -> Value {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            let (status, body) = self.get(&format!("/v1/workspaces/{id}?ownerUserId={owner}")).await;
+            assert_eq!(status, 200, "{body}");
+            if done(&body) {
+                return body;
+            }
+            if tokio::time::Instant::now() > deadline {
+                panic!("workspace {id} did not get there in {within:?}; last: {body}\n--- server output ---\n{}", self.output());
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+impl Drop for Server {
+    /// A test that fails midway leaves no server behind.
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A temporary data directory. Dropping it stops every executor started
+/// under it (local processes and Docker containers), then deletes it.
+pub struct DataDir {
+    dir: tempfile::TempDir,
+}
+
+impl DataDir {
+    pub fn new() -> DataDir {
+        DataDir { dir: tempfile::Builder::new().prefix("sl").tempdir_in("/tmp").unwrap() }
+    }
+
+    /// The data directory itself (inside the temporary directory).
+    pub fn path(&self) -> PathBuf {
+        self.dir.path().join("d")
+    }
+
+    pub fn executors(&self) -> PathBuf {
+        self.path().join("executors")
+    }
+
+    /// Pids of the local executors that still run.
+    pub fn live_local_executors(&self) -> Vec<(String, i32)> {
+        let Ok(entries) = std::fs::read_dir(self.executors()) else { return Vec::new() };
+        entries
+            .filter_map(Result::ok)
+            .filter_map(|e| {
+                let run = e.file_name().into_string().ok()?;
+                let pid: i32 = std::fs::read_to_string(e.path().join("daemon.pid")).ok()?.trim().parse().ok()?;
+                let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+                String::from_utf8_lossy(&cmdline).contains(&run).then_some((run, pid))
+            })
+            .collect()
+    }
+
+    /// Ids of the Docker containers servers on this directory made.
+    pub fn containers(&self, all: bool) -> Vec<String> {
+        let label = format!("label=sluice.install={}", self.executors().display());
+        let mut cmd = Command::new("docker");
+        cmd.args(["ps", "-q", "--no-trunc", "--filter", &label]);
+        if all {
+            cmd.arg("-a");
+        }
+        match cmd.output() {
+            Ok(out) => String::from_utf8_lossy(&out.stdout).lines().map(str::to_owned).collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+}
+
+impl Default for DataDir {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for DataDir {
+    fn drop(&mut self) {
+        for (_, pid) in self.live_local_executors() {
+            // SAFETY: signals a process group this test's servers started.
+            unsafe { libc::killpg(pid, libc::SIGKILL) };
+        }
+        let containers = self.containers(true);
+        if !containers.is_empty() {
+            let _ = Command::new("docker").args(["rm", "-f"]).args(&containers).output();
+        }
+    }
+}
