@@ -99,6 +99,10 @@ pub struct WorkerArgs {
     /// Cron schedule (with seconds) of the orphaned-executor sweep.
     #[arg(long, env = "SLUICE_ORPHAN_SCHEDULE", default_value = "0 * * * * *")]
     pub orphan_schedule: String,
+    /// Fault injection for crash tests: pause after an executor is made and
+    /// before its launch is recorded, in milliseconds.
+    #[arg(long, env = "SLUICE_FAULT_PAUSE_AFTER_LAUNCH_MS", hide = true)]
+    pub fault_pause_after_launch_ms: Option<u64>,
 }
 
 fn beside_this_binary(name: &str) -> Option<PathBuf> {
@@ -178,6 +182,7 @@ impl WorkerArgs {
             },
             reaper_schedule: self.reaper_schedule.clone(),
             orphan_schedule: self.orphan_schedule.clone(),
+            pause_after_launch: self.fault_pause_after_launch_ms.map(std::time::Duration::from_millis),
             ..defaults
         }
     }

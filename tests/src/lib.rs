@@ -119,3 +119,46 @@ pub fn sluice_binary() -> PathBuf {
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
+
+/// The image the docker tests run: busybox in an otherwise empty root,
+/// imported locally (nothing can be pulled). `None` when this machine has
+/// no Docker Engine; under CI that is a failure, not a skip.
+pub fn docker_test_image() -> Option<&'static str> {
+    const IMAGE: &str = "sluice-test/busybox:1";
+    static READY: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let ready = *READY.get_or_init(|| {
+        let engine = std::process::Command::new("docker").args(["info", "--format", "{{.ServerVersion}}"]).output();
+        if !engine.is_ok_and(|o| o.status.success()) {
+            assert!(std::env::var_os("CI").is_none(), "CI needs a Docker Engine for the docker runtime tests");
+            eprintln!("no Docker Engine here: the docker runtime tests are skipped");
+            return false;
+        }
+        let present = std::process::Command::new("docker").args(["image", "inspect", IMAGE]).output();
+        if present.is_ok_and(|o| o.status.success()) {
+            return true;
+        }
+        let busybox = std::path::Path::new("/bin/busybox");
+        assert!(busybox.exists(), "the docker tests need busybox-static (apt-get install busybox-static)");
+        let root = tempfile::tempdir().unwrap();
+        for dir in ["bin", "tmp", "proc", "sys", "dev", "etc", "workspace", "var/lib"] {
+            std::fs::create_dir_all(root.path().join(dir)).unwrap();
+        }
+        std::fs::copy(busybox, root.path().join("bin/busybox")).unwrap();
+        for applet in ["sh", "ls", "echo", "cat", "sleep", "true", "false", "id", "env", "pwd", "touch", "printf", "kill", "head"] {
+            std::os::unix::fs::symlink("busybox", root.path().join("bin").join(applet)).unwrap();
+        }
+        let tar = std::process::Command::new("tar").arg("-C").arg(root.path()).args(["-cf", "-", "."]).output().unwrap();
+        assert!(tar.status.success());
+        let mut import = std::process::Command::new("docker")
+            .args(["import", "-", IMAGE])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        import.stdin.take().unwrap().write_all(&tar.stdout).unwrap();
+        assert!(import.wait().unwrap().success(), "docker import of the test image failed");
+        true
+    });
+    ready.then_some(IMAGE)
+}

@@ -51,6 +51,9 @@ pub struct WorkerConfig {
     pub reaper_schedule: String,
     pub orphan_schedule: String,
     pub maintenance_schedule: String,
+    /// Fault injection for crash tests: pause this long after a runtime
+    /// made an executor and before the launch is recorded.
+    pub pause_after_launch: Option<Duration>,
 }
 
 impl Default for WorkerConfig {
@@ -67,6 +70,7 @@ impl Default for WorkerConfig {
             reaper_schedule: "*/5 * * * * *".into(),
             orphan_schedule: "0 * * * * *".into(),
             maintenance_schedule: "0 0 * * * *".into(),
+            pause_after_launch: None,
         }
     }
 }

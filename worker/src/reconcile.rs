@@ -81,6 +81,10 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
             let request = launch_request(worker, &state).await?;
             match worker.runtime.launch(&request).await {
                 Ok(launched) => {
+                    if let Some(pause) = worker.config.pause_after_launch {
+                        tracing::warn!(run = %run_id, ?pause, "fault injection: pausing before the launch is recorded");
+                        tokio::time::sleep(pause).await;
+                    }
                     store.record_launched(lease, &run_id, &launched.record, launched.published.as_ref()).await?;
                     tracing::info!(workspace = %lease.subject, run = %run_id, reference = %launched.record.reference, "executor launched");
                     Ok(Some(now_ms() + policy.starting_poll_ms))

@@ -1,0 +1,260 @@
+//! Workspaces with real executors: the real `sluice serve` binary drives
+//! local processes (bubblewrap) and Docker containers through create →
+//! ready → exec → restart → stop, and the reaper stops expired ones.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use sluice_tests::server::{DataDir, Options, Server};
+use sluice_tests::*;
+
+const SECRET: &str = "zq9-managed-secret-4471";
+const READY_WITHIN: Duration = Duration::from_secs(60);
+
+fn options(runtime: &str) -> Options {
+    // The reaper ticks every second so expiry shows quickly.
+    Options::serve().arg("--runtime").arg(runtime).arg("--reaper-schedule").arg("* * * * * *")
+}
+
+fn create_request(owner: &str, image: &str, launch_id: &str) -> Value {
+    let (repository, tag) = image.split_once(':').unwrap();
+    json!({
+        "ownerUserId": owner,
+        "registryId": "local",
+        "repository": repository,
+        "tag": tag,
+        "launchId": launch_id,
+        "spec": {"command": ["env"], "access": {"sshPrincipals": ["bob"]}},
+        "secretEnv": {"MANAGED_SECRET": SECRET},
+    })
+}
+
+async fn create(server: &Server, body: &Value) -> String {
+    let (status, answer) = server.post("/v1/workspaces", body).await;
+    assert_eq!(status, 202, "{answer}");
+    answer["workspaceId"].as_str().unwrap().to_owned()
+}
+
+fn is_ready(w: &Value) -> bool {
+    w["status"] == "ready"
+}
+
+/// Runs commands through the exec API and waits for the run to end.
+async fn exec(server: &Server, id: &str, commands: Value) -> Value {
+    let (status, run) =
+        server.post(&format!("/v1/workspaces/{id}/exec"), &json!({"ownerUserId": "alice", "commands": commands})).await;
+    assert_eq!(status, 202, "{run}");
+    assert_eq!(run["harnessId"], "exec");
+    let run_id = run["runId"].as_str().unwrap().to_owned();
+    for _ in 0..600 {
+        let (status, run) = server.get(&format!("/v1/runs/{run_id}?ownerUserId=alice")).await;
+        assert_eq!(status, 200, "{run}");
+        if run["status"] == "completed" || run["status"] == "failed" {
+            assert_eq!(server.get(&format!("/v1/runs/{run_id}?ownerUserId=mallory")).await.0, 404, "owner-scoped");
+            return run;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("exec run {run_id} did not finish");
+}
+
+async fn event_types(server: &Server, id: &str) -> Vec<String> {
+    let (_, events) = server.get(&format!("/v1/workspaces/{id}/events?ownerUserId=alice&limit=500")).await;
+    events["items"].as_array().unwrap().iter().map(|e| e["type"].as_str().unwrap().to_owned()).collect()
+}
+
+async fn ssh_target(server: &Server, id: &str, token: Option<&str>, principal: &str) -> (u16, Value) {
+    let mut request = server
+        .client
+        .get(format!("{}/v1/workspaces/{id}/ssh-target", server.base))
+        .header("x-sealant-principal-id", principal);
+    if let Some(token) = token {
+        request = request.header("x-sealant-gateway-token", token);
+    }
+    read(request.send().await.unwrap()).await
+}
+
+/// What the runtime can tell about an executor, independently of sluice.
+trait Inspect {
+    /// Whether the executor of `run_id` exists on its runtime.
+    fn exists(&self, run_id: &str) -> bool;
+    /// What the managed process printed (its environment, here).
+    fn managed_output(&self, run_id: &str) -> String;
+}
+
+struct LocalInspect<'a>(&'a DataDir);
+
+impl Inspect for LocalInspect<'_> {
+    fn exists(&self, run_id: &str) -> bool {
+        let live = self.0.live_local_executors().iter().any(|(run, _)| run == run_id);
+        live || self.0.executors().join(run_id).exists()
+    }
+    fn managed_output(&self, run_id: &str) -> String {
+        std::fs::read_to_string(self.0.executors().join(run_id).join("state/managed.log")).unwrap_or_default()
+    }
+}
+
+struct DockerInspect;
+
+impl Inspect for DockerInspect {
+    fn exists(&self, run_id: &str) -> bool {
+        let out = std::process::Command::new("docker")
+            .args(["ps", "-aq", "--filter", &format!("label=sluice.run={run_id}")])
+            .output()
+            .unwrap();
+        !String::from_utf8_lossy(&out.stdout).trim().is_empty()
+    }
+    fn managed_output(&self, run_id: &str) -> String {
+        let out = std::process::Command::new("docker")
+            .args(["exec", &format!("sluice-{run_id}"), "cat", "/var/lib/sluice/managed.log"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+async fn lifecycle(runtime: &str, image: &str, dir: &DataDir, inspect: &dyn Inspect) {
+    let server = Server::start_with(&dir.path(), options(runtime)).await;
+    let gateway = std::fs::read_to_string(dir.path().join("gateway-token")).unwrap().trim().to_owned();
+
+    // create → ready, with the runtime filled in.
+    let id = create(&server, &create_request("alice", image, "launch-1")).await;
+    let ready = server.wait_for("alice", &id, READY_WITHIN, is_ready).await;
+    let rt = &ready["runtime"];
+    let run_id = rt["runId"].as_str().unwrap().to_owned();
+    assert_eq!(rt["adapter"], runtime, "{ready}");
+    assert_eq!(rt["status"], "ready");
+    assert_eq!(rt["launchId"], "launch-1");
+    assert!(rt["deadline"].is_null() && rt.get("deadline").is_some(), "no runtime lifetime: {rt}");
+    assert!(rt["resourceId"].as_str().is_some_and(|r| !r.is_empty()));
+    assert!(rt["endpoint"].as_str().unwrap().starts_with("unix://"));
+    assert!(inspect.exists(&run_id), "the executor exists on its runtime");
+    let events = event_types(&server, &id).await;
+    for expected in ["workspace.created", "attempt.queued", "attempt.running", "runtime.running", "runtime.ready", "attempt.succeeded"]
+    {
+        assert!(events.iter().any(|e| e == expected), "{expected} missing from {events:?}");
+    }
+    if runtime == "docker" {
+        assert!(events.iter().any(|e| e == "image.published"), "{events:?}");
+        assert!(ready["publishedImage"]["digest"].as_str().unwrap().starts_with("sha256:"), "{ready}");
+    }
+    // The managed process started with the workspace's secret environment.
+    let mut managed = String::new();
+    for _ in 0..100 {
+        managed = inspect.managed_output(&run_id);
+        if managed.contains(SECRET) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(managed.contains(&format!("MANAGED_SECRET={SECRET}")), "managed output: {managed}");
+
+    // exec: every command runs, in order, whatever the exit codes.
+    let run = exec(
+        &server,
+        &id,
+        json!([
+            {"argv": ["sh", "-c", "echo first; exit 3"]},
+            {"argv": ["sleep", "10"], "timeoutMs": 300},
+            {"argv": ["false"]},
+            {"argv": ["sh", "-c", "printf %s \"$GREETING\" > greeting; cat greeting; touch marker"], "env": {"GREETING": "hi"}},
+        ]),
+    )
+    .await;
+    assert_eq!(run["status"], "completed", "{run}");
+    let codes: Vec<_> = run["commands"].as_array().unwrap().iter().map(|c| c["exitCode"].as_i64().unwrap()).collect();
+    assert_eq!(codes, vec![3, 137, 1, 0], "{run}");
+    assert_eq!(run["exitCode"], 0, "the last command's exit code");
+    assert_eq!(run["commands"][0]["stdout"], "first\n");
+    assert_eq!(run["commands"][1]["timedOut"], true);
+    assert_eq!(run["commands"][3]["stdout"], "hi");
+    let missing = exec(&server, &id, json!([{"argv": ["no-such-program"]}])).await;
+    assert_eq!((missing["status"].as_str(), missing["exitCode"].as_i64()), (Some("completed"), Some(127)), "{missing}");
+
+    // ssh-target: the gateway's token, then the principal, then a live runtime.
+    assert_eq!(ssh_target(&server, &id, None, "alice").await.0, 401);
+    assert_eq!(ssh_target(&server, &id, Some("wrong-gateway-token-000000"), "alice").await.0, 401);
+    assert_eq!(ssh_target(&server, &id, Some(&gateway), "mallory").await.0, 404);
+    for principal in ["alice", "bob"] {
+        let (status, target) = ssh_target(&server, &id, Some(&gateway), principal).await;
+        assert_eq!(status, 200, "{target}");
+        assert_eq!((target["attemptId"].as_str(), target["runtime"]["endpoint"].clone()), (Some(run_id.as_str()), rt["endpoint"].clone()));
+    }
+
+    // restart: a new run and a fresh executor; the old one and its disk are gone.
+    let (status, restarted) = server.post(&format!("/v1/workspaces/{id}/restart"), &json!({"ownerUserId": "alice"})).await;
+    assert_eq!(status, 202, "{restarted}");
+    let new_run = restarted["runId"].as_str().unwrap().to_owned();
+    assert_ne!(new_run, run_id);
+    let ready = server.wait_for("alice", &id, READY_WITHIN, |w| is_ready(w) && w["runtime"]["runId"] == new_run).await;
+    assert_ne!(ready["runtime"]["resourceId"], rt["resourceId"]);
+    let fresh = exec(&server, &id, json!([{"argv": ["ls", "-a"]}])).await;
+    let listing = fresh["commands"][0]["stdout"].as_str().unwrap();
+    assert!(!listing.contains("marker") && !listing.contains("greeting"), "no disk carries over: {listing}");
+    for _ in 0..100 {
+        if !inspect.exists(&run_id) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!inspect.exists(&run_id), "the old executor was removed");
+
+    // stop: the executor is removed and the workspace reads stopped; again is a no-op.
+    for _ in 0..2 {
+        let (status, stopped) = server.post(&format!("/v1/workspaces/{id}/stop"), &json!({"ownerUserId": "alice"})).await;
+        assert_eq!(status, 202, "{stopped}");
+        server.wait_for("alice", &id, READY_WITHIN, |w| w["status"] == "stopped").await;
+    }
+    assert!(!inspect.exists(&new_run), "stop removed the executor");
+    assert!(event_types(&server, &id).await.iter().any(|e| e == "runtime.stopped"));
+    assert_eq!(ssh_target(&server, &id, Some(&gateway), "alice").await.0, 409, "no live runtime");
+    let (status, body) = server
+        .post(&format!("/v1/workspaces/{id}/exec"), &json!({"ownerUserId": "alice", "commands": [{"argv": ["true"]}]}))
+        .await;
+    assert_eq!((status, body["code"].as_str()), (409, Some("no-live-runtime")));
+
+    // expiry: an expired workspace is stopped by the reaper, and so is one
+    // created with a short TTL.
+    let expiring = create(&server, &create_request("alice", image, "launch-2")).await;
+    let ready = server.wait_for("alice", &expiring, READY_WITHIN, is_ready).await;
+    let expiring_run = ready["runtime"]["runId"].as_str().unwrap().to_owned();
+    let (status, _) = server.post(&format!("/v1/workspaces/{expiring}/expire"), &json!({"ownerUserId": "alice"})).await;
+    assert_eq!(status, 200);
+    server.wait_for("alice", &expiring, READY_WITHIN, |w| w["status"] == "stopped").await;
+    assert!(!inspect.exists(&expiring_run), "the reaper's stop removed the executor");
+    let mut short = create_request("alice", image, "launch-3");
+    short["ttlSeconds"] = json!(2);
+    let short = create(&server, &short).await;
+    server.wait_for("alice", &short, READY_WITHIN, |w| w["status"] == "stopped").await;
+
+    let log = server.stop();
+    assert!(!log.contains(SECRET), "the server log holds the secret environment");
+}
+
+#[tokio::test]
+async fn local_executors_live_their_whole_lifecycle() {
+    let dir = DataDir::new();
+    lifecycle("local", "sluice-test/busybox:1", &dir, &LocalInspect(&dir)).await;
+}
+
+#[tokio::test]
+async fn docker_executors_live_their_whole_lifecycle() {
+    let Some(image) = docker_test_image() else { return };
+    let dir = DataDir::new();
+    lifecycle("docker", image, &dir, &DockerInspect).await;
+    assert!(dir.containers(true).is_empty(), "every container was removed");
+}
+
+#[tokio::test]
+async fn a_launch_that_cannot_start_fails_with_an_error_and_no_retry() {
+    let Some(_) = docker_test_image() else { return };
+    let dir = DataDir::new();
+    let server = Server::start_with(&dir.path(), options("docker")).await;
+    let id = create(&server, &create_request("alice", "sluice-test/no-such-image:1", "l")).await;
+    let failed = server.wait_for("alice", &id, READY_WITHIN, |w| w["status"] == "failed").await;
+    assert_eq!(failed["error"]["code"], "image-not-found", "{failed}");
+    let (_, attempts) = server.get(&format!("/v1/workspaces/{id}/attempts?ownerUserId=alice")).await;
+    assert_eq!(attempts["items"].as_array().unwrap().len(), 1, "a missing image is not retried: {attempts}");
+    assert!(event_types(&server, &id).await.iter().any(|e| e == "attempt.failed"));
+    server.stop();
+}
