@@ -1,6 +1,7 @@
 //! `sluice`: the control plane's one binary.
 
 mod bench;
+mod bench_ready;
 mod config;
 
 use std::sync::Arc;
@@ -60,6 +61,8 @@ enum Command {
     Openapi,
     /// Measure create and replay throughput and latency against a bare insert baseline.
     Bench(bench::BenchArgs),
+    /// Measure create → ready latency per runtime against starting the daemon bare.
+    BenchReady(bench_ready::BenchReadyArgs),
 }
 
 #[tokio::main]
@@ -69,7 +72,7 @@ async fn main() -> anyhow::Result<()> {
     unsafe { libc::umask(0o077) };
     let cli = Cli::parse();
     // The benchmark's own requests would drown its table in request logs.
-    init_tracing(if matches!(cli.command, Command::Bench(_)) { "warn" } else { "info,sqlx=warn" });
+    init_tracing(if matches!(cli.command, Command::Bench(_) | Command::BenchReady(_)) { "warn" } else { "info,sqlx=warn" });
     match cli.command {
         Command::Serve { store, api, worker } => run_api(store, api, Some(worker)).await,
         Command::Api { store, api } => run_api(store, api, None).await,
@@ -94,6 +97,7 @@ async fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Command::Bench(args) => bench::run(args).await,
+        Command::BenchReady(args) => bench_ready::run(args).await,
     }
 }
 

@@ -1,0 +1,241 @@
+//! `sluice bench-ready`: create → ready latency through a real `sluice
+//! serve` (API, store, worker, runtime), next to a bare baseline measured in
+//! the same run: the same daemon started directly (local) or `docker run` of
+//! the same image with the same daemon (docker), each timed until the
+//! daemon answers `health` on its control socket.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use clap::Args;
+use serde_json::{Value, json};
+use sluice_store::Secret;
+use sluice_worker::daemon_client::DaemonClient;
+
+#[derive(Args, Debug)]
+pub struct BenchReadyArgs {
+    /// Which runtimes to measure.
+    #[arg(long, value_delimiter = ',', default_value = "local,docker")]
+    pub runtimes: Vec<String>,
+    /// Workspaces (and baseline starts) per runtime.
+    #[arg(long, default_value_t = 20)]
+    pub count: usize,
+    /// The image docker measurements run (`repository:tag`, present on the engine).
+    #[arg(long, default_value = "sluice-bench/busybox:1")]
+    pub image: String,
+}
+
+const TOKEN: &str = "bench-control-token-0123456789";
+const POLL: Duration = Duration::from_millis(2);
+
+fn percentile(samples: &[Duration], p: f64) -> Duration {
+    let mut sorted = samples.to_vec();
+    sorted.sort();
+    sorted[(((sorted.len() as f64 - 1.0) * p).round() as usize).min(sorted.len() - 1)]
+}
+
+fn beside_this_binary(name: &str) -> anyhow::Result<PathBuf> {
+    Ok(std::env::current_exe()?.parent().context("no binary directory")?.join(name))
+}
+
+fn static_daemon() -> anyhow::Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let dir = exe.parent().context("no binary directory")?;
+    let profile = dir.file_name().and_then(|n| n.to_str()).unwrap_or("release");
+    let path = dir.join("..").join("x86_64-unknown-linux-gnu").join(profile).join("sluiced");
+    anyhow::ensure!(path.is_file(), "no static sluiced at {}: run scripts/build-static-daemon", path.display());
+    Ok(std::fs::canonicalize(path)?)
+}
+
+/// Waits until the daemon behind `socket` answers `health`.
+async fn until_healthy(socket: &Path, deadline: Duration) -> anyhow::Result<()> {
+    let client = DaemonClient::new(&format!("unix://{}", socket.display()), Secret::new(TOKEN.to_owned()))?;
+    let started = Instant::now();
+    while started.elapsed() < deadline {
+        if client.healthy().await {
+            return Ok(());
+        }
+        tokio::time::sleep(POLL).await;
+    }
+    bail!("the daemon on {} did not answer within {deadline:?}", socket.display())
+}
+
+fn run_dir(root: &Path, i: usize) -> anyhow::Result<PathBuf> {
+    let dir = root.join(format!("b{i}"));
+    std::fs::create_dir_all(dir.join("run"))?;
+    std::fs::create_dir_all(dir.join("state"))?;
+    std::fs::write(dir.join("run/boot-secret.json"), json!({"controlToken": TOKEN}).to_string())?;
+    Ok(dir)
+}
+
+/// The local baseline: the daemon spawned directly, no sandbox, no store.
+async fn baseline_local(root: &Path, count: usize) -> anyhow::Result<Vec<Duration>> {
+    let daemon = beside_this_binary("sluiced")?;
+    let mut samples = Vec::new();
+    for i in 0..count {
+        let dir = run_dir(root, i)?;
+        let socket = dir.join("run/control.sock");
+        let started = Instant::now();
+        let mut child = tokio::process::Command::new(&daemon)
+            .arg("--listen")
+            .arg(format!("unix:{}", socket.display()))
+            .arg("--boot-secret-file")
+            .arg(dir.join("run/boot-secret.json"))
+            .arg("--state-dir")
+            .arg(dir.join("state"))
+            .arg("--workdir")
+            .arg(&dir)
+            .args(["--launch", "bench"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()?;
+        until_healthy(&socket, Duration::from_secs(30)).await?;
+        samples.push(started.elapsed());
+        child.kill().await?;
+    }
+    Ok(samples)
+}
+
+/// The docker baseline: `docker run` of the same image with the same daemon.
+async fn baseline_docker(root: &Path, count: usize, image: &str) -> anyhow::Result<Vec<Duration>> {
+    let daemon = static_daemon()?;
+    let mut samples = Vec::new();
+    for i in 0..count {
+        let dir = run_dir(root, i)?;
+        let name = format!("sluice-bench-baseline-{}-{i}", std::process::id());
+        let started = Instant::now();
+        let status = Command::new("docker")
+            .args(["run", "-d", "--network", "none", "--name", &name, "--entrypoint", "/run/sluiced"])
+            .arg("-v")
+            .arg(format!("{}:/run/sluiced:ro", daemon.display()))
+            .arg("-v")
+            .arg(format!("{}:/run/sluice", dir.join("run").display()))
+            .arg(image)
+            .args(["--listen", "unix:/run/sluice/control.sock", "--boot-secret-file", "/run/sluice/boot-secret.json"])
+            .args(["--state-dir", "/var/lib/sluice", "--launch", "bench"])
+            .stdout(Stdio::null())
+            .status()?;
+        anyhow::ensure!(status.success(), "docker run of {image} failed");
+        until_healthy(&dir.join("run/control.sock"), Duration::from_secs(60)).await?;
+        samples.push(started.elapsed());
+        let _ = Command::new("docker").args(["rm", "-f", &name]).stdout(Stdio::null()).status();
+    }
+    Ok(samples)
+}
+
+/// A `sluice serve` child on its own data directory.
+struct Serve {
+    child: std::process::Child,
+    base: String,
+    token: String,
+    data_dir: PathBuf,
+}
+
+impl Serve {
+    async fn start(root: &Path, runtime: &str) -> anyhow::Result<Serve> {
+        let data_dir = root.join(format!("serve-{runtime}"));
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        let child = Command::new(std::env::current_exe()?)
+            .args(["serve", "--runtime", runtime, "--listen", &format!("127.0.0.1:{port}"), "--data-dir"])
+            .arg(&data_dir)
+            .env("SLUICE_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()?;
+        let base = format!("http://127.0.0.1:{port}");
+        let client = reqwest::Client::new();
+        for _ in 0..600 {
+            if client.get(format!("{base}/healthz")).send().await.is_ok_and(|r| r.status().is_success()) {
+                let token = std::fs::read_to_string(data_dir.join("api-token"))?.trim().to_owned();
+                return Ok(Serve { child, base, token, data_dir });
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        bail!("sluice serve --runtime {runtime} did not start")
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        let _ = self.child.wait();
+        // Executors outlive their server by design; these were only for the run.
+        let _ = Command::new("pkill").arg("-KILL").arg("-f").arg(self.data_dir.join("executors").display().to_string()).status();
+        let label = format!("label=sluice.install={}", self.data_dir.join("executors").display());
+        if let Ok(out) = Command::new("docker").args(["ps", "-aq", "--filter", &label]).output() {
+            let ids: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(str::to_owned).collect();
+            if !ids.is_empty() {
+                let _ = Command::new("docker").args(["rm", "-f"]).args(ids).stdout(Stdio::null()).status();
+            }
+        }
+    }
+}
+
+/// create → ready through sluice, one workspace at a time.
+async fn through_sluice(serve: &Serve, count: usize, image: &str) -> anyhow::Result<Vec<Duration>> {
+    let client = reqwest::Client::new();
+    let (repository, tag) = image.split_once(':').context("--image must be repository:tag")?;
+    let mut samples = Vec::new();
+    for _ in 0..count {
+        let body = json!({"ownerUserId": "bench", "registryId": "local", "repository": repository, "tag": tag, "spec": {}});
+        let started = Instant::now();
+        let created: Value = client
+            .post(format!("{}/v1/workspaces", serve.base))
+            .bearer_auth(&serve.token)
+            .json(&body)
+            .send()
+            .await?
+            .error_for_status()?
+            .json()
+            .await?;
+        let id = created["workspaceId"].as_str().context("no workspaceId")?.to_owned();
+        let url = format!("{}/v1/workspaces/{id}?ownerUserId=bench", serve.base);
+        loop {
+            let view: Value = client.get(&url).bearer_auth(&serve.token).send().await?.json().await?;
+            match view["status"].as_str() {
+                Some("ready") => break,
+                Some("failed") => bail!("workspace {id} failed: {}", view["error"]),
+                _ if started.elapsed() > Duration::from_secs(120) => bail!("workspace {id} never became ready"),
+                _ => tokio::time::sleep(POLL).await,
+            }
+        }
+        samples.push(started.elapsed());
+        // Not timed: keep the host from filling up with executors.
+        client
+            .post(format!("{}/v1/workspaces/{id}/stop", serve.base))
+            .bearer_auth(&serve.token)
+            .json(&json!({"ownerUserId": "bench"}))
+            .send()
+            .await?;
+    }
+    Ok(samples)
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+pub async fn run(args: BenchReadyArgs) -> anyhow::Result<()> {
+    let root = std::env::temp_dir().join(format!("sluice-bench-ready-{}", std::process::id()));
+    std::fs::create_dir_all(&root)?;
+    println!("{:<8} {:<6} {:>10} {:>10} {:>8}", "runtime", "stat", "sluice", "baseline", "ratio");
+    for runtime in &args.runtimes {
+        let baseline = match runtime.as_str() {
+            "local" => baseline_local(&root.join("baseline-local"), args.count).await?,
+            "docker" => baseline_docker(&root.join("baseline-docker"), args.count, &args.image).await?,
+            other => bail!("unknown runtime {other}: local or docker"),
+        };
+        let serve = Serve::start(&root, runtime).await?;
+        let ours = through_sluice(&serve, args.count, &args.image).await?;
+        drop(serve);
+        for (stat, p) in [("p50", 0.5), ("p99", 0.99)] {
+            let (a, b) = (percentile(&ours, p), percentile(&baseline, p));
+            println!("{runtime:<8} {stat:<6} {:>10} {:>10} {:>7.2}x", ms(a), ms(b), a.as_secs_f64() / b.as_secs_f64());
+        }
+    }
+    let _ = std::fs::remove_dir_all(&root);
+    Ok(())
+}
