@@ -142,22 +142,24 @@ impl WorkerArgs {
 
     /// Opens the configured runtime.
     pub async fn runtime(&self, data_dir: &Path) -> anyhow::Result<sluice_worker::Runtime> {
-        use sluice_worker::runtime::{docker::DockerRuntime, local::LocalRuntime};
+        use sluice_worker::runtime::docker::DockerRuntime;
+        use sluice_worker::runtime::local::{LocalRuntime, Sandbox};
         let executors = self.executors_dir(data_dir);
         Ok(match self.runtime {
             RuntimeKind::Local => {
                 let daemon = self.daemon_binary.clone().or_else(|| beside_this_binary("sluiced")).context("no sluiced")?;
                 anyhow::ensure!(daemon.is_file(), "the daemon binary {} does not exist", daemon.display());
-                // Executors run as an unprivileged user when sluice runs as root;
-                // they must be able to pass through (not list) the data directory.
-                let data_dir_abs = std::fs::canonicalize(data_dir)?;
-                if process_is_root() {
-                    use std::os::unix::fs::PermissionsExt;
-                    std::fs::set_permissions(&data_dir_abs, std::fs::Permissions::from_mode(0o711))?;
-                }
                 let executors = std::path::absolute(&executors)?;
                 let daemon = std::fs::canonicalize(&daemon)?;
-                sluice_worker::Runtime::Local(LocalRuntime::new(executors, daemon).await?)
+                let local = LocalRuntime::new(executors, daemon).await?;
+                // Without a sandbox, executors run as an unprivileged user (when
+                // sluice is root) straight from their run directories, so that
+                // user must be able to pass through (not list) the data directory.
+                if matches!(local.sandbox(), Sandbox::None(_)) && process_is_root() {
+                    use std::os::unix::fs::PermissionsExt;
+                    std::fs::set_permissions(data_dir, std::fs::Permissions::from_mode(0o711))?;
+                }
+                sluice_worker::Runtime::Local(local)
             }
             RuntimeKind::Docker => {
                 let daemon = std::fs::canonicalize(self.docker_daemon_binary()?)?;

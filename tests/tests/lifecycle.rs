@@ -168,6 +168,18 @@ async fn lifecycle(runtime: &str, image: &str, dir: &DataDir, inspect: &dyn Insp
     assert_eq!(run["commands"][0]["stdout"], "first\n");
     assert_eq!(run["commands"][1]["timedOut"], true);
     assert_eq!(run["commands"][3]["stdout"], "hi");
+    if runtime == "local" {
+        // The executor sees neither sluice's files nor, under root, root's powers.
+        let seal_key = dir.path().join("seal-key").display().to_string();
+        let probe = exec(&server, &id, json!([{"argv": ["cat", seal_key]}, {"argv": ["id", "-u"]}])).await;
+        assert_ne!(probe["commands"][0]["exitCode"], 0, "the seal key is out of reach: {probe}");
+        let key = std::fs::read_to_string(dir.path().join("seal-key")).unwrap();
+        assert!(!probe.to_string().contains(key.trim()));
+        let root = std::fs::metadata("/proc/self").map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0).unwrap();
+        if root {
+            assert_eq!(probe["commands"][1]["stdout"], "65534\n", "executors do not run as root: {probe}");
+        }
+    }
     let missing = exec(&server, &id, json!([{"argv": ["no-such-program"]}])).await;
     assert_eq!((missing["status"].as_str(), missing["exitCode"].as_i64()), (Some("completed"), Some(127)), "{missing}");
 

@@ -68,8 +68,8 @@ async fn serve_starts_with_no_setup_and_keeps_secrets_out_of_everything() {
     let data_dir = dir.path();
     let server = Server::start(&data_dir, None).await;
     let token_path = data_dir.join("api-token");
-    // Others may at most pass through it (root runs executors as another
-    // user, who must reach its own run directory); no one else reads it.
+    // Others may at most pass through it (only when executors run without
+    // a sandbox as another user); no one else reads it.
     assert_eq!(
         std::fs::metadata(&data_dir).unwrap().permissions().mode() & 0o066,
         0,

@@ -21,6 +21,27 @@ pub enum DaemonCallError {
     Timeout(Duration),
 }
 
+/// The longest socket path `connect(2)` takes as it is.
+const SUN_PATH_MAX: usize = 107;
+
+/// Connects to a unix socket, also when its path is longer than a socket
+/// address can hold: then through the socket's directory, opened and named
+/// by its short `/proc/self/fd/N` path.
+async fn connect(path: &str) -> std::io::Result<tokio::net::UnixStream> {
+    if path.len() <= SUN_PATH_MAX {
+        return tokio::net::UnixStream::connect(path).await;
+    }
+    let path = std::path::Path::new(path);
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(std::io::Error::other("the socket path has no directory"));
+    };
+    let dir = std::fs::File::open(dir)?;
+    let short = format!("/proc/self/fd/{}/{}", std::os::fd::AsRawFd::as_raw_fd(&dir), name.to_string_lossy());
+    let stream = tokio::net::UnixStream::connect(short).await;
+    drop(dir);
+    stream
+}
+
 /// A daemon's control endpoint and the token it accepts.
 pub struct DaemonClient {
     socket: String,
@@ -38,7 +59,7 @@ impl DaemonClient {
 
     async fn call(&self, method: Method, path: &str, body: Option<Vec<u8>>) -> Result<(StatusCode, Bytes), DaemonCallError> {
         let unreachable = |e: &dyn std::fmt::Display| DaemonCallError::Unreachable(e.to_string());
-        let stream = tokio::net::UnixStream::connect(&self.socket).await.map_err(|e| unreachable(&e))?;
+        let stream = connect(&self.socket).await.map_err(|e| unreachable(&e))?;
         let (mut sender, connection) =
             hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.map_err(|e| unreachable(&e))?;
         tokio::spawn(connection);
@@ -85,5 +106,26 @@ impl DaemonClient {
     pub async fn exec<B: Serialize, T: DeserializeOwned>(&self, body: &B, timeout: Duration) -> Result<T, DaemonCallError> {
         let bytes = serde_json::to_vec(body).map_err(|e| DaemonCallError::Unreachable(e.to_string()))?;
         self.json(Method::POST, "/exec", Some(bytes), timeout).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn sockets_with_paths_longer_than_an_address_are_reached() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("a-directory-name-long-enough-".repeat(4));
+        std::fs::create_dir_all(&dir).unwrap();
+        let socket = dir.join("control.sock");
+        assert!(socket.as_os_str().len() > SUN_PATH_MAX);
+        let handle = std::fs::File::open(&dir).unwrap();
+        let short = format!("/proc/self/fd/{}/control.sock", std::os::fd::AsRawFd::as_raw_fd(&handle));
+        let listener = tokio::net::UnixListener::bind(&short).unwrap();
+        let accepted = tokio::spawn(async move { listener.accept().await.is_ok() });
+        assert!(tokio::net::UnixStream::connect(&socket).await.is_err(), "too long to connect to as it is");
+        connect(socket.to_str().unwrap()).await.expect("reached through its directory");
+        assert!(accepted.await.unwrap());
     }
 }

@@ -62,11 +62,19 @@ async fn probe_bubblewrap(run_as: Option<(u32, u32)>) -> Sandbox {
     };
     let mut probe = Command::new(&bwrap);
     probe.args(["--ro-bind", "/usr", "/usr", "--ro-bind-try", "/bin", "/bin", "--ro-bind-try", "/lib", "/lib"]);
-    probe.args(["--ro-bind-try", "/lib64", "/lib64", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--", "true"]);
-    probe.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
-    if let Some((uid, gid)) = run_as {
-        probe.uid(uid).gid(gid);
+    probe.args(["--ro-bind-try", "/lib64", "/lib64", "--dev", "/dev", "--proc", "/proc"]);
+    probe.args(["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--unshare-cgroup-try"]);
+    // The same way launches drop privileges (see `launch`).
+    match run_as {
+        Some((uid, gid)) => {
+            probe.args(["--", "/usr/bin/setpriv", &format!("--reuid={uid}"), &format!("--regid={gid}")]);
+            probe.args(["--clear-groups", "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "true"]);
+        }
+        None => {
+            probe.args(["--unshare-user", "--", "true"]);
+        }
     }
+    probe.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
     match probe.output().await {
         Ok(out) if out.status.success() => Sandbox::Bubblewrap(bwrap),
         Ok(out) => Sandbox::None(format!("bwrap cannot sandbox here: {}", String::from_utf8_lossy(&out.stderr).trim())),
@@ -122,13 +130,7 @@ impl LocalRuntime {
 
     pub async fn launch(&self, request: &LaunchRequest) -> Result<Launched, RuntimeError> {
         let dir = run_dir(&self.executors_dir, &request.run_id);
-        let socket = control_socket(&self.executors_dir, &request.run_id);
-        if socket.as_os_str().len() > 100 {
-            return Err(RuntimeError::Permanent {
-                message: format!("the control socket path {} is too long; use a shorter data directory", socket.display()),
-                code: "runtime-config",
-            });
-        }
+        let secret_file = dir.join("run").join("boot-secret.json");
         for sub in ["", "workspace", "state", "run"] {
             let path = dir.join(sub);
             std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&path).map_err(|e| transient("run directory", e))?;
@@ -156,7 +158,6 @@ impl LocalRuntime {
         if self.live_pid(&request.run_id).is_some() {
             return Ok(Launched { record: self.record(&request.run_id), published: None });
         }
-        let secret_file = dir.join("run").join("boot-secret.json");
         super::write_secret_file(&secret_file, request.boot_secret.expose()).map_err(|e| transient("boot secret", e))?;
         chown(&secret_file, self.run_as).map_err(|e| transient("boot secret owner", e))?;
         let log = std::fs::OpenOptions::new()
@@ -176,16 +177,38 @@ impl LocalRuntime {
                 for dir in ["/bin", "/sbin", "/lib", "/lib64", "/lib32"] {
                     c.args(["--ro-bind-try", dir, dir]);
                 }
-                c.args(["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]);
+                c.args(["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp"]);
+                // Mount points' parents made searchable: bwrap would make them
+                // with this process's private umask.
+                for parent in ["/run", "/var", "/var/lib"] {
+                    c.args(["--perms", "0755", "--dir", parent]);
+                }
                 c.arg("--bind").arg(dir.join("workspace")).arg("/workspace");
                 c.arg("--bind").arg(dir.join("state")).arg("/var/lib/sluice");
                 c.arg("--bind").arg(dir.join("run")).arg("/run/sluice");
                 c.arg("--ro-bind").arg(&self.daemon_binary).arg("/run/sluiced");
-                c.args(["--unshare-all", "--hostname", "sluice"]);
-                if request.wants_network() {
-                    c.arg("--share-net");
+                c.args(["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sluice"]);
+                if self.run_as.is_none() {
+                    // Unprivileged: bwrap makes a user namespace of its own.
+                    c.arg("--unshare-user");
                 }
-                c.args(["--chdir", "/workspace", "--setenv", "HOME", "/workspace", "--", "/run/sluiced"]);
+                if !request.wants_network() {
+                    c.arg("--unshare-net");
+                }
+                c.args(["--chdir", "/workspace", "--setenv", "HOME", "/workspace", "--"]);
+                match self.run_as {
+                    // bwrap runs as root (so it can reach the run directory
+                    // through sluice's private data directory) and the daemon
+                    // becomes the unprivileged user, with no capabilities left.
+                    Some((uid, gid)) => {
+                        c.arg("/usr/bin/setpriv")
+                            .arg(format!("--reuid={uid}"))
+                            .arg(format!("--regid={gid}"))
+                            .args(["--clear-groups", "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs"]);
+                    }
+                    None => {}
+                }
+                c.arg("/run/sluiced");
                 c.args(["--listen", "unix:/run/sluice/control.sock"]);
                 c.args(["--boot-secret-file", "/run/sluice/boot-secret.json", "--state-dir", "/var/lib/sluice"]);
                 c.args(["--workdir", "/workspace"]);
@@ -194,7 +217,9 @@ impl LocalRuntime {
             }
             Sandbox::None(_) => {
                 let mut c = Command::new(&self.daemon_binary);
-                c.arg("--listen").arg(format!("unix:{}", socket.display()));
+                // Relative to the daemon's working directory, so a long data
+                // directory cannot overflow the socket address.
+                c.arg("--listen").arg("unix:../run/control.sock");
                 c.arg("--boot-secret-file").arg(&secret_file).arg("--state-dir").arg(dir.join("state"));
                 c.arg("--workdir").arg(dir.join("workspace")).arg("--launch").arg(&request.launch);
                 c.current_dir(dir.join("workspace")).env("HOME", dir.join("workspace"));
@@ -210,7 +235,7 @@ impl LocalRuntime {
             .stdout(Stdio::from(log))
             .stderr(Stdio::from(log_err))
             .process_group(0);
-        if let Some((uid, gid)) = self.run_as {
+        if let (Some((uid, gid)), Sandbox::None(_)) = (self.run_as, &self.sandbox) {
             command.uid(uid).gid(gid);
         }
         if let Sandbox::None(_) = self.sandbox {
