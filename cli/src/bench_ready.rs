@@ -163,7 +163,11 @@ impl Drop for Serve {
         let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
         let _ = self.child.wait();
         // Executors outlive their server by design; these were only for the run.
-        let _ = Command::new("pkill").arg("-KILL").arg("-f").arg(self.data_dir.join("executors").display().to_string()).status();
+        let _ = Command::new("pkill")
+            .arg("-KILL")
+            .arg("-f")
+            .arg(self.data_dir.join("executors").display().to_string())
+            .status();
         let label = format!("label=sluice.install={}", self.data_dir.join("executors").display());
         if let Ok(out) = Command::new("docker").args(["ps", "-aq", "--filter", &label]).output() {
             let ids: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(str::to_owned).collect();
@@ -180,7 +184,8 @@ async fn through_sluice(serve: &Serve, count: usize, image: &str) -> anyhow::Res
     let (repository, tag) = image.split_once(':').context("--image must be repository:tag")?;
     let mut samples = Vec::new();
     for _ in 0..count {
-        let body = json!({"ownerUserId": "bench", "registryId": "local", "repository": repository, "tag": tag, "spec": {}});
+        let body =
+            json!({"ownerUserId": "bench", "registryId": "local", "repository": repository, "tag": tag, "spec": {}});
         let started = Instant::now();
         let created: Value = client
             .post(format!("{}/v1/workspaces", serve.base))

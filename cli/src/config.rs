@@ -119,7 +119,8 @@ impl WorkerArgs {
             .iter()
             .filter(|pair| !pair.is_empty())
             .map(|pair| {
-                let (id, host) = pair.split_once('=').with_context(|| format!("--registry {pair:?}: expected ID=HOST"))?;
+                let (id, host) =
+                    pair.split_once('=').with_context(|| format!("--registry {pair:?}: expected ID=HOST"))?;
                 Ok((id.to_owned(), host.to_owned()))
             })
             .collect()
@@ -147,7 +148,8 @@ impl WorkerArgs {
         let executors = self.executors_dir(data_dir);
         Ok(match self.runtime {
             RuntimeKind::Local => {
-                let daemon = self.daemon_binary.clone().or_else(|| beside_this_binary("sluiced")).context("no sluiced")?;
+                let daemon =
+                    self.daemon_binary.clone().or_else(|| beside_this_binary("sluiced")).context("no sluiced")?;
                 anyhow::ensure!(daemon.is_file(), "the daemon binary {} does not exist", daemon.display());
                 let executors = std::path::absolute(&executors)?;
                 let daemon = std::fs::canonicalize(&daemon)?;
@@ -165,7 +167,8 @@ impl WorkerArgs {
                 let daemon = std::fs::canonicalize(self.docker_daemon_binary()?)?;
                 let executors = std::path::absolute(&executors)?;
                 sluice_worker::Runtime::Docker(
-                    DockerRuntime::connect(self.docker_socket.as_deref(), executors, daemon, self.registries()?).await?,
+                    DockerRuntime::connect(self.docker_socket.as_deref(), executors, daemon, self.registries()?)
+                        .await?,
                 )
             }
         })

@@ -72,7 +72,11 @@ async fn main() -> anyhow::Result<()> {
     unsafe { libc::umask(0o077) };
     let cli = Cli::parse();
     // The benchmark's own requests would drown its table in request logs.
-    init_tracing(if matches!(cli.command, Command::Bench(_) | Command::BenchReady(_)) { "warn" } else { "info,sqlx=warn" });
+    init_tracing(if matches!(cli.command, Command::Bench(_) | Command::BenchReady(_)) {
+        "warn"
+    } else {
+        "info,sqlx=warn"
+    });
     match cli.command {
         Command::Serve { store, api, worker } => run_api(store, api, Some(worker)).await,
         Command::Api { store, api } => run_api(store, api, None).await,
@@ -120,7 +124,9 @@ async fn start_worker(
     store_args.ensure_data_dir()?;
     let runtime = args.runtime(&store_args.data_dir).await.context("cannot open the runtime")?;
     match &runtime {
-        sluice_worker::Runtime::Local(local) if matches!(local.sandbox(), sluice_worker::runtime::local::Sandbox::None(_)) => {
+        sluice_worker::Runtime::Local(local)
+            if matches!(local.sandbox(), sluice_worker::runtime::local::Sandbox::None(_)) =>
+        {
             tracing::warn!(posture = %runtime.posture(), "executors are NOT sandboxed")
         }
         _ => tracing::info!(posture = %runtime.posture(), "runtime ready"),

@@ -17,10 +17,16 @@ use tokio::process::Command;
 pub enum ManagedState {
     /// The spec names no command.
     None,
-    Running { pid: u32 },
-    Exited { exit_code: i32 },
+    Running {
+        pid: u32,
+    },
+    Exited {
+        exit_code: i32,
+    },
     /// It could not be started.
-    Failed { message: String },
+    Failed {
+        message: String,
+    },
 }
 
 /// A handle on the managed process.

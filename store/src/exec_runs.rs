@@ -2,7 +2,6 @@
 //! recorded as one run. Created by the API with its job in one transaction;
 //! the worker records each command's result under the job's fence.
 
-
 use crate::Store;
 use crate::clock::{new_id, now_ms};
 use crate::db::{DbRow, args};
@@ -54,12 +53,17 @@ impl Store {
         commands: Vec<ExecCommand>,
     ) -> Result<Option<ExecRun>, StoreError> {
         for (i, command) in commands.iter().enumerate() {
-            let texts = command.argv.iter().map(|a| (format!("commands[{i}].argv"), a.as_str())).chain(
-                command.env.iter().flatten().map(|(k, v)| (format!("commands[{i}].env.{k}"), v.as_str())),
-            );
+            let texts = command
+                .argv
+                .iter()
+                .map(|a| (format!("commands[{i}].argv"), a.as_str()))
+                .chain(command.env.iter().flatten().map(|(k, v)| (format!("commands[{i}].env.{k}"), v.as_str())));
             for (path, text) in texts {
                 if guard::holds_raw_credential(text) {
-                    return Err(StoreError::Guard(guard::GuardViolation { class: guard::ForbiddenClass::RawCredential, path }));
+                    return Err(StoreError::Guard(guard::GuardViolation {
+                        class: guard::ForbiddenClass::RawCredential,
+                        path,
+                    }));
                 }
             }
         }
@@ -185,4 +189,3 @@ impl Store {
         tx.commit().await
     }
 }
-

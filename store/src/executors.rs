@@ -176,12 +176,28 @@ impl Store {
             .await?;
         if let Some(image) = published {
             let data = json!({"reference": image.reference, "digestReference": image.digest_reference, "digest": image.digest});
-            append_event(&mut tx, &ws, Some(run_id), EventType::ImagePublished, Some("image resolved".into()), Some(data), now)
-                .await?;
+            append_event(
+                &mut tx,
+                &ws,
+                Some(run_id),
+                EventType::ImagePublished,
+                Some("image resolved".into()),
+                Some(data),
+                now,
+            )
+            .await?;
         }
         let message = format!("{} executor {} running", runtime.adapter, runtime.reference);
-        append_event(&mut tx, &ws, Some(run_id), EventType::RuntimeRunning, Some(message), Some(runtime_data(runtime, &run)), now)
-            .await?;
+        append_event(
+            &mut tx,
+            &ws,
+            Some(run_id),
+            EventType::RuntimeRunning,
+            Some(message),
+            Some(runtime_data(runtime, &run)),
+            now,
+        )
+        .await?;
         tx.commit().await?;
         Ok(run)
     }
@@ -199,10 +215,26 @@ impl Store {
         let run = load_run(&mut tx, run_id).await?;
         set_workspace_status(&mut tx, &run.workspace_id, WorkspaceStatus::Ready, now).await?;
         let data = run.runtime.as_ref().map(|r| runtime_data(r, &run));
-        append_event(&mut tx, &run.workspace_id, Some(run_id), EventType::RuntimeReady, Some("daemon healthy".into()), data, now)
-            .await?;
-        append_event(&mut tx, &run.workspace_id, Some(run_id), EventType::AttemptSucceeded, Some("executor ready".into()), None, now)
-            .await?;
+        append_event(
+            &mut tx,
+            &run.workspace_id,
+            Some(run_id),
+            EventType::RuntimeReady,
+            Some("daemon healthy".into()),
+            data,
+            now,
+        )
+        .await?;
+        append_event(
+            &mut tx,
+            &run.workspace_id,
+            Some(run_id),
+            EventType::AttemptSucceeded,
+            Some("executor ready".into()),
+            None,
+            now,
+        )
+        .await?;
         tx.commit().await
     }
 
@@ -236,11 +268,27 @@ impl Store {
         let ws = run.workspace_id.clone();
         let data = json!({"message": error.message, "code": error.code, "retry": retry});
         if let Some(runtime) = &run.runtime {
-            append_event(&mut tx, &ws, Some(run_id), EventType::RuntimeFailed, Some(error.message.clone()), Some(runtime_data(runtime, &run)), now)
-                .await?;
-        }
-        append_event(&mut tx, &ws, Some(run_id), EventType::AttemptFailed, Some(error.message.clone()), Some(data), now)
+            append_event(
+                &mut tx,
+                &ws,
+                Some(run_id),
+                EventType::RuntimeFailed,
+                Some(error.message.clone()),
+                Some(runtime_data(runtime, &run)),
+                now,
+            )
             .await?;
+        }
+        append_event(
+            &mut tx,
+            &ws,
+            Some(run_id),
+            EventType::AttemptFailed,
+            Some(error.message.clone()),
+            Some(data),
+            now,
+        )
+        .await?;
         let retry_run = if retry {
             let retry_id = new_id("run");
             tx.execute(
@@ -260,8 +308,16 @@ impl Store {
             tx.execute("UPDATE workspaces SET current_run_id = $1 WHERE id = $2", args![&retry_id, &ws]).await?;
             set_workspace_status(&mut tx, &ws, WorkspaceStatus::Queued, now).await?;
             let data = json!({"relation": "retry", "triggerType": "retry", "retryOf": run_id, "launchAttempt": run.launch_attempt + 1});
-            append_event(&mut tx, &ws, Some(&retry_id), EventType::AttemptQueued, Some("retry queued".into()), Some(data), now)
-                .await?;
+            append_event(
+                &mut tx,
+                &ws,
+                Some(&retry_id),
+                EventType::AttemptQueued,
+                Some("retry queued".into()),
+                Some(data),
+                now,
+            )
+            .await?;
             Some(retry_id)
         } else {
             set_workspace_status(&mut tx, &ws, WorkspaceStatus::Failed, now).await?;
@@ -286,9 +342,8 @@ impl Store {
         .await?;
         let run = load_run(&mut tx, run_id).await?;
         let ws = run.workspace_id.clone();
-        let row = tx
-            .fetch_one("SELECT current_run_id, desired_state FROM workspaces WHERE id = $1", args![&ws])
-            .await?;
+        let row =
+            tx.fetch_one("SELECT current_run_id, desired_state FROM workspaces WHERE id = $1", args![&ws]).await?;
         let is_current = row.opt_text("current_run_id")?.as_deref() == Some(run_id);
         let stopping = row.parsed::<DesiredState>("desired_state")? == DesiredState::Stopped;
         if is_current && stopping {
@@ -302,8 +357,16 @@ impl Store {
         }
         if let Some(runtime) = &run.runtime {
             let message = format!("{} executor {} removed", runtime.adapter, runtime.reference);
-            append_event(&mut tx, &ws, Some(run_id), EventType::RuntimeStopped, Some(message), Some(runtime_data(runtime, &run)), now)
-                .await?;
+            append_event(
+                &mut tx,
+                &ws,
+                Some(run_id),
+                EventType::RuntimeStopped,
+                Some(message),
+                Some(runtime_data(runtime, &run)),
+                now,
+            )
+            .await?;
         }
         tx.commit().await
     }
@@ -321,8 +384,16 @@ impl Store {
         .await?;
         let run = load_run(&mut tx, run_id).await?;
         set_workspace_status(&mut tx, &run.workspace_id, WorkspaceStatus::Stopped, now).await?;
-        append_event(&mut tx, &run.workspace_id, Some(run_id), EventType::AttemptCancelled, Some("stopped before launch".into()), None, now)
-            .await?;
+        append_event(
+            &mut tx,
+            &run.workspace_id,
+            Some(run_id),
+            EventType::AttemptCancelled,
+            Some("stopped before launch".into()),
+            None,
+            now,
+        )
+        .await?;
         tx.commit().await
     }
 
@@ -341,8 +412,16 @@ impl Store {
         set_workspace_status(&mut tx, &run.workspace_id, WorkspaceStatus::Retained, now).await?;
         let mut data = run.runtime.as_ref().map(|r| runtime_data(r, &run)).unwrap_or_else(|| json!({}));
         data["retained"] = json!(reason);
-        append_event(&mut tx, &run.workspace_id, Some(run_id), EventType::RuntimeFailed, Some(format!("executor retained: {reason}")), Some(data), now)
-            .await?;
+        append_event(
+            &mut tx,
+            &run.workspace_id,
+            Some(run_id),
+            EventType::RuntimeFailed,
+            Some(format!("executor retained: {reason}")),
+            Some(data),
+            now,
+        )
+        .await?;
         tx.commit().await
     }
 
@@ -383,7 +462,11 @@ impl Store {
     /// The owner asks for a fresh executor: a new run from the workspace's
     /// spec (no disk carries over); the old executor is removed. `None` when
     /// the workspace is not theirs.
-    pub async fn request_restart(&self, owner: &str, workspace_id: &str) -> Result<Option<(String, Workspace)>, StoreError> {
+    pub async fn request_restart(
+        &self,
+        owner: &str,
+        workspace_id: &str,
+    ) -> Result<Option<(String, Workspace)>, StoreError> {
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
         let Some(row) = tx
@@ -432,11 +515,20 @@ impl Store {
         )
         .await?;
         let data = json!({"relation": "launch", "triggerType": "api", "restartOf": workspace.current_run_id});
-        append_event(&mut tx, workspace_id, Some(&run_id), EventType::AttemptQueued, Some("restart queued".into()), Some(data), now)
-            .await?;
+        append_event(
+            &mut tx,
+            workspace_id,
+            Some(&run_id),
+            EventType::AttemptQueued,
+            Some("restart queued".into()),
+            Some(data),
+            now,
+        )
+        .await?;
         enqueue(&mut tx, JobKind::Reconcile, workspace_id, now, now).await?;
         tx.commit().await?;
-        let workspace = Workspace { status: WorkspaceStatus::Queued, current_run_id: Some(run_id.clone()), ..workspace };
+        let workspace =
+            Workspace { status: WorkspaceStatus::Queued, current_run_id: Some(run_id.clone()), ..workspace };
         Ok(Some((run_id, workspace)))
     }
 

@@ -38,7 +38,13 @@ impl Lease {
 
 /// Makes the job due at `run_at` (or keeps an earlier time) and counts a
 /// nudge, inside the caller's transaction.
-pub(crate) async fn enqueue(tx: &mut Tx, kind: JobKind, subject: &str, run_at: i64, now: i64) -> Result<(), StoreError> {
+pub(crate) async fn enqueue(
+    tx: &mut Tx,
+    kind: JobKind,
+    subject: &str,
+    run_at: i64,
+    now: i64,
+) -> Result<(), StoreError> {
     tx.execute(
         "INSERT INTO jobs (kind, subject, run_at, nudge, generation, attempts, created_at, updated_at) \
          VALUES ($1, $2, $3, 0, 0, 0, $4, $4) \

@@ -11,11 +11,11 @@ pub mod bench;
 pub mod clock;
 mod create_keys;
 mod db;
+pub mod error;
 mod exec_runs;
 mod executors;
-pub mod jobs;
-pub mod error;
 pub mod guard;
+pub mod jobs;
 pub mod model;
 pub mod seal;
 #[doc(hidden)]
@@ -24,10 +24,10 @@ mod workspaces;
 
 pub use db::BackendKind;
 pub use error::StoreError;
-pub use model::*;
-pub use seal::{Sealer, Secret};
 pub use executors::{ReconcileState, ResourceVerdict, StopAccepted};
 pub use jobs::Lease;
+pub use model::*;
+pub use seal::{Sealer, Secret};
 pub use workspaces::{CreateOutcome, Idempotency, NewWorkspace, WorkspaceFilter};
 
 /// The handle every part of sluice reads and writes state through.

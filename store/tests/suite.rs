@@ -281,7 +281,11 @@ async fn a_stale_lease_holders_writes_are_refused() {
         assert_eq!(first.len(), 1, "{}: the create's reconcile job is due", db.label);
         let a = first[0].clone();
         assert_eq!((a.kind, a.subject.as_str()), (JobKind::Reconcile, view.workspace.id.as_str()));
-        assert!(store.claim_jobs("worker-b", 10, 60_000).await.unwrap().is_empty(), "{}: held leases are not claimable", db.label);
+        assert!(
+            store.claim_jobs("worker-b", 10, 60_000).await.unwrap().is_empty(),
+            "{}: held leases are not claimable",
+            db.label
+        );
         let renewed = store.renew_lease(&a, 1).await.unwrap();
         assert_eq!(renewed.generation, a.generation, "{}: renewal keeps the generation", db.label);
 
@@ -311,7 +315,11 @@ async fn a_stale_lease_holders_writes_are_refused() {
         let state = store.load_reconcile_state(&view.workspace.id).await.unwrap().unwrap();
         assert_eq!(state.workspace.status, WorkspaceStatus::Running, "{}", db.label);
         store.finish_job(&b, None, None).await.unwrap();
-        assert!(store.claim_jobs("worker-c", 10, 60_000).await.unwrap().is_empty(), "{}: a finished job is gone", db.label);
+        assert!(
+            store.claim_jobs("worker-c", 10, 60_000).await.unwrap().is_empty(),
+            "{}: a finished job is gone",
+            db.label
+        );
     }
 }
 
@@ -344,7 +352,12 @@ async fn lifecycle_requests_leave_work_due() {
         assert!(store.request_stop("mallory", &id).await.unwrap().is_none());
         assert!(store.stop_expired(sluice_store::clock::now_ms(), 10).await.unwrap().is_empty());
         store.set_expiry("alice", &id, Some(0)).await.unwrap();
-        assert_eq!(store.stop_expired(sluice_store::clock::now_ms(), 10).await.unwrap(), vec![id.clone()], "{}", db.label);
+        assert_eq!(
+            store.stop_expired(sluice_store::clock::now_ms(), 10).await.unwrap(),
+            vec![id.clone()],
+            "{}",
+            db.label
+        );
         assert!(store.stop_expired(sluice_store::clock::now_ms(), 10).await.unwrap().is_empty(), "{}: once", db.label);
         let state = store.load_reconcile_state(&id).await.unwrap().unwrap();
         assert_eq!(state.workspace.desired_state, DesiredState::Stopped);

@@ -144,10 +144,13 @@ pub fn docker_test_image() -> Option<&'static str> {
             std::fs::create_dir_all(root.path().join(dir)).unwrap();
         }
         std::fs::copy(busybox, root.path().join("bin/busybox")).unwrap();
-        for applet in ["sh", "ls", "echo", "cat", "sleep", "true", "false", "id", "env", "pwd", "touch", "printf", "kill", "head"] {
+        for applet in
+            ["sh", "ls", "echo", "cat", "sleep", "true", "false", "id", "env", "pwd", "touch", "printf", "kill", "head"]
+        {
             std::os::unix::fs::symlink("busybox", root.path().join("bin").join(applet)).unwrap();
         }
-        let tar = std::process::Command::new("tar").arg("-C").arg(root.path()).args(["-cf", "-", "."]).output().unwrap();
+        let tar =
+            std::process::Command::new("tar").arg("-C").arg(root.path()).args(["-cf", "-", "."]).output().unwrap();
         assert!(tar.status.success());
         let mut import = std::process::Command::new("docker")
             .args(["import", "-", IMAGE])

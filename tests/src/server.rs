@@ -118,8 +118,10 @@ impl Server {
         cmd.args(&options.args).envs(options.env.iter().map(|(k, v)| (k, v)));
         let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start sluice");
         let output = Arc::new(Mutex::new(String::new()));
-        let readers =
-            vec![drain(child.stdout.take().unwrap(), output.clone()), drain(child.stderr.take().unwrap(), output.clone())];
+        let readers = vec![
+            drain(child.stdout.take().unwrap(), output.clone()),
+            drain(child.stderr.take().unwrap(), output.clone()),
+        ];
         // Owned by the Server from here, so a failed start still stops the process.
         let mut server = Server {
             child: Some(child),
@@ -180,7 +182,8 @@ impl Server {
     }
 
     pub async fn post(&self, path: &str, body: &Value) -> (u16, Value) {
-        let r = self.client.post(format!("{}{path}", self.base)).bearer_auth(&self.token).json(body).send().await.unwrap();
+        let r =
+            self.client.post(format!("{}{path}", self.base)).bearer_auth(&self.token).json(body).send().await.unwrap();
         read(r).await
     }
 
@@ -200,7 +203,10 @@ impl Server {
                 return body;
             }
             if tokio::time::Instant::now() > deadline {
-                panic!("workspace {id} did not get there in {within:?}; last: {body}\n--- server output ---\n{}", self.output());
+                panic!(
+                    "workspace {id} did not get there in {within:?}; last: {body}\n--- server output ---\n{}",
+                    self.output()
+                );
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }

@@ -256,10 +256,18 @@ async fn endpoints_that_need_an_executor_answer_409_to_the_owner() {
             ),
             ("replan", app.post(&format!("/v1/workspaces/{id}/capture/replan"), &owner).await),
         ] {
-            assert_eq!((status, body["code"].as_str()), (409, Some("no-capture-source")), "{} {route}: {body}", app.label);
+            assert_eq!(
+                (status, body["code"].as_str()),
+                (409, Some("no-capture-source")),
+                "{} {route}: {body}",
+                app.label
+            );
         }
         let (status, body) = app
-            .post(&format!("/v1/workspaces/{id}/exec"), &json!({"ownerUserId": "alice", "commands": [{"argv": ["true"]}]}))
+            .post(
+                &format!("/v1/workspaces/{id}/exec"),
+                &json!({"ownerUserId": "alice", "commands": [{"argv": ["true"]}]}),
+            )
             .await;
         assert_eq!((status, body["code"].as_str()), (409, Some("no-live-runtime")), "{}: {body}", app.label);
         let (status, body) = app.post(&format!("/v1/workspaces/{id}/restart"), &owner).await;

@@ -130,8 +130,14 @@ async fn lifecycle(runtime: &str, image: &str, dir: &DataDir, inspect: &dyn Insp
     assert!(rt["endpoint"].as_str().unwrap().starts_with("unix://"));
     assert!(inspect.exists(&run_id), "the executor exists on its runtime");
     let events = event_types(&server, &id).await;
-    for expected in ["workspace.created", "attempt.queued", "attempt.running", "runtime.running", "runtime.ready", "attempt.succeeded"]
-    {
+    for expected in [
+        "workspace.created",
+        "attempt.queued",
+        "attempt.running",
+        "runtime.running",
+        "runtime.ready",
+        "attempt.succeeded",
+    ] {
         assert!(events.iter().any(|e| e == expected), "{expected} missing from {events:?}");
     }
     if runtime == "docker" {
@@ -190,11 +196,15 @@ async fn lifecycle(runtime: &str, image: &str, dir: &DataDir, inspect: &dyn Insp
     for principal in ["alice", "bob"] {
         let (status, target) = ssh_target(&server, &id, Some(&gateway), principal).await;
         assert_eq!(status, 200, "{target}");
-        assert_eq!((target["attemptId"].as_str(), target["runtime"]["endpoint"].clone()), (Some(run_id.as_str()), rt["endpoint"].clone()));
+        assert_eq!(
+            (target["attemptId"].as_str(), target["runtime"]["endpoint"].clone()),
+            (Some(run_id.as_str()), rt["endpoint"].clone())
+        );
     }
 
     // restart: a new run and a fresh executor; the old one and its disk are gone.
-    let (status, restarted) = server.post(&format!("/v1/workspaces/{id}/restart"), &json!({"ownerUserId": "alice"})).await;
+    let (status, restarted) =
+        server.post(&format!("/v1/workspaces/{id}/restart"), &json!({"ownerUserId": "alice"})).await;
     assert_eq!(status, 202, "{restarted}");
     let new_run = restarted["runId"].as_str().unwrap().to_owned();
     assert_ne!(new_run, run_id);
@@ -213,7 +223,8 @@ async fn lifecycle(runtime: &str, image: &str, dir: &DataDir, inspect: &dyn Insp
 
     // stop: the executor is removed and the workspace reads stopped; again is a no-op.
     for _ in 0..2 {
-        let (status, stopped) = server.post(&format!("/v1/workspaces/{id}/stop"), &json!({"ownerUserId": "alice"})).await;
+        let (status, stopped) =
+            server.post(&format!("/v1/workspaces/{id}/stop"), &json!({"ownerUserId": "alice"})).await;
         assert_eq!(status, 202, "{stopped}");
         server.wait_for("alice", &id, READY_WITHIN, |w| w["status"] == "stopped").await;
     }

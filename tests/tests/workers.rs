@@ -15,7 +15,12 @@ use sluice_tests::*;
 const LEASE_SECONDS: &str = "2";
 
 fn worker(db: &str, runtime: &str) -> Options {
-    Options::command("worker").database(Some(db)).arg("--runtime").arg(runtime).arg("--lease-seconds").arg(LEASE_SECONDS)
+    Options::command("worker")
+        .database(Some(db))
+        .arg("--runtime")
+        .arg(runtime)
+        .arg("--lease-seconds")
+        .arg(LEASE_SECONDS)
 }
 
 fn api(db: &str) -> Options {
@@ -51,8 +56,10 @@ fn executors_of(runtime: &str, dir: &DataDir, run_id: &str) -> usize {
                 }
                 let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
                 // The parent pid is the second field after the parenthesised name.
-                let ppid: u32 =
-                    stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse().ok()).unwrap_or(0);
+                let ppid: u32 = stat
+                    .rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse().ok())
+                    .unwrap_or(0);
                 members.insert(pid, ppid);
             }
             members.values().filter(|ppid| !members.contains_key(ppid)).count()
@@ -81,7 +88,9 @@ async fn a_worker_killed_mid_launch_is_replaced_without_a_second_executor() {
         let dir = DataDir::new();
         let api = Server::start_with(&dir.path(), api(&db.url)).await;
         // The first worker makes the executor, then stalls before recording it.
-        let doomed = Server::start_with(&dir.path(), worker(&db.url, runtime).arg("--fault-pause-after-launch-ms").arg("60000")).await;
+        let doomed =
+            Server::start_with(&dir.path(), worker(&db.url, runtime).arg("--fault-pause-after-launch-ms").arg("60000"))
+                .await;
         let (status, created) = api.post("/v1/workspaces", &body(image)).await;
         assert_eq!(status, 202, "{created}");
         let (id, run_id) = (created["workspaceId"].as_str().unwrap(), created["runId"].as_str().unwrap());
@@ -115,7 +124,8 @@ async fn a_stale_lease_holders_late_write_is_refused() {
     let dir = DataDir::new();
     let api = Server::start_with(&dir.path(), api(&db.url)).await;
     let stale =
-        Server::start_with(&dir.path(), worker(&db.url, "local").arg("--fault-pause-after-launch-ms").arg("4000")).await;
+        Server::start_with(&dir.path(), worker(&db.url, "local").arg("--fault-pause-after-launch-ms").arg("4000"))
+            .await;
     let (_, created) = api.post("/v1/workspaces", &body("sluice-test/busybox:1")).await;
     let id = created["workspaceId"].as_str().unwrap();
     for _ in 0..400 {

@@ -57,7 +57,12 @@ impl DaemonClient {
         Ok(DaemonClient { socket: socket.to_owned(), token })
     }
 
-    async fn call(&self, method: Method, path: &str, body: Option<Vec<u8>>) -> Result<(StatusCode, Bytes), DaemonCallError> {
+    async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Vec<u8>>,
+    ) -> Result<(StatusCode, Bytes), DaemonCallError> {
         let unreachable = |e: &dyn std::fmt::Display| DaemonCallError::Unreachable(e.to_string());
         let stream = connect(&self.socket).await.map_err(|e| unreachable(&e))?;
         let (mut sender, connection) =
@@ -103,7 +108,11 @@ impl DaemonClient {
     }
 
     /// Runs one command through the daemon's `exec`.
-    pub async fn exec<B: Serialize, T: DeserializeOwned>(&self, body: &B, timeout: Duration) -> Result<T, DaemonCallError> {
+    pub async fn exec<B: Serialize, T: DeserializeOwned>(
+        &self,
+        body: &B,
+        timeout: Duration,
+    ) -> Result<T, DaemonCallError> {
         let bytes = serde_json::to_vec(body).map_err(|e| DaemonCallError::Unreachable(e.to_string()))?;
         self.json(Method::POST, "/exec", Some(bytes), timeout).await
     }

@@ -85,7 +85,10 @@ pub fn decide(state: &ReconcileState, observation: &Observation, now: i64, polic
             return Action::Remove { run_id: stale.id.clone() };
         }
         if stale.status != WorkspaceStatus::Retained {
-            return Action::Retain { run_id: stale.id.clone(), reason: "an earlier executor may hold unsaved work".into() };
+            return Action::Retain {
+                run_id: stale.id.clone(),
+                reason: "an earlier executor may hold unsaved work".into(),
+            };
         }
     }
 
@@ -111,9 +114,11 @@ pub fn decide(state: &ReconcileState, observation: &Observation, now: i64, polic
             }
             match observation {
                 Observation::Unknown => Action::Wait { at: now + policy.starting_poll_ms.max(1_000) },
-                Observation::NotLaunched => {
-                    Action::Fail { run_id, error: error("the executor's record was lost", "runtime-lost"), retry: false }
-                }
+                Observation::NotLaunched => Action::Fail {
+                    run_id,
+                    error: error("the executor's record was lost", "runtime-lost"),
+                    retry: false,
+                },
                 _ if ended && capture => {
                     Action::Retain { run_id, reason: "the executor ended with work not confirmed saved".into() }
                 }
@@ -238,7 +243,9 @@ mod tests {
                         for capture in [false, true] {
                             let s = state(status, desired, runtime, capture);
                             let action = decide(&s, observation, 2_000, &policy);
-                            let label = format!("{status} {observation:?} {desired} runtime={runtime} capture={capture}: {action:?}");
+                            let label = format!(
+                                "{status} {observation:?} {desired} runtime={runtime} capture={capture}: {action:?}"
+                            );
                             seen += 1;
                             match &action {
                                 Action::Remove { .. } => {
@@ -258,16 +265,26 @@ mod tests {
                                     assert_eq!(desired, DesiredState::Running, "{label}");
                                 }
                                 Action::Fail { retry, .. } => {
-                                    assert!(matches!(status, WorkspaceStatus::Running | WorkspaceStatus::Ready), "{label}");
+                                    assert!(
+                                        matches!(status, WorkspaceStatus::Running | WorkspaceStatus::Ready),
+                                        "{label}"
+                                    );
                                     assert!(!*retry || desired == DesiredState::Running, "{label}");
                                 }
                                 Action::Cancel { .. } => {
-                                    assert_eq!((status, desired), (WorkspaceStatus::Queued, DesiredState::Stopped), "{label}");
+                                    assert_eq!(
+                                        (status, desired),
+                                        (WorkspaceStatus::Queued, DesiredState::Stopped),
+                                        "{label}"
+                                    );
                                 }
                                 Action::Retain { .. } => assert!(capture, "{label}"),
                                 Action::Wait { at } => assert!(*at > 2_000, "{label}"),
                                 Action::Done => assert!(
-                                    !matches!(status, WorkspaceStatus::Queued | WorkspaceStatus::Running | WorkspaceStatus::Ready),
+                                    !matches!(
+                                        status,
+                                        WorkspaceStatus::Queued | WorkspaceStatus::Running | WorkspaceStatus::Ready
+                                    ),
                                     "a live workspace is always looked at again: {label}"
                                 ),
                             }

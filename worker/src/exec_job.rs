@@ -40,7 +40,8 @@ pub async fn run(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreErr
             // A worker took it up and was lost mid-command: running the
             // commands again could repeat effects, so the run ends here with
             // what was recorded.
-            let error = broke("the worker running these commands was lost; results recorded so far are kept", "worker-lost");
+            let error =
+                broke("the worker running these commands was lost; results recorded so far are kept", "worker-lost");
             store.finish_exec_run(lease, &run.id, None, Some(&error)).await?;
             return Ok(None);
         }

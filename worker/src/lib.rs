@@ -220,10 +220,8 @@ pub async fn run_jobs(worker: Arc<Worker>, shutdown: impl Future<Output = ()>) {
         }
     }
     tracing::info!(admitted = running.len(), "worker stops claiming; waiting for admitted jobs");
-    let drained = tokio::time::timeout(worker.config.drain_timeout, async {
-        while running.join_next().await.is_some() {}
-    })
-    .await;
+    let drained =
+        tokio::time::timeout(worker.config.drain_timeout, async { while running.join_next().await.is_some() {} }).await;
     if drained.is_err() {
         tracing::warn!(left = running.len(), "drain bound reached; unfinished jobs are left to their leases");
         running.abort_all();

@@ -10,6 +10,9 @@ use crate::daemon_client::DaemonClient;
 use crate::decide::{Action, Observation, decide, retry_allowed};
 use crate::runtime::{LaunchRequest, Presence, RuntimeError};
 
+/// How long a launch pass waits for its new daemon's first answer.
+const FIRST_ANSWER_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The control token of a run's daemon: derived from the seal key, so any
 /// worker can talk to any executor and the token is stored nowhere in plain.
 pub fn control_token(worker: &Worker, run_id: &str) -> Secret<String> {
@@ -87,12 +90,23 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
                     }
                     store.record_launched(lease, &run_id, &launched.record, launched.published.as_ref()).await?;
                     tracing::info!(workspace = %lease.subject, run = %run_id, reference = %launched.record.reference, "executor launched");
-                    Ok(Some(now_ms() + policy.starting_poll_ms))
+                    // A new daemon answers within milliseconds as a rule: wait
+                    // for it here (briefly) so the next pass finds it healthy,
+                    // instead of a poll interval later.
+                    if let Some(endpoint) = &launched.record.endpoint
+                        && let Ok(client) = DaemonClient::new(endpoint, control_token(worker, &run_id))
+                    {
+                        let deadline = tokio::time::Instant::now() + FIRST_ANSWER_WAIT;
+                        while tokio::time::Instant::now() < deadline && !client.healthy().await {
+                            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                        }
+                    }
+                    Ok(Some(now_ms()))
                 }
                 Err(e) => {
                     let run = state.current_run.as_ref().expect("a current run");
-                    let retry =
-                        matches!(e, RuntimeError::Transient(_)) && retry_allowed(run, state.workspace.desired_state, policy);
+                    let retry = matches!(e, RuntimeError::Transient(_))
+                        && retry_allowed(run, state.workspace.desired_state, policy);
                     tracing::warn!(workspace = %lease.subject, run = %run_id, error = %e, retry, "launch failed");
                     let error = RunError { message: e.to_string(), code: Some(e.code().to_owned()) };
                     store.record_failed(lease, &run_id, &error, retry).await?;

@@ -461,7 +461,11 @@ pub async fn stop_workspace(
     });
     Ok((
         StatusCode::ACCEPTED,
-        Json(StopWorkspaceResponse { workspace_id: accepted.workspace.id, status: accepted.workspace.status, completion }),
+        Json(StopWorkspaceResponse {
+            workspace_id: accepted.workspace.id,
+            status: accepted.workspace.status,
+            completion,
+        }),
     ))
 }
 
@@ -503,7 +507,10 @@ pub async fn restart_workspace(
     let owner = req.owner_user_id.into_string();
     let (run_id, workspace) = app.store.request_restart(&owner, &workspace_id).await?.ok_or(ApiError::NotFound)?;
     app.work_enqueued();
-    Ok((StatusCode::ACCEPTED, Json(RestartWorkspaceResponse { workspace_id: workspace.id, run_id, status: workspace.status })))
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(RestartWorkspaceResponse { workspace_id: workspace.id, run_id, status: workspace.status }),
+    ))
 }
 
 /// Where an SSH gateway connects for this workspace (gateway-authenticated).

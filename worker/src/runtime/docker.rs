@@ -114,11 +114,7 @@ impl DockerRuntime {
             .find_map(|d| d.split_once('@').map(|(_, digest)| digest.to_owned()))
             .or(inspected.id)
             .ok_or_else(|| transient("inspecting the image", "the engine reported no image id"))?;
-        Ok(PublishedImage {
-            reference: image.to_owned(),
-            digest_reference: format!("{repository}@{digest}"),
-            digest,
-        })
+        Ok(PublishedImage { reference: image.to_owned(), digest_reference: format!("{repository}@{digest}"), digest })
     }
 
     pub async fn launch(&self, request: &LaunchRequest) -> Result<Launched, RuntimeError> {
@@ -135,8 +131,7 @@ impl DockerRuntime {
         let nano_cpus = resources.and_then(|r| r.get("cpus")).and_then(|v| v.as_f64()).map(|c| (c * 1e9) as i64);
         let memory =
             resources.and_then(|r| r.get("memoryMiB")).and_then(|v| v.as_i64()).map(|m| m.saturating_mul(1 << 20));
-        let pids_limit =
-            resources.and_then(|r| r.get("pids")).and_then(|v| v.as_i64()).unwrap_or(DEFAULT_PIDS_LIMIT);
+        let pids_limit = resources.and_then(|r| r.get("pids")).and_then(|v| v.as_i64()).unwrap_or(DEFAULT_PIDS_LIMIT);
         let mut env: Vec<String> = request.env().into_iter().map(|(k, v)| format!("{k}={v}")).collect();
         env.push(format!("SLUICED_COMMAND={}", serde_json::to_string(&request.command()).unwrap_or_default()));
         env.push("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into());
@@ -255,7 +250,8 @@ impl DockerRuntime {
         let install = format!("{LABEL_INSTALL}={}", self.install_label());
         let filters = HashMap::from([("label".to_owned(), vec![LABEL_RUN.to_owned(), install])]);
         let options = ListContainersOptions { all: true, filters: Some(filters), ..Default::default() };
-        let containers = self.docker.list_containers(Some(options)).await.map_err(|e| transient("listing containers", e))?;
+        let containers =
+            self.docker.list_containers(Some(options)).await.map_err(|e| transient("listing containers", e))?;
         Ok(containers
             .into_iter()
             .filter_map(|c| {

@@ -56,7 +56,8 @@ fn chown(path: &Path, owner: Option<(u32, u32)>) -> std::io::Result<()> {
 
 /// Checks whether bubblewrap can make a sandbox here, as `run_as`.
 async fn probe_bubblewrap(run_as: Option<(u32, u32)>) -> Sandbox {
-    let Some(bwrap) = ["/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap"].iter().map(PathBuf::from).find(|p| p.exists())
+    let Some(bwrap) =
+        ["/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap"].iter().map(PathBuf::from).find(|p| p.exists())
     else {
         return Sandbox::None("bwrap is not installed".into());
     };
@@ -133,7 +134,11 @@ impl LocalRuntime {
         let secret_file = dir.join("run").join("boot-secret.json");
         for sub in ["", "workspace", "state", "run"] {
             let path = dir.join(sub);
-            std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&path).map_err(|e| transient("run directory", e))?;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&path)
+                .map_err(|e| transient("run directory", e))?;
             chown(&path, self.run_as).map_err(|e| transient("run directory owner", e))?;
         }
         // Held until the pid file is written: a second launcher of the same
@@ -158,7 +163,8 @@ impl LocalRuntime {
         if self.live_pid(&request.run_id).is_some() {
             return Ok(Launched { record: self.record(&request.run_id), published: None });
         }
-        super::write_secret_file(&secret_file, request.boot_secret.expose()).map_err(|e| transient("boot secret", e))?;
+        super::write_secret_file(&secret_file, request.boot_secret.expose())
+            .map_err(|e| transient("boot secret", e))?;
         chown(&secret_file, self.run_as).map_err(|e| transient("boot secret owner", e))?;
         let log = std::fs::OpenOptions::new()
             .create(true)
@@ -187,7 +193,14 @@ impl LocalRuntime {
                 c.arg("--bind").arg(dir.join("state")).arg("/var/lib/sluice");
                 c.arg("--bind").arg(dir.join("run")).arg("/run/sluice");
                 c.arg("--ro-bind").arg(&self.daemon_binary).arg("/run/sluiced");
-                c.args(["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sluice"]);
+                c.args([
+                    "--unshare-pid",
+                    "--unshare-ipc",
+                    "--unshare-uts",
+                    "--unshare-cgroup-try",
+                    "--hostname",
+                    "sluice",
+                ]);
                 if self.run_as.is_none() {
                     // Unprivileged: bwrap makes a user namespace of its own.
                     c.arg("--unshare-user");
@@ -196,17 +209,16 @@ impl LocalRuntime {
                     c.arg("--unshare-net");
                 }
                 c.args(["--chdir", "/workspace", "--setenv", "HOME", "/workspace", "--"]);
-                match self.run_as {
-                    // bwrap runs as root (so it can reach the run directory
-                    // through sluice's private data directory) and the daemon
-                    // becomes the unprivileged user, with no capabilities left.
-                    Some((uid, gid)) => {
-                        c.arg("/usr/bin/setpriv")
-                            .arg(format!("--reuid={uid}"))
-                            .arg(format!("--regid={gid}"))
-                            .args(["--clear-groups", "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs"]);
-                    }
-                    None => {}
+                // bwrap runs as root (so it can reach the run directory through
+                // sluice's private data directory) and the daemon becomes the
+                // unprivileged user, with no capabilities left.
+                if let Some((uid, gid)) = self.run_as {
+                    c.arg("/usr/bin/setpriv").arg(format!("--reuid={uid}")).arg(format!("--regid={gid}")).args([
+                        "--clear-groups",
+                        "--bounding-set=-all",
+                        "--inh-caps=-all",
+                        "--no-new-privs",
+                    ]);
                 }
                 c.arg("/run/sluiced");
                 c.args(["--listen", "unix:/run/sluice/control.sock"]);
