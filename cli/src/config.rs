@@ -142,7 +142,7 @@ impl WorkerArgs {
     }
 
     /// Opens the configured runtime.
-    pub async fn runtime(&self, data_dir: &Path) -> anyhow::Result<sluice_worker::Runtime> {
+    pub async fn runtime(&self, data_dir: &Path) -> anyhow::Result<sluice_worker::AnyRuntime> {
         use sluice_worker::runtime::docker::DockerRuntime;
         use sluice_worker::runtime::local::{LocalRuntime, Sandbox};
         let executors = self.executors_dir(data_dir);
@@ -161,12 +161,12 @@ impl WorkerArgs {
                     use std::os::unix::fs::PermissionsExt;
                     std::fs::set_permissions(data_dir, std::fs::Permissions::from_mode(0o711))?;
                 }
-                sluice_worker::Runtime::Local(local)
+                sluice_worker::AnyRuntime::Local(local)
             }
             RuntimeKind::Docker => {
                 let daemon = std::fs::canonicalize(self.docker_daemon_binary()?)?;
                 let executors = std::path::absolute(&executors)?;
-                sluice_worker::Runtime::Docker(
+                sluice_worker::AnyRuntime::Docker(
                     DockerRuntime::connect(self.docker_socket.as_deref(), executors, daemon, self.registries()?)
                         .await?,
                 )

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use sluice_api::{ApiConfig, AppState};
+use sluice_worker::Runtime as _;
 use tokio::sync::{Notify, watch};
 
 use config::{ApiArgs, StoreArgs, WorkerArgs};
@@ -124,7 +125,7 @@ async fn start_worker(
     store_args.ensure_data_dir()?;
     let runtime = args.runtime(&store_args.data_dir).await.context("cannot open the runtime")?;
     match &runtime {
-        sluice_worker::Runtime::Local(local)
+        sluice_worker::AnyRuntime::Local(local)
             if matches!(local.sandbox(), sluice_worker::runtime::local::Sandbox::None(_)) =>
         {
             tracing::warn!(posture = %runtime.posture(), "executors are NOT sandboxed")

@@ -364,3 +364,43 @@ async fn lifecycle_requests_leave_work_due() {
         assert_eq!(store.claim_jobs("w", 5, 60_000).await.unwrap().len(), 1, "{}", db.label);
     }
 }
+
+/// The orphan sweep's judgement of a labelled runtime resource.
+#[tokio::test]
+async fn resources_are_judged_by_the_records_that_need_them() {
+    for db in databases().await {
+        let store = open(&db).await;
+        assert_eq!(store.judge_resource("run_unknown").await.unwrap(), ResourceVerdict::Orphan, "{}", db.label);
+
+        let view = created(store.create_workspace(new_workspace("alice", None)).await.unwrap());
+        let run_id = view.current_run.unwrap().id;
+        assert_eq!(store.judge_resource(&run_id).await.unwrap(), ResourceVerdict::Owned, "a launch may be in flight");
+        let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
+        let runtime = RuntimeRecord {
+            adapter: RuntimeAdapter::Local,
+            resource_id: "r".into(),
+            reference: "r".into(),
+            status: RuntimeStatus::Running,
+            endpoint: None,
+            deadline: None,
+        };
+        store.record_launched(&lease, &run_id, &runtime, None).await.unwrap();
+        store.request_stop("alice", &view.workspace.id).await.unwrap();
+        store.record_removed(&lease, &run_id).await.unwrap();
+        assert_eq!(store.judge_resource(&run_id).await.unwrap(), ResourceVerdict::Orphan, "{}: removed", db.label);
+        let state = store.load_reconcile_state(&view.workspace.id).await.unwrap().unwrap();
+        assert_eq!(state.workspace.status, WorkspaceStatus::Stopped);
+
+        // A workspace whose executor may hold unsaved work: its stray
+        // resources are reported and kept.
+        let mut capture = new_workspace("alice", None);
+        capture.capture_token = Some(Secret::new("capture-token-value-123456".into()));
+        let view = created(store.create_workspace(capture).await.unwrap());
+        let first = view.current_run.unwrap().id;
+        let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
+        let error = RunError { message: "boom".into(), code: Some("launch-failed".into()) };
+        let retry = store.record_failed(&lease, &first, &error, true).await.unwrap();
+        assert!(retry.is_some(), "{}: a retry run was queued", db.label);
+        assert_eq!(store.judge_resource(&first).await.unwrap(), ResourceVerdict::OrphanKept, "{}", db.label);
+    }
+}

@@ -281,3 +281,50 @@ async fn a_launch_that_cannot_start_fails_with_an_error_and_no_retry() {
     assert!(event_types(&server, &id).await.iter().any(|e| e == "attempt.failed"));
     server.stop();
 }
+
+#[tokio::test]
+async fn the_orphan_sweep_removes_what_no_record_needs_and_spares_the_rest() {
+    let mut runtimes = vec![("local", "sluice-test/busybox:1")];
+    if let Some(image) = docker_test_image() {
+        runtimes.push(("docker", image));
+    }
+    for (runtime, image) in runtimes {
+        let dir = DataDir::new();
+        let server = Server::start_with(&dir.path(), options(runtime).arg("--orphan-schedule").arg("* * * * * *")).await;
+        let id = create(&server, &create_request("alice", image, "kept")).await;
+        let ready = server.wait_for("alice", &id, READY_WITHIN, is_ready).await;
+        let live_run = ready["runtime"]["runId"].as_str().unwrap().to_owned();
+
+        // Executors that no record knows: a leftover run directory, and (on
+        // Docker) a container with this install's labels.
+        let orphan = "run_00000000000000000000000000orphan";
+        std::fs::create_dir_all(dir.executors().join(orphan).join("workspace")).unwrap();
+        if runtime == "docker" {
+            let run = std::process::Command::new("docker")
+                .args(["run", "-d", "--network", "none", "--entrypoint", "/bin/sleep"])
+                .args(["--label", &format!("sluice.run={orphan}")])
+                .args(["--label", &format!("sluice.install={}", dir.executors().display())])
+                .args([image, "300"])
+                .output()
+                .unwrap();
+            assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+        }
+        let inspect: Box<dyn Inspect> = if runtime == "docker" { Box::new(DockerInspect) } else { Box::new(LocalInspect(&dir)) };
+        let mut gone = false;
+        for _ in 0..200 {
+            let leftover = dir.executors().join(orphan).exists() || (runtime == "docker" && DockerInspect.exists(orphan));
+            if !leftover {
+                gone = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(gone, "{runtime}: the sweep removed the orphan:\n{}", server.output());
+        // The workspace's own executor lived through the same sweeps.
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        assert!(inspect.exists(&live_run), "{runtime}: a recorded executor is never swept");
+        let (_, still) = server.get(&format!("/v1/workspaces/{id}?ownerUserId=alice")).await;
+        assert_eq!(still["status"], "ready", "{runtime}: {still}");
+        server.stop();
+    }
+}

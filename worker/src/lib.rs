@@ -25,7 +25,7 @@ use sluice_store::{JobKind, Lease, Store, StoreError};
 use tokio::sync::{Notify, Semaphore};
 
 pub use cadence::Cadence;
-pub use runtime::Runtime;
+pub use runtime::{AnyRuntime, Runtime};
 pub use sweeps::maintain;
 
 /// Create-key records are kept at least this long.
@@ -84,7 +84,7 @@ pub fn default_worker_id() -> String {
 /// What every job of this worker shares.
 pub struct Worker {
     pub store: Store,
-    pub runtime: Arc<Runtime>,
+    pub runtime: Arc<AnyRuntime>,
     pub config: WorkerConfig,
     /// Signalled when work may have become due (an API in this process
     /// enqueued, or a pass asked to be looked at again soon).
@@ -94,7 +94,7 @@ pub struct Worker {
 }
 
 impl Worker {
-    pub fn new(store: Store, runtime: Arc<Runtime>, config: WorkerConfig, wake: Arc<Notify>) -> Arc<Worker> {
+    pub fn new(store: Store, runtime: Arc<AnyRuntime>, config: WorkerConfig, wake: Arc<Notify>) -> Arc<Worker> {
         Arc::new(Worker { store, runtime, config, wake, next_due: Mutex::new(None) })
     }
 

@@ -6,6 +6,7 @@ use sluice_store::clock::now_ms;
 use sluice_store::{Lease, ReconcileState, RunError, Secret, SecretKind, StoreError};
 
 use crate::Worker;
+use crate::runtime::Runtime as _;
 use crate::daemon_client::DaemonClient;
 use crate::decide::{Action, Observation, decide, retry_allowed};
 use crate::runtime::{LaunchRequest, Presence, RuntimeError};

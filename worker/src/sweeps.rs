@@ -10,6 +10,7 @@ use sluice_store::clock::now_ms;
 use sluice_store::{ResourceVerdict, Store, StoreError};
 use tokio::sync::watch;
 
+use crate::runtime::Runtime as _;
 use crate::{MIN_KEY_RETENTION, Worker, WorkerConfig};
 
 /// One maintenance pass; returns how many key records were forgotten.

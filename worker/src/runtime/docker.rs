@@ -19,7 +19,7 @@ use bollard::query_parameters::{
 };
 use sluice_store::{PublishedImage, RuntimeAdapter, RuntimeRecord, RuntimeStatus};
 
-use super::{LaunchRequest, Launched, OwnedResource, Presence, RuntimeError, control_socket, run_dir};
+use super::{LaunchRequest, Launched, OwnedResource, Presence, Runtime, RuntimeError, control_socket, run_dir};
 
 const LABEL_RUN: &str = "sluice.run";
 const LABEL_WORKSPACE: &str = "sluice.workspace";
@@ -73,7 +73,7 @@ impl DockerRuntime {
         Ok(DockerRuntime { docker, executors_dir, daemon_binary, registries })
     }
 
-    pub fn posture(&self) -> String {
+    fn posture_line(&self) -> String {
         "docker: all capabilities dropped, no-new-privileges, pids limit, network off unless spec.network".into()
     }
 
@@ -117,7 +117,18 @@ impl DockerRuntime {
         Ok(PublishedImage { reference: image.to_owned(), digest_reference: format!("{repository}@{digest}"), digest })
     }
 
-    pub async fn launch(&self, request: &LaunchRequest) -> Result<Launched, RuntimeError> {
+}
+
+impl Runtime for DockerRuntime {
+    fn adapter(&self) -> RuntimeAdapter {
+        RuntimeAdapter::Docker
+    }
+
+    fn posture(&self) -> String {
+        self.posture_line()
+    }
+
+    async fn launch(&self, request: &LaunchRequest) -> Result<Launched, RuntimeError> {
         let image = self.image(request);
         let published = self.published(&image, &request.repository).await?;
         let dir = run_dir(&self.executors_dir, &request.run_id);
@@ -207,7 +218,7 @@ impl DockerRuntime {
         Ok(Launched { record: self.record(&request.run_id, &id), published: Some(published) })
     }
 
-    pub async fn inspect(&self, container_id: &str) -> Result<Presence, RuntimeError> {
+    async fn inspect(&self, _run_id: &str, container_id: &str) -> Result<Presence, RuntimeError> {
         match self.docker.inspect_container(container_id, None::<InspectContainerOptions>).await {
             Ok(info) => {
                 let running = info.state.and_then(|s| s.running).unwrap_or(false);
@@ -220,7 +231,7 @@ impl DockerRuntime {
 
     /// Stops and removes the container (SIGTERM, SIGKILL after a grace) and
     /// its host run directory. Removing an absent container succeeds.
-    pub async fn remove(&self, run_id: &str, container_id: &str) -> Result<(), RuntimeError> {
+    async fn remove(&self, run_id: &str, container_id: &str) -> Result<(), RuntimeError> {
         let target = if container_id.is_empty() { container_name(run_id) } else { container_id.to_owned() };
         let stop = StopContainerOptions { t: Some(STOP_GRACE_SECONDS), signal: None };
         match self.docker.stop_container(&target, Some(stop)).await {
@@ -246,7 +257,7 @@ impl DockerRuntime {
         }
     }
 
-    pub async fn list_owned(&self) -> Result<Vec<OwnedResource>, RuntimeError> {
+    async fn list_owned(&self) -> Result<Vec<OwnedResource>, RuntimeError> {
         let install = format!("{LABEL_INSTALL}={}", self.install_label());
         let filters = HashMap::from([("label".to_owned(), vec![LABEL_RUN.to_owned(), install])]);
         let options = ListContainersOptions { all: true, filters: Some(filters), ..Default::default() };

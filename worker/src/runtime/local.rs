@@ -16,7 +16,7 @@ use std::time::Duration;
 use sluice_store::{RuntimeAdapter, RuntimeRecord, RuntimeStatus};
 use tokio::process::Command;
 
-use super::{LaunchRequest, Launched, OwnedResource, Presence, RuntimeError, control_socket, run_dir};
+use super::{LaunchRequest, Launched, OwnedResource, Presence, Runtime, RuntimeError, control_socket, run_dir};
 
 /// The user an executor runs as when sluice runs as root.
 const UNPRIVILEGED: (u32, u32) = (65534, 65534);
@@ -97,7 +97,7 @@ impl LocalRuntime {
         &self.sandbox
     }
 
-    pub fn posture(&self) -> String {
+    fn posture_line(&self) -> String {
         let user = match self.run_as {
             Some((uid, _)) => format!("as uid {uid}"),
             None => "as sluice's own user".into(),
@@ -129,7 +129,18 @@ impl LocalRuntime {
         String::from_utf8_lossy(&cmdline).contains(&needle).then_some(pid)
     }
 
-    pub async fn launch(&self, request: &LaunchRequest) -> Result<Launched, RuntimeError> {
+}
+
+impl Runtime for LocalRuntime {
+    fn adapter(&self) -> RuntimeAdapter {
+        RuntimeAdapter::Local
+    }
+
+    fn posture(&self) -> String {
+        self.posture_line()
+    }
+
+    async fn launch(&self, request: &LaunchRequest) -> Result<Launched, RuntimeError> {
         let dir = run_dir(&self.executors_dir, &request.run_id);
         let secret_file = dir.join("run").join("boot-secret.json");
         for sub in ["", "workspace", "state", "run"] {
@@ -267,7 +278,7 @@ impl LocalRuntime {
         Ok(Launched { record: self.record(&request.run_id), published: None })
     }
 
-    pub async fn inspect(&self, run_id: &str) -> Result<Presence, RuntimeError> {
+    async fn inspect(&self, run_id: &str, _resource_id: &str) -> Result<Presence, RuntimeError> {
         if !run_dir(&self.executors_dir, run_id).exists() {
             return Ok(Presence::Absent);
         }
@@ -276,7 +287,7 @@ impl LocalRuntime {
 
     /// Stops the executor (SIGTERM, SIGKILL after a grace) and deletes its
     /// directory. Removing an absent executor succeeds.
-    pub async fn remove(&self, run_id: &str) -> Result<(), RuntimeError> {
+    async fn remove(&self, run_id: &str, _resource_id: &str) -> Result<(), RuntimeError> {
         let dir = run_dir(&self.executors_dir, run_id);
         if let Some(pid) = self.live_pid(run_id) {
             // SAFETY: signals to the executor's own process group.
@@ -302,7 +313,7 @@ impl LocalRuntime {
         }
     }
 
-    pub async fn list_owned(&self) -> Result<Vec<OwnedResource>, RuntimeError> {
+    async fn list_owned(&self) -> Result<Vec<OwnedResource>, RuntimeError> {
         let entries = std::fs::read_dir(&self.executors_dir).map_err(|e| transient("executors directory", e))?;
         Ok(entries
             .filter_map(Result::ok)

@@ -6,6 +6,7 @@
 pub mod docker;
 pub mod local;
 
+use std::future::Future;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -103,53 +104,69 @@ pub fn control_socket(executors_dir: &Path, run_id: &str) -> PathBuf {
     run_dir(executors_dir, run_id).join("run").join("control.sock")
 }
 
-/// The runtimes a worker drives.
-pub enum Runtime {
+/// What a runtime adapter does. Every operation is idempotent: launching a
+/// run that already has an executor adopts it, removing an absent one
+/// succeeds.
+pub trait Runtime: Send + Sync {
+    fn adapter(&self) -> RuntimeAdapter;
+    /// Creates (or adopts) the run's executor and starts it.
+    fn launch(&self, request: &LaunchRequest) -> impl Future<Output = Result<Launched, RuntimeError>> + Send;
+    /// Whether the run's executor is there and running.
+    fn inspect(&self, run_id: &str, resource_id: &str) -> impl Future<Output = Result<Presence, RuntimeError>> + Send;
+    /// Stops the executor and removes it with its disk.
+    fn remove(&self, run_id: &str, resource_id: &str) -> impl Future<Output = Result<(), RuntimeError>> + Send;
+    /// The resources this install labelled as its own.
+    fn list_owned(&self) -> impl Future<Output = Result<Vec<OwnedResource>, RuntimeError>> + Send;
+    /// A line for health and logs: which runtime, and how it isolates.
+    fn posture(&self) -> String;
+}
+
+/// The runtime a worker was configured with.
+pub enum AnyRuntime {
     Local(local::LocalRuntime),
     Docker(docker::DockerRuntime),
 }
 
-impl Runtime {
-    pub fn adapter(&self) -> RuntimeAdapter {
+impl Runtime for AnyRuntime {
+    fn adapter(&self) -> RuntimeAdapter {
         match self {
-            Runtime::Local(_) => RuntimeAdapter::Local,
-            Runtime::Docker(_) => RuntimeAdapter::Docker,
+            AnyRuntime::Local(r) => r.adapter(),
+            AnyRuntime::Docker(r) => r.adapter(),
         }
     }
 
-    pub async fn launch(&self, request: &LaunchRequest) -> Result<Launched, RuntimeError> {
+    async fn launch(&self, request: &LaunchRequest) -> Result<Launched, RuntimeError> {
         match self {
-            Runtime::Local(r) => r.launch(request).await,
-            Runtime::Docker(r) => r.launch(request).await,
+            AnyRuntime::Local(r) => r.launch(request).await,
+            AnyRuntime::Docker(r) => r.launch(request).await,
         }
     }
 
-    pub async fn inspect(&self, run_id: &str, resource_id: &str) -> Result<Presence, RuntimeError> {
+    async fn inspect(&self, run_id: &str, resource_id: &str) -> Result<Presence, RuntimeError> {
         match self {
-            Runtime::Local(r) => r.inspect(run_id).await,
-            Runtime::Docker(r) => r.inspect(resource_id).await,
+            AnyRuntime::Local(r) => r.inspect(run_id, resource_id).await,
+            AnyRuntime::Docker(r) => r.inspect(run_id, resource_id).await,
         }
     }
 
-    pub async fn remove(&self, run_id: &str, resource_id: &str) -> Result<(), RuntimeError> {
+    async fn remove(&self, run_id: &str, resource_id: &str) -> Result<(), RuntimeError> {
         match self {
-            Runtime::Local(r) => r.remove(run_id).await,
-            Runtime::Docker(r) => r.remove(run_id, resource_id).await,
+            AnyRuntime::Local(r) => r.remove(run_id, resource_id).await,
+            AnyRuntime::Docker(r) => r.remove(run_id, resource_id).await,
         }
     }
 
-    pub async fn list_owned(&self) -> Result<Vec<OwnedResource>, RuntimeError> {
+    async fn list_owned(&self) -> Result<Vec<OwnedResource>, RuntimeError> {
         match self {
-            Runtime::Local(r) => r.list_owned().await,
-            Runtime::Docker(r) => r.list_owned().await,
+            AnyRuntime::Local(r) => r.list_owned().await,
+            AnyRuntime::Docker(r) => r.list_owned().await,
         }
     }
 
-    /// A line for health and logs: which runtime, and how it isolates.
-    pub fn posture(&self) -> String {
+    fn posture(&self) -> String {
         match self {
-            Runtime::Local(r) => r.posture(),
-            Runtime::Docker(r) => r.posture(),
+            AnyRuntime::Local(r) => r.posture(),
+            AnyRuntime::Docker(r) => r.posture(),
         }
     }
 }
