@@ -36,10 +36,6 @@ fn percentile(samples: &[Duration], p: f64) -> Duration {
     sorted[(((sorted.len() as f64 - 1.0) * p).round() as usize).min(sorted.len() - 1)]
 }
 
-fn beside_this_binary(name: &str) -> anyhow::Result<PathBuf> {
-    Ok(std::env::current_exe()?.parent().context("no binary directory")?.join(name))
-}
-
 fn static_daemon() -> anyhow::Result<PathBuf> {
     let exe = std::env::current_exe()?;
     let dir = exe.parent().context("no binary directory")?;
@@ -70,15 +66,17 @@ fn run_dir(root: &Path, i: usize) -> anyhow::Result<PathBuf> {
     Ok(dir)
 }
 
-/// The local baseline: the daemon spawned directly, no sandbox, no store.
+/// The local baseline: the daemon (this binary, as `sluice daemon`, the
+/// program the local runtime starts) spawned directly: no sandbox, no store.
 async fn baseline_local(root: &Path, count: usize) -> anyhow::Result<Vec<Duration>> {
-    let daemon = beside_this_binary("sluiced")?;
+    let daemon = std::env::current_exe()?;
     let mut samples = Vec::new();
     for i in 0..count {
         let dir = run_dir(root, i)?;
         let socket = dir.join("run/control.sock");
         let started = Instant::now();
         let mut child = tokio::process::Command::new(&daemon)
+            .arg("daemon")
             .arg("--listen")
             .arg(format!("unix:{}", socket.display()))
             .arg("--boot-secret-file")

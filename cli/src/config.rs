@@ -65,7 +65,7 @@ pub struct WorkerArgs {
     /// Where executors' run directories live; DATA_DIR/executors by default.
     #[arg(long, env = "SLUICE_EXECUTORS_DIR")]
     pub executors_dir: Option<PathBuf>,
-    /// The sluiced binary the local runtime starts; `sluiced` beside this binary by default.
+    /// The sluiced binary the local runtime starts; by default this binary, as `sluice daemon`.
     #[arg(long, env = "SLUICE_DAEMON_BINARY")]
     pub daemon_binary: Option<PathBuf>,
     /// A statically linked sluiced for containers; `sluiced-static` beside this binary, or
@@ -103,10 +103,6 @@ pub struct WorkerArgs {
     /// before its launch is recorded, in milliseconds.
     #[arg(long, env = "SLUICE_FAULT_PAUSE_AFTER_LAUNCH_MS", hide = true)]
     pub fault_pause_after_launch_ms: Option<u64>,
-}
-
-fn beside_this_binary(name: &str) -> Option<PathBuf> {
-    Some(std::env::current_exe().ok()?.parent()?.join(name))
 }
 
 impl WorkerArgs {
@@ -148,12 +144,14 @@ impl WorkerArgs {
         let executors = self.executors_dir(data_dir);
         Ok(match self.runtime {
             RuntimeKind::Local => {
-                let daemon =
-                    self.daemon_binary.clone().or_else(|| beside_this_binary("sluiced")).context("no sluiced")?;
+                let (daemon, prefix) = match &self.daemon_binary {
+                    Some(path) => (path.clone(), Vec::new()),
+                    None => (std::env::current_exe()?, vec!["daemon".to_owned()]),
+                };
                 anyhow::ensure!(daemon.is_file(), "the daemon binary {} does not exist", daemon.display());
                 let executors = std::path::absolute(&executors)?;
                 let daemon = std::fs::canonicalize(&daemon)?;
-                let local = LocalRuntime::new(executors, daemon).await?;
+                let local = LocalRuntime::new(executors, daemon, prefix).await?;
                 // Without a sandbox, executors run as an unprivileged user (when
                 // sluice is root) straight from their run directories, so that
                 // user must be able to pass through (not list) the data directory.

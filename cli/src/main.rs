@@ -60,6 +60,8 @@ enum Command {
     },
     /// Print the OpenAPI document.
     Openapi,
+    /// The daemon that runs inside an executor (the same program as `sluiced`).
+    Daemon(sluice_daemon::cli::Args),
     /// Measure create and replay throughput and latency against a bare insert baseline.
     Bench(bench::BenchArgs),
     /// Measure create → ready latency per runtime against starting the daemon bare.
@@ -68,10 +70,13 @@ enum Command {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    if let Command::Daemon(args) = cli.command {
+        return sluice_daemon::cli::run(args).await;
+    }
     // Everything sluice writes (database, keys, tokens) is private to it.
     // SAFETY: umask only changes this process's file creation mask.
     unsafe { libc::umask(0o077) };
-    let cli = Cli::parse();
     // The benchmark's own requests would drown its table in request logs.
     init_tracing(if matches!(cli.command, Command::Bench(_) | Command::BenchReady(_)) {
         "warn"
@@ -101,6 +106,7 @@ async fn main() -> anyhow::Result<()> {
             print!("{}", sluice_api::openapi::document_text());
             Ok(())
         }
+        Command::Daemon(_) => unreachable!("handled before tracing starts"),
         Command::Bench(args) => bench::run(args).await,
         Command::BenchReady(args) => bench_ready::run(args).await,
     }

@@ -6,6 +6,7 @@
 //! executor's own disk, an observation number growing within a boot).
 //! Capture is not built yet.
 
+pub mod cli;
 pub mod exec;
 pub mod managed;
 

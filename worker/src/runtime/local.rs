@@ -34,6 +34,8 @@ pub enum Sandbox {
 pub struct LocalRuntime {
     executors_dir: PathBuf,
     daemon_binary: PathBuf,
+    /// Arguments before the daemon's own (`daemon` when the binary is `sluice`).
+    daemon_prefix: Vec<String>,
     sandbox: Sandbox,
     run_as: Option<(u32, u32)>,
 }
@@ -84,13 +86,15 @@ async fn probe_bubblewrap(run_as: Option<(u32, u32)>) -> Sandbox {
 }
 
 impl LocalRuntime {
-    /// Prepares the runtime: `executors_dir` holds one directory per run.
-    pub async fn new(executors_dir: PathBuf, daemon_binary: PathBuf) -> std::io::Result<Self> {
+    /// Prepares the runtime: `executors_dir` holds one directory per run;
+    /// executors run `daemon_binary` with `daemon_prefix` before the
+    /// daemon's arguments.
+    pub async fn new(executors_dir: PathBuf, daemon_binary: PathBuf, daemon_prefix: Vec<String>) -> std::io::Result<Self> {
         std::fs::DirBuilder::new().recursive(true).mode(0o711).create(&executors_dir)?;
         std::fs::set_permissions(&executors_dir, std::fs::Permissions::from_mode(0o711))?;
         let run_as = is_root().then_some(UNPRIVILEGED);
         let sandbox = probe_bubblewrap(run_as).await;
-        Ok(LocalRuntime { executors_dir, daemon_binary, sandbox, run_as })
+        Ok(LocalRuntime { executors_dir, daemon_binary, daemon_prefix, sandbox, run_as })
     }
 
     pub fn sandbox(&self) -> &Sandbox {
@@ -231,7 +235,7 @@ impl Runtime for LocalRuntime {
                         "--no-new-privs",
                     ]);
                 }
-                c.arg("/run/sluiced");
+                c.arg("/run/sluiced").args(&self.daemon_prefix);
                 c.args(["--listen", "unix:/run/sluice/control.sock"]);
                 c.args(["--boot-secret-file", "/run/sluice/boot-secret.json", "--state-dir", "/var/lib/sluice"]);
                 c.args(["--workdir", "/workspace"]);
@@ -240,6 +244,7 @@ impl Runtime for LocalRuntime {
             }
             Sandbox::None(_) => {
                 let mut c = Command::new(&self.daemon_binary);
+                c.args(&self.daemon_prefix);
                 // Relative to the daemon's working directory, so a long data
                 // directory cannot overflow the socket address.
                 c.arg("--listen").arg("unix:../run/control.sock");

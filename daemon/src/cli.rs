@@ -1,0 +1,85 @@
+//! The daemon's command line, shared by `sluiced` and `sluice daemon`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Where the control API listens: `unix:PATH` or `HOST:PORT`.
+    #[arg(long, env = "SLUICED_LISTEN", default_value = "127.0.0.1:7421")]
+    pub listen: String,
+    /// The boot secret file the control plane delivered (JSON: controlToken, secretEnv).
+    #[arg(long, env = "SLUICED_BOOT_SECRET_FILE")]
+    pub boot_secret_file: PathBuf,
+    /// A directory on the executor's own disk for the daemon's state.
+    #[arg(long, env = "SLUICED_STATE_DIR")]
+    pub state_dir: PathBuf,
+    /// Where commands run by default.
+    #[arg(long, env = "SLUICED_WORKDIR", default_value = ".")]
+    pub workdir: PathBuf,
+    /// The managed process's argv as a JSON array (none when absent).
+    #[arg(long, env = "SLUICED_COMMAND")]
+    pub command: Option<String>,
+    /// The launch identity this executor runs as.
+    #[arg(long, env = "SLUICED_LAUNCH")]
+    pub launch: String,
+    /// The capture lease epoch.
+    #[arg(long, env = "SLUICED_EPOCH", default_value_t = 0)]
+    pub epoch: u64,
+    /// How long the managed process gets to exit after SIGTERM.
+    #[arg(long, env = "SLUICED_STOP_GRACE_MS", default_value_t = 10_000)]
+    pub stop_grace_ms: u64,
+    /// Ignored: lets a launcher name the executor in process listings.
+    #[arg(last = true, hide = true)]
+    pub label: Vec<String>,
+}
+
+async fn terminated() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+}
+
+/// Runs the daemon until SIGTERM: boot, the managed process, the control API.
+pub async fn run(args: Args) -> anyhow::Result<()> {
+    let command: Vec<String> = match &args.command {
+        Some(json) => serde_json::from_str(json).map_err(|e| anyhow::anyhow!("--command must be a JSON array: {e}"))?,
+        None => Vec::new(),
+    };
+    // Removed so the managed process and exec'd commands do not inherit them.
+    for name in ["SLUICED_BOOT_SECRET_FILE", "SLUICED_COMMAND"] {
+        // SAFETY: still single-threaded as far as the environment goes: no
+        // task reads it yet.
+        unsafe { std::env::remove_var(name) };
+    }
+    let running = crate::boot(crate::DaemonConfig {
+        boot_secret_file: &args.boot_secret_file,
+        state_dir: &args.state_dir,
+        launch: args.launch,
+        epoch: args.epoch,
+        workdir: &args.workdir,
+        command,
+        env: BTreeMap::new(),
+    })?;
+    let managed = running.managed.clone();
+    let grace = Duration::from_millis(args.stop_grace_ms);
+    let shutdown = async move {
+        terminated().await;
+        managed.stop(grace).await;
+    };
+    if let Some(path) = args.listen.strip_prefix("unix:") {
+        let _ = std::fs::remove_file(path);
+        let listener = tokio::net::UnixListener::bind(path)?;
+        eprintln!("sluiced control API on unix:{path}");
+        crate::serve(running.router, listener, shutdown).await?;
+    } else {
+        let listener = tokio::net::TcpListener::bind(&args.listen).await?;
+        eprintln!("sluiced control API on {}", listener.local_addr()?);
+        crate::serve(running.router, listener, shutdown).await?;
+    }
+    Ok(())
+}
