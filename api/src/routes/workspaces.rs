@@ -482,7 +482,13 @@ pub async fn recover_workspace(
 ) -> Result<(StatusCode, Json<RecoverWorkspaceResponse>), ApiError> {
     let owner = req.owner_user_id.into_string();
     let view = owned(&app, &owner, &workspace_id).await?;
-    // Nothing is ever retained before executors exist: there is nothing to recover.
+    if view.workspace.status == WorkspaceStatus::Retained {
+        // Saying `requested` would promise a recovery nothing performs yet.
+        return Err(ApiError::conflict(
+            format!("workspace {workspace_id}'s executor is retained, and recovery is not built in this install yet"),
+            Some("recovery-unsupported"),
+        ));
+    }
     Ok((
         StatusCode::ACCEPTED,
         Json(RecoverWorkspaceResponse {
