@@ -7,7 +7,7 @@ use crate::clock::{new_id, now_ms};
 use crate::db::{DbRow, args};
 use crate::error::StoreError;
 use crate::guard;
-use crate::jobs::{Lease, check_fence, enqueue};
+use crate::jobs::{Lease, begin_fenced, enqueue};
 use crate::model::*;
 
 const EXEC_COLUMNS: &str = "id, workspace_id, owner_user_id, attempt_id, status, exit_code, commands, results, \
@@ -134,9 +134,7 @@ impl Store {
 
     /// Marks an exec run running.
     pub async fn start_exec_run(&self, lease: &Lease, run_id: &str) -> Result<(), StoreError> {
-        let now = now_ms();
-        let mut tx = self.pool.begin().await?;
-        check_fence(&mut tx, lease, now).await?;
+        let (mut tx, now) = begin_fenced(&self.pool, lease).await?;
         tx.execute(
             "UPDATE exec_runs SET status = $1, started_at = $2 WHERE id = $3",
             args![ExecRunStatus::Running.as_str(), now, run_id],
@@ -153,9 +151,7 @@ impl Store {
         run_id: &str,
         results: &[ExecCommandResult],
     ) -> Result<(), StoreError> {
-        let now = now_ms();
-        let mut tx = self.pool.begin().await?;
-        check_fence(&mut tx, lease, now).await?;
+        let (mut tx, _) = begin_fenced(&self.pool, lease).await?;
         tx.execute("UPDATE exec_runs SET results = $1 WHERE id = $2", args![to_json(&results)?, run_id]).await?;
         tx.commit().await
     }
@@ -169,10 +165,8 @@ impl Store {
         exit_code: Option<i64>,
         error: Option<&RunError>,
     ) -> Result<(), StoreError> {
-        let now = now_ms();
         let status = if error.is_some() { ExecRunStatus::Failed } else { ExecRunStatus::Completed };
-        let mut tx = self.pool.begin().await?;
-        check_fence(&mut tx, lease, now).await?;
+        let (mut tx, now) = begin_fenced(&self.pool, lease).await?;
         tx.execute(
             "UPDATE exec_runs SET status = $1, exit_code = $2, error_message = $3, error_code = $4, finished_at = $5, \
              started_at = COALESCE(started_at, $5) WHERE id = $6",

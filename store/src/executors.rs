@@ -10,7 +10,7 @@ use crate::Store;
 use crate::clock::{new_id, now_ms};
 use crate::db::{Tx, args};
 use crate::error::StoreError;
-use crate::jobs::{Lease, check_fence, enqueue};
+use crate::jobs::{Lease, begin_fenced, enqueue};
 use crate::model::*;
 use crate::workspaces::{RUN_COLUMNS, WORKSPACE_COLUMNS, append_event, run_from_row, workspace_from_row};
 
@@ -145,9 +145,7 @@ impl Store {
         runtime: &RuntimeRecord,
         published: Option<&PublishedImage>,
     ) -> Result<Run, StoreError> {
-        let now = now_ms();
-        let mut tx = self.pool.begin().await?;
-        check_fence(&mut tx, lease, now).await?;
+        let (mut tx, now) = begin_fenced(&self.pool, lease).await?;
         tx.execute(
             "UPDATE runs SET status = $1, runtime_adapter = $2, runtime_resource_id = $3, runtime_reference = $4, \
              runtime_status = $5, runtime_endpoint = $6, runtime_deadline = $7, published_reference = $8, \
@@ -204,9 +202,7 @@ impl Store {
 
     /// Records that `run_id`'s daemon answers: the executor is ready.
     pub async fn record_ready(&self, lease: &Lease, run_id: &str) -> Result<(), StoreError> {
-        let now = now_ms();
-        let mut tx = self.pool.begin().await?;
-        check_fence(&mut tx, lease, now).await?;
+        let (mut tx, now) = begin_fenced(&self.pool, lease).await?;
         tx.execute(
             "UPDATE runs SET status = $1, runtime_status = $2, updated_at = $3 WHERE id = $4",
             args![WorkspaceStatus::Ready.as_str(), RuntimeStatus::Ready.as_str(), now, run_id],
@@ -248,9 +244,7 @@ impl Store {
         error: &RunError,
         retry: bool,
     ) -> Result<Option<String>, StoreError> {
-        let now = now_ms();
-        let mut tx = self.pool.begin().await?;
-        check_fence(&mut tx, lease, now).await?;
+        let (mut tx, now) = begin_fenced(&self.pool, lease).await?;
         tx.execute(
             "UPDATE runs SET status = $1, runtime_status = CASE WHEN runtime_adapter IS NULL THEN NULL ELSE $2 END, \
              error_message = $3, error_code = $4, updated_at = $5, finished_at = $5 WHERE id = $6",
@@ -331,9 +325,7 @@ impl Store {
     /// current run of a workspace asked to stop, the workspace reads
     /// `stopped`.
     pub async fn record_removed(&self, lease: &Lease, run_id: &str) -> Result<(), StoreError> {
-        let now = now_ms();
-        let mut tx = self.pool.begin().await?;
-        check_fence(&mut tx, lease, now).await?;
+        let (mut tx, now) = begin_fenced(&self.pool, lease).await?;
         tx.execute(
             "UPDATE runs SET runtime_removed_at = $1, updated_at = $1, \
              runtime_status = CASE WHEN runtime_status = $2 THEN runtime_status ELSE $3 END WHERE id = $4",
@@ -374,9 +366,7 @@ impl Store {
     /// Records that a queued run was cancelled before it launched anything
     /// (the workspace was asked to stop first).
     pub async fn record_cancelled(&self, lease: &Lease, run_id: &str) -> Result<(), StoreError> {
-        let now = now_ms();
-        let mut tx = self.pool.begin().await?;
-        check_fence(&mut tx, lease, now).await?;
+        let (mut tx, now) = begin_fenced(&self.pool, lease).await?;
         tx.execute(
             "UPDATE runs SET status = $1, updated_at = $2, finished_at = $2 WHERE id = $3",
             args![WorkspaceStatus::Cancelled.as_str(), now, run_id],
@@ -400,9 +390,7 @@ impl Store {
     /// Records that `run_id`'s executor is kept with its disk because its
     /// work is not confirmed saved.
     pub async fn record_retained(&self, lease: &Lease, run_id: &str, reason: &str) -> Result<(), StoreError> {
-        let now = now_ms();
-        let mut tx = self.pool.begin().await?;
-        check_fence(&mut tx, lease, now).await?;
+        let (mut tx, now) = begin_fenced(&self.pool, lease).await?;
         tx.execute(
             "UPDATE runs SET status = $1, runtime_status = $2, updated_at = $3 WHERE id = $4",
             args![WorkspaceStatus::Retained.as_str(), RuntimeStatus::Retained.as_str(), now, run_id],

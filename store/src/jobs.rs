@@ -10,7 +10,7 @@
 
 use crate::Store;
 use crate::clock::now_ms;
-use crate::db::{BackendKind, Tx, args};
+use crate::db::{BackendKind, Pool, Tx, args};
 use crate::error::StoreError;
 use crate::model::JobKind;
 
@@ -69,6 +69,15 @@ pub(crate) async fn check_fence(tx: &mut Tx, lease: &Lease, now: i64) -> Result<
         )
         .await?;
     if held == 1 { Ok(()) } else { Err(lease.fenced()) }
+}
+
+/// Opens a write transaction that holds only while `lease` does (see
+/// [`check_fence`]); returns it with the time it was taken at.
+pub(crate) async fn begin_fenced(pool: &Pool, lease: &Lease) -> Result<(Tx, i64), StoreError> {
+    let now = now_ms();
+    let mut tx = pool.begin().await?;
+    check_fence(&mut tx, lease, now).await?;
+    Ok((tx, now))
 }
 
 impl Store {
@@ -132,9 +141,7 @@ impl Store {
     /// job is done and removed, unless a nudge arrived during the pass, in
     /// which case it is due at once. `error` is kept as the job's last error.
     pub async fn finish_job(&self, lease: &Lease, next: Option<i64>, error: Option<&str>) -> Result<(), StoreError> {
-        let now = now_ms();
-        let mut tx = self.pool.begin().await?;
-        check_fence(&mut tx, lease, now).await?;
+        let (mut tx, now) = begin_fenced(&self.pool, lease).await?;
         let removed = match next {
             None => {
                 tx.execute(
@@ -170,9 +177,7 @@ impl Store {
     /// Gives a lease back untouched so another worker can claim the job at
     /// once (an orderly shutdown that did not start the pass).
     pub async fn release_lease(&self, lease: &Lease) -> Result<(), StoreError> {
-        let now = now_ms();
-        let mut tx = self.pool.begin().await?;
-        check_fence(&mut tx, lease, now).await?;
+        let (mut tx, now) = begin_fenced(&self.pool, lease).await?;
         tx.execute(
             "UPDATE jobs SET lease_owner = NULL, lease_expires_at = NULL, run_at = $1, updated_at = $1 \
              WHERE kind = $2 AND subject = $3",

@@ -290,7 +290,8 @@ async fn the_orphan_sweep_removes_what_no_record_needs_and_spares_the_rest() {
     }
     for (runtime, image) in runtimes {
         let dir = DataDir::new();
-        let server = Server::start_with(&dir.path(), options(runtime).arg("--orphan-schedule").arg("* * * * * *")).await;
+        let server =
+            Server::start_with(&dir.path(), options(runtime).arg("--orphan-schedule").arg("* * * * * *")).await;
         let id = create(&server, &create_request("alice", image, "kept")).await;
         let ready = server.wait_for("alice", &id, READY_WITHIN, is_ready).await;
         let live_run = ready["runtime"]["runId"].as_str().unwrap().to_owned();
@@ -309,10 +310,12 @@ async fn the_orphan_sweep_removes_what_no_record_needs_and_spares_the_rest() {
                 .unwrap();
             assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
         }
-        let inspect: Box<dyn Inspect> = if runtime == "docker" { Box::new(DockerInspect) } else { Box::new(LocalInspect(&dir)) };
+        let inspect: Box<dyn Inspect> =
+            if runtime == "docker" { Box::new(DockerInspect) } else { Box::new(LocalInspect(&dir)) };
         let mut gone = false;
         for _ in 0..200 {
-            let leftover = dir.executors().join(orphan).exists() || (runtime == "docker" && DockerInspect.exists(orphan));
+            let leftover =
+                dir.executors().join(orphan).exists() || (runtime == "docker" && DockerInspect.exists(orphan));
             if !leftover {
                 gone = true;
                 break;

@@ -6,9 +6,9 @@ use sluice_store::clock::now_ms;
 use sluice_store::{Lease, ReconcileState, RunError, Secret, SecretKind, StoreError};
 
 use crate::Worker;
-use crate::runtime::Runtime as _;
 use crate::daemon_client::DaemonClient;
 use crate::decide::{Action, Observation, decide, retry_allowed};
+use crate::runtime::Runtime as _;
 use crate::runtime::{LaunchRequest, Presence, RuntimeError};
 
 /// How long a launch pass waits for its new daemon's first answer.

@@ -75,41 +75,59 @@ fn schedule(text: &str, what: &str) -> Option<cron::Schedule> {
     }
 }
 
+/// Runs `pass` on `schedule` until `stop` turns true.
+fn every<F, Fut>(
+    tasks: &mut tokio::task::JoinSet<()>,
+    schedule_text: &str,
+    what: &'static str,
+    mut stop: watch::Receiver<bool>,
+    pass: F,
+) where
+    F: Fn() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    if let Some(s) = schedule(schedule_text, what) {
+        tasks.spawn(async move {
+            while until_next(&s, &mut stop).await {
+                pass().await;
+            }
+        });
+    }
+}
+
 /// Runs the sweeps until `stop` turns true.
 pub async fn run(worker: Arc<Worker>, stop: watch::Receiver<bool>) {
     let mut tasks = tokio::task::JoinSet::new();
-    if let Some(s) = schedule(&worker.config.reaper_schedule, "reaper") {
-        let (worker, mut stop) = (worker.clone(), stop.clone());
-        tasks.spawn(async move {
-            while until_next(&s, &mut stop).await {
-                if let Err(e) = reap(&worker).await {
-                    tracing::warn!(error = %e, "reaper pass failed");
-                }
+    let config = worker.config.clone();
+    let w = worker.clone();
+    every(&mut tasks, &config.reaper_schedule, "reaper", stop.clone(), move || {
+        let w = w.clone();
+        async move {
+            if let Err(e) = reap(&w).await {
+                tracing::warn!(error = %e, "reaper pass failed");
             }
-        });
-    }
-    if let Some(s) = schedule(&worker.config.orphan_schedule, "orphan sweep") {
-        let (worker, mut stop) = (worker.clone(), stop.clone());
-        tasks.spawn(async move {
-            while until_next(&s, &mut stop).await {
-                if let Err(e) = sweep_orphans(&worker).await {
-                    tracing::warn!(error = %e, "orphan sweep failed");
-                }
+        }
+    });
+    let w = worker.clone();
+    every(&mut tasks, &config.orphan_schedule, "orphan sweep", stop.clone(), move || {
+        let w = w.clone();
+        async move {
+            if let Err(e) = sweep_orphans(&w).await {
+                tracing::warn!(error = %e, "orphan sweep failed");
             }
-        });
-    }
-    if let Some(s) = schedule(&worker.config.maintenance_schedule, "maintenance") {
-        let (worker, mut stop) = (worker.clone(), stop.clone());
-        tasks.spawn(async move {
-            while until_next(&s, &mut stop).await {
-                match maintain(&worker.store, &worker.config).await {
-                    Ok(0) => {}
-                    Ok(n) => tracing::info!(forgotten = n, "expired idempotency key records removed"),
-                    Err(e) => tracing::warn!(error = %e, "maintenance pass failed"),
-                }
+        }
+    });
+    let w = worker.clone();
+    every(&mut tasks, &config.maintenance_schedule, "maintenance", stop, move || {
+        let w = w.clone();
+        async move {
+            match maintain(&w.store, &w.config).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(forgotten = n, "expired idempotency key records removed"),
+                Err(e) => tracing::warn!(error = %e, "maintenance pass failed"),
             }
-        });
-    }
+        }
+    });
     while tasks.join_next().await.is_some() {}
 }
 

@@ -116,7 +116,6 @@ impl DockerRuntime {
             .ok_or_else(|| transient("inspecting the image", "the engine reported no image id"))?;
         Ok(PublishedImage { reference: image.to_owned(), digest_reference: format!("{repository}@{digest}"), digest })
     }
-
 }
 
 impl Runtime for DockerRuntime {

@@ -89,7 +89,11 @@ impl LocalRuntime {
     /// Prepares the runtime: `executors_dir` holds one directory per run;
     /// executors run `daemon_binary` with `daemon_prefix` before the
     /// daemon's arguments.
-    pub async fn new(executors_dir: PathBuf, daemon_binary: PathBuf, daemon_prefix: Vec<String>) -> std::io::Result<Self> {
+    pub async fn new(
+        executors_dir: PathBuf,
+        daemon_binary: PathBuf,
+        daemon_prefix: Vec<String>,
+    ) -> std::io::Result<Self> {
         std::fs::DirBuilder::new().recursive(true).mode(0o711).create(&executors_dir)?;
         std::fs::set_permissions(&executors_dir, std::fs::Permissions::from_mode(0o711))?;
         let run_as = is_root().then_some(UNPRIVILEGED);
@@ -132,7 +136,6 @@ impl LocalRuntime {
         let needle = dir.display().to_string();
         String::from_utf8_lossy(&cmdline).contains(&needle).then_some(pid)
     }
-
 }
 
 impl Runtime for LocalRuntime {
