@@ -174,6 +174,13 @@ async fn lifecycle(runtime: &str, image: &str, dir: &DataDir, inspect: &dyn Insp
     assert_eq!(run["commands"][0]["stdout"], "first\n");
     assert_eq!(run["commands"][1]["timedOut"], true);
     assert_eq!(run["commands"][3]["stdout"], "hi");
+    // What a command leaves running in the background is killed with it and
+    // reaped: no zombies pile up in the executor.
+    exec(&server, &id, json!([{"argv": ["sh", "-c", "sleep 30 & sleep 30 & exit 0"]}])).await;
+    let table = exec(&server, &id, json!([{"argv": ["sh", "-c", "sleep 1; for f in /proc/[0-9]*/stat; do cat $f; echo; done"]}])).await;
+    let stats = table["commands"][0]["stdout"].as_str().unwrap();
+    assert!(stats.contains("sluice") || stats.contains("init"), "the process table was read: {stats}");
+    assert!(!stats.contains(") Z "), "zombies left behind: {stats}");
     if runtime == "local" {
         // The executor sees neither sluice's files nor, under root, root's powers.
         let seal_key = dir.path().join("seal-key").display().to_string();

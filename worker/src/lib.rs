@@ -186,11 +186,17 @@ pub async fn run_jobs(worker: Arc<Worker>, shutdown: impl Future<Output = ()>) {
                     for lease in leases {
                         let permit = slots.clone().acquire_owned().await.expect("the semaphore is never closed");
                         let worker = worker.clone();
-                        running.spawn(async move {
+                        let span = tracing::info_span!(
+                            "job",
+                            kind = %lease.kind,
+                            subject = %lease.subject,
+                            generation = lease.generation
+                        );
+                        running.spawn(tracing::Instrument::instrument(async move {
                             run_job(worker.clone(), lease).await;
                             drop(permit);
                             worker.wake.notify_one();
-                        });
+                        }, span));
                     }
                     None
                 }

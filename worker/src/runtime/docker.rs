@@ -1,8 +1,9 @@
 //! The `docker` runtime: one container per executor, through the Docker
 //! Engine API. The image is the workspace's; the daemon binary (built
-//! statically) is bind-mounted read-only and is the container's entrypoint.
-//! Containers are named after their run, so a second create for the same
-//! run is refused by the engine and the first container is adopted instead.
+//! statically) is bind-mounted read-only and is the container's entrypoint;
+//! the engine's own init runs as PID 1 (reaping orphans) with the daemon as
+//! its one child. Containers are named after their run, so a second create
+//! for the same run is refused by the engine and the first is adopted.
 //! Hardened by default: every capability dropped, no new privileges, a pids
 //! limit, and no network unless the spec asks for it.
 
@@ -182,6 +183,9 @@ impl Runtime for DockerRuntime {
                 network_mode: Some(if request.wants_network() { "bridge" } else { "none" }.into()),
                 cap_drop: Some(vec!["ALL".into()]),
                 security_opt: Some(vec!["no-new-privileges".into()]),
+                // The engine's minimal init as PID 1 reaps the zombies a
+                // workspace's processes leave, and passes SIGTERM on to the daemon.
+                init: Some(true),
                 pids_limit: Some(pids_limit),
                 nano_cpus,
                 memory,
