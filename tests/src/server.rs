@@ -234,6 +234,11 @@ impl DataDir {
         DataDir { dir: tempfile::Builder::new().prefix("sl").tempdir_in("/tmp").unwrap() }
     }
 
+    /// The temporary directory around the data directory.
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
     /// The data directory itself (inside the temporary directory).
     pub fn path(&self) -> PathBuf {
         self.dir.path().join("d")

@@ -177,7 +177,12 @@ async fn lifecycle(runtime: &str, image: &str, dir: &DataDir, inspect: &dyn Insp
     // What a command leaves running in the background is killed with it and
     // reaped: no zombies pile up in the executor.
     exec(&server, &id, json!([{"argv": ["sh", "-c", "sleep 30 & sleep 30 & exit 0"]}])).await;
-    let table = exec(&server, &id, json!([{"argv": ["sh", "-c", "sleep 1; for f in /proc/[0-9]*/stat; do cat $f; echo; done"]}])).await;
+    let table = exec(
+        &server,
+        &id,
+        json!([{"argv": ["sh", "-c", "sleep 1; for f in /proc/[0-9]*/stat; do cat $f; echo; done"]}]),
+    )
+    .await;
     let stats = table["commands"][0]["stdout"].as_str().unwrap();
     assert!(stats.contains("sluice") || stats.contains("init"), "the process table was read: {stats}");
     assert!(!stats.contains(") Z "), "zombies left behind: {stats}");
@@ -357,5 +362,39 @@ async fn an_executor_that_may_hold_unsaved_work_is_retained_not_removed() {
     assert!(LocalInspect(&dir).exists(&run_id), "a retained executor is never removed");
     let (status, body) = server.post(&format!("/v1/workspaces/{id}/recover"), &json!({"ownerUserId": "alice"})).await;
     assert_eq!((status, body["code"].as_str()), (409, Some("recovery-unsupported")), "{body}");
+    server.stop();
+}
+
+#[tokio::test]
+async fn a_daemon_that_never_answers_fails_its_launches_and_the_gateway_is_told_to_wait() {
+    let dir = DataDir::new();
+    let silent = dir.root().join("silent-daemon");
+    std::fs::write(&silent, "#!/bin/sh\nexec sleep 600\n").unwrap();
+    std::fs::set_permissions(&silent, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let options = options("local")
+        .arg("--daemon-binary")
+        .arg(silent.display().to_string())
+        .arg("--ready-timeout-seconds")
+        .arg("2");
+    let server = Server::start_with(&dir.path(), options).await;
+    let gateway = std::fs::read_to_string(dir.path().join("gateway-token")).unwrap().trim().to_owned();
+    let id = create(&server, &create_request("alice", "sluice-test/busybox:1", "silent")).await;
+    server.wait_for("alice", &id, READY_WITHIN, |w| w["runtime"]["status"] == "running").await;
+    let (status, body) = ssh_target(&server, &id, Some(&gateway), "alice").await;
+    assert_eq!(status, 503, "an executor that is starting: {body}");
+
+    let failed = server.wait_for("alice", &id, READY_WITHIN, |w| w["status"] == "failed").await;
+    assert_eq!(failed["error"]["code"], "daemon-unreachable", "{failed}");
+    let (_, attempts) = server.get(&format!("/v1/workspaces/{id}/attempts?ownerUserId=alice")).await;
+    let relations: Vec<_> = attempts["items"].as_array().unwrap().iter().map(|a| a["relation"].clone()).collect();
+    assert_eq!(relations, vec![json!("retry"), json!("retry"), json!("launch")], "three attempts in all: {attempts}");
+    // Every failed attempt's executor was removed.
+    for _ in 0..100 {
+        if dir.live_local_executors().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(dir.live_local_executors().is_empty(), "failed executors are removed");
     server.stop();
 }

@@ -192,11 +192,14 @@ pub async fn run_jobs(worker: Arc<Worker>, shutdown: impl Future<Output = ()>) {
                             subject = %lease.subject,
                             generation = lease.generation
                         );
-                        running.spawn(tracing::Instrument::instrument(async move {
-                            run_job(worker.clone(), lease).await;
-                            drop(permit);
-                            worker.wake.notify_one();
-                        }, span));
+                        running.spawn(tracing::Instrument::instrument(
+                            async move {
+                                run_job(worker.clone(), lease).await;
+                                drop(permit);
+                                worker.wake.notify_one();
+                            },
+                            span,
+                        ));
                     }
                     None
                 }

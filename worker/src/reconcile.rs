@@ -11,7 +11,8 @@ use crate::decide::{Action, Observation, decide, retry_allowed};
 use crate::runtime::Runtime as _;
 use crate::runtime::{LaunchRequest, Presence, RuntimeError};
 
-/// How long a launch pass waits for its new daemon's first answer.
+/// The longest a launch pass waits for its new daemon's first answer (never
+/// longer than the ready timeout).
 const FIRST_ANSWER_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The control token of a run's daemon: derived from the seal key, so any
@@ -97,7 +98,9 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
                     if let Some(endpoint) = &launched.record.endpoint
                         && let Ok(client) = DaemonClient::new(endpoint, control_token(worker, &run_id))
                     {
-                        let deadline = tokio::time::Instant::now() + FIRST_ANSWER_WAIT;
+                        let wait =
+                            FIRST_ANSWER_WAIT.min(std::time::Duration::from_millis(policy.ready_timeout_ms as u64));
+                        let deadline = tokio::time::Instant::now() + wait;
                         while tokio::time::Instant::now() < deadline && !client.healthy().await {
                             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
                         }
