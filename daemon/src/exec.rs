@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
+use crate::DaemonError;
+
 /// Output kept per stream when the request names no limit.
 pub const DEFAULT_OUTPUT_LIMIT: usize = 1 << 20;
 /// The most output a request may ask to keep per stream.
@@ -46,16 +48,6 @@ pub struct ExecResponse {
     pub timed_out: bool,
 }
 
-/// Why a request cannot be run at all (as opposed to a command that ran
-/// and failed, which is an exit code).
-#[derive(Debug, thiserror::Error)]
-pub enum ExecRefused {
-    #[error("argv must name a program")]
-    EmptyArgv,
-    #[error("outputLimitBytes must be at most {MAX_OUTPUT_LIMIT}")]
-    OutputLimit,
-}
-
 /// Reads `reader` to its end, keeping at most `limit` bytes: the rest is
 /// drained so the writer never blocks on a full pipe.
 async fn read_capped(mut reader: impl AsyncRead + Unpin, limit: usize) -> (Vec<u8>, bool) {
@@ -86,11 +78,11 @@ fn resolve_cwd(workdir: &Path, cwd: Option<&str>) -> PathBuf {
 }
 
 /// Runs one command to its end (or its timeout) and reports what it did.
-pub async fn run(workdir: &Path, request: ExecRequest) -> Result<ExecResponse, ExecRefused> {
-    let Some(program) = request.argv.first() else { return Err(ExecRefused::EmptyArgv) };
+pub async fn run(workdir: &Path, request: ExecRequest) -> Result<ExecResponse, DaemonError> {
+    let Some(program) = request.argv.first() else { return Err(DaemonError::EmptyArgv) };
     let limit = request.output_limit_bytes.unwrap_or(DEFAULT_OUTPUT_LIMIT);
     if limit > MAX_OUTPUT_LIMIT {
-        return Err(ExecRefused::OutputLimit);
+        return Err(DaemonError::OutputLimit);
     }
     let mut command = Command::new(program);
     command

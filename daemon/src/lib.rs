@@ -32,6 +32,12 @@ pub enum DaemonError {
     BootSecret(String),
     #[error("state directory: {0}")]
     State(#[from] std::io::Error),
+    /// An exec request that names no program.
+    #[error("argv must name a program")]
+    EmptyArgv,
+    /// An exec request that asks to keep more output than allowed.
+    #[error("outputLimitBytes must be at most {}", exec::MAX_OUTPUT_LIMIT)]
+    OutputLimit,
 }
 
 /// The boot secret file the control plane delivers: the control token the

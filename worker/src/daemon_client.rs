@@ -11,15 +11,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sluice_store::Secret;
 
-#[derive(Debug, thiserror::Error)]
-pub enum DaemonCallError {
-    #[error("the daemon cannot be reached: {0}")]
-    Unreachable(String),
-    #[error("the daemon answered {status}: {message}")]
-    Refused { status: u16, message: String },
-    #[error("the daemon did not answer within {0:?}")]
-    Timeout(Duration),
-}
+use crate::error::WorkerError;
 
 /// The longest socket path `connect(2)` takes as it is.
 const SUN_PATH_MAX: usize = 107;
@@ -50,10 +42,10 @@ pub struct DaemonClient {
 
 impl DaemonClient {
     /// `endpoint` is `unix://PATH`, as the runtime recorded it.
-    pub fn new(endpoint: &str, token: Secret<String>) -> Result<Self, DaemonCallError> {
+    pub fn new(endpoint: &str, token: Secret<String>) -> Result<Self, WorkerError> {
         let socket = endpoint
             .strip_prefix("unix://")
-            .ok_or_else(|| DaemonCallError::Unreachable(format!("unsupported endpoint {endpoint}")))?;
+            .ok_or_else(|| WorkerError::DaemonUnreachable(format!("unsupported endpoint {endpoint}")))?;
         Ok(DaemonClient { socket: socket.to_owned(), token })
     }
 
@@ -62,8 +54,8 @@ impl DaemonClient {
         method: Method,
         path: &str,
         body: Option<Vec<u8>>,
-    ) -> Result<(StatusCode, Bytes), DaemonCallError> {
-        let unreachable = |e: &dyn std::fmt::Display| DaemonCallError::Unreachable(e.to_string());
+    ) -> Result<(StatusCode, Bytes), WorkerError> {
+        let unreachable = |e: &dyn std::fmt::Display| WorkerError::DaemonUnreachable(e.to_string());
         let stream = connect(&self.socket).await.map_err(|e| unreachable(&e))?;
         let (mut sender, connection) =
             hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.map_err(|e| unreachable(&e))?;
@@ -88,18 +80,18 @@ impl DaemonClient {
         path: &str,
         body: Option<Vec<u8>>,
         timeout: Duration,
-    ) -> Result<T, DaemonCallError> {
+    ) -> Result<T, WorkerError> {
         let (status, bytes) = tokio::time::timeout(timeout, self.call(method, path, body))
             .await
-            .map_err(|_| DaemonCallError::Timeout(timeout))??;
+            .map_err(|_| WorkerError::DaemonTimeout(timeout))??;
         if !status.is_success() {
             let message = serde_json::from_slice::<serde_json::Value>(&bytes)
                 .ok()
                 .and_then(|v| v.get("message").and_then(|m| m.as_str()).map(str::to_owned))
                 .unwrap_or_default();
-            return Err(DaemonCallError::Refused { status: status.as_u16(), message });
+            return Err(WorkerError::DaemonRefused { status: status.as_u16(), message });
         }
-        serde_json::from_slice(&bytes).map_err(|e| DaemonCallError::Unreachable(format!("unreadable answer: {e}")))
+        serde_json::from_slice(&bytes).map_err(|e| WorkerError::DaemonUnreachable(format!("unreadable answer: {e}")))
     }
 
     /// Whether the daemon answers `health` with its token.
@@ -108,12 +100,8 @@ impl DaemonClient {
     }
 
     /// Runs one command through the daemon's `exec`.
-    pub async fn exec<B: Serialize, T: DeserializeOwned>(
-        &self,
-        body: &B,
-        timeout: Duration,
-    ) -> Result<T, DaemonCallError> {
-        let bytes = serde_json::to_vec(body).map_err(|e| DaemonCallError::Unreachable(e.to_string()))?;
+    pub async fn exec<B: Serialize, T: DeserializeOwned>(&self, body: &B, timeout: Duration) -> Result<T, WorkerError> {
+        let bytes = serde_json::to_vec(body).map_err(|e| WorkerError::DaemonUnreachable(e.to_string()))?;
         self.json(Method::POST, "/exec", Some(bytes), timeout).await
     }
 }

@@ -11,6 +11,7 @@
 pub mod cadence;
 pub mod daemon_client;
 pub mod decide;
+pub mod error;
 mod exec_job;
 pub mod reconcile;
 pub mod runtime;

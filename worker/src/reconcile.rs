@@ -9,7 +9,7 @@ use crate::Worker;
 use crate::daemon_client::DaemonClient;
 use crate::decide::{Action, Observation, decide, retry_allowed};
 use crate::runtime::Runtime as _;
-use crate::runtime::{LaunchRequest, Presence, RuntimeError};
+use crate::runtime::{LaunchRequest, Presence, WorkerError};
 
 /// The longest a launch pass waits for its new daemon's first answer (never
 /// longer than the ready timeout).
@@ -109,7 +109,7 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
                 }
                 Err(e) => {
                     let run = state.current_run.as_ref().expect("a current run");
-                    let retry = matches!(e, RuntimeError::Transient(_))
+                    let retry = matches!(e, WorkerError::Transient(_))
                         && retry_allowed(run, state.workspace.desired_state, policy);
                     tracing::warn!(workspace = %lease.subject, run = %run_id, error = %e, retry, "launch failed");
                     let error = RunError { message: e.to_string(), code: Some(e.code().to_owned()) };

@@ -20,7 +20,7 @@ use bollard::query_parameters::{
 };
 use sluice_store::{PublishedImage, RuntimeAdapter, RuntimeRecord, RuntimeStatus};
 
-use super::{LaunchRequest, Launched, OwnedResource, Presence, Runtime, RuntimeError, control_socket, run_dir};
+use super::{LaunchRequest, Launched, OwnedResource, Presence, Runtime, WorkerError, control_socket, run_dir};
 
 const LABEL_RUN: &str = "sluice.run";
 const LABEL_WORKSPACE: &str = "sluice.workspace";
@@ -47,8 +47,8 @@ fn status_of(e: &DockerError) -> Option<u16> {
     }
 }
 
-fn transient(what: &str, e: impl std::fmt::Display) -> RuntimeError {
-    RuntimeError::Transient(format!("{what}: {e}"))
+fn transient(what: &str, e: impl std::fmt::Display) -> WorkerError {
+    WorkerError::Transient(format!("{what}: {e}"))
 }
 
 fn container_name(run_id: &str) -> String {
@@ -63,7 +63,7 @@ impl DockerRuntime {
         executors_dir: PathBuf,
         daemon_binary: PathBuf,
         registries: HashMap<String, String>,
-    ) -> Result<Self, RuntimeError> {
+    ) -> Result<Self, WorkerError> {
         let docker = match socket {
             Some(path) => Docker::connect_with_unix(path, 120, bollard::API_DEFAULT_VERSION),
             None => Docker::connect_with_local_defaults(),
@@ -100,9 +100,9 @@ impl DockerRuntime {
         }
     }
 
-    async fn published(&self, image: &str, repository: &str) -> Result<PublishedImage, RuntimeError> {
+    async fn published(&self, image: &str, repository: &str) -> Result<PublishedImage, WorkerError> {
         let inspected = self.docker.inspect_image(image).await.map_err(|e| match status_of(&e) {
-            Some(404) => RuntimeError::Permanent {
+            Some(404) => WorkerError::Permanent {
                 message: format!("image {image} is not on this Docker host"),
                 code: "image-not-found",
             },
@@ -128,7 +128,7 @@ impl Runtime for DockerRuntime {
         self.posture_line()
     }
 
-    async fn launch(&self, request: &LaunchRequest) -> Result<Launched, RuntimeError> {
+    async fn launch(&self, request: &LaunchRequest) -> Result<Launched, WorkerError> {
         let image = self.image(request);
         let published = self.published(&image, &request.repository).await?;
         let dir = run_dir(&self.executors_dir, &request.run_id);
@@ -206,7 +206,7 @@ impl Runtime for DockerRuntime {
                 .id
                 .ok_or_else(|| transient("inspecting the existing container", "no id"))?,
             Err(e) if status_of(&e) == Some(404) => {
-                return Err(RuntimeError::Permanent {
+                return Err(WorkerError::Permanent {
                     message: format!("image {image} is not on this Docker host"),
                     code: "image-not-found",
                 });
@@ -221,7 +221,7 @@ impl Runtime for DockerRuntime {
         Ok(Launched { record: self.record(&request.run_id, &id), published: Some(published) })
     }
 
-    async fn inspect(&self, _run_id: &str, container_id: &str) -> Result<Presence, RuntimeError> {
+    async fn inspect(&self, _run_id: &str, container_id: &str) -> Result<Presence, WorkerError> {
         match self.docker.inspect_container(container_id, None::<InspectContainerOptions>).await {
             Ok(info) => {
                 let running = info.state.and_then(|s| s.running).unwrap_or(false);
@@ -234,7 +234,7 @@ impl Runtime for DockerRuntime {
 
     /// Stops and removes the container (SIGTERM, SIGKILL after a grace) and
     /// its host run directory. Removing an absent container succeeds.
-    async fn remove(&self, run_id: &str, container_id: &str) -> Result<(), RuntimeError> {
+    async fn remove(&self, run_id: &str, container_id: &str) -> Result<(), WorkerError> {
         let target = if container_id.is_empty() { container_name(run_id) } else { container_id.to_owned() };
         let stop = StopContainerOptions { t: Some(STOP_GRACE_SECONDS), signal: None };
         match self.docker.stop_container(&target, Some(stop)).await {
@@ -260,7 +260,7 @@ impl Runtime for DockerRuntime {
         }
     }
 
-    async fn list_owned(&self) -> Result<Vec<OwnedResource>, RuntimeError> {
+    async fn list_owned(&self) -> Result<Vec<OwnedResource>, WorkerError> {
         let install = format!("{LABEL_INSTALL}={}", self.install_label());
         let filters = HashMap::from([("label".to_owned(), vec![LABEL_RUN.to_owned(), install])]);
         let options = ListContainersOptions { all: true, filters: Some(filters), ..Default::default() };

@@ -16,7 +16,7 @@ use std::time::Duration;
 use sluice_store::{RuntimeAdapter, RuntimeRecord, RuntimeStatus};
 use tokio::process::Command;
 
-use super::{LaunchRequest, Launched, OwnedResource, Presence, Runtime, RuntimeError, control_socket, run_dir};
+use super::{LaunchRequest, Launched, OwnedResource, Presence, Runtime, WorkerError, control_socket, run_dir};
 
 /// The user an executor runs as when sluice runs as root.
 const UNPRIVILEGED: (u32, u32) = (65534, 65534);
@@ -40,8 +40,8 @@ pub struct LocalRuntime {
     run_as: Option<(u32, u32)>,
 }
 
-fn transient(what: &str, e: impl std::fmt::Display) -> RuntimeError {
-    RuntimeError::Transient(format!("{what}: {e}"))
+fn transient(what: &str, e: impl std::fmt::Display) -> WorkerError {
+    WorkerError::Transient(format!("{what}: {e}"))
 }
 
 fn is_root() -> bool {
@@ -147,7 +147,7 @@ impl Runtime for LocalRuntime {
         self.posture_line()
     }
 
-    async fn launch(&self, request: &LaunchRequest) -> Result<Launched, RuntimeError> {
+    async fn launch(&self, request: &LaunchRequest) -> Result<Launched, WorkerError> {
         let dir = run_dir(&self.executors_dir, &request.run_id);
         let secret_file = dir.join("run").join("boot-secret.json");
         for sub in ["", "workspace", "state", "run"] {
@@ -273,7 +273,7 @@ impl Runtime for LocalRuntime {
             // Names the run directory, so a live pid is recognised as this run's.
             command.arg("--").arg(&dir);
         }
-        let child = command.spawn().map_err(|e| RuntimeError::Permanent {
+        let child = command.spawn().map_err(|e| WorkerError::Permanent {
             message: format!("cannot start the daemon {}: {e}", self.daemon_binary.display()),
             code: "runtime-config",
         })?;
@@ -286,7 +286,7 @@ impl Runtime for LocalRuntime {
         Ok(Launched { record: self.record(&request.run_id), published: None })
     }
 
-    async fn inspect(&self, run_id: &str, _resource_id: &str) -> Result<Presence, RuntimeError> {
+    async fn inspect(&self, run_id: &str, _resource_id: &str) -> Result<Presence, WorkerError> {
         if !run_dir(&self.executors_dir, run_id).exists() {
             return Ok(Presence::Absent);
         }
@@ -295,7 +295,7 @@ impl Runtime for LocalRuntime {
 
     /// Stops the executor (SIGTERM, SIGKILL after a grace) and deletes its
     /// directory. Removing an absent executor succeeds.
-    async fn remove(&self, run_id: &str, _resource_id: &str) -> Result<(), RuntimeError> {
+    async fn remove(&self, run_id: &str, _resource_id: &str) -> Result<(), WorkerError> {
         let dir = run_dir(&self.executors_dir, run_id);
         if let Some(pid) = self.live_pid(run_id) {
             // SAFETY: signals to the executor's own process group.
@@ -321,7 +321,7 @@ impl Runtime for LocalRuntime {
         }
     }
 
-    async fn list_owned(&self) -> Result<Vec<OwnedResource>, RuntimeError> {
+    async fn list_owned(&self) -> Result<Vec<OwnedResource>, WorkerError> {
         let entries = std::fs::read_dir(&self.executors_dir).map_err(|e| transient("executors directory", e))?;
         Ok(entries
             .filter_map(Result::ok)

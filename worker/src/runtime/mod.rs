@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use sluice_store::{PublishedImage, RuntimeAdapter, RuntimeRecord, Secret};
 
+pub use crate::error::WorkerError;
+
 /// Everything a runtime needs to start one executor.
 pub struct LaunchRequest {
     pub workspace_id: String,
@@ -73,26 +75,6 @@ pub struct OwnedResource {
     pub resource_id: String,
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum RuntimeError {
-    /// Trying again will not help (the image does not exist, the spec asks
-    /// for what this runtime cannot give).
-    #[error("{message}")]
-    Permanent { message: String, code: &'static str },
-    /// It may work next time.
-    #[error("{0}")]
-    Transient(String),
-}
-
-impl RuntimeError {
-    pub fn code(&self) -> &'static str {
-        match self {
-            RuntimeError::Permanent { code, .. } => code,
-            RuntimeError::Transient(_) => "launch-failed",
-        }
-    }
-}
-
 /// The per-run directory on the host: the boot secret and the daemon's
 /// control socket live here (and, for `local`, the executor's disk).
 pub fn run_dir(executors_dir: &Path, run_id: &str) -> PathBuf {
@@ -110,13 +92,13 @@ pub fn control_socket(executors_dir: &Path, run_id: &str) -> PathBuf {
 pub trait Runtime: Send + Sync {
     fn adapter(&self) -> RuntimeAdapter;
     /// Creates (or adopts) the run's executor and starts it.
-    fn launch(&self, request: &LaunchRequest) -> impl Future<Output = Result<Launched, RuntimeError>> + Send;
+    fn launch(&self, request: &LaunchRequest) -> impl Future<Output = Result<Launched, WorkerError>> + Send;
     /// Whether the run's executor is there and running.
-    fn inspect(&self, run_id: &str, resource_id: &str) -> impl Future<Output = Result<Presence, RuntimeError>> + Send;
+    fn inspect(&self, run_id: &str, resource_id: &str) -> impl Future<Output = Result<Presence, WorkerError>> + Send;
     /// Stops the executor and removes it with its disk.
-    fn remove(&self, run_id: &str, resource_id: &str) -> impl Future<Output = Result<(), RuntimeError>> + Send;
+    fn remove(&self, run_id: &str, resource_id: &str) -> impl Future<Output = Result<(), WorkerError>> + Send;
     /// The resources this install labelled as its own.
-    fn list_owned(&self) -> impl Future<Output = Result<Vec<OwnedResource>, RuntimeError>> + Send;
+    fn list_owned(&self) -> impl Future<Output = Result<Vec<OwnedResource>, WorkerError>> + Send;
     /// A line for health and logs: which runtime, and how it isolates.
     fn posture(&self) -> String;
 }
@@ -135,28 +117,28 @@ impl Runtime for AnyRuntime {
         }
     }
 
-    async fn launch(&self, request: &LaunchRequest) -> Result<Launched, RuntimeError> {
+    async fn launch(&self, request: &LaunchRequest) -> Result<Launched, WorkerError> {
         match self {
             AnyRuntime::Local(r) => r.launch(request).await,
             AnyRuntime::Docker(r) => r.launch(request).await,
         }
     }
 
-    async fn inspect(&self, run_id: &str, resource_id: &str) -> Result<Presence, RuntimeError> {
+    async fn inspect(&self, run_id: &str, resource_id: &str) -> Result<Presence, WorkerError> {
         match self {
             AnyRuntime::Local(r) => r.inspect(run_id, resource_id).await,
             AnyRuntime::Docker(r) => r.inspect(run_id, resource_id).await,
         }
     }
 
-    async fn remove(&self, run_id: &str, resource_id: &str) -> Result<(), RuntimeError> {
+    async fn remove(&self, run_id: &str, resource_id: &str) -> Result<(), WorkerError> {
         match self {
             AnyRuntime::Local(r) => r.remove(run_id, resource_id).await,
             AnyRuntime::Docker(r) => r.remove(run_id, resource_id).await,
         }
     }
 
-    async fn list_owned(&self) -> Result<Vec<OwnedResource>, RuntimeError> {
+    async fn list_owned(&self) -> Result<Vec<OwnedResource>, WorkerError> {
         match self {
             AnyRuntime::Local(r) => r.list_owned().await,
             AnyRuntime::Docker(r) => r.list_owned().await,
