@@ -73,88 +73,101 @@ fn error(message: &str, code: &str) -> RunError {
     RunError { message: message.to_owned(), code: Some(code.to_owned()) }
 }
 
+/// The next action and why it was chosen (for logs and tests).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    pub action: Action,
+    pub reason: &'static str,
+}
+
+fn because(action: Action, reason: &'static str) -> Decision {
+    Decision { action, reason }
+}
+
 /// Decides the next action for one workspace.
-pub fn decide(state: &ReconcileState, observation: &Observation, now: i64, policy: &Policy) -> Action {
+pub fn decide(state: &ReconcileState, observation: &Observation, now: i64, policy: &Policy) -> Decision {
     let capture = state.has_capture_source;
     let desired = state.workspace.desired_state;
 
     // Executors of earlier runs go first: a restart's old executor must not
     // outlive the switch. One that may hold unsaved work is kept instead.
     if let Some(stale) = state.stale_runs.iter().find(|r| has_live_runtime(r)) {
+        let run_id = stale.id.clone();
         if !capture {
-            return Action::Remove { run_id: stale.id.clone() };
+            return because(Action::Remove { run_id }, "an earlier run's executor is still there");
         }
         if stale.status != WorkspaceStatus::Retained {
-            return Action::Retain {
-                run_id: stale.id.clone(),
-                reason: "an earlier executor may hold unsaved work".into(),
-            };
+            let reason = "an earlier executor may hold unsaved work";
+            return because(Action::Retain { run_id, reason: reason.into() }, reason);
         }
     }
 
-    let Some(run) = &state.current_run else { return Action::Done };
+    let Some(run) = &state.current_run else { return because(Action::Done, "the workspace has no run") };
     let run_id = run.id.clone();
     let live = has_live_runtime(run);
     let ended = matches!(observation, Observation::Exited | Observation::Absent);
+    let retain =
+        |run_id: String, reason: &'static str| because(Action::Retain { run_id, reason: reason.into() }, reason);
 
     match run.status {
         WorkspaceStatus::Queued => match desired {
-            DesiredState::Stopped if !live => Action::Cancel { run_id },
-            DesiredState::Stopped if !capture => Action::Remove { run_id },
-            DesiredState::Stopped => Action::Retain { run_id, reason: "its work is not confirmed saved".into() },
-            DesiredState::Running => Action::Launch { run_id },
+            DesiredState::Stopped if !live => because(Action::Cancel { run_id }, "stop asked before any launch"),
+            DesiredState::Stopped if !capture => because(Action::Remove { run_id }, "stop asked"),
+            DesiredState::Stopped => retain(run_id, "its work is not confirmed saved"),
+            DesiredState::Running => because(Action::Launch { run_id }, "the run is queued"),
         },
         WorkspaceStatus::Running | WorkspaceStatus::Ready => {
             if desired == DesiredState::Stopped {
                 return if !capture {
-                    Action::Remove { run_id }
+                    because(Action::Remove { run_id }, "stop asked")
                 } else {
-                    Action::Retain { run_id, reason: "its work is not confirmed saved (no capture drain)".into() }
+                    retain(run_id, "its work is not confirmed saved (no capture drain)")
                 };
             }
             match observation {
-                Observation::Unknown => Action::Wait { at: now + policy.starting_poll_ms.max(1_000) },
-                Observation::NotLaunched => Action::Fail {
-                    run_id,
-                    error: error("the executor's record was lost", "runtime-lost"),
-                    retry: false,
-                },
-                _ if ended && capture => {
-                    Action::Retain { run_id, reason: "the executor ended with work not confirmed saved".into() }
+                Observation::Unknown => {
+                    because(Action::Wait { at: now + policy.starting_poll_ms.max(1_000) }, "the runtime did not answer")
                 }
+                Observation::NotLaunched => because(
+                    Action::Fail {
+                        run_id,
+                        error: error("the executor's record was lost", "runtime-lost"),
+                        retry: false,
+                    },
+                    "a launched run has no executor on record",
+                ),
+                _ if ended && capture => retain(run_id, "the executor ended with work not confirmed saved"),
                 _ if ended => {
                     let retry = run.status == WorkspaceStatus::Running && retry_allowed(run, desired, policy);
-                    Action::Fail { run_id, error: error("the executor ended", "executor-exited"), retry }
+                    let error = error("the executor ended", "executor-exited");
+                    because(Action::Fail { run_id, error, retry }, "the executor ended")
                 }
                 Observation::Running { daemon_healthy: true } if run.status == WorkspaceStatus::Running => {
-                    Action::RecordReady { run_id }
+                    because(Action::RecordReady { run_id }, "the daemon answered")
                 }
                 Observation::Running { daemon_healthy: false } if run.status == WorkspaceStatus::Running => {
                     let started = run.started_at.unwrap_or(run.updated_at);
                     if now - started > policy.ready_timeout_ms {
                         let retry = retry_allowed(run, desired, policy);
-                        Action::Fail {
-                            run_id,
-                            error: error("the executor's daemon did not answer in time", "daemon-unreachable"),
-                            retry,
-                        }
+                        let error = error("the executor's daemon did not answer in time", "daemon-unreachable");
+                        because(Action::Fail { run_id, error, retry }, "the daemon did not answer in time")
                     } else {
-                        Action::Wait { at: now + policy.starting_poll_ms }
+                        because(Action::Wait { at: now + policy.starting_poll_ms }, "the daemon is starting")
                     }
                 }
-                _ => Action::Wait { at: now + policy.watch_poll_ms },
+                _ => because(Action::Wait { at: now + policy.watch_poll_ms }, "watching a ready executor"),
             }
         }
         WorkspaceStatus::Failed | WorkspaceStatus::Stopped | WorkspaceStatus::Cancelled => {
             if live && !capture {
-                Action::Remove { run_id }
+                because(Action::Remove { run_id }, "a finished run's executor is still there")
             } else if live && run.status != WorkspaceStatus::Stopped {
-                Action::Retain { run_id, reason: "the executor ended with work not confirmed saved".into() }
+                retain(run_id, "the executor ended with work not confirmed saved")
             } else {
-                Action::Done
+                because(Action::Done, "the run is finished and nothing of it remains")
             }
         }
-        WorkspaceStatus::Retained => Action::Done,
+        WorkspaceStatus::Retained => because(Action::Done, "retained: only an operator's recovery changes it"),
     }
 }
 
@@ -242,7 +255,9 @@ mod tests {
                     for runtime in [false, true] {
                         for capture in [false, true] {
                             let s = state(status, desired, runtime, capture);
-                            let action = decide(&s, observation, 2_000, &policy);
+                            let decision = decide(&s, observation, 2_000, &policy);
+                            assert!(!decision.reason.is_empty());
+                            let action = decision.action;
                             let label = format!(
                                 "{status} {observation:?} {desired} runtime={runtime} capture={capture}: {action:?}"
                             );
@@ -306,31 +321,34 @@ mod tests {
     fn the_lifecycle_path() {
         let p = Policy::default();
         let queued = state(WorkspaceStatus::Queued, DesiredState::Running, false, false);
-        assert_eq!(decide(&queued, &Observation::NotLaunched, 0, &p), Action::Launch { run_id: "cur".into() });
+        assert_eq!(decide(&queued, &Observation::NotLaunched, 0, &p).action, Action::Launch { run_id: "cur".into() });
         let starting = state(WorkspaceStatus::Running, DesiredState::Running, true, false);
         let healthy = Observation::Running { daemon_healthy: true };
-        assert_eq!(decide(&starting, &healthy, 0, &p), Action::RecordReady { run_id: "cur".into() });
+        assert_eq!(decide(&starting, &healthy, 0, &p).action, Action::RecordReady { run_id: "cur".into() });
         let unhealthy = Observation::Running { daemon_healthy: false };
-        assert_eq!(decide(&starting, &unhealthy, 2_000, &p), Action::Wait { at: 2_100 });
-        match decide(&starting, &unhealthy, 1_000 + p.ready_timeout_ms + 1, &p) {
+        assert_eq!(decide(&starting, &unhealthy, 2_000, &p).action, Action::Wait { at: 2_100 });
+        match decide(&starting, &unhealthy, 1_000 + p.ready_timeout_ms + 1, &p).action {
             Action::Fail { error, retry: true, .. } => assert_eq!(error.code.as_deref(), Some("daemon-unreachable")),
             other => panic!("a daemon that never answers fails the launch: {other:?}"),
         }
         let ready = state(WorkspaceStatus::Ready, DesiredState::Running, true, false);
-        assert_eq!(decide(&ready, &healthy, 0, &p), Action::Wait { at: p.watch_poll_ms });
-        match decide(&ready, &Observation::Exited, 0, &p) {
+        assert_eq!(decide(&ready, &healthy, 0, &p).action, Action::Wait { at: p.watch_poll_ms });
+        match decide(&ready, &Observation::Exited, 0, &p).action {
             Action::Fail { retry: false, .. } => {}
             other => panic!("a ready executor that ends fails without a retry: {other:?}"),
         }
         let stopping = state(WorkspaceStatus::Ready, DesiredState::Stopped, true, false);
-        assert_eq!(decide(&stopping, &healthy, 0, &p), Action::Remove { run_id: "cur".into() });
+        assert_eq!(decide(&stopping, &healthy, 0, &p).action, Action::Remove { run_id: "cur".into() });
         let kept = state(WorkspaceStatus::Ready, DesiredState::Stopped, true, true);
-        assert!(matches!(decide(&kept, &healthy, 0, &p), Action::Retain { .. }));
+        assert!(matches!(decide(&kept, &healthy, 0, &p).action, Action::Retain { .. }));
         let never_launched = state(WorkspaceStatus::Queued, DesiredState::Stopped, false, false);
-        assert_eq!(decide(&never_launched, &Observation::NotLaunched, 0, &p), Action::Cancel { run_id: "cur".into() });
+        assert_eq!(
+            decide(&never_launched, &Observation::NotLaunched, 0, &p).action,
+            Action::Cancel { run_id: "cur".into() }
+        );
         let mut stopped = state(WorkspaceStatus::Stopped, DesiredState::Stopped, true, false);
         stopped.current_run = Some(run("cur", WorkspaceStatus::Stopped, true, true));
-        assert_eq!(decide(&stopped, &Observation::NotLaunched, 0, &p), Action::Done);
+        assert_eq!(decide(&stopped, &Observation::NotLaunched, 0, &p).action, Action::Done);
     }
 
     #[test]
@@ -338,14 +356,20 @@ mod tests {
         let p = Policy::default();
         let mut restarted = state(WorkspaceStatus::Queued, DesiredState::Running, false, false);
         restarted.stale_runs.push(run("old", WorkspaceStatus::Ready, true, false));
-        assert_eq!(decide(&restarted, &Observation::NotLaunched, 0, &p), Action::Remove { run_id: "old".into() });
+        assert_eq!(
+            decide(&restarted, &Observation::NotLaunched, 0, &p).action,
+            Action::Remove { run_id: "old".into() }
+        );
         restarted.stale_runs[0].runtime_removed_at = Some(1);
-        assert_eq!(decide(&restarted, &Observation::NotLaunched, 0, &p), Action::Launch { run_id: "cur".into() });
+        assert_eq!(
+            decide(&restarted, &Observation::NotLaunched, 0, &p).action,
+            Action::Launch { run_id: "cur".into() }
+        );
 
         let mut last_try = state(WorkspaceStatus::Running, DesiredState::Running, true, false);
         last_try.current_run.as_mut().unwrap().launch_attempt = p.max_launch_attempts;
-        assert!(matches!(decide(&last_try, &Observation::Exited, 0, &p), Action::Fail { retry: false, .. }));
+        assert!(matches!(decide(&last_try, &Observation::Exited, 0, &p).action, Action::Fail { retry: false, .. }));
         last_try.current_run.as_mut().unwrap().launch_attempt = 1;
-        assert!(matches!(decide(&last_try, &Observation::Exited, 0, &p), Action::Fail { retry: true, .. }));
+        assert!(matches!(decide(&last_try, &Observation::Exited, 0, &p).action, Action::Fail { retry: true, .. }));
     }
 }

@@ -78,8 +78,9 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
     let Some(state) = worker.store.load_reconcile_state(&lease.subject).await? else { return Ok(None) };
     let observation = observe(worker, &state).await;
     let policy = &worker.config.policy;
-    let action = decide(&state, &observation, now_ms(), policy);
-    tracing::debug!(workspace = %lease.subject, ?observation, ?action, "reconcile");
+    let decision = decide(&state, &observation, now_ms(), policy);
+    tracing::debug!(workspace = %lease.subject, ?observation, action = ?decision.action, reason = decision.reason, "reconcile");
+    let action = decision.action;
     let store = &worker.store;
     match action {
         Action::Launch { run_id } => {
