@@ -126,7 +126,75 @@ pub fn spec(value: &Value) -> Result<Value, ApiError> {
         return Err(ApiError::bad_request(format!("spec must be at most {MAX_SPEC_BYTES} bytes of JSON")));
     }
     guard::check("spec", value)?;
+    runtime_keys(value)?;
     Ok(value.clone())
+}
+
+/// The `spec` keys runtimes act on must mean something they can do: a
+/// mistyped or impossible value is refused here, not discovered at launch.
+fn runtime_keys(spec: &Value) -> Result<(), ApiError> {
+    if let Some(command) = spec.get("command") {
+        let argv = command.as_array().filter(|a| !a.is_empty() && a.len() <= 256);
+        let ok = argv.is_some_and(|a| a.iter().all(|v| v.as_str().is_some_and(|s| !s.is_empty() && s.len() <= 4096)));
+        if !ok {
+            return Err(ApiError::bad_request("spec.command must be an argv: 1 to 256 non-empty strings"));
+        }
+    }
+    if let Some(env) = spec.get("env") {
+        let Some(env) = env.as_object() else {
+            return Err(ApiError::bad_request("spec.env must be an object of names to string values"));
+        };
+        for (name, value) in env {
+            if !env_name_ok(name) || name.starts_with("SLUICE") {
+                return Err(ApiError::bad_request(format!(
+                    "spec.env.{name}: names are 1 to 128 of A-Z, a-z, 0-9 or '_', not starting with a digit or SLUICE"
+                )));
+            }
+            if !value.is_string() {
+                return Err(ApiError::bad_request(format!("spec.env.{name} must be a string")));
+            }
+        }
+    }
+    if spec.get("network").is_some_and(|n| !n.is_boolean()) {
+        return Err(ApiError::bad_request("spec.network must be true or false"));
+    }
+    if let Some(resources) = spec.get("resources") {
+        let Some(resources) = resources.as_object() else {
+            return Err(ApiError::bad_request("spec.resources must be an object"));
+        };
+        for (key, value) in resources {
+            let ok = match key.as_str() {
+                "cpus" => value.as_f64().is_some_and(|c| c > 0.0 && c <= 1024.0),
+                "memoryMiB" => value.as_i64().is_some_and(|m| (6..=4 * 1024 * 1024).contains(&m)),
+                "pids" => value.as_i64().is_some_and(|p| (1..=1_000_000).contains(&p)),
+                _ => {
+                    return Err(ApiError::bad_request(format!(
+                        "spec.resources.{key} is not a resource sluice sets (cpus, memoryMiB, pids)"
+                    )));
+                }
+            };
+            if !ok {
+                return Err(ApiError::bad_request(format!(
+                    "spec.resources.{key} is out of range (cpus: above 0 up to 1024; memoryMiB: 6 to 4194304; pids: 1 to 1000000)"
+                )));
+            }
+        }
+    }
+    if let Some(principals) = spec.pointer("/access/sshPrincipals") {
+        let ok = principals.as_array().is_some_and(|a| a.iter().all(|p| p.as_str().is_some_and(|s| !s.trim().is_empty())));
+        if !ok {
+            return Err(ApiError::bad_request("spec.access.sshPrincipals must be an array of non-empty strings"));
+        }
+    }
+    Ok(())
+}
+
+/// An environment variable name: letters, digits and `_`, not starting with a digit.
+fn env_name_ok(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 128
+        && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 const SECRET_ENV_MAX_ENTRIES: usize = 128;
@@ -141,11 +209,7 @@ pub fn secret_env(env: &BTreeMap<String, String>) -> Result<(), ApiError> {
     }
     let mut total = 0;
     for (name, value) in env {
-        let name_ok = !name.is_empty()
-            && name.len() <= 128
-            && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !name_ok {
+        if !env_name_ok(name) {
             return Err(ApiError::bad_request(
                 "secretEnv names must be 1 to 128 of A-Z, a-z, 0-9 or '_', not starting with a digit",
             ));

@@ -107,6 +107,9 @@ pub struct CreateWorkspaceRequest {
     pub dotfiles_selection: Option<SourceSelection>,
     pub credentials: Option<CreateWorkspaceCredentials>,
     /// The workspace's specification: a JSON object. Never holds secrets (see `secretEnv`).
+    /// Runtimes act on `command` (the managed process's argv), `env` (its plain environment),
+    /// `network` (boolean), `resources` (`cpus`, `memoryMiB`, `pids`) and
+    /// `access.sshPrincipals`; other keys are kept as given.
     #[schema(value_type = Object)]
     pub spec: Value,
     /// Environment delivered to the executor only; sealed at rest, never returned.

@@ -117,7 +117,7 @@ async fn bench_backend(label: &str, store: Store, args: &BenchArgs) -> anyhow::R
     store.bench_prepare().await?;
     let insert = |_| {
         let store = store.clone();
-        async move { Ok(store.bench_insert_one("{\"cpu\":1}").await?) }
+        async move { Ok(store.bench_insert_one("{\"resources\":{\"cpus\":1}}").await?) }
     };
     let base_serial = measure(n, 1, insert).await?;
     let base_parallel = measure(n, c, insert).await?;
@@ -129,7 +129,7 @@ async fn bench_backend(label: &str, store: Store, args: &BenchArgs) -> anyhow::R
             async move {
                 let body = json!({
                     "ownerUserId": "bench", "registryId": "local", "repository": "bench/image", "tag": "1",
-                    "spec": {"cpu": 1}, "idempotencyKey": format!("{prefix}-{i}"),
+                    "spec": {"resources": {"cpus": 1}}, "idempotencyKey": format!("{prefix}-{i}"),
                     "secretEnv": {"BENCH_SECRET": "value"},
                 });
                 let response =

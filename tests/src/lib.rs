@@ -98,7 +98,7 @@ pub fn create_body(owner: &str) -> Value {
         "registryId": "local",
         "repository": "sluice-test/busybox",
         "tag": "1",
-        "spec": {"resources": {"cpu": 1}},
+        "spec": {"resources": {"cpus": 1}},
     })
 }
 

@@ -23,7 +23,7 @@ async fn create_answers_202_with_a_queued_run_and_records_events() {
 
         let (status, details) = app.get(&format!("/v1/workspaces/{id}?ownerUserId=alice")).await;
         assert_eq!(status, 200);
-        assert_eq!(details["spec"], json!({"resources": {"cpu": 1}}));
+        assert_eq!(details["spec"], json!({"resources": {"cpus": 1}}));
         assert_eq!(details["ownerUserId"], "alice");
 
         let (_, attempts) = app.get(&format!("/v1/workspaces/{id}/attempts?ownerUserId=alice")).await;
@@ -390,6 +390,24 @@ async fn bad_input_names_the_field_and_writes_nothing() {
                 "name",
             ),
         ];
+        // What the runtimes act on is checked before anything is written.
+        let specs: Vec<(Value, &str)> = vec![
+            (json!({"command": "sleep"}), "spec.command"),
+            (json!({"command": []}), "spec.command"),
+            (json!({"command": ["sleep", 5]}), "spec.command"),
+            (json!({"env": ["A"]}), "spec.env"),
+            (json!({"env": {"1A": "v"}}), "spec.env.1A"),
+            (json!({"env": {"A": 1}}), "spec.env.A"),
+            (json!({"network": "yes"}), "spec.network"),
+            (json!({"resources": {"cpu": 1}}), "spec.resources.cpu"),
+            (json!({"resources": {"cpus": 0}}), "spec.resources.cpus"),
+            (json!({"resources": {"memoryMiB": 1}}), "spec.resources.memoryMiB"),
+            (json!({"resources": {"pids": -1}}), "spec.resources.pids"),
+            (json!({"access": {"sshPrincipals": "bob"}}), "spec.access.sshPrincipals"),
+        ];
+        let cases = cases.into_iter().chain(specs.into_iter().map(|(spec, field)| {
+            (json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "1", "spec": spec}), field)
+        }));
         for (body, field) in cases {
             let (status, err) = app.post("/v1/workspaces", &body).await;
             assert_eq!(status, 400, "{}: {body} -> {err}", app.label);

@@ -18,7 +18,7 @@ async fn exercise(server: &Server) -> String {
     let mut seen = String::new();
     let body = json!({
         "ownerUserId": "alice", "registryId": "local", "repository": "sluice-test/busybox", "tag": "1",
-        "spec": {"resources": {"cpu": 1}},
+        "spec": {"resources": {"cpus": 1}},
         "secretEnv": {"API_KEY": SECRET_ENV_VALUE},
         "captureToken": CAPTURE_TOKEN,
         "idempotencyKey": "secret-run",
