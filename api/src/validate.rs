@@ -181,7 +181,8 @@ fn runtime_keys(spec: &Value) -> Result<(), ApiError> {
         }
     }
     if let Some(principals) = spec.pointer("/access/sshPrincipals") {
-        let ok = principals.as_array().is_some_and(|a| a.iter().all(|p| p.as_str().is_some_and(|s| !s.trim().is_empty())));
+        let ok =
+            principals.as_array().is_some_and(|a| a.iter().all(|p| p.as_str().is_some_and(|s| !s.trim().is_empty())));
         if !ok {
             return Err(ApiError::bad_request("spec.access.sshPrincipals must be an array of non-empty strings"));
         }
