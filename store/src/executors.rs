@@ -26,14 +26,6 @@ pub struct ReconcileState {
     pub has_capture_source: bool,
 }
 
-/// What became of an owner's stop request.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StopAccepted {
-    pub workspace: Workspace,
-    /// The run whose executor the stop removes, if any.
-    pub run: Option<Run>,
-}
-
 /// A labelled runtime resource found on a runtime, as the orphan sweep
 /// judges it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +36,17 @@ pub enum ResourceVerdict {
     Orphan,
     /// Nothing stored needs it but it may hold unsaved work: report, keep.
     OrphanKept,
+}
+
+/// The owner's workspace, read inside `tx`.
+async fn owned_workspace(tx: &mut Tx, owner: &str, workspace_id: &str) -> Result<Option<Workspace>, StoreError> {
+    let row = tx
+        .fetch_optional(
+            &format!("SELECT {WORKSPACE_COLUMNS} FROM workspaces WHERE id = $1 AND owner_user_id = $2"),
+            args![workspace_id, owner],
+        )
+        .await?;
+    row.map(|r| workspace_from_row(&r)).transpose()
 }
 
 async fn load_run(tx: &mut Tx, run_id: &str) -> Result<Run, StoreError> {
@@ -416,7 +419,7 @@ impl Store {
     /// The owner asks for the workspace to stop. Idempotent: a workspace
     /// already stopping or stopped is accepted again. `None` when it is not
     /// theirs.
-    pub async fn request_stop(&self, owner: &str, workspace_id: &str) -> Result<Option<StopAccepted>, StoreError> {
+    pub async fn request_stop(&self, owner: &str, workspace_id: &str) -> Result<Option<Workspace>, StoreError> {
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
         let changed = tx
@@ -426,25 +429,12 @@ impl Store {
                 args![DesiredState::Stopped.as_str(), now, workspace_id, owner],
             )
             .await?;
-        let Some(row) = tx
-            .fetch_optional(
-                &format!("SELECT {WORKSPACE_COLUMNS} FROM workspaces WHERE id = $1 AND owner_user_id = $2"),
-                args![workspace_id, owner],
-            )
-            .await?
-        else {
-            return Ok(None);
-        };
-        let workspace = workspace_from_row(&row)?;
+        let Some(workspace) = owned_workspace(&mut tx, owner, workspace_id).await? else { return Ok(None) };
         if changed == 1 {
             enqueue(&mut tx, JobKind::Reconcile, workspace_id, now, now).await?;
         }
-        let run = match &workspace.current_run_id {
-            Some(id) => Some(load_run(&mut tx, id).await?),
-            None => None,
-        };
         tx.commit().await?;
-        Ok(Some(StopAccepted { workspace, run }))
+        Ok(Some(workspace))
     }
 
     /// The owner asks for a fresh executor: a new run from the workspace's
@@ -457,16 +447,7 @@ impl Store {
     ) -> Result<Option<(String, Workspace)>, StoreError> {
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
-        let Some(row) = tx
-            .fetch_optional(
-                &format!("SELECT {WORKSPACE_COLUMNS} FROM workspaces WHERE id = $1 AND owner_user_id = $2"),
-                args![workspace_id, owner],
-            )
-            .await?
-        else {
-            return Ok(None);
-        };
-        let workspace = workspace_from_row(&row)?;
+        let Some(workspace) = owned_workspace(&mut tx, owner, workspace_id).await? else { return Ok(None) };
         if matches!(workspace.status, WorkspaceStatus::Queued | WorkspaceStatus::Running)
             && workspace.desired_state == DesiredState::Running
         {

@@ -24,7 +24,7 @@ mod workspaces;
 
 pub use db::BackendKind;
 pub use error::StoreError;
-pub use executors::{ReconcileState, ResourceVerdict, StopAccepted};
+pub use executors::{ReconcileState, ResourceVerdict};
 pub use jobs::Lease;
 pub use model::*;
 pub use seal::{Sealer, Secret};

@@ -451,7 +451,7 @@ pub async fn stop_workspace(
             return Err(ApiError::bad_request("completion.captureN and completion.epoch must be 0 or more"));
         }
     }
-    let accepted = app.store.request_stop(&owner, &workspace_id).await?.ok_or(ApiError::NotFound)?;
+    let workspace = app.store.request_stop(&owner, &workspace_id).await?.ok_or(ApiError::NotFound)?;
     app.work_enqueued();
     // An attestation names an executor's saved work; nothing here can
     // check one yet (no capture), so it is recorded as ignored.
@@ -461,11 +461,7 @@ pub async fn stop_workspace(
     });
     Ok((
         StatusCode::ACCEPTED,
-        Json(StopWorkspaceResponse {
-            workspace_id: accepted.workspace.id,
-            status: accepted.workspace.status,
-            completion,
-        }),
+        Json(StopWorkspaceResponse { workspace_id: workspace.id, status: workspace.status, completion }),
     ))
 }
 
