@@ -78,6 +78,24 @@ async fn set_workspace_status(
     Ok(())
 }
 
+/// Moves a run, its runtime and its workspace to `status` in `tx`.
+async fn set_run_and_runtime(
+    tx: &mut Tx,
+    run_id: &str,
+    status: WorkspaceStatus,
+    runtime_status: RuntimeStatus,
+    now: i64,
+) -> Result<Run, StoreError> {
+    tx.execute(
+        "UPDATE runs SET status = $1, runtime_status = $2, updated_at = $3 WHERE id = $4",
+        args![status.as_str(), runtime_status.as_str(), now, run_id],
+    )
+    .await?;
+    let run = load_run(tx, run_id).await?;
+    set_workspace_status(tx, &run.workspace_id, status, now).await?;
+    Ok(run)
+}
+
 fn runtime_data(runtime: &RuntimeRecord, run: &Run) -> Value {
     let mut data = json!({
         "adapter": runtime.adapter.as_str(),
@@ -206,13 +224,7 @@ impl Store {
     /// Records that `run_id`'s daemon answers: the executor is ready.
     pub async fn record_ready(&self, lease: &Lease, run_id: &str) -> Result<(), StoreError> {
         let (mut tx, now) = begin_fenced(&self.pool, lease).await?;
-        tx.execute(
-            "UPDATE runs SET status = $1, runtime_status = $2, updated_at = $3 WHERE id = $4",
-            args![WorkspaceStatus::Ready.as_str(), RuntimeStatus::Ready.as_str(), now, run_id],
-        )
-        .await?;
-        let run = load_run(&mut tx, run_id).await?;
-        set_workspace_status(&mut tx, &run.workspace_id, WorkspaceStatus::Ready, now).await?;
+        let run = set_run_and_runtime(&mut tx, run_id, WorkspaceStatus::Ready, RuntimeStatus::Ready, now).await?;
         let data = run.runtime.as_ref().map(|r| runtime_data(r, &run));
         append_event(
             &mut tx,
@@ -394,13 +406,7 @@ impl Store {
     /// work is not confirmed saved.
     pub async fn record_retained(&self, lease: &Lease, run_id: &str, reason: &str) -> Result<(), StoreError> {
         let (mut tx, now) = begin_fenced(&self.pool, lease).await?;
-        tx.execute(
-            "UPDATE runs SET status = $1, runtime_status = $2, updated_at = $3 WHERE id = $4",
-            args![WorkspaceStatus::Retained.as_str(), RuntimeStatus::Retained.as_str(), now, run_id],
-        )
-        .await?;
-        let run = load_run(&mut tx, run_id).await?;
-        set_workspace_status(&mut tx, &run.workspace_id, WorkspaceStatus::Retained, now).await?;
+        let run = set_run_and_runtime(&mut tx, run_id, WorkspaceStatus::Retained, RuntimeStatus::Retained, now).await?;
         let mut data = run.runtime.as_ref().map(|r| runtime_data(r, &run)).unwrap_or_else(|| json!({}));
         data["retained"] = json!(reason);
         append_event(
