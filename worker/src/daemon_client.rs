@@ -1,5 +1,8 @@
 //! Talking to an executor's daemon over its control socket: HTTP/1.1 on a
-//! unix socket, authenticated with the run's control token.
+//! unix socket, authenticated with the run's control token. A daemon's
+//! answer is evidence from an untrusted place: every call is bounded in
+//! time and every answer in size, and an answer past its bound fails that
+//! call and nothing else.
 
 use std::time::Duration;
 
@@ -15,6 +18,11 @@ use crate::error::WorkerError;
 
 /// The longest socket path `connect(2)` takes as it is.
 const SUN_PATH_MAX: usize = 107;
+/// The most a `health` or `status` answer may hold.
+pub const MAX_SMALL_ANSWER: usize = 64 << 10;
+/// The most an `exec` answer may hold: two streams of at most 1 MiB each,
+/// JSON-escaped (a control byte escapes to six), and the rest of the answer.
+pub const MAX_EXEC_ANSWER: usize = 2 * 6 * (1 << 20) + (64 << 10);
 
 /// Connects to a unix socket, also when its path is longer than a socket
 /// address can hold: then through the socket's directory, opened and named
@@ -54,6 +62,7 @@ impl DaemonClient {
         method: Method,
         path: &str,
         body: Option<Vec<u8>>,
+        limit: usize,
     ) -> Result<(StatusCode, Bytes), WorkerError> {
         let unreachable = |e: &dyn std::fmt::Display| WorkerError::DaemonUnreachable(e.to_string());
         let stream = connect(&self.socket).await.map_err(|e| unreachable(&e))?;
@@ -70,8 +79,14 @@ impl DaemonClient {
             .map_err(|e| unreachable(&e))?;
         let response = sender.send_request(request).await.map_err(|e| unreachable(&e))?;
         let status = response.status();
-        let bytes = response.into_body().collect().await.map_err(|e| unreachable(&e))?.to_bytes();
-        Ok((status, bytes))
+        let bytes = http_body_util::Limited::new(response.into_body(), limit).collect().await.map_err(|e| {
+            if e.is::<http_body_util::LengthLimitError>() {
+                WorkerError::DaemonAnswerTooLarge(limit)
+            } else {
+                unreachable(&e)
+            }
+        })?;
+        Ok((status, bytes.to_bytes()))
     }
 
     async fn json<T: DeserializeOwned>(
@@ -80,8 +95,9 @@ impl DaemonClient {
         path: &str,
         body: Option<Vec<u8>>,
         timeout: Duration,
+        limit: usize,
     ) -> Result<T, WorkerError> {
-        let (status, bytes) = tokio::time::timeout(timeout, self.call(method, path, body))
+        let (status, bytes) = tokio::time::timeout(timeout, self.call(method, path, body, limit))
             .await
             .map_err(|_| WorkerError::DaemonTimeout(timeout))??;
         if !status.is_success() {
@@ -89,26 +105,112 @@ impl DaemonClient {
                 .ok()
                 .and_then(|v| v.get("message").and_then(|m| m.as_str()).map(str::to_owned))
                 .unwrap_or_default();
+            // Shown in run errors and logs: a daemon does not get to write much there.
+            let message: String = message.chars().take(200).collect();
             return Err(WorkerError::DaemonRefused { status: status.as_u16(), message });
         }
-        serde_json::from_slice(&bytes).map_err(|e| WorkerError::DaemonUnreachable(format!("unreadable answer: {e}")))
+        // The position and class only: serde's message can quote the answer.
+        serde_json::from_slice(&bytes).map_err(|e| {
+            WorkerError::DaemonMalformed(format!("{:?} error at line {} column {}", e.classify(), e.line(), e.column()))
+        })
     }
 
     /// Whether the daemon answers `health` with its token.
     pub async fn healthy(&self) -> bool {
-        self.json::<serde_json::Value>(Method::GET, "/health", None, Duration::from_secs(2)).await.is_ok()
+        self.json::<serde_json::Value>(Method::GET, "/health", None, Duration::from_secs(2), MAX_SMALL_ANSWER)
+            .await
+            .is_ok()
     }
 
     /// Runs one command through the daemon's `exec`.
     pub async fn exec<B: Serialize, T: DeserializeOwned>(&self, body: &B, timeout: Duration) -> Result<T, WorkerError> {
         let bytes = serde_json::to_vec(body).map_err(|e| WorkerError::DaemonUnreachable(e.to_string()))?;
-        self.json(Method::POST, "/exec", Some(bytes), timeout).await
+        self.json(Method::POST, "/exec", Some(bytes), timeout, MAX_EXEC_ANSWER).await
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A fake daemon on a unix socket that answers every connection with
+    /// `head` and then `body_bytes` bytes of `fill`, as fast as it is read,
+    /// and then holds the connection open.
+    fn fake_daemon(dir: &std::path::Path, head: String, body_bytes: usize, fill: u8) -> String {
+        let path = dir.join("fake.sock");
+        let listener = tokio::net::UnixListener::bind(&path).unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let head = head.clone();
+                tokio::spawn(async move {
+                    let mut request = [0u8; 4096];
+                    let _ = stream.read(&mut request).await;
+                    if stream.write_all(head.as_bytes()).await.is_err() {
+                        return;
+                    }
+                    let chunk = vec![fill; 64 << 10];
+                    let mut sent = 0;
+                    while sent < body_bytes {
+                        let n = chunk.len().min(body_bytes - sent);
+                        if stream.write_all(&chunk[..n]).await.is_err() {
+                            return;
+                        }
+                        sent += n;
+                    }
+                    // Holds the connection open, as a daemon that stalls would.
+                    tokio::time::sleep(Duration::from_secs(60)).await;
+                    drop(stream);
+                });
+            }
+        });
+        format!("unix://{}", path.display())
+    }
+
+    #[tokio::test]
+    async fn an_oversized_answer_fails_the_call_without_being_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let size = 200 << 20;
+        let endpoint =
+            fake_daemon(dir.path(), format!("HTTP/1.1 200 OK\r\ncontent-length: {size}\r\n\r\n"), size, b' ');
+        let client = DaemonClient::new(&endpoint, Secret::new("t".repeat(32))).unwrap();
+        let err =
+            client.exec::<_, serde_json::Value>(&serde_json::json!({}), Duration::from_secs(30)).await.unwrap_err();
+        assert!(matches!(err, WorkerError::DaemonAnswerTooLarge(MAX_EXEC_ANSWER)), "{err}");
+        assert!(!client.healthy().await);
+    }
+
+    #[tokio::test]
+    async fn a_silent_or_malformed_daemon_fails_the_call_in_bounded_time() {
+        let dir = tempfile::tempdir().unwrap();
+        // Headers promised, the body never finished.
+        let endpoint = fake_daemon(dir.path(), "HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\n{".into(), 0, b' ');
+        let client = DaemonClient::new(&endpoint, Secret::new("t".repeat(32))).unwrap();
+        let started = std::time::Instant::now();
+        let err = client.exec::<_, serde_json::Value>(&serde_json::json!({}), Duration::from_millis(300)).await;
+        assert!(matches!(err, Err(WorkerError::DaemonTimeout(_))));
+        assert!(started.elapsed() < Duration::from_secs(5));
+
+        let other = tempfile::tempdir().unwrap();
+        let secretish = "printed-by-the-workload";
+        let body = format!("{{\"exitCode\": \"{secretish}\"}}");
+        let endpoint = fake_daemon(
+            other.path(),
+            format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{body}", body.len()),
+            0,
+            b' ',
+        );
+        let client = DaemonClient::new(&endpoint, Secret::new("t".repeat(32))).unwrap();
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct Answer {
+            #[serde(rename = "exitCode")]
+            exit_code: i64,
+        }
+        let err = client.exec::<_, Answer>(&serde_json::json!({}), Duration::from_secs(5)).await.unwrap_err();
+        assert!(matches!(err, WorkerError::DaemonMalformed(_)), "{err}");
+        assert!(!err.to_string().contains(secretish), "the error does not quote the answer: {err}");
+    }
 
     #[tokio::test]
     async fn sockets_with_paths_longer_than_an_address_are_reached() {

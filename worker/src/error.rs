@@ -18,6 +18,10 @@ pub enum WorkerError {
     DaemonRefused { status: u16, message: String },
     #[error("the daemon did not answer within {0:?}")]
     DaemonTimeout(Duration),
+    #[error("the daemon's answer was larger than {0} bytes and was dropped")]
+    DaemonAnswerTooLarge(usize),
+    #[error("the daemon's answer was malformed: {0}")]
+    DaemonMalformed(String),
 }
 
 impl WorkerError {

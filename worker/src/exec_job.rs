@@ -15,6 +15,22 @@ use crate::reconcile::control_token;
 const TRANSPORT_SLACK: Duration = Duration::from_secs(30);
 /// Used when a command names no timeout (the daemon's own default).
 const DEFAULT_COMMAND_TIMEOUT_MS: u64 = 300_000;
+/// The output kept per stream, whatever the daemon sent.
+pub const MAX_STREAM_BYTES: usize = 1 << 20;
+
+/// Keeps at most `MAX_STREAM_BYTES` of `text` (cut at a character
+/// boundary) and says whether anything was cut.
+fn cap_stream(mut text: String, daemon_says_cut: bool) -> (String, bool) {
+    if text.len() <= MAX_STREAM_BYTES {
+        return (text, daemon_says_cut);
+    }
+    let mut end = MAX_STREAM_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    (text, true)
+}
 
 #[derive(serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -82,13 +98,15 @@ pub async fn run(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreErr
         let timeout = Duration::from_millis(command.timeout_ms.unwrap_or(DEFAULT_COMMAND_TIMEOUT_MS)) + TRANSPORT_SLACK;
         match client.exec::<_, DaemonExecResult>(&body, timeout).await {
             Ok(r) => {
+                let (stdout, stdout_truncated) = cap_stream(r.stdout, r.stdout_truncated);
+                let (stderr, stderr_truncated) = cap_stream(r.stderr, r.stderr_truncated);
                 results.push(ExecCommandResult {
                     argv: command.argv.clone(),
                     exit_code: r.exit_code,
-                    stdout: r.stdout,
-                    stderr: r.stderr,
-                    stdout_truncated: r.stdout_truncated,
-                    stderr_truncated: r.stderr_truncated,
+                    stdout,
+                    stderr,
+                    stdout_truncated,
+                    stderr_truncated,
                     timed_out: r.timed_out,
                 });
                 store.record_exec_results(lease, &run.id, &results).await?;
@@ -102,4 +120,21 @@ pub async fn run(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreErr
     }
     store.finish_exec_run(lease, &run.id, results.last().map(|r| r.exit_code), None).await?;
     Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streams_are_capped_at_a_character_boundary_whatever_the_daemon_says() {
+        let short = "é".repeat(10);
+        assert_eq!(cap_stream(short.clone(), false), (short, false));
+        let (kept, cut) = cap_stream("é".repeat(MAX_STREAM_BYTES), false);
+        assert!(cut, "a daemon that claims nothing was cut is overruled");
+        assert_eq!(kept.len(), MAX_STREAM_BYTES);
+        let (kept, cut) = cap_stream(format!("a{}", "é".repeat(MAX_STREAM_BYTES)), false);
+        assert!(cut);
+        assert_eq!(kept.len(), MAX_STREAM_BYTES - 1, "a two-byte character is not split");
+    }
 }
