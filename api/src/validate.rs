@@ -8,8 +8,14 @@ use sluice_store::guard;
 use crate::error::ApiError;
 use crate::wire::OwnerUserId;
 
+/// Bidirectional controls: they make a text display as something it is not.
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
 /// What is wrong with a text field, if anything: it must be non-empty, at
-/// most `max_chars`, without surrounding whitespace or control characters.
+/// most `max_chars`, without surrounding whitespace, control characters or
+/// bidirectional controls.
 pub fn text_problem(value: &str, max_chars: usize) -> Option<String> {
     if value.is_empty() {
         Some("must not be empty".into())
@@ -19,6 +25,8 @@ pub fn text_problem(value: &str, max_chars: usize) -> Option<String> {
         Some(format!("must be at most {max_chars} characters"))
     } else if value.chars().any(char::is_control) {
         Some("must not contain control characters".into())
+    } else if value.chars().any(is_bidi_control) {
+        Some("must not contain bidirectional control characters".into())
     } else {
         None
     }
@@ -30,6 +38,16 @@ pub fn text(field: &str, value: &str, max_chars: usize) -> Result<String, ApiErr
         Some(problem) => Err(ApiError::bad_request(format!("{field} {problem}"))),
         None => Ok(value.to_owned()),
     }
+}
+
+/// A launch identity: a text (see [`text_problem`]) that cannot be taken
+/// for an option where it is passed on.
+pub fn launch_id(field: &str, value: &str) -> Result<String, ApiError> {
+    let value = text(field, value, 200)?;
+    if value.starts_with('-') {
+        return Err(ApiError::bad_request(format!("{field} must not start with '-'")));
+    }
+    Ok(value)
 }
 
 pub fn optional_text(field: &str, value: Option<&str>, max_chars: usize) -> Result<Option<String>, ApiError> {
@@ -277,8 +295,19 @@ mod tests {
     #[test]
     fn texts_must_be_trimmed_and_non_empty() {
         assert!(text("f", "ok", 10).is_ok());
-        for bad in ["", " x", "x ", "a\u{7}b", "elevenchars"] {
+        for bad in ["", " x", "x ", "a\u{7}b", "elevenchars", "txt\u{202e}exe", "a\u{2066}b", "\u{200f}x"] {
             assert!(text("f", bad, 10).is_err(), "{bad:?}");
+        }
+        assert!(text("f", "naïve ✓", 10).is_ok(), "other non-ASCII text is fine");
+    }
+
+    #[test]
+    fn launch_ids_cannot_read_as_options() {
+        assert!(launch_id("launchId", "build-42").is_ok());
+        assert!(launch_id("launchId", "a-b--c").is_ok());
+        for bad in ["-x", "--help", "--listen=0.0.0.0:1", "a\u{202e}b"] {
+            let err = launch_id("launchId", bad).unwrap_err();
+            assert!(format!("{err:?}").contains("launchId"), "{bad:?}: {err:?}");
         }
     }
 

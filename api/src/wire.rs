@@ -14,8 +14,9 @@ use utoipa::{IntoParams, ToSchema};
 // ---------------------------------------------------------------- requests
 
 /// The pattern every free-text field follows: no surrounding whitespace, no
-/// control characters.
-pub const TEXT_PATTERN: &str = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$";
+/// control characters, no bidirectional controls (which make a text read
+/// differently from what it is).
+pub const TEXT_PATTERN: &str = r"^[^\s\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069](?:[^\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]*[^\s\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069])?$";
 
 /// The user a workspace belongs to: 1 to 256 characters, no surrounding
 /// whitespace or control characters. Parsed once, where the request is read.
@@ -89,7 +90,7 @@ pub struct CreateWorkspaceRequest {
     #[schema(
         min_length = 1,
         max_length = 128,
-        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069](?:[^\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]*[^\s\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069])?$"
     )]
     pub registry_id: String,
     /// An image repository: lower-case path components.
@@ -100,7 +101,7 @@ pub struct CreateWorkspaceRequest {
     #[schema(
         min_length = 1,
         max_length = 128,
-        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069](?:[^\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]*[^\s\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069])?$"
     )]
     pub name: Option<String>,
     pub source_selection: Option<SourceSelection>,
@@ -118,7 +119,7 @@ pub struct CreateWorkspaceRequest {
     #[schema(
         min_length = 1,
         max_length = 4096,
-        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069](?:[^\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]*[^\s\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069])?$"
     )]
     pub capture_token: Option<String>,
     /// Lifetime in seconds; the server default applies when omitted.
@@ -131,7 +132,7 @@ pub struct CreateWorkspaceRequest {
     #[schema(
         min_length = 1,
         max_length = 200,
-        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+        pattern = r"^[^-\s\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069](?:[^\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]*[^\s\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069])?$"
     )]
     pub launch_id: Option<String>,
 }
@@ -148,7 +149,7 @@ pub struct RenameWorkspaceRequest {
     #[schema(
         min_length = 1,
         max_length = 128,
-        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069](?:[^\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]*[^\s\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069])?$"
     )]
     pub name: String,
     /// The workspace's owner; a rename that names none finds nothing.
@@ -248,7 +249,7 @@ pub struct CompletionAttestation {
     #[schema(
         min_length = 1,
         max_length = 256,
-        pattern = r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"
+        pattern = r"^[^\s\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069](?:[^\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]*[^\s\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069])?$"
     )]
     pub executor_id: String,
     pub launch_id: Option<String>,

@@ -4,11 +4,12 @@
 
 use crate::Store;
 use crate::clock::{new_id, now_ms};
-use crate::db::{DbRow, args};
+use crate::db::{Arg, DbRow, args};
 use crate::error::StoreError;
 use crate::guard;
 use crate::jobs::{Lease, begin_fenced, enqueue};
 use crate::model::*;
+use crate::seal::Secret;
 
 const EXEC_COLUMNS: &str = "id, workspace_id, owner_user_id, attempt_id, status, exit_code, commands, results, \
     error_message, error_code, created_at, started_at, finished_at";
@@ -38,20 +39,33 @@ fn exec_run_from_row(row: &DbRow) -> Result<ExecRun, StoreError> {
     })
 }
 
+/// Binds sealed stdin to its run, so it opens for no other.
+fn stdin_aad(run_id: &str) -> String {
+    format!("exec/{run_id}/stdin")
+}
+
 fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
     serde_json::to_string(value).map_err(|e| StoreError::Corrupt(e.to_string()))
 }
 
 impl Store {
-    /// Queues an exec run in the owner's workspace. Refused with a conflict
-    /// unless the workspace's executor is ready. `None` when the workspace
-    /// is not theirs.
+    /// Queues an exec run in the owner's workspace. `stdin` holds each
+    /// command's input (in order): it is sealed, and `commands` records only
+    /// its digest. Refused with a conflict unless the workspace's executor
+    /// is ready. `None` when the workspace is not theirs.
     pub async fn create_exec_run(
         &self,
         owner: &str,
         workspace_id: &str,
-        commands: Vec<ExecCommand>,
+        mut commands: Vec<ExecCommand>,
+        stdin: Vec<Option<String>>,
     ) -> Result<Option<ExecRun>, StoreError> {
+        if stdin.len() != commands.len() {
+            return Err(StoreError::Corrupt("one stdin entry per exec command is required".into()));
+        }
+        for (command, input) in commands.iter_mut().zip(&stdin) {
+            command.stdin_digest = input.as_deref().map(StdinDigest::of);
+        }
         for (i, command) in commands.iter().enumerate() {
             let texts = command
                 .argv
@@ -68,6 +82,12 @@ impl Store {
             }
         }
         let commands_json = serde_json::to_value(&commands).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let run_id = new_id("run");
+        let sealed_stdin = if stdin.iter().any(Option::is_some) {
+            Some(self.sealer.seal(&stdin_aad(&run_id), to_json(&stdin)?.as_bytes())?)
+        } else {
+            None
+        };
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
         let Some(row) = tx
@@ -87,7 +107,7 @@ impl Store {
             });
         };
         let run = ExecRun {
-            id: new_id("run"),
+            id: run_id,
             workspace_id: workspace_id.to_owned(),
             owner_user_id: owner.to_owned(),
             attempt_id,
@@ -101,9 +121,19 @@ impl Store {
             finished_at: None,
         };
         tx.execute(
-            "INSERT INTO exec_runs (id, workspace_id, owner_user_id, attempt_id, status, commands, results, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, '[]', $7)",
-            args![&run.id, workspace_id, owner, &run.attempt_id, run.status.as_str(), commands_json.to_string(), now],
+            "INSERT INTO exec_runs (id, workspace_id, owner_user_id, attempt_id, status, commands, results, created_at, \
+             stdin_nonce, stdin_ciphertext) VALUES ($1, $2, $3, $4, $5, $6, '[]', $7, $8, $9)",
+            args![
+                &run.id,
+                workspace_id,
+                owner,
+                &run.attempt_id,
+                run.status.as_str(),
+                commands_json.to_string(),
+                now,
+                Arg::Bytes(sealed_stdin.as_ref().map(|s| s.nonce.clone())),
+                Arg::Bytes(sealed_stdin.map(|s| s.ciphertext))
+            ],
         )
         .await?;
         enqueue(&mut tx, JobKind::Exec, &run.id, now, now).await?;
@@ -130,6 +160,27 @@ impl Store {
             .await?
             .map(|r| exec_run_from_row(&r))
             .transpose()
+    }
+
+    /// Each command's stdin for the worker that feeds it: empty once the run
+    /// has ended (it is dropped then).
+    pub async fn open_exec_stdin(&self, run_id: &str) -> Result<Vec<Option<Secret<String>>>, StoreError> {
+        let Some(row) = self
+            .pool
+            .fetch_optional(
+                "SELECT stdin_nonce, stdin_ciphertext FROM exec_runs WHERE id = $1 AND stdin_nonce IS NOT NULL",
+                args![run_id],
+            )
+            .await?
+        else {
+            return Ok(Vec::new());
+        };
+        let sealed =
+            crate::seal::Sealed { nonce: row.bytes("stdin_nonce")?, ciphertext: row.bytes("stdin_ciphertext")? };
+        let plain = self.sealer.open(&stdin_aad(run_id), &sealed)?;
+        let inputs: Vec<Option<String>> =
+            serde_json::from_slice(plain.expose()).map_err(|e| StoreError::Corrupt(format!("exec_runs.stdin: {e}")))?;
+        Ok(inputs.into_iter().map(|i| i.map(Secret::new)).collect())
     }
 
     /// Marks an exec run running.
@@ -169,7 +220,7 @@ impl Store {
         let (mut tx, now) = begin_fenced(&self.pool, lease).await?;
         tx.execute(
             "UPDATE exec_runs SET status = $1, exit_code = $2, error_message = $3, error_code = $4, finished_at = $5, \
-             started_at = COALESCE(started_at, $5) WHERE id = $6",
+             started_at = COALESCE(started_at, $5), stdin_nonce = NULL, stdin_ciphertext = NULL WHERE id = $6",
             args![
                 status.as_str(),
                 exit_code,

@@ -302,8 +302,9 @@ impl Store {
             let retry_id = new_id("run");
             tx.execute(
                 "INSERT INTO runs (id, workspace_id, relation, trigger_type, trigger_ref, status, spec, launch_attempt, \
-                 queued_at, created_at, updated_at, linked_at) \
-                 SELECT $1, workspace_id, $2, $3, id, $4, spec, launch_attempt + 1, $5, $5, $5, $5 FROM runs WHERE id = $6",
+                 launch_id, queued_at, created_at, updated_at, linked_at) \
+                 SELECT $1, workspace_id, $2, $3, id, $4, spec, launch_attempt + 1, launch_id, $5, $5, $5, $5 \
+                 FROM runs WHERE id = $6",
                 args![
                     &retry_id,
                     RunRelation::Retry.as_str(),

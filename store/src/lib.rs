@@ -76,7 +76,7 @@ impl Store {
     /// Whether any stored text, in any table, contains `needle`. A diagnostic
     /// for proving that secrets never reach a plain column.
     pub async fn any_column_contains(&self, needle: &str) -> Result<bool, StoreError> {
-        for table in ["workspaces", "runs", "events", "create_keys", "sealed_secrets"] {
+        for table in ["workspaces", "runs", "events", "create_keys", "sealed_secrets", "exec_runs", "jobs"] {
             let sql = match self.backend() {
                 BackendKind::Postgres => {
                     format!("SELECT 1 AS hit FROM {table} t WHERE position($1 in t::text) > 0 LIMIT 1")

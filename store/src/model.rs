@@ -292,10 +292,28 @@ pub struct ExecCommand {
     pub cwd: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub env: Option<std::collections::BTreeMap<String, String>>,
+    /// What the command is fed, as its length and digest: the text itself
+    /// is sealed apart (see [`crate::Store::open_exec_stdin`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stdin: Option<String>,
+    pub stdin_digest: Option<StdinDigest>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+}
+
+/// The length and SHA-256 (hex) of an exec command's stdin.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StdinDigest {
+    pub bytes: u64,
+    pub sha256: String,
+}
+
+impl StdinDigest {
+    pub fn of(text: &str) -> StdinDigest {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(text.as_bytes());
+        StdinDigest { bytes: text.len() as u64, sha256: digest.iter().map(|b| format!("{b:02x}")).collect() }
+    }
 }
 
 /// What one command of an exec run did.

@@ -365,6 +365,62 @@ async fn lifecycle_requests_leave_work_due() {
     }
 }
 
+/// Exec stdin is sealed: the run keeps its length and digest, the worker
+/// opens the text, and it is gone once the run has ended.
+#[tokio::test]
+async fn exec_stdin_is_sealed_and_dropped_when_the_run_ends() {
+    for db in databases().await {
+        let store = open(&db).await;
+        let view = created(store.create_workspace(new_workspace("alice", None)).await.unwrap());
+        let (id, run_id) = (view.workspace.id.clone(), view.current_run.unwrap().id);
+        let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
+        let runtime = RuntimeRecord {
+            adapter: RuntimeAdapter::Local,
+            resource_id: "r1".into(),
+            reference: "r1".into(),
+            status: RuntimeStatus::Running,
+            endpoint: None,
+            deadline: None,
+        };
+        store.record_launched(&lease, &run_id, &runtime, None).await.unwrap();
+        store.record_ready(&lease, &run_id).await.unwrap();
+        store.finish_job(&lease, None, None).await.unwrap();
+
+        let command = |argv: &str| ExecCommand {
+            argv: vec![argv.into()],
+            cwd: None,
+            env: None,
+            stdin_digest: None,
+            timeout_ms: None,
+        };
+        let secret_input = "stdin-carrying-a-password-4711";
+        let exec = store
+            .create_exec_run("alice", &id, vec![command("cat"), command("true")], vec![Some(secret_input.into()), None])
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(!store.any_column_contains(secret_input).await.unwrap(), "{}: stdin is not stored in plain", db.label);
+        let stored = store.load_exec_run(&exec.id).await.unwrap().unwrap();
+        assert_eq!(stored.commands[0].stdin_digest, Some(StdinDigest::of(secret_input)));
+        assert_eq!(stored.commands[0].stdin_digest.as_ref().unwrap().bytes, secret_input.len() as u64);
+        assert_eq!(stored.commands[1].stdin_digest, None);
+
+        let inputs = store.open_exec_stdin(&exec.id).await.unwrap();
+        assert_eq!(inputs.len(), 2, "{}", db.label);
+        assert_eq!(inputs[0].as_ref().map(|s| s.expose().as_str()), Some(secret_input));
+        assert!(inputs[1].is_none());
+
+        let exec_lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
+        assert_eq!(exec_lease.kind, JobKind::Exec);
+        store.finish_exec_run(&exec_lease, &exec.id, Some(0), None).await.unwrap();
+        assert!(store.open_exec_stdin(&exec.id).await.unwrap().is_empty(), "{}: dropped at the end", db.label);
+        assert!(
+            store.create_exec_run("alice", &id, vec![command("cat")], vec![]).await.is_err(),
+            "one stdin entry per command"
+        );
+    }
+}
+
 /// The orphan sweep's judgement of a labelled runtime resource.
 #[tokio::test]
 async fn resources_are_judged_by_the_records_that_need_them() {
@@ -401,6 +457,8 @@ async fn resources_are_judged_by_the_records_that_need_them() {
         let error = RunError { message: "boom".into(), code: Some("launch-failed".into()) };
         let retry = store.record_failed(&lease, &first, &error, true).await.unwrap();
         assert!(retry.is_some(), "{}: a retry run was queued", db.label);
+        let retry_run = store.get_run(retry.as_deref().unwrap()).await.unwrap().unwrap();
+        assert_eq!(retry_run.launch_id.as_deref(), Some("launch-1"), "{}: a retry keeps the launch id", db.label);
         assert_eq!(store.judge_resource(&first).await.unwrap(), ResourceVerdict::OrphanKept, "{}", db.label);
     }
 }

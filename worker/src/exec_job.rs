@@ -86,13 +86,14 @@ pub async fn run(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreErr
         }
     };
 
+    let stdin = store.open_exec_stdin(&run.id).await?;
     let mut results: Vec<ExecCommandResult> = Vec::with_capacity(run.commands.len());
-    for command in &run.commands {
+    for (i, command) in run.commands.iter().enumerate() {
         let body = json!({
             "argv": command.argv,
             "cwd": command.cwd,
             "env": command.env.clone().unwrap_or_default(),
-            "stdin": command.stdin,
+            "stdin": stdin.get(i).and_then(Option::as_ref).map(|s| s.expose()),
             "timeoutMs": command.timeout_ms,
         });
         let timeout = Duration::from_millis(command.timeout_ms.unwrap_or(DEFAULT_COMMAND_TIMEOUT_MS)) + TRANSPORT_SLACK;

@@ -81,7 +81,7 @@ pub async fn create_workspace(
     }
     let capture_token = validate::optional_text("captureToken", req.capture_token.as_deref(), 4096)?;
     let ttl_seconds = req.ttl_seconds.map(|t| validate::ttl_seconds("ttlSeconds", t)).transpose()?;
-    let launch_id = validate::optional_text("launchId", req.launch_id.as_deref(), 200)?;
+    let launch_id = req.launch_id.as_deref().map(|l| validate::launch_id("launchId", l)).transpose()?;
     let key = match (&req.idempotency_key, headers.get("idempotency-key")) {
         (Some(body), _) => Some(validate::idempotency_key("idempotencyKey", body)?),
         (None, Some(header)) => {
@@ -402,18 +402,21 @@ pub async fn exec_workspace(
             return Err(ApiError::bad_request(format!("commands[{i}].stdin must be at most {MAX_STDIN_BYTES} bytes")));
         }
     }
-    let commands = req
+    let (commands, stdin) = req
         .commands
         .into_iter()
-        .map(|c| ExecCommand {
-            argv: c.argv,
-            cwd: c.cwd,
-            env: c.env,
-            stdin: c.stdin,
-            timeout_ms: c.timeout_ms.map(|t| t as u64),
+        .map(|c| {
+            let command = ExecCommand {
+                argv: c.argv,
+                cwd: c.cwd,
+                env: c.env,
+                stdin_digest: None,
+                timeout_ms: c.timeout_ms.map(|t| t as u64),
+            };
+            (command, c.stdin)
         })
-        .collect();
-    let run = app.store.create_exec_run(&owner, &workspace_id, commands).await?.ok_or(ApiError::NotFound)?;
+        .unzip();
+    let run = app.store.create_exec_run(&owner, &workspace_id, commands, stdin).await?.ok_or(ApiError::NotFound)?;
     app.work_enqueued();
     Ok((StatusCode::ACCEPTED, Json(ExecRun::of(&run))))
 }

@@ -165,8 +165,8 @@ impl Runtime for DockerRuntime {
                     "/var/lib/sluice",
                     "--workdir",
                     "/workspace",
-                    "--launch",
-                    &request.launch,
+                    // `=` joins the value, so no launch id can be read as an option.
+                    &format!("--launch={}", request.launch),
                 ]
                 .map(str::to_owned)
                 .to_vec(),

@@ -242,7 +242,8 @@ impl Runtime for LocalRuntime {
                 c.args(["--listen", "unix:/run/sluice/control.sock"]);
                 c.args(["--boot-secret-file", "/run/sluice/boot-secret.json", "--state-dir", "/var/lib/sluice"]);
                 c.args(["--workdir", "/workspace"]);
-                c.arg("--launch").arg(&request.launch).arg("--").arg(&dir);
+                // `=` joins the value, so no launch id can be read as an option.
+                c.arg(format!("--launch={}", request.launch)).arg("--").arg(&dir);
                 c
             }
             Sandbox::None(_) => {
@@ -252,7 +253,7 @@ impl Runtime for LocalRuntime {
                 // directory cannot overflow the socket address.
                 c.arg("--listen").arg("unix:../run/control.sock");
                 c.arg("--boot-secret-file").arg(&secret_file).arg("--state-dir").arg(dir.join("state"));
-                c.arg("--workdir").arg(dir.join("workspace")).arg("--launch").arg(&request.launch);
+                c.arg("--workdir").arg(dir.join("workspace")).arg(format!("--launch={}", request.launch));
                 c.current_dir(dir.join("workspace")).env("HOME", dir.join("workspace"));
                 c
             }
