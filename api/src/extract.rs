@@ -9,9 +9,6 @@ use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
 
-/// Largest request body accepted.
-pub const MAX_BODY_BYTES: usize = 1024 * 1024;
-
 /// A JSON body.
 pub struct JsonBody<T>(pub T);
 
@@ -26,8 +23,12 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
         if !is_json {
             return Err(ApiError::bad_request("the request body must be JSON (content-type: application/json)"));
         }
-        let bytes = Bytes::from_request(req, state).await.map_err(|_| {
-            ApiError::bad_request(format!("the request body could not be read (at most {MAX_BODY_BYTES} bytes)"))
+        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
+            if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::bad_request("the request body is larger than this server accepts (see --max-body-bytes)")
+            } else {
+                ApiError::bad_request("the request body could not be read")
+            }
         })?;
         parse_json(&bytes).map(JsonBody)
     }

@@ -5,6 +5,7 @@
 pub mod auth;
 pub mod error;
 mod extract;
+pub mod listener;
 pub mod openapi;
 mod routes;
 mod trace;
@@ -23,6 +24,7 @@ use sluice_store::Store;
 
 pub use auth::TokenSet;
 use error::ApiError;
+pub use listener::HttpLimits;
 use routes::workspaces as ws;
 
 /// What the API needs besides the store.
@@ -32,6 +34,8 @@ pub struct ApiConfig {
     pub gateway_tokens: TokenSet,
     /// Lifetime of a workspace whose create names none.
     pub default_ttl_seconds: Option<i64>,
+    /// Timeouts and limits of the listener.
+    pub http: HttpLimits,
 }
 
 #[derive(Clone, Debug)]
@@ -85,19 +89,20 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(health))
         .fallback(no_route)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(DefaultBodyLimit::max(extract::MAX_BODY_BYTES))
+        .layer(DefaultBodyLimit::max(state.config.http.max_body_bytes))
         .layer(middleware::from_fn(trace::request_span))
         .with_state(state)
 }
 
-/// Serves the API on `listener` until `shutdown` resolves, then finishes the
-/// requests in flight.
+/// Serves the API on `listener` (with the configured timeouts and limits)
+/// until `shutdown` resolves, then finishes the requests in flight.
 pub async fn serve(
     state: AppState,
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(state)).with_graceful_shutdown(shutdown).await
+    let limits = state.config.http.clone();
+    listener::serve(router(state), listener, limits, shutdown).await
 }
 
 async fn openapi_json() -> Json<serde_json::Value> {

@@ -215,9 +215,30 @@ pub struct ApiArgs {
     /// Lifetime of workspaces whose create names no ttlSeconds.
     #[arg(long, env = "SLUICE_DEFAULT_TTL_SECONDS", value_parser = clap::value_parser!(i64).range(1..))]
     pub default_ttl_seconds: Option<i64>,
+    /// How long a client may take to send a request's line and headers.
+    #[arg(long, env = "SLUICE_HEADER_READ_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub header_read_timeout_ms: u64,
+    /// How long a connection may carry no bytes before it is closed.
+    #[arg(long, env = "SLUICE_IDLE_TIMEOUT_MS", default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub idle_timeout_ms: u64,
+    /// Connections served at once; more wait to be accepted.
+    #[arg(long, env = "SLUICE_MAX_CONNECTIONS", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_connections: u64,
+    /// The largest request body accepted.
+    #[arg(long, env = "SLUICE_MAX_BODY_BYTES", default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1024..=(1 << 30)))]
+    pub max_body_bytes: u64,
 }
 
 impl ApiArgs {
+    pub fn http_limits(&self) -> sluice_api::HttpLimits {
+        sluice_api::HttpLimits {
+            header_read_timeout: std::time::Duration::from_millis(self.header_read_timeout_ms),
+            idle_timeout: std::time::Duration::from_millis(self.idle_timeout_ms),
+            max_connections: self.max_connections as usize,
+            max_body_bytes: self.max_body_bytes as usize,
+        }
+    }
+
     pub fn api_tokens(&self, data_dir: &Path) -> anyhow::Result<TokenSet> {
         tokens("API", self.api_tokens_file.as_deref(), &self.api_tokens, &data_dir.join("api-token"))
     }

@@ -164,7 +164,12 @@ async fn run_api(store_args: StoreArgs, api_args: ApiArgs, worker_args: Option<W
     let store = store_args.open().await?;
     let api_tokens = api_args.api_tokens(&store_args.data_dir)?;
     let gateway_tokens = api_args.gateway_tokens(&store_args.data_dir)?;
-    let config = ApiConfig { api_tokens, gateway_tokens, default_ttl_seconds: api_args.default_ttl_seconds };
+    let config = ApiConfig {
+        api_tokens,
+        gateway_tokens,
+        default_ttl_seconds: api_args.default_ttl_seconds,
+        http: api_args.http_limits(),
+    };
     let listener = tokio::net::TcpListener::bind(&api_args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", api_args.listen))?;

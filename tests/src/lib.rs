@@ -36,6 +36,7 @@ impl App {
             api_tokens: TokenSet::new([TOKEN]),
             gateway_tokens: TokenSet::new([GATEWAY_TOKEN]),
             default_ttl_seconds: None,
+            http: Default::default(),
         };
         adjust(&mut config);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

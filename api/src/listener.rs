@@ -1,0 +1,171 @@
+//! The API's accept loop: HTTP/1.1 through hyper with the limits a public
+//! listener needs and `axum::serve` does not set. A client gets
+//! `header_read_timeout` to send a request's head, a connection with no
+//! traffic for `idle_timeout` is closed (after the response in flight, if
+//! any), at most `max_connections` are served at once (more wait in the
+//! kernel's backlog), and bodies are capped by the router.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::Router;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio::sync::{Semaphore, watch};
+
+/// Limits on the API listener.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpLimits {
+    /// How long a client may take to send a request's line and headers.
+    pub header_read_timeout: Duration,
+    /// How long a connection may go without a byte either way.
+    pub idle_timeout: Duration,
+    /// Connections served at once.
+    pub max_connections: usize,
+    /// The largest request body accepted.
+    pub max_body_bytes: usize,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        HttpLimits {
+            header_read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 1024,
+            max_body_bytes: 1 << 20,
+        }
+    }
+}
+
+/// A stream that remembers when it last moved a byte.
+struct Tracked {
+    stream: TcpStream,
+    started: tokio::time::Instant,
+    last_activity_ms: Arc<AtomicU64>,
+}
+
+impl Tracked {
+    fn touch(&self) {
+        self.last_activity_ms.store(self.started.elapsed().as_millis() as u64, Ordering::Relaxed);
+    }
+}
+
+impl AsyncRead for Tracked {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.stream).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            self.touch();
+        }
+        polled
+    }
+}
+
+impl AsyncWrite for Tracked {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<std::io::Result<usize>> {
+        let polled = Pin::new(&mut self.stream).poll_write(cx, data);
+        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
+            self.touch();
+        }
+        polled
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+}
+
+/// Serves `app` on `listener` until `shutdown` resolves; then stops
+/// accepting, lets every connection finish its request in flight, and
+/// returns once all have closed.
+pub async fn serve(
+    app: Router,
+    listener: tokio::net::TcpListener,
+    limits: HttpLimits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let (stop, stopping) = watch::channel(false);
+    tokio::pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            permit = slots.clone().acquire_owned() => permit.expect("the semaphore is never closed"),
+            _ = &mut shutdown => break,
+        };
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of descriptors and the like: pause rather than spin.
+                    tracing::warn!(error = %e, "accepting a connection failed");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            _ = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let service = TowerToHyperService::new(app.clone());
+        let limits = limits.clone();
+        let mut stopping = stopping.clone();
+        tokio::spawn(async move {
+            let _slot = permit;
+            let last_activity_ms = Arc::new(AtomicU64::new(0));
+            let started = tokio::time::Instant::now();
+            let io = Tracked { stream, started, last_activity_ms: last_activity_ms.clone() };
+            let connection = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(limits.header_read_timeout)
+                .serve_connection(TokioIo::new(io), service);
+            tokio::pin!(connection);
+            let check_every = (limits.idle_timeout / 4).max(Duration::from_millis(10));
+            let mut idle_check = tokio::time::interval(check_every);
+            let mut closing = false;
+            // A closing connection whose client will not take its last
+            // response is dropped once this runs out.
+            let drop_at = tokio::time::sleep(Duration::MAX / 4);
+            tokio::pin!(drop_at);
+            loop {
+                tokio::select! {
+                    _ = &mut drop_at, if closing => break,
+                    result = connection.as_mut() => {
+                        if let Err(e) = result {
+                            tracing::debug!(error = %e, "connection ended with an error");
+                        }
+                        break;
+                    }
+                    changed = stopping.changed(), if !closing => {
+                        if changed.is_err() || *stopping.borrow() {
+                            closing = true;
+                            drop_at.as_mut().reset(tokio::time::Instant::now() + limits.idle_timeout);
+                            connection.as_mut().graceful_shutdown();
+                        }
+                    }
+                    _ = idle_check.tick(), if !closing => {
+                        let idle_ms = started.elapsed().as_millis() as u64 - last_activity_ms.load(Ordering::Relaxed);
+                        if idle_ms >= limits.idle_timeout.as_millis() as u64 {
+                            closing = true;
+                            drop_at.as_mut().reset(tokio::time::Instant::now() + limits.idle_timeout);
+                            connection.as_mut().graceful_shutdown();
+                        }
+                    }
+                }
+            }
+        });
+    }
+    let _ = stop.send(true);
+    // Every connection holds a slot until it has closed.
+    let all = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
+    let _ = slots.acquire_many(all).await;
+    Ok(())
+}
