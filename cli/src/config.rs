@@ -103,6 +103,11 @@ pub struct WorkerArgs {
     /// before its launch is recorded, in milliseconds.
     #[arg(long, env = "SLUICE_FAULT_PAUSE_AFTER_LAUNCH_MS", hide = true)]
     pub fault_pause_after_launch_ms: Option<u64>,
+    /// Host uids for executors when sluice runs as root, `START-END`: each
+    /// executor takes two (its daemon's and its workload's). No account of
+    /// this host may have an id inside.
+    #[arg(long, env = "SLUICE_EXECUTOR_UIDS")]
+    pub executor_uids: Option<String>,
 }
 
 impl WorkerArgs {
@@ -137,10 +142,18 @@ impl WorkerArgs {
         )
     }
 
+    fn uid_range(&self) -> anyhow::Result<sluice_worker::runtime::identity::UidRange> {
+        use sluice_worker::runtime::identity::UidRange;
+        match &self.executor_uids {
+            Some(text) => UidRange::parse(text).map_err(|e| anyhow::anyhow!("--executor-uids {text:?}: {e}")),
+            None => Ok(UidRange::DEFAULT),
+        }
+    }
+
     /// Opens the configured runtime.
     pub async fn runtime(&self, data_dir: &Path) -> anyhow::Result<sluice_worker::AnyRuntime> {
         use sluice_worker::runtime::docker::DockerRuntime;
-        use sluice_worker::runtime::local::{LocalRuntime, Sandbox};
+        use sluice_worker::runtime::local::LocalRuntime;
         let executors = self.executors_dir(data_dir);
         Ok(match self.runtime {
             RuntimeKind::Local => {
@@ -151,22 +164,20 @@ impl WorkerArgs {
                 anyhow::ensure!(daemon.is_file(), "the daemon binary {} does not exist", daemon.display());
                 let executors = std::path::absolute(&executors)?;
                 let daemon = std::fs::canonicalize(&daemon)?;
-                let local = LocalRuntime::new(executors, daemon, prefix).await?;
-                // Without a sandbox, executors run as an unprivileged user (when
-                // sluice is root) straight from their run directories, so that
-                // user must be able to pass through (not list) the data directory.
-                if matches!(local.sandbox(), Sandbox::None(_)) && process_is_root() {
-                    use std::os::unix::fs::PermissionsExt;
-                    std::fs::set_permissions(data_dir, std::fs::Permissions::from_mode(0o711))?;
-                }
-                sluice_worker::AnyRuntime::Local(local)
+                sluice_worker::AnyRuntime::Local(LocalRuntime::new(executors, daemon, prefix, self.uid_range()?).await?)
             }
             RuntimeKind::Docker => {
                 let daemon = std::fs::canonicalize(self.docker_daemon_binary()?)?;
                 let executors = std::path::absolute(&executors)?;
                 sluice_worker::AnyRuntime::Docker(
-                    DockerRuntime::connect(self.docker_socket.as_deref(), executors, daemon, self.registries()?)
-                        .await?,
+                    DockerRuntime::connect(
+                        self.docker_socket.as_deref(),
+                        executors,
+                        daemon,
+                        self.registries()?,
+                        self.uid_range()?,
+                    )
+                    .await?,
                 )
             }
         })
@@ -189,10 +200,6 @@ impl WorkerArgs {
             ..defaults
         }
     }
-}
-
-fn process_is_root() -> bool {
-    std::fs::metadata("/proc/self").map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0).unwrap_or(false)
 }
 
 #[derive(Args, Debug, Clone)]

@@ -30,6 +30,12 @@ pub struct Args {
     /// How long the managed process gets to exit after SIGTERM.
     #[arg(long, env = "SLUICED_STOP_GRACE_MS", default_value_t = 10_000)]
     pub stop_grace_ms: u64,
+    /// The uid the workload (managed process, exec commands) runs as.
+    #[arg(long, requires = "workload_gid")]
+    pub workload_uid: Option<u32>,
+    /// The gid the workload runs as.
+    #[arg(long, requires = "workload_uid")]
+    pub workload_gid: Option<u32>,
     /// Ignored: lets a launcher name the executor in process listings.
     #[arg(last = true, hide = true)]
     pub label: Vec<String>,
@@ -56,6 +62,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         // task reads it yet.
         unsafe { std::env::remove_var(name) };
     }
+    crate::workload::harden_self();
+    let workload = match (args.workload_uid, args.workload_gid) {
+        (Some(uid), Some(gid)) => Some(crate::workload::WorkloadIds { uid, gid }),
+        _ => None,
+    };
     let running = crate::boot(crate::DaemonConfig {
         boot_secret_file: &args.boot_secret_file,
         state_dir: &args.state_dir,
@@ -64,6 +75,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         workdir: &args.workdir,
         command,
         env: BTreeMap::new(),
+        workload,
     })?;
     let managed = running.managed.clone();
     let grace = Duration::from_millis(args.stop_grace_ms);
@@ -74,6 +86,8 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     if let Some(path) = args.listen.strip_prefix("unix:") {
         let _ = std::fs::remove_file(path);
         let listener = tokio::net::UnixListener::bind(path)?;
+        // Only the daemon's own user (and the control plane, as root) connects.
+        std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
         eprintln!("sluiced control API on unix:{path}");
         crate::serve(running.router, listener, shutdown).await?;
     } else {

@@ -78,7 +78,11 @@ fn resolve_cwd(workdir: &Path, cwd: Option<&str>) -> PathBuf {
 }
 
 /// Runs one command to its end (or its timeout) and reports what it did.
-pub async fn run(workdir: &Path, request: ExecRequest) -> Result<ExecResponse, DaemonError> {
+pub async fn run(
+    workdir: &Path,
+    request: ExecRequest,
+    workload: Option<crate::workload::WorkloadIds>,
+) -> Result<ExecResponse, DaemonError> {
     let Some(program) = request.argv.first() else { return Err(DaemonError::EmptyArgv) };
     let limit = request.output_limit_bytes.unwrap_or(DEFAULT_OUTPUT_LIMIT);
     if limit > MAX_OUTPUT_LIMIT {
@@ -94,6 +98,7 @@ pub async fn run(workdir: &Path, request: ExecRequest) -> Result<ExecResponse, D
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    crate::workload::confine(&mut command, workload);
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(e) => {
@@ -161,6 +166,10 @@ fn kill_group(pgid: u32) {
 mod tests {
     use super::*;
 
+    async fn run_here(dir: &Path, request: ExecRequest) -> Result<ExecResponse, DaemonError> {
+        run(dir, request, None).await
+    }
+
     fn req(argv: &[&str]) -> ExecRequest {
         ExecRequest {
             argv: argv.iter().map(|s| s.to_string()).collect(),
@@ -176,20 +185,20 @@ mod tests {
     async fn exit_codes_signals_stdin_and_cwd() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("sub")).unwrap();
-        let r = run(dir.path(), req(&["sh", "-c", "exit 7"])).await.unwrap();
+        let r = run_here(dir.path(), req(&["sh", "-c", "exit 7"])).await.unwrap();
         assert_eq!(r.exit_code, 7);
-        let r = run(dir.path(), req(&["sh", "-c", "kill -TERM $$"])).await.unwrap();
+        let r = run_here(dir.path(), req(&["sh", "-c", "kill -TERM $$"])).await.unwrap();
         assert_eq!(r.exit_code, 128 + 15, "a signal reads 128 + n");
         let mut with_input = req(&["cat"]);
         with_input.stdin = Some("fed through stdin".into());
-        assert_eq!(run(dir.path(), with_input).await.unwrap().stdout, "fed through stdin");
+        assert_eq!(run_here(dir.path(), with_input).await.unwrap().stdout, "fed through stdin");
         let mut in_sub = req(&["pwd"]);
         in_sub.cwd = Some("sub".into());
-        assert!(run(dir.path(), in_sub).await.unwrap().stdout.trim_end().ends_with("/sub"));
+        assert!(run_here(dir.path(), in_sub).await.unwrap().stdout.trim_end().ends_with("/sub"));
         let mut with_env = req(&["sh", "-c", "printf %s \"$GREETING\""]);
         with_env.env.insert("GREETING".into(), "hello".into());
-        assert_eq!(run(dir.path(), with_env).await.unwrap().stdout, "hello");
-        let missing = run(dir.path(), req(&["no-such-program-here"])).await.unwrap();
+        assert_eq!(run_here(dir.path(), with_env).await.unwrap().stdout, "hello");
+        let missing = run_here(dir.path(), req(&["no-such-program-here"])).await.unwrap();
         assert_eq!(missing.exit_code, 127);
     }
 
@@ -198,7 +207,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut loud = req(&["sh", "-c", "head -c 100000 /dev/zero; echo done >&2"]);
         loud.output_limit_bytes = Some(1000);
-        let r = run(dir.path(), loud).await.unwrap();
+        let r = run_here(dir.path(), loud).await.unwrap();
         assert_eq!((r.stdout.len(), r.stdout_truncated), (1000, true));
         assert_eq!((r.stderr.as_str(), r.stderr_truncated), ("done\n", false));
         assert_eq!(r.exit_code, 0);
@@ -206,7 +215,7 @@ mod tests {
         let mut slow = req(&["sh", "-c", "sleep 30 & sleep 30"]);
         slow.timeout_ms = Some(200);
         let started = std::time::Instant::now();
-        let r = run(dir.path(), slow).await.unwrap();
+        let r = run_here(dir.path(), slow).await.unwrap();
         assert!(r.timed_out);
         assert_eq!(r.exit_code, 128 + 9);
         assert!(started.elapsed() < Duration::from_secs(20), "the background sleep was killed with its group");

@@ -5,10 +5,15 @@
 //! (launch, a boot id random per start, a boot generation counted on the
 //! executor's own disk, an observation number growing within a boot).
 //! Capture is not built yet.
+//!
+//! The boot secret is taken once: the daemon moves it into its own state
+//! directory (which only it can read) and removes the delivered file, so a
+//! daemon restart finds it there and nothing else ever does.
 
 pub mod cli;
 pub mod exec;
 pub mod managed;
+pub mod workload;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -62,6 +67,7 @@ pub struct Origin {
 }
 
 struct Daemon {
+    workload: Option<workload::WorkloadIds>,
     token_digest: [u8; 32],
     epoch: u64,
     launch: String,
@@ -86,6 +92,8 @@ pub struct DaemonConfig<'a> {
     /// The managed process's plain environment; the boot secret's
     /// `secretEnv` is added to it.
     pub env: BTreeMap<String, String>,
+    /// Who the workload runs as (`None`: as the daemon's own user).
+    pub workload: Option<workload::WorkloadIds>,
 }
 
 /// A running daemon: its control API and its managed process.
@@ -123,22 +131,59 @@ fn random_hex() -> String {
 
 /// Reads the boot secret, counts the boot, starts the managed process and
 /// builds the control API. Call inside a Tokio runtime.
-pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
-    let text = std::fs::read_to_string(config.boot_secret_file).map_err(|e| DaemonError::BootSecret(e.to_string()))?;
+/// Where the daemon keeps its boot secret once taken.
+const KEPT_SECRET: &str = "boot-secret.json";
+
+/// Reads the boot secret: a freshly delivered file wins, and is moved into
+/// the state directory (mode 0600) and removed; without one, the copy a
+/// previous boot kept.
+fn take_boot_secret(delivered: &Path, state_dir: &Path) -> Result<BootSecret, DaemonError> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let kept = state_dir.join(KEPT_SECRET);
+    let text = match std::fs::read_to_string(delivered) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => std::fs::read_to_string(&kept)
+            .map_err(|_| DaemonError::BootSecret("no boot secret was delivered and none was kept".into()))?,
+        Err(e) => return Err(DaemonError::BootSecret(e.to_string())),
+    };
     let secret: BootSecret = serde_json::from_str(&text)
         .map_err(|_| DaemonError::BootSecret("not a JSON object with controlToken".into()))?;
     if secret.control_token.len() < 16 {
         return Err(DaemonError::BootSecret("controlToken must be at least 16 characters".into()));
     }
+    if delivered.exists() {
+        let tmp = state_dir.join(format!("{KEPT_SECRET}.tmp"));
+        let _ = std::fs::remove_file(&tmp);
+        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
+        file.write_all(text.as_bytes())?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, &kept)?;
+        std::fs::remove_file(delivered).map_err(|e| DaemonError::BootSecret(format!("cannot remove it: {e}")))?;
+    }
+    Ok(secret)
+}
+
+pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
+    std::fs::create_dir_all(config.state_dir)?;
+    workload::prepare_dirs(config.workdir, config.state_dir, config.workload)?;
+    let secret = take_boot_secret(config.boot_secret_file, config.state_dir)?;
     let boot_generation = next_boot_generation(config.state_dir)?;
     let mut env = config.env;
     env.extend(secret.secret_env);
     let managed = if config.command.is_empty() {
         managed::Managed::none()
     } else {
-        managed::Managed::start(&config.command, config.workdir, &env, &config.state_dir.join("managed.log"))
+        managed::Managed::start(
+            &config.command,
+            config.workdir,
+            &env,
+            &config.state_dir.join("managed.log"),
+            config.workload,
+        )
     };
     let daemon = Arc::new(Daemon {
+        workload: config.workload,
         token_digest: Sha256::digest(secret.control_token.as_bytes()).into(),
         epoch: config.epoch,
         launch: config.launch,
@@ -208,7 +253,7 @@ async fn run_exec(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) ->
                 .into_response();
         }
     };
-    match exec::run(&daemon.workdir, request).await {
+    match exec::run(&daemon.workdir, request, daemon.workload).await {
         Ok(result) => Json(result).into_response(),
         Err(e) => (StatusCode::BAD_REQUEST, Json(serde_json::json!({"message": e.to_string()}))).into_response(),
     }
@@ -229,6 +274,7 @@ mod tests {
             workdir: dir,
             command: Vec::new(),
             env: BTreeMap::new(),
+            workload: None,
         })
         .unwrap()
         .router;
@@ -295,6 +341,7 @@ mod tests {
             workdir: dir.path(),
             command: vec!["sh".into(), "-c".into(), "printf %s \"$API_KEY\" > seen; sleep 30".into()],
             env: BTreeMap::new(),
+            workload: None,
         })
         .unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -341,6 +388,45 @@ mod tests {
         assert_eq!(running.managed.state(), managed::ManagedState::Exited { exit_code: 128 + 15 });
     }
 
+    #[tokio::test]
+    async fn the_boot_secret_is_taken_once_and_kept_where_only_the_daemon_reads() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let base = start(dir.path(), "launch-1").await;
+        let delivered = dir.path().join("boot-secret.json");
+        assert!(!delivered.exists(), "the delivered file is removed once read");
+        let kept = dir.path().join("disk").join(KEPT_SECRET);
+        assert_eq!(std::fs::metadata(&kept).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::metadata(dir.path().join("disk")).unwrap().permissions().mode() & 0o777, 0o700);
+        assert_eq!(origin(&base).await.boot_generation, 1);
+        // A restart with nothing delivered boots from the kept copy.
+        let running = boot(DaemonConfig {
+            boot_secret_file: &delivered,
+            state_dir: &dir.path().join("disk"),
+            launch: "launch-1".into(),
+            epoch: 3,
+            workdir: dir.path(),
+            command: Vec::new(),
+            env: BTreeMap::new(),
+            workload: None,
+        });
+        assert!(running.is_ok(), "booted from the kept secret");
+        std::fs::remove_file(&kept).unwrap();
+        let err = boot(DaemonConfig {
+            boot_secret_file: &delivered,
+            state_dir: &dir.path().join("disk"),
+            launch: "launch-1".into(),
+            epoch: 3,
+            workdir: dir.path(),
+            command: Vec::new(),
+            env: BTreeMap::new(),
+            workload: None,
+        })
+        .err()
+        .expect("no secret anywhere");
+        assert!(err.to_string().contains("no boot secret"), "{err}");
+    }
+
     #[test]
     fn a_short_or_malformed_boot_secret_is_refused() {
         let dir = tempfile::tempdir().unwrap();
@@ -355,6 +441,7 @@ mod tests {
                 workdir: dir.path(),
                 command: Vec::new(),
                 env: BTreeMap::new(),
+                workload: None,
             };
             let err = boot(config).err().expect("refused").to_string();
             assert!(!err.contains("short"), "the error must not echo the token");

@@ -40,9 +40,16 @@ impl Managed {
         Managed { state: Arc::new(Mutex::new(ManagedState::None)) }
     }
 
-    /// Starts `argv` in `workdir` with `env`; its output goes to
-    /// `log_file` on the executor's disk.
-    pub fn start(argv: &[String], workdir: &Path, env: &BTreeMap<String, String>, log_file: &Path) -> Managed {
+    /// Starts `argv` in `workdir` with `env`, as the workload; its output
+    /// goes to `log_file` on the executor's disk, where only the daemon
+    /// reads it.
+    pub fn start(
+        argv: &[String],
+        workdir: &Path,
+        env: &BTreeMap<String, String>,
+        log_file: &Path,
+        workload: Option<crate::workload::WorkloadIds>,
+    ) -> Managed {
         let managed = Managed::none();
         let Some(program) = argv.first() else { return managed };
         let log = std::fs::OpenOptions::new().create(true).append(true).open(log_file);
@@ -50,15 +57,11 @@ impl Managed {
             Ok((a, b)) => (Stdio::from(a), Stdio::from(b)),
             Err(_) => (Stdio::null(), Stdio::null()),
         };
-        let spawned = Command::new(program)
-            .args(&argv[1..])
-            .current_dir(workdir)
-            .envs(env)
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err)
-            .process_group(0)
-            .spawn();
+        let mut command = Command::new(program);
+        command.args(&argv[1..]).current_dir(workdir).envs(env).stdin(Stdio::null()).stdout(out).stderr(err);
+        command.process_group(0);
+        crate::workload::confine(&mut command, workload);
+        let spawned = command.spawn();
         let mut child = match spawned {
             Ok(child) => child,
             Err(e) => {

@@ -20,6 +20,7 @@ use bollard::query_parameters::{
 };
 use sluice_store::{PublishedImage, RuntimeAdapter, RuntimeRecord, RuntimeStatus};
 
+use super::identity::{Allocator, UidRange};
 use super::{LaunchRequest, Launched, OwnedResource, Presence, Runtime, WorkerError, control_socket, run_dir};
 
 const LABEL_RUN: &str = "sluice.run";
@@ -30,6 +31,10 @@ const LABEL_LAUNCH: &str = "sluice.launch";
 const LABEL_INSTALL: &str = "sluice.install";
 const STOP_GRACE_SECONDS: i32 = 5;
 const DEFAULT_PIDS_LIMIT: i64 = 1024;
+/// What the daemon (root in the container, with no other capability) keeps:
+/// starting and signalling the workload under its own uid, and reading and
+/// restoring the files the workload owns.
+const DAEMON_CAPS: [&str; 7] = ["SETUID", "SETGID", "KILL", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "CHOWN"];
 
 pub struct DockerRuntime {
     docker: Docker,
@@ -38,6 +43,8 @@ pub struct DockerRuntime {
     daemon_binary: PathBuf,
     /// registryId → registry host prefixed to the repository.
     registries: HashMap<String, String>,
+    /// Each container's workload uid, its own.
+    identities: Allocator,
 }
 
 fn status_of(e: &DockerError) -> Option<u16> {
@@ -63,6 +70,7 @@ impl DockerRuntime {
         executors_dir: PathBuf,
         daemon_binary: PathBuf,
         registries: HashMap<String, String>,
+        uids: UidRange,
     ) -> Result<Self, WorkerError> {
         let docker = match socket {
             Some(path) => Docker::connect_with_unix(path, 120, bollard::API_DEFAULT_VERSION),
@@ -71,11 +79,17 @@ impl DockerRuntime {
         .map_err(|e| transient("docker engine", e))?;
         docker.ping().await.map_err(|e| transient("docker engine ping", e))?;
         std::fs::create_dir_all(&executors_dir).map_err(|e| transient("executors directory", e))?;
-        Ok(DockerRuntime { docker, executors_dir, daemon_binary, registries })
+        let identities = Allocator::new(uids, &executors_dir).map_err(|e| transient("executor slots", e))?;
+        Ok(DockerRuntime { docker, executors_dir, daemon_binary, registries, identities })
     }
 
     fn posture_line(&self) -> String {
-        "docker: all capabilities dropped, no-new-privileges, pids limit, network off unless spec.network".into()
+        format!(
+            "docker: the daemon keeps only {}; the workload runs under a uid of its own per executor (from {}) with \
+             none; no-new-privileges, pids limit, network off unless spec.network",
+            DAEMON_CAPS.join(", ").to_lowercase(),
+            self.identities.range().start
+        )
     }
 
     fn install_label(&self) -> String {
@@ -131,9 +145,26 @@ impl Runtime for DockerRuntime {
     async fn launch(&self, request: &LaunchRequest) -> Result<Launched, WorkerError> {
         let image = self.image(request);
         let published = self.published(&image, &request.repository).await?;
+        if request.spec.get("resources").and_then(|r| r.get("diskMiB")).is_some() {
+            return Err(WorkerError::Permanent {
+                message: "spec.resources.diskMiB cannot be enforced by the docker runtime on this host \
+                          (its storage driver sets no size quota)"
+                    .into(),
+                code: "limit-unenforceable",
+            });
+        }
         let dir = run_dir(&self.executors_dir, &request.run_id);
         let run_mount = dir.join("run");
-        std::fs::create_dir_all(&run_mount).map_err(|e| transient("run directory", e))?;
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            // Root's alone: inside it is the daemon's (root in the container).
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&run_mount)
+                .map_err(|e| transient("run directory", e))?;
+        }
+        let ids = self.identities.assign(&request.run_id, &dir)?;
         super::write_secret_file(&run_mount.join("boot-secret.json"), request.boot_secret.expose())
             .map_err(|e| transient("boot secret", e))?;
 
@@ -165,6 +196,8 @@ impl Runtime for DockerRuntime {
                     "/var/lib/sluice",
                     "--workdir",
                     "/workspace",
+                    &format!("--workload-uid={}", ids.workload),
+                    &format!("--workload-gid={}", ids.workload),
                     // `=` joins the value, so no launch id can be read as an option.
                     &format!("--launch={}", request.launch),
                 ]
@@ -182,6 +215,7 @@ impl Runtime for DockerRuntime {
                 ]),
                 network_mode: Some(if request.wants_network() { "bridge" } else { "none" }.into()),
                 cap_drop: Some(vec!["ALL".into()]),
+                cap_add: Some(DAEMON_CAPS.iter().map(|c| (*c).to_owned()).collect()),
                 security_opt: Some(vec!["no-new-privileges".into()]),
                 // The engine's minimal init as PID 1 reaps the zombies a
                 // workspace's processes leave, and passes SIGTERM on to the daemon.
@@ -253,11 +287,17 @@ impl Runtime for DockerRuntime {
             }
             Err(e) => return Err(transient("removing the container", e)),
         }
-        match std::fs::remove_dir_all(run_dir(&self.executors_dir, run_id)) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(transient("removing the run directory", e)),
+        let dir = run_dir(&self.executors_dir, run_id);
+        let slot = self.identities.recorded(&dir);
+        match std::fs::remove_dir_all(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(transient("removing the run directory", e)),
         }
+        if let Some(ids) = slot {
+            self.identities.release(ids.slot);
+        }
+        Ok(())
     }
 
     async fn list_owned(&self) -> Result<Vec<OwnedResource>, WorkerError> {

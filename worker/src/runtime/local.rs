@@ -1,12 +1,20 @@
-//! The `local` runtime: one host process per executor, the daemon, in the
-//! run's own directory; inside bubblewrap when it works here, plainly (and
-//! saying so) when it does not. When sluice runs as root the executor runs
-//! as an unprivileged user, so it cannot read sluice's own files.
+//! The `local` runtime: one host process tree per executor, the daemon and
+//! the workload it starts, in the run's own directory; inside bubblewrap
+//! when it works here, plainly (and saying so) when it does not.
 //!
-//! A run's directory holds `workspace/` (the executor's disk), `state/`
-//! (the daemon's), `run/` (boot secret and control socket), `daemon.pid`
-//! and `daemon.log`. A lock file held while launching makes a second
-//! launcher wait and then adopt the executor the first one started.
+//! When sluice runs as root, each executor gets two host uids of its own
+//! (see [`identity`](super::identity)): the daemon runs as one, with only
+//! the capabilities it needs (starting and stopping the workload; under
+//! bubblewrap also reading and restoring the workload's files), and the
+//! workload as the other, with none. Each executor lives in a cgroup of its
+//! own (see [`cgroup`](super::cgroup)) that carries its CPU, memory and
+//! pids limits and lets removal kill every process it has.
+//!
+//! A run's directory holds `workspace/` (the executor's disk, the
+//! workload's), `state/` and `run/` (the daemon's alone: its kept boot
+//! secret and its control socket), `slot`, `daemon.pid` and `daemon.log`.
+//! A lock file held while launching makes a second launcher wait and then
+//! adopt the executor the first one started.
 
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -16,12 +24,23 @@ use std::time::Duration;
 use sluice_store::{RuntimeAdapter, RuntimeRecord, RuntimeStatus};
 use tokio::process::Command;
 
+use super::cgroup::{self, Cgroups};
+use super::identity::{Allocator, ExecutorIds, UidRange};
 use super::{LaunchRequest, Launched, OwnedResource, Presence, Runtime, WorkerError, control_socket, run_dir};
 
-/// The user an executor runs as when sluice runs as root.
-const UNPRIVILEGED: (u32, u32) = (65534, 65534);
 /// How long an executor gets to stop after SIGTERM before SIGKILL.
 const STOP_GRACE: Duration = Duration::from_secs(5);
+/// The size of an executor's private `/tmp` (bubblewrap), which its memory
+/// limit also bounds.
+const TMP_BYTES: u64 = 512 << 20;
+/// Processes an executor may have when its spec names no `pids`.
+pub const DEFAULT_PIDS: u64 = 1024;
+/// What the daemon may do besides what any user may: start the workload
+/// under its uid and signal it.
+const DAEMON_CAPS_PROCESS: &[&str] = &["setuid", "setgid", "kill"];
+/// And, inside a mount namespace that shows it only its own executor: read
+/// every file the workload made and restore files the workload owns.
+const DAEMON_CAPS_FILES: &[&str] = &["dac_override", "dac_read_search", "fowner", "chown"];
 
 /// How executors are isolated on this host.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +56,10 @@ pub struct LocalRuntime {
     /// Arguments before the daemon's own (`daemon` when the binary is `sluice`).
     daemon_prefix: Vec<String>,
     sandbox: Sandbox,
-    run_as: Option<(u32, u32)>,
+    /// Per-executor uids; `None` when sluice is not root and has no other
+    /// uid to give.
+    identities: Option<Allocator>,
+    cgroups: Cgroups,
 }
 
 fn transient(what: &str, e: impl std::fmt::Display) -> WorkerError {
@@ -49,33 +71,49 @@ fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-fn chown(path: &Path, owner: Option<(u32, u32)>) -> std::io::Result<()> {
-    match owner {
-        Some((uid, gid)) => std::os::unix::fs::chown(path, Some(uid), Some(gid)),
-        None => Ok(()),
+fn make_dir(path: &Path, mode: u32, owner: Option<u32>) -> Result<(), WorkerError> {
+    std::fs::DirBuilder::new().recursive(true).mode(mode).create(path).map_err(|e| transient("run directory", e))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).map_err(|e| transient("run directory", e))?;
+    if let Some(id) = owner {
+        std::os::unix::fs::chown(path, Some(id), Some(id)).map_err(|e| transient("run directory owner", e))?;
     }
+    Ok(())
 }
 
-/// Checks whether bubblewrap can make a sandbox here, as `run_as`.
-async fn probe_bubblewrap(run_as: Option<(u32, u32)>) -> Sandbox {
-    let Some(bwrap) =
-        ["/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap"].iter().map(PathBuf::from).find(|p| p.exists())
-    else {
-        return Sandbox::None("bwrap is not installed".into());
+/// `setpriv` arguments that turn root into `uid` with exactly `caps`
+/// (inheritable, ambient and bounding), no groups and no new privileges.
+fn drop_to(uid: u32, caps: &[&str]) -> Vec<String> {
+    let list = std::iter::once("-all".to_owned()).chain(caps.iter().map(|c| format!("+{c}"))).collect::<Vec<_>>();
+    let list = list.join(",");
+    vec![
+        format!("--reuid={uid}"),
+        format!("--regid={uid}"),
+        "--clear-groups".into(),
+        format!("--inh-caps={list}"),
+        format!("--ambient-caps={list}"),
+        format!("--bounding-set={list}"),
+        "--no-new-privs".into(),
+        "--".into(),
+    ]
+}
+
+/// Checks whether bubblewrap can make a sandbox here.
+async fn probe_bubblewrap(root: bool) -> Sandbox {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let Some(bwrap) = std::env::split_paths(&path).map(|dir| dir.join("bwrap")).find(|p| p.is_file()) else {
+        return Sandbox::None("bwrap is not on the PATH".into());
     };
     let mut probe = Command::new(&bwrap);
     probe.args(["--ro-bind", "/usr", "/usr", "--ro-bind-try", "/bin", "/bin", "--ro-bind-try", "/lib", "/lib"]);
     probe.args(["--ro-bind-try", "/lib64", "/lib64", "--dev", "/dev", "--proc", "/proc"]);
+    probe.args(["--size", "1048576", "--tmpfs", "/tmp"]);
     probe.args(["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--unshare-cgroup-try"]);
-    // The same way launches drop privileges (see `launch`).
-    match run_as {
-        Some((uid, gid)) => {
-            probe.args(["--", "/usr/bin/setpriv", &format!("--reuid={uid}"), &format!("--regid={gid}")]);
-            probe.args(["--clear-groups", "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "true"]);
-        }
-        None => {
-            probe.args(["--unshare-user", "--", "true"]);
-        }
+    if root {
+        // The same way launches drop privileges (see `launch`).
+        probe.arg("--").arg("/usr/bin/setpriv").args(drop_to(UidRange::DEFAULT.start, DAEMON_CAPS_PROCESS));
+        probe.arg("true");
+    } else {
+        probe.args(["--unshare-user", "--", "true"]);
     }
     probe.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
     match probe.output().await {
@@ -85,35 +123,88 @@ async fn probe_bubblewrap(run_as: Option<(u32, u32)>) -> Sandbox {
     }
 }
 
+/// Limits from `spec.resources`, with the defaults a local executor gets.
+fn limits(request: &LaunchRequest) -> cgroup::Limits {
+    let resources = request.spec.get("resources");
+    let get = |key: &str| resources.and_then(|r| r.get(key));
+    cgroup::Limits {
+        cpus: get("cpus").and_then(|v| v.as_f64()),
+        memory_bytes: get("memoryMiB").and_then(|v| v.as_u64()).map(|m| m << 20),
+        pids: Some(get("pids").and_then(|v| v.as_u64()).unwrap_or(DEFAULT_PIDS)),
+    }
+}
+
 impl LocalRuntime {
     /// Prepares the runtime: `executors_dir` holds one directory per run;
     /// executors run `daemon_binary` with `daemon_prefix` before the
-    /// daemon's arguments.
+    /// daemon's arguments; when sluice is root, executors get uids from
+    /// `uids`.
     pub async fn new(
         executors_dir: PathBuf,
         daemon_binary: PathBuf,
         daemon_prefix: Vec<String>,
-    ) -> std::io::Result<Self> {
-        std::fs::DirBuilder::new().recursive(true).mode(0o711).create(&executors_dir)?;
-        std::fs::set_permissions(&executors_dir, std::fs::Permissions::from_mode(0o711))?;
-        let run_as = is_root().then_some(UNPRIVILEGED);
-        let sandbox = probe_bubblewrap(run_as).await;
-        Ok(LocalRuntime { executors_dir, daemon_binary, daemon_prefix, sandbox, run_as })
+        uids: UidRange,
+    ) -> Result<Self, WorkerError> {
+        make_dir(&executors_dir, 0o711, None)?;
+        let root = is_root();
+        let identities = if root {
+            let inside = uids.host_accounts_inside();
+            if !inside.is_empty() {
+                return Err(WorkerError::Permanent {
+                    message: format!(
+                        "the executor uid range {}-{} holds ids of this host: {}",
+                        uids.start,
+                        uids.start + (uids.count - 1),
+                        inside.join(", ")
+                    ),
+                    code: "runtime-config",
+                });
+            }
+            Some(Allocator::new(uids, &executors_dir).map_err(|e| transient("executor slots", e))?)
+        } else {
+            None
+        };
+        let sandbox = probe_bubblewrap(root).await;
+        let cgroups = if root {
+            Cgroups::detect(&executors_dir.display().to_string())
+        } else {
+            Cgroups::unavailable("sluice is not root")
+        };
+        Ok(LocalRuntime { executors_dir, daemon_binary, daemon_prefix, sandbox, identities, cgroups })
     }
 
     pub fn sandbox(&self) -> &Sandbox {
         &self.sandbox
     }
 
+    pub fn cgroups(&self) -> &Cgroups {
+        &self.cgroups
+    }
+
     fn posture_line(&self) -> String {
-        let user = match self.run_as {
-            Some((uid, _)) => format!("as uid {uid}"),
-            None => "as sluice's own user".into(),
+        let who = match (&self.identities, &self.sandbox) {
+            (Some(ids), Sandbox::Bubblewrap(_)) => format!(
+                "daemon and workload under uids of their own per executor (from {}); the daemon keeps {} ",
+                ids.range().start,
+                [DAEMON_CAPS_PROCESS, DAEMON_CAPS_FILES].concat().join(", ")
+            ),
+            (Some(ids), Sandbox::None(_)) => format!(
+                "daemon and workload under uids of their own per executor (from {}); the daemon keeps {} \
+                 (no file capabilities without a mount namespace)",
+                ids.range().start,
+                DAEMON_CAPS_PROCESS.join(", ")
+            ),
+            (None, _) => {
+                "daemon and workload as sluice's own user: NO boundary between them (sluice is not root)".into()
+            }
         };
-        match &self.sandbox {
-            Sandbox::Bubblewrap(_) => format!("local: bubblewrap sandbox {user}"),
-            Sandbox::None(why) => format!("local: NO sandbox ({why}); executors run as plain processes {user}"),
-        }
+        let sandbox = match &self.sandbox {
+            Sandbox::Bubblewrap(_) => "bubblewrap sandbox (own mount, pid, ipc, uts and network namespaces)".into(),
+            Sandbox::None(why) => format!(
+                "NO sandbox ({why}): executors see the host's filesystem, processes and /tmp as their uid allows"
+            ),
+        };
+        format!("local: {sandbox}; {who}; {}", self.cgroups.describe())
     }
 
     fn record(&self, run_id: &str) -> RuntimeRecord {
@@ -136,6 +227,115 @@ impl LocalRuntime {
         let needle = dir.display().to_string();
         String::from_utf8_lossy(&cmdline).contains(&needle).then_some(pid)
     }
+
+    /// Refuses limits this host cannot enforce, naming the resource.
+    fn check_enforceable(&self, limits: &cgroup::Limits, request: &LaunchRequest) -> Result<(), WorkerError> {
+        let can = self.cgroups.enforceable();
+        let refused = |resource: &str| WorkerError::Permanent {
+            message: format!(
+                "spec.resources.{resource} cannot be enforced by the local runtime on this host ({})",
+                self.cgroups.describe()
+            ),
+            code: "limit-unenforceable",
+        };
+        if limits.cpus.is_some() && !can.cpu {
+            return Err(refused("cpus"));
+        }
+        if limits.memory_bytes.is_some() && !can.memory {
+            return Err(refused("memoryMiB"));
+        }
+        let asked_pids = request.spec.get("resources").and_then(|r| r.get("pids")).is_some();
+        if asked_pids && !can.pids {
+            return Err(refused("pids"));
+        }
+        if request.spec.get("resources").and_then(|r| r.get("diskMiB")).is_some() {
+            return Err(refused("diskMiB"));
+        }
+        Ok(())
+    }
+
+    /// The command that starts the daemon: inside bubblewrap, or plainly
+    /// from the run directory (whose relative paths reach everything the
+    /// daemon needs even where the data directory is closed to its uid).
+    fn daemon_command(
+        &self,
+        request: &LaunchRequest,
+        dir: &Path,
+        ids: Option<ExecutorIds>,
+        binary_fd: Option<i32>,
+    ) -> Command {
+        let workload_args = |ids: Option<ExecutorIds>| match ids {
+            Some(ids) => vec![format!("--workload-uid={}", ids.workload), format!("--workload-gid={}", ids.workload)],
+            None => Vec::new(),
+        };
+        match &self.sandbox {
+            Sandbox::Bubblewrap(bwrap) => {
+                let mut c = Command::new(bwrap);
+                // Only the system's programs and libraries, read-only: nothing of
+                // sluice's own files or other executors is visible inside.
+                c.args(["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]);
+                for dir in ["/bin", "/sbin", "/lib", "/lib64", "/lib32"] {
+                    c.args(["--ro-bind-try", dir, dir]);
+                }
+                c.args(["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--size"]);
+                c.arg(TMP_BYTES.to_string()).args(["--tmpfs", "/tmp"]);
+                // Mount points' parents made searchable: bwrap would make them
+                // with this process's private umask.
+                for parent in ["/run", "/var", "/var/lib"] {
+                    c.args(["--perms", "0755", "--dir", parent]);
+                }
+                c.arg("--bind").arg(dir.join("workspace")).arg("/workspace");
+                c.arg("--bind").arg(dir.join("state")).arg("/var/lib/sluice");
+                c.arg("--bind").arg(dir.join("run")).arg("/run/sluice");
+                c.arg("--ro-bind").arg(&self.daemon_binary).arg("/run/sluiced");
+                c.args(["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]);
+                c.args(["--hostname", "sluice"]);
+                if ids.is_none() {
+                    // Unprivileged: bwrap makes a user namespace of its own.
+                    c.arg("--unshare-user");
+                }
+                if !request.wants_network() {
+                    c.arg("--unshare-net");
+                }
+                c.args(["--chdir", "/workspace", "--setenv", "HOME", "/workspace", "--"]);
+                // bwrap runs as root (so it can reach the run directory through
+                // sluice's private data directory); the daemon becomes the
+                // executor's daemon uid with only the capabilities it needs.
+                if let Some(ids) = ids {
+                    c.arg("/usr/bin/setpriv")
+                        .args(drop_to(ids.daemon, &[DAEMON_CAPS_PROCESS, DAEMON_CAPS_FILES].concat()));
+                }
+                c.arg("/run/sluiced").args(&self.daemon_prefix);
+                c.args(["--listen", "unix:/run/sluice/control.sock"]);
+                c.args(["--boot-secret-file", "/run/sluice/boot-secret.json", "--state-dir", "/var/lib/sluice"]);
+                c.args(["--workdir", "/workspace"]).args(workload_args(ids));
+                // `=` joins the value, so no launch id can be read as an option.
+                c.arg(format!("--launch={}", request.launch)).arg("--").arg(dir);
+                c
+            }
+            Sandbox::None(_) => {
+                let mut c = match (ids, binary_fd) {
+                    (Some(ids), Some(fd)) => {
+                        let mut c = Command::new("/usr/bin/setpriv");
+                        c.args(drop_to(ids.daemon, DAEMON_CAPS_PROCESS));
+                        // The binary by its open descriptor: its own directory
+                        // may be closed to the daemon's uid.
+                        c.arg(format!("/proc/self/fd/{fd}"));
+                        c
+                    }
+                    _ => Command::new(&self.daemon_binary),
+                };
+                c.args(&self.daemon_prefix);
+                c.args(["--listen", "unix:run/control.sock", "--boot-secret-file", "run/boot-secret.json"]);
+                c.args(["--state-dir", "state", "--workdir", "workspace"]).args(workload_args(ids));
+                c.arg(format!("--launch={}", request.launch));
+                c.current_dir(dir).env("HOME", dir.join("workspace"));
+                // Names the run directory, so a live pid is recognised as this run's.
+                c.arg("--").arg(dir);
+                c
+            }
+        }
+    }
 }
 
 impl Runtime for LocalRuntime {
@@ -149,16 +349,9 @@ impl Runtime for LocalRuntime {
 
     async fn launch(&self, request: &LaunchRequest) -> Result<Launched, WorkerError> {
         let dir = run_dir(&self.executors_dir, &request.run_id);
-        let secret_file = dir.join("run").join("boot-secret.json");
-        for sub in ["", "workspace", "state", "run"] {
-            let path = dir.join(sub);
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(&path)
-                .map_err(|e| transient("run directory", e))?;
-            chown(&path, self.run_as).map_err(|e| transient("run directory owner", e))?;
-        }
+        // Searchable by the executor's uids (the plain fallback reaches its
+        // places through it), listable by no one but root.
+        make_dir(&dir, 0o711, None)?;
         // Held until the pid file is written: a second launcher of the same
         // run waits here, then adopts. The kernel drops it if we die.
         let lock = std::fs::OpenOptions::new()
@@ -181,83 +374,42 @@ impl Runtime for LocalRuntime {
         if self.live_pid(&request.run_id).is_some() {
             return Ok(Launched { record: self.record(&request.run_id), published: None });
         }
+        let limits = limits(request);
+        self.check_enforceable(&limits, request)?;
+        let ids = match &self.identities {
+            Some(allocator) => Some(allocator.assign(&request.run_id, &dir)?),
+            None => None,
+        };
+        make_dir(&dir.join("workspace"), 0o700, ids.map(|i| i.workload))?;
+        make_dir(&dir.join("state"), 0o700, ids.map(|i| i.daemon))?;
+        make_dir(&dir.join("run"), 0o700, ids.map(|i| i.daemon))?;
+        let secret_file = dir.join("run").join("boot-secret.json");
         super::write_secret_file(&secret_file, request.boot_secret.expose())
             .map_err(|e| transient("boot secret", e))?;
-        chown(&secret_file, self.run_as).map_err(|e| transient("boot secret owner", e))?;
+        if let Some(ids) = ids {
+            std::os::unix::fs::chown(&secret_file, Some(ids.daemon), Some(ids.daemon))
+                .map_err(|e| transient("boot secret owner", e))?;
+        }
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(dir.join("daemon.log"))
             .map_err(|e| transient("daemon log", e))?;
         let log_err = log.try_clone().map_err(|e| transient("daemon log", e))?;
+        let cgroup_handles = if self.cgroups.available() {
+            self.cgroups.create(&request.run_id, &limits).map_err(|e| transient("executor cgroup", e))?
+        } else {
+            Vec::new()
+        };
+        let cgroup_fds = cgroup::raw(&cgroup_handles);
+        let binary = std::fs::File::open(&self.daemon_binary).map_err(|e| WorkerError::Permanent {
+            message: format!("cannot open the daemon {}: {e}", self.daemon_binary.display()),
+            code: "runtime-config",
+        })?;
+        let binary_fd = std::os::fd::AsRawFd::as_raw_fd(&binary);
 
         let command_json = serde_json::to_string(&request.command()).unwrap_or_else(|_| "[]".into());
-        let mut command = match &self.sandbox {
-            Sandbox::Bubblewrap(bwrap) => {
-                let mut c = Command::new(bwrap);
-                // Only the system's programs and libraries, read-only: nothing of
-                // sluice's own files or other executors is visible inside.
-                c.args(["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]);
-                for dir in ["/bin", "/sbin", "/lib", "/lib64", "/lib32"] {
-                    c.args(["--ro-bind-try", dir, dir]);
-                }
-                c.args(["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp"]);
-                // Mount points' parents made searchable: bwrap would make them
-                // with this process's private umask.
-                for parent in ["/run", "/var", "/var/lib"] {
-                    c.args(["--perms", "0755", "--dir", parent]);
-                }
-                c.arg("--bind").arg(dir.join("workspace")).arg("/workspace");
-                c.arg("--bind").arg(dir.join("state")).arg("/var/lib/sluice");
-                c.arg("--bind").arg(dir.join("run")).arg("/run/sluice");
-                c.arg("--ro-bind").arg(&self.daemon_binary).arg("/run/sluiced");
-                c.args([
-                    "--unshare-pid",
-                    "--unshare-ipc",
-                    "--unshare-uts",
-                    "--unshare-cgroup-try",
-                    "--hostname",
-                    "sluice",
-                ]);
-                if self.run_as.is_none() {
-                    // Unprivileged: bwrap makes a user namespace of its own.
-                    c.arg("--unshare-user");
-                }
-                if !request.wants_network() {
-                    c.arg("--unshare-net");
-                }
-                c.args(["--chdir", "/workspace", "--setenv", "HOME", "/workspace", "--"]);
-                // bwrap runs as root (so it can reach the run directory through
-                // sluice's private data directory) and the daemon becomes the
-                // unprivileged user, with no capabilities left.
-                if let Some((uid, gid)) = self.run_as {
-                    c.arg("/usr/bin/setpriv").arg(format!("--reuid={uid}")).arg(format!("--regid={gid}")).args([
-                        "--clear-groups",
-                        "--bounding-set=-all",
-                        "--inh-caps=-all",
-                        "--no-new-privs",
-                    ]);
-                }
-                c.arg("/run/sluiced").args(&self.daemon_prefix);
-                c.args(["--listen", "unix:/run/sluice/control.sock"]);
-                c.args(["--boot-secret-file", "/run/sluice/boot-secret.json", "--state-dir", "/var/lib/sluice"]);
-                c.args(["--workdir", "/workspace"]);
-                // `=` joins the value, so no launch id can be read as an option.
-                c.arg(format!("--launch={}", request.launch)).arg("--").arg(&dir);
-                c
-            }
-            Sandbox::None(_) => {
-                let mut c = Command::new(&self.daemon_binary);
-                c.args(&self.daemon_prefix);
-                // Relative to the daemon's working directory, so a long data
-                // directory cannot overflow the socket address.
-                c.arg("--listen").arg("unix:../run/control.sock");
-                c.arg("--boot-secret-file").arg(&secret_file).arg("--state-dir").arg(dir.join("state"));
-                c.arg("--workdir").arg(dir.join("workspace")).arg(format!("--launch={}", request.launch));
-                c.current_dir(dir.join("workspace")).env("HOME", dir.join("workspace"));
-                c
-            }
-        };
+        let mut command = self.daemon_command(request, &dir, ids, Some(binary_fd));
         command
             .env_clear()
             .env("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
@@ -267,17 +419,23 @@ impl Runtime for LocalRuntime {
             .stdout(Stdio::from(log))
             .stderr(Stdio::from(log_err))
             .process_group(0);
-        if let (Some((uid, gid)), Sandbox::None(_)) = (self.run_as, &self.sandbox) {
-            command.uid(uid).gid(gid);
-        }
-        if let Sandbox::None(_) = self.sandbox {
-            // Names the run directory, so a live pid is recognised as this run's.
-            command.arg("--").arg(&dir);
+        let exec_by_fd = matches!(self.sandbox, Sandbox::None(_)) && ids.is_some();
+        // SAFETY: only async-signal-safe calls (write, fcntl) between fork and exec.
+        unsafe {
+            command.pre_exec(move || {
+                // Inside the executor's cgroup before it runs anything.
+                cgroup::join(&cgroup_fds)?;
+                if exec_by_fd && libc::fcntl(binary_fd, libc::F_SETFD, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
         }
         let child = command.spawn().map_err(|e| WorkerError::Permanent {
             message: format!("cannot start the daemon {}: {e}", self.daemon_binary.display()),
             code: "runtime-config",
         })?;
+        drop((binary, cgroup_handles));
         let pid = child.id().unwrap_or_default();
         // Not waited for: the executor outlives this worker. Tokio reaps it
         // if it ends while this process still runs.
@@ -294,8 +452,9 @@ impl Runtime for LocalRuntime {
         Ok(if self.live_pid(run_id).is_some() { Presence::Running } else { Presence::Exited })
     }
 
-    /// Stops the executor (SIGTERM, SIGKILL after a grace) and deletes its
-    /// directory. Removing an absent executor succeeds.
+    /// Stops the executor (SIGTERM, SIGKILL after a grace), kills whatever
+    /// is left in its cgroup, deletes its directory and frees its uids.
+    /// Removing an absent executor succeeds.
     async fn remove(&self, run_id: &str, _resource_id: &str) -> Result<(), WorkerError> {
         let dir = run_dir(&self.executors_dir, run_id);
         if let Some(pid) = self.live_pid(run_id) {
@@ -310,26 +469,39 @@ impl Runtime for LocalRuntime {
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
         }
+        // Whatever the workload left running (a `setsid` child, a process
+        // of an earlier server's launch) is in the cgroup: nothing survives.
+        if self.cgroups.available() {
+            self.cgroups.kill(run_id).await.map_err(|e| transient("killing the executor's cgroup", e))?;
+        }
+        let slot = self.identities.as_ref().and_then(|a| a.recorded(&dir));
         // The daemon's log outlives the executor, for whoever looks into why it ended.
         let logs = self.executors_dir.join("logs");
         if std::fs::create_dir_all(&logs).is_ok() {
             let _ = std::fs::copy(dir.join("daemon.log"), logs.join(format!("{run_id}.log")));
         }
         match std::fs::remove_dir_all(&dir) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(transient("removing the run directory", e)),
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(transient("removing the run directory", e)),
         }
+        if let (Some(allocator), Some(ids)) = (&self.identities, slot) {
+            allocator.release(ids.slot);
+        }
+        Ok(())
     }
 
+    /// Executors found on the host: run directories and cgroups (a cgroup
+    /// outlives a directory removed by hand, with its processes).
     async fn list_owned(&self) -> Result<Vec<OwnedResource>, WorkerError> {
         let entries = std::fs::read_dir(&self.executors_dir).map_err(|e| transient("executors directory", e))?;
-        Ok(entries
+        let mut runs: std::collections::BTreeSet<String> = entries
             .filter_map(Result::ok)
             .filter(|e| e.path().is_dir())
             .filter_map(|e| e.file_name().into_string().ok())
             .filter(|name| name.starts_with("run_"))
-            .map(|run_id| OwnedResource { resource_id: format!("sluice-{run_id}"), run_id })
-            .collect())
+            .collect();
+        runs.extend(self.cgroups.runs());
+        Ok(runs.into_iter().map(|run_id| OwnedResource { resource_id: format!("sluice-{run_id}"), run_id }).collect())
     }
 }

@@ -3,7 +3,9 @@
 //! reports whether it still runs, removes it, and lists the resources it
 //! labelled, for the orphan sweep.
 
+pub mod cgroup;
 pub mod docker;
+pub mod identity;
 pub mod local;
 
 use std::future::Future;
