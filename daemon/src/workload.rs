@@ -44,6 +44,14 @@ const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
 unsafe fn drop_privileges() -> std::io::Result<()> {
     // SAFETY: plain system calls on the calling process.
     unsafe {
+        // The launcher shields the daemon from the OOM killer; the workload
+        // gets the ordinary score back (raising it needs no privilege), so a
+        // memory hog is what a full executor loses, not its daemon.
+        let fd = libc::open(c"/proc/self/oom_score_adj".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd >= 0 {
+            libc::write(fd, b"0".as_ptr().cast(), 1);
+            libc::close(fd);
+        }
         // EINVAL where the kernel has no ambient set: nothing to clear there.
         if libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0
             && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL)

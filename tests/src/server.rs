@@ -283,11 +283,59 @@ impl Default for DataDir {
     }
 }
 
+/// The cgroup directories of a local executor's run, in every hierarchy.
+fn run_cgroups(run: &str) -> Vec<PathBuf> {
+    let Ok(hierarchies) = std::fs::read_dir("/sys/fs/cgroup") else { return Vec::new() };
+    let mut found = Vec::new();
+    for hierarchy in hierarchies.filter_map(Result::ok) {
+        // v1: one directory per controller; v2: the root itself.
+        for root in [hierarchy.path(), PathBuf::from("/sys/fs/cgroup")] {
+            let Ok(installs) = std::fs::read_dir(&root) else { continue };
+            for install in installs.filter_map(Result::ok) {
+                let dir = install.path().join(run);
+                if install.file_name().to_string_lossy().starts_with("sluice-") && dir.is_dir() {
+                    found.push(dir);
+                }
+            }
+        }
+    }
+    found.sort();
+    found.dedup();
+    found
+}
+
 impl Drop for DataDir {
     fn drop(&mut self) {
         for (_, pid) in self.live_local_executors() {
             // SAFETY: signals a process group this test's servers started.
             unsafe { libc::killpg(pid, libc::SIGKILL) };
+        }
+        // What the executors' workloads left (in groups of their own) is in
+        // their cgroups.
+        let runs: Vec<String> = std::fs::read_dir(self.executors())
+            .map(|e| e.filter_map(Result::ok).filter_map(|e| e.file_name().into_string().ok()).collect())
+            .unwrap_or_default();
+        for run in runs.iter().filter(|r| r.starts_with("run_")) {
+            let groups = run_cgroups(run);
+            for _ in 0..50 {
+                let mut alive = false;
+                for group in &groups {
+                    for pid in std::fs::read_to_string(group.join("cgroup.procs")).unwrap_or_default().lines() {
+                        if let Ok(pid) = pid.trim().parse::<i32>() {
+                            alive = true;
+                            // SAFETY: a signal to a process of this test's executor.
+                            unsafe { libc::kill(pid, libc::SIGKILL) };
+                        }
+                    }
+                }
+                if !alive {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            for group in groups {
+                let _ = std::fs::remove_dir(group);
+            }
         }
         let containers = self.containers(true);
         if !containers.is_empty() {

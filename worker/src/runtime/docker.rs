@@ -8,7 +8,7 @@
 //! limit, and no network unless the spec asks for it.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use bollard::Docker;
@@ -20,7 +20,7 @@ use bollard::query_parameters::{
 };
 use sluice_store::{PublishedImage, RuntimeAdapter, RuntimeRecord, RuntimeStatus};
 
-use super::identity::{Allocator, UidRange};
+use super::identity::{Allocator, HOST_REGISTRY, UidRange};
 use super::{LaunchRequest, Launched, OwnedResource, Presence, Runtime, WorkerError, control_socket, run_dir};
 
 const LABEL_RUN: &str = "sluice.run";
@@ -79,7 +79,15 @@ impl DockerRuntime {
         .map_err(|e| transient("docker engine", e))?;
         docker.ping().await.map_err(|e| transient("docker engine ping", e))?;
         std::fs::create_dir_all(&executors_dir).map_err(|e| transient("executors directory", e))?;
-        let identities = Allocator::new(uids, &executors_dir).map_err(|e| transient("executor slots", e))?;
+        // The host's registry where this process may write it (as root); a
+        // user of the engine's group keeps one with its executors.
+        // SAFETY: geteuid has no preconditions.
+        let registry = if unsafe { libc::geteuid() } == 0 {
+            Path::new(HOST_REGISTRY).to_path_buf()
+        } else {
+            executors_dir.join("uid-slots")
+        };
+        let identities = Allocator::new(uids, &registry).map_err(|e| transient("executor slots", e))?;
         Ok(DockerRuntime { docker, executors_dir, daemon_binary, registries, identities })
     }
 
@@ -164,7 +172,7 @@ impl Runtime for DockerRuntime {
                 .create(&run_mount)
                 .map_err(|e| transient("run directory", e))?;
         }
-        let ids = self.identities.assign(&request.run_id, &dir)?;
+        let ids = self.identities.assign(&dir)?;
         super::write_secret_file(&run_mount.join("boot-secret.json"), request.boot_secret.expose())
             .map_err(|e| transient("boot secret", e))?;
 

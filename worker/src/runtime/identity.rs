@@ -3,16 +3,20 @@
 //! so no two executors, and no host account, share a uid with a workload.
 //!
 //! A pair is a slot `k` of the range (daemon `start + 2k`, workload
-//! `start + 2k + 1`), taken by creating `slots/k` (holding the run id) with
-//! `O_EXCL` under the executors directory, so workers sharing the directory
-//! never hand out one slot twice. The run's directory records its slot; a
-//! slot whose run directory is gone is free again (run directories are
-//! made before their slot and removed before it is released).
+//! `start + 2k + 1`), taken by creating `k` (holding the run directory's
+//! path) with `O_EXCL` in a registry shared by every install on the host
+//! ([`HOST_REGISTRY`]), so no two executors of any install get one slot.
+//! The run's directory records its slot; a slot whose run directory is gone
+//! is free again (run directories are made before their slot and removed
+//! before it is released).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::WorkerError;
+
+/// Where the slots of the host's executors are recorded, by every install.
+pub const HOST_REGISTRY: &str = "/var/lib/sluice/executor-uid-slots";
 
 /// A range of host uids (and the same gids) for executors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,11 +77,10 @@ pub struct ExecutorIds {
     pub workload: u32,
 }
 
-/// Hands out slots of a range, recorded under `dir`.
+/// Hands out slots of a range, recorded in a registry directory.
 pub struct Allocator {
     range: UidRange,
     dir: PathBuf,
-    executors_dir: PathBuf,
 }
 
 fn transient(what: &str, e: impl std::fmt::Display) -> WorkerError {
@@ -88,10 +91,12 @@ fn transient(what: &str, e: impl std::fmt::Display) -> WorkerError {
 const SLOT_FILE: &str = "slot";
 
 impl Allocator {
-    pub fn new(range: UidRange, executors_dir: &Path) -> std::io::Result<Allocator> {
-        let dir = executors_dir.join("slots");
-        std::fs::create_dir_all(&dir)?;
-        Ok(Allocator { range, dir, executors_dir: executors_dir.to_path_buf() })
+    /// An allocator over `range`, recording slots in `registry` (made
+    /// private to root when missing).
+    pub fn new(range: UidRange, registry: &Path) -> std::io::Result<Allocator> {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(registry)?;
+        Ok(Allocator { range, dir: registry.to_path_buf() })
     }
 
     pub fn range(&self) -> UidRange {
@@ -99,8 +104,8 @@ impl Allocator {
     }
 
     /// The run's ids: the slot its directory records, or a free one taken
-    /// now. The run directory must exist.
-    pub fn assign(&self, run_id: &str, run_dir: &Path) -> Result<ExecutorIds, WorkerError> {
+    /// now. The run directory must exist, by its absolute path.
+    pub fn assign(&self, run_dir: &Path) -> Result<ExecutorIds, WorkerError> {
         if let Some(ids) = self.recorded(run_dir) {
             return Ok(ids);
         }
@@ -112,7 +117,8 @@ impl Allocator {
         for slot in (0..self.range.slots()).filter(|s| !taken.contains(s)) {
             match std::fs::OpenOptions::new().write(true).create_new(true).open(self.dir.join(slot.to_string())) {
                 Ok(mut file) => {
-                    file.write_all(run_id.as_bytes()).map_err(|e| transient("executor slot", e))?;
+                    file.write_all(run_dir.as_os_str().as_encoded_bytes())
+                        .map_err(|e| transient("executor slot", e))?;
                     std::fs::write(run_dir.join(SLOT_FILE), slot.to_string())
                         .map_err(|e| transient("executor slot", e))?;
                     return Ok(self.range.ids(slot));
@@ -123,7 +129,7 @@ impl Allocator {
         }
         // Slots of runs whose directories are gone are free again.
         if self.reclaim_stale() > 0 {
-            return self.assign(run_id, run_dir);
+            return self.assign(run_dir);
         }
         Err(WorkerError::Transient(format!("all {} executor uid slots are in use", self.range.slots())))
     }
@@ -144,8 +150,8 @@ impl Allocator {
         let Ok(entries) = std::fs::read_dir(&self.dir) else { return 0 };
         let mut freed = 0;
         for entry in entries.filter_map(Result::ok) {
-            let Ok(run_id) = std::fs::read_to_string(entry.path()) else { continue };
-            if !run_id.is_empty() && !self.executors_dir.join(run_id.trim()).exists() {
+            let Ok(run_dir) = std::fs::read_to_string(entry.path()) else { continue };
+            if run_dir.starts_with('/') && !Path::new(&run_dir).exists() {
                 let _ = std::fs::remove_file(entry.path());
                 freed += 1;
             }
@@ -176,23 +182,27 @@ mod tests {
     #[test]
     fn every_run_gets_its_own_slot_kept_until_released() {
         let dir = tempfile::tempdir().unwrap();
-        let alloc = Allocator::new(UidRange { start: 5000, count: 4 }, dir.path()).unwrap();
+        let alloc = Allocator::new(UidRange { start: 5000, count: 4 }, &dir.path().join("registry")).unwrap();
         let run = |id: &str| {
             let d = dir.path().join(id);
             std::fs::create_dir_all(&d).unwrap();
             d
         };
         let (a, b, c) = (run("run_a"), run("run_b"), run("run_c"));
-        let ia = alloc.assign("run_a", &a).unwrap();
-        let ib = alloc.assign("run_b", &b).unwrap();
+        let ia = alloc.assign(&a).unwrap();
+        let ib = alloc.assign(&b).unwrap();
         assert_ne!(ia.workload, ib.workload);
-        assert_eq!(alloc.assign("run_a", &a).unwrap(), ia, "a run keeps its slot");
-        assert!(alloc.assign("run_c", &c).is_err(), "two slots, both taken");
+        assert_eq!(alloc.assign(&a).unwrap(), ia, "a run keeps its slot");
+        assert!(alloc.assign(&c).is_err(), "two slots, both taken");
         // run_a's directory goes away: its slot is reclaimed for the next run.
         std::fs::remove_dir_all(&a).unwrap();
-        assert_eq!(alloc.assign("run_c", &c).unwrap().slot, ia.slot);
+        assert_eq!(alloc.assign(&c).unwrap().slot, ia.slot);
         alloc.release(ib.slot);
         let d = run("run_d");
-        assert_eq!(alloc.assign("run_d", &d).unwrap().slot, ib.slot);
+        assert_eq!(alloc.assign(&d).unwrap().slot, ib.slot);
+        // Another install sharing the registry never gets a taken slot.
+        let other = Allocator::new(UidRange { start: 5000, count: 4 }, &dir.path().join("registry")).unwrap();
+        let e = run("run_e");
+        assert!(other.assign(&e).is_err(), "both slots are taken by the first install");
     }
 }

@@ -25,7 +25,7 @@ use sluice_store::{RuntimeAdapter, RuntimeRecord, RuntimeStatus};
 use tokio::process::Command;
 
 use super::cgroup::{self, Cgroups};
-use super::identity::{Allocator, ExecutorIds, UidRange};
+use super::identity::{Allocator, ExecutorIds, HOST_REGISTRY, UidRange};
 use super::{LaunchRequest, Launched, OwnedResource, Presence, Runtime, WorkerError, control_socket, run_dir};
 
 /// How long an executor gets to stop after SIGTERM before SIGKILL.
@@ -160,7 +160,7 @@ impl LocalRuntime {
                     code: "runtime-config",
                 });
             }
-            Some(Allocator::new(uids, &executors_dir).map_err(|e| transient("executor slots", e))?)
+            Some(Allocator::new(uids, Path::new(HOST_REGISTRY)).map_err(|e| transient("executor slots", e))?)
         } else {
             None
         };
@@ -377,7 +377,7 @@ impl Runtime for LocalRuntime {
         let limits = limits(request);
         self.check_enforceable(&limits, request)?;
         let ids = match &self.identities {
-            Some(allocator) => Some(allocator.assign(&request.run_id, &dir)?),
+            Some(allocator) => Some(allocator.assign(&dir)?),
             None => None,
         };
         make_dir(&dir.join("workspace"), 0o700, ids.map(|i| i.workload))?;
@@ -425,6 +425,14 @@ impl Runtime for LocalRuntime {
             command.pre_exec(move || {
                 // Inside the executor's cgroup before it runs anything.
                 cgroup::join(&cgroup_fds)?;
+                // The OOM killer spares the daemon over its workload (which
+                // the daemon puts back to the ordinary score), where the host
+                // lets root lower a score (it takes CAP_SYS_RESOURCE).
+                let fd = libc::open(c"/proc/self/oom_score_adj".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                if fd >= 0 {
+                    libc::write(fd, b"-500".as_ptr().cast(), 4);
+                    libc::close(fd);
+                }
                 if exec_by_fd && libc::fcntl(binary_fd, libc::F_SETFD, 0) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
