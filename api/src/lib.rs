@@ -36,6 +36,10 @@ pub struct ApiConfig {
     pub default_ttl_seconds: Option<i64>,
     /// Timeouts and limits of the listener.
     pub http: HttpLimits,
+    /// Resources (`spec.resources` keys) the runtime behind this API cannot
+    /// enforce, with the reason; `None` when the API runs apart from its
+    /// workers and does not know.
+    pub unenforceable: Option<Vec<(String, String)>>,
 }
 
 #[derive(Clone, Debug)]

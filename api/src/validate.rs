@@ -185,15 +185,17 @@ fn runtime_keys(spec: &Value) -> Result<(), ApiError> {
                 "cpus" => value.as_f64().is_some_and(|c| c > 0.0 && c <= 1024.0),
                 "memoryMiB" => value.as_i64().is_some_and(|m| (6..=4 * 1024 * 1024).contains(&m)),
                 "pids" => value.as_i64().is_some_and(|p| (1..=1_000_000).contains(&p)),
+                "diskMiB" => value.as_i64().is_some_and(|d| (16..=16 * 1024 * 1024).contains(&d)),
                 _ => {
                     return Err(ApiError::bad_request(format!(
-                        "spec.resources.{key} is not a resource sluice sets (cpus, memoryMiB, pids)"
+                        "spec.resources.{key} is not a resource sluice sets (cpus, memoryMiB, pids, diskMiB)"
                     )));
                 }
             };
             if !ok {
                 return Err(ApiError::bad_request(format!(
-                    "spec.resources.{key} is out of range (cpus: above 0 up to 1024; memoryMiB: 6 to 4194304; pids: 1 to 1000000)"
+                    "spec.resources.{key} is out of range (cpus: above 0 up to 1024; memoryMiB: 6 to 4194304; \
+                     pids: 1 to 1000000; diskMiB: 16 to 16777216)"
                 )));
             }
         }
@@ -203,6 +205,22 @@ fn runtime_keys(spec: &Value) -> Result<(), ApiError> {
             principals.as_array().is_some_and(|a| a.iter().all(|p| p.as_str().is_some_and(|s| !s.trim().is_empty())));
         if !ok {
             return Err(ApiError::bad_request("spec.access.sshPrincipals must be an array of non-empty strings"));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses (422) a resource the runtime serving this API cannot enforce,
+/// naming it and why; `unenforceable` is `None` where the API does not know
+/// its runtime (then the launch refuses it).
+pub fn enforceable(spec: &Value, unenforceable: Option<&[(String, String)]>) -> Result<(), ApiError> {
+    let Some(resources) = spec.get("resources").and_then(Value::as_object) else { return Ok(()) };
+    for (resource, why) in unenforceable.unwrap_or_default() {
+        if resources.contains_key(resource) {
+            return Err(ApiError::Unsupported {
+                message: format!("spec.resources.{resource} cannot be enforced on this install: {why}"),
+                code: "limit-unenforceable",
+            });
         }
     }
     Ok(())
@@ -299,6 +317,23 @@ mod tests {
             assert!(text("f", bad, 10).is_err(), "{bad:?}");
         }
         assert!(text("f", "naïve ✓", 10).is_ok(), "other non-ASCII text is fine");
+    }
+
+    #[test]
+    fn resources_the_runtime_cannot_enforce_are_refused_by_name() {
+        let spec = json!({"resources": {"cpus": 1, "diskMiB": 64}});
+        let refused = vec![("diskMiB".to_owned(), "no loop devices".to_owned())];
+        let err = enforceable(&spec, Some(&refused)).unwrap_err();
+        assert!(matches!(&err, ApiError::Unsupported { code: "limit-unenforceable", message }
+            if message.contains("diskMiB") && message.contains("no loop devices")));
+        assert!(enforceable(&json!({"resources": {"cpus": 1}}), Some(&refused)).is_ok());
+        assert!(enforceable(&spec, None).is_ok(), "an API apart from its runtime leaves it to the launch");
+        assert!(spec_ok(&json!({"resources": {"diskMiB": 16}})));
+        assert!(!spec_ok(&json!({"resources": {"diskMiB": 15}})));
+    }
+
+    fn spec_ok(value: &Value) -> bool {
+        super::spec(value).is_ok()
     }
 
     #[test]

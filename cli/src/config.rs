@@ -108,6 +108,10 @@ pub struct WorkerArgs {
     /// this host may have an id inside.
     #[arg(long, env = "SLUICE_EXECUTOR_UIDS")]
     pub executor_uids: Option<String>,
+    /// The disk size (MiB) of local executors whose spec names no
+    /// `resources.diskMiB`, where this host can enforce one.
+    #[arg(long, env = "SLUICE_DEFAULT_DISK_MIB", value_parser = clap::value_parser!(u64).range(16..=(1 << 24)))]
+    pub default_disk_mib: Option<u64>,
 }
 
 impl WorkerArgs {
@@ -164,7 +168,9 @@ impl WorkerArgs {
                 anyhow::ensure!(daemon.is_file(), "the daemon binary {} does not exist", daemon.display());
                 let executors = std::path::absolute(&executors)?;
                 let daemon = std::fs::canonicalize(&daemon)?;
-                sluice_worker::AnyRuntime::Local(LocalRuntime::new(executors, daemon, prefix, self.uid_range()?).await?)
+                sluice_worker::AnyRuntime::Local(
+                    LocalRuntime::new(executors, daemon, prefix, self.uid_range()?, self.default_disk_mib).await?,
+                )
             }
             RuntimeKind::Docker => {
                 let daemon = std::fs::canonicalize(self.docker_daemon_binary()?)?;

@@ -164,11 +164,22 @@ async fn run_api(store_args: StoreArgs, api_args: ApiArgs, worker_args: Option<W
     let store = store_args.open().await?;
     let api_tokens = api_args.api_tokens(&store_args.data_dir)?;
     let gateway_tokens = api_args.gateway_tokens(&store_args.data_dir)?;
+    let wake = Arc::new(Notify::new());
+    let worker = match &worker_args {
+        Some(args) => Some(start_worker(&store_args, args, store.clone(), wake.clone()).await?),
+        None => None,
+    };
+    // Serving its own worker, the API knows what the runtime cannot enforce.
+    let unenforceable = worker.as_ref().map(|w| {
+        use sluice_worker::runtime::Runtime;
+        w.runtime.unenforceable().into_iter().map(|(resource, why)| (resource.to_owned(), why)).collect()
+    });
     let config = ApiConfig {
         api_tokens,
         gateway_tokens,
         default_ttl_seconds: api_args.default_ttl_seconds,
         http: api_args.http_limits(),
+        unenforceable,
     };
     let listener = tokio::net::TcpListener::bind(&api_args.listen)
         .await
@@ -177,16 +188,11 @@ async fn run_api(store_args: StoreArgs, api_args: ApiArgs, worker_args: Option<W
 
     let (stop, stopped) = shutdown_signal();
     tokio::spawn(stop);
-    let wake = Arc::new(Notify::new());
     let mut state = AppState::new(store.clone(), config);
-    let worker = match &worker_args {
-        Some(args) => {
-            let worker = start_worker(&store_args, args, store.clone(), wake.clone()).await?;
-            state.wake = Some(wake);
-            Some(tokio::spawn(sluice_worker::run(worker, wait(stopped.clone()))))
-        }
-        None => None,
-    };
+    let worker = worker.map(|worker| {
+        state.wake = Some(wake);
+        tokio::spawn(sluice_worker::run(worker, wait(stopped.clone())))
+    });
     // HTTP stops first: in-flight requests get a bounded time to finish.
     let mut http = tokio::spawn(sluice_api::serve(state, listener, wait(stopped.clone())));
     tokio::select! {

@@ -37,6 +37,7 @@ impl App {
             gateway_tokens: TokenSet::new([GATEWAY_TOKEN]),
             default_ttl_seconds: None,
             http: Default::default(),
+            unenforceable: None,
         };
         adjust(&mut config);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -415,7 +415,22 @@ async fn limits_hold(flavor: Flavor) {
     }
     let dir = DataDir::new();
     let server = Server::start_with(&dir.path(), flavor.options()).await;
-    let spec = json!({"command": ["sleep", "3600"], "resources": {"pids": 24, "memoryMiB": 96}});
+    let mut spec = json!({"command": ["sleep", "3600"], "resources": {"pids": 24, "memoryMiB": 96}});
+    if flavor == Flavor::Docker {
+        // This engine's storage driver sets no quota: asked for, a disk
+        // limit is refused at create, naming the resource.
+        let mut asked = spec.clone();
+        asked["resources"]["diskMiB"] = json!(64);
+        let (repository, tag) = docker_test_image().unwrap().split_once(':').unwrap();
+        let body = json!({"ownerUserId": "alice", "registryId": "local", "repository": repository, "tag": tag,
+            "spec": asked});
+        let (status, answer) = server.post("/v1/workspaces", &body).await;
+        assert_eq!(status, 422, "{answer}");
+        assert_eq!(answer["code"], "limit-unenforceable");
+        assert!(answer["message"].as_str().unwrap().contains("diskMiB"), "{answer}");
+    } else {
+        spec["resources"]["diskMiB"] = json!(32);
+    }
     let id = create(&server, flavor, spec).await;
 
     let (_, out) = sh(
@@ -434,6 +449,29 @@ async fn limits_hold(flavor: Flavor) {
     assert_ne!(code, 0, "{flavor:?}: a 400 MiB buffer does not fit in 96 MiB: {out}");
     let (code, out) = sh(&server, &id, "echo still-here").await;
     assert_eq!((code, out.as_str()), (0, "still-here\n"), "{flavor:?}: the daemon outlived the hog");
+
+    if flavor != Flavor::Docker {
+        // A write past diskMiB fails inside; the host holds no more than the
+        // disk's size for it, and the control plane is untouched.
+        let db_before = database_bytes(&dir.path());
+        let (code, out) = sh(&server, &id, "busybox dd if=/dev/zero of=big bs=1M count=64 2>&1; echo exit=$?").await;
+        assert_eq!(code, 0);
+        assert!(out.contains("No space left") && !out.contains("exit=0"), "{flavor:?}: {out}");
+        let run = run_id(&server, &id).await;
+        let image = dir.executors().join(&run).join("disk.img");
+        let used = std::os::unix::fs::MetadataExt::blocks(&std::fs::metadata(&image).unwrap()) * 512;
+        assert!(used <= 33 << 20, "{flavor:?}: the image holds {used} bytes on the host");
+        let (code, out) = sh(&server, &id, "rm big; echo room > small; cat small").await;
+        assert_eq!((code, out.as_str()), (0, "room\n"), "{flavor:?}: the disk works again once freed");
+        assert!(database_bytes(&dir.path()) < db_before + (1 << 20), "{flavor:?}: the database did not grow");
+        // Stopping unmounts and removes the disk with the executor.
+        let (status, _) = server.post(&format!("/v1/workspaces/{id}/stop"), &json!({"ownerUserId": "alice"})).await;
+        assert_eq!(status, 202);
+        server.wait_for("alice", &id, READY_WITHIN, |w| w["status"] == "stopped").await;
+        assert!(!image.exists(), "{flavor:?}: the disk image is gone");
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        assert!(!mounts.contains(&run), "{flavor:?}: nothing of the executor stays mounted");
+    }
     assert_eq!(server.get("/healthz").await.0, 200);
 }
 

@@ -76,6 +76,7 @@ pub async fn create_workspace(
     let tag = validate::tag(&req.tag)?;
     let name = req.name.as_deref().map(|n| validate::label("name", n)).transpose()?;
     let spec = validate::spec(&req.spec)?;
+    validate::enforceable(&spec, app.config.unenforceable.as_deref())?;
     if let Some(env) = &req.secret_env {
         validate::secret_env(env)?;
     }

@@ -34,6 +34,8 @@ const DEFAULT_PIDS_LIMIT: i64 = 1024;
 /// What the daemon (root in the container, with no other capability) keeps:
 /// starting and signalling the workload under its own uid, and reading and
 /// restoring the files the workload owns.
+/// Why container disks are not limited.
+const NO_DISK_QUOTA: &str = "sluice does not set the engine's storage quota (most storage drivers have none)";
 const DAEMON_CAPS: [&str; 7] = ["SETUID", "SETGID", "KILL", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "CHOWN"];
 
 pub struct DockerRuntime {
@@ -150,14 +152,18 @@ impl Runtime for DockerRuntime {
         self.posture_line()
     }
 
+    fn unenforceable(&self) -> Vec<(&'static str, String)> {
+        vec![("diskMiB", NO_DISK_QUOTA.to_owned())]
+    }
+
     async fn launch(&self, request: &LaunchRequest) -> Result<Launched, WorkerError> {
         let image = self.image(request);
         let published = self.published(&image, &request.repository).await?;
         if request.spec.get("resources").and_then(|r| r.get("diskMiB")).is_some() {
             return Err(WorkerError::Permanent {
-                message: "spec.resources.diskMiB cannot be enforced by the docker runtime on this host \
-                          (its storage driver sets no size quota)"
-                    .into(),
+                message: format!(
+                    "spec.resources.diskMiB cannot be enforced by the docker runtime here: {NO_DISK_QUOTA}"
+                ),
                 code: "limit-unenforceable",
             });
         }

@@ -25,6 +25,7 @@ use sluice_store::{RuntimeAdapter, RuntimeRecord, RuntimeStatus};
 use tokio::process::Command;
 
 use super::cgroup::{self, Cgroups};
+use super::disk::{self, DiskSupport};
 use super::identity::{Allocator, ExecutorIds, HOST_REGISTRY, UidRange};
 use super::{LaunchRequest, Launched, OwnedResource, Presence, Runtime, WorkerError, control_socket, run_dir};
 
@@ -60,6 +61,10 @@ pub struct LocalRuntime {
     /// uid to give.
     identities: Option<Allocator>,
     cgroups: Cgroups,
+    disk: DiskSupport,
+    /// The disk size of executors whose spec names none, where the host
+    /// can enforce one.
+    default_disk_mib: Option<u64>,
 }
 
 fn transient(what: &str, e: impl std::fmt::Display) -> WorkerError {
@@ -144,6 +149,7 @@ impl LocalRuntime {
         daemon_binary: PathBuf,
         daemon_prefix: Vec<String>,
         uids: UidRange,
+        default_disk_mib: Option<u64>,
     ) -> Result<Self, WorkerError> {
         make_dir(&executors_dir, 0o711, None)?;
         let root = is_root();
@@ -170,7 +176,17 @@ impl LocalRuntime {
         } else {
             Cgroups::unavailable("sluice is not root")
         };
-        Ok(LocalRuntime { executors_dir, daemon_binary, daemon_prefix, sandbox, identities, cgroups })
+        let disk = DiskSupport::detect(root);
+        Ok(LocalRuntime {
+            executors_dir,
+            daemon_binary,
+            daemon_prefix,
+            sandbox,
+            identities,
+            cgroups,
+            disk,
+            default_disk_mib,
+        })
     }
 
     pub fn sandbox(&self) -> &Sandbox {
@@ -179,6 +195,26 @@ impl LocalRuntime {
 
     pub fn cgroups(&self) -> &Cgroups {
         &self.cgroups
+    }
+
+    fn unenforceable_here(&self) -> Vec<(&'static str, String)> {
+        let can = self.cgroups.enforceable();
+        let mut refused = Vec::new();
+        for (resource, ok) in [("cpus", can.cpu), ("memoryMiB", can.memory), ("pids", can.pids)] {
+            if !ok {
+                refused.push((resource, self.cgroups.describe()));
+            }
+        }
+        if let DiskSupport::None(why) = &self.disk {
+            refused.push(("diskMiB", why.clone()));
+        }
+        refused
+    }
+
+    /// The disk size an executor gets, if any.
+    fn disk_mib(&self, request: &LaunchRequest) -> Option<u64> {
+        let asked = request.spec.get("resources").and_then(|r| r.get("diskMiB")).and_then(|v| v.as_u64());
+        asked.or(self.default_disk_mib.filter(|_| matches!(self.disk, DiskSupport::Loop { .. })))
     }
 
     fn posture_line(&self) -> String {
@@ -204,7 +240,7 @@ impl LocalRuntime {
                 "NO sandbox ({why}): executors see the host's filesystem, processes and /tmp as their uid allows"
             ),
         };
-        format!("local: {sandbox}; {who}; {}", self.cgroups.describe())
+        format!("local: {sandbox}; {who}; {}; {}", self.cgroups.describe(), self.disk.describe())
     }
 
     fn record(&self, run_id: &str) -> RuntimeRecord {
@@ -229,27 +265,17 @@ impl LocalRuntime {
     }
 
     /// Refuses limits this host cannot enforce, naming the resource.
-    fn check_enforceable(&self, limits: &cgroup::Limits, request: &LaunchRequest) -> Result<(), WorkerError> {
-        let can = self.cgroups.enforceable();
-        let refused = |resource: &str| WorkerError::Permanent {
-            message: format!(
-                "spec.resources.{resource} cannot be enforced by the local runtime on this host ({})",
-                self.cgroups.describe()
-            ),
-            code: "limit-unenforceable",
-        };
-        if limits.cpus.is_some() && !can.cpu {
-            return Err(refused("cpus"));
-        }
-        if limits.memory_bytes.is_some() && !can.memory {
-            return Err(refused("memoryMiB"));
-        }
-        let asked_pids = request.spec.get("resources").and_then(|r| r.get("pids")).is_some();
-        if asked_pids && !can.pids {
-            return Err(refused("pids"));
-        }
-        if request.spec.get("resources").and_then(|r| r.get("diskMiB")).is_some() {
-            return Err(refused("diskMiB"));
+    fn check_enforceable(&self, request: &LaunchRequest) -> Result<(), WorkerError> {
+        let asked = request.spec.get("resources").and_then(|r| r.as_object());
+        for (resource, why) in self.unenforceable_here() {
+            if asked.is_some_and(|r| r.contains_key(resource)) {
+                return Err(WorkerError::Permanent {
+                    message: format!(
+                        "spec.resources.{resource} cannot be enforced by the local runtime on this host ({why})"
+                    ),
+                    code: "limit-unenforceable",
+                });
+            }
         }
         Ok(())
     }
@@ -347,6 +373,10 @@ impl Runtime for LocalRuntime {
         self.posture_line()
     }
 
+    fn unenforceable(&self) -> Vec<(&'static str, String)> {
+        self.unenforceable_here()
+    }
+
     async fn launch(&self, request: &LaunchRequest) -> Result<Launched, WorkerError> {
         let dir = run_dir(&self.executors_dir, &request.run_id);
         // Searchable by the executor's uids (the plain fallback reaches its
@@ -374,13 +404,18 @@ impl Runtime for LocalRuntime {
         if self.live_pid(&request.run_id).is_some() {
             return Ok(Launched { record: self.record(&request.run_id), published: None });
         }
+        self.check_enforceable(request)?;
         let limits = limits(request);
-        self.check_enforceable(&limits, request)?;
         let ids = match &self.identities {
             Some(allocator) => Some(allocator.assign(&dir)?),
             None => None,
         };
         make_dir(&dir.join("workspace"), 0o700, ids.map(|i| i.workload))?;
+        if let (Some(mib), DiskSupport::Loop { mkfs, mount, .. }) = (self.disk_mib(request), &self.disk) {
+            disk::attach((mkfs, mount), &dir, &dir.join("workspace"), mib, ids.map(|i| i.workload))
+                .await
+                .map_err(|e| transient("executor disk", e))?;
+        }
         make_dir(&dir.join("state"), 0o700, ids.map(|i| i.daemon))?;
         make_dir(&dir.join("run"), 0o700, ids.map(|i| i.daemon))?;
         let secret_file = dir.join("run").join("boot-secret.json");
@@ -481,6 +516,9 @@ impl Runtime for LocalRuntime {
         // of an earlier server's launch) is in the cgroup: nothing survives.
         if self.cgroups.available() {
             self.cgroups.kill(run_id).await.map_err(|e| transient("killing the executor's cgroup", e))?;
+        }
+        if let DiskSupport::Loop { umount, .. } = &self.disk {
+            disk::detach(umount, &dir.join("workspace")).await.map_err(|e| transient("executor disk", e))?;
         }
         let slot = self.identities.as_ref().and_then(|a| a.recorded(&dir));
         // The daemon's log outlives the executor, for whoever looks into why it ended.

@@ -4,6 +4,7 @@
 //! labelled, for the orphan sweep.
 
 pub mod cgroup;
+pub mod disk;
 pub mod docker;
 pub mod identity;
 pub mod local;
@@ -103,6 +104,9 @@ pub trait Runtime: Send + Sync {
     fn list_owned(&self) -> impl Future<Output = Result<Vec<OwnedResource>, WorkerError>> + Send;
     /// A line for health and logs: which runtime, and how it isolates.
     fn posture(&self) -> String;
+    /// The `spec.resources` keys this runtime cannot enforce here, each
+    /// with the reason: a create that asks for one is refused.
+    fn unenforceable(&self) -> Vec<(&'static str, String)>;
 }
 
 /// The runtime a worker was configured with.
@@ -151,6 +155,13 @@ impl Runtime for AnyRuntime {
         match self {
             AnyRuntime::Local(r) => r.posture(),
             AnyRuntime::Docker(r) => r.posture(),
+        }
+    }
+
+    fn unenforceable(&self) -> Vec<(&'static str, String)> {
+        match self {
+            AnyRuntime::Local(r) => r.unenforceable(),
+            AnyRuntime::Docker(r) => r.unenforceable(),
         }
     }
 }
