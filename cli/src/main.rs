@@ -148,7 +148,19 @@ async fn doctor(store_args: &StoreArgs, args: &WorkerArgs) -> anyhow::Result<()>
     let (jobs, due) = store.job_counts().await?;
     println!("database   ok ({:?}); {jobs} jobs, {due} due", store.backend());
     match args.runtime(&store_args.data_dir).await {
-        Ok(runtime) => println!("runtime    {}", runtime.posture()),
+        Ok(runtime) => {
+            use sluice_worker::runtime::Runtime;
+            // One line per part: the sandbox, who runs as whom, limits, disks.
+            let posture = runtime.posture();
+            let mut parts = posture.split("; ");
+            println!("runtime    {}", parts.next().unwrap_or_default());
+            for part in parts {
+                println!("           {part}");
+            }
+            for (resource, why) in runtime.unenforceable() {
+                println!("refused    spec.resources.{resource}: {why}");
+            }
+        }
         Err(e) => {
             println!("runtime    NOT usable: {e:#}");
             store.close().await;

@@ -28,11 +28,20 @@ pub struct Options {
     /// Extra arguments after the command's own.
     pub args: Vec<String>,
     pub env: Vec<(String, String)>,
+    /// Runs the server as this uid (and gid) instead of the test's own.
+    pub run_as: Option<u32>,
 }
 
 impl Options {
     pub fn serve() -> Options {
-        Options { command: "serve", database_url: None, via: Via::Flags, args: Vec::new(), env: Vec::new() }
+        Options {
+            command: "serve",
+            database_url: None,
+            via: Via::Flags,
+            args: Vec::new(),
+            env: Vec::new(),
+            run_as: None,
+        }
     }
 
     pub fn command(command: &'static str) -> Options {
@@ -51,6 +60,11 @@ impl Options {
 
     pub fn arg(mut self, arg: impl Into<String>) -> Options {
         self.args.push(arg.into());
+        self
+    }
+
+    pub fn run_as(mut self, uid: u32) -> Options {
+        self.run_as = Some(uid);
         self
     }
 
@@ -93,7 +107,15 @@ impl Server {
         let port = free_port();
         let listen = format!("127.0.0.1:{port}");
         let http = options.command != "worker";
-        let mut cmd = Command::new(sluice_binary());
+        let mut cmd = match options.run_as {
+            Some(uid) => {
+                let mut c = Command::new("/usr/bin/setpriv");
+                c.arg(format!("--reuid={uid}")).arg(format!("--regid={uid}")).args(["--clear-groups", "--"]);
+                c.arg(sluice_binary());
+                c
+            }
+            None => Command::new(sluice_binary()),
+        };
         cmd.arg(options.command)
             .env_remove("SLUICE_API_TOKENS")
             .env_remove("SLUICE_DATABASE_URL")

@@ -489,3 +489,62 @@ async fn limits_hold_without_bubblewrap() {
 async fn limits_hold_in_docker() {
     limits_hold(Flavor::Docker).await;
 }
+
+/// The first run on a machine without bubblewrap (and with it), as an
+/// ordinary user: a workspace comes to `ready` and runs commands, and the
+/// log and `sluice doctor` say what is missing.
+#[tokio::test]
+async fn the_first_run_works_for_an_ordinary_user_and_says_what_is_missing() {
+    if !is_root() {
+        // Then every other test here already runs as an ordinary user.
+        return;
+    }
+    const NOBODY: u32 = 65534;
+    for with_bubblewrap in [false, true] {
+        if with_bubblewrap && !Flavor::Bubblewrap.usable() {
+            continue;
+        }
+        let dir = DataDir::new();
+        std::os::unix::fs::chown(dir.root(), Some(NOBODY), Some(NOBODY)).unwrap();
+        let mut options = Options::serve().arg("--runtime").arg("local").run_as(NOBODY);
+        if !with_bubblewrap {
+            options = options.env("PATH", "/nonexistent");
+        }
+        let server = Server::start_with(&dir.path(), options).await;
+        let id = create(&server, Flavor::Plain, json!({"command": ["sleep", "3600"]})).await;
+        let (code, out) = sh(&server, &id, "id -u; echo hello > f; cat f").await;
+        assert_eq!((code, out.as_str()), (0, "65534\nhello\n"), "bubblewrap: {with_bubblewrap}");
+
+        let log = server.output();
+        assert!(log.contains("NO boundary"), "the log says the daemon and workload share a user:\n{log}");
+        assert_eq!(log.contains("NO sandbox"), !with_bubblewrap, "{log}");
+        // Limits this host cannot enforce for an ordinary user are refused.
+        let (status, answer) = server
+            .post(
+                "/v1/workspaces",
+                &json!({"ownerUserId": "alice", "registryId": "local", "repository": "sluice/host", "tag": "1",
+                    "spec": {"resources": {"memoryMiB": 64}}}),
+            )
+            .await;
+        assert_eq!(status, 422, "{answer}");
+        assert!(answer["message"].as_str().unwrap().contains("memoryMiB"), "{answer}");
+
+        let (status, _) = server.post(&format!("/v1/workspaces/{id}/stop"), &json!({"ownerUserId": "alice"})).await;
+        assert_eq!(status, 202);
+        server.wait_for("alice", &id, READY_WITHIN, |w| w["status"] == "stopped").await;
+        drop(server);
+
+        let mut doctor = std::process::Command::new("/usr/bin/setpriv");
+        doctor.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]).arg(sluice_binary());
+        doctor.arg("doctor").arg("--data-dir").arg(dir.path());
+        if !with_bubblewrap {
+            doctor.env("PATH", "/nonexistent");
+        }
+        let out = doctor.output().unwrap();
+        let report = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{report}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(report.contains("NO boundary") && report.contains("no cgroups"), "{report}");
+        assert!(report.contains("no disk limits"), "{report}");
+        assert_eq!(report.contains("bwrap is not on the PATH"), !with_bubblewrap, "{report}");
+    }
+}

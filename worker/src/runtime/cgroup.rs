@@ -148,10 +148,10 @@ impl Cgroups {
             .join(", ");
         match &self.layout {
             Some(Layout::V1(_)) => {
-                format!("cgroup v1; limits enforced: {}", if names.is_empty() { "none" } else { &names })
+                format!("cgroup v1, limits enforced: {}", if names.is_empty() { "none" } else { &names })
             }
             Some(Layout::V2(_)) => {
-                format!("cgroup v2; limits enforced: {}", if names.is_empty() { "none" } else { &names })
+                format!("cgroup v2, limits enforced: {}", if names.is_empty() { "none" } else { &names })
             }
             None => format!("no cgroups ({}): no limits, and removal kills by process group only", self.missing),
         }

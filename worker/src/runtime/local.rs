@@ -220,7 +220,7 @@ impl LocalRuntime {
     fn posture_line(&self) -> String {
         let who = match (&self.identities, &self.sandbox) {
             (Some(ids), Sandbox::Bubblewrap(_)) => format!(
-                "daemon and workload under uids of their own per executor (from {}); the daemon keeps {} ",
+                "daemon and workload under uids of their own per executor (from {}); the daemon keeps {}",
                 ids.range().start,
                 [DAEMON_CAPS_PROCESS, DAEMON_CAPS_FILES].concat().join(", ")
             ),
