@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 use sluice_store::guard;
+use sluice_store::spec::{WorkspaceSpec, env_name_ok};
 
 use crate::error::ApiError;
 use crate::wire::OwnerUserId;
@@ -136,7 +137,7 @@ pub fn limit(value: Option<&str>) -> Result<i64, ApiError> {
 const MAX_SPEC_BYTES: usize = 256 * 1024;
 
 /// `spec`: a JSON object, bounded, with nothing credential-shaped in it.
-pub fn spec(value: &Value) -> Result<Value, ApiError> {
+pub fn spec(value: &Value) -> Result<(Value, WorkspaceSpec), ApiError> {
     if !value.is_object() {
         return Err(ApiError::bad_request("spec must be a JSON object ({} for an empty specification)"));
     }
@@ -144,79 +145,19 @@ pub fn spec(value: &Value) -> Result<Value, ApiError> {
         return Err(ApiError::bad_request(format!("spec must be at most {MAX_SPEC_BYTES} bytes of JSON")));
     }
     guard::check("spec", value)?;
-    runtime_keys(value)?;
-    Ok(value.clone())
-}
-
-/// The `spec` keys runtimes act on must mean something they can do: a
-/// mistyped or impossible value is refused here, not discovered at launch.
-fn runtime_keys(spec: &Value) -> Result<(), ApiError> {
-    if let Some(command) = spec.get("command") {
-        let argv = command.as_array().filter(|a| !a.is_empty() && a.len() <= 256);
-        let ok = argv.is_some_and(|a| a.iter().all(|v| v.as_str().is_some_and(|s| !s.is_empty() && s.len() <= 4096)));
-        if !ok {
-            return Err(ApiError::bad_request("spec.command must be an argv: 1 to 256 non-empty strings"));
-        }
-    }
-    if let Some(env) = spec.get("env") {
-        let Some(env) = env.as_object() else {
-            return Err(ApiError::bad_request("spec.env must be an object of names to string values"));
-        };
-        for (name, value) in env {
-            if !env_name_ok(name) || name.starts_with("SLUICE") {
-                return Err(ApiError::bad_request(format!(
-                    "spec.env.{name}: names are 1 to 128 of A-Z, a-z, 0-9 or '_', not starting with a digit or SLUICE"
-                )));
-            }
-            if !value.is_string() {
-                return Err(ApiError::bad_request(format!("spec.env.{name} must be a string")));
-            }
-        }
-    }
-    if spec.get("network").is_some_and(|n| !n.is_boolean()) {
-        return Err(ApiError::bad_request("spec.network must be true or false"));
-    }
-    if let Some(resources) = spec.get("resources") {
-        let Some(resources) = resources.as_object() else {
-            return Err(ApiError::bad_request("spec.resources must be an object"));
-        };
-        for (key, value) in resources {
-            let ok = match key.as_str() {
-                "cpus" => value.as_f64().is_some_and(|c| c > 0.0 && c <= 1024.0),
-                "memoryMiB" => value.as_i64().is_some_and(|m| (6..=4 * 1024 * 1024).contains(&m)),
-                "pids" => value.as_i64().is_some_and(|p| (1..=1_000_000).contains(&p)),
-                "diskMiB" => value.as_i64().is_some_and(|d| (16..=16 * 1024 * 1024).contains(&d)),
-                _ => {
-                    return Err(ApiError::bad_request(format!(
-                        "spec.resources.{key} is not a resource sluice sets (cpus, memoryMiB, pids, diskMiB)"
-                    )));
-                }
-            };
-            if !ok {
-                return Err(ApiError::bad_request(format!(
-                    "spec.resources.{key} is out of range (cpus: above 0 up to 1024; memoryMiB: 6 to 4194304; \
-                     pids: 1 to 1000000; diskMiB: 16 to 16777216)"
-                )));
-            }
-        }
-    }
-    if let Some(principals) = spec.pointer("/access/sshPrincipals") {
-        let ok =
-            principals.as_array().is_some_and(|a| a.iter().all(|p| p.as_str().is_some_and(|s| !s.trim().is_empty())));
-        if !ok {
-            return Err(ApiError::bad_request("spec.access.sshPrincipals must be an array of non-empty strings"));
-        }
-    }
-    Ok(())
+    // The keys runtimes act on must mean something they can do: a mistyped
+    // or impossible value is refused here, not discovered at launch.
+    let typed = WorkspaceSpec::parse(value).map_err(|e| ApiError::bad_request(e.0))?;
+    Ok((value.clone(), typed))
 }
 
 /// Refuses (422) a resource the runtime serving this API cannot enforce,
 /// naming it and why; `unenforceable` is `None` where the API does not know
 /// its runtime (then the launch refuses it).
-pub fn enforceable(spec: &Value, unenforceable: Option<&[(String, String)]>) -> Result<(), ApiError> {
-    let Some(resources) = spec.get("resources").and_then(Value::as_object) else { return Ok(()) };
+pub fn enforceable(spec: &WorkspaceSpec, unenforceable: Option<&[(String, String)]>) -> Result<(), ApiError> {
+    let asked = spec.resources.asked();
     for (resource, why) in unenforceable.unwrap_or_default() {
-        if resources.contains_key(resource) {
+        if asked.contains(&resource.as_str()) {
             return Err(ApiError::Unsupported {
                 message: format!("spec.resources.{resource} cannot be enforced on this install: {why}"),
                 code: "limit-unenforceable",
@@ -224,14 +165,6 @@ pub fn enforceable(spec: &Value, unenforceable: Option<&[(String, String)]>) -> 
         }
     }
     Ok(())
-}
-
-/// An environment variable name: letters, digits and `_`, not starting with a digit.
-fn env_name_ok(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 128
-        && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 const SECRET_ENV_MAX_ENTRIES: usize = 128;
@@ -321,12 +254,13 @@ mod tests {
 
     #[test]
     fn resources_the_runtime_cannot_enforce_are_refused_by_name() {
-        let spec = json!({"resources": {"cpus": 1, "diskMiB": 64}});
+        let typed = |v: Value| super::spec(&v).unwrap().1;
+        let spec = typed(json!({"resources": {"cpus": 1, "diskMiB": 64}}));
         let refused = vec![("diskMiB".to_owned(), "no loop devices".to_owned())];
         let err = enforceable(&spec, Some(&refused)).unwrap_err();
         assert!(matches!(&err, ApiError::Unsupported { code: "limit-unenforceable", message }
             if message.contains("diskMiB") && message.contains("no loop devices")));
-        assert!(enforceable(&json!({"resources": {"cpus": 1}}), Some(&refused)).is_ok());
+        assert!(enforceable(&typed(json!({"resources": {"cpus": 1}})), Some(&refused)).is_ok());
         assert!(enforceable(&spec, None).is_ok(), "an API apart from its runtime leaves it to the launch");
         assert!(spec_ok(&json!({"resources": {"diskMiB": 16}})));
         assert!(!spec_ok(&json!({"resources": {"diskMiB": 15}})));

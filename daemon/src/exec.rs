@@ -1,13 +1,11 @@
 //! Running one command for the control API's `exec`: argv without a shell,
 //! in its own process group, with stdin, a timeout and capped output.
 
-use std::collections::BTreeMap;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
@@ -20,33 +18,7 @@ pub const MAX_OUTPUT_LIMIT: usize = 8 << 20;
 /// How long a command may run when the request names no timeout.
 pub const DEFAULT_TIMEOUT_MS: u64 = 300_000;
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ExecRequest {
-    pub argv: Vec<String>,
-    #[serde(default)]
-    pub cwd: Option<String>,
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
-    #[serde(default)]
-    pub stdin: Option<String>,
-    #[serde(default)]
-    pub timeout_ms: Option<u64>,
-    #[serde(default)]
-    pub output_limit_bytes: Option<usize>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ExecResponse {
-    /// The exit code; killed by signal `n` reads `128 + n`.
-    pub exit_code: i32,
-    pub stdout: String,
-    pub stderr: String,
-    pub stdout_truncated: bool,
-    pub stderr_truncated: bool,
-    pub timed_out: bool,
-}
+pub use sluice_protocol::{ExecRequest, ExecResponse};
 
 /// Reads `reader` to its end, keeping at most `limit` bytes: the rest is
 /// drained so the writer never blocks on a full pipe.
@@ -171,14 +143,7 @@ mod tests {
     }
 
     fn req(argv: &[&str]) -> ExecRequest {
-        ExecRequest {
-            argv: argv.iter().map(|s| s.to_string()).collect(),
-            cwd: None,
-            env: BTreeMap::new(),
-            stdin: None,
-            timeout_ms: None,
-            output_limit_bytes: None,
-        }
+        ExecRequest { argv: argv.iter().map(|s| s.to_string()).collect(), ..ExecRequest::default() }
     }
 
     #[tokio::test]

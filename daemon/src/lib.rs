@@ -28,8 +28,9 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+pub use sluice_protocol::Origin;
+use sluice_protocol::{BootSecret, Refusal, Status};
 
 #[derive(Debug, thiserror::Error)]
 pub enum DaemonError {
@@ -43,27 +44,6 @@ pub enum DaemonError {
     /// An exec request that asks to keep more output than allowed.
     #[error("outputLimitBytes must be at most {}", exec::MAX_OUTPUT_LIMIT)]
     OutputLimit,
-}
-
-/// The boot secret file the control plane delivers: the control token the
-/// control API checks, and the secret environment of the managed process.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct BootSecret {
-    control_token: String,
-    #[serde(default)]
-    secret_env: BTreeMap<String, String>,
-}
-
-/// Where in the executor's own history an answer was made.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub struct Origin {
-    pub epoch: u64,
-    pub launch: String,
-    pub boot_id: String,
-    pub boot_generation: u64,
-    pub observation: u64,
 }
 
 struct Daemon {
@@ -194,9 +174,9 @@ pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
         managed: managed.clone(),
     });
     let router = Router::new()
-        .route("/health", get(health))
-        .route("/status", get(status))
-        .route("/exec", post(run_exec))
+        .route(sluice_protocol::HEALTH, get(health))
+        .route(sluice_protocol::STATUS, get(status))
+        .route(sluice_protocol::EXEC, post(run_exec))
         .layer(middleware::from_fn_with_state(daemon.clone(), authenticate))
         .with_state(daemon);
     Ok(Running { router, managed })
@@ -225,8 +205,7 @@ async fn authenticate(State(daemon): State<Arc<Daemon>>, request: Request, next:
     if presented == Some(daemon.token_digest) {
         next.run(request).await
     } else {
-        (StatusCode::UNAUTHORIZED, Json(serde_json::json!({"message": "a valid control token is required"})))
-            .into_response()
+        refused(StatusCode::UNAUTHORIZED, "a valid control token is required".into())
     }
 }
 
@@ -234,7 +213,7 @@ async fn health() -> Json<serde_json::Value> {
     Json(serde_json::json!({"status": "ok"}))
 }
 
-async fn status(State(daemon): State<Arc<Daemon>>) -> Json<serde_json::Value> {
+async fn status(State(daemon): State<Arc<Daemon>>) -> Json<Status> {
     let origin = Origin {
         epoch: daemon.epoch,
         launch: daemon.launch.clone(),
@@ -242,20 +221,21 @@ async fn status(State(daemon): State<Arc<Daemon>>) -> Json<serde_json::Value> {
         boot_generation: daemon.boot_generation,
         observation: daemon.observations.fetch_add(1, Ordering::SeqCst) + 1,
     };
-    Json(serde_json::json!({"origin": origin, "managed": daemon.managed.state()}))
+    Json(Status { origin, managed: daemon.managed.state() })
+}
+
+fn refused(status: StatusCode, message: String) -> Response {
+    (status, Json(Refusal { message })).into_response()
 }
 
 async fn run_exec(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) -> Response {
     let request: exec::ExecRequest = match serde_json::from_slice(&body) {
         Ok(r) => r,
-        Err(e) => {
-            return (StatusCode::BAD_REQUEST, Json(serde_json::json!({"message": format!("exec request: {e}")})))
-                .into_response();
-        }
+        Err(e) => return refused(StatusCode::BAD_REQUEST, format!("exec request: {e}")),
     };
     match exec::run(&daemon.workdir, request, daemon.workload).await {
         Ok(result) => Json(result).into_response(),
-        Err(e) => (StatusCode::BAD_REQUEST, Json(serde_json::json!({"message": e.to_string()}))).into_response(),
+        Err(e) => refused(StatusCode::BAD_REQUEST, e.to_string()),
     }
 }
 

@@ -8,26 +8,9 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde::Serialize;
 use tokio::process::Command;
 
-/// What the managed process is doing, as `status` reports it.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase", tag = "state")]
-pub enum ManagedState {
-    /// The spec names no command.
-    None,
-    Running {
-        pid: u32,
-    },
-    Exited {
-        exit_code: i32,
-    },
-    /// It could not be started.
-    Failed {
-        message: String,
-    },
-}
+pub use sluice_protocol::ManagedState;
 
 /// A handle on the managed process.
 #[derive(Clone)]

@@ -36,3 +36,9 @@ pub enum StoreError {
     #[error("io: {0}")]
     Io(#[from] std::io::Error),
 }
+
+impl From<crate::model::Refusal> for StoreError {
+    fn from(refusal: crate::model::Refusal) -> Self {
+        StoreError::Conflict { message: refusal.message, code: refusal.code }
+    }
+}

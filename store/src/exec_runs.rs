@@ -6,6 +6,7 @@ use crate::Store;
 use crate::clock::{new_id, now_ms};
 use crate::db::{Arg, DbRow, args};
 use crate::error::StoreError;
+use crate::executors::owned_workspace;
 use crate::guard;
 use crate::jobs::{Lease, begin_fenced, enqueue};
 use crate::model::*;
@@ -49,16 +50,19 @@ fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
 }
 
 impl Store {
-    /// Queues an exec run in the owner's workspace. `stdin` holds each
-    /// command's input (in order): it is sealed, and `commands` records only
-    /// its digest. Refused with a conflict unless the workspace's executor
-    /// is ready. `None` when the workspace is not theirs.
+    /// Queues an exec run in the owner's workspace, in its current run's
+    /// executor. `stdin` holds each command's input (in order): it is
+    /// sealed, and `commands` records only its digest. `allowed` (the
+    /// caller's policy) judges the workspace as read in the same
+    /// transaction; a refusal writes nothing. `None` when the workspace is
+    /// not theirs.
     pub async fn create_exec_run(
         &self,
         owner: &str,
         workspace_id: &str,
         mut commands: Vec<ExecCommand>,
         stdin: Vec<Option<String>>,
+        allowed: impl FnOnce(&Workspace) -> Result<(), Refusal>,
     ) -> Result<Option<ExecRun>, StoreError> {
         if stdin.len() != commands.len() {
             return Err(StoreError::Corrupt("one stdin entry per exec command is required".into()));
@@ -90,19 +94,11 @@ impl Store {
         };
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
-        let Some(row) = tx
-            .fetch_optional(
-                "SELECT status, current_run_id FROM workspaces WHERE id = $1 AND owner_user_id = $2",
-                args![workspace_id, owner],
-            )
-            .await?
-        else {
-            return Ok(None);
-        };
-        let status: WorkspaceStatus = row.parsed("status")?;
-        let Some(attempt_id) = row.opt_text("current_run_id")?.filter(|_| status == WorkspaceStatus::Ready) else {
+        let Some(workspace) = owned_workspace(&mut tx, owner, workspace_id).await? else { return Ok(None) };
+        allowed(&workspace)?;
+        let Some(attempt_id) = workspace.current_run_id else {
             return Err(StoreError::Conflict {
-                message: format!("workspace {workspace_id} has no live runtime to exec in (it is {status})"),
+                message: format!("workspace {workspace_id} has no run to exec in"),
                 code: "no-live-runtime",
             });
         };

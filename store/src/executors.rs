@@ -26,20 +26,30 @@ pub struct ReconcileState {
     pub has_capture_source: bool,
 }
 
-/// A labelled runtime resource found on a runtime, as the orphan sweep
-/// judges it.
+/// What the store knows of the run a labelled runtime resource names: the
+/// facts the orphan sweep's verdict is made from (see the worker's
+/// `decide::orphan_verdict`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ResourceVerdict {
-    /// A live record owns it; its reconciler looks after it.
-    Owned,
-    /// Nothing stored needs it and it cannot hold unsaved work: remove it.
-    Orphan,
-    /// Nothing stored needs it but it may hold unsaved work: report, keep.
-    OrphanKept,
+pub struct ResourceFacts {
+    /// The run's own status.
+    pub status: WorkspaceStatus,
+    /// Whether the run is its workspace's current run.
+    pub is_current: bool,
+    /// Whether the run recorded a runtime resource.
+    pub recorded: bool,
+    /// Whether that resource was recorded removed.
+    pub removed: bool,
+    /// Whether the workspace's executors may hold work only capture can
+    /// prove saved (a capture-sourced workspace).
+    pub capture_sourced: bool,
 }
 
 /// The owner's workspace, read inside `tx`.
-async fn owned_workspace(tx: &mut Tx, owner: &str, workspace_id: &str) -> Result<Option<Workspace>, StoreError> {
+pub(crate) async fn owned_workspace(
+    tx: &mut Tx,
+    owner: &str,
+    workspace_id: &str,
+) -> Result<Option<Workspace>, StoreError> {
     let row = tx
         .fetch_optional(
             &format!("SELECT {WORKSPACE_COLUMNS} FROM workspaces WHERE id = $1 AND owner_user_id = $2"),
@@ -445,30 +455,20 @@ impl Store {
     }
 
     /// The owner asks for a fresh executor: a new run from the workspace's
-    /// spec (no disk carries over); the old executor is removed. `None` when
-    /// the workspace is not theirs.
+    /// spec (no disk carries over); the old executor is removed. `allowed`
+    /// (the caller's policy) judges the workspace as read in the same
+    /// transaction; a refusal writes nothing. `None` when the workspace is
+    /// not theirs.
     pub async fn request_restart(
         &self,
         owner: &str,
         workspace_id: &str,
+        allowed: impl FnOnce(&Workspace) -> Result<(), Refusal>,
     ) -> Result<Option<(String, Workspace)>, StoreError> {
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
         let Some(workspace) = owned_workspace(&mut tx, owner, workspace_id).await? else { return Ok(None) };
-        if matches!(workspace.status, WorkspaceStatus::Queued | WorkspaceStatus::Running)
-            && workspace.desired_state == DesiredState::Running
-        {
-            return Err(StoreError::Conflict {
-                message: format!("workspace {workspace_id} is mid-launch; restart it once it is ready"),
-                code: "mid-launch",
-            });
-        }
-        if workspace.status == WorkspaceStatus::Retained {
-            return Err(StoreError::Conflict {
-                message: format!("workspace {workspace_id} has a retained executor; recover it before a restart"),
-                code: "retained",
-            });
-        }
+        allowed(&workspace)?;
         let run_id = new_id("run");
         tx.execute(
             "INSERT INTO runs (id, workspace_id, relation, trigger_type, status, spec, queued_at, created_at, updated_at, linked_at) \
@@ -538,8 +538,9 @@ impl Store {
         Ok(stopped)
     }
 
-    /// Judges a runtime resource labelled with `run_id`.
-    pub async fn judge_resource(&self, run_id: &str) -> Result<ResourceVerdict, StoreError> {
+    /// The facts about the run a runtime resource names; `None` when no
+    /// record of the run exists.
+    pub async fn resource_facts(&self, run_id: &str) -> Result<Option<ResourceFacts>, StoreError> {
         let row = self
             .pool
             .fetch_optional(
@@ -549,23 +550,16 @@ impl Store {
                 args![run_id, SecretKind::CaptureToken.as_str()],
             )
             .await?;
-        let Some(row) = row else { return Ok(ResourceVerdict::Orphan) };
-        let removed = row.opt_int("runtime_removed_at")?.is_some();
-        let status: WorkspaceStatus = row.parsed("status")?;
-        let is_current = row.opt_text("current_run_id")?.as_deref() == Some(run_id);
-        let recorded = row.opt_text("runtime_adapter")?.is_some();
-        // A resource the run never recorded is still the run's while its
-        // launch may be in flight (a worker died between making and recording it).
-        let launching = is_current && matches!(status, WorkspaceStatus::Queued | WorkspaceStatus::Running);
-        let live = !removed && (recorded || launching);
-        Ok(match (live, row.int("capture")? > 0) {
-            (true, _) => ResourceVerdict::Owned,
-            (false, true) => ResourceVerdict::OrphanKept,
-            (false, false) => ResourceVerdict::Orphan,
-        })
+        let Some(row) = row else { return Ok(None) };
+        Ok(Some(ResourceFacts {
+            status: row.parsed("status")?,
+            is_current: row.opt_text("current_run_id")?.as_deref() == Some(run_id),
+            recorded: row.opt_text("runtime_adapter")?.is_some(),
+            removed: row.opt_int("runtime_removed_at")?.is_some(),
+            capture_sourced: row.int("capture")? > 0,
+        }))
     }
 
-    /// The run (launch attempt) with this id, whoever owns it.
     pub async fn get_run(&self, run_id: &str) -> Result<Option<Run>, StoreError> {
         self.pool
             .fetch_optional(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = $1"), args![run_id])

@@ -18,13 +18,14 @@ pub mod guard;
 pub mod jobs;
 pub mod model;
 pub mod seal;
+pub mod spec;
 #[doc(hidden)]
 pub mod testing;
 mod workspaces;
 
 pub use db::BackendKind;
 pub use error::StoreError;
-pub use executors::{ReconcileState, ResourceVerdict};
+pub use executors::{ReconcileState, ResourceFacts};
 pub use jobs::Lease;
 pub use model::*;
 pub use seal::{Sealer, Secret};

@@ -194,12 +194,17 @@ impl Workspace {
     /// Whether `principal` may reach this workspace over SSH.
     pub fn admits_ssh_principal(&self, principal: &str) -> bool {
         principal == self.owner_user_id
-            || self
-                .spec
-                .pointer("/access/sshPrincipals")
-                .and_then(|v| v.as_array())
-                .is_some_and(|list| list.iter().any(|p| p.as_str() == Some(principal)))
+            || crate::spec::WorkspaceSpec::parse(&self.spec)
+                .is_ok_and(|s| s.ssh_principals.iter().any(|p| p == principal))
     }
+}
+
+/// A lifecycle request refused by the policy that judges it: a conflict
+/// with the workspace's state, with a code naming the rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub message: String,
+    pub code: &'static str,
 }
 
 /// An executor on its runtime, as recorded on the run that launched it.

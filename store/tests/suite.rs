@@ -348,7 +348,14 @@ async fn lifecycle_requests_leave_work_due() {
         let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
         store.finish_job(&lease, None, None).await.unwrap();
 
-        assert!(store.request_restart("alice", &id).await.is_err(), "{}: a queued workspace is mid-launch", db.label);
+        let refused = store
+            .request_restart("alice", &id, |w| {
+                Err(Refusal { message: format!("{} refused", w.id), code: "mid-launch" })
+            })
+            .await;
+        assert!(matches!(refused, Err(StoreError::Conflict { code: "mid-launch", .. })), "{}: {refused:?}", db.label);
+        let runs = store.list_runs("alice", &id, 10).await.unwrap().unwrap();
+        assert_eq!(runs.len(), 1, "{}: a refused restart writes nothing", db.label);
         assert!(store.request_stop("mallory", &id).await.unwrap().is_none());
         assert!(store.stop_expired(sluice_store::clock::now_ms(), 10).await.unwrap().is_empty());
         store.set_expiry("alice", &id, Some(0)).await.unwrap();
@@ -395,7 +402,16 @@ async fn exec_stdin_is_sealed_and_dropped_when_the_run_ends() {
         };
         let secret_input = "stdin-carrying-a-password-4711";
         let exec = store
-            .create_exec_run("alice", &id, vec![command("cat"), command("true")], vec![Some(secret_input.into()), None])
+            .create_exec_run(
+                "alice",
+                &id,
+                vec![command("cat"), command("true")],
+                vec![Some(secret_input.into()), None],
+                |w| {
+                    assert_eq!(w.status, WorkspaceStatus::Ready, "the policy sees the workspace as stored");
+                    Ok(())
+                },
+            )
             .await
             .unwrap()
             .unwrap();
@@ -415,22 +431,40 @@ async fn exec_stdin_is_sealed_and_dropped_when_the_run_ends() {
         store.finish_exec_run(&exec_lease, &exec.id, Some(0), None).await.unwrap();
         assert!(store.open_exec_stdin(&exec.id).await.unwrap().is_empty(), "{}: dropped at the end", db.label);
         assert!(
-            store.create_exec_run("alice", &id, vec![command("cat")], vec![]).await.is_err(),
+            store.create_exec_run("alice", &id, vec![command("cat")], vec![], |_| Ok(())).await.is_err(),
             "one stdin entry per command"
         );
+        let refused = store
+            .create_exec_run("alice", &id, vec![command("cat")], vec![None], |_| {
+                Err(Refusal { message: "no".into(), code: "no-live-runtime" })
+            })
+            .await;
+        assert!(matches!(refused, Err(StoreError::Conflict { code: "no-live-runtime", .. })), "{refused:?}");
     }
 }
 
-/// The orphan sweep's judgement of a labelled runtime resource.
+/// What the store tells the orphan sweep about the run a resource names.
 #[tokio::test]
-async fn resources_are_judged_by_the_records_that_need_them() {
+async fn resource_facts_come_from_the_records() {
     for db in databases().await {
         let store = open(&db).await;
-        assert_eq!(store.judge_resource("run_unknown").await.unwrap(), ResourceVerdict::Orphan, "{}", db.label);
+        assert_eq!(store.resource_facts("run_unknown").await.unwrap(), None, "{}", db.label);
 
         let view = created(store.create_workspace(new_workspace("alice", None)).await.unwrap());
         let run_id = view.current_run.unwrap().id;
-        assert_eq!(store.judge_resource(&run_id).await.unwrap(), ResourceVerdict::Owned, "a launch may be in flight");
+        let facts = store.resource_facts(&run_id).await.unwrap().unwrap();
+        assert_eq!(
+            facts,
+            ResourceFacts {
+                status: WorkspaceStatus::Queued,
+                is_current: true,
+                recorded: false,
+                removed: false,
+                capture_sourced: false
+            },
+            "{}: a launch may be in flight",
+            db.label
+        );
         let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
         let runtime = RuntimeRecord {
             adapter: RuntimeAdapter::Local,
@@ -441,14 +475,15 @@ async fn resources_are_judged_by_the_records_that_need_them() {
             deadline: None,
         };
         store.record_launched(&lease, &run_id, &runtime, None).await.unwrap();
+        assert!(store.resource_facts(&run_id).await.unwrap().unwrap().recorded);
         store.request_stop("alice", &view.workspace.id).await.unwrap();
         store.record_removed(&lease, &run_id).await.unwrap();
-        assert_eq!(store.judge_resource(&run_id).await.unwrap(), ResourceVerdict::Orphan, "{}: removed", db.label);
+        let facts = store.resource_facts(&run_id).await.unwrap().unwrap();
+        assert!(facts.recorded && facts.removed, "{}: {facts:?}", db.label);
         let state = store.load_reconcile_state(&view.workspace.id).await.unwrap().unwrap();
         assert_eq!(state.workspace.status, WorkspaceStatus::Stopped);
 
-        // A workspace whose executor may hold unsaved work: its stray
-        // resources are reported and kept.
+        // A capture-sourced workspace; its failed run is no longer current.
         let mut capture = new_workspace("alice", None);
         capture.capture_token = Some(Secret::new("capture-token-value-123456".into()));
         let view = created(store.create_workspace(capture).await.unwrap());
@@ -459,6 +494,8 @@ async fn resources_are_judged_by_the_records_that_need_them() {
         assert!(retry.is_some(), "{}: a retry run was queued", db.label);
         let retry_run = store.get_run(retry.as_deref().unwrap()).await.unwrap().unwrap();
         assert_eq!(retry_run.launch_id.as_deref(), Some("launch-1"), "{}: a retry keeps the launch id", db.label);
-        assert_eq!(store.judge_resource(&first).await.unwrap(), ResourceVerdict::OrphanKept, "{}", db.label);
+        let facts = store.resource_facts(&first).await.unwrap().unwrap();
+        assert!(facts.capture_sourced && !facts.is_current, "{}: {facts:?}", db.label);
+        assert_eq!(facts.status, WorkspaceStatus::Failed);
     }
 }

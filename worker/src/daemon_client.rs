@@ -10,8 +10,8 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::{Method, Request, StatusCode};
 use hyper_util::rt::TokioIo;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use sluice_protocol::{ExecRequest, ExecResponse, Refusal};
 use sluice_store::Secret;
 
 use crate::error::WorkerError;
@@ -101,10 +101,7 @@ impl DaemonClient {
             .await
             .map_err(|_| WorkerError::DaemonTimeout(timeout))??;
         if !status.is_success() {
-            let message = serde_json::from_slice::<serde_json::Value>(&bytes)
-                .ok()
-                .and_then(|v| v.get("message").and_then(|m| m.as_str()).map(str::to_owned))
-                .unwrap_or_default();
+            let message = serde_json::from_slice::<Refusal>(&bytes).map(|r| r.message).unwrap_or_default();
             // Shown in run errors and logs: a daemon does not get to write much there.
             let message: String = message.chars().take(200).collect();
             return Err(WorkerError::DaemonRefused { status: status.as_u16(), message });
@@ -117,15 +114,20 @@ impl DaemonClient {
 
     /// Whether the daemon answers `health` with its token.
     pub async fn healthy(&self) -> bool {
-        self.json::<serde_json::Value>(Method::GET, "/health", None, Duration::from_secs(2), MAX_SMALL_ANSWER)
-            .await
-            .is_ok()
+        let health = self.json::<serde::de::IgnoredAny>(
+            Method::GET,
+            sluice_protocol::HEALTH,
+            None,
+            Duration::from_secs(2),
+            MAX_SMALL_ANSWER,
+        );
+        health.await.is_ok()
     }
 
     /// Runs one command through the daemon's `exec`.
-    pub async fn exec<B: Serialize, T: DeserializeOwned>(&self, body: &B, timeout: Duration) -> Result<T, WorkerError> {
-        let bytes = serde_json::to_vec(body).map_err(|e| WorkerError::DaemonUnreachable(e.to_string()))?;
-        self.json(Method::POST, "/exec", Some(bytes), timeout, MAX_EXEC_ANSWER).await
+    pub async fn exec(&self, request: &ExecRequest, timeout: Duration) -> Result<ExecResponse, WorkerError> {
+        let bytes = serde_json::to_vec(request).map_err(|e| WorkerError::DaemonUnreachable(e.to_string()))?;
+        self.json(Method::POST, sluice_protocol::EXEC, Some(bytes), timeout, MAX_EXEC_ANSWER).await
     }
 }
 
@@ -174,8 +176,7 @@ mod tests {
         let endpoint =
             fake_daemon(dir.path(), format!("HTTP/1.1 200 OK\r\ncontent-length: {size}\r\n\r\n"), size, b' ');
         let client = DaemonClient::new(&endpoint, Secret::new("t".repeat(32))).unwrap();
-        let err =
-            client.exec::<_, serde_json::Value>(&serde_json::json!({}), Duration::from_secs(30)).await.unwrap_err();
+        let err = client.exec(&ExecRequest::default(), Duration::from_secs(30)).await.unwrap_err();
         assert!(matches!(err, WorkerError::DaemonAnswerTooLarge(MAX_EXEC_ANSWER)), "{err}");
         assert!(!client.healthy().await);
     }
@@ -187,7 +188,7 @@ mod tests {
         let endpoint = fake_daemon(dir.path(), "HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\n{".into(), 0, b' ');
         let client = DaemonClient::new(&endpoint, Secret::new("t".repeat(32))).unwrap();
         let started = std::time::Instant::now();
-        let err = client.exec::<_, serde_json::Value>(&serde_json::json!({}), Duration::from_millis(300)).await;
+        let err = client.exec(&ExecRequest::default(), Duration::from_millis(300)).await;
         assert!(matches!(err, Err(WorkerError::DaemonTimeout(_))));
         assert!(started.elapsed() < Duration::from_secs(5));
 
@@ -201,13 +202,7 @@ mod tests {
             b' ',
         );
         let client = DaemonClient::new(&endpoint, Secret::new("t".repeat(32))).unwrap();
-        #[derive(serde::Deserialize, Debug)]
-        #[allow(dead_code)]
-        struct Answer {
-            #[serde(rename = "exitCode")]
-            exit_code: i64,
-        }
-        let err = client.exec::<_, Answer>(&serde_json::json!({}), Duration::from_secs(5)).await.unwrap_err();
+        let err = client.exec(&ExecRequest::default(), Duration::from_secs(5)).await.unwrap_err();
         assert!(matches!(err, WorkerError::DaemonMalformed(_)), "{err}");
         assert!(!err.to_string().contains(secretish), "the error does not quote the answer: {err}");
     }

@@ -2,7 +2,7 @@
 //! workspace and what was just observed of its executor, which single
 //! action comes next. Pure: no I/O, no clock but the `now` it is given.
 
-use sluice_store::{DesiredState, ReconcileState, Run, RunError, WorkspaceStatus};
+use sluice_store::{DesiredState, ReconcileState, ResourceFacts, Run, RunError, WorkspaceStatus};
 
 /// What the pass saw of the current run's executor before deciding.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -168,6 +168,32 @@ pub fn decide(state: &ReconcileState, observation: &Observation, now: i64, polic
             }
         }
         WorkspaceStatus::Retained => because(Action::Done, "retained: only an operator's recovery changes it"),
+    }
+}
+
+/// A labelled runtime resource found on a runtime, as the orphan sweep
+/// judges it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResourceVerdict {
+    /// A live record owns it; its reconciler looks after it.
+    Owned,
+    /// Nothing stored needs it and it cannot hold unsaved work: remove it.
+    Orphan,
+    /// Nothing stored needs it but it may hold unsaved work: report, keep.
+    OrphanKept,
+}
+
+/// Judges a resource by what the store knows of its run (`None`: nothing).
+pub fn orphan_verdict(facts: Option<&ResourceFacts>) -> ResourceVerdict {
+    let Some(facts) = facts else { return ResourceVerdict::Orphan };
+    // A resource the run never recorded is still the run's while its launch
+    // may be in flight (a worker died between making and recording it).
+    let launching = facts.is_current && matches!(facts.status, WorkspaceStatus::Queued | WorkspaceStatus::Running);
+    let live = !facts.removed && (facts.recorded || launching);
+    match (live, facts.capture_sourced) {
+        (true, _) => ResourceVerdict::Owned,
+        (false, true) => ResourceVerdict::OrphanKept,
+        (false, false) => ResourceVerdict::Orphan,
     }
 }
 
@@ -371,5 +397,40 @@ mod tests {
         assert!(matches!(decide(&last_try, &Observation::Exited, 0, &p).action, Action::Fail { retry: false, .. }));
         last_try.current_run.as_mut().unwrap().launch_attempt = 1;
         assert!(matches!(decide(&last_try, &Observation::Exited, 0, &p).action, Action::Fail { retry: true, .. }));
+    }
+}
+
+#[cfg(test)]
+mod orphan_tests {
+    use super::*;
+
+    /// Every combination of facts: a resource is removed only when no live
+    /// record needs it and it cannot hold unsaved work.
+    #[test]
+    fn every_combination_of_facts_is_judged() {
+        assert_eq!(orphan_verdict(None), ResourceVerdict::Orphan, "no record at all");
+        for &status in WorkspaceStatus::ALL {
+            for bits in 0..16u8 {
+                let facts = ResourceFacts {
+                    status,
+                    is_current: bits & 1 != 0,
+                    recorded: bits & 2 != 0,
+                    removed: bits & 4 != 0,
+                    capture_sourced: bits & 8 != 0,
+                };
+                let verdict = orphan_verdict(Some(&facts));
+                let in_flight =
+                    facts.is_current && matches!(status, WorkspaceStatus::Queued | WorkspaceStatus::Running);
+                if !facts.removed && (facts.recorded || in_flight) {
+                    assert_eq!(verdict, ResourceVerdict::Owned, "{facts:?}");
+                }
+                if verdict == ResourceVerdict::Orphan {
+                    assert!(!facts.capture_sourced, "{facts:?}: may hold unsaved work, never removed");
+                }
+                if facts.removed {
+                    assert_ne!(verdict, ResourceVerdict::Owned, "{facts:?}: a removed resource has no owner");
+                }
+            }
+        }
     }
 }

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use serde_json::json;
+use sluice_protocol::ExecRequest;
 use sluice_store::{ExecCommandResult, ExecRunStatus, Lease, RunError, StoreError, WorkspaceStatus};
 
 use crate::Worker;
@@ -30,17 +30,6 @@ fn cap_stream(mut text: String, daemon_says_cut: bool) -> (String, bool) {
     }
     text.truncate(end);
     (text, true)
-}
-
-#[derive(serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct DaemonExecResult {
-    exit_code: i64,
-    stdout: String,
-    stderr: String,
-    stdout_truncated: bool,
-    stderr_truncated: bool,
-    timed_out: bool,
 }
 
 fn broke(message: impl Into<String>, code: &str) -> RunError {
@@ -89,21 +78,22 @@ pub async fn run(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreErr
     let stdin = store.open_exec_stdin(&run.id).await?;
     let mut results: Vec<ExecCommandResult> = Vec::with_capacity(run.commands.len());
     for (i, command) in run.commands.iter().enumerate() {
-        let body = json!({
-            "argv": command.argv,
-            "cwd": command.cwd,
-            "env": command.env.clone().unwrap_or_default(),
-            "stdin": stdin.get(i).and_then(Option::as_ref).map(|s| s.expose()),
-            "timeoutMs": command.timeout_ms,
-        });
+        let request = ExecRequest {
+            argv: command.argv.clone(),
+            cwd: command.cwd.clone(),
+            env: command.env.clone().unwrap_or_default(),
+            stdin: stdin.get(i).and_then(Option::as_ref).map(|s| s.expose().clone()),
+            timeout_ms: command.timeout_ms,
+            output_limit_bytes: None,
+        };
         let timeout = Duration::from_millis(command.timeout_ms.unwrap_or(DEFAULT_COMMAND_TIMEOUT_MS)) + TRANSPORT_SLACK;
-        match client.exec::<_, DaemonExecResult>(&body, timeout).await {
+        match client.exec(&request, timeout).await {
             Ok(r) => {
                 let (stdout, stdout_truncated) = cap_stream(r.stdout, r.stdout_truncated);
                 let (stderr, stderr_truncated) = cap_stream(r.stderr, r.stderr_truncated);
                 results.push(ExecCommandResult {
                     argv: command.argv.clone(),
-                    exit_code: r.exit_code,
+                    exit_code: i64::from(r.exit_code),
                     stdout,
                     stderr,
                     stdout_truncated,

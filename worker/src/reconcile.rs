@@ -2,7 +2,9 @@
 //! executor, decide, perform that one action, record the outcome under the
 //! job's lease. Returns when the workspace wants looking at again.
 
+use sluice_protocol::BootSecret;
 use sluice_store::clock::now_ms;
+use sluice_store::spec::WorkspaceSpec;
 use sluice_store::{Lease, ReconcileState, RunError, Secret, SecretKind, StoreError};
 
 use crate::Worker;
@@ -53,14 +55,12 @@ async fn observe(worker: &Worker, state: &ReconcileState) -> Observation {
 async fn launch_request(worker: &Worker, state: &ReconcileState) -> Result<LaunchRequest, StoreError> {
     let workspace = &state.workspace;
     let run = state.current_run.as_ref().expect("decide launches only the current run");
-    let secret_env: serde_json::Value = match worker.store.open_secret(&workspace.id, SecretKind::SecretEnv).await? {
-        Some(bytes) => serde_json::from_slice(bytes.expose()).map_err(|e| StoreError::Corrupt(e.to_string()))?,
-        None => serde_json::json!({}),
+    let secret_env = match worker.store.open_secret(&workspace.id, SecretKind::SecretEnv).await? {
+        Some(bytes) => serde_json::from_slice(bytes.expose()).map_err(|_| StoreError::Corrupt("secretEnv".into()))?,
+        None => Default::default(),
     };
-    let boot = serde_json::json!({
-        "controlToken": control_token(worker, &run.id).expose(),
-        "secretEnv": secret_env,
-    });
+    let boot = BootSecret { control_token: control_token(worker, &run.id).expose().clone(), secret_env };
+    let boot = serde_json::to_string(&boot).map_err(|_| StoreError::Corrupt("boot secret".into()))?;
     Ok(LaunchRequest {
         workspace_id: workspace.id.clone(),
         run_id: run.id.clone(),
@@ -68,8 +68,9 @@ async fn launch_request(worker: &Worker, state: &ReconcileState) -> Result<Launc
         registry_id: workspace.registry_id.clone(),
         repository: workspace.repository.clone(),
         tag: workspace.tag.clone(),
-        spec: run.spec.clone(),
-        boot_secret: Secret::new(boot.to_string()),
+        // Checked at create: a stored spec that no longer parses is corrupt.
+        spec: WorkspaceSpec::parse(&run.spec).map_err(|e| StoreError::Corrupt(format!("run {}: {e}", run.id)))?,
+        boot_secret: Secret::new(boot),
     })
 }
 

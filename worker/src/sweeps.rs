@@ -7,7 +7,9 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use sluice_store::clock::now_ms;
-use sluice_store::{ResourceVerdict, Store, StoreError};
+use sluice_store::{Store, StoreError};
+
+use crate::decide::{ResourceVerdict, orphan_verdict};
 use tokio::sync::watch;
 
 use crate::runtime::Runtime as _;
@@ -37,7 +39,8 @@ pub async fn sweep_orphans(worker: &Worker) -> Result<usize, String> {
     let owned = worker.runtime.list_owned().await.map_err(|e| e.to_string())?;
     let mut removed = 0;
     for resource in owned {
-        match worker.store.judge_resource(&resource.run_id).await.map_err(|e| e.to_string())? {
+        let facts = worker.store.resource_facts(&resource.run_id).await.map_err(|e| e.to_string())?;
+        match orphan_verdict(facts.as_ref()) {
             ResourceVerdict::Owned => {}
             ResourceVerdict::OrphanKept => tracing::warn!(
                 run = %resource.run_id, resource = %resource.resource_id,

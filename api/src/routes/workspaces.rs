@@ -24,6 +24,7 @@ use crate::error::responses::{
     Conflict, Internal, InvalidRequest, NotFound, Unauthenticated, Unavailable, Unprocessable,
 };
 use crate::extract::{JsonBody, QueryOf};
+use crate::lifecycle;
 use crate::validate;
 use crate::wire::*;
 
@@ -75,8 +76,8 @@ pub async fn create_workspace(
     let repository = validate::repository(&req.repository)?;
     let tag = validate::tag(&req.tag)?;
     let name = req.name.as_deref().map(|n| validate::label("name", n)).transpose()?;
-    let spec = validate::spec(&req.spec)?;
-    validate::enforceable(&spec, app.config.unenforceable.as_deref())?;
+    let (spec, typed_spec) = validate::spec(&req.spec)?;
+    validate::enforceable(&typed_spec, app.config.unenforceable.as_deref())?;
     if let Some(env) = &req.secret_env {
         validate::secret_env(env)?;
     }
@@ -417,7 +418,11 @@ pub async fn exec_workspace(
             (command, c.stdin)
         })
         .unzip();
-    let run = app.store.create_exec_run(&owner, &workspace_id, commands, stdin).await?.ok_or(ApiError::NotFound)?;
+    let run = app
+        .store
+        .create_exec_run(&owner, &workspace_id, commands, stdin, lifecycle::exec_allowed)
+        .await?
+        .ok_or(ApiError::NotFound)?;
     app.work_enqueued();
     Ok((StatusCode::ACCEPTED, Json(ExecRun::of(&run))))
 }
@@ -511,7 +516,11 @@ pub async fn restart_workspace(
     JsonBody(req): JsonBody<OwnerRequest>,
 ) -> Result<(StatusCode, Json<RestartWorkspaceResponse>), ApiError> {
     let owner = req.owner_user_id.into_string();
-    let (run_id, workspace) = app.store.request_restart(&owner, &workspace_id).await?.ok_or(ApiError::NotFound)?;
+    let (run_id, workspace) = app
+        .store
+        .request_restart(&owner, &workspace_id, lifecycle::restart_allowed)
+        .await?
+        .ok_or(ApiError::NotFound)?;
     app.work_enqueued();
     Ok((
         StatusCode::ACCEPTED,

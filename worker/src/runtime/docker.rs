@@ -159,7 +159,7 @@ impl Runtime for DockerRuntime {
     async fn launch(&self, request: &LaunchRequest) -> Result<Launched, WorkerError> {
         let image = self.image(request);
         let published = self.published(&image, &request.repository).await?;
-        if request.spec.get("resources").and_then(|r| r.get("diskMiB")).is_some() {
+        if request.spec.resources.disk_mib.is_some() {
             return Err(WorkerError::Permanent {
                 message: format!(
                     "spec.resources.diskMiB cannot be enforced by the docker runtime here: {NO_DISK_QUOTA}"
@@ -183,13 +183,12 @@ impl Runtime for DockerRuntime {
             .map_err(|e| transient("boot secret", e))?;
 
         let name = container_name(&request.run_id);
-        let resources = request.spec.get("resources");
-        let nano_cpus = resources.and_then(|r| r.get("cpus")).and_then(|v| v.as_f64()).map(|c| (c * 1e9) as i64);
-        let memory =
-            resources.and_then(|r| r.get("memoryMiB")).and_then(|v| v.as_i64()).map(|m| m.saturating_mul(1 << 20));
-        let pids_limit = resources.and_then(|r| r.get("pids")).and_then(|v| v.as_i64()).unwrap_or(DEFAULT_PIDS_LIMIT);
-        let mut env: Vec<String> = request.env().into_iter().map(|(k, v)| format!("{k}={v}")).collect();
-        env.push(format!("SLUICED_COMMAND={}", serde_json::to_string(&request.command()).unwrap_or_default()));
+        let resources = &request.spec.resources;
+        let nano_cpus = resources.cpus.map(|c| (c * 1e9) as i64);
+        let memory = resources.memory_mib.map(|m| (m as i64).saturating_mul(1 << 20));
+        let pids_limit = resources.pids.map_or(DEFAULT_PIDS_LIMIT, |p| p as i64);
+        let mut env: Vec<String> = request.spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        env.push(format!("SLUICED_COMMAND={}", serde_json::to_string(&request.spec.command).unwrap_or_default()));
         env.push("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into());
         let labels = HashMap::from([
             (LABEL_RUN.to_owned(), request.run_id.clone()),
@@ -227,7 +226,7 @@ impl Runtime for DockerRuntime {
                     format!("{}:/run/sluiced:ro", self.daemon_binary.display()),
                     format!("{}:/run/sluice", run_mount.display()),
                 ]),
-                network_mode: Some(if request.wants_network() { "bridge" } else { "none" }.into()),
+                network_mode: Some(if request.spec.network { "bridge" } else { "none" }.into()),
                 cap_drop: Some(vec!["ALL".into()]),
                 cap_add: Some(DAEMON_CAPS.iter().map(|c| (*c).to_owned()).collect()),
                 security_opt: Some(vec!["no-new-privileges".into()]),

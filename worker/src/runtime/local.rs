@@ -130,12 +130,11 @@ async fn probe_bubblewrap(root: bool) -> Sandbox {
 
 /// Limits from `spec.resources`, with the defaults a local executor gets.
 fn limits(request: &LaunchRequest) -> cgroup::Limits {
-    let resources = request.spec.get("resources");
-    let get = |key: &str| resources.and_then(|r| r.get(key));
+    let resources = &request.spec.resources;
     cgroup::Limits {
-        cpus: get("cpus").and_then(|v| v.as_f64()),
-        memory_bytes: get("memoryMiB").and_then(|v| v.as_u64()).map(|m| m << 20),
-        pids: Some(get("pids").and_then(|v| v.as_u64()).unwrap_or(DEFAULT_PIDS)),
+        cpus: resources.cpus,
+        memory_bytes: resources.memory_mib.map(|m| m << 20),
+        pids: Some(resources.pids.unwrap_or(DEFAULT_PIDS)),
     }
 }
 
@@ -213,8 +212,11 @@ impl LocalRuntime {
 
     /// The disk size an executor gets, if any.
     fn disk_mib(&self, request: &LaunchRequest) -> Option<u64> {
-        let asked = request.spec.get("resources").and_then(|r| r.get("diskMiB")).and_then(|v| v.as_u64());
-        asked.or(self.default_disk_mib.filter(|_| matches!(self.disk, DiskSupport::Loop { .. })))
+        request
+            .spec
+            .resources
+            .disk_mib
+            .or(self.default_disk_mib.filter(|_| matches!(self.disk, DiskSupport::Loop { .. })))
     }
 
     fn posture_line(&self) -> String {
@@ -266,9 +268,9 @@ impl LocalRuntime {
 
     /// Refuses limits this host cannot enforce, naming the resource.
     fn check_enforceable(&self, request: &LaunchRequest) -> Result<(), WorkerError> {
-        let asked = request.spec.get("resources").and_then(|r| r.as_object());
+        let asked = request.spec.resources.asked();
         for (resource, why) in self.unenforceable_here() {
-            if asked.is_some_and(|r| r.contains_key(resource)) {
+            if asked.contains(&resource) {
                 return Err(WorkerError::Permanent {
                     message: format!(
                         "spec.resources.{resource} cannot be enforced by the local runtime on this host ({why})"
@@ -320,7 +322,7 @@ impl LocalRuntime {
                     // Unprivileged: bwrap makes a user namespace of its own.
                     c.arg("--unshare-user");
                 }
-                if !request.wants_network() {
+                if !request.spec.network {
                     c.arg("--unshare-net");
                 }
                 c.args(["--chdir", "/workspace", "--setenv", "HOME", "/workspace", "--"]);
@@ -443,13 +445,13 @@ impl Runtime for LocalRuntime {
         })?;
         let binary_fd = std::os::fd::AsRawFd::as_raw_fd(&binary);
 
-        let command_json = serde_json::to_string(&request.command()).unwrap_or_else(|_| "[]".into());
+        let command_json = serde_json::to_string(&request.spec.command).unwrap_or_else(|_| "[]".into());
         let mut command = self.daemon_command(request, &dir, ids, Some(binary_fd));
         command
             .env_clear()
             .env("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
             .env("SLUICED_COMMAND", command_json)
-            .envs(request.env())
+            .envs(&request.spec.env)
             .stdin(Stdio::null())
             .stdout(Stdio::from(log))
             .stderr(Stdio::from(log_err))

@@ -12,7 +12,7 @@ pub mod local;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use sluice_store::spec::WorkspaceSpec;
 use sluice_store::{PublishedImage, RuntimeAdapter, RuntimeRecord, Secret};
 
 pub use crate::error::WorkerError;
@@ -26,35 +26,10 @@ pub struct LaunchRequest {
     pub registry_id: String,
     pub repository: String,
     pub tag: String,
-    pub spec: Value,
+    pub spec: WorkspaceSpec,
     /// The boot secret file's contents (JSON with the control token and the
     /// workspace's secret environment).
     pub boot_secret: Secret<String>,
-}
-
-impl LaunchRequest {
-    /// The managed process's argv from `spec.command`.
-    pub fn command(&self) -> Vec<String> {
-        self.spec
-            .get("command")
-            .and_then(Value::as_array)
-            .map(|argv| argv.iter().filter_map(|a| a.as_str().map(str::to_owned)).collect())
-            .unwrap_or_default()
-    }
-
-    /// The plain environment from `spec.env`.
-    pub fn env(&self) -> Vec<(String, String)> {
-        self.spec
-            .get("env")
-            .and_then(Value::as_object)
-            .map(|env| env.iter().filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned()))).collect())
-            .unwrap_or_default()
-    }
-
-    /// Whether `spec.network` asks for network access.
-    pub fn wants_network(&self) -> bool {
-        self.spec.get("network").and_then(Value::as_bool).unwrap_or(false)
-    }
 }
 
 /// A created (or adopted) executor.

@@ -1,0 +1,87 @@
+//! The rules that decide whether an owner's lifecycle request may go ahead,
+//! judged against the workspace as the store reads it inside the request's
+//! own transaction (so nothing changes between the judgement and the write).
+
+use sluice_store::{DesiredState, Refusal, Workspace, WorkspaceStatus};
+
+/// A restart makes a new run with a fresh disk: not while a launch is under
+/// way (it would race the launch), and not over a retained executor (its
+/// unsaved work must be recovered first).
+pub fn restart_allowed(workspace: &Workspace) -> Result<(), Refusal> {
+    let launching = matches!(workspace.status, WorkspaceStatus::Queued | WorkspaceStatus::Running)
+        && workspace.desired_state == DesiredState::Running;
+    if launching {
+        return Err(Refusal {
+            message: format!("workspace {} is mid-launch; restart it once it is ready", workspace.id),
+            code: "mid-launch",
+        });
+    }
+    if workspace.status == WorkspaceStatus::Retained {
+        return Err(Refusal {
+            message: format!("workspace {} has a retained executor; recover it before a restart", workspace.id),
+            code: "retained",
+        });
+    }
+    Ok(())
+}
+
+/// Commands run only in a ready executor.
+pub fn exec_allowed(workspace: &Workspace) -> Result<(), Refusal> {
+    if workspace.status == WorkspaceStatus::Ready && workspace.current_run_id.is_some() {
+        return Ok(());
+    }
+    Err(Refusal {
+        message: format!("workspace {} has no live runtime to exec in (it is {})", workspace.id, workspace.status),
+        code: "no-live-runtime",
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn workspace(status: WorkspaceStatus, desired_state: DesiredState) -> Workspace {
+        Workspace {
+            id: "ws_1".into(),
+            owner_user_id: "alice".into(),
+            name: "w".into(),
+            registry_id: "local".into(),
+            repository: "r".into(),
+            tag: "1".into(),
+            spec: serde_json::json!({}),
+            status,
+            desired_state,
+            current_run_id: Some("run_1".into()),
+            idempotency_key: None,
+            expires_at: None,
+            created_at: 0,
+            updated_at: 0,
+            started_at: None,
+            finished_at: None,
+        }
+    }
+
+    /// Every status and desired state: restart is refused exactly while a
+    /// launch is under way or an executor is retained; exec needs ready.
+    #[test]
+    fn every_state_is_judged() {
+        for &status in WorkspaceStatus::ALL {
+            for &desired in DesiredState::ALL {
+                let w = workspace(status, desired);
+                let restart = restart_allowed(&w).map_err(|r| r.code);
+                let expected = match (status, desired) {
+                    (WorkspaceStatus::Queued | WorkspaceStatus::Running, DesiredState::Running) => Err("mid-launch"),
+                    (WorkspaceStatus::Retained, _) => Err("retained"),
+                    _ => Ok(()),
+                };
+                assert_eq!(restart, expected, "restart of {status} wanting {desired}");
+                let exec = exec_allowed(&w).map_err(|r| r.code);
+                let expected = if status == WorkspaceStatus::Ready { Ok(()) } else { Err("no-live-runtime") };
+                assert_eq!(exec, expected, "exec in {status} wanting {desired}");
+            }
+        }
+        let mut never_launched = workspace(WorkspaceStatus::Ready, DesiredState::Running);
+        never_launched.current_run_id = None;
+        assert!(exec_allowed(&never_launched).is_err());
+    }
+}

@@ -1,0 +1,138 @@
+//! The control protocol between the control plane and an executor's daemon
+//! (sluiced): the boot secret the runtime delivers, the control API's paths,
+//! and the bodies each side sends. Types only, so the daemon, the worker and
+//! the API agree on one definition; the daemon's answers are evidence the
+//! control plane bounds and checks, never instructions.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// `GET`: whether the daemon answers (with its control token).
+pub const HEALTH: &str = "/health";
+/// `GET`: a [`Status`].
+pub const STATUS: &str = "/status";
+/// `POST` an [`ExecRequest`]: an [`ExecResponse`].
+pub const EXEC: &str = "/exec";
+
+/// The boot secret file a runtime delivers into the executor, readable by
+/// the daemon alone: the control token its API checks, and the secret
+/// environment of the managed process.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BootSecret {
+    pub control_token: String,
+    #[serde(default)]
+    pub secret_env: BTreeMap<String, String>,
+}
+
+impl std::fmt::Debug for BootSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BootSecret([redacted])")
+    }
+}
+
+/// Where in an executor's own history an answer was made: ordered by the
+/// stamp rule of the contract, never by clocks.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Origin {
+    /// The capture lease epoch the daemon holds.
+    pub epoch: u64,
+    /// The launch identity the executor was started with.
+    pub launch: String,
+    /// Random per daemon start.
+    pub boot_id: String,
+    /// How many daemon boots opened this disk (0: unknown).
+    pub boot_generation: u64,
+    /// Grows within a boot.
+    pub observation: u64,
+}
+
+/// What the managed process (`spec.command`) is doing.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", rename_all_fields = "camelCase", tag = "state")]
+pub enum ManagedState {
+    /// The spec names no command.
+    None,
+    Running {
+        pid: u32,
+    },
+    Exited {
+        exit_code: i32,
+    },
+    /// It could not be started.
+    Failed {
+        message: String,
+    },
+}
+
+/// The answer to [`STATUS`].
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Status {
+    pub origin: Origin,
+    pub managed: ManagedState,
+}
+
+/// One command for [`EXEC`]: argv run without a shell, as the workload.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExecRequest {
+    pub argv: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdin: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_limit_bytes: Option<usize>,
+}
+
+/// What one command did.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecResponse {
+    /// The exit code; killed by signal `n` reads `128 + n`.
+    pub exit_code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub stdout_truncated: bool,
+    pub stderr_truncated: bool,
+    pub timed_out: bool,
+}
+
+/// A refusal from the daemon (any non-2xx answer).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Refusal {
+    pub message: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_on_the_wire() {
+        let status = Status {
+            origin: Origin { epoch: 2, launch: "l".into(), boot_id: "b".into(), boot_generation: 1, observation: 7 },
+            managed: ManagedState::Exited { exit_code: 143 },
+        };
+        let text = serde_json::to_value(&status).unwrap();
+        assert_eq!(
+            text,
+            serde_json::json!({
+                "origin": {"epoch": 2, "launch": "l", "bootId": "b", "bootGeneration": 1, "observation": 7},
+                "managed": {"state": "exited", "exitCode": 143}
+            })
+        );
+        let request: ExecRequest = serde_json::from_str(r#"{"argv": ["true"], "timeoutMs": 5}"#).unwrap();
+        assert_eq!(request.timeout_ms, Some(5));
+        assert!(serde_json::from_str::<ExecRequest>(r#"{"argv": [], "shell": true}"#).is_err(), "unknown fields");
+        let secret = BootSecret { control_token: "t0p-secret".into(), secret_env: BTreeMap::new() };
+        assert!(!format!("{secret:?}").contains("t0p"));
+    }
+}

@@ -1,0 +1,197 @@
+//! The workspace `spec`, parsed once: the keys the runtimes act on become a
+//! typed [`WorkspaceSpec`] that the API's validation and every runtime share,
+//! so a value is judged by one rule. Other keys are kept as given.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+/// Limits a spec asks for (`spec.resources`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Resources {
+    pub cpus: Option<f64>,
+    pub memory_mib: Option<u64>,
+    pub pids: Option<u64>,
+    pub disk_mib: Option<u64>,
+}
+
+impl Resources {
+    /// The `spec.resources` keys asked for, by their wire names.
+    pub fn asked(&self) -> Vec<&'static str> {
+        let mut asked = Vec::new();
+        if self.cpus.is_some() {
+            asked.push("cpus");
+        }
+        if self.memory_mib.is_some() {
+            asked.push("memoryMiB");
+        }
+        if self.pids.is_some() {
+            asked.push("pids");
+        }
+        if self.disk_mib.is_some() {
+            asked.push("diskMiB");
+        }
+        asked
+    }
+}
+
+/// What the runtimes do with a workspace.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WorkspaceSpec {
+    /// The managed process's argv (`spec.command`); empty: none.
+    pub command: Vec<String>,
+    /// The managed process's plain environment (`spec.env`).
+    pub env: BTreeMap<String, String>,
+    /// `spec.network`: whether the executor gets a network.
+    pub network: bool,
+    pub resources: Resources,
+    /// `spec.access.sshPrincipals`: who besides the owner may be a target.
+    pub ssh_principals: Vec<String>,
+}
+
+/// Why a spec cannot be run, naming the key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SpecError(pub String);
+
+/// An environment variable name: 1 to 128 of letters, digits and `_`, not
+/// starting with a digit.
+pub fn env_name_ok(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 128
+        && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn refuse<T>(message: impl Into<String>) -> Result<T, SpecError> {
+    Err(SpecError(message.into()))
+}
+
+impl WorkspaceSpec {
+    /// Reads the keys runtimes act on; a mistyped or impossible value is
+    /// refused, naming the key.
+    pub fn parse(spec: &Value) -> Result<WorkspaceSpec, SpecError> {
+        let mut parsed = WorkspaceSpec::default();
+        if let Some(command) = spec.get("command") {
+            let argv = command.as_array().filter(|a| !a.is_empty() && a.len() <= 256);
+            let argv: Option<Vec<String>> = argv.and_then(|a| {
+                a.iter().map(|v| v.as_str().filter(|s| !s.is_empty() && s.len() <= 4096).map(str::to_owned)).collect()
+            });
+            match argv {
+                Some(argv) => parsed.command = argv,
+                None => return refuse("spec.command must be an argv: 1 to 256 non-empty strings"),
+            }
+        }
+        if let Some(env) = spec.get("env") {
+            let Some(env) = env.as_object() else {
+                return refuse("spec.env must be an object of names to string values");
+            };
+            for (name, value) in env {
+                if !env_name_ok(name) || name.starts_with("SLUICE") {
+                    return refuse(format!(
+                        "spec.env.{name}: names are 1 to 128 of A-Z, a-z, 0-9 or '_', not starting with a digit or SLUICE"
+                    ));
+                }
+                let Some(value) = value.as_str() else { return refuse(format!("spec.env.{name} must be a string")) };
+                parsed.env.insert(name.clone(), value.to_owned());
+            }
+        }
+        match spec.get("network") {
+            None => {}
+            Some(Value::Bool(network)) => parsed.network = *network,
+            Some(_) => return refuse("spec.network must be true or false"),
+        }
+        if let Some(resources) = spec.get("resources") {
+            parsed.resources = parse_resources(resources)?;
+        }
+        if let Some(principals) = spec.pointer("/access/sshPrincipals") {
+            let names: Option<Vec<String>> = principals.as_array().and_then(|a| {
+                a.iter().map(|p| p.as_str().filter(|s| !s.trim().is_empty()).map(str::to_owned)).collect()
+            });
+            match names {
+                Some(names) => parsed.ssh_principals = names,
+                None => return refuse("spec.access.sshPrincipals must be an array of non-empty strings"),
+            }
+        }
+        Ok(parsed)
+    }
+}
+
+fn parse_resources(resources: &Value) -> Result<Resources, SpecError> {
+    let Some(resources) = resources.as_object() else { return refuse("spec.resources must be an object") };
+    let out_of_range = |key: &str| {
+        SpecError(format!(
+            "spec.resources.{key} is out of range (cpus: above 0 up to 1024; memoryMiB: 6 to 4194304; \
+             pids: 1 to 1000000; diskMiB: 16 to 16777216)"
+        ))
+    };
+    let whole = |key: &str, value: &Value, range: std::ops::RangeInclusive<u64>| {
+        value.as_u64().filter(|v| range.contains(v)).ok_or_else(|| out_of_range(key))
+    };
+    let mut parsed = Resources::default();
+    for (key, value) in resources {
+        match key.as_str() {
+            "cpus" => {
+                let cpus = value.as_f64().filter(|c| *c > 0.0 && *c <= 1024.0).ok_or_else(|| out_of_range(key))?;
+                parsed.cpus = Some(cpus);
+            }
+            "memoryMiB" => parsed.memory_mib = Some(whole(key, value, 6..=4 * 1024 * 1024)?),
+            "pids" => parsed.pids = Some(whole(key, value, 1..=1_000_000)?),
+            "diskMiB" => parsed.disk_mib = Some(whole(key, value, 16..=16 * 1024 * 1024)?),
+            _ => {
+                return refuse(format!(
+                    "spec.resources.{key} is not a resource sluice sets (cpus, memoryMiB, pids, diskMiB)"
+                ));
+            }
+        }
+    }
+    Ok(parsed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_keys_runtimes_act_on_are_typed() {
+        let spec = WorkspaceSpec::parse(&json!({
+            "command": ["sleep", "5"], "env": {"A": "1"}, "network": true,
+            "resources": {"cpus": 0.5, "memoryMiB": 64, "pids": 10, "diskMiB": 32},
+            "access": {"sshPrincipals": ["bob"]}, "other": {"kept": true}
+        }))
+        .unwrap();
+        assert_eq!(spec.command, ["sleep", "5"]);
+        assert_eq!(spec.env.get("A").map(String::as_str), Some("1"));
+        assert!(spec.network);
+        assert_eq!(
+            spec.resources,
+            Resources { cpus: Some(0.5), memory_mib: Some(64), pids: Some(10), disk_mib: Some(32) }
+        );
+        assert_eq!(spec.resources.asked(), ["cpus", "memoryMiB", "pids", "diskMiB"]);
+        assert_eq!(spec.ssh_principals, ["bob"]);
+        assert_eq!(WorkspaceSpec::parse(&json!({})).unwrap(), WorkspaceSpec::default());
+    }
+
+    #[test]
+    fn impossible_values_are_refused_naming_the_key() {
+        for (spec, key) in [
+            (json!({"command": []}), "spec.command"),
+            (json!({"command": ["a", 1]}), "spec.command"),
+            (json!({"env": {"1X": "v"}}), "spec.env.1X"),
+            (json!({"env": {"SLUICE_X": "v"}}), "spec.env.SLUICE_X"),
+            (json!({"env": {"A": 1}}), "spec.env.A"),
+            (json!({"network": "yes"}), "spec.network"),
+            (json!({"resources": []}), "spec.resources"),
+            (json!({"resources": {"cpus": 0}}), "spec.resources.cpus"),
+            (json!({"resources": {"memoryMiB": 5}}), "spec.resources.memoryMiB"),
+            (json!({"resources": {"pids": 0}}), "spec.resources.pids"),
+            (json!({"resources": {"diskMiB": 15}}), "spec.resources.diskMiB"),
+            (json!({"resources": {"gpus": 1}}), "spec.resources.gpus"),
+            (json!({"access": {"sshPrincipals": [" "]}}), "spec.access.sshPrincipals"),
+        ] {
+            let err = WorkspaceSpec::parse(&spec).unwrap_err();
+            assert!(err.0.starts_with(key), "{spec}: {err}");
+        }
+    }
+}
