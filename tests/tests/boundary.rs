@@ -177,6 +177,12 @@ fn executor_pids(run: &str) -> Vec<i32> {
     pids
 }
 
+/// Host pids of a container's processes.
+fn container_pids(name: &str) -> Vec<i32> {
+    let out = std::process::Command::new("docker").args(["top", name, "-eo", "pid"]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| l.trim().parse().ok()).collect()
+}
+
 /// Pids of processes whose command line contains `needle`.
 fn processes_named(needle: &str) -> Vec<i32> {
     std::fs::read_dir("/proc")
@@ -207,6 +213,23 @@ async fn boundary_holds(flavor: Flavor) {
         assert!(!out.contains("REACHED"), "{flavor:?}: the workload reached its daemon:\n{out}");
         assert!(!out.contains(SECRET) && !out.contains("controlToken"), "{flavor:?}: {out}");
     }
+    // Nor the control plane over the network, nor another executor's /tmp.
+    let port = server.base.rsplit(':').next().unwrap().to_owned();
+    let (_, out) = sh(
+        &server,
+        &first,
+        &format!(
+            "busybox nc -w 2 127.0.0.1 {port} </dev/null >/dev/null 2>&1 && echo REACHED the API; \
+             echo first > /tmp/first-was-here; echo probed"
+        ),
+    )
+    .await;
+    let (_, seen) =
+        sh(&server, &second, "cat /tmp/first-was-here 2>/dev/null && echo REACHED the other /tmp; true").await;
+    if is_root() || flavor == Flavor::Docker {
+        assert!(out.contains("probed") && !out.contains("REACHED"), "{flavor:?}: {out}");
+        assert!(!seen.contains("REACHED"), "{flavor:?}: {seen}");
+    }
     // The daemon lives on and answers: the workload could neither kill nor replace it.
     let (code, out) = sh(&server, &first, "echo alive").await;
     assert_eq!((code, out.as_str()), (0, "alive\n"), "{flavor:?}");
@@ -233,10 +256,13 @@ async fn boundary_holds(flavor: Flavor) {
 
     // An ordinary host user reaches no executor: not its daemon's secrets,
     // socket or processes, not through /proc either.
-    if is_root() && flavor != Flavor::Docker {
+    if is_root() {
         let run = run_id(&server, &first).await;
         let run_dir = dir.executors().join(&run);
-        let pids = executor_pids(&run);
+        let pids = match flavor {
+            Flavor::Docker => container_pids(&format!("sluice-{run}")),
+            _ => executor_pids(&run),
+        };
         assert!(pids.len() >= 2, "{flavor:?}: the executor's cgroup holds its processes: {pids:?}");
         let mut script = format!(
             "cat {d}/run/boot-secret.json {d}/state/boot-secret.json 2>/dev/null && echo REACHED secret; \

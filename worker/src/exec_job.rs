@@ -103,6 +103,8 @@ pub async fn run(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreErr
                 store.record_exec_results(lease, &run.id, &results).await?;
             }
             Err(e) => {
+                // What the daemon sent is not quoted: only what went wrong.
+                tracing::warn!(run = %run.id, workspace = %run.workspace_id, error = %e, "exec through the daemon failed");
                 let error = broke(format!("command {} of {}: {e}", results.len() + 1, run.commands.len()), "transport");
                 store.finish_exec_run(lease, &run.id, results.last().map(|r| r.exit_code), Some(&error)).await?;
                 return Ok(None);

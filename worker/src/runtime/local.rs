@@ -128,6 +128,43 @@ async fn probe_bubblewrap(root: bool) -> Sandbox {
     }
 }
 
+/// For a plain (no bubblewrap) executor launched by root: its own IPC and
+/// hostname namespaces, its own network namespace (nothing but a loopback
+/// that is down) unless the spec asks for the network, and its own mount
+/// namespace with a private, size-limited `/tmp`. The pid namespace and a
+/// filesystem view of its own take bubblewrap.
+///
+/// # Safety
+/// Async-signal-safe (system calls only): meant for between fork and exec.
+unsafe fn plain_namespaces(isolate_network: bool, tmp_options: &std::ffi::CStr) -> std::io::Result<()> {
+    let check = |rc: libc::c_int| if rc == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) };
+    let mut flags = libc::CLONE_NEWIPC | libc::CLONE_NEWUTS | libc::CLONE_NEWNS;
+    if isolate_network {
+        flags |= libc::CLONE_NEWNET;
+    }
+    // SAFETY: namespace and mount system calls on the calling process.
+    unsafe {
+        check(libc::unshare(flags))?;
+        // Mounts made here must not propagate back to the host.
+        check(libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ))?;
+        check(libc::mount(
+            c"tmpfs".as_ptr(),
+            c"/tmp".as_ptr(),
+            c"tmpfs".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            tmp_options.as_ptr().cast(),
+        ))?;
+        check(libc::sethostname(c"sluice".as_ptr(), 6))?;
+    }
+    Ok(())
+}
+
 /// Limits from `spec.resources`, with the defaults a local executor gets.
 fn limits(request: &LaunchRequest) -> cgroup::Limits {
     let resources = &request.spec.resources;
@@ -238,8 +275,13 @@ impl LocalRuntime {
         };
         let sandbox = match &self.sandbox {
             Sandbox::Bubblewrap(_) => "bubblewrap sandbox (own mount, pid, ipc, uts and network namespaces)".into(),
+            Sandbox::None(why) if self.identities.is_some() => format!(
+                "NO sandbox ({why}): executors see the host's filesystem and processes as their uid allows \
+                 (they still get their own network, ipc, uts and mount namespaces and a private /tmp)"
+            ),
             Sandbox::None(why) => format!(
-                "NO sandbox ({why}): executors see the host's filesystem, processes and /tmp as their uid allows"
+                "NO sandbox ({why}): executors share the host's filesystem, processes, network and /tmp, \
+                 as sluice's own user"
             ),
         };
         format!("local: {sandbox}; {who}; {}; {}", self.cgroups.describe(), self.disk.describe())
@@ -457,6 +499,8 @@ impl Runtime for LocalRuntime {
             .stderr(Stdio::from(log_err))
             .process_group(0);
         let exec_by_fd = matches!(self.sandbox, Sandbox::None(_)) && ids.is_some();
+        let isolate_network = !request.spec.network;
+        let tmp_options = std::ffi::CString::new(format!("size={TMP_BYTES},mode=1777")).expect("no NUL inside");
         // SAFETY: only async-signal-safe calls (write, fcntl) between fork and exec.
         unsafe {
             command.pre_exec(move || {
@@ -470,8 +514,13 @@ impl Runtime for LocalRuntime {
                     libc::write(fd, b"-500".as_ptr().cast(), 4);
                     libc::close(fd);
                 }
-                if exec_by_fd && libc::fcntl(binary_fd, libc::F_SETFD, 0) != 0 {
-                    return Err(std::io::Error::last_os_error());
+                if exec_by_fd {
+                    if libc::fcntl(binary_fd, libc::F_SETFD, 0) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    // Without bubblewrap, root still gives the executor
+                    // namespaces of its own for what needs no setup.
+                    plain_namespaces(isolate_network, &tmp_options)?;
                 }
                 Ok(())
             });
