@@ -341,9 +341,10 @@ const MEMORY_BOUND_KIB: u64 = 64 << 10;
 /// ...and the database at most this much (the run's failure, no output).
 const DATABASE_BOUND_BYTES: u64 = 1 << 20;
 
-#[tokio::test]
-async fn a_fake_daemon_answering_200_mb_costs_the_server_a_bounded_amount() {
-    let flavor = if Flavor::Bubblewrap.usable() { Flavor::Bubblewrap } else { Flavor::Plain };
+async fn a_fake_daemon_costs_a_bounded_amount(flavor: Flavor) {
+    if !flavor.usable() {
+        return;
+    }
     let dir = DataDir::new();
     let server = Server::start_with(&dir.path(), flavor.options()).await;
     let id = create(&server, flavor, json!({"command": ["sleep", "3600"]})).await;
@@ -364,6 +365,21 @@ async fn a_fake_daemon_answering_200_mb_costs_the_server_a_bounded_amount() {
     assert!(grown_db < DATABASE_BOUND_BYTES, "the database grew {grown_db} bytes");
     // The server goes on answering.
     assert_eq!(server.get("/healthz").await.0, 200);
+}
+
+#[tokio::test]
+async fn a_fake_daemon_answering_200_mb_costs_the_server_a_bounded_amount_in_bubblewrap() {
+    a_fake_daemon_costs_a_bounded_amount(Flavor::Bubblewrap).await;
+}
+
+#[tokio::test]
+async fn a_fake_daemon_answering_200_mb_costs_the_server_a_bounded_amount_without_bubblewrap() {
+    a_fake_daemon_costs_a_bounded_amount(Flavor::Plain).await;
+}
+
+#[tokio::test]
+async fn a_fake_daemon_answering_200_mb_costs_the_server_a_bounded_amount_in_docker() {
+    a_fake_daemon_costs_a_bounded_amount(Flavor::Docker).await;
 }
 
 /// A stop after a server restart ends every process of the executor,
