@@ -380,30 +380,22 @@ mod tests {
         assert_eq!(std::fs::metadata(dir.path().join("disk")).unwrap().permissions().mode() & 0o777, 0o700);
         assert_eq!(origin(&base).await.boot_generation, 1);
         // A restart with nothing delivered boots from the kept copy.
-        let running = boot(DaemonConfig {
-            boot_secret_file: &delivered,
-            state_dir: &dir.path().join("disk"),
-            launch: "launch-1".into(),
-            epoch: 3,
-            workdir: dir.path(),
-            command: Vec::new(),
-            env: BTreeMap::new(),
-            workload: None,
-        });
-        assert!(running.is_ok(), "booted from the kept secret");
+        let state = dir.path().join("disk");
+        let restart = || {
+            boot(DaemonConfig {
+                boot_secret_file: &delivered,
+                state_dir: &state,
+                launch: "launch-1".into(),
+                epoch: 3,
+                workdir: dir.path(),
+                command: Vec::new(),
+                env: BTreeMap::new(),
+                workload: None,
+            })
+        };
+        assert!(restart().is_ok(), "booted from the kept secret");
         std::fs::remove_file(&kept).unwrap();
-        let err = boot(DaemonConfig {
-            boot_secret_file: &delivered,
-            state_dir: &dir.path().join("disk"),
-            launch: "launch-1".into(),
-            epoch: 3,
-            workdir: dir.path(),
-            command: Vec::new(),
-            env: BTreeMap::new(),
-            workload: None,
-        })
-        .err()
-        .expect("no secret anywhere");
+        let err = restart().err().expect("no secret anywhere");
         assert!(err.to_string().contains("no boot secret"), "{err}");
     }
 

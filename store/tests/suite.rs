@@ -22,6 +22,18 @@ fn new_workspace(owner: &str, key: Option<(&str, &str)>) -> NewWorkspace {
     }
 }
 
+/// A local executor's record, as a launch writes it.
+fn running_runtime() -> RuntimeRecord {
+    RuntimeRecord {
+        adapter: RuntimeAdapter::Local,
+        resource_id: "r1".into(),
+        reference: "r1".into(),
+        status: RuntimeStatus::Running,
+        endpoint: None,
+        deadline: None,
+    }
+}
+
 fn created(outcome: CreateOutcome) -> WorkspaceView {
     match outcome {
         CreateOutcome::Created(v) => v,
@@ -295,14 +307,7 @@ async fn a_stale_lease_holders_writes_are_refused() {
         let b = taken[0].clone();
         assert_eq!(b.generation, a.generation + 1, "{}: takeover increments the generation", db.label);
 
-        let runtime = RuntimeRecord {
-            adapter: RuntimeAdapter::Local,
-            resource_id: "r1".into(),
-            reference: "r1".into(),
-            status: RuntimeStatus::Running,
-            endpoint: None,
-            deadline: None,
-        };
+        let runtime = running_runtime();
         let late = store.record_launched(&renewed, &run_id, &runtime, None).await;
         assert!(matches!(late, Err(StoreError::Fenced { .. })), "{}: {late:?}", db.label);
         assert!(matches!(store.renew_lease(&renewed, 60_000).await, Err(StoreError::Fenced { .. })));
@@ -381,14 +386,7 @@ async fn exec_stdin_is_sealed_and_dropped_when_the_run_ends() {
         let view = created(store.create_workspace(new_workspace("alice", None)).await.unwrap());
         let (id, run_id) = (view.workspace.id.clone(), view.current_run.unwrap().id);
         let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
-        let runtime = RuntimeRecord {
-            adapter: RuntimeAdapter::Local,
-            resource_id: "r1".into(),
-            reference: "r1".into(),
-            status: RuntimeStatus::Running,
-            endpoint: None,
-            deadline: None,
-        };
+        let runtime = running_runtime();
         store.record_launched(&lease, &run_id, &runtime, None).await.unwrap();
         store.record_ready(&lease, &run_id).await.unwrap();
         store.finish_job(&lease, None, None).await.unwrap();
@@ -466,14 +464,7 @@ async fn resource_facts_come_from_the_records() {
             db.label
         );
         let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
-        let runtime = RuntimeRecord {
-            adapter: RuntimeAdapter::Local,
-            resource_id: "r".into(),
-            reference: "r".into(),
-            status: RuntimeStatus::Running,
-            endpoint: None,
-            deadline: None,
-        };
+        let runtime = running_runtime();
         store.record_launched(&lease, &run_id, &runtime, None).await.unwrap();
         assert!(store.resource_facts(&run_id).await.unwrap().unwrap().recorded);
         store.request_stop("alice", &view.workspace.id).await.unwrap();

@@ -212,6 +212,14 @@ impl Cgroups {
         pids.into_iter().collect()
     }
 
+    /// Sends `signal` to every process in the run's cgroup.
+    pub fn signal(&self, run_id: &str, signal: i32) {
+        for pid in self.members(run_id) {
+            // SAFETY: a signal to a process of this executor's cgroup.
+            unsafe { libc::kill(pid, signal) };
+        }
+    }
+
     /// Ends every process in the run's cgroup and removes it. Frozen first
     /// where the host can, so nothing forks while it is being killed.
     pub async fn kill(&self, run_id: &str) -> std::io::Result<()> {

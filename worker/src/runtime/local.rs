@@ -422,6 +422,7 @@ impl Runtime for LocalRuntime {
     }
 
     async fn launch(&self, request: &LaunchRequest) -> Result<Launched, WorkerError> {
+        self.check_enforceable(request)?;
         let dir = run_dir(&self.executors_dir, &request.run_id);
         // Searchable by the executor's uids (the plain fallback reaches its
         // places through it), listable by no one but root.
@@ -448,7 +449,6 @@ impl Runtime for LocalRuntime {
         if self.live_pid(&request.run_id).is_some() {
             return Ok(Launched { record: self.record(&request.run_id), published: None });
         }
-        self.check_enforceable(request)?;
         let limits = limits(request);
         let ids = match &self.identities {
             Some(allocator) => Some(allocator.assign(&dir)?),
@@ -551,7 +551,18 @@ impl Runtime for LocalRuntime {
     /// Removing an absent executor succeeds.
     async fn remove(&self, run_id: &str, _resource_id: &str) -> Result<(), WorkerError> {
         let dir = run_dir(&self.executors_dir, run_id);
-        if let Some(pid) = self.live_pid(run_id) {
+        // Every process gets SIGTERM and a grace to end on its own (the
+        // daemon stops the managed process in that time), then whatever is
+        // left (a `setsid` child, a process of an earlier server's launch)
+        // is killed through the cgroup: nothing survives.
+        if self.cgroups.available() {
+            let deadline = tokio::time::Instant::now() + STOP_GRACE;
+            self.cgroups.signal(run_id, libc::SIGTERM);
+            while !self.cgroups.members(run_id).is_empty() && tokio::time::Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(25)).await;
+            }
+            self.cgroups.kill(run_id).await.map_err(|e| transient("killing the executor's cgroup", e))?;
+        } else if let Some(pid) = self.live_pid(run_id) {
             // SAFETY: signals to the executor's own process group.
             unsafe { libc::killpg(pid, libc::SIGTERM) };
             let deadline = tokio::time::Instant::now() + STOP_GRACE;
@@ -562,11 +573,6 @@ impl Runtime for LocalRuntime {
                 unsafe { libc::killpg(pid, libc::SIGKILL) };
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
-        }
-        // Whatever the workload left running (a `setsid` child, a process
-        // of an earlier server's launch) is in the cgroup: nothing survives.
-        if self.cgroups.available() {
-            self.cgroups.kill(run_id).await.map_err(|e| transient("killing the executor's cgroup", e))?;
         }
         if let DiskSupport::Loop { umount, .. } = &self.disk {
             disk::detach(umount, &dir.join("workspace")).await.map_err(|e| transient("executor disk", e))?;
