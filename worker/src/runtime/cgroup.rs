@@ -69,16 +69,20 @@ impl Cgroups {
     /// install's own directory in each. `install` names the install (its
     /// executors directory).
     pub fn detect(install: &str) -> Cgroups {
+        Self::detect_at(Path::new(CGROUP_ROOT), install)
+    }
+
+    /// [`detect`](Self::detect) with the hierarchies mounted at `root`.
+    pub fn detect_at(root: &Path, install: &str) -> Cgroups {
         let digest = Sha256::digest(install.as_bytes());
         let name: String = format!("sluice-{}", digest.iter().take(6).map(|b| format!("{b:02x}")).collect::<String>());
-        let root = Path::new(CGROUP_ROOT);
         let v1: Vec<(&'static str, PathBuf)> = V1_CONTROLLERS
             .iter()
             .filter(|c| root.join(c).join("cgroup.procs").exists())
             .map(|c| (*c, root.join(c).join(&name)))
             .collect();
         let attempt = if root.join("cgroup.controllers").exists() {
-            Self::prepare_v2(&root.join(&name))
+            Self::prepare_v2(root, &root.join(&name))
         } else if !v1.is_empty() {
             Self::prepare_v1(v1)
         } else {
@@ -106,11 +110,11 @@ impl Cgroups {
         Ok((Layout::V1(usable), enforceable))
     }
 
-    fn prepare_v2(dir: &Path) -> std::io::Result<(Layout, Enforceable)> {
+    fn prepare_v2(root: &Path, dir: &Path) -> std::io::Result<(Layout, Enforceable)> {
         std::fs::create_dir_all(dir)?;
-        let available = std::fs::read_to_string(Path::new(CGROUP_ROOT).join("cgroup.controllers"))?;
+        let available = std::fs::read_to_string(root.join("cgroup.controllers"))?;
         let wanted: Vec<&str> = ["cpu", "memory", "pids"].into_iter().filter(|c| available.contains(c)).collect();
-        for parent in [Path::new(CGROUP_ROOT), dir] {
+        for parent in [root, dir] {
             for controller in &wanted {
                 let _ = write_file(&parent.join("cgroup.subtree_control"), &format!("+{controller}"));
             }
@@ -212,6 +216,11 @@ impl Cgroups {
         pids.into_iter().collect()
     }
 
+    /// Whether the run has a cgroup here.
+    pub fn exists(&self, run_id: &str) -> bool {
+        self.dirs(run_id).iter().any(|(_, dir)| dir.exists())
+    }
+
     /// Sends `signal` to every process in the run's cgroup.
     pub fn signal(&self, run_id: &str, signal: i32) {
         for pid in self.members(run_id) {
@@ -223,10 +232,10 @@ impl Cgroups {
     /// Ends every process in the run's cgroup and removes it. Frozen first
     /// where the host can, so nothing forks while it is being killed.
     pub async fn kill(&self, run_id: &str) -> std::io::Result<()> {
-        let dirs = self.dirs(run_id);
-        if dirs.iter().all(|(_, d)| !d.exists()) {
+        if !self.exists(run_id) {
             return Ok(());
         }
+        let dirs = self.dirs(run_id);
         for (controller, dir) in &dirs {
             if *controller == "unified" && dir.join("cgroup.kill").exists() {
                 let _ = write_file(&dir.join("cgroup.kill"), "1");
@@ -312,4 +321,74 @@ pub unsafe fn join(handles: &[i32]) -> std::io::Result<()> {
 /// The raw descriptors of `handles`, for [`join`].
 pub fn raw(handles: &[OwnedFd]) -> Vec<i32> {
     handles.iter().map(AsRawFd::as_raw_fd).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn is_root() -> bool {
+        // SAFETY: geteuid has no preconditions.
+        unsafe { libc::geteuid() == 0 }
+    }
+
+    /// Starts `sh -c script` inside the run's cgroup.
+    fn start_inside(cgroups: &Cgroups, run: &str, limits: &Limits, script: &str) -> std::process::Child {
+        let handles = cgroups.create(run, limits).unwrap();
+        let fds = raw(&handles);
+        let mut command = std::process::Command::new("sh");
+        command.args(["-c", script]);
+        // SAFETY: `join` is async-signal-safe.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut command, move || join(&fds));
+        }
+        command.spawn().unwrap()
+    }
+
+    async fn kill_finds_every_process(root: &Path) {
+        let install = format!("test-{}-{}", std::process::id(), root.display());
+        let cgroups = Cgroups::detect_at(root, &install);
+        assert!(cgroups.available(), "{}", cgroups.describe());
+        let run = "run_cgroup_test";
+        let limits = Limits { pids: cgroups.enforceable().pids.then_some(50), ..Limits::default() };
+        // A child detached into a session of its own is still found.
+        let mut child = start_inside(&cgroups, run, &limits, "setsid sleep 60 & sleep 60 & sleep 60");
+        for _ in 0..100 {
+            if cgroups.members(run).len() >= 4 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(cgroups.members(run).len() >= 3, "{:?}", cgroups.members(run));
+        assert_eq!(cgroups.runs(), vec![run.to_owned()]);
+        cgroups.kill(run).await.unwrap();
+        assert!(cgroups.members(run).is_empty());
+        assert!(!cgroups.exists(run), "the cgroup is removed");
+        let _ = child.wait();
+        cgroups.kill(run).await.unwrap();
+        // The install's own directory goes too, for the test's sake.
+        for (_, dir) in cgroups.dirs("") {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+
+    #[tokio::test]
+    async fn kill_finds_every_process_on_cgroup_v1() {
+        let root = Path::new(CGROUP_ROOT);
+        if !is_root() || !root.join("pids").join("cgroup.procs").exists() {
+            return;
+        }
+        kill_finds_every_process(root).await;
+    }
+
+    #[tokio::test]
+    async fn kill_finds_every_process_on_cgroup_v2() {
+        // A unified hierarchy: the root on v2 hosts, `unified` on hybrid ones.
+        let root = [Path::new(CGROUP_ROOT), &Path::new(CGROUP_ROOT).join("unified")]
+            .into_iter()
+            .find(|r| r.join("cgroup.controllers").exists())
+            .map(Path::to_path_buf);
+        let Some(root) = root.filter(|_| is_root()) else { return };
+        kill_finds_every_process(&root).await;
+    }
 }

@@ -555,7 +555,9 @@ impl Runtime for LocalRuntime {
         // daemon stops the managed process in that time), then whatever is
         // left (a `setsid` child, a process of an earlier server's launch)
         // is killed through the cgroup: nothing survives.
-        if self.cgroups.available() {
+        // An executor without a cgroup (launched before sluice made them)
+        // is stopped by its process group.
+        if self.cgroups.exists(run_id) {
             let deadline = tokio::time::Instant::now() + STOP_GRACE;
             self.cgroups.signal(run_id, libc::SIGTERM);
             while !self.cgroups.members(run_id).is_empty() && tokio::time::Instant::now() < deadline {
