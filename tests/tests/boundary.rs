@@ -506,6 +506,19 @@ async fn limits_hold(flavor: Flavor) {
         let (code, out) = sh(&server, &id, "rm big; echo room > small; cat small").await;
         assert_eq!((code, out.as_str()), (0, "room\n"), "{flavor:?}: the disk works again once freed");
         assert!(database_bytes(&dir.path()) < db_before + (1 << 20), "{flavor:?}: the database did not grow");
+        // An executor launched while this disk is mounted holds no copy of it.
+        let other = create(&server, flavor, json!({"command": ["sleep", "3600"]})).await;
+        let other_pids = executor_pids(&run_id(&server, &other).await);
+        assert!(!other_pids.is_empty());
+        let host_mounts = std::fs::read_link("/proc/self/ns/mnt").unwrap();
+        // Those in a mount namespace of their own (bubblewrap's launcher runs in the host's).
+        let inside = other_pids
+            .iter()
+            .filter(|p| std::fs::read_link(format!("/proc/{p}/ns/mnt")).ok() != Some(host_mounts.clone()));
+        for pid in inside {
+            let mounts = std::fs::read_to_string(format!("/proc/{pid}/mountinfo")).unwrap_or_default();
+            assert!(!mounts.contains(&run), "{flavor:?}: another executor holds this disk:\n{mounts}");
+        }
         // Stopping unmounts and removes the disk with the executor.
         let (status, _) = server.post(&format!("/v1/workspaces/{id}/stop"), &json!({"ownerUserId": "alice"})).await;
         assert_eq!(status, 202);

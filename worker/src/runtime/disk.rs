@@ -55,12 +55,21 @@ async fn run(command: &mut Command, what: &str) -> std::io::Result<()> {
     }
 }
 
+/// The mount points of this process's mount namespace.
+fn mount_points() -> Vec<PathBuf> {
+    let Ok(mounts) = std::fs::read_to_string("/proc/self/mountinfo") else { return Vec::new() };
+    // The fifth field is the mount point (spaces escaped as \040).
+    mounts.lines().filter_map(|line| line.split(' ').nth(4)).map(|m| PathBuf::from(m.replace("\\040", " "))).collect()
+}
+
 /// Whether something is mounted on `dir`.
 pub fn is_mounted(dir: &Path) -> bool {
-    let Ok(mounts) = std::fs::read_to_string("/proc/self/mountinfo") else { return false };
-    let target = dir.display().to_string();
-    // The fifth field is the mount point (spaces escaped as \040).
-    mounts.lines().any(|line| line.split(' ').nth(4).is_some_and(|m| m.replace("\\040", " ") == target))
+    mount_points().iter().any(|m| m == dir)
+}
+
+/// What is mounted below `dir` (executors' disks).
+pub fn mounted_under(dir: &Path) -> Vec<PathBuf> {
+    mount_points().into_iter().filter(|m| m.starts_with(dir) && m != dir).collect()
 }
 
 /// Makes (once) and mounts the run's disk of `mib` MiB over `workspace`,

@@ -136,7 +136,11 @@ async fn probe_bubblewrap(root: bool) -> Sandbox {
 ///
 /// # Safety
 /// Async-signal-safe (system calls only): meant for between fork and exec.
-unsafe fn plain_namespaces(isolate_network: bool, tmp_options: &std::ffi::CStr) -> std::io::Result<()> {
+unsafe fn plain_namespaces(
+    isolate_network: bool,
+    tmp_options: &std::ffi::CStr,
+    other_disks: &[std::ffi::CString],
+) -> std::io::Result<()> {
     let check = |rc: libc::c_int| if rc == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) };
     let mut flags = libc::CLONE_NEWIPC | libc::CLONE_NEWUTS | libc::CLONE_NEWNS;
     if isolate_network {
@@ -153,6 +157,11 @@ unsafe fn plain_namespaces(isolate_network: bool, tmp_options: &std::ffi::CStr) 
             libc::MS_REC | libc::MS_PRIVATE,
             std::ptr::null(),
         ))?;
+        // Other executors' disks, copied into this namespace, would keep
+        // their loop devices busy after those executors are removed.
+        for disk in other_disks {
+            libc::umount2(disk.as_ptr(), libc::MNT_DETACH);
+        }
         check(libc::mount(
             c"tmpfs".as_ptr(),
             c"/tmp".as_ptr(),
@@ -501,6 +510,12 @@ impl Runtime for LocalRuntime {
         let exec_by_fd = matches!(self.sandbox, Sandbox::None(_)) && ids.is_some();
         let isolate_network = !request.spec.network;
         let tmp_options = std::ffi::CString::new(format!("size={TMP_BYTES},mode=1777")).expect("no NUL inside");
+        let own_disk = dir.join("workspace");
+        let other_disks: Vec<std::ffi::CString> = disk::mounted_under(&self.executors_dir)
+            .into_iter()
+            .filter(|m| *m != own_disk)
+            .filter_map(|m| std::ffi::CString::new(m.into_os_string().into_encoded_bytes()).ok())
+            .collect();
         // SAFETY: only async-signal-safe calls (write, fcntl) between fork and exec.
         unsafe {
             command.pre_exec(move || {
@@ -520,7 +535,7 @@ impl Runtime for LocalRuntime {
                     }
                     // Without bubblewrap, root still gives the executor
                     // namespaces of its own for what needs no setup.
-                    plain_namespaces(isolate_network, &tmp_options)?;
+                    plain_namespaces(isolate_network, &tmp_options, &other_disks)?;
                 }
                 Ok(())
             });
