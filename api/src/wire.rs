@@ -720,12 +720,12 @@ impl ExecRun {
             .map(|(i, command)| match run.results.get(i) {
                 Some(r) => RunCommandResult {
                     argv: r.argv.clone(),
-                    exit_code: Some(r.exit_code),
-                    stdout: r.stdout.clone(),
-                    stderr: r.stderr.clone(),
-                    stdout_truncated: r.stdout_truncated,
-                    stderr_truncated: r.stderr_truncated,
-                    timed_out: r.timed_out,
+                    exit_code: Some(i64::from(r.outcome.exit_code)),
+                    stdout: r.outcome.stdout.clone(),
+                    stderr: r.outcome.stderr.clone(),
+                    stdout_truncated: r.outcome.stdout_truncated,
+                    stderr_truncated: r.outcome.stderr_truncated,
+                    timed_out: r.outcome.timed_out,
                 },
                 None => RunCommandResult {
                     argv: command.argv.clone(),

@@ -102,6 +102,8 @@ pub struct ExecResponse {
     pub stderr: String,
     pub stdout_truncated: bool,
     pub stderr_truncated: bool,
+    /// Absent from answers recorded before daemons reported it.
+    #[serde(default)]
     pub timed_out: bool,
 }
 

@@ -321,19 +321,14 @@ impl StdinDigest {
     }
 }
 
-/// What one command of an exec run did.
+/// What one command of an exec run did: the daemon's answer (as the
+/// worker bounded it) for the argv it ran.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExecCommandResult {
     pub argv: Vec<String>,
-    /// The exit code; a signal `n` reads `128 + n`.
-    pub exit_code: i64,
-    pub stdout: String,
-    pub stderr: String,
-    pub stdout_truncated: bool,
-    pub stderr_truncated: bool,
-    #[serde(default)]
-    pub timed_out: bool,
+    #[serde(flatten)]
+    pub outcome: sluice_protocol::ExecResponse,
 }
 
 /// A deterministic exec run: ordered commands run in a workspace's executor.
@@ -352,4 +347,21 @@ pub struct ExecRun {
     pub created_at: i64,
     pub started_at: Option<i64>,
     pub finished_at: Option<i64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exec_results_recorded_before_timeouts_were_reported_still_read() {
+        let stored =
+            r#"{"argv":["x"],"exitCode":3,"stdout":"o","stderr":"","stdoutTruncated":false,"stderrTruncated":true}"#;
+        let result: ExecCommandResult = serde_json::from_str(stored).unwrap();
+        assert_eq!((result.outcome.exit_code, result.outcome.timed_out), (3, false));
+        assert!(result.outcome.stderr_truncated);
+        let again: serde_json::Value = serde_json::to_value(&result).unwrap();
+        assert_eq!(again["argv"][0], "x", "the stored shape stays flat: {again}");
+        assert_eq!(again["exitCode"], 3);
+    }
 }

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use sluice_protocol::ExecRequest;
+use sluice_protocol::{ExecRequest, ExecResponse};
 use sluice_store::{ExecCommandResult, ExecRunStatus, Lease, RunError, StoreError, WorkspaceStatus};
 
 use crate::Worker;
@@ -19,21 +19,32 @@ const DEFAULT_COMMAND_TIMEOUT_MS: u64 = 300_000;
 pub const MAX_STREAM_BYTES: usize = 1 << 20;
 
 /// Keeps at most `MAX_STREAM_BYTES` of `text` (cut at a character
-/// boundary) and says whether anything was cut.
-fn cap_stream(mut text: String, daemon_says_cut: bool) -> (String, bool) {
+/// boundary); sets `cut` when anything was cut.
+fn cap_stream(text: &mut String, cut: &mut bool) {
     if text.len() <= MAX_STREAM_BYTES {
-        return (text, daemon_says_cut);
+        return;
     }
     let mut end = MAX_STREAM_BYTES;
     while !text.is_char_boundary(end) {
         end -= 1;
     }
     text.truncate(end);
-    (text, true)
+    *cut = true;
+}
+
+/// The daemon's answer with each stream held to `MAX_STREAM_BYTES`.
+fn bounded(mut answer: ExecResponse) -> ExecResponse {
+    cap_stream(&mut answer.stdout, &mut answer.stdout_truncated);
+    cap_stream(&mut answer.stderr, &mut answer.stderr_truncated);
+    answer
 }
 
 fn broke(message: impl Into<String>, code: &str) -> RunError {
     RunError { message: message.into(), code: Some(code.to_owned()) }
+}
+
+fn last_exit_code(results: &[ExecCommandResult]) -> Option<i64> {
+    results.last().map(|r| i64::from(r.outcome.exit_code))
 }
 
 pub async fn run(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreError> {
@@ -88,30 +99,20 @@ pub async fn run(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreErr
         };
         let timeout = Duration::from_millis(command.timeout_ms.unwrap_or(DEFAULT_COMMAND_TIMEOUT_MS)) + TRANSPORT_SLACK;
         match client.exec(&request, timeout).await {
-            Ok(r) => {
-                let (stdout, stdout_truncated) = cap_stream(r.stdout, r.stdout_truncated);
-                let (stderr, stderr_truncated) = cap_stream(r.stderr, r.stderr_truncated);
-                results.push(ExecCommandResult {
-                    argv: command.argv.clone(),
-                    exit_code: i64::from(r.exit_code),
-                    stdout,
-                    stderr,
-                    stdout_truncated,
-                    stderr_truncated,
-                    timed_out: r.timed_out,
-                });
+            Ok(answer) => {
+                results.push(ExecCommandResult { argv: command.argv.clone(), outcome: bounded(answer) });
                 store.record_exec_results(lease, &run.id, &results).await?;
             }
             Err(e) => {
                 // What the daemon sent is not quoted: only what went wrong.
                 tracing::warn!(run = %run.id, workspace = %run.workspace_id, error = %e, "exec through the daemon failed");
                 let error = broke(format!("command {} of {}: {e}", results.len() + 1, run.commands.len()), "transport");
-                store.finish_exec_run(lease, &run.id, results.last().map(|r| r.exit_code), Some(&error)).await?;
+                store.finish_exec_run(lease, &run.id, last_exit_code(&results), Some(&error)).await?;
                 return Ok(None);
             }
         }
     }
-    store.finish_exec_run(lease, &run.id, results.last().map(|r| r.exit_code), None).await?;
+    store.finish_exec_run(lease, &run.id, last_exit_code(&results), None).await?;
     Ok(None)
 }
 
@@ -119,15 +120,27 @@ pub async fn run(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreErr
 mod tests {
     use super::*;
 
+    fn answer(stdout: String, stderr: String) -> ExecResponse {
+        ExecResponse {
+            exit_code: 0,
+            stdout,
+            stderr,
+            stdout_truncated: false,
+            stderr_truncated: false,
+            timed_out: false,
+        }
+    }
+
     #[test]
     fn streams_are_capped_at_a_character_boundary_whatever_the_daemon_says() {
         let short = "é".repeat(10);
-        assert_eq!(cap_stream(short.clone(), false), (short, false));
-        let (kept, cut) = cap_stream("é".repeat(MAX_STREAM_BYTES), false);
-        assert!(cut, "a daemon that claims nothing was cut is overruled");
-        assert_eq!(kept.len(), MAX_STREAM_BYTES);
-        let (kept, cut) = cap_stream(format!("a{}", "é".repeat(MAX_STREAM_BYTES)), false);
-        assert!(cut);
-        assert_eq!(kept.len(), MAX_STREAM_BYTES - 1, "a two-byte character is not split");
+        assert_eq!(bounded(answer(short.clone(), short.clone())), answer(short.clone(), short));
+        let kept = bounded(answer("é".repeat(MAX_STREAM_BYTES), "ok".into()));
+        assert!(kept.stdout_truncated, "a daemon that claims nothing was cut is overruled");
+        assert_eq!(kept.stdout.len(), MAX_STREAM_BYTES);
+        assert_eq!((kept.stderr.as_str(), kept.stderr_truncated), ("ok", false));
+        let kept = bounded(answer("x".into(), format!("a{}", "é".repeat(MAX_STREAM_BYTES))));
+        assert!(kept.stderr_truncated);
+        assert_eq!(kept.stderr.len(), MAX_STREAM_BYTES - 1, "a two-byte character is not split");
     }
 }
