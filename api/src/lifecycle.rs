@@ -39,27 +39,7 @@ pub fn exec_allowed(workspace: &Workspace) -> Result<(), Refusal> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn workspace(status: WorkspaceStatus, desired_state: DesiredState) -> Workspace {
-        Workspace {
-            id: "ws_1".into(),
-            owner_user_id: "alice".into(),
-            name: "w".into(),
-            registry_id: "local".into(),
-            repository: "r".into(),
-            tag: "1".into(),
-            spec: serde_json::json!({}),
-            status,
-            desired_state,
-            current_run_id: Some("run_1".into()),
-            idempotency_key: None,
-            expires_at: None,
-            created_at: 0,
-            updated_at: 0,
-            started_at: None,
-            finished_at: None,
-        }
-    }
+    use sluice_store::testing::workspace;
 
     /// Every status and desired state: restart is refused exactly while a
     /// launch is under way or an executor is retained; exec needs ready.

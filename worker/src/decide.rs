@@ -236,24 +236,7 @@ mod tests {
 
     fn state(status: WorkspaceStatus, desired: DesiredState, runtime: bool, capture: bool) -> ReconcileState {
         ReconcileState {
-            workspace: Workspace {
-                id: "ws".into(),
-                owner_user_id: "o".into(),
-                name: "n".into(),
-                registry_id: "r".into(),
-                repository: "x".into(),
-                tag: "1".into(),
-                spec: json!({}),
-                status,
-                desired_state: desired,
-                current_run_id: Some("cur".into()),
-                idempotency_key: None,
-                expires_at: None,
-                created_at: 0,
-                updated_at: 0,
-                started_at: None,
-                finished_at: None,
-            },
+            workspace: sluice_store::testing::workspace(status, desired),
             current_run: Some(run("cur", status, runtime, false)),
             stale_runs: Vec::new(),
             has_capture_source: capture,
