@@ -326,11 +326,7 @@ pub fn raw(handles: &[OwnedFd]) -> Vec<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn is_root() -> bool {
-        // SAFETY: geteuid has no preconditions.
-        unsafe { libc::geteuid() == 0 }
-    }
+    use crate::runtime::is_root;
 
     /// Starts `sh -c script` inside the run's cgroup.
     fn start_inside(cgroups: &Cgroups, run: &str, limits: &Limits, script: &str) -> std::process::Child {

@@ -21,7 +21,10 @@ use bollard::query_parameters::{
 use sluice_store::{PublishedImage, RuntimeAdapter, RuntimeRecord, RuntimeStatus};
 
 use super::identity::{Allocator, HOST_REGISTRY, UidRange};
-use super::{LaunchRequest, Launched, OwnedResource, Presence, Runtime, WorkerError, control_socket, run_dir};
+use super::{
+    LaunchRequest, Launched, OwnedResource, Presence, Runtime, WorkerError, control_socket, is_root,
+    refuse_unenforceable, run_dir,
+};
 
 const LABEL_RUN: &str = "sluice.run";
 const LABEL_WORKSPACE: &str = "sluice.workspace";
@@ -83,12 +86,7 @@ impl DockerRuntime {
         std::fs::create_dir_all(&executors_dir).map_err(|e| transient("executors directory", e))?;
         // The host's registry where this process may write it (as root); a
         // user of the engine's group keeps one with its executors.
-        // SAFETY: geteuid has no preconditions.
-        let registry = if unsafe { libc::geteuid() } == 0 {
-            Path::new(HOST_REGISTRY).to_path_buf()
-        } else {
-            executors_dir.join("uid-slots")
-        };
+        let registry = if is_root() { Path::new(HOST_REGISTRY).to_path_buf() } else { executors_dir.join("uid-slots") };
         let identities = Allocator::new(uids, &registry).map_err(|e| transient("executor slots", e))?;
         Ok(DockerRuntime { docker, executors_dir, daemon_binary, registries, identities })
     }
@@ -159,14 +157,7 @@ impl Runtime for DockerRuntime {
     async fn launch(&self, request: &LaunchRequest) -> Result<Launched, WorkerError> {
         let image = self.image(request);
         let published = self.published(&image, &request.repository).await?;
-        if request.spec.resources.disk_mib.is_some() {
-            return Err(WorkerError::Permanent {
-                message: format!(
-                    "spec.resources.diskMiB cannot be enforced by the docker runtime here: {NO_DISK_QUOTA}"
-                ),
-                code: "limit-unenforceable",
-            });
-        }
+        refuse_unenforceable(request, &self.unenforceable())?;
         let dir = run_dir(&self.executors_dir, &request.run_id);
         let run_mount = dir.join("run");
         {

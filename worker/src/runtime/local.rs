@@ -27,7 +27,10 @@ use tokio::process::Command;
 use super::cgroup::{self, Cgroups};
 use super::disk::{self, DiskSupport};
 use super::identity::{Allocator, ExecutorIds, HOST_REGISTRY, UidRange};
-use super::{LaunchRequest, Launched, OwnedResource, Presence, Runtime, WorkerError, control_socket, run_dir};
+use super::{
+    LaunchRequest, Launched, OwnedResource, Presence, Runtime, WorkerError, control_socket, is_root,
+    refuse_unenforceable, run_dir,
+};
 
 /// How long an executor gets to stop after SIGTERM before SIGKILL.
 const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -69,11 +72,6 @@ pub struct LocalRuntime {
 
 fn transient(what: &str, e: impl std::fmt::Display) -> WorkerError {
     WorkerError::Transient(format!("{what}: {e}"))
-}
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
 }
 
 fn make_dir(path: &Path, mode: u32, owner: Option<u32>) -> Result<(), WorkerError> {
@@ -242,20 +240,6 @@ impl LocalRuntime {
         &self.cgroups
     }
 
-    fn unenforceable_here(&self) -> Vec<(&'static str, String)> {
-        let can = self.cgroups.enforceable();
-        let mut refused = Vec::new();
-        for (resource, ok) in [("cpus", can.cpu), ("memoryMiB", can.memory), ("pids", can.pids)] {
-            if !ok {
-                refused.push((resource, self.cgroups.describe()));
-            }
-        }
-        if let DiskSupport::None(why) = &self.disk {
-            refused.push(("diskMiB", why.clone()));
-        }
-        refused
-    }
-
     /// The disk size an executor gets, if any.
     fn disk_mib(&self, request: &LaunchRequest) -> Option<u64> {
         request
@@ -315,22 +299,6 @@ impl LocalRuntime {
         let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
         let needle = dir.display().to_string();
         String::from_utf8_lossy(&cmdline).contains(&needle).then_some(pid)
-    }
-
-    /// Refuses limits this host cannot enforce, naming the resource.
-    fn check_enforceable(&self, request: &LaunchRequest) -> Result<(), WorkerError> {
-        let asked = request.spec.resources.asked();
-        for (resource, why) in self.unenforceable_here() {
-            if asked.contains(&resource) {
-                return Err(WorkerError::Permanent {
-                    message: format!(
-                        "spec.resources.{resource} cannot be enforced by the local runtime on this host ({why})"
-                    ),
-                    code: "limit-unenforceable",
-                });
-            }
-        }
-        Ok(())
     }
 
     /// The command that starts the daemon: inside bubblewrap, or plainly
@@ -427,11 +395,21 @@ impl Runtime for LocalRuntime {
     }
 
     fn unenforceable(&self) -> Vec<(&'static str, String)> {
-        self.unenforceable_here()
+        let can = self.cgroups.enforceable();
+        let mut refused = Vec::new();
+        for (resource, ok) in [("cpus", can.cpu), ("memoryMiB", can.memory), ("pids", can.pids)] {
+            if !ok {
+                refused.push((resource, self.cgroups.describe()));
+            }
+        }
+        if let DiskSupport::None(why) = &self.disk {
+            refused.push(("diskMiB", why.clone()));
+        }
+        refused
     }
 
     async fn launch(&self, request: &LaunchRequest) -> Result<Launched, WorkerError> {
-        self.check_enforceable(request)?;
+        refuse_unenforceable(request, &self.unenforceable())?;
         let dir = run_dir(&self.executors_dir, &request.run_id);
         // Searchable by the executor's uids (the plain fallback reaches its
         // places through it), listable by no one but root.

@@ -141,6 +141,28 @@ impl Runtime for AnyRuntime {
     }
 }
 
+/// Whether this process runs as root.
+pub(crate) fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Refuses a launch that asks for a limit `unenforceable` names (each with
+/// its reason), naming the resource: never an executor without the limit.
+pub(crate) fn refuse_unenforceable(
+    request: &LaunchRequest,
+    unenforceable: &[(&'static str, String)],
+) -> Result<(), WorkerError> {
+    let asked = request.spec.resources.asked();
+    match unenforceable.iter().find(|(resource, _)| asked.contains(resource)) {
+        Some((resource, why)) => Err(WorkerError::Permanent {
+            message: format!("spec.resources.{resource} cannot be enforced on this host: {why}"),
+            code: "limit-unenforceable",
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Writes `contents` to `path` readable only by its owner, replacing any
 /// earlier file.
 pub(crate) fn write_secret_file(path: &Path, contents: &str) -> std::io::Result<()> {
@@ -152,4 +174,32 @@ pub(crate) fn write_secret_file(path: &Path, contents: &str) -> std::io::Result<
     file.write_all(contents.as_bytes())?;
     file.sync_all()?;
     std::fs::rename(&tmp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sluice_store::spec::WorkspaceSpec;
+
+    #[test]
+    fn a_launch_asking_for_an_unenforceable_limit_is_refused_naming_it() {
+        let request = |spec: serde_json::Value| LaunchRequest {
+            workspace_id: "ws".into(),
+            run_id: "run".into(),
+            launch: "l".into(),
+            registry_id: "local".into(),
+            repository: "r".into(),
+            tag: "1".into(),
+            spec: WorkspaceSpec::parse(&spec).unwrap(),
+            boot_secret: Secret::new(String::new()),
+        };
+        let refused = [("diskMiB", "no loop devices".to_owned())];
+        let err = refuse_unenforceable(&request(serde_json::json!({"resources": {"diskMiB": 64}})), &refused);
+        assert!(
+            matches!(&err, Err(WorkerError::Permanent { code: "limit-unenforceable", message })
+            if message.contains("diskMiB") && message.contains("no loop devices")),
+            "{err:?}"
+        );
+        assert!(refuse_unenforceable(&request(serde_json::json!({"resources": {"pids": 5}})), &refused).is_ok());
+    }
 }
