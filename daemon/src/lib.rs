@@ -220,6 +220,7 @@ async fn status(State(daemon): State<Arc<Daemon>>) -> Json<Status> {
         boot_id: daemon.boot_id.clone(),
         boot_generation: daemon.boot_generation,
         observation: daemon.observations.fetch_add(1, Ordering::SeqCst) + 1,
+        head_n: None,
     };
     Json(Status { origin, managed: daemon.managed.state() })
 }

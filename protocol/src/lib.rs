@@ -4,9 +4,15 @@
 //! the API agree on one definition; the daemon's answers are evidence the
 //! control plane bounds and checks, never instructions.
 
+pub mod capture;
+pub mod registrar;
+pub mod stamp;
+
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+
+pub use stamp::{Origin, StampOrder};
 
 /// `GET`: whether the daemon answers (with its control token).
 pub const HEALTH: &str = "/health";
@@ -24,29 +30,15 @@ pub struct BootSecret {
     pub control_token: String,
     #[serde(default)]
     pub secret_env: BTreeMap<String, String>,
+    /// The capture session's token, for a capture-sourced workspace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture_token: Option<String>,
 }
 
 impl std::fmt::Debug for BootSecret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("BootSecret([redacted])")
     }
-}
-
-/// Where in an executor's own history an answer was made: ordered by the
-/// stamp rule of the contract, never by clocks.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub struct Origin {
-    /// The capture lease epoch the daemon holds.
-    pub epoch: u64,
-    /// The launch identity the executor was started with.
-    pub launch: String,
-    /// Random per daemon start.
-    pub boot_id: String,
-    /// How many daemon boots opened this disk (0: unknown).
-    pub boot_generation: u64,
-    /// Grows within a boot.
-    pub observation: u64,
 }
 
 /// What the managed process (`spec.command`) is doing.
@@ -120,7 +112,14 @@ mod tests {
     #[test]
     fn shapes_on_the_wire() {
         let status = Status {
-            origin: Origin { epoch: 2, launch: "l".into(), boot_id: "b".into(), boot_generation: 1, observation: 7 },
+            origin: Origin {
+                epoch: 2,
+                launch: "l".into(),
+                boot_id: "b".into(),
+                boot_generation: 1,
+                observation: 7,
+                head_n: None,
+            },
             managed: ManagedState::Exited { exit_code: 143 },
         };
         let text = serde_json::to_value(&status).unwrap();
@@ -134,7 +133,11 @@ mod tests {
         let request: ExecRequest = serde_json::from_str(r#"{"argv": ["true"], "timeoutMs": 5}"#).unwrap();
         assert_eq!(request.timeout_ms, Some(5));
         assert!(serde_json::from_str::<ExecRequest>(r#"{"argv": [], "shell": true}"#).is_err(), "unknown fields");
-        let secret = BootSecret { control_token: "t0p-secret".into(), secret_env: BTreeMap::new() };
-        assert!(!format!("{secret:?}").contains("t0p"));
+        let secret = BootSecret {
+            control_token: "t0p-secret".into(),
+            secret_env: BTreeMap::new(),
+            capture_token: Some("c4pture".into()),
+        };
+        assert!(!format!("{secret:?}").contains("t0p") && !format!("{secret:?}").contains("c4p"));
     }
 }

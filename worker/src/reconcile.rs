@@ -59,7 +59,13 @@ async fn launch_request(worker: &Worker, state: &ReconcileState) -> Result<Launc
         Some(bytes) => serde_json::from_slice(bytes.expose()).map_err(|_| StoreError::Corrupt("secretEnv".into()))?,
         None => Default::default(),
     };
-    let boot = BootSecret { control_token: control_token(worker, &run.id).expose().clone(), secret_env };
+    let capture_token = match worker.store.open_secret(&workspace.id, SecretKind::CaptureToken).await? {
+        Some(bytes) => {
+            Some(String::from_utf8(bytes.expose().clone()).map_err(|_| StoreError::Corrupt("captureToken".into()))?)
+        }
+        None => None,
+    };
+    let boot = BootSecret { control_token: control_token(worker, &run.id).expose().clone(), secret_env, capture_token };
     let boot = serde_json::to_string(&boot).map_err(|_| StoreError::Corrupt("boot secret".into()))?;
     Ok(LaunchRequest {
         workspace_id: workspace.id.clone(),

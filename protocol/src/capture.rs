@@ -1,0 +1,210 @@
+//! Capture on the control connection: the status a daemon reports, the
+//! flush, re-plan and bind requests, and their answers. Field names and
+//! meanings are the contract's (`workspaceCaptureStatusSchema` and friends).
+
+use serde::{Deserialize, Serialize};
+
+use crate::stamp::Origin;
+
+/// `GET`: the daemon's [`CaptureStatus`].
+pub const CAPTURE_STATUS: &str = "/capture/status";
+/// `POST` a [`FlushRequest`]: a [`CaptureStatus`].
+pub const CAPTURE_FLUSH: &str = "/capture/flush";
+/// `POST`: a [`Replanned`].
+pub const CAPTURE_REPLAN: &str = "/capture/replan";
+/// `POST` a [`BindRequest`]: the live [`Binds`].
+pub const BIND: &str = "/bind";
+
+/// The two capture classes.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum CaptureClass {
+    /// The worktree and `.git` metadata: everything that is not bulk.
+    Small,
+    /// Large files and configured bulk paths.
+    Bulk,
+}
+
+impl CaptureClass {
+    pub const ALL: [CaptureClass; 2] = [CaptureClass::Small, CaptureClass::Bulk];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CaptureClass::Small => "small",
+            CaptureClass::Bulk => "bulk",
+        }
+    }
+}
+
+/// One class's snaps since the daemon started.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ClassSnaps {
+    pub class: CaptureClass,
+    pub snaps_failed: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_snap_error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snap_failing_since_unix_ms: Option<u64>,
+}
+
+/// A capture step running past its bound.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Overdue {
+    /// Outermost first, `›`-separated.
+    pub step: String,
+    pub started_unix_ms: u64,
+    pub running_ms: u64,
+    pub bound_ms: u64,
+}
+
+/// Why a final flush is not complete (the contract's list).
+pub mod incomplete {
+    pub const NOT_FINAL: &str = "not-final";
+    pub const IN_PROGRESS: &str = "in-progress";
+    pub const PROCESSES_REMAIN: &str = "processes-remain";
+    pub const SNAPSHOT_FAILED: &str = "snapshot-failed";
+    pub const UNREADABLE: &str = "unreadable";
+    pub const FENCED: &str = "fenced";
+    pub const CONFLICT: &str = "conflict";
+    pub const DEADLINE: &str = "deadline";
+    pub const SHIP_FAILED: &str = "ship-failed";
+    pub const PENDING: &str = "pending";
+    pub const INTERNAL: &str = "internal";
+}
+
+/// The daemon's capture status: what is saved, what waits, what fails.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct CaptureStatus {
+    pub epoch: u64,
+    pub worktree_id: String,
+    /// The newest capture the registrar has registered for this worktree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head_n: Option<u64>,
+    /// Captures staged on the executor and not yet registered.
+    pub pending: u64,
+    pub staged_bytes: u64,
+    pub uploaded_objects: u64,
+    pub uploaded_bytes: u64,
+    pub registered: u64,
+    pub fenced: bool,
+    pub paused: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_snap_unix_ms: Option<u64>,
+    /// Classes the registrar refused for the session's byte quota.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<Vec<CaptureClass>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_bulk: Option<u64>,
+    /// True only when the last FINAL flush quiesced every managed process,
+    /// snapped both classes and registered everything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub complete: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete_reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carried: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreadable_paths: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub register_refused: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub register_refused_n: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub register_missing: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub register_refusals: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repairing: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bulk_building: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snaps: Option<Vec<ClassSnaps>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_snap_error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snap_failing_since_unix_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snaps_failed: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Origin>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overdue: Option<Overdue>,
+}
+
+/// `final` (the executor is ending) or `suspend` (a checkpoint).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum FlushKind {
+    Final,
+    #[default]
+    Suspend,
+}
+
+/// A flush on the control connection.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FlushRequest {
+    #[serde(default)]
+    pub kind: FlushKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grace_ms: Option<u64>,
+}
+
+/// What a re-plan did to the worktree.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Replanned {
+    pub worktree_id: String,
+    pub epoch: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head_n: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head_capture_id: Option<String>,
+    pub files_written: u64,
+    pub bytes_written: u64,
+    pub files_skipped: u64,
+    pub bytes_skipped: u64,
+    pub removed: u64,
+    pub unchanged: bool,
+}
+
+/// Bind the working directory (or a bindable mount) to a subdirectory of
+/// the executor's root; an empty `subpath` unbinds.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BindRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mount_path: Option<String>,
+    pub subpath: String,
+}
+
+/// One live binding.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Bind {
+    pub mount_path: String,
+    pub subpath: String,
+}
+
+/// The full set of live bindings.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Binds {
+    pub binds: Vec<Bind>,
+}
