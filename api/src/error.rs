@@ -31,6 +31,9 @@ pub enum ApiError {
     /// Uniform: says nothing about whether the workspace exists.
     #[error("workspace not found")]
     NotFound,
+    /// Uniform, like `NotFound`, for capture sessions.
+    #[error("capture session not found")]
+    SessionNotFound,
     #[error("{message}")]
     Conflict { message: String, code: Option<&'static str> },
     /// A request this install cannot serve, refused rather than ignored.
@@ -65,6 +68,9 @@ impl ApiError {
             }
             ApiError::NotFound => {
                 (StatusCode::NOT_FOUND, body("WorkspaceNotFoundError", "workspace not found".into(), None))
+            }
+            ApiError::SessionNotFound => {
+                (StatusCode::NOT_FOUND, body("CaptureSessionNotFoundError", "capture session not found".into(), None))
             }
             ApiError::Conflict { message, code } => {
                 (StatusCode::CONFLICT, body("WorkspaceConflictError", message.clone(), *code))

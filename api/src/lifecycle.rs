@@ -6,8 +6,21 @@ use sluice_store::{DesiredState, Refusal, Workspace, WorkspaceStatus};
 
 /// A restart makes a new run with a fresh disk: not while a launch is under
 /// way (it would race the launch), and not over a retained executor (its
-/// unsaved work must be recovered first).
+/// unsaved work must be recovered first). A capture-sourced workspace is
+/// never restarted in place: its session token was dropped once its launch
+/// succeeded, and a new executor goes on from the session's head as a new
+/// workspace.
 pub fn restart_allowed(workspace: &Workspace) -> Result<(), Refusal> {
+    if sluice_store::spec::capture_sourced(&workspace.spec) {
+        return Err(Refusal {
+            message: format!(
+                "workspace {} is capture-sourced and cannot be restarted in place; create a new workspace \
+                 on the same capture session to go on from its head",
+                workspace.id
+            ),
+            code: "capture-restart-unsupported",
+        });
+    }
     let launching = matches!(workspace.status, WorkspaceStatus::Queued | WorkspaceStatus::Running)
         && workspace.desired_state == DesiredState::Running;
     if launching {
@@ -59,6 +72,12 @@ mod tests {
                 let expected = if status == WorkspaceStatus::Ready { Ok(()) } else { Err("no-live-runtime") };
                 assert_eq!(exec, expected, "exec in {status} wanting {desired}");
             }
+        }
+        for &status in WorkspaceStatus::ALL {
+            let mut capture = workspace(status, DesiredState::Stopped);
+            capture.spec = serde_json::json!({"source": {"kind": "capture", "sessionId": "cs_1"}});
+            let refused = restart_allowed(&capture).map_err(|r| r.code);
+            assert_eq!(refused, Err("capture-restart-unsupported"), "capture-sourced, {status}");
         }
         let mut never_launched = workspace(WorkspaceStatus::Ready, DesiredState::Running);
         never_launched.current_run_id = None;

@@ -45,6 +45,8 @@ impl Modify for SecuritySchemes {
         ws::restart_workspace,
         ws::get_workspace_ssh_target,
         ws::get_run,
+        crate::routes::capture_sessions::create_capture_session,
+        crate::routes::capture_sessions::get_capture_session,
         crate::health,
     ),
     modifiers(&SecuritySchemes)

@@ -826,3 +826,72 @@ pub struct Health {
     pub status: String,
     pub backend: String,
 }
+
+// ---------------------------------------------------------------- capture sessions
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateCaptureSessionRequest {
+    pub owner_user_id: OwnerUserId,
+    /// The most bytes the session's head may hold; absent: no limit.
+    #[schema(minimum = 1)]
+    pub quota_bytes: Option<i64>,
+}
+
+/// A new session. The token is shown here once and never again.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateCaptureSessionResponse {
+    pub session_id: String,
+    pub worktree_id: String,
+    /// Give it to a capture-sourced create as `captureToken`.
+    pub token: String,
+}
+
+/// One registered capture.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CaptureSummary {
+    pub n: u64,
+    pub epoch: u64,
+    /// The launch identity of the executor that registered it.
+    pub launch: String,
+    pub registered_at: String,
+    #[schema(value_type = Vec<String>)]
+    pub classes: Vec<sluice_protocol::capture::CaptureClass>,
+    /// The bytes of the files its classes hold.
+    pub bytes: u64,
+}
+
+/// The capture a final flush sealed: what a stop's `completion` attests.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CaptureFinalSeal {
+    pub capture_n: u64,
+    pub epoch: u64,
+    /// The executor's run id.
+    pub executor_id: String,
+    pub launch_id: String,
+    pub sealed_at: String,
+    #[schema(value_type = CaptureExecutorOrigin)]
+    pub origin: sluice_protocol::Origin,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CaptureSessionResponse {
+    pub session_id: String,
+    pub worktree_id: String,
+    /// The lease epoch: grows with every claim.
+    pub epoch: u64,
+    /// The newest registered capture; absent until one is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub head_n: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quota_bytes: Option<u64>,
+    pub used_bytes: u64,
+    /// The newest captures (at most 100), in chain order.
+    pub captures: Vec<CaptureSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub final_seal: Option<CaptureFinalSeal>,
+}

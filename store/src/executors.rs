@@ -155,14 +155,7 @@ impl Store {
                 stale_runs.push(run);
             }
         }
-        let has_capture_source = self
-            .pool
-            .fetch_optional(
-                "SELECT kind FROM sealed_secrets WHERE workspace_id = $1 AND kind = $2",
-                args![workspace_id, SecretKind::CaptureToken.as_str()],
-            )
-            .await?
-            .is_some();
+        let has_capture_source = crate::spec::capture_sourced(&workspace.spec);
         Ok(Some(ReconcileState { workspace, current_run, stale_runs, has_capture_source }))
     }
 
@@ -254,6 +247,14 @@ impl Store {
             Some("executor ready".into()),
             None,
             now,
+        )
+        .await?;
+        // The daemon keeps the session token on its own disk from here; the
+        // store no longer needs it (a capture workspace is never relaunched
+        // in place).
+        tx.execute(
+            "DELETE FROM sealed_secrets WHERE workspace_id = $1 AND kind = $2",
+            args![&run.workspace_id, SecretKind::CaptureToken.as_str()],
         )
         .await?;
         tx.commit().await
@@ -544,10 +545,9 @@ impl Store {
         let row = self
             .pool
             .fetch_optional(
-                "SELECT r.status, r.runtime_adapter, r.runtime_removed_at, w.current_run_id, \
-                 (SELECT COUNT(*) FROM sealed_secrets s WHERE s.workspace_id = r.workspace_id AND s.kind = $2) AS capture \
+                "SELECT r.status, r.runtime_adapter, r.runtime_removed_at, w.current_run_id, w.spec \
                  FROM runs r JOIN workspaces w ON w.id = r.workspace_id WHERE r.id = $1",
-                args![run_id, SecretKind::CaptureToken.as_str()],
+                args![run_id],
             )
             .await?;
         let Some(row) = row else { return Ok(None) };
@@ -556,7 +556,10 @@ impl Store {
             is_current: row.opt_text("current_run_id")?.as_deref() == Some(run_id),
             recorded: row.opt_text("runtime_adapter")?.is_some(),
             removed: row.opt_int("runtime_removed_at")?.is_some(),
-            capture_sourced: row.int("capture")? > 0,
+            capture_sourced: crate::spec::capture_sourced(&crate::workspaces::parse_json(
+                "workspaces.spec",
+                &row.text("spec")?,
+            )?),
         }))
     }
 

@@ -8,6 +8,7 @@
 //! secrets exist only sealed. All SQL of sluice lives in this crate.
 
 pub mod bench;
+pub mod capture;
 pub mod clock;
 mod create_keys;
 mod db;
@@ -77,7 +78,18 @@ impl Store {
     /// Whether any stored text, in any table, contains `needle`. A diagnostic
     /// for proving that secrets never reach a plain column.
     pub async fn any_column_contains(&self, needle: &str) -> Result<bool, StoreError> {
-        for table in ["workspaces", "runs", "events", "create_keys", "sealed_secrets", "exec_runs", "jobs"] {
+        for table in [
+            "workspaces",
+            "runs",
+            "events",
+            "create_keys",
+            "sealed_secrets",
+            "exec_runs",
+            "jobs",
+            "capture_sessions",
+            "capture_claims",
+            "captures",
+        ] {
             let sql = match self.backend() {
                 BackendKind::Postgres => {
                     format!("SELECT 1 AS hit FROM {table} t WHERE position($1 in t::text) > 0 LIMIT 1")

@@ -47,6 +47,9 @@ pub struct WorkspaceSpec {
     pub resources: Resources,
     /// `spec.access.sshPrincipals`: who besides the owner may be a target.
     pub ssh_principals: Vec<String>,
+    /// `spec.source = {"kind": "capture", "sessionId": …}`: the capture
+    /// session the executor restores from and captures into.
+    pub capture_session: Option<String>,
 }
 
 /// Why a spec cannot be run, naming the key.
@@ -113,7 +116,35 @@ impl WorkspaceSpec {
                 None => return refuse("spec.access.sshPrincipals must be an array of non-empty strings"),
             }
         }
+        if let Some(source) = spec.get("source") {
+            parsed.capture_session = Some(parse_source(source)?);
+        }
         Ok(parsed)
+    }
+}
+
+/// Whether a stored spec is capture-sourced: its executors may hold work
+/// only capture can prove saved.
+pub fn capture_sourced(spec: &Value) -> bool {
+    spec.pointer("/source/kind").and_then(Value::as_str) == Some("capture")
+}
+
+/// The capture session a `spec.source` names.
+fn parse_source(source: &Value) -> Result<String, SpecError> {
+    let Some(source) = source.as_object() else { return refuse("spec.source must be an object") };
+    match source.get("kind").and_then(Value::as_str) {
+        Some("capture") => {}
+        _ => return refuse("spec.source.kind must be \"capture\" (the one source sluice materializes)"),
+    }
+    if let Some(key) = source.keys().find(|k| !matches!(k.as_str(), "kind" | "sessionId")) {
+        return refuse(format!("spec.source.{key} is not a field of a capture source (kind, sessionId)"));
+    }
+    let id = source.get("sessionId").and_then(Value::as_str);
+    match id.filter(|id| {
+        !id.is_empty() && id.len() <= 128 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    }) {
+        Some(id) => Ok(id.to_owned()),
+        None => refuse("spec.source.sessionId must name a capture session (1 to 128 of A-Z, a-z, 0-9, '_', '-')"),
     }
 }
 
@@ -158,7 +189,8 @@ mod tests {
         let spec = WorkspaceSpec::parse(&json!({
             "command": ["sleep", "5"], "env": {"A": "1"}, "network": true,
             "resources": {"cpus": 0.5, "memoryMiB": 64, "pids": 10, "diskMiB": 32},
-            "access": {"sshPrincipals": ["bob"]}, "other": {"kept": true}
+            "access": {"sshPrincipals": ["bob"]}, "other": {"kept": true},
+            "source": {"kind": "capture", "sessionId": "cs_1"}
         }))
         .unwrap();
         assert_eq!(spec.command, ["sleep", "5"]);
@@ -170,6 +202,7 @@ mod tests {
         );
         assert_eq!(spec.resources.asked(), ["cpus", "memoryMiB", "pids", "diskMiB"]);
         assert_eq!(spec.ssh_principals, ["bob"]);
+        assert_eq!(spec.capture_session.as_deref(), Some("cs_1"));
         assert_eq!(WorkspaceSpec::parse(&json!({})).unwrap(), WorkspaceSpec::default());
     }
 
@@ -189,6 +222,11 @@ mod tests {
             (json!({"resources": {"diskMiB": 15}}), "spec.resources.diskMiB"),
             (json!({"resources": {"gpus": 1}}), "spec.resources.gpus"),
             (json!({"access": {"sshPrincipals": [" "]}}), "spec.access.sshPrincipals"),
+            (json!({"source": "capture"}), "spec.source"),
+            (json!({"source": {"kind": "git"}}), "spec.source.kind"),
+            (json!({"source": {"kind": "capture"}}), "spec.source.sessionId"),
+            (json!({"source": {"kind": "capture", "sessionId": "../x"}}), "spec.source.sessionId"),
+            (json!({"source": {"kind": "capture", "sessionId": "a", "ref": 1}}), "spec.source.ref"),
         ] {
             let err = WorkspaceSpec::parse(&spec).unwrap_err();
             assert!(err.0.starts_with(key), "{spec}: {err}");

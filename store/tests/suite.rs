@@ -476,6 +476,7 @@ async fn resource_facts_come_from_the_records() {
 
         // A capture-sourced workspace; its failed run is no longer current.
         let mut capture = new_workspace("alice", None);
+        capture.spec = json!({"source": {"kind": "capture", "sessionId": "cs_1"}});
         capture.capture_token = Some(Secret::new("capture-token-value-123456".into()));
         let view = created(store.create_workspace(capture).await.unwrap());
         let first = view.current_run.unwrap().id;
@@ -488,5 +489,81 @@ async fn resource_facts_come_from_the_records() {
         let facts = store.resource_facts(&first).await.unwrap().unwrap();
         assert!(facts.capture_sourced && !facts.is_current, "{}: {facts:?}", db.label);
         assert_eq!(facts.status, WorkspaceStatus::Failed);
+    }
+}
+
+fn stamp(epoch: u64, observation: u64) -> sluice_protocol::Origin {
+    sluice_protocol::Origin {
+        epoch,
+        launch: "launch-1".into(),
+        boot_id: "boot".into(),
+        boot_generation: 1,
+        observation,
+        head_n: None,
+    }
+}
+
+fn capture(epoch: u64, n: u64, run: &str, key: &str) -> capture::NewCapture {
+    use sluice_protocol::capture::CaptureClass;
+    capture::NewCapture {
+        epoch,
+        n,
+        run_id: run.into(),
+        launch: "launch-1".into(),
+        classes: vec![(CaptureClass::Small, capture::ManifestHead { key: key.into(), depth: n - 1 })],
+        bytes: 10,
+        used_bytes: 10 * n,
+        origin: stamp(epoch, n),
+    }
+}
+
+#[tokio::test]
+async fn capture_sessions_fence_older_claims_and_keep_their_chain() {
+    for db in databases().await {
+        let store = open(&db).await;
+        let (session, token) = store.create_capture_session("alice", Some(1 << 20)).await.unwrap();
+        assert!(token.expose().starts_with("slcap_"));
+        assert!(store.capture_token_matches(&session.id, token.expose()).await.unwrap());
+        assert!(!store.capture_token_matches(&session.id, "slcap_wrong").await.unwrap());
+        assert!(!store.any_column_contains(token.expose()).await.unwrap(), "{}: only a keyed hash is kept", db.label);
+        assert!(store.get_capture_session("bob", &session.id).await.unwrap().is_none(), "owner-scoped");
+        assert_eq!((session.epoch, session.head_n, session.quota_bytes), (0, 0, Some(1 << 20)));
+
+        let first = store.claim_capture_session(&session.id, "run-a", "launch-1").await.unwrap();
+        assert_eq!(first.epoch, 1);
+        store.register_capture(&session.id, &capture(1, 1, "run-a", "k1")).await.unwrap();
+        // Not the head's next: refused, nothing written.
+        let err = store.register_capture(&session.id, &capture(1, 3, "run-a", "k3")).await.unwrap_err();
+        assert!(matches!(err, StoreError::Conflict { code: "conflict", .. }), "{}: {err}", db.label);
+
+        let second = store.claim_capture_session(&session.id, "run-b", "launch-2").await.unwrap();
+        assert_eq!(second.epoch, 2);
+        assert_eq!(second.small, Some(capture::ManifestHead { key: "k1".into(), depth: 0 }));
+        for (epoch, run) in [(1, "run-a"), (2, "run-a")] {
+            let err = store.register_capture(&session.id, &capture(epoch, 2, run, "late")).await.unwrap_err();
+            assert!(matches!(err, StoreError::Conflict { code: "fenced", .. }), "{}: {err}", db.label);
+        }
+        let seal = capture::FinalSeal {
+            capture_n: 1,
+            epoch: 1,
+            executor_id: "run-a".into(),
+            launch_id: "launch-1".into(),
+            sealed_at: 5,
+            origin: stamp(1, 9),
+        };
+        let err = store.record_final_seal(&session.id, &seal, "run-a").await.unwrap_err();
+        assert!(matches!(err, StoreError::Conflict { code: "fenced", .. }), "a fenced executor cannot seal");
+
+        store.register_capture(&session.id, &capture(2, 2, "run-b", "k2")).await.unwrap();
+        let seal = capture::FinalSeal { capture_n: 2, epoch: 2, executor_id: "run-b".into(), ..seal };
+        store.record_final_seal(&session.id, &seal, "run-b").await.unwrap();
+
+        let view = store.get_capture_session("alice", &session.id).await.unwrap().unwrap();
+        assert_eq!((view.session.epoch, view.session.head_n, view.session.used_bytes), (2, 2, 20));
+        assert_eq!(view.session.small, Some(capture::ManifestHead { key: "k2".into(), depth: 1 }));
+        assert_eq!(view.session.bulk, None, "a class never registered has no head");
+        let chain: Vec<_> = view.captures.iter().map(|c| (c.n, c.epoch, c.run_id.as_str())).collect();
+        assert_eq!(chain, vec![(1, 1, "run-a"), (2, 2, "run-b")], "{}", db.label);
+        assert_eq!(view.session.final_seal, Some(seal), "{}", db.label);
     }
 }

@@ -602,3 +602,60 @@ async fn the_server_default_ttl_applies_when_a_create_names_none() {
     let (created, expires) = (details["createdAt"].as_str().unwrap(), details["expiresAt"].as_str().unwrap());
     assert_eq!((seconds(expires) - seconds(created)).whole_seconds(), 60, "the create's own TTL wins");
 }
+
+#[tokio::test]
+async fn capture_sessions_show_their_token_once_and_gate_capture_sourced_creates() {
+    for app in App::each().await {
+        let (status, session) =
+            app.post("/v1/capture-sessions", &json!({"ownerUserId": "alice", "quotaBytes": 4096})).await;
+        assert_eq!(status, 201, "{}: {session}", app.label);
+        let (id, token) = (session["sessionId"].as_str().unwrap(), session["token"].as_str().unwrap());
+        assert!(session["worktreeId"].as_str().is_some_and(|w| !w.is_empty()));
+
+        let (status, read) = app.get(&format!("/v1/capture-sessions/{id}?ownerUserId=alice")).await;
+        assert_eq!(status, 200, "{read}");
+        assert_eq!(read["epoch"], 0);
+        assert_eq!(read["quotaBytes"], 4096);
+        assert_eq!(read["usedBytes"], 0);
+        assert_eq!(read["captures"], json!([]));
+        assert!(read.get("headN").is_none() && read.get("finalSeal").is_none(), "{read}");
+        assert!(!read.to_string().contains(token), "the token is shown once");
+        let (status, other) = app.get(&format!("/v1/capture-sessions/{id}?ownerUserId=bob")).await;
+        let (status_unknown, unknown) = app.get("/v1/capture-sessions/cs_unknown?ownerUserId=alice").await;
+        assert_eq!((status, status_unknown), (404, 404), "owner-scoped");
+        assert_eq!(other, unknown, "the same answer whether it exists or not");
+        let (status, bad) = app.post("/v1/capture-sessions", &json!({"ownerUserId": "alice", "quotaBytes": 0})).await;
+        assert_eq!(status, 400, "{bad}");
+        assert!(bad["message"].as_str().unwrap().contains("quotaBytes"));
+
+        let source = json!({"kind": "capture", "sessionId": id});
+        let capture_create = |token: Option<&str>, source: Option<&Value>, owner: &str| {
+            let mut body = create_body(owner);
+            if let Some(source) = source {
+                body["spec"]["source"] = source.clone();
+            }
+            if let Some(token) = token {
+                body["captureToken"] = json!(token);
+            }
+            body
+        };
+        for (body, field) in [
+            (capture_create(None, Some(&source), "alice"), "captureToken"),
+            (capture_create(Some(token), None, "alice"), "captureToken"),
+            (capture_create(Some("slcap_not-the-token"), Some(&source), "alice"), "captureToken"),
+            (capture_create(Some(token), Some(&source), "bob"), "captureToken"),
+            (capture_create(Some(token), Some(&json!({"kind": "git"})), "alice"), "spec.source.kind"),
+        ] {
+            let (status, refused) = app.post("/v1/workspaces", &body).await;
+            assert_eq!(status, 400, "{}: {body}: {refused}", app.label);
+            assert!(refused["message"].as_str().unwrap().contains(field), "{refused}");
+            assert!(!refused.to_string().contains(token), "a refusal does not echo the token");
+        }
+        let (status, created) = app.post("/v1/workspaces", &capture_create(Some(token), Some(&source), "alice")).await;
+        assert_eq!(status, 202, "{created}");
+        let workspace = created["workspaceId"].as_str().unwrap();
+        let (status, refused) =
+            app.post(&format!("/v1/workspaces/{workspace}/restart"), &json!({"ownerUserId": "alice"})).await;
+        assert_eq!((status, refused["code"].as_str()), (409, Some("capture-restart-unsupported")), "{refused}");
+    }
+}

@@ -349,8 +349,11 @@ async fn the_orphan_sweep_removes_what_no_record_needs_and_spares_the_rest() {
 async fn an_executor_that_may_hold_unsaved_work_is_retained_not_removed() {
     let dir = DataDir::new();
     let server = Server::start_with(&dir.path(), options("local")).await;
+    let (status, session) = server.post("/v1/capture-sessions", &json!({"ownerUserId": "alice"})).await;
+    assert_eq!(status, 201, "{session}");
     let mut body = create_request("alice", "sluice-test/busybox:1", "capture-1");
-    body["captureToken"] = json!("zq9-capture-token-for-retention");
+    body["spec"]["source"] = json!({"kind": "capture", "sessionId": session["sessionId"]});
+    body["captureToken"] = session["token"].clone();
     let id = create(&server, &body).await;
     let ready = server.wait_for("alice", &id, READY_WITHIN, is_ready).await;
     let run_id = ready["runtime"]["runId"].as_str().unwrap().to_owned();

@@ -9,18 +9,22 @@ use sluice_tests::server::{DataDir, Options, Server, Via};
 use sluice_tests::*;
 
 const SECRET_ENV_VALUE: &str = "zq9-secret-env-value-5511";
-const CAPTURE_TOKEN: &str = "zq9-capture-token-7733";
 
-/// Drives every read path with a secret-bearing workspace; returns all the
-/// answers as text.
-async fn exercise(server: &Server) -> String {
+/// Drives every read path with a secret-bearing workspace (a capture
+/// session's token and a secret environment); returns all the answers as
+/// text and the session's token.
+async fn exercise(server: &Server) -> (String, String) {
     let client = reqwest::Client::new();
     let mut seen = String::new();
+    let (status, session) = server.post("/v1/capture-sessions", &json!({"ownerUserId": "alice"})).await;
+    assert_eq!(status, 201, "{session}");
+    let capture_token = session["token"].as_str().unwrap().to_owned();
+    let session_id = session["sessionId"].as_str().unwrap().to_owned();
     let body = json!({
         "ownerUserId": "alice", "registryId": "local", "repository": "sluice-test/busybox", "tag": "1",
-        "spec": {"resources": {"cpus": 1}},
+        "spec": {"resources": {"cpus": 1}, "source": {"kind": "capture", "sessionId": session_id}},
         "secretEnv": {"API_KEY": SECRET_ENV_VALUE},
-        "captureToken": CAPTURE_TOKEN,
+        "captureToken": capture_token,
         "idempotencyKey": "secret-run",
     });
     let create = |body: Value| {
@@ -43,6 +47,7 @@ async fn exercise(server: &Server) -> String {
         format!("/v1/workspaces/{id}/events?ownerUserId=alice"),
         format!("/v1/workspaces/{id}/attempts?ownerUserId=alice"),
         "/v1/workspaces/idempotency-keys/secret-run?ownerUserId=alice".to_owned(),
+        format!("/v1/capture-sessions/{session_id}?ownerUserId=alice"),
     ] {
         let r = client.get(format!("{}{path}", server.base)).bearer_auth(&server.token).send().await.unwrap();
         let answer = read(r).await;
@@ -53,11 +58,11 @@ async fn exercise(server: &Server) -> String {
         seen.push_str(&body.to_string());
     }
     assert!(seen.contains(&id), "the answers must be about the workspace");
-    seen
+    (seen, capture_token)
 }
 
-fn assert_secret_free(what: &str, text: &str, token: &str) {
-    for secret in [SECRET_ENV_VALUE, CAPTURE_TOKEN, token] {
+fn assert_secret_free(what: &str, text: &str, token: &str, capture_token: &str) {
+    for secret in [SECRET_ENV_VALUE, capture_token, token] {
         assert!(!text.contains(secret), "{what} contains a secret");
     }
 }
@@ -81,19 +86,19 @@ async fn serve_starts_with_no_setup_and_keeps_secrets_out_of_everything() {
     assert_eq!(std::fs::metadata(data_dir.join("seal-key")).unwrap().permissions().mode() & 0o777, 0o600);
     let token = server.token.clone();
 
-    let answers = exercise(&server).await;
-    assert_secret_free("an API answer", &answers, &token);
+    let (answers, capture_token) = exercise(&server).await;
+    assert_secret_free("an API answer", &answers, &token, &capture_token);
     let log = server.stop();
     assert!(log.contains("api-token"), "the log says where the token is");
     assert!(log.contains("answered"), "request logging was on");
-    assert_secret_free("the server log", &log, &token);
+    assert_secret_free("the server log", &log, &token, &capture_token);
 
     // Every byte SQLite wrote: the database, its WAL and shared memory.
     for entry in std::fs::read_dir(&data_dir).unwrap() {
         let path = entry.unwrap().path();
         if path.file_name().unwrap().to_string_lossy().starts_with("sluice.db") {
             let bytes = std::fs::read(&path).unwrap();
-            for secret in [SECRET_ENV_VALUE, CAPTURE_TOKEN] {
+            for secret in [SECRET_ENV_VALUE, capture_token.as_str()] {
                 assert!(
                     !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
                     "{} holds a secret in plain text",
@@ -108,7 +113,7 @@ async fn serve_starts_with_no_setup_and_keeps_secrets_out_of_everything() {
         sluice_store::Store::open(&format!("sqlite:{}", data_dir.join("sluice.db").display()), sealer).await.unwrap();
     assert!(store.any_column_contains("sluice-test/busybox").await.unwrap(), "the scan reads the data");
     assert!(!store.any_column_contains(SECRET_ENV_VALUE).await.unwrap());
-    assert!(!store.any_column_contains(CAPTURE_TOKEN).await.unwrap());
+    assert!(!store.any_column_contains(&capture_token).await.unwrap());
 }
 
 #[tokio::test]
@@ -117,17 +122,17 @@ async fn serve_on_postgres_keeps_secrets_out_of_every_column() {
     let dir = DataDir::new();
     let server = Server::start_with(&dir.path(), Options::serve().database(Some(&db.url)).via(Via::Environment)).await;
     let token = server.token.clone();
-    let answers = exercise(&server).await;
-    assert_secret_free("an API answer", &answers, &token);
+    let (answers, capture_token) = exercise(&server).await;
+    assert_secret_free("an API answer", &answers, &token, &capture_token);
     let log = server.stop();
-    assert_secret_free("the server log", &log, &token);
+    assert_secret_free("the server log", &log, &token, &capture_token);
     let store =
         sluice_store::Store::open(&db.url, sluice_store::Sealer::load_or_create(&dir.path().join("seal-key")).unwrap())
             .await
             .unwrap();
     assert!(store.any_column_contains("sluice-test/busybox").await.unwrap(), "the scan reads the data");
     assert!(!store.any_column_contains(SECRET_ENV_VALUE).await.unwrap());
-    assert!(!store.any_column_contains(CAPTURE_TOKEN).await.unwrap());
+    assert!(!store.any_column_contains(&capture_token).await.unwrap());
 }
 
 #[test]

@@ -1,1 +1,2 @@
+pub mod capture_sessions;
 pub mod workspaces;

@@ -60,6 +60,35 @@ fn unsupported(field: &str, code: &'static str, what: &str) -> ApiError {
     }
 }
 
+/// A capture source needs its session's token, and the session must be the
+/// owner's; a token without a capture source is refused. Every refusal is
+/// the same for a session that does not exist, is another owner's, or does
+/// not match the token.
+async fn check_capture_source(
+    app: &AppState,
+    owner: &str,
+    session: Option<&str>,
+    token: Option<&str>,
+) -> Result<(), ApiError> {
+    match (session, token) {
+        (None, None) => Ok(()),
+        (None, Some(_)) => Err(ApiError::bad_request(
+            "captureToken is accepted only with a capture source (spec.source.kind \"capture\")",
+        )),
+        (Some(_), None) => Err(ApiError::bad_request("captureToken is required with a capture source")),
+        (Some(session), Some(token)) => {
+            let owned = app.store.capture_session(session).await?.is_some_and(|s| s.owner_user_id == owner);
+            if owned && app.store.capture_token_matches(session, token).await? {
+                Ok(())
+            } else {
+                Err(ApiError::bad_request(
+                    "spec.source.sessionId and captureToken must name a capture session of this owner and its token",
+                ))
+            }
+        }
+    }
+}
+
 /// Create a workspace (202). Idempotent per owner with `idempotencyKey`.
 #[utoipa::path(post, path = "/v1/workspaces", tag = "workspaces", operation_id = "createWorkspace",
     params(("idempotency-key" = Option<String>, Header, description = "Same as the body's idempotencyKey; the body wins.")),
@@ -82,6 +111,7 @@ pub async fn create_workspace(
         validate::secret_env(env)?;
     }
     let capture_token = validate::optional_text("captureToken", req.capture_token.as_deref(), 4096)?;
+    check_capture_source(&app, &owner, typed_spec.capture_session.as_deref(), capture_token.as_deref()).await?;
     let ttl_seconds = req.ttl_seconds.map(|t| validate::ttl_seconds("ttlSeconds", t)).transpose()?;
     let launch_id = req.launch_id.as_deref().map(|l| validate::launch_id("launchId", l)).transpose()?;
     let key = match (&req.idempotency_key, headers.get("idempotency-key")) {

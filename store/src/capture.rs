@@ -1,0 +1,387 @@
+//! Capture sessions, the registrar's durable state: a worktree's chain of
+//! registered captures, the lease epoch that fences older executors, the
+//! byte quota and the final seal. A session's token exists only as a keyed
+//! hash; manifests live in the object store and are named here by key.
+//!
+//! Every change (claim, register, seal) is one transaction that checks the
+//! epoch it was made under, so an executor fenced by a newer claim changes
+//! nothing, whatever it sends.
+
+use sluice_protocol::Origin;
+use sluice_protocol::capture::CaptureClass;
+
+use crate::Store;
+use crate::clock::{new_id, now_ms};
+use crate::db::{DbRow, args};
+use crate::error::StoreError;
+use crate::model::Refusal;
+use crate::seal::{Secret, new_token};
+
+/// How many of the newest captures a session read lists.
+pub const LISTED_CAPTURES: i64 = 100;
+
+/// A session as its owner reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaptureSessionView {
+    pub session: CaptureSession,
+    /// The newest captures, in chain order.
+    pub captures: Vec<CaptureRecord>,
+}
+
+/// A session's state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaptureSession {
+    pub id: String,
+    pub owner_user_id: String,
+    pub worktree_id: String,
+    pub epoch: u64,
+    /// 0 while nothing is registered.
+    pub head_n: u64,
+    pub quota_bytes: Option<u64>,
+    pub used_bytes: u64,
+    /// Each class's head manifest document and how many deltas deep it is.
+    pub small: Option<ManifestHead>,
+    pub bulk: Option<ManifestHead>,
+    /// The executor that holds the current epoch.
+    pub claimed_run_id: Option<String>,
+    pub final_seal: Option<FinalSeal>,
+    pub created_at: i64,
+}
+
+impl CaptureSession {
+    pub fn head(&self, class: CaptureClass) -> Option<&ManifestHead> {
+        match class {
+            CaptureClass::Small => self.small.as_ref(),
+            CaptureClass::Bulk => self.bulk.as_ref(),
+        }
+    }
+}
+
+/// A class's head manifest: the document's object key and its delta depth
+/// (0: a full manifest).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestHead {
+    pub key: String,
+    pub depth: u64,
+}
+
+/// One registered capture.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaptureRecord {
+    pub n: u64,
+    pub epoch: u64,
+    pub launch: String,
+    pub run_id: String,
+    pub registered_at: i64,
+    pub classes: Vec<CaptureClass>,
+    /// The bytes of the files its classes hold.
+    pub bytes: u64,
+}
+
+/// The capture a FINAL flush sealed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FinalSeal {
+    pub capture_n: u64,
+    pub epoch: u64,
+    pub executor_id: String,
+    pub launch_id: String,
+    pub sealed_at: i64,
+    pub origin: Origin,
+}
+
+/// A capture to record: what the registrar accepted of a register request.
+#[derive(Debug, Clone)]
+pub struct NewCapture {
+    pub epoch: u64,
+    pub n: u64,
+    pub run_id: String,
+    pub launch: String,
+    /// The classes registered, each with its new head.
+    pub classes: Vec<(CaptureClass, ManifestHead)>,
+    /// The capture's bytes, and the session's bytes with it.
+    pub bytes: u64,
+    pub used_bytes: u64,
+    pub origin: Origin,
+}
+
+const SESSION_COLUMNS: &str = "id, owner_user_id, worktree_id, epoch, head_n, quota_bytes, used_bytes, \
+    small_manifest, small_depth, bulk_manifest, bulk_depth, claimed_run_id, seal_capture_n, seal_epoch, \
+    seal_executor_id, seal_launch_id, seal_at, seal_origin, created_at";
+
+fn unsigned(row: &DbRow, column: &str) -> Result<u64, StoreError> {
+    u64::try_from(row.int(column)?).map_err(|_| StoreError::Corrupt(format!("{column} is negative")))
+}
+
+fn signed(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+fn head_from(row: &DbRow, key: &str, depth: &str) -> Result<Option<ManifestHead>, StoreError> {
+    Ok(match row.opt_text(key)? {
+        Some(key) => Some(ManifestHead { key, depth: unsigned(row, depth)? }),
+        None => None,
+    })
+}
+
+fn session_from_row(row: &DbRow) -> Result<CaptureSession, StoreError> {
+    let final_seal = match row.opt_int("seal_capture_n")? {
+        Some(n) => Some(FinalSeal {
+            capture_n: n as u64,
+            epoch: unsigned(row, "seal_epoch")?,
+            executor_id: row.text("seal_executor_id")?,
+            launch_id: row.text("seal_launch_id")?,
+            sealed_at: row.int("seal_at")?,
+            origin: serde_json::from_str(&row.text("seal_origin")?)
+                .map_err(|_| StoreError::Corrupt("capture_sessions.seal_origin".into()))?,
+        }),
+        None => None,
+    };
+    Ok(CaptureSession {
+        id: row.text("id")?,
+        owner_user_id: row.text("owner_user_id")?,
+        worktree_id: row.text("worktree_id")?,
+        epoch: unsigned(row, "epoch")?,
+        head_n: unsigned(row, "head_n")?,
+        quota_bytes: row.opt_int("quota_bytes")?.map(|q| q as u64),
+        used_bytes: unsigned(row, "used_bytes")?,
+        small: head_from(row, "small_manifest", "small_depth")?,
+        bulk: head_from(row, "bulk_manifest", "bulk_depth")?,
+        claimed_run_id: row.opt_text("claimed_run_id")?,
+        final_seal,
+        created_at: row.int("created_at")?,
+    })
+}
+
+fn capture_from_row(row: &DbRow) -> Result<CaptureRecord, StoreError> {
+    let classes: Vec<CaptureClass> =
+        serde_json::from_str(&row.text("classes")?).map_err(|_| StoreError::Corrupt("captures.classes".into()))?;
+    Ok(CaptureRecord {
+        n: unsigned(row, "n")?,
+        epoch: unsigned(row, "epoch")?,
+        launch: row.text("launch")?,
+        run_id: row.text("run_id")?,
+        registered_at: row.int("registered_at")?,
+        classes,
+        bytes: unsigned(row, "bytes")?,
+    })
+}
+
+fn fenced(epoch: u64, current: u64) -> StoreError {
+    Refusal {
+        message: format!("epoch {epoch} was fenced: the session was claimed again (epoch {current})"),
+        code: sluice_protocol::registrar::refusal::FENCED,
+    }
+    .into()
+}
+
+impl Store {
+    /// Creates a session and its token, which is returned once and kept
+    /// only as a keyed hash.
+    pub async fn create_capture_session(
+        &self,
+        owner: &str,
+        quota_bytes: Option<u64>,
+    ) -> Result<(CaptureSession, Secret<String>), StoreError> {
+        let token = new_token();
+        let token = Secret::new(format!("slcap_{}", token.expose()));
+        let id = new_id("cs");
+        let worktree_id = new_id("wt");
+        let now = now_ms();
+        self.pool
+            .execute(
+                "INSERT INTO capture_sessions (id, owner_user_id, worktree_id, token_hash, quota_bytes, \
+                 created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)",
+                args![&id, owner, &worktree_id, self.capture_token_hash(token.expose()), quota_bytes.map(signed), now],
+            )
+            .await?;
+        let session = self.capture_session(&id).await?.ok_or_else(|| StoreError::Corrupt("session vanished".into()))?;
+        Ok((session, token))
+    }
+
+    fn capture_token_hash(&self, token: &str) -> String {
+        self.sealer.keyed_digest(format!("capture-token/{token}").as_bytes())
+    }
+
+    /// A session by id, whoever owns it (for the registrar).
+    pub async fn capture_session(&self, session_id: &str) -> Result<Option<CaptureSession>, StoreError> {
+        let row = self
+            .pool
+            .fetch_optional(&format!("SELECT {SESSION_COLUMNS} FROM capture_sessions WHERE id = $1"), args![session_id])
+            .await?;
+        row.map(|r| session_from_row(&r)).transpose()
+    }
+
+    /// The owner's session with its newest captures.
+    pub async fn get_capture_session(
+        &self,
+        owner: &str,
+        session_id: &str,
+    ) -> Result<Option<CaptureSessionView>, StoreError> {
+        let Some(session) = self.capture_session(session_id).await?.filter(|s| s.owner_user_id == owner) else {
+            return Ok(None);
+        };
+        let rows = self
+            .pool
+            .fetch_all(
+                "SELECT n, epoch, launch, run_id, registered_at, classes, bytes FROM captures \
+                 WHERE session_id = $1 ORDER BY n DESC LIMIT $2",
+                args![session_id, LISTED_CAPTURES],
+            )
+            .await?;
+        let mut captures = rows.iter().map(capture_from_row).collect::<Result<Vec<_>, _>>()?;
+        captures.reverse();
+        Ok(Some(CaptureSessionView { session, captures }))
+    }
+
+    /// Whether `token` is the session's token.
+    pub async fn capture_token_matches(&self, session_id: &str, token: &str) -> Result<bool, StoreError> {
+        let row = self
+            .pool
+            .fetch_optional("SELECT token_hash FROM capture_sessions WHERE id = $1", args![session_id])
+            .await?;
+        let Some(row) = row else { return Ok(false) };
+        let stored = row.text("token_hash")?;
+        let presented = self.capture_token_hash(token);
+        // Both are fixed-length digests of secrets; compare without an early exit.
+        Ok(stored.len() == presented.len()
+            && stored.bytes().zip(presented.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0)
+    }
+
+    /// Claims the session for an executor: the epoch grows by one and every
+    /// executor holding an older one is fenced from now on.
+    pub async fn claim_capture_session(
+        &self,
+        session_id: &str,
+        run_id: &str,
+        launch: &str,
+    ) -> Result<CaptureSession, StoreError> {
+        let now = now_ms();
+        let mut tx = self.pool.begin().await?;
+        let row = tx
+            .fetch_optional(
+                "UPDATE capture_sessions SET epoch = epoch + 1, claimed_run_id = $2, claimed_launch = $3, \
+                 updated_at = $4 WHERE id = $1 RETURNING epoch",
+                args![session_id, run_id, launch, now],
+            )
+            .await?;
+        let Some(row) = row else {
+            return Err(StoreError::Corrupt(format!("capture session {session_id} does not exist")));
+        };
+        let epoch = row.int("epoch")?;
+        tx.execute(
+            "INSERT INTO capture_claims (session_id, epoch, run_id, launch, claimed_at) VALUES ($1, $2, $3, $4, $5)",
+            args![session_id, epoch, run_id, launch, now],
+        )
+        .await?;
+        let row = tx
+            .fetch_one(&format!("SELECT {SESSION_COLUMNS} FROM capture_sessions WHERE id = $1"), args![session_id])
+            .await?;
+        tx.commit().await?;
+        session_from_row(&row)
+    }
+
+    /// Records a capture at the head's next chain position, made under the
+    /// session's current epoch by the executor that holds it.
+    pub async fn register_capture(&self, session_id: &str, capture: &NewCapture) -> Result<(), StoreError> {
+        let now = now_ms();
+        let mut tx = self.pool.begin().await?;
+        let row = tx
+            .fetch_optional(
+                "SELECT epoch, head_n, claimed_run_id FROM capture_sessions WHERE id = $1",
+                args![session_id],
+            )
+            .await?
+            .ok_or_else(|| StoreError::Corrupt(format!("capture session {session_id} does not exist")))?;
+        let (epoch, head_n) = (unsigned(&row, "epoch")?, unsigned(&row, "head_n")?);
+        if capture.epoch != epoch || row.opt_text("claimed_run_id")?.as_deref() != Some(capture.run_id.as_str()) {
+            return Err(fenced(capture.epoch, epoch));
+        }
+        if capture.n != head_n + 1 {
+            return Err(Refusal {
+                message: format!("capture {} is not the head's next (the head is {head_n})", capture.n),
+                code: sluice_protocol::registrar::refusal::CONFLICT,
+            }
+            .into());
+        }
+        let head_of = |class| capture.classes.iter().find(|(c, _)| *c == class).map(|(_, h)| h);
+        let (small, bulk) = (head_of(CaptureClass::Small), head_of(CaptureClass::Bulk));
+        let classes: Vec<CaptureClass> = capture.classes.iter().map(|(c, _)| *c).collect();
+        let origin = serde_json::to_string(&capture.origin).map_err(|_| StoreError::Corrupt("origin".into()))?;
+        tx.execute(
+            "INSERT INTO captures (session_id, n, epoch, run_id, launch, classes, bytes, small_manifest, \
+             bulk_manifest, origin, registered_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+            args![
+                session_id,
+                signed(capture.n),
+                signed(capture.epoch),
+                &capture.run_id,
+                &capture.launch,
+                serde_json::json!(classes).to_string(),
+                signed(capture.bytes),
+                small.map(|h| h.key.clone()),
+                bulk.map(|h| h.key.clone()),
+                origin,
+                now
+            ],
+        )
+        .await?;
+        tx.execute(
+            "UPDATE capture_sessions SET head_n = $2, used_bytes = $3, \
+             small_manifest = COALESCE($4, small_manifest), small_depth = COALESCE($5, small_depth), \
+             bulk_manifest = COALESCE($6, bulk_manifest), bulk_depth = COALESCE($7, bulk_depth), \
+             updated_at = $8 WHERE id = $1",
+            args![
+                session_id,
+                signed(capture.n),
+                signed(capture.used_bytes),
+                small.map(|h| h.key.clone()),
+                small.map(|h| signed(h.depth)),
+                bulk.map(|h| h.key.clone()),
+                bulk.map(|h| signed(h.depth)),
+                now
+            ],
+        )
+        .await?;
+        tx.commit().await
+    }
+
+    /// Records the final seal an executor made under the current epoch: its
+    /// capture must be the head.
+    pub async fn record_final_seal(&self, session_id: &str, seal: &FinalSeal, run_id: &str) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let row = tx
+            .fetch_optional(
+                "SELECT epoch, head_n, claimed_run_id FROM capture_sessions WHERE id = $1",
+                args![session_id],
+            )
+            .await?
+            .ok_or_else(|| StoreError::Corrupt(format!("capture session {session_id} does not exist")))?;
+        let (epoch, head_n) = (unsigned(&row, "epoch")?, unsigned(&row, "head_n")?);
+        if seal.epoch != epoch || row.opt_text("claimed_run_id")?.as_deref() != Some(run_id) {
+            return Err(fenced(seal.epoch, epoch));
+        }
+        if seal.capture_n != head_n {
+            return Err(Refusal {
+                message: format!("the seal names capture {} but the head is {head_n}", seal.capture_n),
+                code: sluice_protocol::registrar::refusal::CONFLICT,
+            }
+            .into());
+        }
+        let origin = serde_json::to_string(&seal.origin).map_err(|_| StoreError::Corrupt("origin".into()))?;
+        tx.execute(
+            "UPDATE capture_sessions SET seal_capture_n = $2, seal_epoch = $3, seal_executor_id = $4, \
+             seal_launch_id = $5, seal_at = $6, seal_origin = $7, updated_at = $6 WHERE id = $1",
+            args![
+                session_id,
+                signed(seal.capture_n),
+                signed(seal.epoch),
+                &seal.executor_id,
+                &seal.launch_id,
+                seal.sealed_at,
+                origin
+            ],
+        )
+        .await?;
+        tx.commit().await
+    }
+}
