@@ -13,7 +13,9 @@ pub mod daemon_client;
 pub mod decide;
 pub mod error;
 mod exec_job;
+pub mod objects;
 pub mod reconcile;
+pub mod registrar;
 pub mod runtime;
 mod sweeps;
 

@@ -1,0 +1,504 @@
+//! The registrar: the control plane's side of a capture session, served to
+//! one executor's daemon on a unix socket in the executor's run directory
+//! (mounted into the executor where only the daemon's user reaches it).
+//! It holds the store and the object store; the executor holds neither.
+//!
+//! Everything a daemon sends is untrusted: bodies and frames are bounded,
+//! every object is checked against its hash before it is stored, a capture
+//! is registered only under the epoch the executor holds and only when the
+//! store has every object it names. Each class's head is kept as a manifest
+//! document in the object store: a full manifest, or a delta over the
+//! previous head (at most [`MAX_DELTA_DEPTH`] deep), so a small change
+//! writes a small document.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use bytes::{Buf, Bytes, BytesMut};
+use futures::StreamExt;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use sluice_protocol::capture::CaptureClass;
+use sluice_protocol::registrar::{self as wire, Manifest, ManifestDelta, RegistrarRefusal, refusal};
+use sluice_store::capture::{CaptureSession, FinalSeal, ManifestHead, NewCapture};
+use sluice_store::{Store, StoreError};
+
+use crate::objects::{Objects, ObjectsError};
+
+/// How many deltas may stack on a full manifest before the next head is
+/// written whole again.
+pub const MAX_DELTA_DEPTH: u64 = 16;
+/// The most a register request may hold.
+pub const MAX_REGISTER_BYTES: usize = 256 << 20;
+/// The most entries one class's manifest may hold.
+pub const MAX_ENTRIES: usize = 4_000_000;
+/// The longest a virtual path may be.
+pub const MAX_PATH_BYTES: usize = 4096;
+/// How long one upload frame may take to arrive.
+const FRAME_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A stored head document: a full manifest or a delta over `base`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", tag = "form")]
+enum HeadDocument {
+    Full { manifest: Manifest },
+    Delta { base: String, delta: ManifestDelta },
+}
+
+/// Reads a class's head manifest, following its deltas to the full one.
+pub async fn load_manifest(objects: &Objects, head: Option<&ManifestHead>) -> Result<Manifest, ObjectsError> {
+    let Some(head) = head else { return Ok(Manifest::default()) };
+    let mut deltas = Vec::new();
+    let mut key = head.key.clone();
+    loop {
+        if deltas.len() as u64 > MAX_DELTA_DEPTH + 1 {
+            return Err(ObjectsError::Store(format!("manifest {} is deeper than allowed", head.key)));
+        }
+        let bytes = objects.get(&key).await?;
+        let document: HeadDocument = serde_json::from_slice(&bytes)
+            .map_err(|e| ObjectsError::Store(format!("manifest document {key} does not parse: {e}")))?;
+        match document {
+            HeadDocument::Full { manifest } => {
+                return Ok(deltas.iter().rev().fold(manifest, |m: Manifest, d: &ManifestDelta| m.apply(d)));
+            }
+            HeadDocument::Delta { base, delta } => {
+                deltas.push(delta);
+                key = base;
+            }
+        }
+    }
+}
+
+/// What every registrar of this worker shares.
+pub struct RegistrarHost {
+    pub store: Store,
+    pub objects: Objects,
+    served: Mutex<HashMap<String, tokio::task::AbortHandle>>,
+}
+
+/// The executor one registrar socket serves.
+#[derive(Debug, Clone)]
+pub struct Binding {
+    pub run_id: String,
+    pub session_id: String,
+    pub launch: String,
+}
+
+struct Served {
+    host: Arc<RegistrarHost>,
+    binding: Binding,
+    /// The digest of the token once the store confirmed it.
+    token_digest: Mutex<Option<[u8; 32]>>,
+}
+
+type Refused = (StatusCode, Json<RegistrarRefusal>);
+
+fn refused(status: StatusCode, code: &str, message: impl Into<String>) -> Refused {
+    (status, Json(RegistrarRefusal { code: code.into(), message: message.into(), missing: Vec::new() }))
+}
+
+fn invalid(message: impl Into<String>) -> Refused {
+    refused(StatusCode::BAD_REQUEST, refusal::INVALID, message)
+}
+
+fn from_store(e: StoreError) -> Refused {
+    match e {
+        StoreError::Conflict { message, code } => refused(StatusCode::CONFLICT, code, message),
+        other => {
+            tracing::warn!(error = %other, "registrar: the store failed");
+            refused(StatusCode::SERVICE_UNAVAILABLE, refusal::UNAVAILABLE, "the store is not available; try again")
+        }
+    }
+}
+
+fn from_objects(e: ObjectsError) -> Refused {
+    match e {
+        ObjectsError::Mismatch { .. } | ObjectsError::BadKey(_) => invalid(e.to_string()),
+        other => {
+            tracing::warn!(error = %other, "registrar: the object store failed");
+            refused(
+                StatusCode::SERVICE_UNAVAILABLE,
+                refusal::UNAVAILABLE,
+                "the object store is not available; try again",
+            )
+        }
+    }
+}
+
+impl RegistrarHost {
+    pub fn new(store: Store, objects: Objects) -> Arc<RegistrarHost> {
+        Arc::new(RegistrarHost { store, objects, served: Mutex::new(HashMap::new()) })
+    }
+
+    /// Serves `binding` on `socket` unless this process already does. The
+    /// socket is made for the owner of its directory (the daemon's user)
+    /// alone.
+    pub fn ensure(self: &Arc<Self>, socket: &Path, binding: Binding) -> std::io::Result<()> {
+        let mut served = self.served.lock().unwrap();
+        if served.get(&binding.run_id).is_some_and(|h| !h.is_finished()) {
+            return Ok(());
+        }
+        let listener = bind_for_directory_owner(socket)?;
+        let run_id = binding.run_id.clone();
+        let state = Arc::new(Served { host: self.clone(), binding, token_digest: Mutex::new(None) });
+        let app = router(state);
+        let task = tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, app).await {
+                tracing::warn!(error = %e, "a registrar socket stopped serving");
+            }
+        });
+        served.insert(run_id, task.abort_handle());
+        Ok(())
+    }
+
+    /// Stops serving a run's executor.
+    pub fn forget(&self, run_id: &str) {
+        if let Some(task) = self.served.lock().unwrap().remove(run_id) {
+            task.abort();
+        }
+    }
+
+    /// The plan in force: the session's head manifests.
+    async fn plan(&self, session: &CaptureSession) -> Result<wire::Plan, Refused> {
+        let small = load_manifest(&self.objects, session.small.as_ref()).await.map_err(from_objects)?;
+        let bulk = load_manifest(&self.objects, session.bulk.as_ref()).await.map_err(from_objects)?;
+        Ok(wire::Plan {
+            worktree_id: session.worktree_id.clone(),
+            epoch: session.epoch,
+            head_n: (session.head_n > 0).then_some(session.head_n),
+            head_capture_id: (session.head_n > 0).then(|| format!("{}/{}", session.id, session.head_n)),
+            small,
+            bulk,
+            quota_bytes: session.quota_bytes,
+            used_bytes: session.used_bytes,
+        })
+    }
+}
+
+/// Binds a unix socket at `path` that only the owner of its directory (and
+/// root) may connect to.
+fn bind_for_directory_owner(path: &Path) -> std::io::Result<tokio::net::UnixListener> {
+    use std::os::unix::fs::MetadataExt;
+    let dir = path.parent().ok_or_else(|| std::io::Error::other("the socket path has no directory"))?;
+    let owner = std::fs::metadata(dir)?;
+    let _ = std::fs::remove_file(path);
+    let listener = tokio::net::UnixListener::bind(path)?;
+    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
+    std::os::unix::fs::lchown(path, Some(owner.uid()), Some(owner.gid()))?;
+    Ok(listener)
+}
+
+/// The socket's path for a run, as the host sees it.
+pub fn registrar_socket(run_dir: &Path) -> PathBuf {
+    run_dir.join("run").join("registrar.sock")
+}
+
+fn router(state: Arc<Served>) -> Router {
+    Router::new()
+        .route(wire::CLAIM, post(claim))
+        .route(wire::PLAN, get(plan))
+        .route(wire::MISSING, post(missing))
+        .route(wire::OBJECTS, post(upload))
+        .route(wire::REGISTER, post(register))
+        .route(wire::SEAL, post(seal))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), authenticate))
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_REGISTER_BYTES))
+        .with_state(state)
+}
+
+async fn authenticate(State(served): State<Arc<Served>>, request: Request, next: axum::middleware::Next) -> Response {
+    let presented = request
+        .headers()
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .map(str::to_owned);
+    let Some(token) = presented else {
+        return refused(StatusCode::UNAUTHORIZED, refusal::UNAUTHENTICATED, "the session token is required")
+            .into_response();
+    };
+    let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+    let known = *served.token_digest.lock().unwrap();
+    let ok = match known {
+        Some(known) => known == digest,
+        None => match served.host.store.capture_token_matches(&served.binding.session_id, &token).await {
+            Ok(true) => {
+                *served.token_digest.lock().unwrap() = Some(digest);
+                true
+            }
+            Ok(false) => false,
+            Err(e) => return from_store(e).into_response(),
+        },
+    };
+    if !ok {
+        return refused(StatusCode::UNAUTHORIZED, refusal::UNAUTHENTICATED, "not this session's token").into_response();
+    }
+    next.run(request).await
+}
+
+async fn session(served: &Served) -> Result<CaptureSession, Refused> {
+    served
+        .host
+        .store
+        .capture_session(&served.binding.session_id)
+        .await
+        .map_err(from_store)?
+        .ok_or_else(|| refused(StatusCode::GONE, refusal::FENCED, "the capture session is gone"))
+}
+
+/// Refuses a call made under an epoch this executor no longer holds.
+fn check_epoch(served: &Served, session: &CaptureSession, epoch: u64) -> Result<(), Refused> {
+    if epoch != session.epoch || session.claimed_run_id.as_deref() != Some(served.binding.run_id.as_str()) {
+        return Err(refused(
+            StatusCode::CONFLICT,
+            refusal::FENCED,
+            format!("epoch {epoch} was fenced: the session's epoch is {}", session.epoch),
+        ));
+    }
+    Ok(())
+}
+
+async fn claim(State(served): State<Arc<Served>>) -> Result<Json<wire::Plan>, Refused> {
+    let binding = &served.binding;
+    let session = served
+        .host
+        .store
+        .claim_capture_session(&binding.session_id, &binding.run_id, &binding.launch)
+        .await
+        .map_err(from_store)?;
+    tracing::info!(run = %binding.run_id, session = %binding.session_id, epoch = session.epoch, "capture session claimed");
+    Ok(Json(served.host.plan(&session).await?))
+}
+
+async fn plan(State(served): State<Arc<Served>>) -> Result<Json<wire::Plan>, Refused> {
+    let session = session(&served).await?;
+    Ok(Json(served.host.plan(&session).await?))
+}
+
+async fn missing(
+    State(served): State<Arc<Served>>,
+    Json(request): Json<wire::MissingRequest>,
+) -> Result<Json<wire::MissingAnswer>, Refused> {
+    check_epoch(&served, &session(&served).await?, request.epoch)?;
+    if request.keys.len() > wire::MAX_MISSING_BATCH {
+        return Err(invalid(format!("at most {} keys per request", wire::MAX_MISSING_BATCH)));
+    }
+    if let Some(bad) = request.keys.iter().find(|k| !wire::is_object_key(k)) {
+        return Err(invalid(format!("{} is not an object key", bad.chars().take(80).collect::<String>())));
+    }
+    let missing = served.host.objects.missing(&request.keys).await.map_err(from_objects)?;
+    Ok(Json(wire::MissingAnswer { missing }))
+}
+
+#[derive(Serialize)]
+struct Uploaded {
+    objects: u64,
+    bytes: u64,
+}
+
+async fn upload(State(served): State<Arc<Served>>, headers: HeaderMap, body: Body) -> Result<Json<Uploaded>, Refused> {
+    let epoch = headers
+        .get(wire::EPOCH_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+        .ok_or_else(|| invalid(format!("the {} header must name the epoch", wire::EPOCH_HEADER)))?;
+    check_epoch(&served, &session(&served).await?, epoch)?;
+    let mut stream = body.into_data_stream();
+    let mut buffer = BytesMut::new();
+    let mut done = Uploaded { objects: 0, bytes: 0 };
+    let mut ended = false;
+    loop {
+        // A whole frame is buffered before it is checked and stored.
+        let frame = if buffer.len() >= 72 {
+            let key = std::str::from_utf8(&buffer[..64]).ok().filter(|k| wire::is_object_key(k)).map(str::to_owned);
+            let Some(key) = key else { return Err(invalid("a frame does not start with an object key")) };
+            let len = u64::from_be_bytes(buffer[64..72].try_into().expect("eight bytes"));
+            if len > wire::MAX_OBJECT_BYTES as u64 {
+                return Err(invalid(format!("an object may hold at most {} bytes", wire::MAX_OBJECT_BYTES)));
+            }
+            let total = 72 + len as usize;
+            if buffer.len() >= total {
+                buffer.advance(72);
+                Some((key, buffer.split_to(len as usize).freeze()))
+            } else {
+                None
+            }
+        } else {
+            None
+        };
+        if let Some((key, bytes)) = frame {
+            let len = bytes.len() as u64;
+            served.host.objects.put_verified(&key, bytes).await.map_err(from_objects)?;
+            done.objects += 1;
+            done.bytes += len;
+            continue;
+        }
+        if ended {
+            if buffer.is_empty() {
+                return Ok(Json(done));
+            }
+            return Err(invalid("the upload ended inside a frame"));
+        }
+        match tokio::time::timeout(FRAME_TIMEOUT, stream.next()).await {
+            Err(_) => return Err(invalid("the upload stalled")),
+            Ok(None) => ended = true,
+            Ok(Some(Ok(chunk))) => buffer.extend_from_slice(&chunk),
+            Ok(Some(Err(_))) => return Err(invalid("the upload could not be read")),
+        }
+    }
+}
+
+/// Checks what a daemon's manifest may hold.
+fn check_manifest(class: CaptureClass, manifest: &Manifest) -> Result<(), Refused> {
+    if manifest.entries.len() > MAX_ENTRIES {
+        return Err(invalid(format!("the {} manifest holds more than {MAX_ENTRIES} entries", class.as_str())));
+    }
+    if !manifest.is_canonical() {
+        return Err(invalid(format!("the {} manifest is not sorted by path with each path once", class.as_str())));
+    }
+    for entry in &manifest.entries {
+        let path_ok = entry.path.len() <= MAX_PATH_BYTES
+            && ["tree/", ".git/", "harness/"].iter().any(|p| entry.path.starts_with(p))
+            && !entry.path.split('/').any(|part| part.is_empty() || part == "." || part == "..")
+            && !entry.path.contains('\0');
+        if !path_ok {
+            return Err(invalid("a manifest path is not a virtual path (tree/…, .git/…, harness/…)"));
+        }
+        if entry.mode > 0o7777 || entry.objects.iter().any(|k| !wire::is_object_key(k)) {
+            return Err(invalid(format!("entry {}: bad mode or object key", entry.path)));
+        }
+    }
+    Ok(())
+}
+
+async fn register(
+    State(served): State<Arc<Served>>,
+    Json(request): Json<wire::RegisterRequest>,
+) -> Result<Json<wire::Registered>, Refused> {
+    let host = &served.host;
+    let session = session(&served).await?;
+    check_epoch(&served, &session, request.epoch)?;
+    if request.n != session.head_n + 1 {
+        return Err(refused(
+            StatusCode::CONFLICT,
+            refusal::CONFLICT,
+            format!("capture {} is not the head's next (the head is {})", request.n, session.head_n),
+        ));
+    }
+    for (class, manifest) in &request.classes {
+        check_manifest(*class, manifest)?;
+    }
+    // Each class's current head, and what the capture changes in it.
+    let mut heads = BTreeMap::new();
+    for class in CaptureClass::ALL {
+        heads.insert(class, load_manifest(&host.objects, session.head(class)).await.map_err(from_objects)?);
+    }
+    let mut new_keys: Vec<String> = Vec::new();
+    let mut deltas = BTreeMap::new();
+    for (class, manifest) in &request.classes {
+        let before = &heads[class];
+        let known = before.object_keys();
+        let delta = before.diff(manifest);
+        for entry in &delta.upserts {
+            new_keys.extend(entry.objects.iter().filter(|k| !known.contains(k.as_str())).cloned());
+        }
+        deltas.insert(*class, delta);
+    }
+    new_keys.sort();
+    new_keys.dedup();
+    let mut missing = Vec::new();
+    for batch in new_keys.chunks(wire::MAX_MISSING_BATCH) {
+        missing.extend(host.objects.missing(batch).await.map_err(from_objects)?);
+        if missing.len() >= wire::MISSING_NAMED {
+            break;
+        }
+    }
+    if !missing.is_empty() {
+        missing.truncate(wire::MISSING_NAMED);
+        let message = format!("the capture names {} or more objects the store does not hold", missing.len());
+        return Err((
+            StatusCode::CONFLICT,
+            Json(RegistrarRefusal { code: refusal::MISSING_OBJECTS.into(), message, missing }),
+        ));
+    }
+    // The quota: classes are taken small first; one that would take the
+    // head past the quota is refused and keeps its head.
+    let mut used: BTreeMap<CaptureClass, u64> = heads.iter().map(|(c, m)| (*c, m.bytes())).collect();
+    let mut accepted = Vec::new();
+    let mut refused_classes = Vec::new();
+    for (class, manifest) in &request.classes {
+        let mut with = used.clone();
+        with.insert(*class, manifest.bytes());
+        let total: u64 = with.values().sum();
+        if session.quota_bytes.is_some_and(|q| total > q) {
+            refused_classes.push(*class);
+        } else {
+            used = with;
+            accepted.push(*class);
+        }
+    }
+    let used_bytes: u64 = used.values().sum();
+    if accepted.is_empty() {
+        return Ok(Json(wire::Registered { n: None, refused: refused_classes, used_bytes: session.used_bytes }));
+    }
+    let mut classes = Vec::new();
+    let mut bytes = 0;
+    for class in &accepted {
+        let manifest = &request.classes[class];
+        bytes += manifest.bytes();
+        let previous = session.head(*class);
+        let (document, depth) = match previous {
+            Some(head) if head.depth < MAX_DELTA_DEPTH => (
+                HeadDocument::Delta { base: head.key.clone(), delta: deltas.remove(class).unwrap_or_default() },
+                head.depth + 1,
+            ),
+            _ => (HeadDocument::Full { manifest: manifest.clone() }, 0),
+        };
+        let text = serde_json::to_vec(&document).map_err(|e| invalid(e.to_string()))?;
+        let key = host.objects.put(Bytes::from(text)).await.map_err(from_objects)?;
+        classes.push((*class, ManifestHead { key, depth }));
+    }
+    let capture = NewCapture {
+        epoch: request.epoch,
+        n: request.n,
+        run_id: served.binding.run_id.clone(),
+        launch: served.binding.launch.clone(),
+        classes,
+        bytes,
+        used_bytes,
+        origin: request.origin,
+    };
+    host.store.register_capture(&served.binding.session_id, &capture).await.map_err(from_store)?;
+    Ok(Json(wire::Registered { n: Some(request.n), refused: refused_classes, used_bytes }))
+}
+
+async fn seal(
+    State(served): State<Arc<Served>>,
+    Json(request): Json<wire::SealRequest>,
+) -> Result<Json<wire::Sealed>, Refused> {
+    let now = sluice_store::clock::now_ms();
+    let seal = FinalSeal {
+        capture_n: request.capture_n,
+        epoch: request.epoch,
+        executor_id: served.binding.run_id.clone(),
+        launch_id: served.binding.launch.clone(),
+        sealed_at: now,
+        origin: request.origin,
+    };
+    served
+        .host
+        .store
+        .record_final_seal(&served.binding.session_id, &seal, &served.binding.run_id)
+        .await
+        .map_err(from_store)?;
+    Ok(Json(wire::Sealed { capture_n: request.capture_n, epoch: request.epoch, sealed_at_ms: now }))
+}
