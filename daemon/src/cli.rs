@@ -36,6 +36,19 @@ pub struct Args {
     /// The gid the workload runs as.
     #[arg(long, requires = "workload_uid")]
     pub workload_gid: Option<u32>,
+    /// The registrar socket the runtime mounted (`unix:PATH`); with a
+    /// session token in the boot secret, the daemon captures its worktree.
+    #[arg(long, env = "SLUICED_REGISTRAR")]
+    pub registrar: Option<String>,
+    /// How often automatic snaps run.
+    #[arg(long, env = "SLUICED_CAPTURE_INTERVAL_MS", default_value_t = 10_000)]
+    pub capture_interval_ms: u64,
+    /// Files larger than this are captured in the bulk class.
+    #[arg(long, env = "SLUICED_BULK_THRESHOLD_BYTES", default_value_t = 4 << 20)]
+    pub bulk_threshold_bytes: u64,
+    /// A worktree path (relative) whose files are bulk, like `node_modules`; repeatable.
+    #[arg(long = "bulk-path")]
+    pub bulk_paths: Vec<String>,
     /// Ignored: lets a launcher name the executor in process listings.
     #[arg(last = true, hide = true)]
     pub label: Vec<String>,
@@ -76,6 +89,15 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         command,
         env: BTreeMap::new(),
         workload,
+        capture: match &args.registrar {
+            Some(socket) => Some(crate::CaptureSetup {
+                registrar_socket: socket.strip_prefix("unix:").unwrap_or(socket).into(),
+                interval: Duration::from_millis(args.capture_interval_ms.max(100)),
+                bulk_threshold: args.bulk_threshold_bytes,
+                bulk_paths: args.bulk_paths.iter().map(|p| format!("tree/{}", p.trim_matches('/'))).collect(),
+            }),
+            None => None,
+        },
     })?;
     let managed = running.managed.clone();
     let grace = Duration::from_millis(args.stop_grace_ms);

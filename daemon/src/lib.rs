@@ -10,6 +10,7 @@
 //! directory (which only it can read) and removes the delivered file, so a
 //! daemon restart finds it there and nothing else ever does.
 
+pub mod capture;
 pub mod cli;
 pub mod exec;
 pub mod managed;
@@ -56,6 +57,30 @@ struct Daemon {
     observations: AtomicU64,
     workdir: PathBuf,
     managed: managed::Managed,
+    capture: Option<capture::Capture>,
+}
+
+impl Daemon {
+    fn stamp(&self, epoch: u64, head_n: Option<u64>) -> Origin {
+        Origin {
+            epoch,
+            launch: self.launch.clone(),
+            boot_id: self.boot_id.clone(),
+            boot_generation: self.boot_generation,
+            observation: self.observations.fetch_add(1, Ordering::SeqCst) + 1,
+            head_n,
+        }
+    }
+}
+
+/// How the daemon reaches the registrar, for a capture-sourced executor.
+pub struct CaptureSetup {
+    /// The registrar socket the runtime mounted.
+    pub registrar_socket: PathBuf,
+    pub interval: std::time::Duration,
+    pub bulk_threshold: u64,
+    /// Virtual path prefixes whose files are bulk.
+    pub bulk_paths: Vec<String>,
 }
 
 /// What a daemon starts with.
@@ -74,6 +99,9 @@ pub struct DaemonConfig<'a> {
     pub env: BTreeMap<String, String>,
     /// Who the workload runs as (`None`: as the daemon's own user).
     pub workload: Option<workload::WorkloadIds>,
+    /// Capture, when the runtime mounted a registrar (it runs only when
+    /// the boot secret also carries a session token).
+    pub capture: Option<CaptureSetup>,
 }
 
 /// A running daemon: its control API and its managed process.
@@ -162,21 +190,63 @@ pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
             config.workload,
         )
     };
-    let daemon = Arc::new(Daemon {
-        workload: config.workload,
-        token_digest: Sha256::digest(secret.control_token.as_bytes()).into(),
-        epoch: config.epoch,
-        launch: config.launch,
-        boot_id: random_hex(),
-        boot_generation,
-        observations: AtomicU64::new(0),
-        workdir: config.workdir.to_path_buf(),
-        managed: managed.clone(),
+    let boot_id = random_hex();
+    let capture = match (config.capture, secret.capture_token) {
+        (Some(setup), Some(token)) => Some((setup, token)),
+        _ => None,
+    };
+    let daemon = Arc::new_cyclic(|weak: &std::sync::Weak<Daemon>| {
+        let capture = capture.map(|(setup, token)| {
+            let weak = weak.clone();
+            let stamper: capture::Stamper = Arc::new(move |epoch, head_n| match weak.upgrade() {
+                Some(daemon) => daemon.stamp(epoch, head_n),
+                None => Origin {
+                    epoch,
+                    launch: String::new(),
+                    boot_id: String::new(),
+                    boot_generation: 0,
+                    observation: 0,
+                    head_n,
+                },
+            });
+            let fs = workload::FsWorker::spawn(config.workload).expect("the capture file worker starts");
+            capture::Capture::start(
+                capture::CaptureConfig {
+                    registrar_socket: setup.registrar_socket,
+                    token,
+                    snap: capture::snap::SnapConfig {
+                        worktree: config.workdir.to_path_buf(),
+                        bulk_threshold: setup.bulk_threshold,
+                        bulk_paths: setup.bulk_paths,
+                    },
+                    interval: setup.interval,
+                    restore: boot_generation == 1,
+                },
+                fs,
+                managed.clone(),
+                stamper,
+            )
+        });
+        Daemon {
+            workload: config.workload,
+            token_digest: Sha256::digest(secret.control_token.as_bytes()).into(),
+            epoch: config.epoch,
+            launch: config.launch,
+            boot_id,
+            boot_generation,
+            observations: AtomicU64::new(0),
+            workdir: config.workdir.to_path_buf(),
+            managed: managed.clone(),
+            capture,
+        }
     });
     let router = Router::new()
         .route(sluice_protocol::HEALTH, get(health))
         .route(sluice_protocol::STATUS, get(status))
         .route(sluice_protocol::EXEC, post(run_exec))
+        .route(sluice_protocol::capture::CAPTURE_STATUS, get(capture_status))
+        .route(sluice_protocol::capture::CAPTURE_FLUSH, post(capture_flush))
+        .route(sluice_protocol::capture::CAPTURE_REPLAN, post(capture_replan))
         .layer(middleware::from_fn_with_state(daemon.clone(), authenticate))
         .with_state(daemon);
     Ok(Running { router, managed })
@@ -209,20 +279,59 @@ async fn authenticate(State(daemon): State<Arc<Daemon>>, request: Request, next:
     }
 }
 
-async fn health() -> Json<serde_json::Value> {
-    Json(serde_json::json!({"status": "ok"}))
+/// Healthy once serving, and, for a capture-sourced executor, once its
+/// session is claimed and its worktree restored.
+async fn health(State(daemon): State<Arc<Daemon>>) -> Response {
+    if daemon.capture.as_ref().is_some_and(|c| !c.ready()) {
+        return refused(StatusCode::SERVICE_UNAVAILABLE, "restoring the capture session's head".into());
+    }
+    Json(serde_json::json!({"status": "ok"})).into_response()
 }
 
 async fn status(State(daemon): State<Arc<Daemon>>) -> Json<Status> {
-    let origin = Origin {
-        epoch: daemon.epoch,
-        launch: daemon.launch.clone(),
-        boot_id: daemon.boot_id.clone(),
-        boot_generation: daemon.boot_generation,
-        observation: daemon.observations.fetch_add(1, Ordering::SeqCst) + 1,
-        head_n: None,
+    let (epoch, head_n) = match &daemon.capture {
+        Some(c) => {
+            let s = c.status();
+            (s.epoch, s.head_n)
+        }
+        None => (daemon.epoch, None),
     };
-    Json(Status { origin, managed: daemon.managed.state() })
+    Json(Status { origin: daemon.stamp(epoch, head_n), managed: daemon.managed.state() })
+}
+
+fn no_capture() -> Response {
+    refused(StatusCode::CONFLICT, "this executor has no capture session".into())
+}
+
+async fn capture_status(State(daemon): State<Arc<Daemon>>) -> Response {
+    match &daemon.capture {
+        Some(c) => Json(c.status()).into_response(),
+        None => no_capture(),
+    }
+}
+
+/// How long a flush may take when the request names no deadline.
+const DEFAULT_FLUSH_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
+
+async fn capture_flush(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) -> Response {
+    let Some(capture) = &daemon.capture else { return no_capture() };
+    let request: sluice_protocol::capture::FlushRequest = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => return refused(StatusCode::BAD_REQUEST, format!("flush request: {e}")),
+    };
+    let deadline = request.deadline_ms.map_or(DEFAULT_FLUSH_DEADLINE, std::time::Duration::from_millis);
+    Json(capture.flush(request, deadline).await).into_response()
+}
+
+async fn capture_replan(State(daemon): State<Arc<Daemon>>) -> Response {
+    let Some(capture) = &daemon.capture else { return no_capture() };
+    if capture.finalizing() {
+        return refused(StatusCode::CONFLICT, "a final flush ended this executor's work; it takes no new work".into());
+    }
+    match capture.replan().await {
+        Ok(done) => Json(done).into_response(),
+        Err(e) => refused(StatusCode::CONFLICT, format!("re-plan failed: {e}")),
+    }
 }
 
 fn refused(status: StatusCode, message: String) -> Response {
@@ -230,11 +339,25 @@ fn refused(status: StatusCode, message: String) -> Response {
 }
 
 async fn run_exec(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) -> Response {
+    if daemon.capture.as_ref().is_some_and(|c| c.finalizing()) {
+        return (
+            StatusCode::CONFLICT,
+            Json(serde_json::json!({
+                "message": "a final flush ended this executor's work; it takes no new work",
+                "code": "executor-finalized"
+            })),
+        )
+            .into_response();
+    }
     let request: exec::ExecRequest = match serde_json::from_slice(&body) {
         Ok(r) => r,
         Err(e) => return refused(StatusCode::BAD_REQUEST, format!("exec request: {e}")),
     };
-    match exec::run(&daemon.workdir, request, daemon.workload).await {
+    let result = exec::run(&daemon.workdir, request, daemon.workload).await;
+    if let Some(capture) = &daemon.capture {
+        capture.nudge();
+    }
+    match result {
         Ok(result) => Json(result).into_response(),
         Err(e) => refused(StatusCode::BAD_REQUEST, e.to_string()),
     }
@@ -256,6 +379,7 @@ mod tests {
             command: Vec::new(),
             env: BTreeMap::new(),
             workload: None,
+            capture: None,
         })
         .unwrap()
         .router;
@@ -323,6 +447,7 @@ mod tests {
             command: vec!["sh".into(), "-c".into(), "printf %s \"$API_KEY\" > seen; sleep 30".into()],
             env: BTreeMap::new(),
             workload: None,
+            capture: None,
         })
         .unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -392,6 +517,7 @@ mod tests {
                 command: Vec::new(),
                 env: BTreeMap::new(),
                 workload: None,
+                capture: None,
             })
         };
         assert!(restart().is_ok(), "booted from the kept secret");
@@ -415,6 +541,7 @@ mod tests {
                 command: Vec::new(),
                 env: BTreeMap::new(),
                 workload: None,
+                capture: None,
             };
             let err = boot(config).err().expect("refused").to_string();
             assert!(!err.contains("short"), "the error must not echo the token");

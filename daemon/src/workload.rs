@@ -70,6 +70,78 @@ unsafe fn drop_privileges() -> std::io::Result<()> {
     Ok(())
 }
 
+/// Capabilities that bypass file permissions or ownership
+/// (`CAP_CHOWN`, `CAP_DAC_OVERRIDE`, `CAP_DAC_READ_SEARCH`, `CAP_FOWNER`,
+/// `CAP_FSETID`).
+const FILE_CAPS: u32 = (1 << 0) | (1 << 1) | (1 << 2) | (1 << 3) | (1 << 4);
+
+/// Makes the calling thread touch files exactly as the workload would: its
+/// filesystem uid and gid become the workload's, and capabilities that
+/// bypass file permissions leave the thread's effective set. What the
+/// capture engine reads is then what the workload may read (a file it made
+/// unreadable stays unreadable; a symlink it planted reaches nothing it
+/// could not reach itself), and files it restores belong to the workload.
+/// Per thread: call it on a thread of its own that ends with the work.
+pub fn act_as_workload(ids: Option<WorkloadIds>) -> std::io::Result<()> {
+    let Some(ids) = ids else { return Ok(()) };
+    // SAFETY: system calls that change only the calling thread's credentials.
+    unsafe {
+        libc::syscall(libc::SYS_setfsgid, ids.gid);
+        libc::syscall(libc::SYS_setfsuid, ids.uid);
+        // setfsuid answers the previous id; a second call reads the current one.
+        if libc::syscall(libc::SYS_setfsuid, ids.uid) as u32 != ids.uid
+            || libc::syscall(libc::SYS_setfsgid, ids.gid) as u32 != ids.gid
+        {
+            return Err(std::io::Error::other("could not take the workload's filesystem identity"));
+        }
+        let mut header = CapHeader { version: LINUX_CAPABILITY_VERSION_3, pid: 0 };
+        let mut data = [CapData { effective: 0, permitted: 0, inheritable: 0 }; 2];
+        if libc::syscall(libc::SYS_capget, &mut header as *mut CapHeader, data.as_mut_ptr()) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        data[0].effective &= !FILE_CAPS;
+        if libc::syscall(libc::SYS_capset, &mut header as *mut CapHeader, data.as_ptr()) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+type FsJob = Box<dyn FnOnce() + Send>;
+
+/// A thread that touches files as the workload (see [`act_as_workload`]):
+/// the capture engine's file work runs there, off the async runtime, one
+/// job at a time.
+#[derive(Clone)]
+pub struct FsWorker {
+    jobs: std::sync::mpsc::Sender<FsJob>,
+}
+
+impl FsWorker {
+    pub fn spawn(ids: Option<WorkloadIds>) -> std::io::Result<FsWorker> {
+        let (jobs, queue) = std::sync::mpsc::channel::<FsJob>();
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        std::thread::Builder::new().name("capture-fs".into()).spawn(move || {
+            let _ = ready_tx.send(act_as_workload(ids));
+            while let Ok(job) = queue.recv() {
+                job();
+            }
+        })?;
+        ready_rx.recv().map_err(|_| std::io::Error::other("the file worker did not start"))??;
+        Ok(FsWorker { jobs })
+    }
+
+    /// Runs `work` on the worker thread and waits for its result.
+    pub async fn run<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> std::io::Result<T> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let job: FsJob = Box::new(move || {
+            let _ = tx.send(work());
+        });
+        self.jobs.send(job).map_err(|_| std::io::Error::other("the file worker is gone"))?;
+        rx.await.map_err(|_| std::io::Error::other("a file job panicked"))
+    }
+}
+
 /// Makes `command` start as the workload: its uid and gid (no supplementary
 /// groups), no capabilities, no new privileges. Without `ids` the command
 /// runs as the daemon's own user, still without capabilities.

@@ -22,6 +22,11 @@ pub const PLAN: &str = "/plan";
 pub const MISSING: &str = "/objects/missing";
 /// `POST` a stream of object frames (see [`frame_header`]).
 pub const OBJECTS: &str = "/objects";
+/// `POST` a [`FetchRequest`]: the objects as frames, in the order asked.
+/// Only objects of the plan last answered to this executor are served.
+pub const FETCH: &str = "/objects/fetch";
+/// The most keys one [`FetchRequest`] may name.
+pub const MAX_FETCH_BATCH: usize = 64;
 /// `POST` a [`RegisterRequest`]: a [`Registered`].
 pub const REGISTER: &str = "/captures";
 /// `POST` a [`SealRequest`]: a [`Sealed`].
@@ -203,6 +208,12 @@ pub struct MissingRequest {
 #[serde(rename_all = "camelCase")]
 pub struct MissingAnswer {
     pub missing: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FetchRequest {
+    pub keys: Vec<String>,
 }
 
 /// A capture to register: the next chain position and the full manifest of

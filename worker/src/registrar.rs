@@ -97,6 +97,8 @@ struct Served {
     binding: Binding,
     /// The digest of the token once the store confirmed it.
     token_digest: Mutex<Option<[u8; 32]>>,
+    /// The objects of the plans answered to this executor: all it may fetch.
+    planned: Mutex<std::collections::HashSet<String>>,
 }
 
 type Refused = (StatusCode, Json<RegistrarRefusal>);
@@ -148,7 +150,12 @@ impl RegistrarHost {
         }
         let listener = bind_for_directory_owner(socket)?;
         let run_id = binding.run_id.clone();
-        let state = Arc::new(Served { host: self.clone(), binding, token_digest: Mutex::new(None) });
+        let state = Arc::new(Served {
+            host: self.clone(),
+            binding,
+            token_digest: Mutex::new(None),
+            planned: Mutex::new(Default::default()),
+        });
         let app = router(state);
         let task = tokio::spawn(async move {
             if let Err(e) = axum::serve(listener, app).await {
@@ -207,6 +214,7 @@ fn router(state: Arc<Served>) -> Router {
         .route(wire::PLAN, get(plan))
         .route(wire::MISSING, post(missing))
         .route(wire::OBJECTS, post(upload))
+        .route(wire::FETCH, post(fetch))
         .route(wire::REGISTER, post(register))
         .route(wire::SEAL, post(seal))
         .layer(axum::middleware::from_fn_with_state(state.clone(), authenticate))
@@ -276,12 +284,43 @@ async fn claim(State(served): State<Arc<Served>>) -> Result<Json<wire::Plan>, Re
         .await
         .map_err(from_store)?;
     tracing::info!(run = %binding.run_id, session = %binding.session_id, epoch = session.epoch, "capture session claimed");
-    Ok(Json(served.host.plan(&session).await?))
+    answer_plan(&served, &session).await
 }
 
 async fn plan(State(served): State<Arc<Served>>) -> Result<Json<wire::Plan>, Refused> {
     let session = session(&served).await?;
-    Ok(Json(served.host.plan(&session).await?))
+    answer_plan(&served, &session).await
+}
+
+async fn answer_plan(served: &Served, session: &CaptureSession) -> Result<Json<wire::Plan>, Refused> {
+    let plan = served.host.plan(session).await?;
+    let mut planned = served.planned.lock().unwrap();
+    for manifest in [&plan.small, &plan.bulk] {
+        planned.extend(manifest.object_keys().into_iter().map(str::to_owned));
+    }
+    drop(planned);
+    Ok(Json(plan))
+}
+
+/// Serves objects of the plans this executor was answered, as frames.
+async fn fetch(State(served): State<Arc<Served>>, Json(request): Json<wire::FetchRequest>) -> Result<Vec<u8>, Refused> {
+    if request.keys.len() > wire::MAX_FETCH_BATCH {
+        return Err(invalid(format!("at most {} keys per fetch", wire::MAX_FETCH_BATCH)));
+    }
+    {
+        let planned = served.planned.lock().unwrap();
+        if let Some(key) = request.keys.iter().find(|k| !planned.contains(k.as_str())) {
+            let key: String = key.chars().take(80).collect();
+            return Err(invalid(format!("{key} is not an object of a plan answered to this executor")));
+        }
+    }
+    let mut body = Vec::new();
+    for key in &request.keys {
+        let bytes = served.host.objects.get(key).await.map_err(from_objects)?;
+        body.extend_from_slice(&wire::frame_header(key, bytes.len() as u64));
+        body.extend_from_slice(&bytes);
+    }
+    Ok(body)
 }
 
 async fn missing(

@@ -1,0 +1,243 @@
+//! Materializing a plan's head into the worktree: byte for byte (contents,
+//! modes, symlinks, empty directories), writing only what differs from
+//! what is on disk and removing what the head lacks. File work runs on the
+//! file worker (as the workload, so everything written is the workload's).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use sluice_protocol::capture::{CaptureClass, Replanned};
+use sluice_protocol::registrar::{Entry, EntryKind, MAX_FETCH_BATCH, Manifest, Plan};
+
+use super::registrar::{RegistrarClient, RegistrarError};
+use super::snap::{SnapConfig, SnapKind, snap};
+use crate::workload::FsWorker;
+
+#[derive(Debug, thiserror::Error)]
+pub enum MaterializeError {
+    #[error(transparent)]
+    Registrar(#[from] RegistrarError),
+    #[error("the worktree: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("object {0} does not hash to its key")]
+    Corrupt(String),
+}
+
+/// Where a virtual path lives under the worktree.
+pub fn disk_path(worktree: &Path, vpath: &str) -> Option<PathBuf> {
+    let rest =
+        vpath.strip_prefix("tree/").map(|r| (r, false)).or_else(|| vpath.strip_prefix(".git/").map(|r| (r, true)));
+    let (rest, git) = rest?;
+    if rest.split('/').any(|p| p.is_empty() || p == "." || p == "..") {
+        return None;
+    }
+    Some(if git { worktree.join(".git").join(rest) } else { worktree.join(rest) })
+}
+
+fn set_mtime(path: &Path, mtime_ms: i64) -> std::io::Result<()> {
+    let file = std::fs::File::options().write(true).open(path).or_else(|_| std::fs::File::open(path))?;
+    let when = std::time::UNIX_EPOCH + std::time::Duration::from_millis(mtime_ms.max(0) as u64);
+    file.set_modified(when)
+}
+
+/// Plan for the disk: what to write, what is already there, what to remove.
+struct Work {
+    /// Files to write, in path order.
+    write: Vec<Entry>,
+    skipped_files: u64,
+    skipped_bytes: u64,
+    removed: u64,
+}
+
+/// Compares the head with the disk (reading files whose content must be
+/// checked), removes what the head lacks, and makes directories and
+/// symlinks. Files to write are returned.
+fn prepare(config: &SnapConfig, head: &[&Entry]) -> std::io::Result<Work> {
+    let worktree = &config.worktree;
+    let on_disk = match snap(config, SnapKind::Automatic, &BTreeMap::new(), &HashMap::new()) {
+        Ok(s) => s.manifests,
+        Err(e) => return Err(std::io::Error::other(e.to_string())),
+    };
+    let disk: HashMap<&str, &Entry> =
+        on_disk.values().flat_map(|m| m.entries.iter()).map(|e| (e.path.as_str(), e)).collect();
+    let wanted: BTreeSet<&str> = head.iter().map(|e| e.path.as_str()).collect();
+    let mut work = Work { write: Vec::new(), skipped_files: 0, skipped_bytes: 0, removed: 0 };
+    // Deepest first, so a directory is emptied before it goes.
+    let mut gone: Vec<&&Entry> = disk.values().filter(|e| !wanted.contains(e.path.as_str())).collect();
+    gone.sort_by(|a, b| b.path.cmp(&a.path));
+    for entry in gone {
+        let Some(path) = disk_path(worktree, &entry.path) else { continue };
+        let removed = match entry.kind {
+            EntryKind::Dir => std::fs::remove_dir_all(&path),
+            _ => std::fs::remove_file(&path),
+        };
+        match removed {
+            Ok(()) => work.removed += 1,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+    }
+    for entry in head {
+        let Some(path) = disk_path(worktree, &entry.path) else { continue };
+        let present = disk.get(entry.path.as_str());
+        let same_kind = present.is_some_and(|p| p.kind == entry.kind);
+        if present.is_some() && !same_kind {
+            let _ = std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
+        }
+        match entry.kind {
+            EntryKind::Dir => {
+                if !same_kind {
+                    std::fs::create_dir_all(&path)?;
+                }
+                if present.is_none_or(|p| p.mode != entry.mode) {
+                    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(entry.mode))?;
+                }
+            }
+            EntryKind::Symlink => {
+                if !same_kind || present.and_then(|p| p.target.as_deref()) != entry.target.as_deref() {
+                    let _ = std::fs::remove_file(&path);
+                    if let Some(parent) = path.parent() {
+                        std::fs::create_dir_all(parent)?;
+                    }
+                    std::os::unix::fs::symlink(entry.target.as_deref().unwrap_or_default(), &path)?;
+                }
+            }
+            EntryKind::File => {
+                let same_content =
+                    present.is_some_and(|p| same_kind && p.size == entry.size && p.objects == entry.objects);
+                if same_content {
+                    let p = present.expect("present");
+                    if p.mode != entry.mode {
+                        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(entry.mode))?;
+                    }
+                    work.skipped_files += 1;
+                    work.skipped_bytes += entry.size;
+                } else {
+                    work.write.push((*entry).clone());
+                }
+            }
+        }
+    }
+    Ok(work)
+}
+
+/// Writes one file's bytes to a temporary name beside it, then renames it
+/// into place with the entry's mode and mtime.
+fn write_file(worktree: &Path, entry: &Entry, chunks: &[bytes::Bytes]) -> std::io::Result<u64> {
+    let path = disk_path(worktree, &entry.path).ok_or_else(|| std::io::Error::other("not a worktree path"))?;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let tmp =
+        path.with_file_name(format!(".{}.sluice-restore", path.file_name().unwrap_or_default().to_string_lossy()));
+    let mut file = std::fs::File::create(&tmp)?;
+    let mut written = 0u64;
+    for chunk in chunks {
+        file.write_all(chunk)?;
+        written += chunk.len() as u64;
+    }
+    file.set_permissions(std::fs::Permissions::from_mode(entry.mode))?;
+    drop(file);
+    std::fs::rename(&tmp, &path)?;
+    set_mtime(&path, entry.mtime_ms)?;
+    Ok(written)
+}
+
+/// Makes the worktree hold exactly the plan's head.
+pub async fn materialize(
+    client: &RegistrarClient,
+    fs: &FsWorker,
+    config: &SnapConfig,
+    plan: &Plan,
+) -> Result<Replanned, MaterializeError> {
+    let head: Vec<Entry> = merged(&plan.small, &plan.bulk);
+    let prepared = {
+        let (config, head) = (config.clone(), head.clone());
+        fs.run(move || {
+            let refs: Vec<&Entry> = head.iter().collect();
+            prepare(&config, &refs)
+        })
+        .await??
+    };
+    let mut written_files = 0u64;
+    let mut written_bytes = 0u64;
+    // Files are written in batches of whole files, fetching their objects.
+    let mut batch: Vec<Entry> = Vec::new();
+    let mut keys: BTreeSet<String> = BTreeSet::new();
+    let mut pending = prepared.write.into_iter().peekable();
+    while pending.peek().is_some() || !batch.is_empty() {
+        if let Some(next) = pending.peek() {
+            let mut with = keys.clone();
+            with.extend(next.objects.iter().cloned());
+            if batch.is_empty() || with.len() <= MAX_FETCH_BATCH {
+                keys = with;
+                batch.push(pending.next().expect("peeked"));
+                if keys.len() < MAX_FETCH_BATCH {
+                    continue;
+                }
+            }
+        }
+        let fetched = fetch_all(client, keys.iter().cloned().collect()).await?;
+        let files = std::mem::take(&mut batch);
+        keys.clear();
+        let worktree = config.worktree.clone();
+        let (files_done, bytes_done) = fs
+            .run(move || -> Result<(u64, u64), MaterializeError> {
+                let (mut n, mut b) = (0, 0);
+                for entry in &files {
+                    let chunks: Vec<bytes::Bytes> =
+                        entry.objects.iter().map(|k| fetched.get(k).cloned().unwrap_or_default()).collect();
+                    b += write_file(&worktree, entry, &chunks)?;
+                    n += 1;
+                }
+                Ok((n, b))
+            })
+            .await??;
+        written_files += files_done;
+        written_bytes += bytes_done;
+    }
+    Ok(Replanned {
+        worktree_id: plan.worktree_id.clone(),
+        epoch: plan.epoch,
+        head_n: plan.head_n,
+        head_capture_id: plan.head_capture_id.clone(),
+        files_written: written_files,
+        bytes_written: written_bytes,
+        files_skipped: prepared.skipped_files,
+        bytes_skipped: prepared.skipped_bytes,
+        removed: prepared.removed,
+        unchanged: false,
+    })
+}
+
+/// Fetches `keys` (at most one batch, or more in turns), checking each
+/// object against its key.
+async fn fetch_all(
+    client: &RegistrarClient,
+    keys: Vec<String>,
+) -> Result<HashMap<String, bytes::Bytes>, MaterializeError> {
+    let mut out = HashMap::new();
+    for batch in keys.chunks(MAX_FETCH_BATCH) {
+        for (key, bytes) in client.fetch(batch.to_vec()).await? {
+            if super::snap::key_of(&bytes) != key {
+                return Err(MaterializeError::Corrupt(key));
+            }
+            out.insert(key, bytes);
+        }
+    }
+    Ok(out)
+}
+
+/// Both classes' entries in one list sorted by path.
+pub fn merged(small: &Manifest, bulk: &Manifest) -> Vec<Entry> {
+    let mut all: Vec<Entry> = small.entries.iter().chain(bulk.entries.iter()).cloned().collect();
+    all.sort_by(|a, b| a.path.cmp(&b.path));
+    all
+}
+
+/// The manifests of a plan, by class.
+pub fn plan_manifests(plan: &Plan) -> BTreeMap<CaptureClass, Manifest> {
+    BTreeMap::from([(CaptureClass::Small, plan.small.clone()), (CaptureClass::Bulk, plan.bulk.clone())])
+}

@@ -1,0 +1,818 @@
+//! The capture engine: claims the session, restores its head on a fresh
+//! disk, snaps the worktree on an interval and after exec runs, ships what
+//! changed to the registrar, and answers flush, status and re-plan.
+//!
+//! One task owns the engine and does one thing at a time; status reads come
+//! from a shared account it keeps current, so a status never waits on a
+//! snap. Nothing is dropped: a capture that cannot ship stays queued and is
+//! tried again; a capture whose files changed under it, or that the
+//! registrar refused for missing objects, is rebuilt from disk.
+
+pub mod materialize;
+pub mod registrar;
+pub mod snap;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::io::{Read, Seek};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use sluice_protocol::Origin;
+use sluice_protocol::capture::{
+    CaptureClass, CaptureStatus, ClassSnaps, FlushKind, FlushRequest, Overdue, Replanned, incomplete,
+};
+use sluice_protocol::registrar::{self as wire, Manifest, Plan, refusal};
+use tokio::sync::{mpsc, oneshot};
+
+use self::registrar::{RegistrarClient, RegistrarError};
+use self::snap::{ObjectRef, Seen, SnapConfig, SnapError, SnapKind, Snapped};
+use crate::managed::Managed;
+use crate::workload::FsWorker;
+
+/// Bytes per upload request.
+const UPLOAD_BATCH_BYTES: usize = 8 << 20;
+/// How long a snap or a ship may run before it shows as overdue.
+const STEP_BOUND: Duration = Duration::from_secs(120);
+/// The longest pause between attempts to ship a pending capture.
+const MAX_RETRY: Duration = Duration::from_secs(30);
+/// How many unreadable paths a status names.
+const NAMED_UNREADABLE: usize = 20;
+
+/// What the engine starts with.
+pub struct CaptureConfig {
+    pub registrar_socket: PathBuf,
+    pub token: String,
+    pub snap: SnapConfig,
+    /// How often automatic snaps run.
+    pub interval: Duration,
+    /// Materialize the session's head into the worktree at boot (a fresh disk).
+    pub restore: bool,
+}
+
+/// Makes origin stamps: `(epoch, headN)` in, the next stamp of this boot out.
+pub type Stamper = Arc<dyn Fn(u64, Option<u64>) -> Origin + Send + Sync>;
+
+#[derive(Debug, Default)]
+struct ClassAccount {
+    failed: u64,
+    last_error: Option<String>,
+    failing_since_ms: Option<u64>,
+}
+
+/// The engine's account, read by status answers.
+#[derive(Debug, Default)]
+struct Account {
+    epoch: u64,
+    worktree_id: String,
+    head_n: Option<u64>,
+    pending: u64,
+    staged_bytes: u64,
+    pending_bulk: u64,
+    uploaded_objects: u64,
+    uploaded_bytes: u64,
+    registered: u64,
+    fenced: bool,
+    last_snap_ms: Option<u64>,
+    refused: BTreeSet<CaptureClass>,
+    complete: Option<bool>,
+    incomplete_reason: Option<String>,
+    unreadable: Vec<String>,
+    unreadable_count: u64,
+    carried: u64,
+    register_refused: Option<String>,
+    register_refused_n: Option<u64>,
+    register_missing: Vec<String>,
+    register_refusals: u64,
+    repairing: bool,
+    bulk_building: bool,
+    snaps: BTreeMap<CaptureClass, ClassAccount>,
+    /// The step running now: its name, when it started (Unix ms), its bound.
+    step: Option<(String, u64, Duration)>,
+    /// A final flush has begun: the daemon takes no new work.
+    finalizing: bool,
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+impl Account {
+    fn status(&self, origin: Origin) -> CaptureStatus {
+        let failing: Vec<(&CaptureClass, &ClassAccount)> =
+            self.snaps.iter().filter(|(_, a)| a.last_error.is_some()).collect();
+        let longest = failing.iter().min_by_key(|(_, a)| a.failing_since_ms.unwrap_or(u64::MAX));
+        let now = now_ms();
+        let overdue = self.step.as_ref().and_then(|(step, started, bound)| {
+            let running = now.saturating_sub(*started);
+            (running > bound.as_millis() as u64).then(|| Overdue {
+                step: step.clone(),
+                started_unix_ms: *started,
+                running_ms: running,
+                bound_ms: bound.as_millis() as u64,
+            })
+        });
+        CaptureStatus {
+            epoch: self.epoch,
+            worktree_id: self.worktree_id.clone(),
+            head_n: self.head_n,
+            pending: self.pending,
+            staged_bytes: self.staged_bytes,
+            uploaded_objects: self.uploaded_objects,
+            uploaded_bytes: self.uploaded_bytes,
+            registered: self.registered,
+            fenced: self.fenced,
+            paused: false,
+            last_snap_unix_ms: self.last_snap_ms,
+            refused: Some(self.refused.iter().copied().collect()),
+            pending_bytes: Some(self.staged_bytes),
+            pending_bulk: Some(self.pending_bulk),
+            complete: Some(self.complete == Some(true)),
+            incomplete_reason: if self.complete == Some(true) {
+                None
+            } else {
+                Some(self.incomplete_reason.clone().unwrap_or_else(|| incomplete::NOT_FINAL.into()))
+            },
+            unreadable: Some(self.unreadable_count),
+            carried: Some(self.carried),
+            unreadable_paths: (!self.unreadable.is_empty()).then(|| self.unreadable.clone()),
+            register_refused: self.register_refused.clone(),
+            register_refused_n: self.register_refused_n,
+            register_missing: (!self.register_missing.is_empty()).then(|| self.register_missing.clone()),
+            register_refusals: Some(self.register_refusals),
+            repairing: Some(self.repairing),
+            bulk_building: Some(self.bulk_building),
+            snaps: Some(
+                CaptureClass::ALL
+                    .iter()
+                    .map(|class| {
+                        let a = self.snaps.get(class);
+                        ClassSnaps {
+                            class: *class,
+                            snaps_failed: a.map_or(0, |a| a.failed),
+                            last_snap_error: a.and_then(|a| a.last_error.clone()),
+                            snap_failing_since_unix_ms: a.and_then(|a| a.failing_since_ms),
+                        }
+                    })
+                    .collect(),
+            ),
+            last_snap_error: longest.and_then(|(_, a)| a.last_error.clone()),
+            snap_failing_since_unix_ms: longest.and_then(|(_, a)| a.failing_since_ms),
+            snaps_failed: Some(self.snaps.values().map(|a| a.failed).sum()),
+            origin: Some(origin),
+            overdue,
+        }
+    }
+}
+
+enum Command {
+    /// Something may have changed (an exec run ended): snap soon.
+    Nudge,
+    Flush {
+        request: FlushRequest,
+        done: oneshot::Sender<()>,
+    },
+    Replan {
+        done: oneshot::Sender<Result<Replanned, String>>,
+    },
+}
+
+/// The daemon's handle on its capture engine.
+#[derive(Clone)]
+pub struct Capture {
+    commands: mpsc::UnboundedSender<Command>,
+    account: Arc<Mutex<Account>>,
+    stamper: Stamper,
+    /// Set once the session is claimed and its head restored.
+    ready: Arc<AtomicBool>,
+}
+
+impl Capture {
+    /// Starts the engine.
+    pub fn start(config: CaptureConfig, fs: FsWorker, managed: Managed, stamper: Stamper) -> Capture {
+        let (commands, queue) = mpsc::unbounded_channel();
+        let account = Arc::new(Mutex::new(Account::default()));
+        let ready = Arc::new(AtomicBool::new(false));
+        let engine = Engine {
+            client: RegistrarClient::new(config.registrar_socket.clone(), config.token.clone()),
+            fs,
+            managed,
+            stamper: stamper.clone(),
+            account: account.clone(),
+            ready: ready.clone(),
+            config,
+            epoch: 0,
+            head_n: 0,
+            registered: BTreeMap::new(),
+            seen: HashMap::new(),
+            known: HashSet::new(),
+            staged: None,
+            sealed_n: None,
+        };
+        tokio::spawn(engine.run(queue));
+        Capture { commands, account, stamper, ready }
+    }
+
+    /// Whether the session is claimed and the worktree restored.
+    pub fn ready(&self) -> bool {
+        self.ready.load(Ordering::SeqCst)
+    }
+
+    /// Whether a final flush has begun (the daemon takes no new work).
+    pub fn finalizing(&self) -> bool {
+        self.account.lock().unwrap().finalizing
+    }
+
+    pub fn status(&self) -> CaptureStatus {
+        let account = self.account.lock().unwrap();
+        let origin = (self.stamper)(account.epoch, account.head_n);
+        account.status(origin)
+    }
+
+    pub fn nudge(&self) {
+        let _ = self.commands.send(Command::Nudge);
+    }
+
+    /// Flushes; answers once done or at the deadline, whichever is first
+    /// (a final past its deadline keeps going in the engine).
+    pub async fn flush(&self, request: FlushRequest, deadline: Duration) -> CaptureStatus {
+        let kind = request.kind;
+        if kind == FlushKind::Final {
+            // Refuses new work from this moment, before the engine gets to it.
+            self.account.lock().unwrap().finalizing = true;
+        }
+        let (done, finished) = oneshot::channel();
+        let _ = self.commands.send(Command::Flush { request, done });
+        let in_time = tokio::time::timeout(deadline, finished).await.is_ok();
+        let mut status = self.status();
+        if !in_time && kind == FlushKind::Final && status.complete != Some(true) {
+            status.incomplete_reason = Some(incomplete::DEADLINE.into());
+        }
+        status
+    }
+
+    pub async fn replan(&self) -> Result<Replanned, String> {
+        let (done, answer) = oneshot::channel();
+        self.commands.send(Command::Replan { done }).map_err(|_| "the capture engine stopped".to_owned())?;
+        answer.await.map_err(|_| "the capture engine stopped".to_owned())?
+    }
+}
+
+/// A capture staged on the executor and not yet registered.
+struct Staged {
+    /// The classes that changed, with their full manifests.
+    manifests: BTreeMap<CaptureClass, Manifest>,
+    objects: Vec<ObjectRef>,
+}
+
+/// Why shipping stopped.
+enum ShipOutcome {
+    /// Everything staged is registered.
+    Done,
+    /// The registrar or the store is unavailable: try again later.
+    Pending,
+    /// A newer executor claimed the session.
+    Fenced,
+    /// Files changed under the staged capture: snap again.
+    Stale,
+}
+
+struct Engine {
+    client: RegistrarClient,
+    fs: FsWorker,
+    managed: Managed,
+    stamper: Stamper,
+    account: Arc<Mutex<Account>>,
+    ready: Arc<AtomicBool>,
+    config: CaptureConfig,
+    epoch: u64,
+    head_n: u64,
+    /// The head's manifests as last registered (or planned).
+    registered: BTreeMap<CaptureClass, Manifest>,
+    seen: HashMap<String, Seen>,
+    /// Objects the store is known to hold.
+    known: HashSet<String>,
+    staged: Option<Staged>,
+    /// The capture this executor sealed.
+    sealed_n: Option<u64>,
+}
+
+impl Engine {
+    fn with_account<T>(&self, f: impl FnOnce(&mut Account) -> T) -> T {
+        f(&mut self.account.lock().unwrap())
+    }
+
+    fn step(&self, name: Option<&str>) {
+        self.with_account(|a| a.step = name.map(|n| (n.to_owned(), now_ms(), STEP_BOUND)));
+    }
+
+    async fn run(mut self, mut queue: mpsc::UnboundedReceiver<Command>) {
+        self.boot().await;
+        let mut retry = Duration::from_secs(1);
+        let mut next_snap = tokio::time::Instant::now() + self.config.interval;
+        let mut next_retry: Option<tokio::time::Instant> = None;
+        loop {
+            let wake = next_retry.map_or(next_snap, |r| r.min(next_snap));
+            let command = tokio::select! {
+                command = queue.recv() => match command {
+                    Some(c) => Some(c),
+                    None => return,
+                },
+                _ = tokio::time::sleep_until(wake) => None,
+            };
+            let shipped = match command {
+                Some(Command::Flush { request, done }) => {
+                    let outcome = self.flush(&request).await;
+                    let _ = done.send(());
+                    outcome
+                }
+                Some(Command::Replan { done }) => {
+                    let _ = done.send(self.replan().await);
+                    continue;
+                }
+                Some(Command::Nudge) | None => {
+                    if tokio::time::Instant::now() >= next_snap || matches!(command, Some(Command::Nudge)) {
+                        next_snap = tokio::time::Instant::now() + self.config.interval;
+                        if self.account.lock().unwrap().finalizing {
+                            self.ship().await
+                        } else {
+                            self.snap_and_ship(SnapKind::Automatic).await
+                        }
+                    } else {
+                        self.ship().await
+                    }
+                }
+            };
+            next_retry = match shipped {
+                ShipOutcome::Pending => {
+                    let at = tokio::time::Instant::now() + retry;
+                    retry = (retry * 2).min(MAX_RETRY);
+                    Some(at)
+                }
+                _ => {
+                    retry = Duration::from_secs(1);
+                    None
+                }
+            };
+        }
+    }
+
+    /// Claims the session (retrying until the registrar answers) and, on a
+    /// fresh disk, restores its head.
+    async fn boot(&mut self) {
+        let mut pause = Duration::from_millis(200);
+        let plan = loop {
+            match self.client.claim().await {
+                Ok(plan) => break plan,
+                Err(e) => {
+                    eprintln!("sluiced: cannot claim the capture session yet: {e}");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_secs(5));
+                }
+            }
+        };
+        if self.config.restore {
+            self.step(Some("restore"));
+            loop {
+                match materialize::materialize(&self.client, &self.fs, &self.config.snap, &plan).await {
+                    Ok(done) => {
+                        eprintln!(
+                            "sluiced: restored capture {:?}: {} files, {} bytes",
+                            plan.head_n, done.files_written, done.bytes_written
+                        );
+                        break;
+                    }
+                    Err(e) => {
+                        eprintln!("sluiced: restoring the session's head failed, trying again: {e}");
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                    }
+                }
+            }
+            self.step(None);
+        }
+        self.adopt(&plan);
+        self.ready.store(true, Ordering::SeqCst);
+    }
+
+    /// Takes a plan as the one in force.
+    fn adopt(&mut self, plan: &Plan) {
+        self.epoch = plan.epoch;
+        self.head_n = plan.head_n.unwrap_or(0);
+        self.registered = materialize::plan_manifests(plan);
+        for manifest in self.registered.values() {
+            self.known.extend(manifest.object_keys().into_iter().map(str::to_owned));
+        }
+        self.staged = None;
+        self.with_account(|a| {
+            a.epoch = plan.epoch;
+            a.worktree_id = plan.worktree_id.clone();
+            a.head_n = plan.head_n;
+            a.fenced = false;
+            a.refused.clear();
+            a.pending = 0;
+            a.staged_bytes = 0;
+            a.pending_bulk = 0;
+        });
+    }
+
+    async fn snap(&mut self, kind: SnapKind) -> Result<Snapped, SnapError> {
+        self.step(Some(if kind == SnapKind::Final { "final snap" } else { "snap" }));
+        self.with_account(|a| a.bulk_building = true);
+        let (config, previous, seen) = (self.config.snap.clone(), self.registered.clone(), self.seen.clone());
+        let result = self
+            .fs
+            .run(move || snap::snap(&config, kind, &previous, &seen))
+            .await
+            .unwrap_or_else(|e| Err(SnapError::Root(e)));
+        self.step(None);
+        let now = now_ms();
+        self.with_account(|a| {
+            a.bulk_building = false;
+            a.last_snap_ms = Some(now);
+            let unreadable = match &result {
+                Ok(s) => Some(s),
+                Err(SnapError::Unreadable(_, s)) => Some(&**s),
+                Err(SnapError::Root(_)) => None,
+            };
+            if let Some(s) = unreadable {
+                a.unreadable_count = s.unreadable.len() as u64;
+                a.carried = s.carried;
+                a.unreadable = s.unreadable.iter().take(NAMED_UNREADABLE).map(|(_, p)| p.clone()).collect();
+            }
+            for class in CaptureClass::ALL {
+                let account = a.snaps.entry(class).or_default();
+                match &result {
+                    Ok(_) => {
+                        account.last_error = None;
+                        account.failing_since_ms = None;
+                    }
+                    Err(e) => {
+                        account.failed += 1;
+                        account.last_error = Some(e.to_string());
+                        account.failing_since_ms.get_or_insert(now);
+                    }
+                }
+            }
+        });
+        result
+    }
+
+    /// Stages what changed since the last registered (or staged) capture.
+    fn stage(&mut self, snapped: Snapped) {
+        let base = match &self.staged {
+            Some(staged) => {
+                let mut base = self.registered.clone();
+                base.extend(staged.manifests.clone());
+                base
+            }
+            None => self.registered.clone(),
+        };
+        let refused = self.account.lock().unwrap().refused.clone();
+        let changed: BTreeMap<CaptureClass, Manifest> = snapped
+            .manifests
+            .into_iter()
+            .filter(|(class, m)| !refused.contains(class) && base.get(class) != Some(m))
+            .collect();
+        self.seen = snapped.seen;
+        if changed.is_empty() {
+            return;
+        }
+        let staged = self.staged.get_or_insert(Staged { manifests: BTreeMap::new(), objects: Vec::new() });
+        staged.manifests.extend(changed);
+        let mut keys: HashSet<String> = staged.objects.iter().map(|o| o.key.clone()).collect();
+        for object in snapped.objects {
+            if !self.known.contains(&object.key) && keys.insert(object.key.clone()) {
+                staged.objects.push(object);
+            }
+        }
+        let bytes: u64 = staged.objects.iter().map(|o| u64::from(o.len)).sum();
+        let bulk = u64::from(staged.manifests.contains_key(&CaptureClass::Bulk));
+        self.with_account(|a| {
+            a.pending = 1;
+            a.staged_bytes = bytes;
+            a.pending_bulk = bulk;
+        });
+    }
+
+    async fn snap_and_ship(&mut self, kind: SnapKind) -> ShipOutcome {
+        for _ in 0..3 {
+            match self.snap(kind).await {
+                Ok(snapped) => self.stage(snapped),
+                Err(e) => {
+                    eprintln!("sluiced: snap failed: {e}");
+                    return self.ship().await;
+                }
+            }
+            match self.ship().await {
+                ShipOutcome::Stale => {
+                    // Files changed under the staged capture: rebuilt from disk.
+                    self.staged = None;
+                    self.seen.clear();
+                    continue;
+                }
+                other => return other,
+            }
+        }
+        ShipOutcome::Pending
+    }
+
+    /// Ships the staged capture: uploads what the store lacks, registers it.
+    async fn ship(&mut self) -> ShipOutcome {
+        if self.account.lock().unwrap().fenced {
+            return ShipOutcome::Fenced;
+        }
+        let Some(staged) = self.staged.as_ref() else { return ShipOutcome::Done };
+        self.step(Some("ship"));
+        let outcome = self.ship_staged(staged.objects.clone(), staged.manifests.clone()).await;
+        self.step(None);
+        outcome
+    }
+
+    async fn ship_staged(
+        &mut self,
+        objects: Vec<ObjectRef>,
+        manifests: BTreeMap<CaptureClass, Manifest>,
+    ) -> ShipOutcome {
+        loop {
+            let unknown: Vec<&ObjectRef> = objects.iter().filter(|o| !self.known.contains(&o.key)).collect();
+            let mut missing: HashSet<String> = HashSet::new();
+            for batch in unknown.chunks(wire::MAX_MISSING_BATCH) {
+                let keys = batch.iter().map(|o| o.key.clone()).collect();
+                match self.client.missing(self.epoch, keys).await {
+                    Ok(m) => missing.extend(m),
+                    Err(e) => return self.refused_or_pending(e),
+                }
+            }
+            for o in &unknown {
+                if !missing.contains(&o.key) {
+                    self.known.insert(o.key.clone());
+                }
+            }
+            let to_upload: Vec<ObjectRef> = unknown.into_iter().filter(|o| missing.contains(&o.key)).cloned().collect();
+            if let Some(outcome) = self.upload(to_upload).await {
+                return outcome;
+            }
+            let request = wire::RegisterRequest {
+                epoch: self.epoch,
+                n: self.head_n + 1,
+                classes: manifests.clone(),
+                origin: (self.stamper)(self.epoch, Some(self.head_n)),
+            };
+            match self.client.register(&request).await {
+                Ok(registered) => {
+                    for class in &registered.refused {
+                        eprintln!("sluiced: the registrar refused the {} class: the session's quota", class.as_str());
+                    }
+                    let refused: BTreeSet<CaptureClass> = registered.refused.iter().copied().collect();
+                    for (class, manifest) in manifests {
+                        if !refused.contains(&class) && registered.n.is_some() {
+                            self.registered.insert(class, manifest);
+                        }
+                    }
+                    if let Some(n) = registered.n {
+                        self.head_n = n;
+                    }
+                    self.staged = None;
+                    let head = registered.n;
+                    self.with_account(|a| {
+                        a.refused.extend(refused);
+                        if head.is_some() {
+                            a.head_n = head;
+                            a.registered += 1;
+                        }
+                        a.pending = 0;
+                        a.staged_bytes = 0;
+                        a.pending_bulk = 0;
+                        a.repairing = false;
+                        a.register_refused = None;
+                        a.register_refused_n = None;
+                        a.register_missing.clear();
+                    });
+                    return ShipOutcome::Done;
+                }
+                Err(RegistrarError::Refused(r)) if r.code == refusal::MISSING_OBJECTS => {
+                    // Upload again what the store lost, then register again.
+                    for key in &r.missing {
+                        self.known.remove(key);
+                    }
+                    let n = request.n;
+                    self.with_account(|a| {
+                        a.register_refused = Some(refusal::MISSING_OBJECTS.into());
+                        a.register_refused_n = Some(n);
+                        a.register_missing = r.missing.clone();
+                        a.register_refusals += 1;
+                        a.repairing = true;
+                    });
+                    if !objects.iter().any(|o| r.missing.contains(&o.key)) {
+                        // It names objects this capture did not stage: rebuild from disk.
+                        for manifest in self.registered.values() {
+                            for key in manifest.object_keys() {
+                                if r.missing.iter().any(|m| m == key) {
+                                    self.known.remove(key);
+                                }
+                            }
+                        }
+                        return ShipOutcome::Stale;
+                    }
+                }
+                Err(RegistrarError::Refused(r)) if r.code == refusal::CONFLICT => match self.client.plan().await {
+                    Ok(plan) if plan.epoch == self.epoch => self.head_n = plan.head_n.unwrap_or(0),
+                    Ok(_) => return self.fenced(),
+                    Err(e) => return self.refused_or_pending(e),
+                },
+                Err(e) => return self.refused_or_pending(e),
+            }
+        }
+    }
+
+    fn fenced(&mut self) -> ShipOutcome {
+        self.with_account(|a| a.fenced = true);
+        eprintln!("sluiced: fenced: a newer executor claimed the capture session");
+        ShipOutcome::Fenced
+    }
+
+    fn refused_or_pending(&mut self, e: RegistrarError) -> ShipOutcome {
+        match e.code() {
+            Some(refusal::FENCED) => self.fenced(),
+            _ => {
+                eprintln!("sluiced: shipping waits: {e}");
+                ShipOutcome::Pending
+            }
+        }
+    }
+
+    /// Reads each object from disk (checking it still hashes to its key)
+    /// and uploads them in batches. `None` when all are stored.
+    async fn upload(&mut self, objects: Vec<ObjectRef>) -> Option<ShipOutcome> {
+        let mut start = 0;
+        while start < objects.len() {
+            let mut end = start;
+            let mut size = 0usize;
+            while end < objects.len() && (end == start || size + objects[end].len as usize <= UPLOAD_BATCH_BYTES) {
+                size += objects[end].len as usize;
+                end += 1;
+            }
+            let batch: Vec<ObjectRef> = objects[start..end].to_vec();
+            let frames = self.fs.run(move || read_frames(&batch)).await;
+            let frames = match frames {
+                Ok(Ok(frames)) => frames,
+                _ => return Some(ShipOutcome::Stale),
+            };
+            if let Err(e) = self.client.upload(self.epoch, frames).await {
+                return Some(self.refused_or_pending(e));
+            }
+            let bytes: u64 = objects[start..end].iter().map(|o| u64::from(o.len)).sum();
+            let count = (end - start) as u64;
+            for o in &objects[start..end] {
+                self.known.insert(o.key.clone());
+            }
+            self.with_account(|a| {
+                a.uploaded_objects += count;
+                a.uploaded_bytes += bytes;
+            });
+            start = end;
+        }
+        None
+    }
+
+    async fn flush(&mut self, request: &FlushRequest) -> ShipOutcome {
+        if request.kind == FlushKind::Suspend {
+            let outcome = self.snap_and_ship(SnapKind::Automatic).await;
+            self.with_account(|a| {
+                if a.complete != Some(true) {
+                    a.incomplete_reason = Some(incomplete::NOT_FINAL.into());
+                }
+            });
+            return outcome;
+        }
+        self.with_account(|a| {
+            a.finalizing = true;
+            a.incomplete_reason = Some(incomplete::IN_PROGRESS.into());
+        });
+        let grace = Duration::from_millis(request.grace_ms.unwrap_or(10_000));
+        self.step(Some("stop managed processes"));
+        self.managed.stop(grace).await;
+        self.step(None);
+        if matches!(self.managed.state(), sluice_protocol::ManagedState::Running { .. }) {
+            return self.incomplete(incomplete::PROCESSES_REMAIN);
+        }
+        let outcome = match self.snap(SnapKind::Final).await {
+            Ok(snapped) => {
+                self.stage(snapped);
+                let mut outcome = self.ship().await;
+                if matches!(outcome, ShipOutcome::Stale) {
+                    self.staged = None;
+                    self.seen.clear();
+                    outcome = match self.snap(SnapKind::Final).await {
+                        Ok(snapped) => {
+                            self.stage(snapped);
+                            self.ship().await
+                        }
+                        Err(e) => return self.snap_failed(e),
+                    };
+                }
+                outcome
+            }
+            Err(e) => return self.snap_failed(e),
+        };
+        match outcome {
+            ShipOutcome::Done => {}
+            ShipOutcome::Fenced => return self.incomplete(incomplete::FENCED),
+            ShipOutcome::Stale => return self.incomplete(incomplete::SHIP_FAILED),
+            ShipOutcome::Pending => {
+                self.incomplete(incomplete::PENDING);
+                return outcome;
+            }
+        }
+        if !self.account.lock().unwrap().refused.is_empty() {
+            return self.incomplete(incomplete::SHIP_FAILED);
+        }
+        if self.sealed_n != Some(self.head_n) {
+            let seal = wire::SealRequest {
+                epoch: self.epoch,
+                capture_n: self.head_n,
+                origin: (self.stamper)(self.epoch, Some(self.head_n)),
+            };
+            match self.client.seal(&seal).await {
+                Ok(_) => self.sealed_n = Some(self.head_n),
+                Err(e) => {
+                    let outcome = self.refused_or_pending(e);
+                    let reason = match outcome {
+                        ShipOutcome::Fenced => incomplete::FENCED,
+                        _ => incomplete::PENDING,
+                    };
+                    self.incomplete(reason);
+                    return outcome;
+                }
+            }
+        }
+        self.with_account(|a| {
+            a.complete = Some(true);
+            a.incomplete_reason = None;
+        });
+        ShipOutcome::Done
+    }
+
+    fn snap_failed(&mut self, e: SnapError) -> ShipOutcome {
+        let reason = match e {
+            SnapError::Unreadable(..) => incomplete::UNREADABLE,
+            SnapError::Root(_) => incomplete::SNAPSHOT_FAILED,
+        };
+        self.incomplete(reason)
+    }
+
+    fn incomplete(&mut self, reason: &str) -> ShipOutcome {
+        self.with_account(|a| {
+            a.complete = Some(false);
+            a.incomplete_reason = Some(reason.into());
+        });
+        ShipOutcome::Done
+    }
+
+    async fn replan(&mut self) -> Result<Replanned, String> {
+        let plan = self.client.plan().await.map_err(|e| e.to_string())?;
+        let fenced = self.account.lock().unwrap().fenced;
+        if plan.epoch == self.epoch && !fenced {
+            let worktree_id = self.account.lock().unwrap().worktree_id.clone();
+            return Ok(Replanned {
+                worktree_id,
+                epoch: self.epoch,
+                head_n: plan.head_n,
+                head_capture_id: plan.head_capture_id,
+                unchanged: true,
+                ..Replanned::default()
+            });
+        }
+        let plan = self.client.claim().await.map_err(|e| e.to_string())?;
+        self.step(Some("replan"));
+        let done = materialize::materialize(&self.client, &self.fs, &self.config.snap, &plan).await;
+        self.step(None);
+        let done = done.map_err(|e| e.to_string())?;
+        self.seen.clear();
+        self.adopt(&plan);
+        Ok(done)
+    }
+}
+
+/// Reads objects from disk as upload frames; fails when one no longer
+/// hashes to its key (its file changed since the snap).
+fn read_frames(objects: &[ObjectRef]) -> std::io::Result<Vec<u8>> {
+    let mut frames = Vec::with_capacity(objects.iter().map(|o| 72 + o.len as usize).sum());
+    let mut open: Option<(PathBuf, std::fs::File)> = None;
+    for object in objects {
+        if open.as_ref().is_none_or(|(p, _)| *p != object.path) {
+            open = Some((object.path.clone(), snap::open_nofollow(&object.path)?));
+        }
+        let (_, file) = open.as_mut().expect("opened");
+        file.seek(std::io::SeekFrom::Start(object.offset))?;
+        let mut bytes = vec![0u8; object.len as usize];
+        file.read_exact(&mut bytes)?;
+        if snap::key_of(&bytes) != object.key {
+            return Err(std::io::Error::other("the file changed since it was snapped"));
+        }
+        frames.extend_from_slice(&wire::frame_header(&object.key, bytes.len() as u64));
+        frames.extend_from_slice(&bytes);
+    }
+    Ok(frames)
+}

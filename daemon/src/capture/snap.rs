@@ -1,0 +1,438 @@
+//! A snap: one walk of the worktree into a manifest per class. Runs on the
+//! file worker thread (as the workload), never on the async runtime.
+//!
+//! A file whose size, mtime, ctime and inode are those of the last snap is
+//! not read again. A path that cannot be listed, stat'ed or opened is never
+//! taken as deleted: an automatic snap carries its last captured entry
+//! forward, a final snap fails.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::Read;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+use sluice_protocol::capture::CaptureClass;
+use sluice_protocol::registrar::{Entry, EntryKind, MAX_OBJECT_BYTES, Manifest};
+
+/// Content-defined chunk sizes for files larger than one object.
+pub const CHUNK_MIN: u32 = 16 << 10;
+pub const CHUNK_AVG: u32 = 64 << 10;
+pub const CHUNK_MAX: u32 = 256 << 10;
+
+/// What a snap takes.
+#[derive(Debug, Clone)]
+pub struct SnapConfig {
+    pub worktree: PathBuf,
+    /// Files larger than this are bulk.
+    pub bulk_threshold: u64,
+    /// Virtual path prefixes (`tree/node_modules`) whose files are bulk.
+    pub bulk_paths: Vec<String>,
+}
+
+impl SnapConfig {
+    fn class_of(&self, path: &str, size: u64) -> CaptureClass {
+        let bulk_path = self
+            .bulk_paths
+            .iter()
+            .any(|p| path == p || path.strip_prefix(p.as_str()).is_some_and(|r| r.starts_with('/')));
+        if size > self.bulk_threshold || bulk_path { CaptureClass::Bulk } else { CaptureClass::Small }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SnapKind {
+    Automatic,
+    Final,
+}
+
+/// What the last snap saw of a file, so an unchanged one is not read again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    size: u64,
+    mtime_ns: i128,
+    ctime_ns: i128,
+    ino: u64,
+    dev: u64,
+    objects: Vec<String>,
+}
+
+/// Where an object's bytes are on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectRef {
+    pub key: String,
+    pub path: PathBuf,
+    pub offset: u64,
+    pub len: u32,
+}
+
+/// A snap's result.
+#[derive(Debug, Default)]
+pub struct Snapped {
+    pub manifests: BTreeMap<CaptureClass, Manifest>,
+    /// The objects of files read by this snap (each key once).
+    pub objects: Vec<ObjectRef>,
+    /// Paths that could not be read, by class, small first.
+    pub unreadable: Vec<(CaptureClass, String)>,
+    /// Of those, how many had a captured entry that was carried forward.
+    pub carried: u64,
+    pub seen: HashMap<String, Seen>,
+    /// Bytes this snap read from disk.
+    pub read_bytes: u64,
+}
+
+/// Why a snap failed: it stages nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum SnapError {
+    #[error("the worktree cannot be read: {0}")]
+    Root(std::io::Error),
+    /// A final snap met paths it could not read.
+    #[error("{0} paths could not be read")]
+    Unreadable(usize, Box<Snapped>),
+}
+
+fn mtime_ms(meta: &std::fs::Metadata) -> i64 {
+    meta.mtime() * 1000 + meta.mtime_nsec() / 1_000_000
+}
+
+fn nanos(seconds: i64, nanos: i64) -> i128 {
+    i128::from(seconds) * 1_000_000_000 + i128::from(nanos)
+}
+
+/// The hex SHA-256 of `bytes`.
+pub fn key_of(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut key = String::with_capacity(64);
+    for b in digest {
+        key.push(char::from_digit(u32::from(b >> 4), 16).expect("a nibble"));
+        key.push(char::from_digit(u32::from(b & 0xf), 16).expect("a nibble"));
+    }
+    key
+}
+
+/// Opens a file without following a symlink in its last component.
+pub fn open_nofollow(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NOATIME).open(path).or_else(|e| {
+        // O_NOATIME is refused for files the caller does not own.
+        if e.raw_os_error() == Some(libc::EPERM) {
+            std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path)
+        } else {
+            Err(e)
+        }
+    })
+}
+
+/// Reads a file into objects: one for a file of at most one object's size,
+/// content-defined chunks for a larger one. Calls `found` for each.
+pub fn objects_of(
+    file: std::fs::File,
+    size: u64,
+    mut found: impl FnMut(String, u64, u32),
+) -> std::io::Result<(Vec<String>, u64)> {
+    let mut keys = Vec::new();
+    if size == 0 {
+        return Ok((keys, 0));
+    }
+    if size <= MAX_OBJECT_BYTES as u64 {
+        let mut bytes = Vec::with_capacity(size as usize);
+        file.take(MAX_OBJECT_BYTES as u64 + 1).read_to_end(&mut bytes)?;
+        if bytes.len() as u64 != size {
+            return Err(std::io::Error::other("the file changed while it was read"));
+        }
+        let key = key_of(&bytes);
+        found(key.clone(), 0, bytes.len() as u32);
+        keys.push(key);
+        return Ok((keys, size));
+    }
+    let mut read = 0u64;
+    let chunker = fastcdc::v2020::StreamCDC::new(
+        std::io::BufReader::with_capacity(1 << 20, file),
+        CHUNK_MIN,
+        CHUNK_AVG,
+        CHUNK_MAX,
+    );
+    for chunk in chunker {
+        let chunk = chunk.map_err(|e| match e {
+            fastcdc::v2020::Error::IoError(e) => e,
+            other => std::io::Error::other(other.to_string()),
+        })?;
+        let key = key_of(&chunk.data);
+        found(key.clone(), chunk.offset, chunk.length as u32);
+        read += chunk.length as u64;
+        keys.push(key);
+    }
+    if read != size {
+        return Err(std::io::Error::other("the file changed while it was read"));
+    }
+    Ok((keys, read))
+}
+
+struct Walk<'a> {
+    config: &'a SnapConfig,
+    previous: HashMap<&'a str, (CaptureClass, &'a Entry)>,
+    seen_before: &'a HashMap<String, Seen>,
+    out: Snapped,
+    keys: HashSet<String>,
+}
+
+impl Walk<'_> {
+    fn push(&mut self, class: CaptureClass, entry: Entry) {
+        self.out.manifests.entry(class).or_default().entries.push(entry);
+    }
+
+    /// A path that could not be read: its last entry (and, for a
+    /// directory, everything under it) is carried forward.
+    fn unreadable(&mut self, vpath: &str, dir: bool) {
+        let carried: Vec<(CaptureClass, Entry)> = self
+            .previous
+            .iter()
+            .filter(|(p, _)| **p == vpath || (dir && p.strip_prefix(vpath).is_some_and(|r| r.starts_with('/'))))
+            .map(|(_, (c, e))| (*c, (*e).clone()))
+            .collect();
+        let class = carried.first().map_or(CaptureClass::Small, |(c, _)| *c);
+        if !carried.is_empty() {
+            self.out.carried += 1;
+        }
+        for (class, entry) in carried {
+            self.push(class, entry);
+        }
+        self.out.unreadable.push((class, vpath.to_owned()));
+    }
+
+    fn file(&mut self, path: &Path, vpath: String, meta: &std::fs::Metadata) {
+        let class = self.config.class_of(&vpath, meta.size());
+        let seen = Seen {
+            size: meta.size(),
+            mtime_ns: nanos(meta.mtime(), meta.mtime_nsec()),
+            ctime_ns: nanos(meta.ctime(), meta.ctime_nsec()),
+            ino: meta.ino(),
+            dev: meta.dev(),
+            objects: Vec::new(),
+        };
+        let unchanged =
+            self.seen_before.get(&vpath).filter(|s| Seen { objects: s.objects.clone(), ..seen.clone() } == **s);
+        let objects = match unchanged {
+            Some(before) => before.objects.clone(),
+            None => {
+                let read = open_nofollow(path).and_then(|file| {
+                    let opened = file.metadata()?;
+                    if !opened.is_file() || opened.ino() != meta.ino() {
+                        return Err(std::io::Error::other("the path changed while it was read"));
+                    }
+                    let mut refs = Vec::new();
+                    let (keys, read) = objects_of(file, meta.size(), |key, offset, len| {
+                        refs.push(ObjectRef { key, path: path.to_path_buf(), offset, len })
+                    })?;
+                    Ok((keys, read, refs))
+                });
+                match read {
+                    Ok((keys, read, refs)) => {
+                        self.out.read_bytes += read;
+                        for r in refs {
+                            if self.keys.insert(r.key.clone()) {
+                                self.out.objects.push(r);
+                            }
+                        }
+                        keys
+                    }
+                    Err(_) => return self.unreadable(&vpath, false),
+                }
+            }
+        };
+        self.out.seen.insert(vpath.clone(), Seen { objects: objects.clone(), ..seen });
+        let entry = Entry {
+            path: vpath,
+            kind: EntryKind::File,
+            mode: meta.mode() & 0o7777,
+            size: meta.size(),
+            mtime_ms: mtime_ms(meta),
+            objects,
+            target: None,
+        };
+        self.push(class, entry);
+    }
+
+    fn dir(&mut self, dir: &Path, vdir: Option<&str>) -> std::io::Result<()> {
+        let listing = std::fs::read_dir(dir)?;
+        let mut names: Vec<std::ffi::OsString> = Vec::new();
+        for entry in listing {
+            names.push(entry?.file_name());
+        }
+        names.sort();
+        for name in names {
+            let path = dir.join(&name);
+            let Some(name) = name.to_str() else {
+                // A name the manifest cannot hold: reported, never dropped silently.
+                let shown = format!("{}/{}", vdir.unwrap_or("tree"), name.to_string_lossy());
+                self.out.unreadable.push((CaptureClass::Small, shown));
+                continue;
+            };
+            let vpath = match vdir {
+                None if name == ".git" => ".git".to_owned(),
+                None => format!("tree/{name}"),
+                Some(parent) => format!("{parent}/{name}"),
+            };
+            let meta = match std::fs::symlink_metadata(&path) {
+                Ok(meta) => meta,
+                Err(_) => {
+                    self.unreadable(&vpath, true);
+                    continue;
+                }
+            };
+            let kind = meta.file_type();
+            if kind.is_dir() {
+                if vpath != ".git" {
+                    let entry = Entry {
+                        path: vpath.clone(),
+                        kind: EntryKind::Dir,
+                        mode: meta.mode() & 0o7777,
+                        size: 0,
+                        mtime_ms: mtime_ms(&meta),
+                        objects: Vec::new(),
+                        target: None,
+                    };
+                    self.push(CaptureClass::Small, entry);
+                }
+                if self.dir(&path, Some(&vpath)).is_err() {
+                    self.unreadable(&vpath, true);
+                }
+            } else if kind.is_symlink() {
+                match std::fs::read_link(&path).map(|t| t.to_str().map(str::to_owned)) {
+                    Ok(Some(target)) => {
+                        let entry = Entry {
+                            path: vpath,
+                            kind: EntryKind::Symlink,
+                            mode: 0o777,
+                            size: 0,
+                            mtime_ms: mtime_ms(&meta),
+                            objects: Vec::new(),
+                            target: Some(target),
+                        };
+                        self.push(CaptureClass::Small, entry);
+                    }
+                    _ => self.unreadable(&vpath, false),
+                }
+            } else if kind.is_file() {
+                self.file(&path, vpath, &meta);
+            }
+            // Sockets, pipes and devices are not work to keep.
+        }
+        Ok(())
+    }
+}
+
+/// Walks the worktree. `previous` holds the entries last captured (what an
+/// unreadable path carries forward); `seen` what the last snap read.
+pub fn snap(
+    config: &SnapConfig,
+    kind: SnapKind,
+    previous: &BTreeMap<CaptureClass, Manifest>,
+    seen: &HashMap<String, Seen>,
+) -> Result<Snapped, SnapError> {
+    let previous_entries =
+        previous.iter().flat_map(|(class, m)| m.entries.iter().map(move |e| (e.path.as_str(), (*class, e)))).collect();
+    let mut walk =
+        Walk { config, previous: previous_entries, seen_before: seen, out: Snapped::default(), keys: HashSet::new() };
+    walk.dir(&config.worktree, None).map_err(SnapError::Root)?;
+    let mut out = walk.out;
+    for class in CaptureClass::ALL {
+        out.manifests.entry(class).or_default().canonicalize();
+    }
+    out.unreadable.sort();
+    if kind == SnapKind::Final && !out.unreadable.is_empty() {
+        return Err(SnapError::Unreadable(out.unreadable.len(), Box::new(out)));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(dir: &Path) -> SnapConfig {
+        SnapConfig { worktree: dir.to_path_buf(), bulk_threshold: 4 << 20, bulk_paths: vec!["tree/vendor".into()] }
+    }
+
+    #[test]
+    fn a_snap_keeps_modes_links_empty_directories_and_classes() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("src/empty")).unwrap();
+        std::fs::create_dir_all(root.join(".git/refs")).unwrap();
+        std::fs::create_dir_all(root.join("vendor")).unwrap();
+        std::fs::write(root.join("src/main.rs"), "fn main() {}").unwrap();
+        std::fs::write(root.join("run.sh"), "#!/bin/sh").unwrap();
+        std::fs::set_permissions(root.join("run.sh"), std::fs::Permissions::from_mode(0o750)).unwrap();
+        std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main").unwrap();
+        std::fs::write(root.join("vendor/lib.a"), "x").unwrap();
+        std::os::unix::fs::symlink("src/main.rs", root.join("link")).unwrap();
+        let out = snap(&config(root), SnapKind::Final, &BTreeMap::new(), &HashMap::new()).unwrap();
+        let small: Vec<(&str, EntryKind)> =
+            out.manifests[&CaptureClass::Small].entries.iter().map(|e| (e.path.as_str(), e.kind)).collect();
+        assert_eq!(
+            small,
+            [
+                (".git/HEAD", EntryKind::File),
+                (".git/refs", EntryKind::Dir),
+                ("tree/link", EntryKind::Symlink),
+                ("tree/run.sh", EntryKind::File),
+                ("tree/src", EntryKind::Dir),
+                ("tree/src/empty", EntryKind::Dir),
+                ("tree/src/main.rs", EntryKind::File),
+                ("tree/vendor", EntryKind::Dir),
+            ]
+        );
+        let bulk: Vec<&str> = out.manifests[&CaptureClass::Bulk].entries.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(bulk, ["tree/vendor/lib.a"]);
+        let run = out.manifests[&CaptureClass::Small].entries.iter().find(|e| e.path == "tree/run.sh").unwrap();
+        assert_eq!(run.mode, 0o750);
+        assert_eq!(run.objects, [key_of(b"#!/bin/sh")]);
+        let link = out.manifests[&CaptureClass::Small].entries.iter().find(|e| e.path == "tree/link").unwrap();
+        assert_eq!(link.target.as_deref(), Some("src/main.rs"));
+    }
+
+    #[test]
+    fn an_unchanged_file_is_not_read_again() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a"), "one").unwrap();
+        std::fs::write(dir.path().join("b"), "two").unwrap();
+        let first = snap(&config(dir.path()), SnapKind::Automatic, &BTreeMap::new(), &HashMap::new()).unwrap();
+        assert_eq!(first.read_bytes, 6);
+        std::fs::write(dir.path().join("b"), "three").unwrap();
+        let second = snap(&config(dir.path()), SnapKind::Automatic, &first.manifests, &first.seen).unwrap();
+        assert_eq!(second.read_bytes, 5, "only the changed file is read");
+        assert_eq!(second.objects.len(), 1);
+    }
+
+    #[test]
+    fn chunk_boundaries_survive_an_insertion() {
+        // Pseudo-random bytes, so boundaries depend on content.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut data: Vec<u8> = (0..(4 << 20))
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state as u8
+            })
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let chunks = |data: &[u8]| {
+            let path = dir.path().join("big");
+            std::fs::write(&path, data).unwrap();
+            objects_of(std::fs::File::open(&path).unwrap(), data.len() as u64, |_, _, _| {}).unwrap().0
+        };
+        let before = chunks(&data);
+        data.splice(2 << 20..2 << 20, b"inserted in the middle".iter().copied());
+        let after = chunks(&data);
+        let kept = after.iter().filter(|k| before.contains(k)).count();
+        assert!(before.len() > 8, "{} chunks", before.len());
+        assert!(
+            after.len() - kept <= 2,
+            "only the chunks around the insertion change: {} of {}",
+            after.len() - kept,
+            after.len()
+        );
+    }
+}
