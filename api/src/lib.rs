@@ -3,6 +3,7 @@
 //! so tests run the real server on port 0.
 
 pub mod auth;
+pub mod control;
 pub mod error;
 mod extract;
 pub mod lifecycle;
@@ -41,6 +42,9 @@ pub struct ApiConfig {
     /// enforce, with the reason; `None` when the API runs apart from its
     /// workers and does not know.
     pub unenforceable: Option<Vec<(String, String)>>,
+    /// Reaches executors' daemons; `None` where this API cannot (then
+    /// capture calls answer 409).
+    pub control: Option<std::sync::Arc<dyn control::ExecutorControl>>,
 }
 
 #[derive(Clone, Debug)]

@@ -97,7 +97,9 @@ mod tests {
     fn every_route_is_documented_with_its_security() {
         let doc = document();
         let paths = doc["paths"].as_object().unwrap();
-        assert_eq!(paths.len(), 19, "17 workspace paths, /v1/runs/{{runId}} and /healthz");
+        assert_eq!(paths.len(), 21, "17 workspace paths, 2 capture-session paths, /v1/runs/{{runId}} and /healthz");
+        assert_eq!(paths["/v1/capture-sessions"]["post"]["security"], json!([{"apiToken": []}]));
+        assert_eq!(paths["/v1/capture-sessions/{sessionId}"]["get"]["security"], json!([{"apiToken": []}]));
         assert_eq!(paths["/v1/runs/{runId}"]["get"]["security"], json!([{"apiToken": []}]));
         let ssh = &paths["/v1/workspaces/{workspaceId}/ssh-target"]["get"];
         assert_eq!(ssh["security"], json!([{"gatewayToken": []}]));

@@ -238,6 +238,23 @@ pub fn runtime_capabilities(spec: &Value) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// A bind's `subpath`: empty (unbind) or a relative path of plain names
+/// under the executor's root.
+pub fn bind_subpath(subpath: &str) -> Result<(), ApiError> {
+    if subpath.is_empty() {
+        return Ok(());
+    }
+    let ok = subpath.len() <= 1024
+        && text_problem(subpath, 1024).is_none()
+        && !subpath.starts_with('/')
+        && subpath.split('/').all(|p| !p.is_empty() && p != "." && p != "..");
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::bad_request("subpath must be empty (unbind) or a relative path of names, without '.' or '..'"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -341,3 +358,4 @@ mod tests {
         assert!(err.contains("spec.token") && err.contains("secretEnv") && !err.contains("abcdefghij"));
     }
 }
+

@@ -628,45 +628,7 @@ pub struct WorkspaceBinds {
     pub binds: Vec<WorkspaceBind>,
 }
 
-/// The daemon's capture status (`capture.status`).
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct WorkspaceCaptureStatus {
-    pub epoch: i64,
-    pub worktree_id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub head_n: Option<i64>,
-    pub pending: i64,
-    pub staged_bytes: i64,
-    pub uploaded_objects: i64,
-    pub uploaded_bytes: i64,
-    pub registered: i64,
-    pub fenced: bool,
-    pub paused: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub complete: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub incomplete_reason: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub origin: Option<CaptureExecutorOrigin>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct WorkspaceCaptureReplanned {
-    pub worktree_id: String,
-    pub epoch: i64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub head_n: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub head_capture_id: Option<String>,
-    pub files_written: i64,
-    pub bytes_written: i64,
-    pub files_skipped: i64,
-    pub bytes_skipped: i64,
-    pub removed: i64,
-    pub unchanged: bool,
-}
+pub use sluice_protocol::capture::{CaptureStatus as WorkspaceCaptureStatus, Replanned as WorkspaceCaptureReplanned};
 
 /// `queued | running | completed | failed`.
 #[derive(Debug, Clone, Copy, Serialize, ToSchema)]

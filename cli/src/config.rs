@@ -112,11 +112,28 @@ pub struct WorkerArgs {
     /// `resources.diskMiB`, where this host can enforce one.
     #[arg(long, env = "SLUICE_DEFAULT_DISK_MIB", value_parser = clap::value_parser!(u64).range(16..=(1 << 24)))]
     pub default_disk_mib: Option<u64>,
+    /// Where captures are stored: `s3://BUCKET[/PREFIX]` (endpoint, region,
+    /// keys and path-style from the usual AWS_* variables) or a directory.
+    /// Default: DATA_DIR/objects.
+    #[arg(long, env = "SLUICE_OBJECT_STORE")]
+    pub object_store: Option<String>,
+    /// How often daemons snap capture-sourced worktrees, in milliseconds.
+    #[arg(long, env = "SLUICE_CAPTURE_INTERVAL_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..))]
+    pub capture_interval_ms: u64,
 }
 
 impl WorkerArgs {
     pub fn executors_dir(&self, data_dir: &Path) -> PathBuf {
         self.executors_dir.clone().unwrap_or_else(|| data_dir.join("executors"))
+    }
+
+    /// Where captures are stored.
+    pub fn object_store(&self, data_dir: &Path) -> anyhow::Result<sluice_worker::objects::ObjectStoreUrl> {
+        use sluice_worker::objects::ObjectStoreUrl;
+        match &self.object_store {
+            Some(text) => ObjectStoreUrl::parse(text).map_err(|e| anyhow::anyhow!("--object-store: {e}")),
+            None => Ok(ObjectStoreUrl::Local(std::path::absolute(data_dir.join("objects"))?)),
+        }
     }
 
     fn registries(&self) -> anyhow::Result<std::collections::HashMap<String, String>> {
@@ -203,6 +220,7 @@ impl WorkerArgs {
             reaper_schedule: self.reaper_schedule.clone(),
             orphan_schedule: self.orphan_schedule.clone(),
             pause_after_launch: self.fault_pause_after_launch_ms.map(std::time::Duration::from_millis),
+            capture_interval: std::time::Duration::from_millis(self.capture_interval_ms),
             ..defaults
         }
     }

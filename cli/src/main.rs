@@ -3,6 +3,7 @@
 mod bench;
 mod bench_ready;
 mod config;
+mod control;
 
 use std::sync::Arc;
 
@@ -138,7 +139,10 @@ async fn start_worker(
         }
         _ => tracing::info!(posture = %runtime.posture(), "runtime ready"),
     }
-    Ok(sluice_worker::Worker::new(store, Arc::new(runtime), args.worker_config(), wake))
+    let objects_url = args.object_store(&store_args.data_dir)?;
+    let objects = sluice_worker::objects::Objects::open(&objects_url).context("cannot open the object store")?;
+    tracing::info!(objects = %objects_url.describe(), "capture object store");
+    Ok(sluice_worker::Worker::new(store, Arc::new(runtime), args.worker_config(), wake, objects))
 }
 
 /// `sluice doctor`: what works here, and how executors would be isolated.
@@ -192,6 +196,7 @@ async fn run_api(store_args: StoreArgs, api_args: ApiArgs, worker_args: Option<W
         default_ttl_seconds: api_args.default_ttl_seconds,
         http: api_args.http_limits(),
         unenforceable,
+        control: Some(Arc::new(control::DaemonControl::new(store.clone()))),
     };
     let listener = tokio::net::TcpListener::bind(&api_args.listen)
         .await

@@ -39,7 +39,7 @@ impl CaptureClass {
 
 /// One class's snaps since the daemon started.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = CaptureClassSnaps))]
 #[serde(rename_all = "camelCase")]
 pub struct ClassSnaps {
     pub class: CaptureClass,
@@ -52,7 +52,7 @@ pub struct ClassSnaps {
 
 /// A capture step running past its bound.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = CaptureOverdue))]
 #[serde(rename_all = "camelCase")]
 pub struct Overdue {
     /// Outermost first, `›`-separated.
@@ -79,7 +79,7 @@ pub mod incomplete {
 
 /// The daemon's capture status: what is saved, what waits, what fails.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = WorkspaceCaptureStatus))]
 #[serde(rename_all = "camelCase")]
 pub struct CaptureStatus {
     pub epoch: u64,
@@ -166,7 +166,7 @@ pub struct FlushRequest {
 
 /// What a re-plan did to the worktree.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = WorkspaceCaptureReplanned))]
 #[serde(rename_all = "camelCase")]
 pub struct Replanned {
     pub worktree_id: String,

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 /// Where in an executor's own history an answer or a seal was made.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = CaptureExecutorOrigin))]
 #[serde(rename_all = "camelCase")]
 pub struct Origin {
     /// The capture lease epoch the daemon holds.

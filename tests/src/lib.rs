@@ -38,6 +38,7 @@ impl App {
             default_ttl_seconds: None,
             http: Default::default(),
             unenforceable: None,
+            control: None,
         };
         adjust(&mut config);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

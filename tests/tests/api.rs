@@ -236,29 +236,46 @@ async fn every_single_workspace_route_answers_404_to_another_owner() {
 
 #[tokio::test]
 async fn endpoints_that_need_an_executor_answer_409_to_the_owner() {
-    // No worker runs here: the workspace stays queued.
+    // No worker runs here: the workspaces stay queued.
     for app in App::each().await {
         let id = app.create("alice").await;
         let owner = json!({"ownerUserId": "alice"});
-        for (route, (status, body)) in [
-            (
-                "bind",
-                app.post(&format!("/v1/workspaces/{id}/bind"), &json!({"ownerUserId": "alice", "subpath": "a"})).await,
-            ),
-            ("capture", app.get(&format!("/v1/workspaces/{id}/capture?ownerUserId=alice")).await),
-            (
-                "flush",
-                app.post(
-                    &format!("/v1/workspaces/{id}/capture/flush"),
-                    &json!({"ownerUserId": "alice", "kind": "final"}),
-                )
-                .await,
-            ),
-            ("replan", app.post(&format!("/v1/workspaces/{id}/capture/replan"), &owner).await),
-        ] {
+        let (status, session) = app.post("/v1/capture-sessions", &owner).await;
+        assert_eq!(status, 201);
+        let mut body = create_body("alice");
+        body["spec"]["source"] = json!({"kind": "capture", "sessionId": session["sessionId"]});
+        body["captureToken"] = session["token"].clone();
+        let (status, created) = app.post("/v1/workspaces", &body).await;
+        assert_eq!(status, 202, "{created}");
+        let capture_id = created["workspaceId"].as_str().unwrap().to_owned();
+        let capture_calls = |id: String| {
+            let app = &app;
+            let owner = owner.clone();
+            async move {
+                vec![
+                    ("capture", app.get(&format!("/v1/workspaces/{id}/capture?ownerUserId=alice")).await),
+                    (
+                        "flush",
+                        app.post(
+                            &format!("/v1/workspaces/{id}/capture/flush"),
+                            &json!({"ownerUserId": "alice", "kind": "final"}),
+                        )
+                        .await,
+                    ),
+                    ("replan", app.post(&format!("/v1/workspaces/{id}/capture/replan"), &owner).await),
+                ]
+            }
+        };
+        for (route, (status, body)) in capture_calls(id.clone()).await {
+            assert_eq!(status, 400, "{} {route} of a workspace without a capture source: {body}", app.label);
+            assert!(body["message"].as_str().unwrap().contains("not capture-sourced"), "{body}");
+        }
+        let bind =
+            app.post(&format!("/v1/workspaces/{id}/bind"), &json!({"ownerUserId": "alice", "subpath": "a"})).await;
+        for (route, (status, body)) in capture_calls(capture_id.clone()).await.into_iter().chain([("bind", bind)]) {
             assert_eq!(
                 (status, body["code"].as_str()),
-                (409, Some("no-capture-source")),
+                (409, Some("no-live-runtime")),
                 "{} {route}: {body}",
                 app.label
             );

@@ -11,6 +11,7 @@ use hyper::body::Bytes;
 use hyper::{Method, Request, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde::de::DeserializeOwned;
+use sluice_protocol::capture::{self, BindRequest, Binds, CaptureStatus, FlushRequest, Replanned};
 use sluice_protocol::{ExecRequest, ExecResponse, Refusal};
 use sluice_store::Secret;
 
@@ -122,6 +123,28 @@ impl DaemonClient {
             MAX_SMALL_ANSWER,
         );
         health.await.is_ok()
+    }
+
+    /// The daemon's capture status.
+    pub async fn capture_status(&self, timeout: Duration) -> Result<CaptureStatus, WorkerError> {
+        self.json(Method::GET, capture::CAPTURE_STATUS, None, timeout, MAX_SMALL_ANSWER).await
+    }
+
+    /// Flushes the daemon's captures; answers its status after.
+    pub async fn capture_flush(&self, request: &FlushRequest, timeout: Duration) -> Result<CaptureStatus, WorkerError> {
+        let bytes = serde_json::to_vec(request).map_err(|e| WorkerError::DaemonUnreachable(e.to_string()))?;
+        self.json(Method::POST, capture::CAPTURE_FLUSH, Some(bytes), timeout, MAX_SMALL_ANSWER).await
+    }
+
+    /// Re-plans the daemon's capture.
+    pub async fn capture_replan(&self, timeout: Duration) -> Result<Replanned, WorkerError> {
+        self.json(Method::POST, capture::CAPTURE_REPLAN, Some(b"{}".to_vec()), timeout, MAX_SMALL_ANSWER).await
+    }
+
+    /// Applies a bind; answers the live binds.
+    pub async fn bind(&self, request: &BindRequest, timeout: Duration) -> Result<Binds, WorkerError> {
+        let bytes = serde_json::to_vec(request).map_err(|e| WorkerError::DaemonUnreachable(e.to_string()))?;
+        self.json(Method::POST, capture::BIND, Some(bytes), timeout, MAX_SMALL_ANSWER).await
     }
 
     /// Runs one command through the daemon's `exec`.

@@ -57,6 +57,8 @@ pub struct WorkerConfig {
     /// Fault injection for crash tests: pause this long after a runtime
     /// made an executor and before the launch is recorded.
     pub pause_after_launch: Option<Duration>,
+    /// How often daemons snap capture-sourced worktrees.
+    pub capture_interval: Duration,
 }
 
 impl Default for WorkerConfig {
@@ -74,6 +76,7 @@ impl Default for WorkerConfig {
             orphan_schedule: "0 * * * * *".into(),
             maintenance_schedule: "0 0 * * * *".into(),
             pause_after_launch: None,
+            capture_interval: Duration::from_secs(10),
         }
     }
 }
@@ -94,11 +97,36 @@ pub struct Worker {
     pub wake: Arc<Notify>,
     /// The earliest time a finished pass asked to run again.
     next_due: Mutex<Option<i64>>,
+    /// Serves the registrar to the capture-sourced executors this worker runs.
+    pub registrars: Arc<registrar::RegistrarHost>,
 }
 
 impl Worker {
-    pub fn new(store: Store, runtime: Arc<AnyRuntime>, config: WorkerConfig, wake: Arc<Notify>) -> Arc<Worker> {
-        Arc::new(Worker { store, runtime, config, wake, next_due: Mutex::new(None) })
+    pub fn new(
+        store: Store,
+        runtime: Arc<AnyRuntime>,
+        config: WorkerConfig,
+        wake: Arc<Notify>,
+        objects: objects::Objects,
+    ) -> Arc<Worker> {
+        let registrars = registrar::RegistrarHost::new(store.clone(), objects);
+        Arc::new(Worker { store, runtime, config, wake, next_due: Mutex::new(None), registrars })
+    }
+
+    /// Serves the registrar to a capture-sourced run's executor, unless this
+    /// process already does.
+    pub(crate) fn serve_registrar(&self, workspace: &sluice_store::Workspace, run: &sluice_store::Run) {
+        let Ok(spec) = sluice_store::spec::WorkspaceSpec::parse(&workspace.spec) else { return };
+        let Some(session_id) = spec.capture_session else { return };
+        let binding = registrar::Binding {
+            run_id: run.id.clone(),
+            session_id,
+            launch: run.launch_id.clone().unwrap_or_else(|| run.id.clone()),
+        };
+        let socket = self.runtime.registrar_socket(&run.id);
+        if let Err(e) = self.registrars.ensure(&socket, binding) {
+            tracing::warn!(run = %run.id, error = %e, "cannot serve the registrar to the executor");
+        }
     }
 
     fn note_next(&self, at: i64) {

@@ -20,7 +20,12 @@ const FIRST_ANSWER_WAIT: std::time::Duration = std::time::Duration::from_secs(5)
 /// The control token of a run's daemon: derived from the seal key, so any
 /// worker can talk to any executor and the token is stored nowhere in plain.
 pub fn control_token(worker: &Worker, run_id: &str) -> Secret<String> {
-    Secret::new(worker.store.sealer().keyed_digest(format!("control-token/{run_id}").as_bytes()))
+    control_token_for(worker.store.sealer(), run_id)
+}
+
+/// A run's control token, derived from the store's key: never stored.
+pub fn control_token_for(sealer: &sluice_store::Sealer, run_id: &str) -> Secret<String> {
+    Secret::new(sealer.keyed_digest(format!("control-token/{run_id}").as_bytes()))
 }
 
 async fn observe(worker: &Worker, state: &ReconcileState) -> Observation {
@@ -31,6 +36,10 @@ async fn observe(worker: &Worker, state: &ReconcileState) -> Observation {
     if runtime.adapter != worker.runtime.adapter() {
         tracing::warn!(run = %run.id, adapter = %runtime.adapter, "this worker does not drive that runtime");
         return Observation::Unknown;
+    }
+    if state.has_capture_source && run.runtime_removed_at.is_none() {
+        // After a restart of this worker, its executors find their registrar again.
+        worker.serve_registrar(&state.workspace, run);
     }
     match worker.runtime.inspect(&run.id, &runtime.resource_id).await {
         Ok(Presence::Absent) => Observation::Absent,
@@ -77,6 +86,7 @@ async fn launch_request(worker: &Worker, state: &ReconcileState) -> Result<Launc
         // Checked at create: a stored spec that no longer parses is corrupt.
         spec: WorkspaceSpec::parse(&run.spec).map_err(|e| StoreError::Corrupt(format!("run {}: {e}", run.id)))?,
         boot_secret: Secret::new(boot),
+        capture_interval_ms: worker.config.capture_interval.as_millis() as u64,
     })
 }
 
@@ -94,6 +104,9 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
             let request = launch_request(worker, &state).await?;
             match worker.runtime.launch(&request).await {
                 Ok(launched) => {
+                    if let Some(run) = &state.current_run {
+                        worker.serve_registrar(&state.workspace, run);
+                    }
                     if let Some(pause) = worker.config.pause_after_launch {
                         tracing::warn!(run = %run_id, ?pause, "fault injection: pausing before the launch is recorded");
                         tokio::time::sleep(pause).await;
@@ -141,6 +154,7 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
             let resource_id = run.and_then(|r| r.runtime.as_ref()).map(|r| r.resource_id.clone()).unwrap_or_default();
             match worker.runtime.remove(&run_id, &resource_id).await {
                 Ok(()) => {
+                    worker.registrars.forget(&run_id);
                     store.record_removed(lease, &run_id).await?;
                     tracing::info!(workspace = %lease.subject, run = %run_id, "executor removed");
                     Ok(Some(now_ms()))

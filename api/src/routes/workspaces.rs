@@ -28,14 +28,8 @@ use crate::lifecycle;
 use crate::validate;
 use crate::wire::*;
 
-const NO_CAPTURE: &str = "has no capture source: capture is not built in this install yet";
-
 async fn owned(app: &AppState, owner: &str, workspace_id: &str) -> Result<WorkspaceView, ApiError> {
     app.store.get_workspace(owner, workspace_id).await?.ok_or(ApiError::NotFound)
-}
-
-fn no_capture(workspace_id: &str) -> ApiError {
-    ApiError::conflict(format!("workspace {workspace_id} {NO_CAPTURE}"), Some("no-capture-source"))
 }
 
 /// JSON with object keys sorted, so equal requests digest equally.
@@ -334,7 +328,55 @@ pub async fn list_workspace_events(
     Ok(Json(ListWorkspaceEventsResponse { items: events.iter().map(Into::into).collect() }))
 }
 
-/// Bind the working directory (or a bindable mount) to a subdirectory (needs a live runtime).
+/// Slack the transport gets beyond a flush's own deadline.
+const FLUSH_SLACK: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long a flush may take when the request names no deadline.
+const DEFAULT_FLUSH_DEADLINE_MS: u64 = 60_000;
+
+/// The workspace's live executor: its run id and control endpoint. 409
+/// when there is none (never launched, mid-launch, gone) or this API cannot
+/// reach executors.
+fn live_executor(view: &WorkspaceView) -> Result<(String, String), ApiError> {
+    let id = &view.workspace.id;
+    let live = view.current_run.as_ref().filter(|_| view.workspace.status == WorkspaceStatus::Ready).and_then(|run| {
+        let endpoint = run.runtime.as_ref()?.endpoint.clone().filter(|_| run.runtime_removed_at.is_none())?;
+        Some((run.id.clone(), endpoint))
+    });
+    live.ok_or_else(|| {
+        ApiError::conflict(
+            format!("workspace {id} has no live runtime (it is {})", view.workspace.status),
+            Some("no-live-runtime"),
+        )
+    })
+}
+
+/// A capture-sourced workspace's live executor (400 for any other workspace).
+async fn capture_executor(app: &AppState, owner: &str, workspace_id: &str) -> Result<(String, String), ApiError> {
+    let view = owned(app, owner, workspace_id).await?;
+    if !sluice_store::spec::capture_sourced(&view.workspace.spec) {
+        return Err(ApiError::bad_request(format!(
+            "workspace {workspace_id} is not capture-sourced (its spec.source is not a capture session)"
+        )));
+    }
+    live_executor(&view)
+}
+
+fn control(app: &AppState) -> Result<&dyn crate::control::ExecutorControl, ApiError> {
+    app.config.control.as_deref().ok_or_else(|| {
+        ApiError::conflict("this API process cannot reach executors' daemons", Some("executor-control-unavailable"))
+    })
+}
+
+fn daemon_failed(e: crate::control::ControlError) -> ApiError {
+    use crate::control::ControlError;
+    match e {
+        ControlError::Unreachable(_) => ApiError::conflict(e.to_string(), Some("daemon-unreachable")),
+        ControlError::Refused(_) => ApiError::conflict(e.to_string(), Some("daemon-refused")),
+    }
+}
+
+/// Bind the working directory (or a bindable mount) to a subdirectory of
+/// the executor's root (needs a live runtime); an empty `subpath` unbinds.
 #[utoipa::path(post, path = "/v1/workspaces/{workspaceId}/bind", tag = "workspaces", operation_id = "bindWorkspace",
     params(("workspaceId" = String, Path)),
     request_body = BindWorkspaceRequest,
@@ -346,12 +388,23 @@ pub async fn bind_workspace(
     JsonBody(req): JsonBody<BindWorkspaceRequest>,
 ) -> Result<Json<WorkspaceBinds>, ApiError> {
     let owner = req.owner_user_id.into_string();
-    validate::optional_text("mountPath", req.mount_path.as_deref(), 4096)?;
-    owned(&app, &owner, &workspace_id).await?;
-    Err(no_capture(&workspace_id))
+    let mount_path = validate::optional_text("mountPath", req.mount_path.as_deref(), 4096)?;
+    validate::bind_subpath(&req.subpath)?;
+    let view = owned(&app, &owner, &workspace_id).await?;
+    let (run_id, endpoint) = live_executor(&view)?;
+    let request = sluice_protocol::capture::BindRequest { mount_path, subpath: req.subpath };
+    let target = crate::control::Target { run_id: &run_id, endpoint: &endpoint };
+    let binds = control(&app)?.bind(target, request).await.map_err(daemon_failed)?;
+    Ok(Json(WorkspaceBinds {
+        binds: binds
+            .binds
+            .into_iter()
+            .map(|b| WorkspaceBind { mount_path: b.mount_path, subpath: b.subpath })
+            .collect(),
+    }))
 }
 
-/// The daemon's capture status (needs a live runtime).
+/// The daemon's capture status: one round trip, nothing flushed.
 #[utoipa::path(get, path = "/v1/workspaces/{workspaceId}/capture", tag = "workspaces", operation_id = "getWorkspaceCaptureStatus",
     params(("workspaceId" = String, Path), OwnerQuery),
     responses((status = 200, body = WorkspaceCaptureStatus), InvalidRequest, Unauthenticated, NotFound, Conflict, Internal),
@@ -362,11 +415,13 @@ pub async fn get_workspace_capture_status(
     QueryOf(q): QueryOf<OwnerQuery>,
 ) -> Result<Json<WorkspaceCaptureStatus>, ApiError> {
     let owner = validate::owner(q.owner_user_id)?.into_string();
-    owned(&app, &owner, &workspace_id).await?;
-    Err(no_capture(&workspace_id))
+    let (run_id, endpoint) = capture_executor(&app, &owner, &workspace_id).await?;
+    let target = crate::control::Target { run_id: &run_id, endpoint: &endpoint };
+    Ok(Json(control(&app)?.capture_status(target).await.map_err(daemon_failed)?))
 }
 
-/// Flush the workspace's captures (needs a live runtime).
+/// Flush the workspace's captures: `suspend` (a checkpoint, the default)
+/// or `final` (the executor is ending). Answers the daemon's status.
 #[utoipa::path(post, path = "/v1/workspaces/{workspaceId}/capture/flush", tag = "workspaces", operation_id = "flushWorkspaceCapture",
     params(("workspaceId" = String, Path)),
     request_body = FlushWorkspaceCaptureRequest,
@@ -379,15 +434,27 @@ pub async fn flush_workspace_capture(
 ) -> Result<Json<WorkspaceCaptureStatus>, ApiError> {
     let owner = req.owner_user_id.into_string();
     for (field, value) in [("deadlineMs", req.deadline_ms), ("graceMs", req.grace_ms)] {
-        if value.is_some_and(|v| v < 1) {
-            return Err(ApiError::bad_request(format!("{field} must be a whole number of milliseconds above 0")));
+        if value.is_some_and(|v| !(1..=3_600_000).contains(&v)) {
+            return Err(ApiError::bad_request(format!("{field} must be 1 to 3600000 milliseconds")));
         }
     }
-    owned(&app, &owner, &workspace_id).await?;
-    Err(no_capture(&workspace_id))
+    let (run_id, endpoint) = capture_executor(&app, &owner, &workspace_id).await?;
+    let deadline_ms = req.deadline_ms.map_or(DEFAULT_FLUSH_DEADLINE_MS, |d| d as u64);
+    let request = sluice_protocol::capture::FlushRequest {
+        kind: match req.kind {
+            Some(FlushKind::Final) => sluice_protocol::capture::FlushKind::Final,
+            _ => sluice_protocol::capture::FlushKind::Suspend,
+        },
+        deadline_ms: Some(deadline_ms),
+        grace_ms: req.grace_ms.map(|g| g as u64),
+    };
+    let timeout = std::time::Duration::from_millis(deadline_ms) + FLUSH_SLACK;
+    let target = crate::control::Target { run_id: &run_id, endpoint: &endpoint };
+    Ok(Json(control(&app)?.capture_flush(target, request, timeout).await.map_err(daemon_failed)?))
 }
 
-/// Re-plan the workspace's capture (needs a live runtime).
+/// Re-plan the workspace's capture: the daemon asks for its plan again and
+/// delta-materializes the answered head.
 #[utoipa::path(post, path = "/v1/workspaces/{workspaceId}/capture/replan", tag = "workspaces", operation_id = "replanWorkspaceCapture",
     params(("workspaceId" = String, Path)),
     request_body = OwnerRequest,
@@ -399,8 +466,9 @@ pub async fn replan_workspace_capture(
     JsonBody(req): JsonBody<OwnerRequest>,
 ) -> Result<Json<WorkspaceCaptureReplanned>, ApiError> {
     let owner = req.owner_user_id.into_string();
-    owned(&app, &owner, &workspace_id).await?;
-    Err(no_capture(&workspace_id))
+    let (run_id, endpoint) = capture_executor(&app, &owner, &workspace_id).await?;
+    let target = crate::control::Target { run_id: &run_id, endpoint: &endpoint };
+    Ok(Json(control(&app)?.capture_replan(target).await.map_err(daemon_failed)?))
 }
 
 /// Run an ordered list of commands as one run (202; needs a live runtime).
@@ -492,11 +560,11 @@ pub async fn stop_workspace(
     }
     let workspace = app.store.request_stop(&owner, &workspace_id).await?.ok_or(ApiError::NotFound)?;
     app.work_enqueued();
-    // An attestation names an executor's saved work; nothing here can
-    // check one yet (no capture), so it is recorded as ignored.
+    // An attestation names an executor's saved work; the drain that weighs
+    // one is not built yet, so it is recorded as ignored.
     let completion = req.completion.map(|_| CompletionOutcome {
         outcome: "ignored".into(),
-        detail: Some("completion attestations need a capture source, which is not built yet".into()),
+        detail: Some("completion attestations are not weighed by this install yet (the drain is not built)".into()),
     });
     Ok((
         StatusCode::ACCEPTED,

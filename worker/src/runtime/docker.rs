@@ -146,6 +146,10 @@ impl Runtime for DockerRuntime {
         RuntimeAdapter::Docker
     }
 
+    fn registrar_socket(&self, run_id: &str) -> PathBuf {
+        crate::registrar::registrar_socket(&run_dir(&self.executors_dir, run_id))
+    }
+
     fn posture(&self) -> String {
         self.posture_line()
     }
@@ -202,6 +206,8 @@ impl Runtime for DockerRuntime {
                     "/workspace",
                     &format!("--workload-uid={}", ids.workload),
                     &format!("--workload-gid={}", ids.workload),
+                    "--registrar=unix:/run/sluice/registrar.sock",
+                    &format!("--capture-interval-ms={}", request.capture_interval_ms),
                     // `=` joins the value, so no launch id can be read as an option.
                     &format!("--launch={}", request.launch),
                 ]

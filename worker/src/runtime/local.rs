@@ -356,6 +356,8 @@ impl LocalRuntime {
                 c.args(["--listen", "unix:/run/sluice/control.sock"]);
                 c.args(["--boot-secret-file", "/run/sluice/boot-secret.json", "--state-dir", "/var/lib/sluice"]);
                 c.args(["--workdir", "/workspace"]).args(workload_args(ids));
+                c.arg("--registrar=unix:/run/sluice/registrar.sock");
+                c.arg(format!("--capture-interval-ms={}", request.capture_interval_ms));
                 // `=` joins the value, so no launch id can be read as an option.
                 c.arg(format!("--launch={}", request.launch)).arg("--").arg(dir);
                 c
@@ -375,6 +377,8 @@ impl LocalRuntime {
                 c.args(&self.daemon_prefix);
                 c.args(["--listen", "unix:run/control.sock", "--boot-secret-file", "run/boot-secret.json"]);
                 c.args(["--state-dir", "state", "--workdir", "workspace"]).args(workload_args(ids));
+                c.arg("--registrar=unix:run/registrar.sock");
+                c.arg(format!("--capture-interval-ms={}", request.capture_interval_ms));
                 c.arg(format!("--launch={}", request.launch));
                 c.current_dir(dir).env("HOME", dir.join("workspace"));
                 // Names the run directory, so a live pid is recognised as this run's.
@@ -388,6 +392,10 @@ impl LocalRuntime {
 impl Runtime for LocalRuntime {
     fn adapter(&self) -> RuntimeAdapter {
         RuntimeAdapter::Local
+    }
+
+    fn registrar_socket(&self, run_id: &str) -> PathBuf {
+        crate::registrar::registrar_socket(&run_dir(&self.executors_dir, run_id))
     }
 
     fn posture(&self) -> String {

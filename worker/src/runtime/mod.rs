@@ -30,6 +30,8 @@ pub struct LaunchRequest {
     /// The boot secret file's contents (JSON with the control token and the
     /// workspace's secret environment).
     pub boot_secret: Secret<String>,
+    /// How often the daemon snaps a capture-sourced worktree.
+    pub capture_interval_ms: u64,
 }
 
 /// A created (or adopted) executor.
@@ -79,6 +81,9 @@ pub trait Runtime: Send + Sync {
     fn list_owned(&self) -> impl Future<Output = Result<Vec<OwnedResource>, WorkerError>> + Send;
     /// A line for health and logs: which runtime, and how it isolates.
     fn posture(&self) -> String;
+    /// Where the registrar's socket for a run's executor goes on this host
+    /// (the runtime mounts its directory into the executor).
+    fn registrar_socket(&self, run_id: &str) -> PathBuf;
     /// The `spec.resources` keys this runtime cannot enforce here, each
     /// with the reason: a create that asks for one is refused.
     fn unenforceable(&self) -> Vec<(&'static str, String)>;
@@ -139,6 +144,13 @@ impl Runtime for AnyRuntime {
             AnyRuntime::Docker(r) => r.unenforceable(),
         }
     }
+
+    fn registrar_socket(&self, run_id: &str) -> PathBuf {
+        match self {
+            AnyRuntime::Local(r) => r.registrar_socket(run_id),
+            AnyRuntime::Docker(r) => r.registrar_socket(run_id),
+        }
+    }
 }
 
 /// Whether this process runs as root.
@@ -192,6 +204,7 @@ mod tests {
             tag: "1".into(),
             spec: WorkspaceSpec::parse(&spec).unwrap(),
             boot_secret: Secret::new(String::new()),
+            capture_interval_ms: 10_000,
         };
         let refused = [("diskMiB", "no loop devices".to_owned())];
         let err = refuse_unenforceable(&request(serde_json::json!({"resources": {"diskMiB": 64}})), &refused);

@@ -1,0 +1,61 @@
+//! The API's calls to executors' daemons, made with the worker's daemon
+//! client: the control token is derived from the store's key, so any
+//! sluice process holding it (and able to reach the executor's socket on
+//! this host) can make them.
+
+use std::time::Duration;
+
+use sluice_api::control::{ControlError, ControlFuture, ExecutorControl, Target};
+use sluice_protocol::capture::{BindRequest, Binds, CaptureStatus, FlushRequest, Replanned};
+use sluice_store::Store;
+use sluice_worker::daemon_client::DaemonClient;
+use sluice_worker::error::WorkerError;
+
+/// How long a status, re-plan or bind may take.
+const CALL_TIMEOUT: Duration = Duration::from_secs(120);
+
+#[derive(Debug)]
+pub struct DaemonControl {
+    store: Store,
+}
+
+impl DaemonControl {
+    pub fn new(store: Store) -> DaemonControl {
+        DaemonControl { store }
+    }
+
+    fn client(&self, target: Target<'_>) -> Result<DaemonClient, ControlError> {
+        let token = sluice_worker::reconcile::control_token_for(self.store.sealer(), target.run_id);
+        DaemonClient::new(target.endpoint, token).map_err(failed)
+    }
+}
+
+fn failed(e: WorkerError) -> ControlError {
+    match e {
+        WorkerError::DaemonRefused { message, .. } => ControlError::Refused(message),
+        other => ControlError::Unreachable(other.to_string()),
+    }
+}
+
+impl ExecutorControl for DaemonControl {
+    fn capture_status<'a>(&'a self, target: Target<'a>) -> ControlFuture<'a, CaptureStatus> {
+        Box::pin(async move { self.client(target)?.capture_status(CALL_TIMEOUT).await.map_err(failed) })
+    }
+
+    fn capture_flush<'a>(
+        &'a self,
+        target: Target<'a>,
+        request: FlushRequest,
+        timeout: Duration,
+    ) -> ControlFuture<'a, CaptureStatus> {
+        Box::pin(async move { self.client(target)?.capture_flush(&request, timeout).await.map_err(failed) })
+    }
+
+    fn capture_replan<'a>(&'a self, target: Target<'a>) -> ControlFuture<'a, Replanned> {
+        Box::pin(async move { self.client(target)?.capture_replan(CALL_TIMEOUT).await.map_err(failed) })
+    }
+
+    fn bind<'a>(&'a self, target: Target<'a>, request: BindRequest) -> ControlFuture<'a, Binds> {
+        Box::pin(async move { self.client(target)?.bind(&request, CALL_TIMEOUT).await.map_err(failed) })
+    }
+}
