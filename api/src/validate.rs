@@ -358,4 +358,3 @@ mod tests {
         assert!(err.contains("spec.token") && err.contains("secretEnv") && !err.contains("abcdefghij"));
     }
 }
-

@@ -58,9 +58,28 @@ struct Daemon {
     workdir: PathBuf,
     managed: managed::Managed,
     capture: Option<capture::Capture>,
+    /// Where the working directory is bound (kept on the executor's disk,
+    /// so a relaunch on it applies them again).
+    binds: std::sync::Mutex<sluice_protocol::capture::Binds>,
+    state_dir: PathBuf,
+    /// The working directory as the executor names it (a bind's `mountPath`).
+    workdir_name: String,
 }
 
+/// Where the daemon keeps the live binds.
+const BINDS_FILE: &str = "binds.json";
+
 impl Daemon {
+    /// Where commands run unless they name another directory: the working
+    /// directory, or the subdirectory it is bound to.
+    fn effective_workdir(&self) -> PathBuf {
+        let binds = self.binds.lock().unwrap();
+        match binds.binds.iter().find(|b| b.mount_path == self.workdir_name) {
+            Some(bind) => self.workdir.join(&bind.subpath),
+            None => self.workdir.clone(),
+        }
+    }
+
     fn stamp(&self, epoch: u64, head_n: Option<u64>) -> Origin {
         Origin {
             epoch,
@@ -238,6 +257,14 @@ pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
             workdir: config.workdir.to_path_buf(),
             managed: managed.clone(),
             capture,
+            binds: std::sync::Mutex::new(
+                std::fs::read(config.state_dir.join(BINDS_FILE))
+                    .ok()
+                    .and_then(|b| serde_json::from_slice(&b).ok())
+                    .unwrap_or_default(),
+            ),
+            state_dir: config.state_dir.to_path_buf(),
+            workdir_name: config.workdir.display().to_string(),
         }
     });
     let router = Router::new()
@@ -247,6 +274,7 @@ pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
         .route(sluice_protocol::capture::CAPTURE_STATUS, get(capture_status))
         .route(sluice_protocol::capture::CAPTURE_FLUSH, post(capture_flush))
         .route(sluice_protocol::capture::CAPTURE_REPLAN, post(capture_replan))
+        .route(sluice_protocol::capture::BIND, post(bind))
         .layer(middleware::from_fn_with_state(daemon.clone(), authenticate))
         .with_state(daemon);
     Ok(Running { router, managed })
@@ -310,6 +338,55 @@ async fn capture_status(State(daemon): State<Arc<Daemon>>) -> Response {
     }
 }
 
+/// Binds the working directory to a subdirectory of it (an empty subpath
+/// unbinds); answers the live binds. The working directory is the one
+/// bindable mount.
+async fn bind(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) -> Response {
+    use sluice_protocol::capture::{Bind, BindRequest};
+    let request: BindRequest = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => return refused(StatusCode::BAD_REQUEST, format!("bind request: {e}")),
+    };
+    let mount_path = request.mount_path.unwrap_or_else(|| daemon.workdir_name.clone());
+    if mount_path != daemon.workdir_name {
+        return refused(
+            StatusCode::BAD_REQUEST,
+            format!("mountPath {mount_path} is not bindable: only the working directory ({}) is", daemon.workdir_name),
+        );
+    }
+    let subpath = request.subpath.trim_matches('/').to_owned();
+    if subpath.split('/').any(|p| p == ".." || p == ".") {
+        return refused(StatusCode::BAD_REQUEST, "subpath must stay under the working directory".into());
+    }
+    if !subpath.is_empty() {
+        let ids = daemon.workload;
+        let target = daemon.workdir.join(&subpath);
+        // As the workload, so a path it planted reaches nothing it could not.
+        let made = match workload::FsWorker::spawn(ids) {
+            Ok(fs) => fs.run(move || std::fs::create_dir_all(&target)).await,
+            Err(e) => Err(e),
+        };
+        if !matches!(made, Ok(Ok(()))) {
+            return refused(StatusCode::CONFLICT, format!("cannot make {subpath} under the working directory"));
+        }
+    }
+    let answer = {
+        let mut binds = daemon.binds.lock().unwrap();
+        binds.binds.retain(|b| b.mount_path != mount_path);
+        if !subpath.is_empty() {
+            binds.binds.push(Bind { mount_path, subpath });
+        }
+        binds.binds.sort();
+        binds.clone()
+    };
+    let text = serde_json::to_vec(&answer).unwrap_or_default();
+    let tmp = daemon.state_dir.join(format!("{BINDS_FILE}.tmp"));
+    if std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, daemon.state_dir.join(BINDS_FILE))).is_err() {
+        return refused(StatusCode::CONFLICT, "cannot keep the binds on the executor's disk".into());
+    }
+    Json(answer).into_response()
+}
+
 /// How long a flush may take when the request names no deadline.
 const DEFAULT_FLUSH_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
 
@@ -353,7 +430,7 @@ async fn run_exec(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) ->
         Ok(r) => r,
         Err(e) => return refused(StatusCode::BAD_REQUEST, format!("exec request: {e}")),
     };
-    let result = exec::run(&daemon.workdir, request, daemon.workload).await;
+    let result = exec::run(&daemon.effective_workdir(), request, daemon.workload).await;
     if let Some(capture) = &daemon.capture {
         capture.nudge();
     }

@@ -1,0 +1,236 @@
+//! Capture end to end: the real `sluice serve` binary, real executors (local
+//! and Docker), real daemons capturing into the object store through the
+//! registrar. Files written by exec reach the session's head; a second
+//! executor restores the exact tree and fences the first; re-plan writes
+//! only what changed; a final flush seals; quotas, unreadable paths and an
+//! unavailable store give the contract's answers.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use sluice_tests::server::{DataDir, Options, Server};
+use sluice_tests::*;
+
+const READY_WITHIN: Duration = Duration::from_secs(90);
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Flavor {
+    Bubblewrap,
+    Docker,
+}
+
+impl Flavor {
+    fn all() -> Vec<Flavor> {
+        let mut all = vec![Flavor::Bubblewrap];
+        if docker_test_image().is_some() {
+            all.push(Flavor::Docker);
+        }
+        all
+    }
+
+    fn options(self) -> Options {
+        let options = Options::serve().arg("--capture-interval-ms").arg("300");
+        match self {
+            Flavor::Bubblewrap => options.arg("--runtime").arg("local"),
+            Flavor::Docker => options.arg("--runtime").arg("docker"),
+        }
+    }
+}
+
+async fn session(server: &Server, quota: Option<u64>) -> (String, String) {
+    let mut body = json!({"ownerUserId": "alice"});
+    if let Some(quota) = quota {
+        body["quotaBytes"] = json!(quota);
+    }
+    let (status, session) = server.post("/v1/capture-sessions", &body).await;
+    assert_eq!(status, 201, "{session}");
+    (session["sessionId"].as_str().unwrap().to_owned(), session["token"].as_str().unwrap().to_owned())
+}
+
+/// Creates a capture-sourced workspace on the session and waits until it is ready.
+async fn launch(server: &Server, session: &(String, String), launch_id: &str) -> (String, String) {
+    let body = json!({
+        "ownerUserId": "alice", "registryId": "local", "repository": "sluice-test/busybox", "tag": "1",
+        "launchId": launch_id,
+        "spec": {"command": ["sleep", "600"], "source": {"kind": "capture", "sessionId": session.0}},
+        "captureToken": session.1,
+    });
+    let (status, created) = server.post("/v1/workspaces", &body).await;
+    assert_eq!(status, 202, "{created}");
+    let id = created["workspaceId"].as_str().unwrap().to_owned();
+    let ready =
+        server.wait_for("alice", &id, READY_WITHIN, |w| w["status"] == "ready" || w["status"] == "failed").await;
+    assert_eq!(ready["status"], "ready", "{ready}\n{}", server.output());
+    (id, ready["runtime"]["runId"].as_str().unwrap().to_owned())
+}
+
+/// Runs one shell script in the workspace and answers its result.
+async fn sh(server: &Server, id: &str, script: &str) -> Value {
+    let commands = json!([{"argv": ["/bin/busybox", "sh", "-c", script]}]);
+    let (status, run) =
+        server.post(&format!("/v1/workspaces/{id}/exec"), &json!({"ownerUserId": "alice", "commands": commands})).await;
+    assert_eq!(status, 202, "{run}");
+    let run_id = run["runId"].as_str().unwrap().to_owned();
+    for _ in 0..1200 {
+        let (_, run) = server.get(&format!("/v1/runs/{run_id}?ownerUserId=alice")).await;
+        if run["status"] == "completed" || run["status"] == "failed" {
+            return run;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("exec run {run_id} did not finish");
+}
+
+/// Runs a script that must succeed; answers its stdout.
+async fn sh_ok(server: &Server, id: &str, script: &str) -> String {
+    let run = sh(server, id, script).await;
+    assert_eq!(run["status"], "completed", "{run}");
+    let result = &run["commands"][0];
+    assert_eq!(result["exitCode"], 0, "{script}: {run}");
+    result["stdout"].as_str().unwrap().to_owned()
+}
+
+/// Every path of the worktree with its mode, kind, size and link target,
+/// and every file's digest: what a restore must reproduce exactly.
+const LISTING: &str = "cd /workspace 2>/dev/null || cd ~; \
+    busybox find . -mindepth 1 -exec busybox stat -c '%n %a %F %s %N' {} + | busybox sort; \
+    busybox find . -type f -exec busybox sha256sum {} + | busybox sort";
+
+async fn capture_status(server: &Server, id: &str) -> Value {
+    let (status, body) = server.get(&format!("/v1/workspaces/{id}/capture?ownerUserId=alice")).await;
+    assert_eq!(status, 200, "{body}");
+    body
+}
+
+async fn session_view(server: &Server, session: &str) -> Value {
+    let (status, body) = server.get(&format!("/v1/capture-sessions/{session}?ownerUserId=alice")).await;
+    assert_eq!(status, 200, "{body}");
+    body
+}
+
+/// Waits until `done` holds of the workspace's capture status.
+async fn wait_status(server: &Server, id: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let mut last = Value::Null;
+    for _ in 0..600 {
+        last = capture_status(server, id).await;
+        if done(&last) {
+            return last;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("capture status never showed {what}: {last}\n{}", server.output());
+}
+
+async fn flush(server: &Server, id: &str, body: Value) -> Value {
+    let mut body = body;
+    body["ownerUserId"] = json!("alice");
+    let (status, answer) = server.post(&format!("/v1/workspaces/{id}/capture/flush"), &body).await;
+    assert_eq!(status, 200, "{answer}");
+    answer
+}
+
+const TREE: &str = "cd /workspace 2>/dev/null || cd ~; set -e; \
+    busybox mkdir -p src/empty .git/refs/heads deep/er/still; \
+    busybox printf 'hello\\n' > src/a.txt; \
+    busybox printf '#!/bin/sh\\necho run\\n' > src/run.sh; busybox chmod 750 src/run.sh; \
+    busybox chmod 700 deep/er; \
+    busybox printf 'ref: refs/heads/main\\n' > .git/HEAD; \
+    busybox ln -s src/a.txt link; busybox ln -s /nowhere/at/all dangling; \
+    busybox dd if=/dev/urandom of=big.bin bs=1024 count=6144 2>/dev/null; \
+    busybox touch empty.txt";
+
+#[tokio::test]
+async fn captures_restore_exactly_fence_replan_and_seal() {
+    for flavor in Flavor::all() {
+        let dir = DataDir::new();
+        let server = Server::start_with(&dir.path(), flavor.options()).await;
+        let session = session(&server, None).await;
+        let (a, run_a) = launch(&server, &session, "launch-a").await;
+        sh_ok(&server, &a, TREE).await;
+        // The automatic snap after the exec ships the tree.
+        let settled = wait_status(&server, &a, "the tree registered", |s| {
+            s["headN"].as_u64().unwrap_or(0) >= 1 && s["pending"] == 0 && s["bulkBuilding"] == false
+        })
+        .await;
+        assert_eq!(settled["fenced"], false);
+        assert_eq!(settled["complete"], false, "not a final flush: {settled}");
+        assert_eq!(settled["incompleteReason"], "not-final");
+        assert_eq!(settled["refused"], json!([]));
+        assert_eq!(settled["origin"]["launch"], "launch-a");
+        assert!(settled["uploadedBytes"].as_u64().unwrap() >= 6 << 20, "{settled}");
+        let listing_a = sh_ok(&server, &a, LISTING).await;
+        assert!(listing_a.contains("./deep/er 700 directory"), "{listing_a}");
+        assert!(listing_a.contains("./src/run.sh 750"), "{listing_a}");
+        // A checkpoint with nothing new registers nothing new.
+        let head = settled["headN"].as_u64().unwrap();
+        let checkpoint = flush(&server, &a, json!({"kind": "suspend"})).await;
+        assert_eq!(
+            (checkpoint["headN"].as_u64(), checkpoint["pending"].as_u64()),
+            (Some(head), Some(0)),
+            "{checkpoint}"
+        );
+
+        // A second executor on the same session restores the exact tree and fences the first.
+        let (b, run_b) = launch(&server, &session, "launch-b").await;
+        let listing_b = sh_ok(&server, &b, LISTING).await;
+        assert_eq!(listing_b, listing_a, "{flavor:?}: the restored tree is the captured one");
+        let view = session_view(&server, &session.0).await;
+        assert_eq!(view["epoch"], 2, "{view}");
+
+        sh_ok(&server, &a, "cd /workspace 2>/dev/null || cd ~; busybox printf late > late.txt").await;
+        let fenced = wait_status(&server, &a, "fenced", |s| s["fenced"] == true).await;
+        assert_eq!(fenced["epoch"], 1, "{fenced}");
+        let view = session_view(&server, &session.0).await;
+        assert!(
+            view["captures"].as_array().unwrap().iter().all(|c| c["epoch"] == 1 || c["launch"] == "launch-b"),
+            "a fenced executor registers nothing: {view}"
+        );
+
+        // The second executor changes one file; the first re-plans onto its head.
+        sh_ok(&server, &b, "cd /workspace 2>/dev/null || cd ~; busybox printf 'changed\\n' > src/a.txt").await;
+        wait_status(&server, &b, "the change registered", |s| {
+            s["headN"].as_u64().unwrap_or(0) > head && s["pending"] == 0
+        })
+        .await;
+        let (status, replanned) =
+            server.post(&format!("/v1/workspaces/{a}/capture/replan"), &json!({"ownerUserId": "alice"})).await;
+        assert_eq!(status, 200, "{replanned}");
+        assert_eq!(replanned["unchanged"], false);
+        assert_eq!(replanned["filesWritten"], 1, "only the changed file is written: {replanned}");
+        assert_eq!(replanned["bytesWritten"], 8);
+        assert_eq!(replanned["removed"], 1, "late.txt is not in the head: {replanned}");
+        assert_eq!(replanned["filesSkipped"], 4, "run.sh, HEAD, big.bin, empty.txt: {replanned}");
+        assert_eq!(replanned["epoch"], 3);
+        let again = server.post(&format!("/v1/workspaces/{a}/capture/replan"), &json!({"ownerUserId": "alice"})).await;
+        assert_eq!(again.1["unchanged"], true, "idempotent: {}", again.1);
+        assert_eq!(sh_ok(&server, &a, "cd /workspace 2>/dev/null || cd ~; busybox cat src/a.txt").await, "changed\n");
+
+        // A final flush stops the managed process, ships everything and seals.
+        sh_ok(&server, &a, "cd /workspace 2>/dev/null || cd ~; busybox printf last > last.txt").await;
+        let done = flush(&server, &a, json!({"kind": "final", "graceMs": 2000})).await;
+        assert_eq!(done["complete"], true, "{done}");
+        assert!(done.get("incompleteReason").is_none(), "{done}");
+        assert_eq!(done["pending"], 0);
+        let view = session_view(&server, &session.0).await;
+        let seal = &view["finalSeal"];
+        assert_eq!(seal["captureN"], view["headN"], "{view}");
+        assert_eq!((seal["executorId"].as_str(), seal["launchId"].as_str()), (Some(run_a.as_str()), Some("launch-a")));
+        assert_eq!(seal["epoch"], 3);
+        assert_eq!(seal["origin"]["launch"], "launch-a");
+        // The daemon takes no new work after a final.
+        let refused = sh(&server, &a, "true").await;
+        assert_eq!(refused["status"], "failed", "{refused}");
+        assert!(refused["error"]["message"].as_str().unwrap().contains("no new work"), "{refused}");
+        // A repeated final converges on the same answer.
+        let again = flush(&server, &a, json!({"kind": "final"})).await;
+        assert_eq!(again["complete"], true, "{again}");
+        // The other executor, fenced now, cannot complete a final.
+        let fenced_final = flush(&server, &b, json!({"kind": "final", "graceMs": 1000})).await;
+        assert_eq!(
+            (fenced_final["complete"].as_bool(), fenced_final["incompleteReason"].as_str()),
+            (Some(false), Some("fenced"))
+        );
+        let _ = run_b;
+        server.stop();
+    }
+}
