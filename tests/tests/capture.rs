@@ -234,3 +234,79 @@ async fn captures_restore_exactly_fence_replan_and_seal() {
         server.stop();
     }
 }
+
+#[tokio::test]
+async fn a_class_past_the_quota_is_refused_and_unreadable_paths_are_carried_or_fail_a_final() {
+    let flavor = Flavor::Bubblewrap;
+    let dir = DataDir::new();
+    let server = Server::start_with(&dir.path(), flavor.options()).await;
+
+    // Quota: the small class holds more than the session may keep.
+    let tight = session(&server, Some(1000)).await;
+    let (q, _) = launch(&server, &tight, "launch-quota").await;
+    sh_ok(&server, &q, "cd /workspace; busybox dd if=/dev/zero of=big.txt bs=1000 count=5 2>/dev/null").await;
+    let refused = wait_status(&server, &q, "the small class refused", |s| s["refused"] == json!(["small"])).await;
+    assert_eq!(refused["pending"], 0, "a refused class is not pending: {refused}");
+    let done = flush(&server, &q, json!({"kind": "final", "graceMs": 1000})).await;
+    assert_eq!(done["complete"], false, "work past the quota is not saved: {done}");
+    let view = session_view(&server, &tight.0).await;
+    assert!(view.get("finalSeal").is_none(), "{view}");
+    assert_eq!(view["usedBytes"], 0);
+
+    // Unreadable: a file the workload closed to its own reads.
+    let open = session(&server, None).await;
+    let (u, _) = launch(&server, &open, "launch-unreadable").await;
+    sh_ok(&server, &u, "cd /workspace; busybox printf kept > secret.txt; busybox printf ok > fine.txt").await;
+    let first = wait_status(&server, &u, "the first capture", |s| s["headN"] == 1 && s["pending"] == 0).await;
+    assert_eq!(first["unreadable"], 0);
+    sh_ok(&server, &u, "cd /workspace; busybox chmod 000 secret.txt; busybox printf more > fine.txt").await;
+    let carried = wait_status(&server, &u, "the unreadable path carried", |s| {
+        s["unreadable"] == 1 && s["headN"].as_u64() == Some(2)
+    })
+    .await;
+    assert_eq!(carried["carried"], 1, "{carried}");
+    assert_eq!(carried["unreadablePaths"], json!(["tree/secret.txt"]));
+    assert!(carried.get("lastSnapError").is_none(), "an automatic snap carries, it does not fail: {carried}");
+    let done = flush(&server, &u, json!({"kind": "final", "graceMs": 1000})).await;
+    assert_eq!(
+        (done["complete"].as_bool(), done["incompleteReason"].as_str()),
+        (Some(false), Some("unreadable")),
+        "{done}"
+    );
+    assert_eq!(done["snapsFailed"], 2, "the final snap failed for both classes: {done}");
+    assert!(done["lastSnapError"].as_str().is_some(), "{done}");
+    // What was captured kept the secret's last content: a new executor gets it back.
+    let (v, _) = launch(&server, &open, "launch-after").await;
+    assert_eq!(sh_ok(&server, &v, "cd /workspace; busybox cat secret.txt fine.txt").await, "keptmore");
+    server.stop();
+}
+
+#[tokio::test]
+async fn captures_pend_while_the_object_store_is_away_and_ship_when_it_is_back() {
+    let dir = DataDir::new();
+    let server = Server::start_with(&dir.path(), Flavor::Bubblewrap.options()).await;
+    let open = session(&server, None).await;
+    let (w, _) = launch(&server, &open, "launch-pend").await;
+    sh_ok(&server, &w, "cd /workspace; busybox printf one > one.txt").await;
+    wait_status(&server, &w, "the first capture", |s| s["headN"] == 1 && s["pending"] == 0).await;
+
+    // The store goes away: its directory is replaced by a file.
+    let objects = dir.path().join("objects");
+    let away = dir.path().join("objects-away");
+    std::fs::rename(&objects, &away).unwrap();
+    std::fs::write(&objects, "not a directory").unwrap();
+    sh_ok(&server, &w, "cd /workspace; busybox printf two > two.txt").await;
+    let pending = wait_status(&server, &w, "a pending capture", |s| s["pending"] == 1).await;
+    assert_eq!(pending["headN"], 1, "{pending}");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(capture_status(&server, &w).await["pending"], 1, "it waits, it is not dropped");
+
+    std::fs::remove_file(&objects).unwrap();
+    std::fs::rename(&away, &objects).unwrap();
+    let shipped =
+        wait_status(&server, &w, "the pending capture shipped", |s| s["pending"] == 0 && s["headN"] == 2).await;
+    assert_eq!(shipped["fenced"], false);
+    let (v, _) = launch(&server, &open, "launch-check").await;
+    assert_eq!(sh_ok(&server, &v, "cd /workspace; busybox cat one.txt two.txt").await, "onetwo", "nothing lost");
+    server.stop();
+}
