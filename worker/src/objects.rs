@@ -95,8 +95,20 @@ impl Objects {
                 Ok(Objects { store: Arc::new(store), prefix: String::new() })
             }
             ObjectStoreUrl::S3 { bucket, prefix } => {
+                // A store that is away is reported soon, so captures pend
+                // (and the daemon tries again) instead of a request hanging.
+                let retry = object_store::RetryConfig {
+                    max_retries: 2,
+                    retry_timeout: std::time::Duration::from_secs(10),
+                    ..Default::default()
+                };
+                let client = object_store::ClientOptions::new()
+                    .with_connect_timeout(std::time::Duration::from_secs(5))
+                    .with_timeout(std::time::Duration::from_secs(60));
                 let store = object_store::aws::AmazonS3Builder::from_env()
                     .with_bucket_name(bucket)
+                    .with_retry(retry)
+                    .with_client_options(client)
                     .build()
                     .map_err(|e| ObjectsError::Config(e.to_string()))?;
                 let prefix = if prefix.is_empty() { String::new() } else { format!("{prefix}/") };
