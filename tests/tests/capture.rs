@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use sluice_tests::s3::{BUCKET, S3Server};
 use sluice_tests::server::{DataDir, Options, Server};
 use sluice_tests::*;
 
@@ -33,6 +34,29 @@ impl Flavor {
         match self {
             Flavor::Bubblewrap => options.arg("--runtime").arg("local"),
             Flavor::Docker => options.arg("--runtime").arg("docker"),
+        }
+    }
+}
+
+/// The object stores captures go to: the local directory, and a real
+/// S3-compatible server where this machine has one.
+fn stores() -> Vec<Option<S3Server>> {
+    let mut stores = vec![None];
+    if let Some(s3) = S3Server::start() {
+        stores.push(Some(s3));
+    }
+    stores
+}
+
+fn with_store(options: Options, s3: Option<&S3Server>) -> Options {
+    match s3 {
+        None => options,
+        Some(s3) => {
+            let mut options = options.arg("--object-store").arg(format!("s3://{BUCKET}/captures"));
+            for (name, value) in s3.env() {
+                options = options.env(name, value);
+            }
+            options
         }
     }
 }
@@ -141,9 +165,10 @@ const TREE: &str = "cd /workspace 2>/dev/null || cd ~; set -e; \
 
 #[tokio::test]
 async fn captures_restore_exactly_fence_replan_and_seal() {
-    for flavor in Flavor::all() {
+    for (flavor, s3) in Flavor::all().into_iter().flat_map(|f| stores().into_iter().map(move |s| (f, s))) {
+        eprintln!("{flavor:?}, {}", if s3.is_some() { "S3" } else { "local objects" });
         let dir = DataDir::new();
-        let server = Server::start_with(&dir.path(), flavor.options()).await;
+        let server = Server::start_with(&dir.path(), with_store(flavor.options(), s3.as_ref())).await;
         let session = session(&server, None).await;
         let (a, run_a) = launch(&server, &session, "launch-a").await;
         sh_ok(&server, &a, TREE).await;
@@ -158,6 +183,12 @@ async fn captures_restore_exactly_fence_replan_and_seal() {
         assert_eq!(settled["refused"], json!([]));
         assert_eq!(settled["origin"]["launch"], "launch-a");
         assert!(settled["uploadedBytes"].as_u64().unwrap() >= 6 << 20, "{settled}");
+        if let Some(s3) = &s3 {
+            assert!(s3.object_count() > 5, "the objects went to the S3 server");
+            assert!(!dir.path().join("objects").exists(), "and not to the data directory");
+            let env = sh_ok(&server, &a, "busybox env; busybox cat /proc/1/environ 2>/dev/null || true").await;
+            assert!(!env.contains(s3.secret_key()), "object-store credentials never enter an executor");
+        }
         let listing_a = sh_ok(&server, &a, LISTING).await;
         assert!(listing_a.contains("./deep/er 700 directory"), "{listing_a}");
         assert!(listing_a.contains("./src/run.sh 750"), "{listing_a}");
@@ -283,30 +314,43 @@ async fn a_class_past_the_quota_is_refused_and_unreadable_paths_are_carried_or_f
 
 #[tokio::test]
 async fn captures_pend_while_the_object_store_is_away_and_ship_when_it_is_back() {
-    let dir = DataDir::new();
-    let server = Server::start_with(&dir.path(), Flavor::Bubblewrap.options()).await;
-    let open = session(&server, None).await;
-    let (w, _) = launch(&server, &open, "launch-pend").await;
-    sh_ok(&server, &w, "cd /workspace; busybox printf one > one.txt").await;
-    wait_status(&server, &w, "the first capture", |s| s["headN"] == 1 && s["pending"] == 0).await;
+    for mut s3 in stores() {
+        let dir = DataDir::new();
+        let server = Server::start_with(&dir.path(), with_store(Flavor::Bubblewrap.options(), s3.as_ref())).await;
+        let open = session(&server, None).await;
+        let (w, _) = launch(&server, &open, "launch-pend").await;
+        sh_ok(&server, &w, "cd /workspace; busybox printf one > one.txt").await;
+        wait_status(&server, &w, "the first capture", |s| s["headN"] == 1 && s["pending"] == 0).await;
 
-    // The store goes away: its directory is replaced by a file.
-    let objects = dir.path().join("objects");
-    let away = dir.path().join("objects-away");
-    std::fs::rename(&objects, &away).unwrap();
-    std::fs::write(&objects, "not a directory").unwrap();
-    sh_ok(&server, &w, "cd /workspace; busybox printf two > two.txt").await;
-    let pending = wait_status(&server, &w, "a pending capture", |s| s["pending"] == 1).await;
-    assert_eq!(pending["headN"], 1, "{pending}");
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    assert_eq!(capture_status(&server, &w).await["pending"], 1, "it waits, it is not dropped");
+        // The store goes away: the S3 server stops, or the directory is
+        // replaced by a file.
+        let objects = dir.path().join("objects");
+        let away = dir.path().join("objects-away");
+        match &mut s3 {
+            Some(s3) => s3.pause(),
+            None => {
+                std::fs::rename(&objects, &away).unwrap();
+                std::fs::write(&objects, "not a directory").unwrap();
+            }
+        }
+        sh_ok(&server, &w, "cd /workspace; busybox printf two > two.txt").await;
+        let pending = wait_status(&server, &w, "a pending capture", |s| s["pending"] == 1).await;
+        assert_eq!(pending["headN"], 1, "{pending}");
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert_eq!(capture_status(&server, &w).await["pending"], 1, "it waits, it is not dropped");
 
-    std::fs::remove_file(&objects).unwrap();
-    std::fs::rename(&away, &objects).unwrap();
-    let shipped =
-        wait_status(&server, &w, "the pending capture shipped", |s| s["pending"] == 0 && s["headN"] == 2).await;
-    assert_eq!(shipped["fenced"], false);
-    let (v, _) = launch(&server, &open, "launch-check").await;
-    assert_eq!(sh_ok(&server, &v, "cd /workspace; busybox cat one.txt two.txt").await, "onetwo", "nothing lost");
-    server.stop();
+        match &mut s3 {
+            Some(s3) => s3.resume(),
+            None => {
+                std::fs::remove_file(&objects).unwrap();
+                std::fs::rename(&away, &objects).unwrap();
+            }
+        }
+        let shipped =
+            wait_status(&server, &w, "the pending capture shipped", |s| s["pending"] == 0 && s["headN"] == 2).await;
+        assert_eq!(shipped["fenced"], false);
+        let (v, _) = launch(&server, &open, "launch-check").await;
+        assert_eq!(sh_ok(&server, &v, "cd /workspace; busybox cat one.txt two.txt").await, "onetwo", "nothing lost");
+        server.stop();
+    }
 }
