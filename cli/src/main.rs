@@ -1,6 +1,7 @@
 //! `sluice`: the control plane's one binary.
 
 mod bench;
+mod bench_capture;
 mod bench_ready;
 mod config;
 mod control;
@@ -67,6 +68,8 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Measure create → ready latency per runtime against starting the daemon bare.
     BenchReady(bench_ready::BenchReadyArgs),
+    /// Measure capture, incremental capture, restore and a no-change FINAL against restic.
+    BenchCapture(bench_capture::BenchCaptureArgs),
 }
 
 #[tokio::main]
@@ -79,7 +82,7 @@ async fn main() -> anyhow::Result<()> {
     // SAFETY: umask only changes this process's file creation mask.
     unsafe { libc::umask(0o077) };
     // The benchmark's own requests would drown its table in request logs.
-    init_tracing(if matches!(cli.command, Command::Bench(_) | Command::BenchReady(_)) {
+    init_tracing(if matches!(cli.command, Command::Bench(_) | Command::BenchReady(_) | Command::BenchCapture(_)) {
         "warn"
     } else {
         "info,sqlx=warn"
@@ -110,6 +113,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Daemon(_) => unreachable!("handled before tracing starts"),
         Command::Bench(args) => bench::run(args).await,
         Command::BenchReady(args) => bench_ready::run(args).await,
+        Command::BenchCapture(args) => bench_capture::run(args).await,
     }
 }
 

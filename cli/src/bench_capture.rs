@@ -1,0 +1,322 @@
+//! `sluice bench-capture`: sluice's capture path (the daemon's engine
+//! shipping through a real registrar into a local object store, with the
+//! session in SQLite) next to restic backing the same tree up into a local
+//! repository, in the same run: an initial capture, an incremental one after
+//! a small change, a restore into an empty directory, and a FINAL flush with
+//! nothing changed.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use clap::Args;
+use sluice_daemon::capture::snap::SnapConfig;
+use sluice_daemon::capture::{Capture, CaptureConfig, Stamper};
+use sluice_protocol::Origin;
+use sluice_protocol::capture::{FlushKind, FlushRequest};
+
+#[derive(Args, Debug)]
+pub struct BenchCaptureArgs {
+    /// Small files (1–8 KiB), spread over `--folders` folders.
+    #[arg(long, default_value_t = 20_000)]
+    pub small_files: usize,
+    #[arg(long, default_value_t = 500)]
+    pub folders: usize,
+    /// Large files of 16 MiB.
+    #[arg(long, default_value_t = 20)]
+    pub large_files: usize,
+    /// Where the tree, the object store and the restic repository go.
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+}
+
+/// A deterministic byte stream (xorshift), so every run captures the same tree.
+struct Bytes(u64);
+
+impl Bytes {
+    fn fill(&mut self, out: &mut [u8]) {
+        for chunk in out.chunks_mut(8) {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            let word = self.0.to_le_bytes();
+            chunk.copy_from_slice(&word[..chunk.len()]);
+        }
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        let mut word = [0u8; 8];
+        self.fill(&mut word);
+        u64::from_le_bytes(word) % n
+    }
+}
+
+const LARGE: usize = 16 << 20;
+
+fn generate(root: &Path, args: &BenchCaptureArgs) -> anyhow::Result<()> {
+    let mut rng = Bytes(0x9e37_79b9_7f4a_7c15);
+    for i in 0..args.small_files {
+        let dir = root.join(format!("dir{:03}", i % args.folders));
+        std::fs::create_dir_all(&dir)?;
+        let mut data = vec![0u8; 1024 + rng.below(7 * 1024 + 1) as usize];
+        rng.fill(&mut data);
+        std::fs::write(dir.join(format!("file{i:05}.txt")), data)?;
+    }
+    std::fs::create_dir_all(root.join("large"))?;
+    let mut data = vec![0u8; LARGE];
+    for i in 0..args.large_files {
+        rng.fill(&mut data);
+        std::fs::write(root.join("large").join(format!("blob{i:02}.bin")), &data)?;
+    }
+    Ok(())
+}
+
+/// Changes 10 small files and overwrites 1 MiB in the middle of one large
+/// file; answers the bytes changed.
+fn change(root: &Path, args: &BenchCaptureArgs) -> anyhow::Result<u64> {
+    use std::io::{Seek, Write};
+    let mut rng = Bytes(0x1234_5678_9abc_def1);
+    let mut changed = 0;
+    for k in 0..10 {
+        let i = (k * 1999 + 7) % args.small_files;
+        let path = root.join(format!("dir{:03}", i % args.folders)).join(format!("file{i:05}.txt"));
+        let mut data = vec![0u8; std::fs::metadata(&path)?.len() as usize];
+        rng.fill(&mut data);
+        std::fs::write(&path, &data)?;
+        changed += data.len() as u64;
+    }
+    if args.large_files > 0 {
+        let mut file = std::fs::OpenOptions::new().write(true).open(root.join("large/blob00.bin"))?;
+        file.seek(std::io::SeekFrom::Start((LARGE / 2) as u64))?;
+        let mut data = vec![0u8; 1 << 20];
+        rng.fill(&mut data);
+        file.write_all(&data)?;
+        changed += data.len() as u64;
+    }
+    Ok(changed)
+}
+
+fn du(path: &Path) -> u64 {
+    fn walk(path: &Path) -> u64 {
+        match std::fs::symlink_metadata(path) {
+            Ok(m) if m.is_dir() => {
+                std::fs::read_dir(path).map(|entries| entries.flatten().map(|e| walk(&e.path())).sum()).unwrap_or(0)
+            }
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        }
+    }
+    walk(path)
+}
+
+/// Drops the page cache, so every tool reads the tree from disk alike
+/// (only root can; otherwise both run warm).
+fn drop_caches() {
+    let _ = Command::new("sync").status();
+    let _ = std::fs::write("/proc/sys/vm/drop_caches", "3");
+}
+
+fn restic(repo: &Path, args: &[&str], dir: Option<&Path>) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    let mut command = Command::new("restic");
+    command
+        .arg("-r")
+        .arg(repo)
+        .args(args)
+        .arg("--quiet")
+        .env("RESTIC_PASSWORD", "bench")
+        .env("RESTIC_CACHE_DIR", repo.with_extension("cache"));
+    if let Some(dir) = dir {
+        command.current_dir(dir);
+    }
+    let status = command.status().context("restic is not installed (apt-get install restic)")?;
+    anyhow::ensure!(status.success(), "restic {args:?} failed");
+    Ok(started.elapsed())
+}
+
+/// One side's measurements.
+#[derive(Default)]
+struct Side {
+    initial: Duration,
+    initial_bytes: u64,
+    incremental: Duration,
+    incremental_bytes: u64,
+    restore: Duration,
+}
+
+async fn engine(socket: &Path, token: &str, worktree: &Path, restore: bool) -> anyhow::Result<Capture> {
+    let stamper: Stamper = Arc::new(|epoch, head_n| Origin {
+        epoch,
+        launch: "bench".into(),
+        boot_id: "bench".into(),
+        boot_generation: 1,
+        observation: 0,
+        head_n,
+    });
+    let capture = Capture::start(
+        CaptureConfig {
+            registrar_socket: socket.to_path_buf(),
+            token: token.to_owned(),
+            snap: SnapConfig { worktree: worktree.to_path_buf(), bulk_threshold: 4 << 20, bulk_paths: Vec::new() },
+            interval: Duration::from_secs(3600),
+            restore,
+        },
+        sluice_daemon::workload::FsWorker::spawn(None)?,
+        sluice_daemon::managed::Managed::none(),
+        stamper,
+    );
+    let started = Instant::now();
+    while !capture.ready() {
+        anyhow::ensure!(started.elapsed() < Duration::from_secs(600), "the capture engine did not become ready");
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    Ok(capture)
+}
+
+async fn flush(capture: &Capture, kind: FlushKind) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    let status = capture.flush(FlushRequest { kind, ..Default::default() }, Duration::from_secs(3600)).await;
+    let elapsed = started.elapsed();
+    if status.pending != 0 || (kind == FlushKind::Final && status.complete != Some(true)) {
+        bail!("the flush did not ship everything: {status:?}");
+    }
+    Ok(elapsed)
+}
+
+async fn sluice_side(root: &Path, tree: &Path, args: &BenchCaptureArgs) -> anyhow::Result<(Side, Duration, u64)> {
+    std::fs::create_dir_all(root)?;
+    let store = sluice_store::Store::open(
+        &format!("sqlite:{}", root.join("bench.db").display()),
+        sluice_store::Sealer::from_key([7; 32]),
+    )
+    .await?;
+    let objects_dir = root.join("objects");
+    let objects =
+        sluice_worker::objects::Objects::open(&sluice_worker::objects::ObjectStoreUrl::Local(objects_dir.clone()))?;
+    let host = sluice_worker::registrar::RegistrarHost::new(store.clone(), objects);
+    let (session, token) = store.create_capture_session("bench", None).await?;
+    let socket = |run: &str| root.join(format!("{run}.sock"));
+    let bind = |run: &str| sluice_worker::registrar::Binding {
+        run_id: run.into(),
+        session_id: session.id.clone(),
+        launch: "bench".into(),
+    };
+    host.ensure(&socket("a"), bind("a"))?;
+    let mut side = Side::default();
+
+    let capture = engine(&socket("a"), token.expose(), tree, false).await?;
+    drop_caches();
+    side.initial = flush(&capture, FlushKind::Suspend).await?;
+    side.initial_bytes = du(&objects_dir);
+    let changed = change(tree, args)?;
+    drop_caches();
+    side.incremental = flush(&capture, FlushKind::Suspend).await?;
+    side.incremental_bytes = du(&objects_dir) - side.initial_bytes;
+    flush(&capture, FlushKind::Suspend).await?;
+    let final_flush = flush(&capture, FlushKind::Final).await?;
+
+    let restored = root.join("restored-sluice");
+    std::fs::create_dir_all(&restored)?;
+    host.ensure(&socket("b"), bind("b"))?;
+    drop_caches();
+    let started = Instant::now();
+    let _restore = engine(&socket("b"), token.expose(), &restored, true).await?;
+    side.restore = started.elapsed();
+    verify_same(tree, &restored)?;
+    Ok((side, final_flush, changed))
+}
+
+fn restic_side(root: &Path, tree: &Path, args: &BenchCaptureArgs) -> anyhow::Result<Side> {
+    std::fs::create_dir_all(root)?;
+    let repo = root.join("restic-repo");
+    restic(&repo, &["init"], None)?;
+    let mut side = Side::default();
+    drop_caches();
+    side.initial = restic(&repo, &["backup", "."], Some(tree))?;
+    side.initial_bytes = du(&repo);
+    change(tree, args)?;
+    drop_caches();
+    side.incremental = restic(&repo, &["backup", "."], Some(tree))?;
+    side.incremental_bytes = du(&repo) - side.initial_bytes;
+    let restored = root.join("restored-restic");
+    drop_caches();
+    side.restore = restic(&repo, &["restore", "latest", "--target", restored.to_str().context("path")?], None)?;
+    verify_same(tree, &restored)?;
+    Ok(side)
+}
+
+/// The restored tree holds what the source holds (files and contents).
+fn verify_same(source: &Path, restored: &Path) -> anyhow::Result<()> {
+    fn files(root: &Path, dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) -> std::io::Result<()> {
+        for entry in std::fs::read_dir(dir)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                files(root, &path, out)?;
+            } else {
+                let digest = sluice_worker::objects::object_key(&std::fs::read(&path)?).into_bytes();
+                out.push((path.strip_prefix(root).unwrap_or(&path).to_path_buf(), digest));
+            }
+        }
+        Ok(())
+    }
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    files(source, source, &mut a)?;
+    files(restored, restored, &mut b)?;
+    a.sort();
+    b.sort();
+    anyhow::ensure!(a == b, "the restore of {} differs from the source", restored.display());
+    Ok(())
+}
+
+fn secs(d: Duration) -> String {
+    format!("{:.2} s", d.as_secs_f64())
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.2} MiB", bytes as f64 / f64::from(1 << 20))
+}
+
+pub async fn run(args: BenchCaptureArgs) -> anyhow::Result<()> {
+    let root = args
+        .dir
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("sluice-bench-capture-{}", std::process::id())));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root)?;
+    let (tree_sluice, tree_restic) = (root.join("tree-sluice"), root.join("tree-restic"));
+    eprintln!(
+        "generating {} small files in {} folders and {} files of 16 MiB…",
+        args.small_files, args.folders, args.large_files
+    );
+    generate(&tree_sluice, &args)?;
+    generate(&tree_restic, &args)?;
+    eprintln!("sluice…");
+    let (ours, final_flush, changed) = sluice_side(&root.join("sluice"), &tree_sluice, &args).await?;
+    eprintln!("restic…");
+    let theirs = restic_side(&root.join("restic"), &tree_restic, &args)?;
+
+    println!("{:<22} {:>14} {:>14} {:>8}", "step", "sluice", "restic", "ratio");
+    let row = |step: &str, a: Duration, b: Duration| {
+        println!("{step:<22} {:>14} {:>14} {:>7.2}x", secs(a), secs(b), a.as_secs_f64() / b.as_secs_f64());
+    };
+    let bytes_row = |step: &str, a: u64, b: u64| {
+        println!("{step:<22} {:>14} {:>14} {:>7.2}x", mib(a), mib(b), a as f64 / b.max(1) as f64);
+    };
+    row("initial capture", ours.initial, theirs.initial);
+    bytes_row("  bytes written", ours.initial_bytes, theirs.initial_bytes);
+    row("incremental capture", ours.incremental, theirs.incremental);
+    bytes_row("  bytes written", ours.incremental_bytes, theirs.incremental_bytes);
+    println!(
+        "{:<22} {:>14} {:>14} {:>7.2}x  (sluice's bytes written / bytes changed)",
+        "  bytes changed",
+        mib(changed),
+        "",
+        ours.incremental_bytes as f64 / changed as f64
+    );
+    row("restore (empty dir)", ours.restore, theirs.restore);
+    println!("{:<22} {:>14}", "FINAL, nothing changed", format!("{:.1} ms", final_flush.as_secs_f64() * 1000.0));
+    let _ = std::fs::remove_dir_all(&root);
+    Ok(())
+}
