@@ -541,3 +541,147 @@ async fn seal(
         .map_err(from_store)?;
     Ok(Json(wire::Sealed { capture_n: request.capture_n, epoch: request.epoch, sealed_at_ms: now }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::objects::{ObjectStoreUrl, object_key};
+    use sluice_protocol::registrar::{Entry, EntryKind};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// One raw HTTP/1.1 exchange on the socket, as a hostile daemon would
+    /// make it: answers the status and the body.
+    async fn call(socket: &Path, method: &str, path: &str, token: &str, headers: &str, body: &[u8]) -> (u16, Vec<u8>) {
+        let mut stream = tokio::net::UnixStream::connect(socket).await.unwrap();
+        let head = format!(
+            "{method} {path} HTTP/1.1\r\nhost: r\r\nauthorization: Bearer {token}\r\ncontent-type: application/json\r\n\
+             content-length: {}\r\nconnection: close\r\n{headers}\r\n",
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        stream.write_all(body).await.unwrap();
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await.unwrap();
+        let text = String::from_utf8_lossy(&answer);
+        let status = text[9..12].parse().unwrap();
+        let split = answer.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+        (status, answer[split..].to_vec())
+    }
+
+    fn json(body: &[u8]) -> serde_json::Value {
+        // Chunked answers carry hex lengths around the JSON: take the object.
+        let text = String::from_utf8_lossy(body);
+        let start = text.find('{').unwrap_or(0);
+        let end = text.rfind('}').map_or(text.len(), |e| e + 1);
+        serde_json::from_str(&text[start..end]).unwrap_or(serde_json::Value::Null)
+    }
+
+    fn frame(key: &str, bytes: &[u8]) -> Vec<u8> {
+        let mut out = wire::frame_header(key, bytes.len() as u64).to_vec();
+        out.extend_from_slice(bytes);
+        out
+    }
+
+    fn file(path: &str, key: &str) -> Entry {
+        Entry {
+            path: path.into(),
+            kind: EntryKind::File,
+            mode: 0o644,
+            size: 5,
+            mtime_ms: 0,
+            objects: vec![key.into()],
+            target: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_hostile_daemon_gets_nothing_it_should_not() {
+        let db = sluice_store::testing::sqlite();
+        let store = sluice_store::testing::open(&db).await;
+        let dir = tempfile::tempdir().unwrap();
+        let objects = Objects::open(&ObjectStoreUrl::Local(dir.path().join("objects"))).unwrap();
+        let host = RegistrarHost::new(store.clone(), objects.clone());
+        let (session, token) = store.create_capture_session("alice", Some(100)).await.unwrap();
+        let (other, _) = store.create_capture_session("bob", None).await.unwrap();
+        let socket = dir.path().join("registrar.sock");
+        let binding = Binding { run_id: "run-a".into(), session_id: session.id.clone(), launch: "l".into() };
+        host.ensure(&socket, binding).unwrap();
+        let token = token.expose().as_str();
+
+        // Without the session's token: nothing.
+        let (status, _) = call(&socket, "POST", wire::CLAIM, "slcap_guess", "", b"{}").await;
+        assert_eq!(status, 401);
+        assert_eq!(store.capture_session(&session.id).await.unwrap().unwrap().epoch, 0, "no claim was made");
+
+        let (status, plan) = call(&socket, "POST", wire::CLAIM, token, "", b"{}").await;
+        assert_eq!(status, 200);
+        assert_eq!(json(&plan)["epoch"], 1);
+        let epoch = "x-sluice-epoch: 1\r\n";
+
+        // An object that does not hash to its key is not stored.
+        let liar = object_key(b"other");
+        let (status, _) = call(&socket, "POST", wire::OBJECTS, token, epoch, &frame(&liar, b"hello")).await;
+        assert_eq!(status, 400);
+        assert_eq!(objects.missing(&[liar.clone()]).await.unwrap(), vec![liar]);
+        // A frame longer than an object may be is refused before it is read.
+        let huge = wire::frame_header(&object_key(b"x"), u64::MAX);
+        assert_eq!(call(&socket, "POST", wire::OBJECTS, token, epoch, &huge).await.0, 400);
+        // An upload under an epoch this executor does not hold.
+        let hello = object_key(b"hello");
+        let stale =
+            call(&socket, "POST", wire::OBJECTS, token, "x-sluice-epoch: 7\r\n", &frame(&hello, b"hello")).await;
+        assert_eq!((stale.0, json(&stale.1)["code"].as_str()), (409, Some("fenced")));
+
+        // A capture naming objects the store lacks.
+        let absent: Vec<String> = (0..30).map(|i| object_key(format!("absent {i}").as_bytes())).collect();
+        let manifest =
+            Manifest { entries: absent.iter().enumerate().map(|(i, k)| file(&format!("tree/f{i:02}"), k)).collect() };
+        let register = |manifest: &Manifest| {
+            serde_json::to_vec(&serde_json::json!({
+                "epoch": 1, "n": 1, "classes": {"small": manifest},
+                "origin": {"epoch": 1, "launch": "l", "bootId": "b", "bootGeneration": 1, "observation": 1}
+            }))
+            .unwrap()
+        };
+        let (status, refused) = call(&socket, "POST", wire::REGISTER, token, "", &register(&manifest)).await;
+        let refused = json(&refused);
+        assert_eq!((status, refused["code"].as_str()), (409, Some("missing-objects")), "{refused}");
+        assert_eq!(refused["missing"].as_array().unwrap().len(), wire::MISSING_NAMED);
+        // Paths that would leave the worktree.
+        for path in ["tree/../etc/passwd", "/etc/passwd", "tree//x", "elsewhere/x"] {
+            let bad = Manifest { entries: vec![file(path, &hello)] };
+            assert_eq!(call(&socket, "POST", wire::REGISTER, token, "", &register(&bad)).await.0, 400, "{path}");
+        }
+        // Past the quota (100 bytes): the class is refused and nothing is registered.
+        assert_eq!(call(&socket, "POST", wire::OBJECTS, token, epoch, &frame(&hello, b"hello")).await.0, 200);
+        let mut big = file("tree/big", &hello);
+        big.size = 1000;
+        let (status, answer) =
+            call(&socket, "POST", wire::REGISTER, token, "", &register(&Manifest { entries: vec![big] })).await;
+        assert_eq!((status, json(&answer)["refused"].clone()), (200, serde_json::json!(["small"])));
+        assert_eq!(store.capture_session(&session.id).await.unwrap().unwrap().head_n, 0);
+
+        // Objects are served only when a plan answered to this executor named them.
+        let (status, _) =
+            call(&socket, "POST", wire::FETCH, token, "", format!(r#"{{"keys":["{hello}"]}}"#).as_bytes()).await;
+        assert_eq!(status, 400, "stored, but in no plan of this session");
+        let (status, _) = call(
+            &socket,
+            "POST",
+            wire::REGISTER,
+            token,
+            "",
+            &register(&Manifest { entries: vec![file("tree/a", &hello)] }),
+        )
+        .await;
+        assert_eq!(status, 200);
+        let (status, _) = call(&socket, "GET", wire::PLAN, token, "", b"").await;
+        assert_eq!(status, 200);
+        let (status, body) =
+            call(&socket, "POST", wire::FETCH, token, "", format!(r#"{{"keys":["{hello}"]}}"#).as_bytes()).await;
+        assert_eq!(status, 200);
+        assert!(body.windows(5).any(|w| w == b"hello"));
+        // Another session's token opens nothing here.
+        assert!(!store.capture_token_matches(&other.id, token).await.unwrap());
+    }
+}
