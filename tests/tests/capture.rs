@@ -189,6 +189,15 @@ async fn captures_restore_exactly_fence_replan_and_seal() {
             let env = sh_ok(&server, &a, "busybox env; busybox cat /proc/1/environ 2>/dev/null || true").await;
             assert!(!env.contains(s3.secret_key()), "object-store credentials never enter an executor");
         }
+        // The registrar's socket is the daemon's alone: the workload cannot reach it.
+        assert!(dir.executors().join(&run_a).join("run/registrar.sock").exists(), "the socket is there");
+        let probe = sh_ok(
+            &server,
+            &a,
+            "busybox ls -l /run/sluice/registrar.sock >/dev/null 2>&1 && echo REACHED registrar socket; echo probed",
+        )
+        .await;
+        assert_eq!(probe, "probed\n", "{flavor:?}");
         let listing_a = sh_ok(&server, &a, LISTING).await;
         assert!(listing_a.contains("./deep/er 700 directory"), "{listing_a}");
         assert!(listing_a.contains("./src/run.sh 750"), "{listing_a}");

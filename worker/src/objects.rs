@@ -102,15 +102,17 @@ impl Objects {
                     retry_timeout: std::time::Duration::from_secs(10),
                     ..Default::default()
                 };
-                let client = object_store::ClientOptions::new()
-                    .with_connect_timeout(std::time::Duration::from_secs(5))
-                    .with_timeout(std::time::Duration::from_secs(60));
-                let store = object_store::aws::AmazonS3Builder::from_env()
-                    .with_bucket_name(bucket)
-                    .with_retry(retry)
-                    .with_client_options(client)
-                    .build()
-                    .map_err(|e| ObjectsError::Config(e.to_string()))?;
+                let mut builder =
+                    object_store::aws::AmazonS3Builder::from_env().with_bucket_name(bucket).with_retry(retry);
+                // Shorter than the defaults unless the environment says otherwise
+                // (set as config, so the client options the environment gave stay).
+                for (key, value) in [("connect_timeout", "5s"), ("timeout", "60s")] {
+                    if std::env::var_os(format!("AWS_{}", key.to_ascii_uppercase())).is_none() {
+                        let key = key.parse().map_err(|e: object_store::Error| ObjectsError::Config(e.to_string()))?;
+                        builder = builder.with_config(key, value);
+                    }
+                }
+                let store = builder.build().map_err(|e| ObjectsError::Config(e.to_string()))?;
                 let prefix = if prefix.is_empty() { String::new() } else { format!("{prefix}/") };
                 Ok(Objects { store: Arc::new(store), prefix })
             }
