@@ -17,12 +17,14 @@ const READY_WITHIN: Duration = Duration::from_secs(90);
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Flavor {
     Bubblewrap,
+    /// The local runtime where bubblewrap is not installed.
+    Plain,
     Docker,
 }
 
 impl Flavor {
     fn all() -> Vec<Flavor> {
-        let mut all = vec![Flavor::Bubblewrap];
+        let mut all = vec![Flavor::Bubblewrap, Flavor::Plain];
         if docker_test_image().is_some() {
             all.push(Flavor::Docker);
         }
@@ -33,6 +35,8 @@ impl Flavor {
         let options = Options::serve().arg("--capture-interval-ms").arg("300");
         match self {
             Flavor::Bubblewrap => options.arg("--runtime").arg("local"),
+            // Nothing of the server's own needs the PATH but its sandbox probe.
+            Flavor::Plain => options.arg("--runtime").arg("local").env("PATH", "/nonexistent"),
             Flavor::Docker => options.arg("--runtime").arg("docker"),
         }
     }
@@ -191,10 +195,14 @@ async fn captures_restore_exactly_fence_replan_and_seal() {
         }
         // The registrar's socket is the daemon's alone: the workload cannot reach it.
         assert!(dir.executors().join(&run_a).join("run/registrar.sock").exists(), "the socket is there");
+        let socket = if flavor == Flavor::Plain { "../run/registrar.sock" } else { "/run/sluice/registrar.sock" };
         let probe = sh_ok(
             &server,
             &a,
-            "busybox ls -l /run/sluice/registrar.sock >/dev/null 2>&1 && echo REACHED registrar socket; echo probed",
+            &format!(
+                "cd /workspace 2>/dev/null || cd ~; \
+                 busybox ls -l {socket} >/dev/null 2>&1 && echo REACHED registrar socket; echo probed"
+            ),
         )
         .await;
         assert_eq!(probe, "probed\n", "{flavor:?}");
