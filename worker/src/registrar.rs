@@ -622,7 +622,7 @@ mod tests {
         let liar = object_key(b"other");
         let (status, _) = call(&socket, "POST", wire::OBJECTS, token, epoch, &frame(&liar, b"hello")).await;
         assert_eq!(status, 400);
-        assert_eq!(objects.missing(&[liar.clone()]).await.unwrap(), vec![liar]);
+        assert_eq!(objects.missing(std::slice::from_ref(&liar)).await.unwrap(), vec![liar]);
         // A frame longer than an object may be is refused before it is read.
         let huge = wire::frame_header(&object_key(b"x"), u64::MAX);
         assert_eq!(call(&socket, "POST", wire::OBJECTS, token, epoch, &huge).await.0, 400);
