@@ -191,15 +191,21 @@ impl RegistrarHost {
 }
 
 /// Binds a unix socket at `path` that only the owner of its directory (and
-/// root) may connect to.
+/// root) may connect to. The socket is made and given its mode and owner in
+/// the directory above (which that owner cannot write), then renamed into
+/// place: nothing the owner plants at `path` can redirect a chmod or chown.
 fn bind_for_directory_owner(path: &Path) -> std::io::Result<tokio::net::UnixListener> {
     use std::os::unix::fs::MetadataExt;
     let dir = path.parent().ok_or_else(|| std::io::Error::other("the socket path has no directory"))?;
+    let staging_dir = dir.parent().unwrap_or(dir);
+    let name = path.file_name().ok_or_else(|| std::io::Error::other("the socket path has no name"))?;
+    let staging = staging_dir.join(format!(".{}.staging", name.to_string_lossy()));
     let owner = std::fs::metadata(dir)?;
-    let _ = std::fs::remove_file(path);
-    let listener = tokio::net::UnixListener::bind(path)?;
-    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
-    std::os::unix::fs::lchown(path, Some(owner.uid()), Some(owner.gid()))?;
+    let _ = std::fs::remove_file(&staging);
+    let listener = tokio::net::UnixListener::bind(&staging)?;
+    std::fs::set_permissions(&staging, std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
+    std::os::unix::fs::lchown(&staging, Some(owner.uid()), Some(owner.gid()))?;
+    std::fs::rename(&staging, path)?;
     Ok(listener)
 }
 
