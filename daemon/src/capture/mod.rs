@@ -816,3 +816,43 @@ fn read_frames(objects: &[ObjectRef]) -> std::io::Result<Vec<u8>> {
     }
     Ok(frames)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn origin() -> Origin {
+        Origin { epoch: 1, launch: "l".into(), boot_id: "b".into(), boot_generation: 1, observation: 1, head_n: None }
+    }
+
+    #[test]
+    fn a_status_derives_the_longest_failing_class_and_an_overdue_step() {
+        let mut account = Account::default();
+        let quiet = account.status(origin());
+        assert_eq!((quiet.complete, quiet.incomplete_reason.as_deref()), (Some(false), Some("not-final")));
+        assert!(quiet.overdue.is_none() && quiet.last_snap_error.is_none());
+        assert_eq!(quiet.snaps_failed, Some(0));
+
+        account.snaps.insert(
+            CaptureClass::Bulk,
+            ClassAccount { failed: 3, last_error: Some("bulk broke".into()), failing_since_ms: Some(100) },
+        );
+        account.snaps.insert(
+            CaptureClass::Small,
+            ClassAccount { failed: 1, last_error: Some("small broke".into()), failing_since_ms: Some(500) },
+        );
+        account.step = Some(("small snap".into(), now_ms() - 10_000, Duration::from_secs(1)));
+        let failing = account.status(origin());
+        assert_eq!(failing.last_snap_error.as_deref(), Some("bulk broke"), "the class failing longest");
+        assert_eq!((failing.snap_failing_since_unix_ms, failing.snaps_failed), (Some(100), Some(4)));
+        let overdue = failing.overdue.expect("past its bound");
+        assert_eq!((overdue.step.as_str(), overdue.bound_ms), ("small snap", 1000));
+        assert!(overdue.running_ms >= 10_000);
+
+        account.step = Some(("ship".into(), now_ms(), Duration::from_secs(60)));
+        account.complete = Some(true);
+        let done = account.status(origin());
+        assert!(done.overdue.is_none(), "within its bound");
+        assert_eq!((done.complete, done.incomplete_reason), (Some(true), None));
+    }
+}
