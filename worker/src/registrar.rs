@@ -42,6 +42,8 @@ pub const MAX_REGISTER_BYTES: usize = 256 << 20;
 pub const MAX_ENTRIES: usize = 4_000_000;
 /// The longest a virtual path may be.
 pub const MAX_PATH_BYTES: usize = 4096;
+/// How many objects one upload or fetch stores or reads at once.
+const STORE_CONCURRENCY: usize = 16;
 /// How long one upload frame may take to arrive.
 const FRAME_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -320,9 +322,19 @@ async fn fetch(State(served): State<Arc<Served>>, Json(request): Json<wire::Fetc
             return Err(invalid(format!("{key} is not an object of a plan answered to this executor")));
         }
     }
-    let mut body = Vec::new();
-    for key in &request.keys {
-        let bytes = served.host.objects.get(key).await.map_err(from_objects)?;
+    let read: Vec<Bytes> = futures::stream::iter(request.keys.clone())
+        .map(|key| {
+            let objects = served.host.objects.clone();
+            async move { objects.get(&key).await }
+        })
+        .buffered(STORE_CONCURRENCY)
+        .collect::<Vec<_>>()
+        .await
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .map_err(from_objects)?;
+    let mut body = Vec::with_capacity(read.iter().map(|b| 72 + b.len()).sum());
+    for (key, bytes) in request.keys.iter().zip(read) {
         body.extend_from_slice(&wire::frame_header(key, bytes.len() as u64));
         body.extend_from_slice(&bytes);
     }
@@ -361,6 +373,8 @@ async fn upload(State(served): State<Arc<Served>>, headers: HeaderMap, body: Bod
     let mut buffer = BytesMut::new();
     let mut done = Uploaded { objects: 0, bytes: 0 };
     let mut ended = false;
+    // Objects are stored several at a time, at most this many in flight.
+    let mut storing = futures::stream::FuturesUnordered::new();
     loop {
         // A whole frame is buffered before it is checked and stored.
         let frame = if buffer.len() >= 72 {
@@ -382,16 +396,23 @@ async fn upload(State(served): State<Arc<Served>>, headers: HeaderMap, body: Bod
         };
         if let Some((key, bytes)) = frame {
             let len = bytes.len() as u64;
-            served.host.objects.put_verified(&key, bytes).await.map_err(from_objects)?;
+            let objects = served.host.objects.clone();
+            storing.push(async move { objects.put_verified(&key, bytes).await });
+            if storing.len() >= STORE_CONCURRENCY {
+                storing.next().await.expect("one in flight").map_err(from_objects)?;
+            }
             done.objects += 1;
             done.bytes += len;
             continue;
         }
         if ended {
-            if buffer.is_empty() {
-                return Ok(Json(done));
+            if !buffer.is_empty() {
+                return Err(invalid("the upload ended inside a frame"));
             }
-            return Err(invalid("the upload ended inside a frame"));
+            while let Some(stored) = storing.next().await {
+                stored.map_err(from_objects)?;
+            }
+            return Ok(Json(done));
         }
         match tokio::time::timeout(FRAME_TIMEOUT, stream.next()).await {
             Err(_) => return Err(invalid("the upload stalled")),

@@ -5,6 +5,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Write;
+
+use futures::StreamExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -34,12 +36,6 @@ pub fn disk_path(worktree: &Path, vpath: &str) -> Option<PathBuf> {
         return None;
     }
     Some(if git { worktree.join(".git").join(rest) } else { worktree.join(rest) })
-}
-
-fn set_mtime(path: &Path, mtime_ms: i64) -> std::io::Result<()> {
-    let file = std::fs::File::options().write(true).open(path).or_else(|_| std::fs::File::open(path))?;
-    let when = std::time::UNIX_EPOCH + std::time::Duration::from_millis(mtime_ms.max(0) as u64);
-    file.set_modified(when)
 }
 
 /// Plan for the disk: what to write, what is already there, what to remove.
@@ -123,27 +119,46 @@ fn prepare(config: &SnapConfig, head: &[&Entry]) -> std::io::Result<Work> {
     Ok(work)
 }
 
-/// Writes one file's bytes to a temporary name beside it, then renames it
-/// into place with the entry's mode and mtime.
+/// Writes one file: straight to its place when nothing is there (a
+/// restore), otherwise to a temporary name beside it and renamed over the
+/// old one, so the workload never sees a half-written file. Mode and mtime
+/// are the entry's.
 fn write_file(worktree: &Path, entry: &Entry, chunks: &[bytes::Bytes]) -> std::io::Result<u64> {
+    use std::os::unix::fs::OpenOptionsExt;
     let path = disk_path(worktree, &entry.path).ok_or_else(|| std::io::Error::other("not a worktree path"))?;
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
     }
-    let tmp =
-        path.with_file_name(format!(".{}.sluice-restore", path.file_name().unwrap_or_default().to_string_lossy()));
-    let mut file = std::fs::File::create(&tmp)?;
+    let fresh = std::fs::symlink_metadata(&path).is_err();
+    let target = if fresh {
+        path.clone()
+    } else {
+        path.with_file_name(format!(".{}.sluice-restore", path.file_name().unwrap_or_default().to_string_lossy()))
+    };
+    let _ = (!fresh).then(|| std::fs::remove_file(&target));
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .mode(entry.mode & 0o777)
+        .open(&target)?;
     let mut written = 0u64;
     for chunk in chunks {
         file.write_all(chunk)?;
         written += chunk.len() as u64;
     }
     file.set_permissions(std::fs::Permissions::from_mode(entry.mode))?;
+    let when = std::time::UNIX_EPOCH + std::time::Duration::from_millis(entry.mtime_ms.max(0) as u64);
+    file.set_modified(when)?;
     drop(file);
-    std::fs::rename(&tmp, &path)?;
-    set_mtime(&path, entry.mtime_ms)?;
+    if !fresh {
+        std::fs::rename(&target, &path)?;
+    }
     Ok(written)
 }
+
+/// How many fetches run ahead of the writes.
+const FETCHES_AHEAD: usize = 4;
 
 /// Makes the worktree hold exactly the plan's head.
 pub async fn materialize(
@@ -161,34 +176,39 @@ pub async fn materialize(
         })
         .await??
     };
+    // Batches of whole files naming at most MAX_FETCH_BATCH objects (a file
+    // with more is a batch of its own), fetched ahead of the writes.
+    let mut batches: Vec<Vec<Entry>> = Vec::new();
+    let mut keys_in_batch = 0usize;
+    for entry in prepared.write {
+        if batches.is_empty() || keys_in_batch + entry.objects.len() > MAX_FETCH_BATCH {
+            batches.push(Vec::new());
+            keys_in_batch = 0;
+        }
+        keys_in_batch += entry.objects.len();
+        batches.last_mut().expect("a batch").push(entry);
+    }
+    let fetches = batches.into_iter().map(|files| {
+        let client = client.clone();
+        tokio::spawn(async move {
+            let mut keys: Vec<String> = files.iter().flat_map(|f| f.objects.iter().cloned()).collect();
+            keys.sort();
+            keys.dedup();
+            fetch_all(&client, keys).await.map(|fetched| (files, fetched))
+        })
+    });
+    let mut fetched = futures::stream::iter(fetches).buffered(FETCHES_AHEAD);
     let mut written_files = 0u64;
     let mut written_bytes = 0u64;
-    // Files are written in batches of whole files, fetching their objects.
-    let mut batch: Vec<Entry> = Vec::new();
-    let mut keys: BTreeSet<String> = BTreeSet::new();
-    let mut pending = prepared.write.into_iter().peekable();
-    while pending.peek().is_some() || !batch.is_empty() {
-        if let Some(next) = pending.peek() {
-            let mut with = keys.clone();
-            with.extend(next.objects.iter().cloned());
-            if batch.is_empty() || with.len() <= MAX_FETCH_BATCH {
-                keys = with;
-                batch.push(pending.next().expect("peeked"));
-                if keys.len() < MAX_FETCH_BATCH {
-                    continue;
-                }
-            }
-        }
-        let fetched = fetch_all(client, keys.iter().cloned().collect()).await?;
-        let files = std::mem::take(&mut batch);
-        keys.clear();
+    while let Some(batch) = fetched.next().await {
+        let (files, objects) = batch.map_err(|e| MaterializeError::Io(std::io::Error::other(e.to_string())))??;
         let worktree = config.worktree.clone();
         let (files_done, bytes_done) = fs
             .run(move || -> Result<(u64, u64), MaterializeError> {
                 let (mut n, mut b) = (0, 0);
                 for entry in &files {
                     let chunks: Vec<bytes::Bytes> =
-                        entry.objects.iter().map(|k| fetched.get(k).cloned().unwrap_or_default()).collect();
+                        entry.objects.iter().map(|k| objects.get(k).cloned().unwrap_or_default()).collect();
                     b += write_file(&worktree, entry, &chunks)?;
                     n += 1;
                 }

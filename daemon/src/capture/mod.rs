@@ -204,8 +204,8 @@ impl Capture {
             config,
             epoch: 0,
             head_n: 0,
-            registered: BTreeMap::new(),
-            seen: HashMap::new(),
+            registered: Arc::new(BTreeMap::new()),
+            seen: Arc::new(HashMap::new()),
             known: HashSet::new(),
             staged: None,
             sealed_n: None,
@@ -289,8 +289,8 @@ struct Engine {
     epoch: u64,
     head_n: u64,
     /// The head's manifests as last registered (or planned).
-    registered: BTreeMap<CaptureClass, Manifest>,
-    seen: HashMap<String, Seen>,
+    registered: Arc<BTreeMap<CaptureClass, Manifest>>,
+    seen: Arc<HashMap<String, Seen>>,
     /// Objects the store is known to hold.
     known: HashSet<String>,
     staged: Option<Staged>,
@@ -399,7 +399,7 @@ impl Engine {
     fn adopt(&mut self, plan: &Plan) {
         self.epoch = plan.epoch;
         self.head_n = plan.head_n.unwrap_or(0);
-        self.registered = materialize::plan_manifests(plan);
+        self.registered = Arc::new(materialize::plan_manifests(plan));
         for manifest in self.registered.values() {
             self.known.extend(manifest.object_keys().into_iter().map(str::to_owned));
         }
@@ -419,7 +419,7 @@ impl Engine {
     async fn snap(&mut self, kind: SnapKind) -> Result<Snapped, SnapError> {
         self.step(Some(if kind == SnapKind::Final { "final snap" } else { "snap" }));
         self.with_account(|a| a.bulk_building = true);
-        let (config, previous, seen) = (self.config.snap.clone(), self.registered.clone(), self.seen.clone());
+        let (config, previous, seen) = (self.config.snap.clone(), Arc::clone(&self.registered), Arc::clone(&self.seen));
         let result = self
             .fs
             .run(move || snap::snap(&config, kind, &previous, &seen))
@@ -460,21 +460,16 @@ impl Engine {
 
     /// Stages what changed since the last registered (or staged) capture.
     fn stage(&mut self, snapped: Snapped) {
-        let base = match &self.staged {
-            Some(staged) => {
-                let mut base = self.registered.clone();
-                base.extend(staged.manifests.clone());
-                base
-            }
-            None => self.registered.clone(),
-        };
         let refused = self.account.lock().unwrap().refused.clone();
+        let staged = self.staged.as_ref();
+        let base =
+            |class: &CaptureClass| staged.and_then(|s| s.manifests.get(class)).or_else(|| self.registered.get(class));
         let changed: BTreeMap<CaptureClass, Manifest> = snapped
             .manifests
             .into_iter()
-            .filter(|(class, m)| !refused.contains(class) && base.get(class) != Some(m))
+            .filter(|(class, m)| !refused.contains(class) && base(class) != Some(m))
             .collect();
-        self.seen = snapped.seen;
+        self.seen = Arc::new(snapped.seen);
         if changed.is_empty() {
             return;
         }
@@ -508,7 +503,7 @@ impl Engine {
                 ShipOutcome::Stale => {
                     // Files changed under the staged capture: rebuilt from disk.
                     self.staged = None;
-                    self.seen.clear();
+                    self.seen = Arc::default();
                     continue;
                 }
                 other => return other,
@@ -565,9 +560,10 @@ impl Engine {
                         eprintln!("sluiced: the registrar refused the {} class: the session's quota", class.as_str());
                     }
                     let refused: BTreeSet<CaptureClass> = registered.refused.iter().copied().collect();
+                    let head = Arc::make_mut(&mut self.registered);
                     for (class, manifest) in manifests {
                         if !refused.contains(&class) && registered.n.is_some() {
-                            self.registered.insert(class, manifest);
+                            head.insert(class, manifest);
                         }
                     }
                     if let Some(n) = registered.n {
@@ -645,33 +641,49 @@ impl Engine {
     /// Reads each object from disk (checking it still hashes to its key)
     /// and uploads them in batches. `None` when all are stored.
     async fn upload(&mut self, objects: Vec<ObjectRef>) -> Option<ShipOutcome> {
-        let mut start = 0;
-        while start < objects.len() {
-            let mut end = start;
-            let mut size = 0usize;
-            while end < objects.len() && (end == start || size + objects[end].len as usize <= UPLOAD_BATCH_BYTES) {
-                size += objects[end].len as usize;
-                end += 1;
+        // Batches of at most UPLOAD_BATCH_BYTES; the next is read from disk
+        // while the one before it is sent.
+        let mut batches: Vec<Vec<ObjectRef>> = Vec::new();
+        let mut size = 0usize;
+        for object in objects {
+            if batches.is_empty() || size + object.len as usize > UPLOAD_BATCH_BYTES {
+                batches.push(Vec::new());
+                size = 0;
             }
-            let batch: Vec<ObjectRef> = objects[start..end].to_vec();
-            let frames = self.fs.run(move || read_frames(&batch)).await;
-            let frames = match frames {
-                Ok(Ok(frames)) => frames,
+            size += object.len as usize;
+            batches.last_mut().expect("a batch").push(object);
+        }
+        let read = |batch: Vec<ObjectRef>| {
+            let fs = self.fs.clone();
+            tokio::spawn(async move { fs.run(move || read_frames(&batch).map(|frames| (frames, batch))).await })
+        };
+        let mut batches = batches.into_iter();
+        let mut next = batches.next().map(read);
+        while let Some(reading) = next.take() {
+            let (frames, batch) = match reading.await {
+                Ok(Ok(Ok(read))) => read,
                 _ => return Some(ShipOutcome::Stale),
             };
-            if let Err(e) = self.client.upload(self.epoch, frames).await {
+            let following = batches.next().map(read);
+            let client = self.client.clone();
+            let epoch = self.epoch;
+            let sent = client.upload(epoch, frames).await;
+            if let Err(e) = sent {
+                if let Some(following) = following {
+                    following.abort();
+                }
                 return Some(self.refused_or_pending(e));
             }
-            let bytes: u64 = objects[start..end].iter().map(|o| u64::from(o.len)).sum();
-            let count = (end - start) as u64;
-            for o in &objects[start..end] {
+            let bytes: u64 = batch.iter().map(|o| u64::from(o.len)).sum();
+            let count = batch.len() as u64;
+            for o in &batch {
                 self.known.insert(o.key.clone());
             }
             self.with_account(|a| {
                 a.uploaded_objects += count;
                 a.uploaded_bytes += bytes;
             });
-            start = end;
+            next = following;
         }
         None
     }
@@ -703,7 +715,7 @@ impl Engine {
                 let mut outcome = self.ship().await;
                 if matches!(outcome, ShipOutcome::Stale) {
                     self.staged = None;
-                    self.seen.clear();
+                    self.seen = Arc::default();
                     outcome = match self.snap(SnapKind::Final).await {
                         Ok(snapped) => {
                             self.stage(snapped);
@@ -789,7 +801,7 @@ impl Engine {
         let done = materialize::materialize(&self.client, &self.fs, &self.config.snap, &plan).await;
         self.step(None);
         let done = done.map_err(|e| e.to_string())?;
-        self.seen.clear();
+        self.seen = Arc::default();
         self.adopt(&plan);
         Ok(done)
     }
@@ -801,6 +813,12 @@ fn read_frames(objects: &[ObjectRef]) -> std::io::Result<Vec<u8>> {
     let mut frames = Vec::with_capacity(objects.iter().map(|o| 72 + o.len as usize).sum());
     let mut open: Option<(PathBuf, std::fs::File)> = None;
     for object in objects {
+        if let Some(bytes) = &object.bytes {
+            // Kept by the snap that hashed them: exactly what the manifest names.
+            frames.extend_from_slice(&wire::frame_header(&object.key, bytes.len() as u64));
+            frames.extend_from_slice(bytes);
+            continue;
+        }
         if open.as_ref().is_none_or(|(p, _)| *p != object.path) {
             open = Some((object.path.clone(), snap::open_nofollow(&object.path)?));
         }

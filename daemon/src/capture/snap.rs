@@ -16,9 +16,9 @@ use sluice_protocol::capture::CaptureClass;
 use sluice_protocol::registrar::{Entry, EntryKind, MAX_OBJECT_BYTES, Manifest};
 
 /// Content-defined chunk sizes for files larger than one object.
-pub const CHUNK_MIN: u32 = 16 << 10;
-pub const CHUNK_AVG: u32 = 64 << 10;
-pub const CHUNK_MAX: u32 = 256 << 10;
+pub const CHUNK_MIN: u32 = 8 << 10;
+pub const CHUNK_AVG: u32 = 32 << 10;
+pub const CHUNK_MAX: u32 = 128 << 10;
 
 /// What a snap takes.
 #[derive(Debug, Clone)]
@@ -57,13 +57,15 @@ pub struct Seen {
     objects: Vec<String>,
 }
 
-/// Where an object's bytes are on disk.
+/// Where an object's bytes are on disk (and, when the snap kept them, the
+/// bytes themselves).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObjectRef {
     pub key: String,
     pub path: PathBuf,
     pub offset: u64,
     pub len: u32,
+    pub bytes: Option<bytes::Bytes>,
 }
 
 /// A snap's result.
@@ -127,7 +129,7 @@ pub fn open_nofollow(path: &Path) -> std::io::Result<std::fs::File> {
 pub fn objects_of(
     file: std::fs::File,
     size: u64,
-    mut found: impl FnMut(String, u64, u32),
+    mut found: impl FnMut(String, u64, &[u8]),
 ) -> std::io::Result<(Vec<String>, u64)> {
     let mut keys = Vec::new();
     if size == 0 {
@@ -140,7 +142,7 @@ pub fn objects_of(
             return Err(std::io::Error::other("the file changed while it was read"));
         }
         let key = key_of(&bytes);
-        found(key.clone(), 0, bytes.len() as u32);
+        found(key.clone(), 0, &bytes);
         keys.push(key);
         return Ok((keys, size));
     }
@@ -157,7 +159,7 @@ pub fn objects_of(
             other => std::io::Error::other(other.to_string()),
         })?;
         let key = key_of(&chunk.data);
-        found(key.clone(), chunk.offset, chunk.length as u32);
+        found(key.clone(), chunk.offset, &chunk.data);
         read += chunk.length as u64;
         keys.push(key);
     }
@@ -169,11 +171,18 @@ pub fn objects_of(
 
 struct Walk<'a> {
     config: &'a SnapConfig,
-    previous: HashMap<&'a str, (CaptureClass, &'a Entry)>,
+    /// The entries last captured, by class, each sorted by path.
+    previous: &'a BTreeMap<CaptureClass, Manifest>,
     seen_before: &'a HashMap<String, Seen>,
     out: Snapped,
     keys: HashSet<String>,
+    /// Bytes of new objects kept in memory for shipping, so it need not
+    /// read them again.
+    kept_bytes: usize,
 }
+
+/// How many bytes of new objects a snap keeps in memory for shipping.
+const KEEP_BYTES: usize = 32 << 20;
 
 impl Walk<'_> {
     fn push(&mut self, class: CaptureClass, entry: Entry) {
@@ -183,12 +192,19 @@ impl Walk<'_> {
     /// A path that could not be read: its last entry (and, for a
     /// directory, everything under it) is carried forward.
     fn unreadable(&mut self, vpath: &str, dir: bool) {
-        let carried: Vec<(CaptureClass, Entry)> = self
-            .previous
-            .iter()
-            .filter(|(p, _)| **p == vpath || (dir && p.strip_prefix(vpath).is_some_and(|r| r.starts_with('/'))))
-            .map(|(_, (c, e))| (*c, (*e).clone()))
-            .collect();
+        let mut carried: Vec<(CaptureClass, Entry)> = Vec::new();
+        for (class, manifest) in self.previous {
+            // Sorted by path: the path itself, then (for a directory) what is under it.
+            let start = manifest.entries.partition_point(|e| e.path.as_str() < vpath);
+            for entry in &manifest.entries[start..] {
+                let under = dir && entry.path.strip_prefix(vpath).is_some_and(|r| r.starts_with('/'));
+                if entry.path == vpath || under {
+                    carried.push((*class, entry.clone()));
+                } else if !entry.path.starts_with(vpath) {
+                    break;
+                }
+            }
+        }
         let class = carried.first().map_or(CaptureClass::Small, |(c, _)| *c);
         if !carried.is_empty() {
             self.out.carried += 1;
@@ -220,8 +236,19 @@ impl Walk<'_> {
                         return Err(std::io::Error::other("the path changed while it was read"));
                     }
                     let mut refs = Vec::new();
-                    let (keys, read) = objects_of(file, meta.size(), |key, offset, len| {
-                        refs.push(ObjectRef { key, path: path.to_path_buf(), offset, len })
+                    let kept = &mut self.kept_bytes;
+                    let (keys, read) = objects_of(file, meta.size(), |key, offset, data| {
+                        let keep = *kept + data.len() <= KEEP_BYTES;
+                        if keep {
+                            *kept += data.len();
+                        }
+                        refs.push(ObjectRef {
+                            key,
+                            path: path.to_path_buf(),
+                            offset,
+                            len: data.len() as u32,
+                            bytes: keep.then(|| bytes::Bytes::copy_from_slice(data)),
+                        })
                     })?;
                     Ok((keys, read, refs))
                 });
@@ -329,10 +356,8 @@ pub fn snap(
     previous: &BTreeMap<CaptureClass, Manifest>,
     seen: &HashMap<String, Seen>,
 ) -> Result<Snapped, SnapError> {
-    let previous_entries =
-        previous.iter().flat_map(|(class, m)| m.entries.iter().map(move |e| (e.path.as_str(), (*class, e)))).collect();
     let mut walk =
-        Walk { config, previous: previous_entries, seen_before: seen, out: Snapped::default(), keys: HashSet::new() };
+        Walk { config, previous, seen_before: seen, out: Snapped::default(), keys: HashSet::new(), kept_bytes: 0 };
     walk.dir(&config.worktree, None).map_err(SnapError::Root)?;
     let mut out = walk.out;
     for class in CaptureClass::ALL {
@@ -421,7 +446,7 @@ mod tests {
         let chunks = |data: &[u8]| {
             let path = dir.path().join("big");
             std::fs::write(&path, data).unwrap();
-            objects_of(std::fs::File::open(&path).unwrap(), data.len() as u64, |_, _, _| {}).unwrap().0
+            objects_of(std::fs::File::open(&path).unwrap(), data.len() as u64, |_, _, _: &[u8]| {}).unwrap().0
         };
         let before = chunks(&data);
         data.splice(2 << 20..2 << 20, b"inserted in the middle".iter().copied());
