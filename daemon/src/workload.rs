@@ -131,6 +131,12 @@ impl FsWorker {
         Ok(FsWorker { jobs })
     }
 
+    /// Drops `value` on the worker thread: freeing a large manifest takes a
+    /// while, and nothing needs to wait for it.
+    pub fn drop_later<T: Send + 'static>(&self, value: T) {
+        let _ = self.jobs.send(Box::new(move || drop(value)));
+    }
+
     /// Runs `work` on the worker thread and waits for its result.
     pub async fn run<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> std::io::Result<T> {
         let (tx, rx) = tokio::sync::oneshot::channel();

@@ -464,12 +464,20 @@ impl Engine {
         let staged = self.staged.as_ref();
         let base =
             |class: &CaptureClass| staged.and_then(|s| s.manifests.get(class)).or_else(|| self.registered.get(class));
-        let changed: BTreeMap<CaptureClass, Manifest> = snapped
-            .manifests
-            .into_iter()
-            .filter(|(class, m)| !refused.contains(class) && base(class) != Some(m))
-            .collect();
-        self.seen = Arc::new(snapped.seen);
+        let (changed, same): (BTreeMap<CaptureClass, Manifest>, Vec<Manifest>) = {
+            let mut changed = BTreeMap::new();
+            let mut same = Vec::new();
+            for (class, manifest) in snapped.manifests {
+                if !refused.contains(&class) && base(&class) != Some(&manifest) {
+                    changed.insert(class, manifest);
+                } else {
+                    same.push(manifest);
+                }
+            }
+            (changed, same)
+        };
+        let old_seen = std::mem::replace(&mut self.seen, Arc::new(snapped.seen));
+        self.fs.drop_later((same, old_seen));
         if changed.is_empty() {
             return;
         }

@@ -280,14 +280,11 @@ impl Walk<'_> {
     }
 
     fn dir(&mut self, dir: &Path, vdir: Option<&str>) -> std::io::Result<()> {
-        let listing = std::fs::read_dir(dir)?;
-        let mut names: Vec<std::ffi::OsString> = Vec::new();
-        for entry in listing {
-            names.push(entry?.file_name());
-        }
-        names.sort();
-        for name in names {
-            let path = dir.join(&name);
+        let mut entries: Vec<std::fs::DirEntry> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+        entries.sort_by_key(|e| e.file_name());
+        for dir_entry in entries {
+            let name = dir_entry.file_name();
+            let path = dir_entry.path();
             let Some(name) = name.to_str() else {
                 // A name the manifest cannot hold: reported, never dropped silently.
                 let shown = format!("{}/{}", vdir.unwrap_or("tree"), name.to_string_lossy());
@@ -299,7 +296,8 @@ impl Walk<'_> {
                 None => format!("tree/{name}"),
                 Some(parent) => format!("{parent}/{name}"),
             };
-            let meta = match std::fs::symlink_metadata(&path) {
+            // Stat'ed relative to the open directory, without following a symlink.
+            let meta = match dir_entry.metadata() {
                 Ok(meta) => meta,
                 Err(_) => {
                     self.unreadable(&vpath, true);
@@ -356,8 +354,11 @@ pub fn snap(
     previous: &BTreeMap<CaptureClass, Manifest>,
     seen: &HashMap<String, Seen>,
 ) -> Result<Snapped, SnapError> {
-    let mut walk =
-        Walk { config, previous, seen_before: seen, out: Snapped::default(), keys: HashSet::new(), kept_bytes: 0 };
+    let mut out = Snapped { seen: HashMap::with_capacity(seen.len()), ..Snapped::default() };
+    for (class, manifest) in previous {
+        out.manifests.insert(*class, Manifest { entries: Vec::with_capacity(manifest.entries.len()) });
+    }
+    let mut walk = Walk { config, previous, seen_before: seen, out, keys: HashSet::new(), kept_bytes: 0 };
     walk.dir(&config.worktree, None).map_err(SnapError::Root)?;
     let mut out = walk.out;
     for class in CaptureClass::ALL {
