@@ -52,7 +52,7 @@ struct Work {
 /// symlinks. Files to write are returned.
 fn prepare(config: &SnapConfig, head: &[&Entry]) -> std::io::Result<Work> {
     let worktree = &config.worktree;
-    let on_disk = match snap(config, SnapKind::Automatic, &BTreeMap::new(), &HashMap::new()) {
+    let on_disk = match snap(config, SnapKind::Automatic, &BTreeMap::new(), &mut super::snap::SeenFiles::default()) {
         Ok(s) => s.manifests,
         Err(e) => return Err(std::io::Error::other(e.to_string())),
     };

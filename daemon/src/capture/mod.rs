@@ -12,7 +12,7 @@ pub mod materialize;
 pub mod registrar;
 pub mod snap;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::io::{Read, Seek};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,7 +27,7 @@ use sluice_protocol::registrar::{self as wire, Manifest, Plan, refusal};
 use tokio::sync::{mpsc, oneshot};
 
 use self::registrar::{RegistrarClient, RegistrarError};
-use self::snap::{ObjectRef, Seen, SnapConfig, SnapError, SnapKind, Snapped};
+use self::snap::{ObjectRef, SeenFiles, SnapConfig, SnapError, SnapKind, Snapped};
 use crate::managed::Managed;
 use crate::workload::FsWorker;
 
@@ -205,7 +205,7 @@ impl Capture {
             epoch: 0,
             head_n: 0,
             registered: Arc::new(BTreeMap::new()),
-            seen: Arc::new(HashMap::new()),
+            seen: Some(SeenFiles::default()),
             known: HashSet::new(),
             staged: None,
             sealed_n: None,
@@ -290,7 +290,8 @@ struct Engine {
     head_n: u64,
     /// The head's manifests as last registered (or planned).
     registered: Arc<BTreeMap<CaptureClass, Manifest>>,
-    seen: Arc<HashMap<String, Seen>>,
+    /// What snaps read (`None` while a snap has it).
+    seen: Option<SeenFiles>,
     /// Objects the store is known to hold.
     known: HashSet<String>,
     staged: Option<Staged>,
@@ -419,12 +420,22 @@ impl Engine {
     async fn snap(&mut self, kind: SnapKind) -> Result<Snapped, SnapError> {
         self.step(Some(if kind == SnapKind::Final { "final snap" } else { "snap" }));
         self.with_account(|a| a.bulk_building = true);
-        let (config, previous, seen) = (self.config.snap.clone(), Arc::clone(&self.registered), Arc::clone(&self.seen));
-        let result = self
+        let (config, previous) = (self.config.snap.clone(), Arc::clone(&self.registered));
+        let mut seen = self.seen.take().unwrap_or_default();
+        let result = match self
             .fs
-            .run(move || snap::snap(&config, kind, &previous, &seen))
+            .run(move || {
+                let result = snap::snap(&config, kind, &previous, &mut seen);
+                (result, seen)
+            })
             .await
-            .unwrap_or_else(|e| Err(SnapError::Root(e)));
+        {
+            Ok((result, seen)) => {
+                self.seen = Some(seen);
+                result
+            }
+            Err(e) => Err(SnapError::Root(e)),
+        };
         self.step(None);
         let now = now_ms();
         self.with_account(|a| {
@@ -476,8 +487,7 @@ impl Engine {
             }
             (changed, same)
         };
-        let old_seen = std::mem::replace(&mut self.seen, Arc::new(snapped.seen));
-        self.fs.drop_later((same, old_seen));
+        self.fs.drop_later(same);
         if changed.is_empty() {
             return;
         }
@@ -511,7 +521,7 @@ impl Engine {
                 ShipOutcome::Stale => {
                     // Files changed under the staged capture: rebuilt from disk.
                     self.staged = None;
-                    self.seen = Arc::default();
+                    self.seen = Some(SeenFiles::default());
                     continue;
                 }
                 other => return other,
@@ -723,7 +733,7 @@ impl Engine {
                 let mut outcome = self.ship().await;
                 if matches!(outcome, ShipOutcome::Stale) {
                     self.staged = None;
-                    self.seen = Arc::default();
+                    self.seen = Some(SeenFiles::default());
                     outcome = match self.snap(SnapKind::Final).await {
                         Ok(snapped) => {
                             self.stage(snapped);
@@ -809,7 +819,7 @@ impl Engine {
         let done = materialize::materialize(&self.client, &self.fs, &self.config.snap, &plan).await;
         self.step(None);
         let done = done.map_err(|e| e.to_string())?;
-        self.seen = Arc::default();
+        self.seen = Some(SeenFiles::default());
         self.adopt(&plan);
         Ok(done)
     }

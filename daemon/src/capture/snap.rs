@@ -46,7 +46,7 @@ pub enum SnapKind {
     Final,
 }
 
-/// What the last snap saw of a file, so an unchanged one is not read again.
+/// What snaps saw of a file, so an unchanged one is not read again.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Seen {
     size: u64,
@@ -55,6 +55,16 @@ pub struct Seen {
     ino: u64,
     dev: u64,
     objects: Vec<String>,
+    /// The walk that last saw it: a path no walk sees again is dropped.
+    walk: u64,
+}
+
+/// What snaps remember between walks, kept and updated in place (a walk of
+/// an unchanged tree allocates nothing for it).
+#[derive(Debug, Default)]
+pub struct SeenFiles {
+    files: HashMap<String, Seen>,
+    walks: u64,
 }
 
 /// Where an object's bytes are on disk (and, when the snap kept them, the
@@ -78,7 +88,6 @@ pub struct Snapped {
     pub unreadable: Vec<(CaptureClass, String)>,
     /// Of those, how many had a captured entry that was carried forward.
     pub carried: u64,
-    pub seen: HashMap<String, Seen>,
     /// Bytes this snap read from disk.
     pub read_bytes: u64,
 }
@@ -173,7 +182,7 @@ struct Walk<'a> {
     config: &'a SnapConfig,
     /// The entries last captured, by class, each sorted by path.
     previous: &'a BTreeMap<CaptureClass, Manifest>,
-    seen_before: &'a HashMap<String, Seen>,
+    seen: &'a mut SeenFiles,
     out: Snapped,
     keys: HashSet<String>,
     /// Bytes of new objects kept in memory for shipping, so it need not
@@ -215,21 +224,28 @@ impl Walk<'_> {
         self.out.unreadable.push((class, vpath.to_owned()));
     }
 
-    fn file(&mut self, path: &Path, vpath: String, meta: &std::fs::Metadata) {
+    fn file(&mut self, dir: &Path, name: &str, vpath: String, meta: &std::fs::Metadata) {
         let class = self.config.class_of(&vpath, meta.size());
-        let seen = Seen {
-            size: meta.size(),
-            mtime_ns: nanos(meta.mtime(), meta.mtime_nsec()),
-            ctime_ns: nanos(meta.ctime(), meta.ctime_nsec()),
-            ino: meta.ino(),
-            dev: meta.dev(),
-            objects: Vec::new(),
+        let stats = (
+            meta.size(),
+            nanos(meta.mtime(), meta.mtime_nsec()),
+            nanos(meta.ctime(), meta.ctime_nsec()),
+            meta.ino(),
+            meta.dev(),
+        );
+        let walk = self.seen.walks;
+        let unchanged = match self.seen.files.get_mut(&vpath) {
+            Some(s) if (s.size, s.mtime_ns, s.ctime_ns, s.ino, s.dev) == stats => {
+                s.walk = walk;
+                Some(s.objects.clone())
+            }
+            _ => None,
         };
-        let unchanged =
-            self.seen_before.get(&vpath).filter(|s| Seen { objects: s.objects.clone(), ..seen.clone() } == **s);
+        let was_unchanged = unchanged.is_some();
         let objects = match unchanged {
-            Some(before) => before.objects.clone(),
+            Some(objects) => objects,
             None => {
+                let path = &dir.join(name);
                 let read = open_nofollow(path).and_then(|file| {
                     let opened = file.metadata()?;
                     if !opened.is_file() || opened.ino() != meta.ino() {
@@ -266,7 +282,11 @@ impl Walk<'_> {
                 }
             }
         };
-        self.out.seen.insert(vpath.clone(), Seen { objects: objects.clone(), ..seen });
+        if !was_unchanged {
+            let (size, mtime_ns, ctime_ns, ino, dev) = stats;
+            let seen = Seen { size, mtime_ns, ctime_ns, ino, dev, objects: objects.clone(), walk };
+            self.seen.files.insert(vpath.clone(), seen);
+        }
         let entry = Entry {
             path: vpath,
             kind: EntryKind::File,
@@ -280,11 +300,10 @@ impl Walk<'_> {
     }
 
     fn dir(&mut self, dir: &Path, vdir: Option<&str>) -> std::io::Result<()> {
-        let mut entries: Vec<std::fs::DirEntry> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
-        entries.sort_by_key(|e| e.file_name());
-        for dir_entry in entries {
-            let name = dir_entry.file_name();
-            let path = dir_entry.path();
+        let mut entries: Vec<(std::ffi::OsString, std::fs::DirEntry)> =
+            std::fs::read_dir(dir)?.map(|e| e.map(|e| (e.file_name(), e))).collect::<Result<_, _>>()?;
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, dir_entry) in entries {
             let Some(name) = name.to_str() else {
                 // A name the manifest cannot hold: reported, never dropped silently.
                 let shown = format!("{}/{}", vdir.unwrap_or("tree"), name.to_string_lossy());
@@ -318,11 +337,11 @@ impl Walk<'_> {
                     };
                     self.push(CaptureClass::Small, entry);
                 }
-                if self.dir(&path, Some(&vpath)).is_err() {
+                if self.dir(&dir.join(name), Some(&vpath)).is_err() {
                     self.unreadable(&vpath, true);
                 }
             } else if kind.is_symlink() {
-                match std::fs::read_link(&path).map(|t| t.to_str().map(str::to_owned)) {
+                match std::fs::read_link(dir.join(name)).map(|t| t.to_str().map(str::to_owned)) {
                     Ok(Some(target)) => {
                         let entry = Entry {
                             path: vpath,
@@ -338,7 +357,7 @@ impl Walk<'_> {
                     _ => self.unreadable(&vpath, false),
                 }
             } else if kind.is_file() {
-                self.file(&path, vpath, &meta);
+                self.file(dir, name, vpath, &meta);
             }
             // Sockets, pipes and devices are not work to keep.
         }
@@ -347,20 +366,24 @@ impl Walk<'_> {
 }
 
 /// Walks the worktree. `previous` holds the entries last captured (what an
-/// unreadable path carries forward); `seen` what the last snap read.
+/// unreadable path carries forward); `seen` what earlier snaps read, which
+/// this walk updates.
 pub fn snap(
     config: &SnapConfig,
     kind: SnapKind,
     previous: &BTreeMap<CaptureClass, Manifest>,
-    seen: &HashMap<String, Seen>,
+    seen: &mut SeenFiles,
 ) -> Result<Snapped, SnapError> {
-    let mut out = Snapped { seen: HashMap::with_capacity(seen.len()), ..Snapped::default() };
+    seen.walks += 1;
+    let mut out = Snapped::default();
     for (class, manifest) in previous {
         out.manifests.insert(*class, Manifest { entries: Vec::with_capacity(manifest.entries.len()) });
     }
-    let mut walk = Walk { config, previous, seen_before: seen, out, keys: HashSet::new(), kept_bytes: 0 };
+    let mut walk = Walk { config, previous, seen, out, keys: HashSet::new(), kept_bytes: 0 };
     walk.dir(&config.worktree, None).map_err(SnapError::Root)?;
     let mut out = walk.out;
+    let this_walk = seen.walks;
+    seen.files.retain(|_, s| s.walk == this_walk);
     for class in CaptureClass::ALL {
         out.manifests.entry(class).or_default().canonicalize();
     }
@@ -393,7 +416,7 @@ mod tests {
         std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main").unwrap();
         std::fs::write(root.join("vendor/lib.a"), "x").unwrap();
         std::os::unix::fs::symlink("src/main.rs", root.join("link")).unwrap();
-        let out = snap(&config(root), SnapKind::Final, &BTreeMap::new(), &HashMap::new()).unwrap();
+        let out = snap(&config(root), SnapKind::Final, &BTreeMap::new(), &mut SeenFiles::default()).unwrap();
         let small: Vec<(&str, EntryKind)> =
             out.manifests[&CaptureClass::Small].entries.iter().map(|e| (e.path.as_str(), e.kind)).collect();
         assert_eq!(
@@ -423,10 +446,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a"), "one").unwrap();
         std::fs::write(dir.path().join("b"), "two").unwrap();
-        let first = snap(&config(dir.path()), SnapKind::Automatic, &BTreeMap::new(), &HashMap::new()).unwrap();
+        let mut seen = SeenFiles::default();
+        let first = snap(&config(dir.path()), SnapKind::Automatic, &BTreeMap::new(), &mut seen).unwrap();
         assert_eq!(first.read_bytes, 6);
         std::fs::write(dir.path().join("b"), "three").unwrap();
-        let second = snap(&config(dir.path()), SnapKind::Automatic, &first.manifests, &first.seen).unwrap();
+        let second = snap(&config(dir.path()), SnapKind::Automatic, &first.manifests, &mut seen).unwrap();
         assert_eq!(second.read_bytes, 5, "only the changed file is read");
         assert_eq!(second.objects.len(), 1);
     }
