@@ -12,7 +12,7 @@ use sluice_protocol::capture::CaptureClass;
 
 use crate::Store;
 use crate::clock::{new_id, now_ms};
-use crate::db::{DbRow, args};
+use crate::db::{DbRow, Tx, args};
 use crate::error::StoreError;
 use crate::model::Refusal;
 use crate::seal::{Secret, new_token};
@@ -174,6 +174,20 @@ fn fenced(epoch: u64, current: u64) -> StoreError {
     .into()
 }
 
+/// The session's head, read inside `tx`, when `run_id` holds `epoch`, the
+/// session's current one; otherwise the write is fenced.
+async fn held_head(tx: &mut Tx, session_id: &str, epoch: u64, run_id: &str) -> Result<u64, StoreError> {
+    let row = tx
+        .fetch_optional("SELECT epoch, head_n, claimed_run_id FROM capture_sessions WHERE id = $1", args![session_id])
+        .await?
+        .ok_or_else(|| StoreError::Corrupt(format!("capture session {session_id} does not exist")))?;
+    let current = unsigned(&row, "epoch")?;
+    if epoch != current || row.opt_text("claimed_run_id")?.as_deref() != Some(run_id) {
+        return Err(fenced(epoch, current));
+    }
+    unsigned(&row, "head_n")
+}
+
 impl Store {
     /// Creates a session and its token, which is returned once and kept
     /// only as a keyed hash.
@@ -285,17 +299,7 @@ impl Store {
     pub async fn register_capture(&self, session_id: &str, capture: &NewCapture) -> Result<(), StoreError> {
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
-        let row = tx
-            .fetch_optional(
-                "SELECT epoch, head_n, claimed_run_id FROM capture_sessions WHERE id = $1",
-                args![session_id],
-            )
-            .await?
-            .ok_or_else(|| StoreError::Corrupt(format!("capture session {session_id} does not exist")))?;
-        let (epoch, head_n) = (unsigned(&row, "epoch")?, unsigned(&row, "head_n")?);
-        if capture.epoch != epoch || row.opt_text("claimed_run_id")?.as_deref() != Some(capture.run_id.as_str()) {
-            return Err(fenced(capture.epoch, epoch));
-        }
+        let head_n = held_head(&mut tx, session_id, capture.epoch, &capture.run_id).await?;
         if capture.n != head_n + 1 {
             return Err(Refusal {
                 message: format!("capture {} is not the head's next (the head is {head_n})", capture.n),
@@ -349,17 +353,7 @@ impl Store {
     /// capture must be the head.
     pub async fn record_final_seal(&self, session_id: &str, seal: &FinalSeal, run_id: &str) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
-        let row = tx
-            .fetch_optional(
-                "SELECT epoch, head_n, claimed_run_id FROM capture_sessions WHERE id = $1",
-                args![session_id],
-            )
-            .await?
-            .ok_or_else(|| StoreError::Corrupt(format!("capture session {session_id} does not exist")))?;
-        let (epoch, head_n) = (unsigned(&row, "epoch")?, unsigned(&row, "head_n")?);
-        if seal.epoch != epoch || row.opt_text("claimed_run_id")?.as_deref() != Some(run_id) {
-            return Err(fenced(seal.epoch, epoch));
-        }
+        let head_n = held_head(&mut tx, session_id, seal.epoch, run_id).await?;
         if seal.capture_n != head_n {
             return Err(Refusal {
                 message: format!("the seal names capture {} but the head is {head_n}", seal.capture_n),
