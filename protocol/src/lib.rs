@@ -4,6 +4,7 @@
 //! the API agree on one definition; the daemon's answers are evidence the
 //! control plane bounds and checks, never instructions.
 
+pub mod attest;
 pub mod capture;
 pub mod registrar;
 pub mod stamp;
