@@ -2,7 +2,7 @@
 //! judged against the workspace as the store reads it inside the request's
 //! own transaction (so nothing changes between the judgement and the write).
 
-use sluice_store::{DesiredState, Refusal, Workspace, WorkspaceStatus};
+use sluice_store::{DesiredState, Refusal, Run, Workspace, WorkspaceStatus};
 
 /// A restart makes a new run with a fresh disk: not while a launch is under
 /// way (it would race the launch), and not over a retained executor (its
@@ -36,6 +36,20 @@ pub fn restart_allowed(workspace: &Workspace) -> Result<(), Refusal> {
         });
     }
     Ok(())
+}
+
+/// A stop needs something launched: a workspace that never launched an
+/// executor has nothing to stop yet (409). Stopping a stopped workspace is
+/// accepted again (so a discard reaches a kept runtime).
+pub fn stop_allowed(workspace: &Workspace, current: Option<&Run>) -> Result<(), Refusal> {
+    let launched = current.is_some_and(|r| r.runtime.is_some());
+    if launched || matches!(workspace.status, WorkspaceStatus::Stopped | WorkspaceStatus::Cancelled) {
+        return Ok(());
+    }
+    Err(Refusal {
+        message: format!("workspace {} has never launched an executor; there is nothing to stop yet", workspace.id),
+        code: "never-launched",
+    })
 }
 
 /// Commands run only in a ready executor.

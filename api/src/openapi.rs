@@ -45,6 +45,7 @@ impl Modify for SecuritySchemes {
         ws::restart_workspace,
         ws::get_workspace_ssh_target,
         ws::get_run,
+        crate::routes::workspaces::list_retained_executors,
         crate::routes::capture_sessions::create_capture_session,
         crate::routes::capture_sessions::get_capture_session,
         crate::health,
@@ -97,7 +98,12 @@ mod tests {
     fn every_route_is_documented_with_its_security() {
         let doc = document();
         let paths = doc["paths"].as_object().unwrap();
-        assert_eq!(paths.len(), 21, "17 workspace paths, 2 capture-session paths, /v1/runs/{{runId}} and /healthz");
+        assert_eq!(
+            paths.len(),
+            22,
+            "17 workspace paths, 2 capture-session paths, /v1/runs/{{runId}}, /v1/retained-executors and /healthz"
+        );
+        assert_eq!(paths["/v1/retained-executors"]["get"]["security"], json!([{"apiToken": []}]));
         assert_eq!(paths["/v1/capture-sessions"]["post"]["security"], json!([{"apiToken": []}]));
         assert_eq!(paths["/v1/capture-sessions/{sessionId}"]["get"]["security"], json!([{"apiToken": []}]));
         assert_eq!(paths["/v1/runs/{runId}"]["get"]["security"], json!([{"apiToken": []}]));

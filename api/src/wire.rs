@@ -294,6 +294,15 @@ pub struct ListWorkspacesQuery {
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
+pub struct RetainedQuery {
+    /// 1 to 1000 (default 100).
+    #[param(pattern = r"^(?:[1-9][0-9]{0,2}|1000)$")]
+    pub limit: Option<String>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
 pub struct OwnerLimitQuery {
     /// The workspace's owner (required).
     pub owner_user_id: Option<OwnerUserId>,
@@ -488,6 +497,235 @@ pub struct WorkspaceDetails {
     pub summary: WorkspaceSummary,
     #[schema(value_type = Object)]
     pub spec: Value,
+    /// The current runtime's capture drain as last observed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capture_drain: Option<WorkspaceCaptureDrain>,
+}
+
+impl CaptureExecutorOrigin {
+    pub fn of(o: &sluice_protocol::Origin) -> Self {
+        CaptureExecutorOrigin {
+            epoch: o.epoch as i64,
+            launch: o.launch.clone(),
+            boot_id: o.boot_id.clone(),
+            boot_generation: o.boot_generation as i64,
+            observation: o.observation as i64,
+            head_n: o.head_n.map(|n| n as i64),
+        }
+    }
+
+    pub fn to_origin(&self) -> sluice_protocol::Origin {
+        sluice_protocol::Origin {
+            epoch: self.epoch as u64,
+            launch: self.launch.clone(),
+            boot_id: self.boot_id.clone(),
+            boot_generation: self.boot_generation as u64,
+            observation: self.observation as u64,
+            head_n: self.head_n.map(|n| n as u64),
+        }
+    }
+}
+
+/// `draining`, `kept`, `saved`, `gone`, `stop-failed`, `stopped` or `discarded`.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum CaptureDrainState {
+    Draining,
+    Kept,
+    Saved,
+    Gone,
+    StopFailed,
+    Stopped,
+    Discarded,
+}
+
+impl From<model::DrainState> for CaptureDrainState {
+    fn from(s: model::DrainState) -> Self {
+        match s {
+            model::DrainState::Draining => CaptureDrainState::Draining,
+            model::DrainState::Kept => CaptureDrainState::Kept,
+            model::DrainState::Saved => CaptureDrainState::Saved,
+            model::DrainState::Gone => CaptureDrainState::Gone,
+            model::DrainState::StopFailed => CaptureDrainState::StopFailed,
+            model::DrainState::Stopped => CaptureDrainState::Stopped,
+            model::DrainState::Discarded => CaptureDrainState::Discarded,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CaptureDrainDiscard {
+    pub requested_by: String,
+    pub requested_at: String,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CaptureDrainRetained {
+    pub since: String,
+    pub reason: String,
+    pub recoverable: bool,
+    pub recovery_attempts: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_recovery_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_recovery_error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CaptureDrainExecutor {
+    pub run_id: String,
+    pub adapter: String,
+    pub resource_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CaptureDrainCompletion {
+    pub executor_id: String,
+    pub epoch: i64,
+    pub capture_n: i64,
+    pub attested_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sealed_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<CaptureExecutorOrigin>,
+}
+
+/// What the control plane last observed of a capture-sourced workspace's
+/// drain: until the runtime is gone, this is what is happening.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceCaptureDrain {
+    pub state: CaptureDrainState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observed_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preservation_starts_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub discard: Option<CaptureDrainDiscard>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retained: Option<CaptureDrainRetained>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub executor: Option<CaptureDrainExecutor>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub completion: Option<CaptureDrainCompletion>,
+    /// The newest attestation a later report revoked, with why (sluice).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub completion_revoked: Option<CaptureDrainRevoked>,
+    /// Captures the daemon had not registered yet, when last read (sluice).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending: Option<i64>,
+    /// Their bytes, when last read (sluice).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending_bytes: Option<i64>,
+}
+
+impl WorkspaceCaptureDrain {
+    /// The drain of `run` as stored, with its standing attestation.
+    pub fn of(
+        run: &model::Run,
+        drain: &sluice_store::Drain,
+        completion: Option<&sluice_store::StoredAttestation>,
+    ) -> Self {
+        let state = match drain.state {
+            Some(state) => state.into(),
+            // Nothing observed yet: a stop waits for the worker's first
+            // look; a schedule alone means the executor keeps running.
+            None if drain.stop_requested.is_some() || drain.discard.is_some() => CaptureDrainState::Draining,
+            None => CaptureDrainState::Kept,
+        };
+        let detail = match (drain.state, &drain.detail) {
+            (Some(_), detail) => detail.clone(),
+            (None, _) if drain.stop_requested.is_some() => Some("stop recorded; the drain has not started yet".into()),
+            (None, _) => Some("running; the final drain starts at preservationStartsAt".into()),
+        };
+        let retained = drain.retention.as_ref().filter(|_| run.status == model::WorkspaceStatus::Retained);
+        WorkspaceCaptureDrain {
+            state,
+            detail,
+            observed_at: drain.observed_at.map(rfc3339),
+            preservation_starts_at: drain.preservation_starts_at.map(rfc3339),
+            discard: drain.discard.as_ref().map(|d| CaptureDrainDiscard {
+                requested_by: d.requested_by.clone(),
+                requested_at: rfc3339(d.requested_at),
+            }),
+            retained: retained.map(|r| CaptureDrainRetained {
+                since: rfc3339(r.since),
+                reason: r.reason.clone(),
+                recoverable: r.recoverable,
+                recovery_attempts: r.attempts,
+                next_recovery_at: r.next_recovery_at.map(rfc3339),
+                last_recovery_error: r.last_error.clone(),
+            }),
+            executor: run.runtime.as_ref().map(|r| CaptureDrainExecutor {
+                run_id: run.id.clone(),
+                adapter: r.adapter.as_str().to_owned(),
+                resource_id: r.resource_id.clone(),
+                reference: Some(r.reference.clone()),
+                launch_id: run.launch_id.clone(),
+            }),
+            completion: completion.map(|c| CaptureDrainCompletion {
+                executor_id: c.attestation.executor_id.clone(),
+                epoch: c.attestation.epoch as i64,
+                capture_n: c.attestation.capture_n as i64,
+                attested_at: rfc3339(c.attested_at),
+                launch_id: c.attestation.launch_id.clone(),
+                sealed_at: c.sealed_at.clone(),
+                origin: c.attestation.origin.as_ref().map(CaptureExecutorOrigin::of),
+            }),
+            completion_revoked: None,
+            pending: drain.progress.pending,
+            pending_bytes: drain.progress.pending_bytes,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CaptureDrainRevoked {
+    pub executor_id: String,
+    pub epoch: i64,
+    pub capture_n: i64,
+    pub attested_at: String,
+    pub detail: String,
+}
+
+impl CaptureDrainRevoked {
+    pub fn of(a: &sluice_store::StoredAttestation) -> Self {
+        CaptureDrainRevoked {
+            executor_id: a.attestation.executor_id.clone(),
+            epoch: a.attestation.epoch as i64,
+            capture_n: a.attestation.capture_n as i64,
+            attested_at: rfc3339(a.attested_at),
+            detail: a.detail.clone().unwrap_or_default(),
+        }
+    }
+}
+
+/// A retained executor, for operators.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RetainedExecutor {
+    pub workspace_id: String,
+    pub owner_user_id: String,
+    pub run_id: String,
+    pub capture_drain: WorkspaceCaptureDrain,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ListRetainedExecutorsResponse {
+    pub items: Vec<RetainedExecutor>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]

@@ -120,6 +120,30 @@ pub struct WorkerArgs {
     /// How often daemons snap capture-sourced worktrees, in milliseconds.
     #[arg(long, env = "SLUICE_CAPTURE_INTERVAL_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..))]
     pub capture_interval_ms: u64,
+    /// The longest an executor may live, in seconds: the runtime ends it
+    /// then (`runtime.deadline`). Default: no limit.
+    #[arg(long, env = "SLUICE_EXECUTOR_MAX_LIFETIME_SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub executor_max_lifetime_seconds: Option<u64>,
+    /// How long before an executor's deadline its final drain starts, in
+    /// seconds.
+    #[arg(long, env = "SLUICE_PRESERVATION_LEAD_SECONDS", default_value_t = 300)]
+    pub preservation_lead_seconds: u64,
+    /// The bound each FINAL flush of a drain gets, in milliseconds.
+    #[arg(long, env = "SLUICE_DRAIN_FLUSH_DEADLINE_MS", default_value_t = 20_000, value_parser = clap::value_parser!(u64).range(100..))]
+    pub drain_flush_deadline_ms: u64,
+    /// The pause before a retained executor's first recovery attempt, in
+    /// seconds; it doubles per attempt up to --recovery-cap-seconds.
+    #[arg(long, env = "SLUICE_RECOVERY_BASE_SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    pub recovery_base_seconds: u64,
+    #[arg(long, env = "SLUICE_RECOVERY_CAP_SECONDS", default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..))]
+    pub recovery_cap_seconds: u64,
+    /// How often a kept drain is looked at again, in milliseconds.
+    #[arg(long, env = "SLUICE_KEPT_POLL_MS", default_value_t = 5000, value_parser = clap::value_parser!(u64).range(50..))]
+    pub kept_poll_ms: u64,
+    /// Fault injection for crash tests: pause before removing an executor,
+    /// in milliseconds.
+    #[arg(long, env = "SLUICE_FAULT_PAUSE_BEFORE_REMOVE_MS", hide = true)]
+    pub fault_pause_before_remove_ms: Option<u64>,
 }
 
 impl WorkerArgs {
@@ -186,7 +210,9 @@ impl WorkerArgs {
                 let executors = std::path::absolute(&executors)?;
                 let daemon = std::fs::canonicalize(&daemon)?;
                 sluice_worker::AnyRuntime::Local(
-                    LocalRuntime::new(executors, daemon, prefix, self.uid_range()?, self.default_disk_mib).await?,
+                    LocalRuntime::new(executors, daemon, prefix, self.uid_range()?, self.default_disk_mib)
+                        .await?
+                        .with_max_lifetime(self.max_lifetime()),
                 )
             }
             RuntimeKind::Docker => {
@@ -200,10 +226,15 @@ impl WorkerArgs {
                         self.registries()?,
                         self.uid_range()?,
                     )
-                    .await?,
+                    .await?
+                    .with_max_lifetime(self.max_lifetime()),
                 )
             }
         })
+    }
+
+    fn max_lifetime(&self) -> Option<std::time::Duration> {
+        self.executor_max_lifetime_seconds.map(std::time::Duration::from_secs)
     }
 
     pub fn worker_config(&self) -> sluice_worker::WorkerConfig {
@@ -215,8 +246,14 @@ impl WorkerArgs {
             policy: sluice_worker::decide::Policy {
                 ready_timeout_ms: (self.ready_timeout_seconds * 1000) as i64,
                 max_launch_attempts: self.max_launch_attempts.max(1),
+                kept_poll_ms: self.kept_poll_ms as i64,
+                recovery_base_ms: (self.recovery_base_seconds * 1000) as i64,
+                recovery_cap_ms: (self.recovery_cap_seconds.max(self.recovery_base_seconds) * 1000) as i64,
                 ..defaults.policy
             },
+            preservation_lead: std::time::Duration::from_secs(self.preservation_lead_seconds),
+            drain_flush_deadline: std::time::Duration::from_millis(self.drain_flush_deadline_ms),
+            pause_before_remove: self.fault_pause_before_remove_ms.map(std::time::Duration::from_millis),
             reaper_schedule: self.reaper_schedule.clone(),
             orphan_schedule: self.orphan_schedule.clone(),
             pause_after_launch: self.fault_pause_after_launch_ms.map(std::time::Duration::from_millis),

@@ -201,19 +201,16 @@ mod tests {
         );
         let below = Report { origin: origin(2, 1, 9, Some(4)), saved: false };
         assert_eq!(weigh(&without_origin, EXECUTOR, &[below]), Ok(()));
-        let other_boot_unordered = Report {
-            origin: Origin { boot_generation: 0, ..origin(2, 7, 1, Some(5)) },
-            saved: false,
-        };
+        let other_boot_unordered =
+            Report { origin: Origin { boot_generation: 0, ..origin(2, 7, 1, Some(5)) }, saved: false };
         assert_eq!(rule(weigh(&good, EXECUTOR, &[other_boot_unordered])), Some(Rule::NotSaved), "unordered counts");
         let older_epoch_unsaved = Report { origin: origin(1, 1, 50, Some(5)), saved: false };
         assert_eq!(weigh(&good, EXECUTOR, &[older_epoch_unsaved]), Ok(()), "another epoch's report is not weighed");
     }
 
     fn any_origin() -> impl Strategy<Value = Origin> {
-        (0u64..4, 0u64..4, 0u64..20, proptest::option::of(0u64..8)).prop_map(|(epoch, boot, observation, head)| {
-            origin(epoch, boot, observation, head)
-        })
+        (0u64..4, 0u64..4, 0u64..20, proptest::option::of(0u64..8))
+            .prop_map(|(epoch, boot, observation, head)| origin(epoch, boot, observation, head))
     }
 
     fn any_report() -> impl Strategy<Value = Report> {

@@ -252,6 +252,15 @@ impl Tx {
         })
     }
 
+    pub(crate) async fn fetch_all(&mut self, sql: &str, args: Vec<Arg>) -> Result<Vec<DbRow>, StoreError> {
+        Ok(match self {
+            Tx::Sqlite(t) => bind_all!(sql, args).fetch_all(&mut **t).await?.into_iter().map(DbRow::Sqlite).collect(),
+            Tx::Postgres(t) => {
+                bind_all!(sql, args).fetch_all(&mut **t).await?.into_iter().map(DbRow::Postgres).collect()
+            }
+        })
+    }
+
     pub(crate) async fn fetch_one(&mut self, sql: &str, args: Vec<Arg>) -> Result<DbRow, StoreError> {
         self.fetch_optional(sql, args)
             .await?

@@ -24,6 +24,12 @@ pub struct ReconcileState {
     /// Whether the executor may hold work that must be saved before its disk
     /// goes (the workspace was given a capture token).
     pub has_capture_source: bool,
+    /// The current run's drain record (capture-sourced workspaces).
+    pub drain: Option<crate::drains::Drain>,
+    /// Every report read from the current run's executor.
+    pub reports: Vec<sluice_protocol::attest::Report>,
+    /// The current run's newest attestation still standing as accepted.
+    pub attestation: Option<crate::drains::StoredAttestation>,
 }
 
 /// What the store knows of the run a labelled runtime resource names: the
@@ -65,7 +71,7 @@ async fn load_run(tx: &mut Tx, run_id: &str) -> Result<Run, StoreError> {
 }
 
 /// Sets the workspace's status (and its start/finish times) in `tx`.
-async fn set_workspace_status(
+pub(crate) async fn set_workspace_status(
     tx: &mut Tx,
     workspace_id: &str,
     status: WorkspaceStatus,
@@ -156,7 +162,13 @@ impl Store {
             }
         }
         let has_capture_source = crate::spec::capture_sourced(&workspace.spec);
-        Ok(Some(ReconcileState { workspace, current_run, stale_runs, has_capture_source }))
+        let (mut drain, mut reports, mut attestation) = (None, Vec::new(), None);
+        if let (true, Some(run)) = (has_capture_source, &current_run) {
+            drain = self.drain(&run.id).await?;
+            reports = self.executor_reports(&run.id).await?;
+            attestation = self.accepted_attestation(&run.id).await?;
+        }
+        Ok(Some(ReconcileState { workspace, current_run, stale_runs, has_capture_source, drain, reports, attestation }))
     }
 
     /// Records that `run_id`'s executor exists and runs on its runtime:
@@ -168,6 +180,7 @@ impl Store {
         run_id: &str,
         runtime: &RuntimeRecord,
         published: Option<&PublishedImage>,
+        preservation_starts_at: Option<i64>,
     ) -> Result<Run, StoreError> {
         let (mut tx, now) = begin_fenced(&self.pool, lease).await?;
         tx.execute(
@@ -194,6 +207,14 @@ impl Store {
         let run = load_run(&mut tx, run_id).await?;
         set_workspace_status(&mut tx, &run.workspace_id, WorkspaceStatus::Running, now).await?;
         let ws = run.workspace_id.clone();
+        if let Some(at) = preservation_starts_at {
+            tx.execute(
+                "INSERT INTO drains (run_id, workspace_id, preservation_starts_at, updated_at) VALUES ($1, $2, $3, $4) \
+                 ON CONFLICT (run_id) DO UPDATE SET preservation_starts_at = $3",
+                args![run_id, &ws, at, now],
+            )
+            .await?;
+        }
         append_event(&mut tx, &ws, Some(run_id), EventType::AttemptRunning, Some("launch started".into()), None, now)
             .await?;
         if let Some(image) = published {
@@ -365,6 +386,28 @@ impl Store {
             tx.fetch_one("SELECT current_run_id, desired_state FROM workspaces WHERE id = $1", args![&ws]).await?;
         let is_current = row.opt_text("current_run_id")?.as_deref() == Some(run_id);
         let stopping = row.parsed::<DesiredState>("desired_state")? == DesiredState::Stopped;
+        tx.execute(
+            "UPDATE drains SET state = CASE WHEN discard_requested_at IS NULL THEN $1 ELSE $2 END, detail = NULL, \
+                 observed_at = $3, next_recovery_at = NULL, updated_at = $3 WHERE run_id = $4",
+            args![DrainState::Stopped.as_str(), DrainState::Discarded.as_str(), now, run_id],
+        )
+        .await?;
+        if is_current && !stopping && run.status == WorkspaceStatus::Retained {
+            // It ended on its own and was kept until its work was saved.
+            tx.execute(
+                "UPDATE runs SET status = $1, error_message = COALESCE(error_message, $2), \
+                 error_code = COALESCE(error_code, $3), finished_at = COALESCE(finished_at, $4) WHERE id = $5",
+                args![
+                    WorkspaceStatus::Failed.as_str(),
+                    "the executor ended on its own; its work was saved before it was removed",
+                    "executor-exited",
+                    now,
+                    run_id
+                ],
+            )
+            .await?;
+            set_workspace_status(&mut tx, &ws, WorkspaceStatus::Failed, now).await?;
+        }
         if is_current && stopping {
             tx.execute(
                 "UPDATE runs SET status = CASE WHEN status = $1 THEN status ELSE $2 END, \
@@ -416,9 +459,30 @@ impl Store {
 
     /// Records that `run_id`'s executor is kept with its disk because its
     /// work is not confirmed saved.
-    pub async fn record_retained(&self, lease: &Lease, run_id: &str, reason: &str) -> Result<(), StoreError> {
+    /// `recoverable`: the runtime can restart it on its own disk; the first
+    /// recovery attempt is due at `first_attempt_at`.
+    pub async fn record_retained(
+        &self,
+        lease: &Lease,
+        run_id: &str,
+        reason: &str,
+        recoverable: bool,
+        first_attempt_at: i64,
+    ) -> Result<(), StoreError> {
         let (mut tx, now) = begin_fenced(&self.pool, lease).await?;
         let run = set_run_and_runtime(&mut tx, run_id, WorkspaceStatus::Retained, RuntimeStatus::Retained, now).await?;
+        tx.execute(
+            "INSERT INTO drains (run_id, workspace_id, updated_at) VALUES ($1, $2, $3) ON CONFLICT (run_id) DO NOTHING",
+            args![run_id, &run.workspace_id, now],
+        )
+        .await?;
+        tx.execute(
+            "UPDATE drains SET state = $1, detail = $2, observed_at = $3, retained_since = COALESCE(retained_since, $3), \
+             retained_reason = $2, recoverable = $4, next_recovery_at = COALESCE(next_recovery_at, $5), updated_at = $3 \
+             WHERE run_id = $6",
+            args![DrainState::Gone.as_str(), reason, now, recoverable as i64, first_attempt_at, run_id],
+        )
+        .await?;
         let mut data = run.runtime.as_ref().map(|r| runtime_data(r, &run)).unwrap_or_else(|| json!({}));
         data["retained"] = json!(reason);
         append_event(
@@ -432,27 +496,6 @@ impl Store {
         )
         .await?;
         tx.commit().await
-    }
-
-    /// The owner asks for the workspace to stop. Idempotent: a workspace
-    /// already stopping or stopped is accepted again. `None` when it is not
-    /// theirs.
-    pub async fn request_stop(&self, owner: &str, workspace_id: &str) -> Result<Option<Workspace>, StoreError> {
-        let now = now_ms();
-        let mut tx = self.pool.begin().await?;
-        let changed = tx
-            .execute(
-                "UPDATE workspaces SET desired_state = $1, updated_at = $2 WHERE id = $3 AND owner_user_id = $4 \
-                 AND desired_state <> $1",
-                args![DesiredState::Stopped.as_str(), now, workspace_id, owner],
-            )
-            .await?;
-        let Some(workspace) = owned_workspace(&mut tx, owner, workspace_id).await? else { return Ok(None) };
-        if changed == 1 {
-            enqueue(&mut tx, JobKind::Reconcile, workspace_id, now, now).await?;
-        }
-        tx.commit().await?;
-        Ok(Some(workspace))
     }
 
     /// The owner asks for a fresh executor: a new run from the workspace's

@@ -12,6 +12,7 @@ pub mod capture;
 pub mod clock;
 mod create_keys;
 mod db;
+mod drains;
 pub mod error;
 mod exec_runs;
 mod executors;
@@ -25,6 +26,10 @@ pub mod testing;
 mod workspaces;
 
 pub use db::BackendKind;
+pub use drains::{
+    Discard, Drain, DrainObservation, DrainProgress, RetainedExecutor, Retention, StopIntent, StopOutcome,
+    StoredAttestation,
+};
 pub use error::StoreError;
 pub use executors::{ReconcileState, ResourceFacts};
 pub use jobs::Lease;
@@ -89,6 +94,9 @@ impl Store {
             "capture_sessions",
             "capture_claims",
             "captures",
+            "drains",
+            "executor_reports",
+            "attestations",
         ] {
             let sql = match self.backend() {
                 BackendKind::Postgres => {

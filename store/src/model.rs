@@ -161,6 +161,28 @@ named_enum!(
 );
 
 named_enum!(
+    /// What was last observed of a capture-sourced executor's drain.
+    DrainState {
+        Draining => "draining",
+        Kept => "kept",
+        Saved => "saved",
+        Gone => "gone",
+        StopFailed => "stop-failed",
+        Stopped => "stopped",
+        Discarded => "discarded",
+    }
+);
+
+named_enum!(
+    /// What became of a completion attestation.
+    AttestationOutcome {
+        Accepted => "accepted",
+        Ignored => "ignored",
+        Revoked => "revoked",
+    }
+);
+
+named_enum!(
     /// Which secret a sealed row holds.
     SecretKind {
         SecretEnv => "secret_env",

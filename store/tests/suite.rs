@@ -199,7 +199,7 @@ async fn secrets_are_sealed_and_open_back() {
         // Once the executor is ready, its daemon holds the session token: the store drops it.
         let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
         let run_id = store.load_reconcile_state(&id).await.unwrap().unwrap().current_run.unwrap().id;
-        store.record_launched(&lease, &run_id, &running_runtime(), None).await.unwrap();
+        store.record_launched(&lease, &run_id, &running_runtime(), None, None).await.unwrap();
         store.record_ready(&lease, &run_id).await.unwrap();
         assert!(store.open_secret(&id, SecretKind::CaptureToken).await.unwrap().is_none(), "{}", db.label);
         assert!(store.open_secret(&id, SecretKind::SecretEnv).await.unwrap().is_some(), "secretEnv stays");
@@ -315,7 +315,7 @@ async fn a_stale_lease_holders_writes_are_refused() {
         assert_eq!(b.generation, a.generation + 1, "{}: takeover increments the generation", db.label);
 
         let runtime = running_runtime();
-        let late = store.record_launched(&renewed, &run_id, &runtime, None).await;
+        let late = store.record_launched(&renewed, &run_id, &runtime, None, None).await;
         assert!(matches!(late, Err(StoreError::Fenced { .. })), "{}: {late:?}", db.label);
         assert!(matches!(store.renew_lease(&renewed, 60_000).await, Err(StoreError::Fenced { .. })));
         assert!(matches!(store.finish_job(&renewed, None, None).await, Err(StoreError::Fenced { .. })));
@@ -323,7 +323,7 @@ async fn a_stale_lease_holders_writes_are_refused() {
         assert_eq!(state.current_run.as_ref().unwrap().runtime, None, "{}: the refused write left nothing", db.label);
         assert_eq!(store.list_events("alice", &view.workspace.id, 100).await.unwrap().unwrap().len(), 2);
 
-        store.record_launched(&b, &run_id, &runtime, None).await.unwrap();
+        store.record_launched(&b, &run_id, &runtime, None, None).await.unwrap();
         let state = store.load_reconcile_state(&view.workspace.id).await.unwrap().unwrap();
         assert_eq!(state.workspace.status, WorkspaceStatus::Running, "{}", db.label);
         store.finish_job(&b, None, None).await.unwrap();
@@ -343,7 +343,11 @@ async fn a_nudge_during_a_pass_survives_its_finish() {
         let store = open(&db).await;
         let id = created(store.create_workspace(new_workspace("alice", None)).await.unwrap()).workspace.id;
         let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
-        store.request_stop("alice", &id).await.unwrap().expect("the owner's workspace");
+        store
+            .request_stop("alice", &id, &StopIntent::default(), |_, _| Ok(()))
+            .await
+            .unwrap()
+            .expect("the owner's workspace");
         store.finish_job(&lease, None, None).await.unwrap();
         let again = store.claim_jobs("w", 1, 60_000).await.unwrap();
         assert_eq!(again.len(), 1, "{}: the stop's nudge kept the job", db.label);
@@ -368,7 +372,7 @@ async fn lifecycle_requests_leave_work_due() {
         assert!(matches!(refused, Err(StoreError::Conflict { code: "mid-launch", .. })), "{}: {refused:?}", db.label);
         let runs = store.list_runs("alice", &id, 10).await.unwrap().unwrap();
         assert_eq!(runs.len(), 1, "{}: a refused restart writes nothing", db.label);
-        assert!(store.request_stop("mallory", &id).await.unwrap().is_none());
+        assert!(store.request_stop("mallory", &id, &StopIntent::default(), |_, _| Ok(())).await.unwrap().is_none());
         assert!(store.stop_expired(sluice_store::clock::now_ms(), 10).await.unwrap().is_empty());
         store.set_expiry("alice", &id, Some(0)).await.unwrap();
         assert_eq!(
@@ -394,7 +398,7 @@ async fn exec_stdin_is_sealed_and_dropped_when_the_run_ends() {
         let (id, run_id) = (view.workspace.id.clone(), view.current_run.unwrap().id);
         let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
         let runtime = running_runtime();
-        store.record_launched(&lease, &run_id, &runtime, None).await.unwrap();
+        store.record_launched(&lease, &run_id, &runtime, None, None).await.unwrap();
         store.record_ready(&lease, &run_id).await.unwrap();
         store.finish_job(&lease, None, None).await.unwrap();
 
@@ -472,9 +476,9 @@ async fn resource_facts_come_from_the_records() {
         );
         let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
         let runtime = running_runtime();
-        store.record_launched(&lease, &run_id, &runtime, None).await.unwrap();
+        store.record_launched(&lease, &run_id, &runtime, None, None).await.unwrap();
         assert!(store.resource_facts(&run_id).await.unwrap().unwrap().recorded);
-        store.request_stop("alice", &view.workspace.id).await.unwrap();
+        store.request_stop("alice", &view.workspace.id, &StopIntent::default(), |_, _| Ok(())).await.unwrap();
         store.record_removed(&lease, &run_id).await.unwrap();
         let facts = store.resource_facts(&run_id).await.unwrap().unwrap();
         assert!(facts.recorded && facts.removed, "{}: {facts:?}", db.label);

@@ -291,11 +291,18 @@ async fn endpoints_that_need_an_executor_answer_409_to_the_owner() {
         assert_eq!((status, body["code"].as_str()), (409, Some("mid-launch")), "{}: {body}", app.label);
         let (status, body) = app.post(&format!("/v1/workspaces/{id}/recover"), &owner).await;
         assert_eq!((status, body["state"].as_str()), (202, Some("not-retained")));
-        // Stop is accepted whatever the state, and again.
+        // Nothing launched yet: nothing to stop, and nothing changes.
         for _ in 0..2 {
             let (status, body) = app.post(&format!("/v1/workspaces/{id}/stop"), &owner).await;
-            assert_eq!((status, body["workspaceId"].as_str()), (202, Some(id.as_str())), "{}: {body}", app.label);
+            assert_eq!((status, body["code"].as_str()), (409, Some("never-launched")), "{}: {body}", app.label);
         }
+        let (_, details) = app.get(&format!("/v1/workspaces/{id}?ownerUserId=alice")).await;
+        assert_eq!(details["status"], "queued", "{}: a refused stop writes nothing", app.label);
+        // A stop's attestation is validated, naming the field.
+        let bad = json!({"ownerUserId": "alice", "completion": {"captureN": 1, "epoch": 1, "executorId": "x", "sealedAt": "yesterday"}});
+        let (status, body) = app.post(&format!("/v1/workspaces/{id}/stop"), &bad).await;
+        assert_eq!(status, 400, "{body}");
+        assert!(body["message"].as_str().unwrap().contains("completion.sealedAt"), "{body}");
         // Bodies are validated before anything else.
         let (status, body) =
             app.post(&format!("/v1/workspaces/{id}/exec"), &json!({"ownerUserId": "alice", "commands": []})).await;

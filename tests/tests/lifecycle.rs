@@ -346,30 +346,6 @@ async fn the_orphan_sweep_removes_what_no_record_needs_and_spares_the_rest() {
 }
 
 #[tokio::test]
-async fn an_executor_that_may_hold_unsaved_work_is_retained_not_removed() {
-    let dir = DataDir::new();
-    let server = Server::start_with(&dir.path(), options("local")).await;
-    let (status, session) = server.post("/v1/capture-sessions", &json!({"ownerUserId": "alice"})).await;
-    assert_eq!(status, 201, "{session}");
-    let mut body = create_request("alice", "sluice-test/busybox:1", "capture-1");
-    body["spec"]["source"] = json!({"kind": "capture", "sessionId": session["sessionId"]});
-    body["captureToken"] = session["token"].clone();
-    let id = create(&server, &body).await;
-    let ready = server.wait_for("alice", &id, READY_WITHIN, is_ready).await;
-    let run_id = ready["runtime"]["runId"].as_str().unwrap().to_owned();
-    let (status, _) = server.post(&format!("/v1/workspaces/{id}/stop"), &json!({"ownerUserId": "alice"})).await;
-    assert_eq!(status, 202);
-    let retained = server.wait_for("alice", &id, READY_WITHIN, |w| w["status"] == "retained").await;
-    assert_eq!(retained["runtime"]["status"], "retained", "{retained}");
-    // Nothing can prove its work saved, so its executor and disk stay.
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    assert!(LocalInspect(&dir).exists(&run_id), "a retained executor is never removed");
-    let (status, body) = server.post(&format!("/v1/workspaces/{id}/recover"), &json!({"ownerUserId": "alice"})).await;
-    assert_eq!((status, body["code"].as_str()), (409, Some("recovery-unsupported")), "{body}");
-    server.stop();
-}
-
-#[tokio::test]
 async fn a_daemon_that_never_answers_fails_its_launches_and_the_gateway_is_told_to_wait() {
     let dir = DataDir::new();
     let silent = dir.root().join("silent-daemon");

@@ -2,7 +2,12 @@
 //! workspace and what was just observed of its executor, which single
 //! action comes next. Pure: no I/O, no clock but the `now` it is given.
 
-use sluice_store::{DesiredState, ReconcileState, ResourceFacts, Run, RunError, WorkspaceStatus};
+use sluice_protocol::attest;
+use sluice_protocol::capture::{CaptureStatus, incomplete};
+use sluice_store::{
+    DesiredState, DrainObservation, DrainProgress, DrainState, ReconcileState, ResourceFacts, Run, RunError,
+    WorkspaceStatus,
+};
 
 /// What the pass saw of the current run's executor before deciding.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,11 +36,36 @@ pub struct Policy {
     pub starting_poll_ms: i64,
     /// How often to look at a ready executor.
     pub watch_poll_ms: i64,
+    /// How soon to look again at a drain whose queue moves.
+    pub drain_poll_ms: i64,
+    /// How soon to look again at a drain that is kept.
+    pub kept_poll_ms: i64,
+    /// The first pause before a retained executor's recovery, doubled per
+    /// attempt up to `recovery_cap_ms`.
+    pub recovery_base_ms: i64,
+    pub recovery_cap_ms: i64,
 }
 
 impl Default for Policy {
     fn default() -> Self {
-        Policy { ready_timeout_ms: 60_000, max_launch_attempts: 3, starting_poll_ms: 100, watch_poll_ms: 10_000 }
+        Policy {
+            ready_timeout_ms: 60_000,
+            max_launch_attempts: 3,
+            starting_poll_ms: 100,
+            watch_poll_ms: 10_000,
+            drain_poll_ms: 500,
+            kept_poll_ms: 5_000,
+            recovery_base_ms: 30_000,
+            recovery_cap_ms: 30 * 60_000,
+        }
+    }
+}
+
+impl Policy {
+    /// The pause after recovery attempt number `attempts` (1 for the first).
+    pub fn recovery_backoff(&self, attempts: i64) -> i64 {
+        let doubled = self.recovery_base_ms.saturating_mul(1i64 << attempts.clamp(0, 20));
+        doubled.min(self.recovery_cap_ms).max(self.recovery_base_ms.min(self.recovery_cap_ms))
     }
 }
 
@@ -54,6 +84,15 @@ pub enum Action {
     Retain { run_id: String, reason: String },
     /// The run never launched and the workspace was asked to stop.
     Cancel { run_id: String },
+    /// Ask the capture-sourced run's running executor for its FINAL flush
+    /// (or how the one under way goes) and record what it answers.
+    Drain { run_id: String },
+    /// Start the retained executor again on its own disk.
+    Recover { run_id: String },
+    /// The executor is gone with its disk: nothing is left to save.
+    Lose { run_id: String, reason: String },
+    /// The runtime's deadline is near: begin the final drain now.
+    Preserve { run_id: String },
     /// Nothing to change now; look again at `at`.
     Wait { at: i64 },
     /// Nothing left to do until someone asks for something.
@@ -84,6 +123,19 @@ fn because(action: Action, reason: &'static str) -> Decision {
     Decision { action, reason }
 }
 
+/// Whether the stored attestation of `run` still holds against every
+/// report stored of its executor.
+pub fn attestation_holds(state: &ReconcileState, run: &Run) -> bool {
+    let (Some(stored), Some(runtime)) = (&state.attestation, &run.runtime) else { return false };
+    let executor = attest::Executor {
+        run_id: &run.id,
+        resource_id: &runtime.resource_id,
+        reference: &runtime.reference,
+        launch_id: run.launch_id.as_deref(),
+    };
+    stored.run_id == run.id && attest::weigh(&stored.attestation, executor, &state.reports).is_ok()
+}
+
 /// Decides the next action for one workspace.
 pub fn decide(state: &ReconcileState, observation: &Observation, now: i64, policy: &Policy) -> Decision {
     let capture = state.has_capture_source;
@@ -109,24 +161,45 @@ pub fn decide(state: &ReconcileState, observation: &Observation, now: i64, polic
     let retain =
         |run_id: String, reason: &'static str| because(Action::Retain { run_id, reason: reason.into() }, reason);
 
+    if capture && live {
+        let discarded = state.drain.as_ref().is_some_and(|d| d.discard.is_some());
+        let ending = desired == DesiredState::Stopped
+            || discarded
+            || !matches!(run.status, WorkspaceStatus::Queued | WorkspaceStatus::Running | WorkspaceStatus::Ready);
+        if ending {
+            return drain_step(state, run, observation, now, policy);
+        }
+        let preservation = state.drain.as_ref().and_then(|d| d.preservation_starts_at);
+        if preservation.is_some_and(|at| now >= at) && !ended {
+            return because(Action::Preserve { run_id }, "the runtime's deadline is near: drain ahead of it");
+        }
+    }
+
     match run.status {
         WorkspaceStatus::Queued => match desired {
             DesiredState::Stopped if !live => because(Action::Cancel { run_id }, "stop asked before any launch"),
-            DesiredState::Stopped if !capture => because(Action::Remove { run_id }, "stop asked"),
-            DesiredState::Stopped => retain(run_id, "its work is not confirmed saved"),
+            DesiredState::Stopped => because(Action::Remove { run_id }, "stop asked"),
             DesiredState::Running => because(Action::Launch { run_id }, "the run is queued"),
         },
         WorkspaceStatus::Running | WorkspaceStatus::Ready => {
+            if desired == DesiredState::Stopped && capture {
+                // Launched, yet no executor on record: whatever the runtime
+                // has of it is kept (the orphan sweep reports it).
+                let error = error("the executor's record was lost", "runtime-lost");
+                return because(
+                    Action::Fail { run_id, error, retry: false },
+                    "a launched run has no executor on record",
+                );
+            }
             if desired == DesiredState::Stopped {
-                return if !capture {
-                    because(Action::Remove { run_id }, "stop asked")
-                } else {
-                    retain(run_id, "its work is not confirmed saved (no capture drain)")
-                };
+                return because(Action::Remove { run_id }, "stop asked");
             }
             match observation {
                 Observation::Unknown => {
                     because(Action::Wait { at: now + policy.starting_poll_ms.max(1_000) }, "the runtime did not answer")
+                }
+                Observation::NotLaunched if capture && live => {
+                    because(Action::Wait { at: now + policy.kept_poll_ms }, "the executor on record was not looked at")
                 }
                 Observation::NotLaunched => because(
                     Action::Fail {
@@ -136,7 +209,7 @@ pub fn decide(state: &ReconcileState, observation: &Observation, now: i64, polic
                     },
                     "a launched run has no executor on record",
                 ),
-                _ if ended && capture => retain(run_id, "the executor ended with work not confirmed saved"),
+                _ if ended && capture && live => retain(run_id, "the executor ended with work not confirmed saved"),
                 _ if ended => {
                     let retry = run.status == WorkspaceStatus::Running && retry_allowed(run, desired, policy);
                     let error = error("the executor ended", "executor-exited");
@@ -147,29 +220,167 @@ pub fn decide(state: &ReconcileState, observation: &Observation, now: i64, polic
                 }
                 Observation::Running { daemon_healthy: false } if run.status == WorkspaceStatus::Running => {
                     let started = run.started_at.unwrap_or(run.updated_at);
-                    if now - started > policy.ready_timeout_ms {
+                    if now - started <= policy.ready_timeout_ms {
+                        because(Action::Wait { at: now + policy.starting_poll_ms }, "the daemon is starting")
+                    } else if capture && live {
+                        // It may have restored or taken work already.
+                        retain(run_id, "the capture launch failed after it started (the daemon did not answer in time)")
+                    } else {
                         let retry = retry_allowed(run, desired, policy);
                         let error = error("the executor's daemon did not answer in time", "daemon-unreachable");
                         because(Action::Fail { run_id, error, retry }, "the daemon did not answer in time")
-                    } else {
-                        because(Action::Wait { at: now + policy.starting_poll_ms }, "the daemon is starting")
                     }
                 }
-                _ => because(Action::Wait { at: now + policy.watch_poll_ms }, "watching a ready executor"),
+                _ => {
+                    // A planned preservation drain is looked at on time.
+                    let preservation = state.drain.as_ref().and_then(|d| d.preservation_starts_at).filter(|_| capture);
+                    let at = preservation
+                        .map_or(now + policy.watch_poll_ms, |p| p.clamp(now + 1, now + policy.watch_poll_ms));
+                    because(Action::Wait { at }, "watching a ready executor")
+                }
             }
         }
         WorkspaceStatus::Failed | WorkspaceStatus::Stopped | WorkspaceStatus::Cancelled => {
-            if live && !capture {
+            if live {
                 because(Action::Remove { run_id }, "a finished run's executor is still there")
-            } else if live && run.status != WorkspaceStatus::Stopped {
-                retain(run_id, "the executor ended with work not confirmed saved")
             } else {
                 because(Action::Done, "the run is finished and nothing of it remains")
             }
         }
-        WorkspaceStatus::Retained => because(Action::Done, "retained: only an operator's recovery changes it"),
+        WorkspaceStatus::Retained => because(Action::Done, "retained, and nothing of it remains on its runtime"),
     }
 }
+
+/// The drain of a capture-sourced run's executor that is ending (asked to
+/// stop, discarded, retained, or finished): it goes only once its work is
+/// saved (the daemon's complete FINAL flush), covered by an accepted
+/// attestation after it ended, or discarded by the owner.
+fn drain_step(state: &ReconcileState, run: &Run, observation: &Observation, now: i64, policy: &Policy) -> Decision {
+    let run_id = run.id.clone();
+    let drain = state.drain.as_ref();
+    if drain.is_some_and(|d| d.discard.is_some()) {
+        return because(Action::Remove { run_id }, "the owner discarded its unsaved work");
+    }
+    if drain.is_some_and(|d| d.final_complete) {
+        return because(Action::Remove { run_id }, "its daemon reported the final flush complete");
+    }
+    match observation {
+        Observation::Running { .. } => because(Action::Drain { run_id }, "the executor runs: drain it before it goes"),
+        Observation::Exited | Observation::Absent if attestation_holds(state, run) => {
+            because(Action::Remove { run_id }, "an accepted attestation covers the ended executor")
+        }
+        Observation::Absent => {
+            let reason = "the executor is gone with its disk; what it had not saved is lost";
+            because(Action::Lose { run_id, reason: reason.into() }, reason)
+        }
+        Observation::Exited if run.status != WorkspaceStatus::Retained => {
+            let reason = "the executor ended with work not confirmed saved";
+            because(Action::Retain { run_id, reason: reason.into() }, reason)
+        }
+        Observation::Exited => match drain.and_then(|d| d.retention.as_ref()) {
+            Some(r) if !r.recoverable => {
+                because(Action::Done, "retained: its runtime cannot restart it, so an operator recovers it")
+            }
+            Some(r) => match r.next_recovery_at {
+                Some(at) if at > now => {
+                    because(Action::Wait { at }, "retained: the next recovery attempt is due later")
+                }
+                _ => because(Action::Recover { run_id }, "retained: a recovery attempt is due"),
+            },
+            None => because(Action::Recover { run_id }, "retained with no record of recovery: attempt one"),
+        },
+        Observation::Unknown | Observation::NotLaunched => {
+            because(Action::Wait { at: now + policy.kept_poll_ms }, "the runtime did not answer")
+        }
+    }
+}
+
+/// What a drain step heard from the daemon.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FlushAnswer {
+    /// Its capture status, after (or during) the FINAL flush.
+    Status(Box<CaptureStatus>),
+    /// No answer in time, or no connection.
+    Silent(String),
+    /// It answered with a refusal.
+    Refused(String),
+}
+
+/// Final-flush reasons that more time does not cure.
+const STUCK_REASONS: &[&str] = &[
+    incomplete::UNREADABLE,
+    incomplete::SNAPSHOT_FAILED,
+    incomplete::PROCESSES_REMAIN,
+    incomplete::FENCED,
+    incomplete::CONFLICT,
+    incomplete::INTERNAL,
+];
+
+/// Classifies a drain step's answer, given the queue as last observed:
+/// saved, draining (the queue moves) or kept (and why).
+pub fn drain_observation(answer: &FlushAnswer, previous: Option<&DrainProgress>) -> DrainObservation {
+    let status = match answer {
+        FlushAnswer::Silent(why) => {
+            return DrainObservation {
+                state: DrainState::Kept,
+                detail: Some(format!("the daemon is silent while the executor runs: {why}")),
+                report: None,
+                progress: previous.cloned().unwrap_or_default(),
+            };
+        }
+        FlushAnswer::Refused(why) => {
+            return DrainObservation {
+                state: DrainState::Kept,
+                detail: Some(format!("the daemon refused the final flush: {why}")),
+                report: None,
+                progress: previous.cloned().unwrap_or_default(),
+            };
+        }
+        FlushAnswer::Status(status) => status,
+    };
+    let progress = DrainProgress {
+        pending: Some(status.pending as i64),
+        pending_bytes: Some(status.pending_bytes.unwrap_or(status.staged_bytes) as i64),
+        registered: Some(status.registered as i64),
+        uploaded_bytes: Some(status.uploaded_bytes as i64),
+    };
+    let saved = status.complete == Some(true);
+    let report = status.origin.clone().map(|origin| attest::Report { origin, saved });
+    let reason = status.incomplete_reason.clone().unwrap_or_else(|| incomplete::NOT_FINAL.into());
+    let (state, detail) = if saved {
+        (DrainState::Saved, None)
+    } else if let Some(refused) = status.refused.as_ref().filter(|r| !r.is_empty()) {
+        let classes: Vec<&str> = refused.iter().map(|c| c.as_str()).collect();
+        (DrainState::Kept, Some(format!("the registrar refused class {} (quota)", classes.join(", "))))
+    } else if STUCK_REASONS.contains(&reason.as_str()) {
+        let mut detail = format!("final not complete: {reason}");
+        if let Some(paths) = status.unreadable_paths.as_ref().filter(|p| !p.is_empty()) {
+            detail.push_str(&format!(" ({})", paths.join(", ")));
+        }
+        (DrainState::Kept, Some(detail))
+    } else {
+        let moved = match previous {
+            None => true,
+            Some(p) => {
+                p.registered.is_none_or(|r| status.registered as i64 > r)
+                    || p.uploaded_bytes.is_none_or(|u| status.uploaded_bytes as i64 > u)
+                    || p.pending.is_some_and(|n| (status.pending as i64) < n)
+            }
+        };
+        let pending = status.pending;
+        if moved {
+            (DrainState::Draining, Some(format!("saving: {pending} captures left ({reason})")))
+        } else {
+            (DrainState::Kept, Some(format!("the queue stalled: {pending} captures left ({reason})")))
+        }
+    };
+    // The daemon's words are the executor's: bounded before they are kept.
+    let detail = detail.map(|d| if d.chars().count() > MAX_DETAIL { d.chars().take(MAX_DETAIL).collect() } else { d });
+    DrainObservation { state, detail, report, progress }
+}
+
+/// The longest drain detail kept (it quotes the daemon).
+const MAX_DETAIL: usize = 300;
 
 /// A labelled runtime resource found on a runtime, as the orphan sweep
 /// judges it.
@@ -240,6 +451,9 @@ mod tests {
             current_run: Some(run("cur", status, runtime, false)),
             stale_runs: Vec::new(),
             has_capture_source: capture,
+            drain: None,
+            reports: Vec::new(),
+            attestation: None,
         }
     }
 
@@ -252,8 +466,92 @@ mod tests {
         Observation::Unknown,
     ];
 
+    const NOW: i64 = 2_000;
+
+    fn drain(state: Option<DrainState>) -> Drain {
+        Drain {
+            run_id: "cur".into(),
+            workspace_id: "ws".into(),
+            state,
+            detail: None,
+            observed_at: None,
+            preservation_starts_at: None,
+            stop_requested: None,
+            discard: None,
+            final_complete: false,
+            progress: DrainProgress::default(),
+            retention: None,
+        }
+    }
+
+    fn retention(recoverable: bool, next: Option<i64>) -> Retention {
+        Retention { since: 1, reason: "r".into(), recoverable, attempts: 0, next_recovery_at: next, last_error: None }
+    }
+
+    /// Every stored drain a pass can find: no record, each observed state,
+    /// and each flag or schedule that changes a decision.
+    fn drains() -> Vec<(&'static str, Option<Drain>)> {
+        let mut all = vec![("none", None)];
+        for &s in DrainState::ALL {
+            all.push((s.as_str(), Some(drain(Some(s)))));
+        }
+        let discard = Discard { requested_by: "alice".into(), requested_at: 1 };
+        all.push(("discard", Some(Drain { discard: Some(discard), ..drain(Some(DrainState::Kept)) })));
+        all.push(("final-complete", Some(Drain { final_complete: true, ..drain(Some(DrainState::Saved)) })));
+        let due = Drain { retention: Some(retention(true, Some(NOW))), ..drain(Some(DrainState::Gone)) };
+        all.push(("retained-due", Some(due)));
+        let later = Drain { retention: Some(retention(true, Some(NOW + 5))), ..drain(Some(DrainState::Gone)) };
+        all.push(("retained-later", Some(later)));
+        let stuck = Drain { retention: Some(retention(false, Some(NOW))), ..drain(Some(DrainState::Gone)) };
+        all.push(("retained-unrecoverable", Some(stuck)));
+        all.push(("preservation-due", Some(Drain { preservation_starts_at: Some(NOW), ..drain(None) })));
+        all.push(("preservation-later", Some(Drain { preservation_starts_at: Some(NOW + 5), ..drain(None) })));
+        all
+    }
+
+    fn origin(epoch: u64, observation: u64) -> sluice_protocol::Origin {
+        sluice_protocol::Origin {
+            epoch,
+            launch: "cur".into(),
+            boot_id: "b".into(),
+            boot_generation: 1,
+            observation,
+            head_n: Some(5),
+        }
+    }
+
+    fn attested(epoch: u64) -> StoredAttestation {
+        StoredAttestation {
+            id: "att".into(),
+            run_id: "cur".into(),
+            attestation: attest::Attestation {
+                capture_n: 5,
+                epoch,
+                executor_id: "res".into(),
+                launch_id: None,
+                origin: Some(origin(epoch, 10)),
+            },
+            sealed_at: None,
+            outcome: AttestationOutcome::Accepted,
+            detail: None,
+            attested_by: "alice".into(),
+            attested_at: 1,
+        }
+    }
+
+    /// No attestation, one that holds, and one a later report refutes.
+    fn attestations() -> Vec<(&'static str, Option<StoredAttestation>, Vec<attest::Report>)> {
+        let later_unsaved = attest::Report { origin: origin(1, 11), saved: false };
+        vec![
+            ("none", None, Vec::new()),
+            ("holds", Some(attested(1)), vec![attest::Report { origin: origin(1, 9), saved: false }]),
+            ("refuted", Some(attested(1)), vec![later_unsaved]),
+        ]
+    }
+
     /// Every status × observation × desired state × runtime on record ×
-    /// capture source: the rules that must hold whatever the combination.
+    /// capture source × stored drain × attestation: the rules that must
+    /// hold whatever the combination.
     #[test]
     fn every_combination_keeps_the_invariants() {
         let policy = Policy::default();
@@ -263,67 +561,241 @@ mod tests {
                 for &desired in DesiredState::ALL {
                     for runtime in [false, true] {
                         for capture in [false, true] {
-                            let s = state(status, desired, runtime, capture);
-                            let decision = decide(&s, observation, 2_000, &policy);
-                            assert!(!decision.reason.is_empty());
-                            let action = decision.action;
-                            let label = format!(
-                                "{status} {observation:?} {desired} runtime={runtime} capture={capture}: {action:?}"
-                            );
-                            seen += 1;
-                            match &action {
-                                Action::Remove { .. } => {
-                                    assert!(!capture, "never remove what may hold unsaved work: {label}");
-                                    // A run that says it launched but lost its record is
-                                    // removed by name, which settles it either way.
-                                    let launched = matches!(status, WorkspaceStatus::Running | WorkspaceStatus::Ready);
-                                    assert!(runtime || launched, "nothing to remove: {label}");
-                                }
-                                Action::Launch { .. } => {
-                                    assert_eq!(status, WorkspaceStatus::Queued, "{label}");
-                                    assert_eq!(desired, DesiredState::Running, "{label}");
-                                }
-                                Action::RecordReady { .. } => {
-                                    assert_eq!(status, WorkspaceStatus::Running, "{label}");
-                                    assert_eq!(*observation, Observation::Running { daemon_healthy: true }, "{label}");
-                                    assert_eq!(desired, DesiredState::Running, "{label}");
-                                }
-                                Action::Fail { retry, .. } => {
-                                    assert!(
-                                        matches!(status, WorkspaceStatus::Running | WorkspaceStatus::Ready),
-                                        "{label}"
+                            for (drain_label, drain) in drains() {
+                                for (attestation_label, attestation, reports) in attestations() {
+                                    let mut s = state(status, desired, runtime, capture);
+                                    s.drain = drain.clone();
+                                    s.attestation = attestation;
+                                    s.reports = reports;
+                                    let decision = decide(&s, observation, NOW, &policy);
+                                    assert!(!decision.reason.is_empty());
+                                    let label = format!(
+                                        "{status} {observation:?} {desired} runtime={runtime} capture={capture} \
+                                         drain={drain_label} attestation={attestation_label}: {:?}",
+                                        decision.action
                                     );
-                                    assert!(!*retry || desired == DesiredState::Running, "{label}");
+                                    check(&s, observation, &decision.action, &label);
+                                    seen += 1;
                                 }
-                                Action::Cancel { .. } => {
-                                    assert_eq!(
-                                        (status, desired),
-                                        (WorkspaceStatus::Queued, DesiredState::Stopped),
-                                        "{label}"
-                                    );
-                                }
-                                Action::Retain { .. } => assert!(capture, "{label}"),
-                                Action::Wait { at } => assert!(*at > 2_000, "{label}"),
-                                Action::Done => assert!(
-                                    !matches!(
-                                        status,
-                                        WorkspaceStatus::Queued | WorkspaceStatus::Running | WorkspaceStatus::Ready
-                                    ),
-                                    "a live workspace is always looked at again: {label}"
-                                ),
-                            }
-                            if desired == DesiredState::Stopped {
-                                assert!(
-                                    !matches!(action, Action::Launch { .. } | Action::RecordReady { .. }),
-                                    "a stopping workspace never launches: {label}"
-                                );
                             }
                         }
                     }
                 }
             }
         }
-        assert_eq!(seen, 7 * 6 * 2 * 2 * 2);
+        assert_eq!(seen, 7 * 6 * 2 * 2 * 2 * 15 * 3);
+    }
+
+    fn check(s: &ReconcileState, observation: &Observation, action: &Action, label: &str) {
+        let run = s.current_run.as_ref().unwrap();
+        let (status, desired, capture) = (run.status, s.workspace.desired_state, s.has_capture_source);
+        let runtime = run.runtime.is_some();
+        let drain = s.drain.as_ref();
+        let discarded = drain.is_some_and(|d| d.discard.is_some());
+        let final_complete = drain.is_some_and(|d| d.final_complete);
+        let ended = matches!(observation, Observation::Exited | Observation::Absent);
+        let running = matches!(observation, Observation::Running { .. });
+        match action {
+            Action::Remove { .. } => {
+                if capture {
+                    assert!(runtime, "{label}");
+                    assert!(
+                        discarded || final_complete || (ended && attestation_holds(s, run)),
+                        "never remove what may hold unsaved work: {label}"
+                    );
+                }
+                let launched = matches!(status, WorkspaceStatus::Running | WorkspaceStatus::Ready);
+                assert!(runtime || launched, "nothing to remove: {label}");
+            }
+            Action::Drain { .. } => {
+                assert!(capture && runtime && running, "only a running executor is drained: {label}");
+                assert!(!discarded && !final_complete, "{label}");
+            }
+            Action::Recover { .. } => {
+                assert!(capture && status == WorkspaceStatus::Retained, "{label}");
+                assert_eq!(*observation, Observation::Exited, "{label}");
+                let r = drain.and_then(|d| d.retention.as_ref());
+                assert!(r.is_none_or(|r| r.recoverable && r.next_recovery_at.is_none_or(|at| at <= NOW)), "{label}");
+            }
+            Action::Lose { .. } => {
+                assert!(capture && *observation == Observation::Absent, "{label}");
+                assert!(!attestation_holds(s, run) && !discarded && !final_complete, "{label}");
+            }
+            Action::Preserve { .. } => {
+                assert!(capture && desired == DesiredState::Running && !ended, "{label}");
+                assert!(drain.and_then(|d| d.preservation_starts_at).is_some_and(|at| at <= NOW), "{label}");
+            }
+            Action::Launch { .. } => {
+                assert_eq!(status, WorkspaceStatus::Queued, "{label}");
+                assert_eq!(desired, DesiredState::Running, "{label}");
+            }
+            Action::RecordReady { .. } => {
+                assert_eq!(status, WorkspaceStatus::Running, "{label}");
+                assert_eq!(*observation, Observation::Running { daemon_healthy: true }, "{label}");
+                assert_eq!(desired, DesiredState::Running, "{label}");
+            }
+            Action::Fail { retry, .. } => {
+                assert!(matches!(status, WorkspaceStatus::Running | WorkspaceStatus::Ready), "{label}");
+                assert!(!*retry || desired == DesiredState::Running, "{label}");
+                assert!(!(capture && runtime), "a capture executor on record is drained or kept: {label}");
+            }
+            Action::Cancel { .. } => {
+                assert_eq!((status, desired), (WorkspaceStatus::Queued, DesiredState::Stopped), "{label}");
+                assert!(!runtime, "{label}");
+            }
+            Action::Retain { .. } => {
+                assert!(capture && runtime, "{label}");
+                assert_ne!(*observation, Observation::Running { daemon_healthy: true }, "{label}");
+            }
+            Action::Wait { at } => assert!(*at > NOW, "{label}"),
+            Action::Done => assert!(
+                !matches!(status, WorkspaceStatus::Queued | WorkspaceStatus::Running | WorkspaceStatus::Ready),
+                "a live workspace is always looked at again: {label}"
+            ),
+        }
+        if desired == DesiredState::Stopped {
+            assert!(
+                !matches!(action, Action::Launch { .. } | Action::RecordReady { .. }),
+                "a stopping workspace never launches: {label}"
+            );
+        }
+    }
+
+    /// A capture-sourced executor asked to stop, for every stored drain
+    /// state × every observation: what comes next.
+    #[test]
+    fn the_drain_table() {
+        let p = Policy::default();
+        for (label, drain) in drains() {
+            for observation in &OBSERVATIONS {
+                let mut s = state(WorkspaceStatus::Ready, DesiredState::Stopped, true, true);
+                s.drain = drain.clone();
+                let action = decide(&s, observation, NOW, &p).action;
+                let d = drain.as_ref();
+                let expected = if d.is_some_and(|d| d.discard.is_some() || d.final_complete) {
+                    Action::Remove { run_id: "cur".into() }
+                } else {
+                    match observation {
+                        Observation::Running { .. } => Action::Drain { run_id: "cur".into() },
+                        Observation::Absent => Action::Lose {
+                            run_id: "cur".into(),
+                            reason: "the executor is gone with its disk; what it had not saved is lost".into(),
+                        },
+                        Observation::Exited => Action::Retain {
+                            run_id: "cur".into(),
+                            reason: "the executor ended with work not confirmed saved".into(),
+                        },
+                        Observation::Unknown | Observation::NotLaunched => Action::Wait { at: NOW + p.kept_poll_ms },
+                    }
+                };
+                assert_eq!(action, expected, "drain={label} {observation:?}");
+
+                // Retained: recovered when due, drained once running again.
+                s.current_run.as_mut().unwrap().status = WorkspaceStatus::Retained;
+                let action = decide(&s, observation, NOW, &p).action;
+                if let (Observation::Exited, false) =
+                    (observation, d.is_some_and(|d| d.discard.is_some() || d.final_complete))
+                {
+                    let expected = match d.and_then(|d| d.retention.as_ref()) {
+                        Some(r) if !r.recoverable => Action::Done,
+                        Some(Retention { next_recovery_at: Some(at), .. }) if *at > NOW => Action::Wait { at: *at },
+                        _ => Action::Recover { run_id: "cur".into() },
+                    };
+                    assert_eq!(action, expected, "retained drain={label}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_attestation_lets_only_an_ended_executor_go_and_a_later_report_revokes_it() {
+        let p = Policy::default();
+        for (label, attestation, reports) in attestations() {
+            let mut s = state(WorkspaceStatus::Ready, DesiredState::Stopped, true, true);
+            s.attestation = attestation;
+            s.reports = reports;
+            let running = decide(&s, &Observation::Running { daemon_healthy: true }, NOW, &p).action;
+            assert_eq!(running, Action::Drain { run_id: "cur".into() }, "never skips the drain: {label}");
+            let ended = decide(&s, &Observation::Exited, NOW, &p).action;
+            if label == "holds" {
+                assert_eq!(ended, Action::Remove { run_id: "cur".into() });
+            } else {
+                assert!(matches!(ended, Action::Retain { .. }), "{label}: {ended:?}");
+            }
+        }
+        let mut other = state(WorkspaceStatus::Ready, DesiredState::Stopped, true, true);
+        other.attestation = Some(StoredAttestation { run_id: "old".into(), ..attested(1) });
+        assert!(!attestation_holds(&other, other.current_run.as_ref().unwrap()), "another run's attestation");
+    }
+
+    fn status(complete: Option<bool>, reason: Option<&str>) -> CaptureStatus {
+        CaptureStatus {
+            epoch: 1,
+            pending: 2,
+            registered: 3,
+            uploaded_bytes: 100,
+            complete,
+            incomplete_reason: reason.map(str::to_owned),
+            origin: Some(origin(1, 4)),
+            ..Default::default()
+        }
+    }
+
+    /// Every kind of answer a drain step can get, first and again.
+    #[test]
+    fn drain_answers_are_classified() {
+        let silent = drain_observation(&FlushAnswer::Silent("timed out".into()), None);
+        assert_eq!(silent.state, DrainState::Kept);
+        assert!(silent.detail.unwrap().contains("silent while the executor runs"));
+        assert!(silent.report.is_none());
+        let refused = drain_observation(&FlushAnswer::Refused("409: no".into()), None);
+        assert_eq!(refused.state, DrainState::Kept);
+
+        let saved = drain_observation(&FlushAnswer::Status(Box::new(status(Some(true), None))), None);
+        assert_eq!((saved.state, saved.detail), (DrainState::Saved, None));
+        assert!(saved.report.unwrap().saved);
+
+        let mut quota = status(Some(false), Some(incomplete::SHIP_FAILED));
+        quota.refused = Some(vec![sluice_protocol::capture::CaptureClass::Bulk]);
+        let kept = drain_observation(&FlushAnswer::Status(Box::new(quota)), None);
+        assert_eq!(kept.state, DrainState::Kept);
+        assert!(kept.detail.unwrap().contains("refused class bulk"));
+
+        for reason in STUCK_REASONS {
+            let mut answer = status(Some(false), Some(reason));
+            answer.unreadable_paths = Some(vec!["x".repeat(1000)]);
+            let kept = drain_observation(&FlushAnswer::Status(Box::new(answer)), None);
+            assert_eq!(kept.state, DrainState::Kept, "{reason}");
+            let detail = kept.detail.unwrap();
+            assert!(detail.contains(reason) && detail.chars().count() <= MAX_DETAIL, "{detail}");
+            assert!(!kept.report.unwrap().saved);
+        }
+        for reason in [incomplete::IN_PROGRESS, incomplete::PENDING, incomplete::DEADLINE, incomplete::SHIP_FAILED] {
+            let answer = FlushAnswer::Status(Box::new(status(Some(false), Some(reason))));
+            let first = drain_observation(&answer, None);
+            assert_eq!(first.state, DrainState::Draining, "{reason}: the first look");
+            let same = drain_observation(&answer, Some(&first.progress));
+            assert_eq!(same.state, DrainState::Kept, "{reason}: nothing moved");
+            assert!(same.detail.unwrap().contains("stalled"));
+            let mut moved = status(Some(false), Some(reason));
+            moved.uploaded_bytes += 1;
+            let moving = drain_observation(&FlushAnswer::Status(Box::new(moved)), Some(&first.progress));
+            assert_eq!(moving.state, DrainState::Draining, "{reason}: bytes moved");
+        }
+    }
+
+    #[test]
+    fn recovery_backs_off_up_to_its_cap() {
+        let p = Policy::default();
+        assert_eq!(p.recovery_backoff(0), p.recovery_base_ms);
+        assert_eq!(p.recovery_backoff(1), 2 * p.recovery_base_ms);
+        assert_eq!(p.recovery_backoff(60), p.recovery_cap_ms);
+        let mut last = 0;
+        for attempts in 0..30 {
+            let pause = p.recovery_backoff(attempts);
+            assert!(pause >= last && pause <= p.recovery_cap_ms);
+            last = pause;
+        }
     }
 
     #[test]
@@ -349,7 +821,7 @@ mod tests {
         let stopping = state(WorkspaceStatus::Ready, DesiredState::Stopped, true, false);
         assert_eq!(decide(&stopping, &healthy, 0, &p).action, Action::Remove { run_id: "cur".into() });
         let kept = state(WorkspaceStatus::Ready, DesiredState::Stopped, true, true);
-        assert!(matches!(decide(&kept, &healthy, 0, &p).action, Action::Retain { .. }));
+        assert!(matches!(decide(&kept, &healthy, 0, &p).action, Action::Drain { .. }));
         let never_launched = state(WorkspaceStatus::Queued, DesiredState::Stopped, false, false);
         assert_eq!(
             decide(&never_launched, &Observation::NotLaunched, 0, &p).action,

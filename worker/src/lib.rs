@@ -59,6 +59,13 @@ pub struct WorkerConfig {
     pub pause_after_launch: Option<Duration>,
     /// How often daemons snap capture-sourced worktrees.
     pub capture_interval: Duration,
+    /// How long ahead of a runtime's deadline the final drain starts.
+    pub preservation_lead: Duration,
+    /// The bound a drain gives each FINAL flush.
+    pub drain_flush_deadline: Duration,
+    /// Fault injection for crash tests: pause this long before removing an
+    /// executor.
+    pub pause_before_remove: Option<Duration>,
 }
 
 impl Default for WorkerConfig {
@@ -77,6 +84,9 @@ impl Default for WorkerConfig {
             maintenance_schedule: "0 0 * * * *".into(),
             pause_after_launch: None,
             capture_interval: Duration::from_secs(10),
+            preservation_lead: Duration::from_secs(300),
+            drain_flush_deadline: Duration::from_secs(20),
+            pause_before_remove: None,
         }
     }
 }

@@ -9,9 +9,11 @@ use sluice_store::{Lease, ReconcileState, RunError, Secret, SecretKind, StoreErr
 
 use crate::Worker;
 use crate::daemon_client::DaemonClient;
-use crate::decide::{Action, Observation, decide, retry_allowed};
+use crate::decide::{Action, FlushAnswer, Observation, decide, retry_allowed};
 use crate::runtime::Runtime as _;
 use crate::runtime::{LaunchRequest, Presence, WorkerError};
+use sluice_protocol::capture::{CaptureStatus, FlushKind, FlushRequest};
+use sluice_store::DrainState;
 
 /// The longest a launch pass waits for its new daemon's first answer (never
 /// longer than the ready timeout).
@@ -61,7 +63,13 @@ async fn observe(worker: &Worker, state: &ReconcileState) -> Observation {
     }
 }
 
-async fn launch_request(worker: &Worker, state: &ReconcileState) -> Result<LaunchRequest, StoreError> {
+/// The launch of the current run; `recovering` starts its executor again on
+/// its own disk, with the boot secret its daemon kept.
+async fn launch_request(
+    worker: &Worker,
+    state: &ReconcileState,
+    recovering: bool,
+) -> Result<LaunchRequest, StoreError> {
     let workspace = &state.workspace;
     let run = state.current_run.as_ref().expect("decide launches only the current run");
     let secret_env = match worker.store.open_secret(&workspace.id, SecretKind::SecretEnv).await? {
@@ -85,10 +93,45 @@ async fn launch_request(worker: &Worker, state: &ReconcileState) -> Result<Launc
         tag: workspace.tag.clone(),
         // Checked at create: a stored spec that no longer parses is corrupt.
         spec: WorkspaceSpec::parse(&run.spec).map_err(|e| StoreError::Corrupt(format!("run {}: {e}", run.id)))?,
-        boot_secret: Secret::new(boot),
+        boot_secret: (!recovering).then(|| Secret::new(boot)),
         capture_interval_ms: worker.config.capture_interval.as_millis() as u64,
     })
 }
+
+/// One drain step: the daemon's FINAL flush, or how the one under way goes.
+async fn drain_once(worker: &Worker, run: &sluice_store::Run) -> FlushAnswer {
+    let Some(endpoint) = run.runtime.as_ref().and_then(|r| r.endpoint.as_ref()) else {
+        return FlushAnswer::Silent("the executor has no control endpoint".into());
+    };
+    let client = match DaemonClient::new(endpoint, control_token(worker, &run.id)) {
+        Ok(client) => client,
+        Err(e) => return FlushAnswer::Silent(e.to_string()),
+    };
+    let heard = |result: Result<CaptureStatus, WorkerError>| match result {
+        Ok(status) => FlushAnswer::Status(Box::new(status)),
+        Err(WorkerError::DaemonRefused { status, message }) => FlushAnswer::Refused(format!("{status}: {message}")),
+        Err(e) => FlushAnswer::Silent(e.to_string()),
+    };
+    let asked = STATUS_WAIT;
+    match client.capture_status(asked).await {
+        // Saved already, or a FINAL under way: its status is the answer.
+        Ok(status)
+            if status.complete == Some(true)
+                || status.incomplete_reason.as_deref() == Some(sluice_protocol::capture::incomplete::IN_PROGRESS) =>
+        {
+            return FlushAnswer::Status(Box::new(status));
+        }
+        Ok(_) => {}
+        Err(e) => return heard(Err(e)),
+    }
+    let deadline = worker.config.drain_flush_deadline;
+    let request =
+        FlushRequest { kind: FlushKind::Final, deadline_ms: Some(deadline.as_millis() as u64), grace_ms: None };
+    heard(client.capture_flush(&request, deadline + STATUS_WAIT).await)
+}
+
+/// How long a daemon gets to answer a status read.
+const STATUS_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Runs one pass. `Ok(None)`: nothing more to do until asked.
 pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreError> {
@@ -101,7 +144,7 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
     let store = &worker.store;
     match action {
         Action::Launch { run_id } => {
-            let request = launch_request(worker, &state).await?;
+            let request = launch_request(worker, &state, false).await?;
             match worker.runtime.launch(&request).await {
                 Ok(launched) => {
                     if let Some(run) = &state.current_run {
@@ -111,7 +154,12 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
                         tracing::warn!(run = %run_id, ?pause, "fault injection: pausing before the launch is recorded");
                         tokio::time::sleep(pause).await;
                     }
-                    store.record_launched(lease, &run_id, &launched.record, launched.published.as_ref()).await?;
+                    // A capture-sourced executor with a deadline is drained ahead of it.
+                    let lead = worker.config.preservation_lead.as_millis() as i64;
+                    let preservation = launched.record.deadline.filter(|_| state.has_capture_source).map(|d| d - lead);
+                    store
+                        .record_launched(lease, &run_id, &launched.record, launched.published.as_ref(), preservation)
+                        .await?;
                     tracing::info!(workspace = %lease.subject, run = %run_id, reference = %launched.record.reference, "executor launched");
                     // A new daemon answers within milliseconds as a rule: wait
                     // for it here (briefly) so the next pass finds it healthy,
@@ -152,19 +200,74 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
         Action::Remove { run_id } => {
             let run = state.stale_runs.iter().chain(state.current_run.iter()).find(|r| r.id == run_id);
             let resource_id = run.and_then(|r| r.runtime.as_ref()).map(|r| r.resource_id.clone()).unwrap_or_default();
+            if let Some(pause) = worker.config.pause_before_remove {
+                tracing::warn!(run = %run_id, ?pause, "fault injection: pausing before the removal");
+                tokio::time::sleep(pause).await;
+            }
             match worker.runtime.remove(&run_id, &resource_id).await {
                 Ok(()) => {
                     worker.registrars.forget(&run_id);
                     store.record_removed(lease, &run_id).await?;
-                    tracing::info!(workspace = %lease.subject, run = %run_id, "executor removed");
+                    tracing::info!(workspace = %lease.subject, run = %run_id, reason = decision.reason, "executor removed");
                     Ok(Some(now_ms()))
+                }
+                Err(e) if state.has_capture_source => {
+                    tracing::warn!(workspace = %lease.subject, run = %run_id, error = %e, "removing the drained executor failed");
+                    store.record_stop_failed(lease, &run_id, &e.to_string()).await?;
+                    Ok(Some(now_ms() + policy.kept_poll_ms))
                 }
                 Err(e) => Err(StoreError::Io(std::io::Error::other(format!("removing the executor: {e}")))),
             }
         }
         Action::Retain { run_id, reason } => {
             tracing::warn!(workspace = %lease.subject, run = %run_id, %reason, "executor retained");
-            store.record_retained(lease, &run_id, &reason).await?;
+            let recoverable = worker.runtime.recoverable();
+            let first_attempt = now_ms() + policy.recovery_backoff(0);
+            store.record_retained(lease, &run_id, &reason, recoverable, first_attempt).await?;
+            Ok(Some(now_ms()))
+        }
+        Action::Drain { run_id } => {
+            let run = state.current_run.as_ref().expect("a drain is of the current run");
+            let answer = drain_once(worker, run).await;
+            let previous = state.drain.as_ref().filter(|d| d.state.is_some()).map(|d| &d.progress);
+            let observation = crate::decide::drain_observation(&answer, previous);
+            tracing::info!(workspace = %lease.subject, run = %run_id, state = %observation.state, detail = ?observation.detail, "drain");
+            store.record_drain_observation(lease, &run_id, &observation).await?;
+            Ok(Some(match observation.state {
+                DrainState::Saved => now_ms(),
+                DrainState::Draining => now_ms() + policy.drain_poll_ms,
+                _ => now_ms() + policy.kept_poll_ms,
+            }))
+        }
+        Action::Recover { run_id } => {
+            let request = launch_request(worker, &state, true).await?;
+            let attempts = state.drain.as_ref().and_then(|d| d.retention.as_ref()).map_or(0, |r| r.attempts) + 1;
+            let next = now_ms() + policy.recovery_backoff(attempts);
+            match worker.runtime.launch(&request).await {
+                Ok(_) => {
+                    if let Some(run) = &state.current_run {
+                        worker.serve_registrar(&state.workspace, run);
+                    }
+                    tracing::info!(workspace = %lease.subject, run = %run_id, attempts, "retained executor restarted on its own disk");
+                    store.record_recovery_attempt(lease, &run_id, None, next).await?;
+                    Ok(Some(now_ms() + policy.drain_poll_ms))
+                }
+                Err(e) => {
+                    tracing::warn!(workspace = %lease.subject, run = %run_id, attempts, error = %e, "recovery failed");
+                    store.record_recovery_attempt(lease, &run_id, Some(&e.to_string()), next).await?;
+                    Ok(Some(next))
+                }
+            }
+        }
+        Action::Lose { run_id, reason } => {
+            tracing::error!(workspace = %lease.subject, run = %run_id, %reason, "executor lost");
+            worker.registrars.forget(&run_id);
+            store.record_lost(lease, &run_id, &reason).await?;
+            Ok(Some(now_ms()))
+        }
+        Action::Preserve { run_id } => {
+            tracing::info!(workspace = %lease.subject, run = %run_id, "draining ahead of the runtime's deadline");
+            store.begin_preservation(lease, &state.workspace.id, &run_id).await?;
             Ok(Some(now_ms()))
         }
         Action::Cancel { run_id } => {

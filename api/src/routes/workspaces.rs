@@ -255,7 +255,19 @@ pub async fn get_workspace(
 ) -> Result<Json<WorkspaceDetails>, ApiError> {
     let owner = q.owner_user_id.ok_or(ApiError::NotFound)?.into_string();
     let view = owned(&app, &owner, &workspace_id).await?;
-    Ok(Json(WorkspaceDetails { summary: (&view).into(), spec: view.workspace.spec.clone() }))
+    let mut capture_drain = None;
+    if let Some(run) = view.current_run.as_ref().filter(|_| sluice_store::spec::capture_sourced(&view.workspace.spec)) {
+        if let Some(drain) = app.store.drain(&run.id).await? {
+            let completion = app.store.accepted_attestation(&run.id).await?;
+            let mut view = WorkspaceCaptureDrain::of(run, &drain, completion.as_ref());
+            if completion.is_none() {
+                view.completion_revoked =
+                    app.store.revoked_attestation(&run.id).await?.as_ref().map(CaptureDrainRevoked::of);
+            }
+            capture_drain = Some(view);
+        }
+    }
+    Ok(Json(WorkspaceDetails { summary: (&view).into(), spec: view.workspace.spec.clone(), capture_drain }))
 }
 
 /// Rename a workspace (owner-scoped; a rename that names no owner finds nothing).
@@ -552,20 +564,57 @@ pub async fn stop_workspace(
     JsonBody(req): JsonBody<StopWorkspaceRequest>,
 ) -> Result<(StatusCode, Json<StopWorkspaceResponse>), ApiError> {
     let owner = req.owner_user_id.into_string();
-    if let Some(c) = &req.completion {
-        validate::text("completion.executorId", &c.executor_id, 256)?;
-        if c.capture_n < 0 || c.epoch < 0 {
-            return Err(ApiError::bad_request("completion.captureN and completion.epoch must be 0 or more"));
+    let attestation = match &req.completion {
+        Some(c) => {
+            validate::text("completion.executorId", &c.executor_id, 256)?;
+            if c.capture_n < 0 || c.epoch < 0 {
+                return Err(ApiError::bad_request("completion.captureN and completion.epoch must be 0 or more"));
+            }
+            if let Some(launch) = &c.launch_id {
+                validate::text("completion.launchId", launch, 256)?;
+            }
+            if let Some(at) = &c.sealed_at {
+                validate::text("completion.sealedAt", at, 64)?;
+                time::OffsetDateTime::parse(at, &time::format_description::well_known::Rfc3339)
+                    .map_err(|_| ApiError::bad_request("completion.sealedAt must be an ISO 8601 (RFC 3339) time"))?;
+            }
+            if let Some(origin) = &c.origin {
+                validate::text("completion.origin.launch", &origin.launch, 256)?;
+                validate::text("completion.origin.bootId", &origin.boot_id, 256)?;
+                let negative = origin.epoch < 0
+                    || origin.boot_generation < 0
+                    || origin.observation < 0
+                    || origin.head_n.is_some_and(|n| n < 0);
+                if negative {
+                    return Err(ApiError::bad_request("completion.origin's numbers must be 0 or more"));
+                }
+            }
+            let attestation = sluice_protocol::attest::Attestation {
+                capture_n: c.capture_n as u64,
+                epoch: c.epoch as u64,
+                executor_id: c.executor_id.clone(),
+                launch_id: c.launch_id.clone(),
+                origin: c.origin.as_ref().map(|o| o.to_origin()),
+            };
+            Some((attestation, c.sealed_at.clone()))
         }
-    }
-    let workspace = app.store.request_stop(&owner, &workspace_id).await?.ok_or(ApiError::NotFound)?;
+        None => None,
+    };
+    let intent = sluice_store::StopIntent { discard: req.discard_unsaved == Some(true), attestation };
+    let outcome = app
+        .store
+        .request_stop(&owner, &workspace_id, &intent, lifecycle::stop_allowed)
+        .await?
+        .ok_or(ApiError::NotFound)?;
     app.work_enqueued();
-    // An attestation names an executor's saved work; the drain that weighs
-    // one is not built yet, so it is recorded as ignored.
-    let completion = req.completion.map(|_| CompletionOutcome {
-        outcome: "ignored".into(),
-        detail: Some("completion attestations are not weighed by this install yet (the drain is not built)".into()),
+    let completion = outcome.completion.map(|(outcome, detail)| CompletionOutcome {
+        outcome: match outcome {
+            sluice_store::AttestationOutcome::Accepted => "accepted".into(),
+            _ => "ignored".into(),
+        },
+        detail,
     });
+    let workspace = outcome.workspace;
     Ok((
         StatusCode::ACCEPTED,
         Json(StopWorkspaceResponse { workspace_id: workspace.id, status: workspace.status, completion }),
@@ -584,22 +633,38 @@ pub async fn recover_workspace(
     JsonBody(req): JsonBody<OwnerRequest>,
 ) -> Result<(StatusCode, Json<RecoverWorkspaceResponse>), ApiError> {
     let owner = req.owner_user_id.into_string();
-    let view = owned(&app, &owner, &workspace_id).await?;
-    if view.workspace.status == WorkspaceStatus::Retained {
-        // Saying `requested` would promise a recovery nothing performs yet.
-        return Err(ApiError::conflict(
-            format!("workspace {workspace_id}'s executor is retained, and recovery is not built in this install yet"),
-            Some("recovery-unsupported"),
-        ));
-    }
-    Ok((
-        StatusCode::ACCEPTED,
-        Json(RecoverWorkspaceResponse {
-            workspace_id: view.workspace.id,
-            state: RecoverState::NotRetained,
-            recoverable: None,
-        }),
-    ))
+    let retained = app.store.request_recovery(&owner, &workspace_id).await?.ok_or(ApiError::NotFound)?;
+    app.work_enqueued();
+    let (state, recoverable) = match retained {
+        Some(recoverable) => (RecoverState::Requested, Some(recoverable)),
+        None => (RecoverState::NotRetained, None),
+    };
+    Ok((StatusCode::ACCEPTED, Json(RecoverWorkspaceResponse { workspace_id, state, recoverable })))
+}
+
+/// Every retained executor (an operator's view, across owners).
+#[utoipa::path(get, path = "/v1/retained-executors", tag = "operators", operation_id = "listRetainedExecutors",
+    params(RetainedQuery),
+    responses((status = 200, body = ListRetainedExecutorsResponse), InvalidRequest, Unauthenticated, Internal),
+    security(("apiToken" = [])))]
+pub async fn list_retained_executors(
+    State(app): State<AppState>,
+    QueryOf(q): QueryOf<RetainedQuery>,
+) -> Result<Json<ListRetainedExecutorsResponse>, ApiError> {
+    let limit = validate::limit(q.limit.as_deref())?;
+    let items = app
+        .store
+        .list_retained(limit)
+        .await?
+        .into_iter()
+        .map(|r| RetainedExecutor {
+            capture_drain: WorkspaceCaptureDrain::of(&r.run, &r.drain, None),
+            workspace_id: r.workspace_id,
+            owner_user_id: r.owner_user_id,
+            run_id: r.run.id,
+        })
+        .collect();
+    Ok(Json(ListRetainedExecutorsResponse { items }))
 }
 
 /// Stop the current runtime and launch a fresh one (202; needs a launched runtime).

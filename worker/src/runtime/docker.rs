@@ -50,6 +50,8 @@ pub struct DockerRuntime {
     registries: HashMap<String, String>,
     /// Each container's workload uid, its own.
     identities: Allocator,
+    /// How long a container may live (`runtime.deadline`); `None`: no limit.
+    max_lifetime: Option<Duration>,
 }
 
 fn status_of(e: &DockerError) -> Option<u16> {
@@ -88,7 +90,14 @@ impl DockerRuntime {
         // user of the engine's group keeps one with its executors.
         let registry = if is_root() { Path::new(HOST_REGISTRY).to_path_buf() } else { executors_dir.join("uid-slots") };
         let identities = Allocator::new(uids, &registry).map_err(|e| transient("executor slots", e))?;
-        Ok(DockerRuntime { docker, executors_dir, daemon_binary, registries, identities })
+        Ok(DockerRuntime { docker, executors_dir, daemon_binary, registries, identities, max_lifetime: None })
+    }
+
+    /// Gives every container a lifetime: it ends this long after it starts
+    /// (`runtime.deadline`).
+    pub fn with_max_lifetime(mut self, max_lifetime: Option<Duration>) -> Self {
+        self.max_lifetime = max_lifetime;
+        self
     }
 
     fn posture_line(&self) -> String {
@@ -118,7 +127,7 @@ impl DockerRuntime {
             reference: container_name(run_id),
             status: RuntimeStatus::Running,
             endpoint: Some(format!("unix://{}", control_socket(&self.executors_dir, run_id).display())),
-            deadline: None,
+            deadline: super::deadline(&run_dir(&self.executors_dir, run_id)),
         }
     }
 
@@ -154,6 +163,10 @@ impl Runtime for DockerRuntime {
         self.posture_line()
     }
 
+    fn recoverable(&self) -> bool {
+        true
+    }
+
     fn unenforceable(&self) -> Vec<(&'static str, String)> {
         vec![("diskMiB", NO_DISK_QUOTA.to_owned())]
     }
@@ -174,8 +187,10 @@ impl Runtime for DockerRuntime {
                 .map_err(|e| transient("run directory", e))?;
         }
         let ids = self.identities.assign(&dir)?;
-        super::write_secret_file(&run_mount.join("boot-secret.json"), request.boot_secret.expose())
-            .map_err(|e| transient("boot secret", e))?;
+        if let Some(secret) = &request.boot_secret {
+            super::write_secret_file(&run_mount.join("boot-secret.json"), secret.expose())
+                .map_err(|e| transient("boot secret", e))?;
+        }
 
         let name = container_name(&request.run_id);
         let resources = &request.spec.resources;
@@ -258,17 +273,28 @@ impl Runtime for DockerRuntime {
             Err(e) => return Err(transient("creating the container", e)),
         };
         match self.docker.start_container(&id, None::<StartContainerOptions>).await {
-            Ok(()) => {}
+            // Started now (not adopted running): its lifetime starts.
+            Ok(()) => super::start_lifetime(&dir, self.max_lifetime).map_err(|e| transient("executor lifetime", e))?,
             Err(e) if status_of(&e) == Some(304) => {}
             Err(e) => return Err(transient("starting the container", e)),
         }
         Ok(Launched { record: self.record(&request.run_id, &id), published: Some(published) })
     }
 
-    async fn inspect(&self, _run_id: &str, container_id: &str) -> Result<Presence, WorkerError> {
+    async fn inspect(&self, run_id: &str, container_id: &str) -> Result<Presence, WorkerError> {
         match self.docker.inspect_container(container_id, None::<InspectContainerOptions>).await {
             Ok(info) => {
-                let running = info.state.and_then(|s| s.running).unwrap_or(false);
+                let mut running = info.state.and_then(|s| s.running).unwrap_or(false);
+                if running && super::past_deadline(&run_dir(&self.executors_dir, run_id)) {
+                    // Its lifetime is over: it ends, whatever anyone asks.
+                    tracing::warn!(run = %run_id, "the container reached its deadline and is ended");
+                    let stop = StopContainerOptions { t: Some(STOP_GRACE_SECONDS), signal: None };
+                    match self.docker.stop_container(container_id, Some(stop)).await {
+                        Ok(()) => running = false,
+                        Err(e) if matches!(status_of(&e), Some(304 | 404)) => running = false,
+                        Err(e) => return Err(transient("ending the container at its deadline", e)),
+                    }
+                }
                 Ok(if running { Presence::Running } else { Presence::Exited })
             }
             Err(e) if status_of(&e) == Some(404) => Ok(Presence::Absent),

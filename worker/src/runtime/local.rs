@@ -68,6 +68,8 @@ pub struct LocalRuntime {
     /// The disk size of executors whose spec names none, where the host
     /// can enforce one.
     default_disk_mib: Option<u64>,
+    /// How long an executor may live (`runtime.deadline`); `None`: no limit.
+    max_lifetime: Option<Duration>,
 }
 
 fn transient(what: &str, e: impl std::fmt::Display) -> WorkerError {
@@ -229,7 +231,40 @@ impl LocalRuntime {
             cgroups,
             disk,
             default_disk_mib,
+            max_lifetime: None,
         })
+    }
+
+    /// Gives every executor a lifetime: it ends this long after it starts
+    /// (`runtime.deadline`).
+    pub fn with_max_lifetime(mut self, max_lifetime: Option<Duration>) -> Self {
+        self.max_lifetime = max_lifetime;
+        self
+    }
+
+    /// Ends every process of the executor (SIGTERM, SIGKILL after a
+    /// grace); its directory and disk stay.
+    async fn end(&self, run_id: &str) -> Result<(), WorkerError> {
+        if self.cgroups.exists(run_id) {
+            let deadline = tokio::time::Instant::now() + STOP_GRACE;
+            self.cgroups.signal(run_id, libc::SIGTERM);
+            while !self.cgroups.members(run_id).is_empty() && tokio::time::Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(25)).await;
+            }
+            self.cgroups.kill(run_id).await.map_err(|e| transient("killing the executor's cgroup", e))?;
+        } else if let Some(pid) = self.live_pid(run_id) {
+            // SAFETY: signals to the executor's own process group.
+            unsafe { libc::killpg(pid, libc::SIGTERM) };
+            let deadline = tokio::time::Instant::now() + STOP_GRACE;
+            while self.live_pid(run_id).is_some() && tokio::time::Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(25)).await;
+            }
+            if self.live_pid(run_id).is_some() {
+                unsafe { libc::killpg(pid, libc::SIGKILL) };
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+        Ok(())
     }
 
     pub fn sandbox(&self) -> &Sandbox {
@@ -287,7 +322,7 @@ impl LocalRuntime {
             reference: run_dir(&self.executors_dir, run_id).display().to_string(),
             status: RuntimeStatus::Running,
             endpoint: Some(format!("unix://{}", control_socket(&self.executors_dir, run_id).display())),
-            deadline: None,
+            deadline: super::deadline(&run_dir(&self.executors_dir, run_id)),
         }
     }
 
@@ -402,6 +437,10 @@ impl Runtime for LocalRuntime {
         self.posture_line()
     }
 
+    fn recoverable(&self) -> bool {
+        true
+    }
+
     fn unenforceable(&self) -> Vec<(&'static str, String)> {
         let can = self.cgroups.enforceable();
         let mut refused = Vec::new();
@@ -457,13 +496,15 @@ impl Runtime for LocalRuntime {
         }
         make_dir(&dir.join("state"), 0o700, ids.map(|i| i.daemon))?;
         make_dir(&dir.join("run"), 0o700, ids.map(|i| i.daemon))?;
-        let secret_file = dir.join("run").join("boot-secret.json");
-        super::write_secret_file(&secret_file, request.boot_secret.expose())
-            .map_err(|e| transient("boot secret", e))?;
-        if let Some(ids) = ids {
-            std::os::unix::fs::chown(&secret_file, Some(ids.daemon), Some(ids.daemon))
-                .map_err(|e| transient("boot secret owner", e))?;
+        if let Some(secret) = &request.boot_secret {
+            let secret_file = dir.join("run").join("boot-secret.json");
+            super::write_secret_file(&secret_file, secret.expose()).map_err(|e| transient("boot secret", e))?;
+            if let Some(ids) = ids {
+                std::os::unix::fs::chown(&secret_file, Some(ids.daemon), Some(ids.daemon))
+                    .map_err(|e| transient("boot secret owner", e))?;
+            }
         }
+        super::start_lifetime(&dir, self.max_lifetime).map_err(|e| transient("executor lifetime", e))?;
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -541,8 +582,14 @@ impl Runtime for LocalRuntime {
     }
 
     async fn inspect(&self, run_id: &str, _resource_id: &str) -> Result<Presence, WorkerError> {
-        if !run_dir(&self.executors_dir, run_id).exists() {
+        let dir = run_dir(&self.executors_dir, run_id);
+        if !dir.exists() {
             return Ok(Presence::Absent);
+        }
+        if self.live_pid(run_id).is_some() && super::past_deadline(&dir) {
+            // Its lifetime is over: it ends, whatever anyone asks.
+            tracing::warn!(run = %run_id, "the executor reached its deadline and is ended");
+            self.end(run_id).await?;
         }
         Ok(if self.live_pid(run_id).is_some() { Presence::Running } else { Presence::Exited })
     }
@@ -556,27 +603,7 @@ impl Runtime for LocalRuntime {
         // daemon stops the managed process in that time), then whatever is
         // left (a `setsid` child, a process of an earlier server's launch)
         // is killed through the cgroup: nothing survives.
-        // An executor without a cgroup (launched before sluice made them)
-        // is stopped by its process group.
-        if self.cgroups.exists(run_id) {
-            let deadline = tokio::time::Instant::now() + STOP_GRACE;
-            self.cgroups.signal(run_id, libc::SIGTERM);
-            while !self.cgroups.members(run_id).is_empty() && tokio::time::Instant::now() < deadline {
-                tokio::time::sleep(Duration::from_millis(25)).await;
-            }
-            self.cgroups.kill(run_id).await.map_err(|e| transient("killing the executor's cgroup", e))?;
-        } else if let Some(pid) = self.live_pid(run_id) {
-            // SAFETY: signals to the executor's own process group.
-            unsafe { libc::killpg(pid, libc::SIGTERM) };
-            let deadline = tokio::time::Instant::now() + STOP_GRACE;
-            while self.live_pid(run_id).is_some() && tokio::time::Instant::now() < deadline {
-                tokio::time::sleep(Duration::from_millis(25)).await;
-            }
-            if self.live_pid(run_id).is_some() {
-                unsafe { libc::killpg(pid, libc::SIGKILL) };
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        }
+        self.end(run_id).await?;
         if let DiskSupport::Loop { umount, .. } = &self.disk {
             disk::detach(umount, &dir.join("workspace")).await.map_err(|e| transient("executor disk", e))?;
         }

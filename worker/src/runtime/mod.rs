@@ -28,8 +28,9 @@ pub struct LaunchRequest {
     pub tag: String,
     pub spec: WorkspaceSpec,
     /// The boot secret file's contents (JSON with the control token and the
-    /// workspace's secret environment).
-    pub boot_secret: Secret<String>,
+    /// workspace's secret environment). `None` restarts an executor on its
+    /// own disk: its daemon boots with the secret it kept from its launch.
+    pub boot_secret: Option<Secret<String>>,
     /// How often the daemon snaps a capture-sourced worktree.
     pub capture_interval_ms: u64,
 }
@@ -87,6 +88,9 @@ pub trait Runtime: Send + Sync {
     /// The `spec.resources` keys this runtime cannot enforce here, each
     /// with the reason: a create that asks for one is refused.
     fn unenforceable(&self) -> Vec<(&'static str, String)>;
+    /// Whether an ended executor can be started again on its own disk
+    /// (launching with no boot secret does it).
+    fn recoverable(&self) -> bool;
 }
 
 /// The runtime a worker was configured with.
@@ -151,6 +155,43 @@ impl Runtime for AnyRuntime {
             AnyRuntime::Docker(r) => r.registrar_socket(run_id),
         }
     }
+
+    fn recoverable(&self) -> bool {
+        match self {
+            AnyRuntime::Local(r) => r.recoverable(),
+            AnyRuntime::Docker(r) => r.recoverable(),
+        }
+    }
+}
+
+/// Where a run's lifetime deadline (Unix ms) is kept on the host.
+fn deadline_file(dir: &Path) -> PathBuf {
+    dir.join("deadline")
+}
+
+/// Starts the executor's lifetime: it ends `max_lifetime` from now. A
+/// restart on its own disk gets a lifetime of its own.
+pub(crate) fn start_lifetime(dir: &Path, max_lifetime: Option<std::time::Duration>) -> std::io::Result<()> {
+    match max_lifetime {
+        Some(max) => {
+            let at = sluice_store::clock::now_ms() + max.as_millis() as i64;
+            std::fs::write(deadline_file(dir), at.to_string())
+        }
+        None => match std::fs::remove_file(deadline_file(dir)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        },
+    }
+}
+
+/// The executor's deadline, if its runtime gave it one.
+pub(crate) fn deadline(dir: &Path) -> Option<i64> {
+    std::fs::read_to_string(deadline_file(dir)).ok()?.trim().parse().ok()
+}
+
+/// Whether the executor's lifetime is over.
+pub(crate) fn past_deadline(dir: &Path) -> bool {
+    deadline(dir).is_some_and(|at| sluice_store::clock::now_ms() >= at)
 }
 
 /// Whether this process runs as root.
@@ -203,7 +244,7 @@ mod tests {
             repository: "r".into(),
             tag: "1".into(),
             spec: WorkspaceSpec::parse(&spec).unwrap(),
-            boot_secret: Secret::new(String::new()),
+            boot_secret: None,
             capture_interval_ms: 10_000,
         };
         let refused = [("diskMiB", "no loop devices".to_owned())];

@@ -1,0 +1,116 @@
+//! Capture-sourced workspaces end to end: the runtimes and object stores
+//! the tests run on, sessions, launches and commands in an executor.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::docker_test_image;
+use crate::s3::{BUCKET, S3Server};
+use crate::server::{Options, Server};
+
+pub const READY_WITHIN: Duration = Duration::from_secs(90);
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Flavor {
+    Bubblewrap,
+    /// The local runtime where bubblewrap is not installed.
+    Plain,
+    Docker,
+}
+
+impl Flavor {
+    pub fn all() -> Vec<Flavor> {
+        let mut all = vec![Flavor::Bubblewrap, Flavor::Plain];
+        if docker_test_image().is_some() {
+            all.push(Flavor::Docker);
+        }
+        all
+    }
+
+    pub fn options(self) -> Options {
+        let options = Options::serve().arg("--capture-interval-ms").arg("300");
+        match self {
+            Flavor::Bubblewrap => options.arg("--runtime").arg("local"),
+            // Nothing of the server's own needs the PATH but its sandbox probe.
+            Flavor::Plain => options.arg("--runtime").arg("local").env("PATH", "/nonexistent"),
+            Flavor::Docker => options.arg("--runtime").arg("docker"),
+        }
+    }
+}
+
+/// The object stores captures go to: the local directory, and a real
+/// S3-compatible server where this machine has one.
+pub fn stores() -> Vec<Option<S3Server>> {
+    let mut stores = vec![None];
+    if let Some(s3) = S3Server::start() {
+        stores.push(Some(s3));
+    }
+    stores
+}
+
+pub fn with_store(options: Options, s3: Option<&S3Server>) -> Options {
+    match s3 {
+        None => options,
+        Some(s3) => {
+            let mut options = options.arg("--object-store").arg(format!("s3://{BUCKET}/captures"));
+            for (name, value) in s3.env() {
+                options = options.env(name, value);
+            }
+            options
+        }
+    }
+}
+
+pub async fn session(server: &Server, quota: Option<u64>) -> (String, String) {
+    let mut body = json!({"ownerUserId": "alice"});
+    if let Some(quota) = quota {
+        body["quotaBytes"] = json!(quota);
+    }
+    let (status, session) = server.post("/v1/capture-sessions", &body).await;
+    assert_eq!(status, 201, "{session}");
+    (session["sessionId"].as_str().unwrap().to_owned(), session["token"].as_str().unwrap().to_owned())
+}
+
+/// Creates a capture-sourced workspace on the session and waits until it is ready.
+pub async fn launch(server: &Server, session: &(String, String), launch_id: &str) -> (String, String) {
+    let body = json!({
+        "ownerUserId": "alice", "registryId": "local", "repository": "sluice-test/busybox", "tag": "1",
+        "launchId": launch_id,
+        "spec": {"command": ["sleep", "600"], "source": {"kind": "capture", "sessionId": session.0}},
+        "captureToken": session.1,
+    });
+    let (status, created) = server.post("/v1/workspaces", &body).await;
+    assert_eq!(status, 202, "{created}");
+    let id = created["workspaceId"].as_str().unwrap().to_owned();
+    let ready =
+        server.wait_for("alice", &id, READY_WITHIN, |w| w["status"] == "ready" || w["status"] == "failed").await;
+    assert_eq!(ready["status"], "ready", "{ready}\n{}", server.output());
+    (id, ready["runtime"]["runId"].as_str().unwrap().to_owned())
+}
+
+/// Runs one shell script in the workspace and answers its result.
+pub async fn sh(server: &Server, id: &str, script: &str) -> Value {
+    let commands = json!([{"argv": ["/bin/busybox", "sh", "-c", script]}]);
+    let (status, run) =
+        server.post(&format!("/v1/workspaces/{id}/exec"), &json!({"ownerUserId": "alice", "commands": commands})).await;
+    assert_eq!(status, 202, "{run}");
+    let run_id = run["runId"].as_str().unwrap().to_owned();
+    for _ in 0..1200 {
+        let (_, run) = server.get(&format!("/v1/runs/{run_id}?ownerUserId=alice")).await;
+        if run["status"] == "completed" || run["status"] == "failed" {
+            return run;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("exec run {run_id} did not finish");
+}
+
+/// Runs a script that must succeed; answers its stdout.
+pub async fn sh_ok(server: &Server, id: &str, script: &str) -> String {
+    let run = sh(server, id, script).await;
+    assert_eq!(run["status"], "completed", "{run}");
+    let result = &run["commands"][0];
+    assert_eq!(result["exitCode"], 0, "{script}: {run}");
+    result["stdout"].as_str().unwrap().to_owned()
+}

@@ -1,0 +1,432 @@
+//! Drain, retention and recovery end to end: the real `sluice serve`, real
+//! executors (local, and Docker against the real engine), real daemons
+//! capturing into the object store. A stop removes an executor only after
+//! its work is saved; anything that keeps the work from being saved keeps
+//! the executor; an executor that ended with unsaved work is retained and
+//! recovered on its own disk.
+
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use sluice_tests::capture::*;
+use sluice_tests::s3::S3Server;
+use sluice_tests::server::{DataDir, Options, Server};
+
+const DRAIN_WITHIN: Duration = Duration::from_secs(90);
+
+/// The runtimes drains are tested on: the local runtime, and Docker where
+/// the machine has the engine and the test image.
+fn flavors() -> Vec<Flavor> {
+    Flavor::all().into_iter().filter(|f| *f != Flavor::Plain).collect()
+}
+
+/// Short polls, so kept drains are looked at often; recovery only when
+/// asked, so a test sees `retained` before anything recovers it.
+fn options(flavor: Flavor, s3: Option<&S3Server>) -> Options {
+    let options = flavor
+        .options()
+        .arg("--kept-poll-ms")
+        .arg("200")
+        .arg("--drain-flush-deadline-ms")
+        .arg("3000")
+        .arg("--recovery-base-seconds")
+        .arg("3600");
+    with_store(options, s3)
+}
+
+fn docker(args: &[&str]) -> String {
+    let out = Command::new("docker").args(args).output().expect("docker runs");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// Whether the run's executor (with its disk) is still on its runtime.
+fn executor_exists(flavor: Flavor, dir: &DataDir, run_id: &str) -> bool {
+    match flavor {
+        Flavor::Docker => !docker(&["ps", "-aq", "--filter", &format!("label=sluice.run={run_id}")]).is_empty(),
+        _ => dir.executors().join(run_id).exists(),
+    }
+}
+
+/// The executor's processes: the one the runtime started (bubblewrap, or
+/// the daemon itself) and everything under it.
+fn executor_processes(dir: &DataDir, run_id: &str) -> Vec<i32> {
+    let text = std::fs::read_to_string(dir.executors().join(run_id).join("daemon.pid")).unwrap();
+    let root: i32 = text.trim().parse().unwrap();
+    let parents: Vec<(i32, i32)> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            let ppid = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()?;
+            Some((pid, ppid))
+        })
+        .collect();
+    let mut tree = vec![root];
+    let mut i = 0;
+    while i < tree.len() {
+        let parent = tree[i];
+        tree.extend(parents.iter().filter(|(_, ppid)| *ppid == parent).map(|(pid, _)| *pid));
+        i += 1;
+    }
+    tree
+}
+
+fn signal_executor(dir: &DataDir, run_id: &str, signal: i32) {
+    for pid in executor_processes(dir, run_id) {
+        // SAFETY: a signal to a test executor's own processes.
+        unsafe { libc::kill(pid, signal) };
+    }
+}
+
+/// Freezes (or thaws) the executor's daemon: it stops answering while the
+/// executor keeps running.
+fn silence(flavor: Flavor, dir: &DataDir, run_id: &str, silent: bool) {
+    match flavor {
+        Flavor::Docker => {
+            docker(&[if silent { "pause" } else { "unpause" }, &format!("sluice-{run_id}")]);
+        }
+        _ => signal_executor(dir, run_id, if silent { libc::SIGSTOP } else { libc::SIGCONT }),
+    }
+}
+
+/// Kills the executor from the host, as a crash would: its disk stays.
+fn kill_executor(flavor: Flavor, dir: &DataDir, run_id: &str) {
+    match flavor {
+        Flavor::Docker => {
+            docker(&["kill", &format!("sluice-{run_id}")]);
+        }
+        _ => signal_executor(dir, run_id, libc::SIGKILL),
+    }
+}
+
+/// A file only the first executor wrote, checked by the next one.
+const WORK: &str = "cd /workspace 2>/dev/null || cd ~; busybox mkdir -p notes; \
+    busybox printf 'unsaved until drained\\n' > notes/draft.txt; busybox dd if=/dev/urandom of=blob bs=1024 count=512 2>/dev/null; \
+    busybox sha256sum blob > blob.sum";
+const CHECK: &str = "cd /workspace 2>/dev/null || cd ~; busybox cat notes/draft.txt; busybox sha256sum -c blob.sum";
+
+async fn details(server: &Server, id: &str) -> Value {
+    let (status, body) = server.get(&format!("/v1/workspaces/{id}?ownerUserId=alice")).await;
+    assert_eq!(status, 200, "{body}");
+    body
+}
+
+async fn stop(server: &Server, id: &str, extra: Value) -> Value {
+    let mut body = json!({"ownerUserId": "alice"});
+    for (k, v) in extra.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    let (status, answer) = server.post(&format!("/v1/workspaces/{id}/stop"), &body).await;
+    assert_eq!(status, 202, "{answer}");
+    answer
+}
+
+fn drain_state(w: &Value) -> &str {
+    w["captureDrain"]["state"].as_str().unwrap_or("")
+}
+
+/// The work the first executor left is what the next one on the session finds.
+async fn next_executor_finds_the_work(server: &Server, session: &(String, String), launch_id: &str) {
+    let (next, _) = launch(server, session, launch_id).await;
+    let out = sh_ok(server, &next, CHECK).await;
+    assert!(out.contains("unsaved until drained") && out.contains("blob: OK"), "{out}");
+    stop(server, &next, json!({"discardUnsaved": true})).await;
+}
+
+#[tokio::test]
+async fn a_stop_drains_and_removes_the_executor_only_once_its_work_is_saved() {
+    for flavor in flavors() {
+        eprintln!("{flavor:?}");
+        let dir = DataDir::new();
+        let server = Server::start_with(&dir.path(), options(flavor, None)).await;
+        let session = session(&server, None).await;
+        let (id, run_id) = launch(&server, &session, "first").await;
+        sh_ok(&server, &id, WORK).await;
+        let answer = stop(&server, &id, json!({})).await;
+        assert!(answer.get("completion").is_none(), "{answer}");
+        let stopped = server.wait_for("alice", &id, DRAIN_WITHIN, |w| w["status"] == "stopped").await;
+        let drain = &stopped["captureDrain"];
+        assert_eq!(drain["state"], "stopped", "{stopped}");
+        assert_eq!(drain["executor"]["runId"], run_id.as_str(), "{drain}");
+        assert_eq!(drain["executor"]["launchId"], "first", "{drain}");
+        assert!(drain["observedAt"].as_str().is_some(), "{drain}");
+        assert!(!executor_exists(flavor, &dir, &run_id), "{flavor:?}: the drained executor is removed");
+        // The removal followed the daemon's complete FINAL flush: the
+        // session holds its seal, made by this executor.
+        let (_, view) = server.get(&format!("/v1/capture-sessions/{}?ownerUserId=alice", session.0)).await;
+        assert_eq!(view["finalSeal"]["executorId"], run_id.as_str(), "{view}");
+        next_executor_finds_the_work(&server, &session, "second").await;
+        server.stop();
+    }
+}
+
+#[tokio::test]
+async fn a_silent_daemon_keeps_its_executor_and_a_discard_ends_it_at_once() {
+    for flavor in flavors() {
+        eprintln!("{flavor:?}");
+        let dir = DataDir::new();
+        let server = Server::start_with(&dir.path(), options(flavor, None)).await;
+        let session = session(&server, None).await;
+        let (id, run_id) = launch(&server, &session, "silent").await;
+        sh_ok(&server, &id, WORK).await;
+        silence(flavor, &dir, &run_id, true);
+        stop(&server, &id, json!({})).await;
+        let kept = server.wait_for("alice", &id, DRAIN_WITHIN, |w| drain_state(w) == "kept").await;
+        let detail = kept["captureDrain"]["detail"].as_str().unwrap();
+        assert!(detail.contains("silent while the executor runs"), "{kept}");
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert!(executor_exists(flavor, &dir, &run_id), "{flavor:?}: a kept executor stays");
+        assert_ne!(details(&server, &id).await["status"], "stopped");
+
+        // The owner's way out, on a workspace already asked to stop.
+        stop(&server, &id, json!({"discardUnsaved": true})).await;
+        let gone = server.wait_for("alice", &id, DRAIN_WITHIN, |w| w["status"] == "stopped").await;
+        let drain = &gone["captureDrain"];
+        assert_eq!(drain["state"], "discarded", "{gone}");
+        assert_eq!(drain["discard"]["requestedBy"], "alice", "{drain}");
+        assert!(drain["discard"]["requestedAt"].as_str().unwrap().starts_with("20"), "{drain}");
+        assert!(!executor_exists(flavor, &dir, &run_id), "{flavor:?}: a discarded executor is removed");
+        if flavor == Flavor::Docker {
+            // A paused container was removed with the rest.
+            assert!(docker(&["ps", "-aq", "--filter", &format!("name=sluice-{run_id}")]).is_empty());
+        }
+        server.stop();
+    }
+}
+
+#[tokio::test]
+async fn a_silent_daemon_that_answers_again_is_drained_and_its_work_saved() {
+    let flavor = Flavor::Bubblewrap;
+    let dir = DataDir::new();
+    let server = Server::start_with(&dir.path(), options(flavor, None)).await;
+    let session = session(&server, None).await;
+    let (id, run_id) = launch(&server, &session, "thawed").await;
+    sh_ok(&server, &id, WORK).await;
+    silence(flavor, &dir, &run_id, true);
+    stop(&server, &id, json!({})).await;
+    server.wait_for("alice", &id, DRAIN_WITHIN, |w| drain_state(w) == "kept").await;
+    silence(flavor, &dir, &run_id, false);
+    let stopped = server.wait_for("alice", &id, DRAIN_WITHIN, |w| w["status"] == "stopped").await;
+    assert_eq!(drain_state(&stopped), "stopped", "{stopped}");
+    next_executor_finds_the_work(&server, &session, "after-thaw").await;
+    server.stop();
+}
+
+#[tokio::test]
+async fn an_unreachable_object_store_keeps_the_executor_until_it_returns() {
+    for flavor in flavors() {
+        let Some(mut s3) = S3Server::start() else { return };
+        eprintln!("{flavor:?}");
+        let dir = DataDir::new();
+        let server = Server::start_with(&dir.path(), options(flavor, Some(&s3))).await;
+        let session = session(&server, None).await;
+        let (id, run_id) = launch(&server, &session, "offline").await;
+        s3.pause();
+        sh_ok(&server, &id, WORK).await;
+        stop(&server, &id, json!({})).await;
+        let held = server
+            .wait_for("alice", &id, DRAIN_WITHIN, |w| {
+                matches!(drain_state(w), "kept" | "draining") && w["captureDrain"]["observedAt"].is_string()
+            })
+            .await;
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let still = details(&server, &id).await;
+        assert!(matches!(drain_state(&still), "kept" | "draining"), "{still}");
+        assert_ne!(still["status"], "stopped", "{held}");
+        assert!(executor_exists(flavor, &dir, &run_id), "{flavor:?}: never removed while the store is down");
+
+        s3.resume();
+        let stopped = server.wait_for("alice", &id, DRAIN_WITHIN, |w| w["status"] == "stopped").await;
+        assert_eq!(drain_state(&stopped), "stopped", "{stopped}");
+        assert!(!executor_exists(flavor, &dir, &run_id));
+        next_executor_finds_the_work(&server, &session, "online").await;
+        server.stop();
+    }
+}
+
+#[tokio::test]
+async fn an_executor_killed_mid_drain_is_retained_then_recovered_on_its_own_disk() {
+    for flavor in flavors() {
+        let Some(mut s3) = S3Server::start() else { return };
+        eprintln!("{flavor:?}");
+        let dir = DataDir::new();
+        let server = Server::start_with(&dir.path(), options(flavor, Some(&s3))).await;
+        let session = session(&server, None).await;
+        let (id, run_id) = launch(&server, &session, "crashed").await;
+        s3.pause();
+        sh_ok(&server, &id, WORK).await;
+        stop(&server, &id, json!({})).await;
+        server
+            .wait_for("alice", &id, DRAIN_WITHIN, |w| {
+                matches!(drain_state(w), "kept" | "draining") && w["captureDrain"]["observedAt"].is_string()
+            })
+            .await;
+        kill_executor(flavor, &dir, &run_id);
+
+        let retained = server.wait_for("alice", &id, DRAIN_WITHIN, |w| w["status"] == "retained").await;
+        assert_eq!(retained["runtime"]["status"], "retained", "{retained}");
+        let r = &retained["captureDrain"]["retained"];
+        assert_eq!(r["recoverable"], true, "{retained}");
+        assert_eq!(r["recoveryAttempts"], 0, "{retained}");
+        assert!(r["since"].is_string() && r["nextRecoveryAt"].is_string(), "{r}");
+        assert!(r["reason"].as_str().unwrap().contains("not confirmed saved"), "{r}");
+        assert!(executor_exists(flavor, &dir, &run_id), "{flavor:?}: a retained executor keeps its disk");
+        if flavor != Flavor::Docker {
+            let draft = dir.executors().join(&run_id).join("workspace/notes/draft.txt");
+            assert_eq!(std::fs::read_to_string(draft).unwrap(), "unsaved until drained\n");
+        }
+        // Operators see it across owners.
+        let (status, list) = server.get("/v1/retained-executors").await;
+        assert_eq!(status, 200, "{list}");
+        assert!(list["items"].as_array().unwrap().iter().any(|i| i["runId"] == run_id.as_str()), "{list}");
+
+        s3.resume();
+        let (status, asked) =
+            server.post(&format!("/v1/workspaces/{id}/recover"), &json!({"ownerUserId": "alice"})).await;
+        assert_eq!(
+            (status, asked["state"].as_str(), asked["recoverable"].as_bool()),
+            (202, Some("requested"), Some(true)),
+            "{asked}"
+        );
+        let stopped = server.wait_for("alice", &id, DRAIN_WITHIN, |w| w["status"] == "stopped").await;
+        assert_eq!(drain_state(&stopped), "stopped", "{stopped}");
+        assert!(stopped["captureDrain"].get("retained").is_none(), "retention ended: {stopped}");
+        assert!(!executor_exists(flavor, &dir, &run_id), "{flavor:?}: removed once saved");
+        let (status, again) =
+            server.post(&format!("/v1/workspaces/{id}/recover"), &json!({"ownerUserId": "alice"})).await;
+        assert_eq!((status, again["state"].as_str()), (202, Some("not-retained")), "{again}");
+        next_executor_finds_the_work(&server, &session, "recovered").await;
+        server.stop();
+    }
+}
+
+#[tokio::test]
+async fn attestations_are_weighed_against_what_the_executor_reported() {
+    let Some(mut s3) = S3Server::start() else { return };
+    let flavor = Flavor::Bubblewrap;
+    let dir = DataDir::new();
+    let server = Server::start_with(&dir.path(), options(flavor, Some(&s3))).await;
+    let session = session(&server, None).await;
+
+    // An accepted attestation lets an ended executor's disk go.
+    let (id, run_id) = launch(&server, &session, "sealed").await;
+    sh_ok(&server, &id, WORK).await;
+    let (status, seal) = server
+        .post(&format!("/v1/workspaces/{id}/capture/flush"), &json!({"ownerUserId": "alice", "kind": "final"}))
+        .await;
+    assert_eq!((status, seal["complete"].as_bool()), (200, Some(true)), "{seal}");
+    let resource = details(&server, &id).await["runtime"]["resourceId"].as_str().unwrap().to_owned();
+    kill_executor(flavor, &dir, &run_id);
+    server.wait_for("alice", &id, DRAIN_WITHIN, |w| w["status"] == "retained").await;
+    let completion = json!({
+        "executorId": resource, "epoch": seal["epoch"], "captureN": seal["headN"], "launchId": "sealed",
+        "sealedAt": "2026-11-30T12:00:00Z", "origin": seal["origin"],
+    });
+    let answer = stop(&server, &id, json!({"completion": completion})).await;
+    assert_eq!(answer["completion"]["outcome"], "accepted", "{answer}");
+    let stopped = server.wait_for("alice", &id, DRAIN_WITHIN, |w| w["status"] == "stopped").await;
+    assert_eq!(drain_state(&stopped), "stopped", "{stopped}");
+    assert_eq!(stopped["captureDrain"]["completion"]["executorId"], resource.as_str(), "{stopped}");
+    assert!(!executor_exists(flavor, &dir, &run_id), "the attested executor's disk went");
+
+    // Another launch, an older epoch, and one a later not-saved report revokes.
+    let (id, run_id) = launch(&server, &session, "doubted").await;
+    let (_, before) = server.get(&format!("/v1/workspaces/{id}/capture?ownerUserId=alice")).await;
+    s3.pause();
+    sh_ok(&server, &id, WORK).await;
+    let epoch = before["epoch"].as_u64().unwrap();
+    assert!(epoch >= 1, "{before}");
+    let attestation = |epoch: u64, launch: &str| json!({"completion": {"executorId": run_id, "epoch": epoch, "captureN": before["headN"].as_u64().unwrap_or(0), "launchId": launch, "origin": before["origin"]}});
+    let other_launch = stop(&server, &id, attestation(epoch, "another")).await;
+    assert_eq!(other_launch["completion"]["outcome"], "ignored", "{other_launch}");
+    assert!(other_launch["completion"]["detail"].as_str().unwrap().starts_with("launch:"), "{other_launch}");
+    // The first stop started a drain; with the store down it cannot finish.
+    let kept = server
+        .wait_for("alice", &id, DRAIN_WITHIN, |w| {
+            matches!(drain_state(w), "kept" | "draining") && w["captureDrain"]["observedAt"].is_string()
+        })
+        .await;
+    assert!(executor_exists(flavor, &dir, &run_id), "{kept}");
+    let older = stop(
+        &server,
+        &id,
+        json!({"completion": {"executorId": run_id, "epoch": epoch - 1, "captureN": 0, "launchId": "doubted"}}),
+    )
+    .await;
+    assert_eq!(older["completion"]["outcome"], "ignored", "{older}");
+    assert!(older["completion"]["detail"].as_str().unwrap().starts_with("older-epoch:"), "{older}");
+    // An attestation whose origin predates the not-saved reports of the
+    // drain is contradicted by them.
+    let contradicted = stop(&server, &id, attestation(epoch, "doubted")).await;
+    assert_eq!(contradicted["completion"]["outcome"], "ignored", "{contradicted}");
+    assert!(contradicted["completion"]["detail"].as_str().unwrap().starts_with("not-saved:"), "{contradicted}");
+    kill_executor(flavor, &dir, &run_id);
+    let retained = server.wait_for("alice", &id, DRAIN_WITHIN, |w| w["status"] == "retained").await;
+    assert!(retained["captureDrain"].get("completion").is_none(), "{retained}");
+    assert!(executor_exists(flavor, &dir, &run_id), "no attestation covers it: its disk stays");
+    s3.resume();
+    stop(&server, &id, json!({"discardUnsaved": true})).await;
+    server.wait_for("alice", &id, DRAIN_WITHIN, |w| w["status"] == "stopped").await;
+    server.stop();
+}
+
+#[tokio::test]
+async fn an_accepted_attestation_is_revoked_by_a_later_report_that_the_work_is_not_saved() {
+    let Some(mut s3) = S3Server::start() else { return };
+    let flavor = Flavor::Bubblewrap;
+    let dir = DataDir::new();
+    let server = Server::start_with(&dir.path(), options(flavor, Some(&s3))).await;
+    let session = session(&server, None).await;
+    let (id, run_id) = launch(&server, &session, "revoked").await;
+    let (_, before) = server.get(&format!("/v1/workspaces/{id}/capture?ownerUserId=alice")).await;
+    s3.pause();
+    sh_ok(&server, &id, WORK).await;
+    // Accepted: nothing observed contradicts it yet. It does not skip the
+    // drain of the running executor, whose FINAL then says not saved.
+    let completion = json!({"executorId": run_id, "epoch": before["epoch"], "captureN": before["headN"].as_u64().unwrap_or(0), "launchId": "revoked", "origin": before["origin"]});
+    let answer = stop(&server, &id, json!({"completion": completion})).await;
+    assert_eq!(answer["completion"]["outcome"], "accepted", "{answer}");
+    let revoked =
+        server.wait_for("alice", &id, DRAIN_WITHIN, |w| w["captureDrain"]["completionRevoked"].is_object()).await;
+    let detail = revoked["captureDrain"]["completionRevoked"]["detail"].as_str().unwrap();
+    assert!(detail.contains("not-saved:"), "{revoked}");
+    assert!(revoked["captureDrain"].get("completion").is_none(), "{revoked}");
+    kill_executor(flavor, &dir, &run_id);
+    server.wait_for("alice", &id, DRAIN_WITHIN, |w| w["status"] == "retained").await;
+    assert!(executor_exists(flavor, &dir, &run_id), "a revoked attestation lets nothing go");
+    s3.resume();
+    stop(&server, &id, json!({"discardUnsaved": true})).await;
+    server.wait_for("alice", &id, DRAIN_WITHIN, |w| w["status"] == "stopped").await;
+    server.stop();
+}
+
+#[tokio::test]
+async fn a_runtime_deadline_starts_the_drain_ahead_of_it() {
+    for flavor in flavors() {
+        eprintln!("{flavor:?}");
+        let dir = DataDir::new();
+        let options = options(flavor, None)
+            .arg("--executor-max-lifetime-seconds")
+            .arg("40")
+            .arg("--preservation-lead-seconds")
+            .arg("35");
+        let server = Server::start_with(&dir.path(), options).await;
+        let session = session(&server, None).await;
+        let (id, run_id) = launch(&server, &session, "mortal").await;
+        let ready = details(&server, &id).await;
+        let deadline = ready["runtime"]["deadline"].as_str().expect("the runtime has a deadline").to_owned();
+        let starts =
+            ready["captureDrain"]["preservationStartsAt"].as_str().expect("a preservation schedule").to_owned();
+        assert!(starts < deadline, "{ready}");
+        sh_ok(&server, &id, WORK).await;
+        let stopped = server.wait_for("alice", &id, DRAIN_WITHIN, |w| w["status"] == "stopped").await;
+        assert_eq!(drain_state(&stopped), "stopped", "{stopped}");
+        assert!(!executor_exists(flavor, &dir, &run_id));
+        let (_, events) = server.get(&format!("/v1/workspaces/{id}/events?ownerUserId=alice&limit=500")).await;
+        assert!(events["items"].as_array().unwrap().iter().any(|e| e["type"] == "runtime.stopped"), "{events}");
+        next_executor_finds_the_work(&server, &session, "successor").await;
+        server.stop();
+    }
+}
