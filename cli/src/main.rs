@@ -5,6 +5,7 @@ mod bench_capture;
 mod bench_ready;
 mod config;
 mod control;
+mod operate;
 
 use std::sync::Arc;
 
@@ -70,6 +71,14 @@ enum Command {
     BenchReady(bench_ready::BenchReadyArgs),
     /// Measure capture, incremental capture, restore and a no-change FINAL against restic.
     BenchCapture(bench_capture::BenchCaptureArgs),
+    /// List retained executors: why, since when, recovery attempts, next attempt (talks to the API).
+    Retained(operate::ApiClientArgs),
+    /// Ask for a recovery attempt of a workspace's retained executor now.
+    Recover(operate::WorkspaceArgs),
+    /// End a workspace without saving its unsaved work (the owner's discard).
+    Discard(operate::WorkspaceArgs),
+    /// Follow a workspace's drain live until its executor is gone (or retained).
+    Drain(operate::DrainArgs),
 }
 
 #[tokio::main]
@@ -82,11 +91,17 @@ async fn main() -> anyhow::Result<()> {
     // SAFETY: umask only changes this process's file creation mask.
     unsafe { libc::umask(0o077) };
     // The benchmark's own requests would drown its table in request logs.
-    init_tracing(if matches!(cli.command, Command::Bench(_) | Command::BenchReady(_) | Command::BenchCapture(_)) {
-        "warn"
-    } else {
-        "info,sqlx=warn"
-    });
+    let quiet = matches!(
+        cli.command,
+        Command::Bench(_)
+            | Command::BenchReady(_)
+            | Command::BenchCapture(_)
+            | Command::Retained(_)
+            | Command::Recover(_)
+            | Command::Discard(_)
+            | Command::Drain(_)
+    );
+    init_tracing(if quiet { "warn" } else { "info,sqlx=warn" });
     match cli.command {
         Command::Serve { store, api, worker } => run_api(store, api, Some(worker)).await,
         Command::Api { store, api } => run_api(store, api, None).await,
@@ -114,6 +129,10 @@ async fn main() -> anyhow::Result<()> {
         Command::Bench(args) => bench::run(args).await,
         Command::BenchReady(args) => bench_ready::run(args).await,
         Command::BenchCapture(args) => bench_capture::run(args).await,
+        Command::Retained(args) => operate::retained(args).await,
+        Command::Recover(args) => operate::recover(args).await,
+        Command::Discard(args) => operate::discard(args).await,
+        Command::Drain(args) => operate::drain(args).await,
     }
 }
 

@@ -107,6 +107,23 @@ const WORK: &str = "cd /workspace 2>/dev/null || cd ~; busybox mkdir -p notes; \
     busybox sha256sum blob > blob.sum";
 const CHECK: &str = "cd /workspace 2>/dev/null || cd ~; busybox cat notes/draft.txt; busybox sha256sum -c blob.sum";
 
+/// Runs an operator command of the `sluice` binary against the server;
+/// answers its output, which must say it succeeded.
+fn operate(server: &Server, dir: &DataDir, args: &[&str]) -> String {
+    let out = Command::new(sluice_tests::sluice_binary())
+        .args(args)
+        .arg("--api-url")
+        .arg(&server.base)
+        .arg("--data-dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "sluice {args:?}: {text}");
+    assert!(!text.contains(&server.token), "the token is never printed");
+    text
+}
+
 async fn details(server: &Server, id: &str) -> Value {
     let (status, body) = server.get(&format!("/v1/workspaces/{id}?ownerUserId=alice")).await;
     assert_eq!(status, 200, "{body}");
@@ -144,8 +161,9 @@ async fn a_stop_drains_and_removes_the_executor_only_once_its_work_is_saved() {
         let session = session(&server, None).await;
         let (id, run_id) = launch(&server, &session, "first").await;
         sh_ok(&server, &id, WORK).await;
-        let answer = stop(&server, &id, json!({})).await;
-        assert!(answer.get("completion").is_none(), "{answer}");
+        // The operator's command asks for the stop and follows the drain.
+        let followed = operate(&server, &dir, &["drain", &id, "--owner", "alice", "--stop"]);
+        assert!(followed.trim_end().ends_with("stopped"), "{followed}");
         let stopped = server.wait_for("alice", &id, DRAIN_WITHIN, |w| w["status"] == "stopped").await;
         let drain = &stopped["captureDrain"];
         assert_eq!(drain["state"], "stopped", "{stopped}");

@@ -1,0 +1,240 @@
+//! Operator commands, talking to a running sluice API: list retained
+//! executors, ask for a recovery, discard unsaved work, and follow a drain
+//! live.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use indicatif::{HumanBytes, ProgressBar, ProgressStyle};
+use serde_json::{Value, json};
+
+#[derive(Args, Debug, Clone)]
+pub struct ApiClientArgs {
+    /// The sluice API to talk to.
+    #[arg(long, env = "SLUICE_API_URL", default_value = "http://127.0.0.1:7420")]
+    pub api_url: String,
+    /// The API token (better given through the environment than a flag).
+    #[arg(long, env = "SLUICE_API_TOKEN", hide_env_values = true)]
+    pub api_token: Option<String>,
+    /// Where the token is read from when none is given: the embedded
+    /// default's DATA_DIR/api-token.
+    #[arg(long, env = "SLUICE_DATA_DIR", default_value = "sluice-data")]
+    pub data_dir: PathBuf,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct WorkspaceArgs {
+    /// The workspace.
+    pub workspace_id: String,
+    /// Its owner.
+    #[arg(long = "owner")]
+    pub owner_user_id: String,
+    #[command(flatten)]
+    pub api: ApiClientArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct DrainArgs {
+    #[command(flatten)]
+    pub workspace: WorkspaceArgs,
+    /// Ask for the stop first (otherwise follow a drain already asked for).
+    #[arg(long)]
+    pub stop: bool,
+    /// Give up following after this many seconds (the drain goes on).
+    #[arg(long, default_value_t = 3600)]
+    pub timeout_seconds: u64,
+}
+
+struct Api {
+    base: String,
+    token: String,
+    client: reqwest::Client,
+}
+
+impl Api {
+    fn new(args: &ApiClientArgs) -> anyhow::Result<Api> {
+        let token = match &args.api_token {
+            Some(token) => token.clone(),
+            None => {
+                let path = args.data_dir.join("api-token");
+                std::fs::read_to_string(&path)
+                    .with_context(|| format!("no --api-token, and cannot read {}", path.display()))?
+                    .trim()
+                    .to_owned()
+            }
+        };
+        let client = reqwest::Client::builder().timeout(Duration::from_secs(30)).build()?;
+        Ok(Api { base: args.api_url.trim_end_matches('/').to_owned(), token, client })
+    }
+
+    async fn call(&self, request: reqwest::RequestBuilder) -> anyhow::Result<Value> {
+        let response = request.bearer_auth(&self.token).send().await.context("the API cannot be reached")?;
+        let status = response.status();
+        let body: Value = response.json().await.unwrap_or(Value::Null);
+        if !status.is_success() {
+            let message = body["message"].as_str().unwrap_or("no message");
+            bail!("the API answered {status}: {message}");
+        }
+        Ok(body)
+    }
+
+    async fn get(&self, path: &str) -> anyhow::Result<Value> {
+        self.call(self.client.get(format!("{}{path}", self.base))).await
+    }
+
+    async fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
+        self.call(self.client.post(format!("{}{path}", self.base)).json(body)).await
+    }
+
+    async fn workspace(&self, w: &WorkspaceArgs) -> anyhow::Result<Value> {
+        self.get(&format!("/v1/workspaces/{}?ownerUserId={}", w.workspace_id, w.owner_user_id)).await
+    }
+}
+
+/// `sluice retained`: every retained executor, why, since when, and its
+/// recovery.
+pub async fn retained(args: ApiClientArgs) -> anyhow::Result<()> {
+    let api = Api::new(&args)?;
+    let list = api.get("/v1/retained-executors?limit=1000").await?;
+    let items = list["items"].as_array().cloned().unwrap_or_default();
+    if items.is_empty() {
+        println!("no retained executors");
+        return Ok(());
+    }
+    println!("{:<36} {:<16} {:<24} {:>8} {:<24} REASON", "WORKSPACE", "OWNER", "SINCE", "ATTEMPTS", "NEXT ATTEMPT");
+    for item in items {
+        let r = &item["captureDrain"]["retained"];
+        let next = match (r["recoverable"].as_bool(), r["nextRecoveryAt"].as_str()) {
+            (Some(false), _) => "not recoverable here".to_owned(),
+            (_, Some(at)) => at.to_owned(),
+            _ => "-".to_owned(),
+        };
+        let mut reason = r["reason"].as_str().unwrap_or("").to_owned();
+        if let Some(error) = r["lastRecoveryError"].as_str() {
+            reason.push_str(&format!(" (last attempt: {error})"));
+        }
+        println!(
+            "{:<36} {:<16} {:<24} {:>8} {:<24} {reason}",
+            item["workspaceId"].as_str().unwrap_or(""),
+            item["ownerUserId"].as_str().unwrap_or(""),
+            r["since"].as_str().unwrap_or(""),
+            r["recoveryAttempts"].as_i64().unwrap_or(0),
+            next,
+        );
+    }
+    Ok(())
+}
+
+/// `sluice recover`: a recovery attempt of the retained executor, now.
+pub async fn recover(args: WorkspaceArgs) -> anyhow::Result<()> {
+    let api = Api::new(&args.api)?;
+    let path = format!("/v1/workspaces/{}/recover", args.workspace_id);
+    let answer = api.post(&path, &json!({"ownerUserId": args.owner_user_id})).await?;
+    match (answer["state"].as_str(), answer["recoverable"].as_bool()) {
+        (Some("requested"), Some(true)) => {
+            println!("recovery requested: the executor restarts on its own disk and is drained");
+        }
+        (Some("requested"), _) => println!("recovery requested, but its runtime cannot restart it: it is reported"),
+        _ => println!("nothing is retained for {}", args.workspace_id),
+    }
+    Ok(())
+}
+
+/// `sluice discard`: end the workspace without saving its unsaved work.
+pub async fn discard(args: WorkspaceArgs) -> anyhow::Result<()> {
+    let api = Api::new(&args.api)?;
+    let path = format!("/v1/workspaces/{}/stop", args.workspace_id);
+    api.post(&path, &json!({"ownerUserId": args.owner_user_id, "discardUnsaved": true})).await?;
+    println!("discard recorded: the executor is terminated without a drain");
+    Ok(())
+}
+
+/// What a drain reads as, on one line.
+fn drain_line(workspace: &Value) -> String {
+    let drain = &workspace["captureDrain"];
+    let state = drain["state"].as_str().unwrap_or("waiting");
+    let detail = drain["detail"].as_str().unwrap_or("");
+    let left = drain["pending"].as_u64().unwrap_or(0);
+    let bytes = HumanBytes(drain["pendingBytes"].as_u64().unwrap_or(0));
+    match state {
+        "draining" => format!("saving · {left} left · {bytes} pending"),
+        "kept" => format!("kept · {left} left · {bytes} pending · {detail}"),
+        "saved" => "saved · removing the executor".to_owned(),
+        _ if workspace["status"] == "retained" => {
+            format!("retained · {}", drain["retained"]["reason"].as_str().unwrap_or(detail))
+        }
+        other if detail.is_empty() => other.to_owned(),
+        other => format!("{other} · {detail}"),
+    }
+}
+
+/// `sluice drain`: follow a workspace's drain until its executor is gone
+/// (or retained), with a live progress line.
+pub async fn drain(args: DrainArgs) -> anyhow::Result<()> {
+    let w = &args.workspace;
+    let api = Api::new(&w.api)?;
+    if args.stop {
+        api.post(&format!("/v1/workspaces/{}/stop", w.workspace_id), &json!({"ownerUserId": w.owner_user_id})).await?;
+    }
+    let progress = ProgressBar::new_spinner();
+    progress.set_style(ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("a valid template"));
+    progress.enable_steady_tick(Duration::from_millis(120));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(args.timeout_seconds);
+    loop {
+        let workspace = api.workspace(w).await?;
+        let line = drain_line(&workspace);
+        progress.set_message(line.clone());
+        let state = workspace["captureDrain"]["state"].as_str();
+        match (workspace["status"].as_str(), state) {
+            (Some("stopped" | "failed"), _) | (_, Some("stopped" | "discarded")) => {
+                finish(&progress, line);
+                return Ok(());
+            }
+            (Some("retained"), _) => {
+                finish(&progress, line);
+                bail!("the executor is retained: its work is not confirmed saved (see `sluice retained`)");
+            }
+            (_, None) if !args.stop && workspace["captureDrain"].is_null() => {
+                progress.abandon_with_message("no drain: the workspace was not asked to stop".to_owned());
+                bail!("no drain to follow; pass --stop to ask for one");
+            }
+            _ => {}
+        }
+        if tokio::time::Instant::now() > deadline {
+            finish(&progress, line);
+            bail!("still draining after {} s; the drain goes on", args.timeout_seconds);
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// Leaves the last line on screen; where there is no terminal to draw on
+/// (a pipe, a log), prints it.
+fn finish(progress: &ProgressBar, line: String) {
+    if progress.is_hidden() {
+        println!("{line}");
+    }
+    progress.abandon_with_message(line);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn drain_lines_name_what_is_left() {
+        let draining =
+            json!({"status": "ready", "captureDrain": {"state": "draining", "pending": 3, "pendingBytes": 2048}});
+        assert_eq!(drain_line(&draining), "saving · 3 left · 2.00 KiB pending");
+        let kept =
+            json!({"status": "ready", "captureDrain": {"state": "kept", "pending": 1, "detail": "the queue stalled"}});
+        assert!(drain_line(&kept).ends_with("the queue stalled"), "{}", drain_line(&kept));
+        let retained =
+            json!({"status": "retained", "captureDrain": {"state": "gone", "retained": {"reason": "it ended"}}});
+        assert_eq!(drain_line(&retained), "retained · it ended");
+        let done = json!({"status": "stopped", "captureDrain": {"state": "stopped"}});
+        assert_eq!(drain_line(&done), "stopped");
+    }
+}
