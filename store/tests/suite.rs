@@ -578,3 +578,133 @@ async fn capture_sessions_fence_older_claims_and_keep_their_chain() {
         assert_eq!(view.session.final_seal, Some(seal), "{}", db.label);
     }
 }
+
+fn report(observation: u64, saved: bool) -> sluice_protocol::attest::Report {
+    let mut origin = stamp(1, observation);
+    origin.head_n = Some(4);
+    sluice_protocol::attest::Report { origin, saved }
+}
+
+fn observed(state: DrainState, report: Option<sluice_protocol::attest::Report>) -> DrainObservation {
+    DrainObservation {
+        state,
+        detail: Some(format!("{state}")),
+        report,
+        progress: DrainProgress {
+            pending: Some(1),
+            pending_bytes: Some(10),
+            registered: Some(2),
+            uploaded_bytes: Some(3),
+        },
+    }
+}
+
+/// Stop intent, reports, attestations, retention and removal of a
+/// capture-sourced executor's drain, as one record per run.
+#[tokio::test]
+async fn drains_record_intent_evidence_attestations_and_retention() {
+    for db in databases().await {
+        let store = open(&db).await;
+        let mut capture = new_workspace("alice", None);
+        capture.spec = json!({"source": {"kind": "capture", "sessionId": "cs_1"}});
+        capture.capture_token = Some(Secret::new("capture-token-value-123456".into()));
+        let view = created(store.create_workspace(capture).await.unwrap());
+        let (id, run_id) = (view.workspace.id.clone(), view.current_run.unwrap().id);
+
+        // Nothing launched: the policy refuses, and nothing is written.
+        let refused = store
+            .request_stop("alice", &id, &StopIntent::default(), |_, run| match run.and_then(|r| r.runtime.as_ref()) {
+                Some(_) => Ok(()),
+                None => Err(Refusal { message: "never launched".into(), code: "never-launched" }),
+            })
+            .await;
+        assert!(matches!(refused, Err(StoreError::Conflict { code: "never-launched", .. })), "{}", db.label);
+        assert!(store.drain(&run_id).await.unwrap().is_none());
+
+        let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
+        store.record_launched(&lease, &run_id, &running_runtime(), None, Some(123)).await.unwrap();
+        assert_eq!(store.drain(&run_id).await.unwrap().unwrap().preservation_starts_at, Some(123), "{}", db.label);
+
+        // The stop, with an attestation nothing contradicts yet.
+        let seal = sluice_protocol::attest::Attestation {
+            capture_n: 4,
+            epoch: 1,
+            executor_id: "r1".into(),
+            launch_id: Some("launch-1".into()),
+            origin: Some(stamp(1, 5)),
+        };
+        let intent =
+            StopIntent { discard: false, attestation: Some((seal.clone(), Some("2026-11-30T00:00:00Z".into()))) };
+        let stopped = store.request_stop("alice", &id, &intent, |_, _| Ok(())).await.unwrap().unwrap();
+        assert_eq!(stopped.completion, Some((AttestationOutcome::Accepted, None)), "{}", db.label);
+        let drain = store.drain(&run_id).await.unwrap().unwrap();
+        assert_eq!(drain.stop_requested.as_ref().map(|(by, _)| by.as_str()), Some("alice"));
+        assert_eq!(drain.state, None, "{}: nothing observed yet", db.label);
+        assert!(store.accepted_attestation(&run_id).await.unwrap().is_some());
+
+        // Reports: an earlier not-saved one is placed before the seal;
+        // equal consecutive ones are kept as one row with the newest stamp.
+        store
+            .record_drain_observation(&lease, &run_id, &observed(DrainState::Draining, Some(report(3, false))))
+            .await
+            .unwrap();
+        assert!(store.accepted_attestation(&run_id).await.unwrap().is_some(), "{}: placed before the seal", db.label);
+        store
+            .record_drain_observation(&lease, &run_id, &observed(DrainState::Draining, Some(report(4, false))))
+            .await
+            .unwrap();
+        let reports = store.executor_reports(&run_id).await.unwrap();
+        assert_eq!(reports.len(), 1, "{}: {reports:?}", db.label);
+        assert_eq!(reports[0].origin.observation, 4);
+        // A later not-saved report revokes it, with the rule's detail.
+        store
+            .record_drain_observation(&lease, &run_id, &observed(DrainState::Kept, Some(report(9, false))))
+            .await
+            .unwrap();
+        assert!(store.accepted_attestation(&run_id).await.unwrap().is_none(), "{}: revoked", db.label);
+        let revoked = store.revoked_attestation(&run_id).await.unwrap().expect("revoked");
+        assert!(revoked.detail.unwrap().contains("not-saved"), "{}", db.label);
+        // The same attestation again is ignored at once.
+        let again = store.request_stop("alice", &id, &intent, |_, _| Ok(())).await.unwrap().unwrap();
+        assert!(
+            matches!(&again.completion, Some((AttestationOutcome::Ignored, Some(d))) if d.starts_with("not-saved")),
+            "{}: {:?}",
+            db.label,
+            again.completion
+        );
+        let drain = store.drain(&run_id).await.unwrap().unwrap();
+        assert_eq!((drain.state, drain.final_complete), (Some(DrainState::Kept), false), "{}", db.label);
+        assert_eq!(drain.progress.pending, Some(1));
+
+        // Retained, recovery asked for, an attempt counted.
+        store.record_retained(&lease, &run_id, "it ended", true, 10_000_000_000_000).await.unwrap();
+        let state = store.load_reconcile_state(&id).await.unwrap().unwrap();
+        assert_eq!(state.workspace.status, WorkspaceStatus::Retained);
+        assert_eq!(state.reports.len(), 2, "{}: the reconcile state carries the evidence", db.label);
+        let retention = state.drain.unwrap().retention.unwrap();
+        assert_eq!((retention.reason.as_str(), retention.attempts, retention.recoverable), ("it ended", 0, true));
+        assert_eq!(store.list_retained(10).await.unwrap().len(), 1, "{}", db.label);
+        assert_eq!(store.request_recovery("bob", &id).await.unwrap(), None, "{}: owner-scoped", db.label);
+        assert_eq!(store.request_recovery("alice", &id).await.unwrap(), Some(Some(true)), "{}", db.label);
+        let due = store.drain(&run_id).await.unwrap().unwrap().retention.unwrap().next_recovery_at.unwrap();
+        assert!(due <= sluice_store::clock::now_ms(), "{}: due now", db.label);
+        store.record_recovery_attempt(&lease, &run_id, Some("no disk"), 42).await.unwrap();
+        let retention = store.drain(&run_id).await.unwrap().unwrap().retention.unwrap();
+        assert_eq!(
+            (retention.attempts, retention.next_recovery_at, retention.last_error.as_deref()),
+            (1, Some(42), Some("no disk"))
+        );
+
+        // The owner discards: the removal reads `discarded`, retention ends.
+        let discard = StopIntent { discard: true, attestation: None };
+        store.request_stop("alice", &id, &discard, |_, _| Ok(())).await.unwrap().unwrap();
+        store.record_removed(&lease, &run_id).await.unwrap();
+        let drain = store.drain(&run_id).await.unwrap().unwrap();
+        assert_eq!(drain.state, Some(DrainState::Discarded), "{}", db.label);
+        assert_eq!(drain.discard.unwrap().requested_by, "alice");
+        let state = store.load_reconcile_state(&id).await.unwrap().unwrap();
+        assert_eq!(state.workspace.status, WorkspaceStatus::Stopped, "{}", db.label);
+        assert!(store.list_retained(10).await.unwrap().is_empty(), "{}", db.label);
+        assert_eq!(store.request_recovery("alice", &id).await.unwrap(), Some(None), "{}: nothing retained", db.label);
+    }
+}

@@ -448,3 +448,21 @@ async fn a_runtime_deadline_starts_the_drain_ahead_of_it() {
         server.stop();
     }
 }
+
+#[tokio::test]
+async fn an_expired_capture_workspace_is_drained_not_just_removed() {
+    let dir = DataDir::new();
+    let server = Server::start_with(&dir.path(), options(Flavor::Bubblewrap, None)).await;
+    let session = session(&server, None).await;
+    let (id, run_id) = launch(&server, &session, "mortal-by-ttl").await;
+    sh_ok(&server, &id, WORK).await;
+    let (status, body) =
+        server.post(&format!("/v1/workspaces/{id}/expire"), &json!({"ownerUserId": "alice", "ttlSeconds": 1})).await;
+    assert_eq!(status, 200, "{body}");
+    let stopped = server.wait_for("alice", &id, DRAIN_WITHIN, |w| w["status"] == "stopped").await;
+    assert_eq!(drain_state(&stopped), "stopped", "{stopped}");
+    let (_, view) = server.get(&format!("/v1/capture-sessions/{}?ownerUserId=alice", session.0)).await;
+    assert_eq!(view["finalSeal"]["executorId"], run_id.as_str(), "drained to its seal before removal: {view}");
+    next_executor_finds_the_work(&server, &session, "after-expiry").await;
+    server.stop();
+}
