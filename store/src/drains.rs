@@ -66,6 +66,25 @@ pub struct Drain {
     pub retention: Option<Retention>,
 }
 
+impl Drain {
+    /// A run's drain before anything was recorded of it.
+    pub fn new(run_id: &str, workspace_id: &str) -> Drain {
+        Drain {
+            run_id: run_id.to_owned(),
+            workspace_id: workspace_id.to_owned(),
+            state: None,
+            detail: None,
+            observed_at: None,
+            preservation_starts_at: None,
+            stop_requested: None,
+            discard: None,
+            final_complete: false,
+            progress: DrainProgress::default(),
+            retention: None,
+        }
+    }
+}
+
 /// An attestation as stored, with what became of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredAttestation {
@@ -642,19 +661,7 @@ impl Store {
                 .map(|r| r.text("owner_user_id"))
                 .transpose()?
                 .unwrap_or_default();
-            let drain = self.drain(&run.id).await?.unwrap_or_else(|| Drain {
-                run_id: run.id.clone(),
-                workspace_id: run.workspace_id.clone(),
-                state: None,
-                detail: None,
-                observed_at: None,
-                preservation_starts_at: None,
-                stop_requested: None,
-                discard: None,
-                final_complete: false,
-                progress: DrainProgress::default(),
-                retention: None,
-            });
+            let drain = self.drain(&run.id).await?.unwrap_or_else(|| Drain::new(&run.id, &run.workspace_id));
             retained.push(RetainedExecutor {
                 workspace_id: run.workspace_id.clone(),
                 owner_user_id: owner,

@@ -144,6 +144,42 @@ fn drain_state(w: &Value) -> &str {
     w["captureDrain"]["state"].as_str().unwrap_or("")
 }
 
+/// Waits until a drain was observed that cannot finish (yet).
+async fn held(server: &Server, id: &str) -> Value {
+    server
+        .wait_for("alice", id, DRAIN_WITHIN, |w| {
+            matches!(drain_state(w), "kept" | "draining") && w["captureDrain"]["observedAt"].is_string()
+        })
+        .await
+}
+
+/// A drain that cannot finish: the executor wrote its work while the S3
+/// server was down, and was asked to stop.
+struct Stuck {
+    s3: S3Server,
+    dir: DataDir,
+    server: Server,
+    session: (String, String),
+    id: String,
+    run_id: String,
+    /// The workspace once the drain was seen held.
+    held: Value,
+}
+
+async fn stuck(flavor: Flavor, launch_id: &str) -> Option<Stuck> {
+    let mut s3 = S3Server::start()?;
+    eprintln!("{flavor:?}");
+    let dir = DataDir::new();
+    let server = Server::start_with(&dir.path(), options(flavor, Some(&s3))).await;
+    let session = session(&server, None).await;
+    let (id, run_id) = launch(&server, &session, launch_id).await;
+    s3.pause();
+    sh_ok(&server, &id, WORK).await;
+    stop(&server, &id, json!({})).await;
+    let held = held(&server, &id).await;
+    Some(Stuck { s3, dir, server, session, id, run_id, held })
+}
+
 /// The work the first executor left is what the next one on the session finds.
 async fn next_executor_finds_the_work(server: &Server, session: &(String, String), launch_id: &str) {
     let (next, _) = launch(server, session, launch_id).await;
@@ -235,20 +271,9 @@ async fn a_silent_daemon_that_answers_again_is_drained_and_its_work_saved() {
 #[tokio::test]
 async fn an_unreachable_object_store_keeps_the_executor_until_it_returns() {
     for flavor in flavors() {
-        let Some(mut s3) = S3Server::start() else { return };
-        eprintln!("{flavor:?}");
-        let dir = DataDir::new();
-        let server = Server::start_with(&dir.path(), options(flavor, Some(&s3))).await;
-        let session = session(&server, None).await;
-        let (id, run_id) = launch(&server, &session, "offline").await;
-        s3.pause();
-        sh_ok(&server, &id, WORK).await;
-        stop(&server, &id, json!({})).await;
-        let held = server
-            .wait_for("alice", &id, DRAIN_WITHIN, |w| {
-                matches!(drain_state(w), "kept" | "draining") && w["captureDrain"]["observedAt"].is_string()
-            })
-            .await;
+        let Some(Stuck { mut s3, dir, server, session, id, run_id, held }) = stuck(flavor, "offline").await else {
+            return;
+        };
         tokio::time::sleep(Duration::from_secs(2)).await;
         let still = details(&server, &id).await;
         assert!(matches!(drain_state(&still), "kept" | "draining"), "{still}");
@@ -267,20 +292,9 @@ async fn an_unreachable_object_store_keeps_the_executor_until_it_returns() {
 #[tokio::test]
 async fn an_executor_killed_mid_drain_is_retained_then_recovered_on_its_own_disk() {
     for flavor in flavors() {
-        let Some(mut s3) = S3Server::start() else { return };
-        eprintln!("{flavor:?}");
-        let dir = DataDir::new();
-        let server = Server::start_with(&dir.path(), options(flavor, Some(&s3))).await;
-        let session = session(&server, None).await;
-        let (id, run_id) = launch(&server, &session, "crashed").await;
-        s3.pause();
-        sh_ok(&server, &id, WORK).await;
-        stop(&server, &id, json!({})).await;
-        server
-            .wait_for("alice", &id, DRAIN_WITHIN, |w| {
-                matches!(drain_state(w), "kept" | "draining") && w["captureDrain"]["observedAt"].is_string()
-            })
-            .await;
+        let Some(Stuck { mut s3, dir, server, session, id, run_id, .. }) = stuck(flavor, "crashed").await else {
+            return;
+        };
         kill_executor(flavor, &dir, &run_id);
 
         let retained = server.wait_for("alice", &id, DRAIN_WITHIN, |w| w["status"] == "retained").await;
@@ -361,11 +375,7 @@ async fn attestations_are_weighed_against_what_the_executor_reported() {
     assert_eq!(other_launch["completion"]["outcome"], "ignored", "{other_launch}");
     assert!(other_launch["completion"]["detail"].as_str().unwrap().starts_with("launch:"), "{other_launch}");
     // The first stop started a drain; with the store down it cannot finish.
-    let kept = server
-        .wait_for("alice", &id, DRAIN_WITHIN, |w| {
-            matches!(drain_state(w), "kept" | "draining") && w["captureDrain"]["observedAt"].is_string()
-        })
-        .await;
+    let kept = held(&server, &id).await;
     assert!(executor_exists(flavor, &dir, &run_id), "{kept}");
     let older = stop(
         &server,

@@ -469,19 +469,7 @@ mod tests {
     const NOW: i64 = 2_000;
 
     fn drain(state: Option<DrainState>) -> Drain {
-        Drain {
-            run_id: "cur".into(),
-            workspace_id: "ws".into(),
-            state,
-            detail: None,
-            observed_at: None,
-            preservation_starts_at: None,
-            stop_requested: None,
-            discard: None,
-            final_complete: false,
-            progress: DrainProgress::default(),
-            retention: None,
-        }
+        Drain { state, ..Drain::new("cur", "ws") }
     }
 
     fn retention(recoverable: bool, next: Option<i64>) -> Retention {
