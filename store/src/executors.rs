@@ -30,6 +30,9 @@ pub struct ReconcileState {
     pub reports: Vec<sluice_protocol::attest::Report>,
     /// The current run's newest attestation still standing as accepted.
     pub attestation: Option<crate::drains::StoredAttestation>,
+    /// The run that holds the capture session's lease now (capture-sourced
+    /// workspaces): a newer executor on the session, or this one.
+    pub session_holder: Option<String>,
 }
 
 /// What the store knows of the run a labelled runtime resource names: the
@@ -162,13 +165,26 @@ impl Store {
             }
         }
         let has_capture_source = crate::spec::capture_sourced(&workspace.spec);
-        let (mut drain, mut reports, mut attestation) = (None, Vec::new(), None);
+        let (mut drain, mut reports, mut attestation, mut session_holder) = (None, Vec::new(), None, None);
         if let (true, Some(run)) = (has_capture_source, &current_run) {
             drain = self.drain(&run.id).await?;
             reports = self.executor_reports(&run.id).await?;
             attestation = self.accepted_attestation(&run.id).await?;
+            let session = crate::spec::WorkspaceSpec::parse(&workspace.spec).ok().and_then(|s| s.capture_session);
+            if let Some(session) = session {
+                session_holder = self.capture_session(&session).await?.and_then(|s| s.claimed_run_id);
+            }
         }
-        Ok(Some(ReconcileState { workspace, current_run, stale_runs, has_capture_source, drain, reports, attestation }))
+        Ok(Some(ReconcileState {
+            workspace,
+            current_run,
+            stale_runs,
+            has_capture_source,
+            drain,
+            reports,
+            attestation,
+            session_holder,
+        }))
     }
 
     /// Records that `run_id`'s executor exists and runs on its runtime:

@@ -476,3 +476,30 @@ async fn an_expired_capture_workspace_is_drained_not_just_removed() {
     next_executor_finds_the_work(&server, &session, "after-expiry").await;
     server.stop();
 }
+
+#[tokio::test]
+async fn a_retained_executor_is_not_recovered_over_a_newer_executor_on_its_session() {
+    let Some(Stuck { mut s3, dir, server, session, id, run_id, .. }) = stuck(Flavor::Bubblewrap, "older").await else {
+        return;
+    };
+    kill_executor(Flavor::Bubblewrap, &dir, &run_id);
+    server.wait_for("alice", &id, DRAIN_WITHIN, |w| w["status"] == "retained").await;
+    s3.resume();
+    let (newer, newer_run) = launch(&server, &session, "newer").await;
+    let (_, asked) = server.post(&format!("/v1/workspaces/{id}/recover"), &json!({"ownerUserId": "alice"})).await;
+    assert_eq!(asked["state"], "requested", "{asked}");
+    let held = server
+        .wait_for("alice", &id, DRAIN_WITHIN, |w| w["captureDrain"]["retained"]["lastRecoveryError"].is_string())
+        .await;
+    let error = held["captureDrain"]["retained"]["lastRecoveryError"].as_str().unwrap();
+    assert!(error.contains(&newer_run), "{held}");
+    assert_eq!(held["status"], "retained", "{held}");
+    // The newer executor still holds the session and works on.
+    let (_, status) = server.get(&format!("/v1/workspaces/{newer}/capture?ownerUserId=alice")).await;
+    assert_eq!(status["fenced"], false, "{status}");
+    sh_ok(&server, &newer, "true").await;
+    assert!(executor_exists(Flavor::Bubblewrap, &dir, &run_id), "the older executor keeps its disk");
+    stop(&server, &id, json!({"discardUnsaved": true})).await;
+    server.wait_for("alice", &id, DRAIN_WITHIN, |w| w["status"] == "stopped").await;
+    server.stop();
+}

@@ -5,7 +5,7 @@
 use sluice_protocol::attest;
 use sluice_protocol::capture::{CaptureStatus, incomplete};
 use sluice_store::{
-    DesiredState, DrainObservation, DrainProgress, DrainState, ReconcileState, ResourceFacts, Run, RunError,
+    DesiredState, DrainObservation, DrainProgress, DrainState, ReconcileState, ResourceFacts, Retention, Run, RunError,
     WorkspaceStatus,
 };
 
@@ -89,6 +89,9 @@ pub enum Action {
     Drain { run_id: String },
     /// Start the retained executor again on its own disk.
     Recover { run_id: String },
+    /// A recovery is due but must not run now (`reason`): count the attempt
+    /// and look again after the backoff.
+    HoldRecovery { run_id: String, reason: String },
     /// The executor is gone with its disk: nothing is left to save.
     Lose { run_id: String, reason: String },
     /// The runtime's deadline is near: begin the final drain now.
@@ -281,13 +284,21 @@ fn drain_step(state: &ReconcileState, run: &Run, observation: &Observation, now:
             Some(r) if !r.recoverable => {
                 because(Action::Done, "retained: its runtime cannot restart it, so an operator recovers it")
             }
-            Some(r) => match r.next_recovery_at {
-                Some(at) if at > now => {
-                    because(Action::Wait { at }, "retained: the next recovery attempt is due later")
+            Some(Retention { next_recovery_at: Some(at), .. }) if *at > now => {
+                because(Action::Wait { at: *at }, "retained: the next recovery attempt is due later")
+            }
+            _ => match &state.session_holder {
+                // Its daemon would claim the session again and fence the
+                // newer executor that holds it, whose work goes on there.
+                Some(holder) if *holder != run.id => {
+                    let reason = format!(
+                        "the capture session is held by a newer executor (run {holder}); recovering this one would \
+                         fence it: discard this one, or stop that one first"
+                    );
+                    because(Action::HoldRecovery { run_id, reason }, "retained: the session moved on")
                 }
                 _ => because(Action::Recover { run_id }, "retained: a recovery attempt is due"),
             },
-            None => because(Action::Recover { run_id }, "retained with no record of recovery: attempt one"),
         },
         Observation::Unknown | Observation::NotLaunched => {
             because(Action::Wait { at: now + policy.kept_poll_ms }, "the runtime did not answer")
@@ -454,6 +465,7 @@ mod tests {
             drain: None,
             reports: Vec::new(),
             attestation: None,
+            session_holder: None,
         }
     }
 
@@ -604,6 +616,10 @@ mod tests {
                 assert_eq!(*observation, Observation::Exited, "{label}");
                 let r = drain.and_then(|d| d.retention.as_ref());
                 assert!(r.is_none_or(|r| r.recoverable && r.next_recovery_at.is_none_or(|at| at <= NOW)), "{label}");
+            }
+            Action::HoldRecovery { .. } => {
+                assert!(capture && status == WorkspaceStatus::Retained, "{label}");
+                assert!(s.session_holder.as_ref().is_some_and(|h| *h != run.id), "{label}");
             }
             Action::Lose { .. } => {
                 assert!(capture && *observation == Observation::Absent, "{label}");
@@ -769,6 +785,20 @@ mod tests {
             moved.uploaded_bytes += 1;
             let moving = drain_observation(&FlushAnswer::Status(Box::new(moved)), Some(&first.progress));
             assert_eq!(moving.state, DrainState::Draining, "{reason}: bytes moved");
+        }
+    }
+
+    #[test]
+    fn a_recovery_never_takes_the_session_from_a_newer_executor() {
+        let p = Policy::default();
+        let mut s = state(WorkspaceStatus::Retained, DesiredState::Stopped, true, true);
+        s.drain = Some(Drain { retention: Some(retention(true, Some(NOW))), ..drain(Some(DrainState::Gone)) });
+        s.session_holder = Some("cur".into());
+        assert_eq!(decide(&s, &Observation::Exited, NOW, &p).action, Action::Recover { run_id: "cur".into() });
+        s.session_holder = Some("newer".into());
+        match decide(&s, &Observation::Exited, NOW, &p).action {
+            Action::HoldRecovery { reason, .. } => assert!(reason.contains("run newer"), "{reason}"),
+            other => panic!("{other:?}"),
         }
     }
 

@@ -259,6 +259,13 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
                 }
             }
         }
+        Action::HoldRecovery { run_id, reason } => {
+            let attempts = state.drain.as_ref().and_then(|d| d.retention.as_ref()).map_or(0, |r| r.attempts) + 1;
+            let next = now_ms() + policy.recovery_backoff(attempts);
+            tracing::warn!(workspace = %lease.subject, run = %run_id, %reason, "recovery held");
+            store.record_recovery_attempt(lease, &run_id, Some(&reason), next).await?;
+            Ok(Some(next))
+        }
         Action::Lose { run_id, reason } => {
             tracing::error!(workspace = %lease.subject, run = %run_id, %reason, "executor lost");
             worker.registrars.forget(&run_id);
