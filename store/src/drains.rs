@@ -261,6 +261,71 @@ async fn revoke_refuted(tx: &mut Tx, run: &Run, reports: &[Report], now: i64) ->
     Ok(())
 }
 
+/// Stores one report of `run`'s executor (consecutive equal reports of one
+/// boot as one row with the newest stamp) and revokes the accepted
+/// attestations it refutes. Takes the run's row lock first, so reports of
+/// one executor are numbered one at a time.
+async fn store_report(
+    tx: &mut Tx,
+    run: &Run,
+    report: &Report,
+    detail: Option<&str>,
+    now: i64,
+) -> Result<(), StoreError> {
+    tx.execute("UPDATE runs SET updated_at = updated_at WHERE id = $1", args![&run.id]).await?;
+    let origin = serde_json::to_string(&report.origin).expect("an origin serializes");
+    let last = tx
+        .fetch_optional(
+            "SELECT seq, origin, saved, detail FROM executor_reports WHERE run_id = $1 ORDER BY seq DESC LIMIT 1",
+            args![&run.id],
+        )
+        .await?;
+    let same_as_last = match &last {
+        Some(row) => {
+            let previous = origin_from("executor_reports.origin", Some(row.text("origin")?))?.expect("given");
+            let o = &report.origin;
+            previous.epoch == o.epoch
+                && previous.launch == o.launch
+                && previous.boot_id == o.boot_id
+                && previous.head_n == o.head_n
+                && previous.observation <= o.observation
+                && (row.int("saved")? != 0) == report.saved
+                && row.opt_text("detail")?.as_deref() == detail
+        }
+        None => false,
+    };
+    if let (true, Some(row)) = (same_as_last, &last) {
+        tx.execute(
+            "UPDATE executor_reports SET origin = $1, times_seen = times_seen + 1, last_at = $2 \
+             WHERE run_id = $3 AND seq = $4",
+            args![origin, now, &run.id, row.int("seq")?],
+        )
+        .await?;
+    } else {
+        let seq = last.map(|r| r.int("seq")).transpose()?.unwrap_or(0) + 1;
+        tx.execute(
+            "INSERT INTO executor_reports (run_id, seq, epoch, head_n, saved, detail, origin, times_seen, \
+             first_at, last_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $8)",
+            args![
+                &run.id,
+                seq,
+                report.origin.epoch as i64,
+                report.origin.head_n.map(|n| n as i64),
+                report.saved as i64,
+                detail.map(str::to_owned),
+                origin,
+                now
+            ],
+        )
+        .await?;
+    }
+    if !report.saved {
+        let reports = reports_in(tx, &run.id).await?;
+        revoke_refuted(tx, run, &reports, now).await?;
+    }
+    Ok(())
+}
+
 impl Store {
     /// The drain record of `run_id`.
     pub async fn drain(&self, run_id: &str) -> Result<Option<Drain>, StoreError> {
@@ -361,58 +426,22 @@ impl Store {
         )
         .await?;
         if let Some(report) = &observation.report {
-            let origin = serde_json::to_string(&report.origin).expect("an origin serializes");
-            let last = tx
-                .fetch_optional(
-                    "SELECT seq, origin, saved, detail FROM executor_reports WHERE run_id = $1 ORDER BY seq DESC LIMIT 1",
-                    args![run_id],
-                )
-                .await?;
-            let same_as_last = match &last {
-                Some(row) => {
-                    let previous = origin_from("executor_reports.origin", Some(row.text("origin")?))?.expect("given");
-                    let o = &report.origin;
-                    previous.epoch == o.epoch
-                        && previous.launch == o.launch
-                        && previous.boot_id == o.boot_id
-                        && previous.head_n == o.head_n
-                        && previous.observation <= o.observation
-                        && (row.int("saved")? != 0) == report.saved
-                        && row.opt_text("detail")? == observation.detail
-                }
-                None => false,
-            };
-            if same_as_last {
-                let seq = last.as_ref().expect("checked").int("seq")?;
-                tx.execute(
-                    "UPDATE executor_reports SET origin = $1, times_seen = times_seen + 1, last_at = $2 \
-                     WHERE run_id = $3 AND seq = $4",
-                    args![origin, now, run_id, seq],
-                )
-                .await?;
-            } else {
-                let seq = last.map(|r| r.int("seq")).transpose()?.unwrap_or(0) + 1;
-                tx.execute(
-                    "INSERT INTO executor_reports (run_id, seq, epoch, head_n, saved, detail, origin, times_seen, \
-                     first_at, last_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $8)",
-                    args![
-                        run_id,
-                        seq,
-                        report.origin.epoch as i64,
-                        report.origin.head_n.map(|n| n as i64),
-                        report.saved as i64,
-                        observation.detail.clone(),
-                        origin,
-                        now
-                    ],
-                )
-                .await?;
-            }
-            if !report.saved {
-                let reports = reports_in(&mut tx, run_id).await?;
-                revoke_refuted(&mut tx, &run, &reports, now).await?;
-            }
+            store_report(&mut tx, &run, report, observation.detail.as_deref(), now).await?;
         }
+        tx.commit().await
+    }
+
+    /// Stores a report read from `run_id`'s executor outside a drain (an
+    /// owner's capture status or flush through the API).
+    pub async fn record_report(&self, run_id: &str, report: &Report, detail: Option<&str>) -> Result<(), StoreError> {
+        let now = now_ms();
+        let mut tx = self.pool.begin().await?;
+        let Some(row) =
+            tx.fetch_optional(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = $1"), args![run_id]).await?
+        else {
+            return Ok(());
+        };
+        store_report(&mut tx, &run_from_row(&row)?, report, detail, now).await?;
         tx.commit().await
     }
 

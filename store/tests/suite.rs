@@ -676,11 +676,16 @@ async fn drains_record_intent_evidence_attestations_and_retention() {
         assert_eq!((drain.state, drain.final_complete), (Some(DrainState::Kept), false), "{}", db.label);
         assert_eq!(drain.progress.pending, Some(1));
 
+        // A report read outside the drain (through the API) is evidence too.
+        store.record_report(&run_id, &report(12, true), None).await.unwrap();
+        assert_eq!(store.executor_reports(&run_id).await.unwrap().len(), 3, "{}", db.label);
+        store.record_report("run_unknown", &report(12, true), None).await.unwrap();
+
         // Retained, recovery asked for, an attempt counted.
         store.record_retained(&lease, &run_id, "it ended", true, 10_000_000_000_000).await.unwrap();
         let state = store.load_reconcile_state(&id).await.unwrap().unwrap();
         assert_eq!(state.workspace.status, WorkspaceStatus::Retained);
-        assert_eq!(state.reports.len(), 2, "{}: the reconcile state carries the evidence", db.label);
+        assert_eq!(state.reports.len(), 3, "{}: the reconcile state carries the evidence", db.label);
         let retention = state.drain.unwrap().retention.unwrap();
         assert_eq!((retention.reason.as_str(), retention.attempts, retention.recoverable), ("it ended", 0, true));
         assert_eq!(store.list_retained(10).await.unwrap().len(), 1, "{}", db.label);

@@ -413,7 +413,11 @@ async fn an_accepted_attestation_is_revoked_by_a_later_report_that_the_work_is_n
     sh_ok(&server, &id, WORK).await;
     // Accepted: nothing observed contradicts it yet. It does not skip the
     // drain of the running executor, whose FINAL then says not saved.
-    let completion = json!({"executorId": run_id, "epoch": before["epoch"], "captureN": before["headN"].as_u64().unwrap_or(0), "launchId": "revoked", "origin": before["origin"]});
+    // A seal made just after the status the caller read (which sluice
+    // stored too, as a report that the work was not saved yet).
+    let mut origin = before["origin"].clone();
+    origin["observation"] = json!(origin["observation"].as_u64().unwrap() + 1);
+    let completion = json!({"executorId": run_id, "epoch": before["epoch"], "captureN": before["headN"].as_u64().unwrap_or(0), "launchId": "revoked", "origin": origin});
     let answer = stop(&server, &id, json!({"completion": completion})).await;
     assert_eq!(answer["completion"]["outcome"], "accepted", "{answer}");
     let revoked =

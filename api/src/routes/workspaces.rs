@@ -429,7 +429,21 @@ pub async fn get_workspace_capture_status(
     let owner = validate::owner(q.owner_user_id)?.into_string();
     let (run_id, endpoint) = capture_executor(&app, &owner, &workspace_id).await?;
     let target = crate::control::Target { run_id: &run_id, endpoint: &endpoint };
-    Ok(Json(control(&app)?.capture_status(target).await.map_err(daemon_failed)?))
+    let status = control(&app)?.capture_status(target).await.map_err(daemon_failed)?;
+    keep_report(&app, &run_id, &status).await?;
+    Ok(Json(status))
+}
+
+/// Every capture status read from an executor is evidence about it: stored
+/// with its origin stamp, where it may revoke an attestation.
+async fn keep_report(app: &AppState, run_id: &str, status: &WorkspaceCaptureStatus) -> Result<(), ApiError> {
+    if let Some(origin) = &status.origin {
+        let report = sluice_protocol::attest::Report { origin: origin.clone(), saved: status.complete == Some(true) };
+        // The daemon's words: bounded before they are kept.
+        let detail: Option<String> = status.incomplete_reason.as_ref().map(|r| r.chars().take(200).collect());
+        app.store.record_report(run_id, &report, detail.as_deref()).await?;
+    }
+    Ok(())
 }
 
 /// Flush the workspace's captures: `suspend` (a checkpoint, the default)
@@ -462,7 +476,9 @@ pub async fn flush_workspace_capture(
     };
     let timeout = std::time::Duration::from_millis(deadline_ms) + FLUSH_SLACK;
     let target = crate::control::Target { run_id: &run_id, endpoint: &endpoint };
-    Ok(Json(control(&app)?.capture_flush(target, request, timeout).await.map_err(daemon_failed)?))
+    let status = control(&app)?.capture_flush(target, request, timeout).await.map_err(daemon_failed)?;
+    keep_report(&app, &run_id, &status).await?;
+    Ok(Json(status))
 }
 
 /// Re-plan the workspace's capture: the daemon asks for its plan again and
