@@ -94,6 +94,19 @@ pub async fn serve(
     limits: HttpLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    serve_over(app, listener, limits, None, shutdown).await
+}
+
+/// As [`serve`], over TLS when `tls` is given: a connection that does not
+/// complete its handshake within the header read timeout (plaintext HTTP
+/// among them) is closed without an answer.
+pub async fn serve_over(
+    app: Router,
+    listener: tokio::net::TcpListener,
+    limits: HttpLimits,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     let slots = Arc::new(Semaphore::new(limits.max_connections));
     let (stop, stopping) = watch::channel(false);
     tokio::pin!(shutdown);
@@ -117,49 +130,21 @@ pub async fn serve(
         let _ = stream.set_nodelay(true);
         let service = TowerToHyperService::new(app.clone());
         let limits = limits.clone();
-        let mut stopping = stopping.clone();
+        let stopping = stopping.clone();
+        let tls = tls.clone();
         tokio::spawn(async move {
             let _slot = permit;
             let last_activity_ms = Arc::new(AtomicU64::new(0));
             let started = tokio::time::Instant::now();
             let io = Tracked { stream, started, last_activity_ms: last_activity_ms.clone() };
-            let connection = hyper::server::conn::http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(limits.header_read_timeout)
-                .serve_connection(TokioIo::new(io), service);
-            tokio::pin!(connection);
-            let check_every = (limits.idle_timeout / 4).max(Duration::from_millis(10));
-            let mut idle_check = tokio::time::interval(check_every);
-            let mut closing = false;
-            // A closing connection whose client will not take its last
-            // response is dropped once this runs out.
-            let drop_at = tokio::time::sleep(Duration::MAX / 4);
-            tokio::pin!(drop_at);
-            loop {
-                tokio::select! {
-                    _ = &mut drop_at, if closing => break,
-                    result = connection.as_mut() => {
-                        if let Err(e) = result {
-                            tracing::debug!(error = %e, "connection ended with an error");
-                        }
-                        break;
-                    }
-                    changed = stopping.changed(), if !closing => {
-                        if changed.is_err() || *stopping.borrow() {
-                            closing = true;
-                            drop_at.as_mut().reset(tokio::time::Instant::now() + limits.idle_timeout);
-                            connection.as_mut().graceful_shutdown();
-                        }
-                    }
-                    _ = idle_check.tick(), if !closing => {
-                        let idle_ms = started.elapsed().as_millis() as u64 - last_activity_ms.load(Ordering::Relaxed);
-                        if idle_ms >= limits.idle_timeout.as_millis() as u64 {
-                            closing = true;
-                            drop_at.as_mut().reset(tokio::time::Instant::now() + limits.idle_timeout);
-                            connection.as_mut().graceful_shutdown();
-                        }
-                    }
-                }
+            let activity = Activity { started, last_activity_ms };
+            match tls {
+                None => drive(TokioIo::new(io), service, &limits, stopping, activity).await,
+                Some(acceptor) => match tokio::time::timeout(limits.header_read_timeout, acceptor.accept(io)).await {
+                    Ok(Ok(stream)) => drive(TokioIo::new(stream), service, &limits, stopping, activity).await,
+                    Ok(Err(e)) => tracing::debug!(error = %e, "a TLS handshake failed"),
+                    Err(_) => tracing::debug!("a TLS handshake timed out"),
+                },
             }
         });
     }
@@ -168,4 +153,61 @@ pub async fn serve(
     let all = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
     let _ = slots.acquire_many(all).await;
     Ok(())
+}
+
+/// When a connection started, and when it last moved a byte.
+struct Activity {
+    started: tokio::time::Instant,
+    last_activity_ms: Arc<AtomicU64>,
+}
+
+/// Serves one connection until it ends, it idles out, or the server stops.
+async fn drive<I>(
+    io: I,
+    service: TowerToHyperService<Router>,
+    limits: &HttpLimits,
+    mut stopping: watch::Receiver<bool>,
+    activity: Activity,
+) where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+{
+    let Activity { started, last_activity_ms } = activity;
+    let connection = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout)
+        .serve_connection(io, service);
+    tokio::pin!(connection);
+    let check_every = (limits.idle_timeout / 4).max(Duration::from_millis(10));
+    let mut idle_check = tokio::time::interval(check_every);
+    let mut closing = false;
+    // A closing connection whose client will not take its last
+    // response is dropped once this runs out.
+    let drop_at = tokio::time::sleep(Duration::MAX / 4);
+    tokio::pin!(drop_at);
+    loop {
+        tokio::select! {
+            _ = &mut drop_at, if closing => break,
+            result = connection.as_mut() => {
+                if let Err(e) = result {
+                    tracing::debug!(error = %e, "connection ended with an error");
+                }
+                break;
+            }
+            changed = stopping.changed(), if !closing => {
+                if changed.is_err() || *stopping.borrow() {
+                    closing = true;
+                    drop_at.as_mut().reset(tokio::time::Instant::now() + limits.idle_timeout);
+                    connection.as_mut().graceful_shutdown();
+                }
+            }
+            _ = idle_check.tick(), if !closing => {
+                let idle_ms = started.elapsed().as_millis() as u64 - last_activity_ms.load(Ordering::Relaxed);
+                if idle_ms >= limits.idle_timeout.as_millis() as u64 {
+                    closing = true;
+                    drop_at.as_mut().reset(tokio::time::Instant::now() + limits.idle_timeout);
+                    connection.as_mut().graceful_shutdown();
+                }
+            }
+        }
+    }
 }

@@ -268,6 +268,17 @@ pub struct ApiArgs {
     /// Address the HTTP API listens on.
     #[arg(long, env = "SLUICE_LISTEN", default_value = "127.0.0.1:7420")]
     pub listen: String,
+    /// Also serve the execution broker protocol, over HTTPS only, at
+    /// `https://HOST:PORT/broker/v1/…`.
+    #[arg(long, env = "SLUICE_BROKER_LISTEN")]
+    pub broker_listen: Option<String>,
+    /// The broker's certificate chain (PEM). Without it (and --tls-key), a
+    /// self-signed one is generated into DATA_DIR/broker-tls/.
+    #[arg(long, env = "SLUICE_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The broker's private key (PEM).
+    #[arg(long, env = "SLUICE_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
     /// A file of accepted API tokens, one per line.
     #[arg(long, env = "SLUICE_API_TOKENS_FILE")]
     pub api_tokens_file: Option<PathBuf>,

@@ -3,6 +3,7 @@
 mod bench;
 mod bench_capture;
 mod bench_ready;
+mod broker;
 mod config;
 mod control;
 mod operate;
@@ -71,6 +72,9 @@ enum Command {
     BenchReady(bench_ready::BenchReadyArgs),
     /// Measure capture, incremental capture, restore and a no-change FINAL against restic.
     BenchCapture(bench_capture::BenchCaptureArgs),
+    /// Operate the execution broker: tokens (leases) and admission, against the database.
+    #[command(subcommand)]
+    Broker(broker::BrokerCommand),
     /// List retained executors: why, since when, recovery attempts, next attempt (talks to the API).
     Retained(operate::ApiClientArgs),
     /// Ask for a recovery attempt of a workspace's retained executor now.
@@ -100,6 +104,7 @@ async fn main() -> anyhow::Result<()> {
             | Command::Recover(_)
             | Command::Discard(_)
             | Command::Drain(_)
+            | Command::Broker(_)
     );
     init_tracing(if quiet { "warn" } else { "info,sqlx=warn" });
     match cli.command {
@@ -129,6 +134,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Bench(args) => bench::run(args).await,
         Command::BenchReady(args) => bench_ready::run(args).await,
         Command::BenchCapture(args) => bench_capture::run(args).await,
+        Command::Broker(command) => broker::run(command).await,
         Command::Retained(args) => operate::retained(args).await,
         Command::Recover(args) => operate::recover(args).await,
         Command::Discard(args) => operate::discard(args).await,
@@ -233,6 +239,28 @@ async fn run_api(store_args: StoreArgs, api_args: ApiArgs, worker_args: Option<W
         state.wake = Some(wake);
         tokio::spawn(sluice_worker::run(worker, wait(stopped.clone())))
     });
+    let broker = match &api_args.broker_listen {
+        Some(address) => {
+            let tls = broker::tls(&store_args, &api_args)?;
+            let listener =
+                tokio::net::TcpListener::bind(address).await.with_context(|| format!("cannot listen on {address}"))?;
+            tracing::info!(
+                address = %listener.local_addr()?,
+                certificate = %tls.cert_path.display(),
+                fingerprint = %tls.fingerprint,
+                "execution broker listening (HTTPS only) at /broker/v1"
+            );
+            let router = sluice_broker::router(sluice_broker::BrokerState { store: store.clone() });
+            let limits = sluice_api::listener::HttpLimits {
+                max_body_bytes: sluice_broker::MAX_BODY_BYTES,
+                ..api_args.http_limits()
+            };
+            let serving =
+                sluice_api::listener::serve_over(router, listener, limits, Some(tls.acceptor), wait(stopped.clone()));
+            Some(tokio::spawn(serving))
+        }
+        None => None,
+    };
     // HTTP stops first: in-flight requests get a bounded time to finish.
     let mut http = tokio::spawn(sluice_api::serve(state, listener, wait(stopped.clone())));
     tokio::select! {
@@ -244,6 +272,9 @@ async fn run_api(store_args: StoreArgs, api_args: ApiArgs, worker_args: Option<W
                 http.abort();
             }
         },
+    }
+    if let Some(broker) = broker {
+        let _ = tokio::time::timeout(HTTP_DRAIN_DEADLINE, broker).await;
     }
     if let Some(worker) = worker {
         worker.await?;

@@ -15,6 +15,12 @@ pub fn rfc3339(ms: i64) -> String {
     t.format(&Rfc3339).unwrap_or_else(|_| "1970-01-01T00:00:00Z".into())
 }
 
+/// RFC 3339 UTC with second precision (`2026-10-13T21:04:05Z`).
+pub fn rfc3339_seconds(ms: i64) -> String {
+    let t = OffsetDateTime::from_unix_timestamp(ms.div_euclid(1000)).unwrap_or(OffsetDateTime::UNIX_EPOCH);
+    t.format(&Rfc3339).unwrap_or_else(|_| "1970-01-01T00:00:00Z".into())
+}
+
 /// A new time-ordered id with a readable prefix: `ws_0193…`.
 pub fn new_id(prefix: &str) -> String {
     format!("{prefix}_{}", uuid::Uuid::now_v7().simple())
@@ -23,6 +29,11 @@ pub fn new_id(prefix: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rfc3339_seconds_drops_the_fraction() {
+        assert_eq!(rfc3339_seconds(1_760_389_445_999), "2025-10-13T21:04:05Z");
+    }
 
     #[test]
     fn rfc3339_keeps_milliseconds() {

@@ -8,6 +8,7 @@
 //! secrets exist only sealed. All SQL of sluice lives in this crate.
 
 pub mod bench;
+pub mod broker;
 pub mod capture;
 pub mod clock;
 mod create_keys;
@@ -97,6 +98,9 @@ impl Store {
             "drains",
             "executor_reports",
             "attestations",
+            "broker_instances",
+            "broker_tokens",
+            "broker_admission",
         ] {
             let sql = match self.backend() {
                 BackendKind::Postgres => {

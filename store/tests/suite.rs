@@ -713,3 +713,50 @@ async fn drains_record_intent_evidence_attestations_and_retention() {
         assert_eq!(store.request_recovery("alice", &id).await.unwrap(), Some(None), "{}: nothing retained", db.label);
     }
 }
+
+/// Broker tokens: issued, rotated with a grace, revoked; admission per
+/// instance and for every instance.
+#[tokio::test]
+async fn broker_tokens_and_admission() {
+    use sluice_store::broker::*;
+    for db in databases().await {
+        let store = open(&db).await;
+        let scope = BrokerScope {
+            max_concurrent_workspaces: 2,
+            images: vec!["img:1".into()],
+            max_lifetime_seconds: 60,
+            idle_timeout_seconds: 30,
+            max_snapshots: 3,
+            snapshot_ttl_seconds: 600,
+        };
+        let token = store.issue_broker_token("inst", &scope, None).await.unwrap();
+        assert!(token.expose().starts_with(TOKEN_PREFIX));
+        assert!(!store.any_column_contains(token.expose()).await.unwrap(), "{}: only a keyed hash", db.label);
+        let lease = store.broker_lease(token.expose()).await.unwrap().unwrap();
+        assert_eq!((lease.instance.as_str(), lease.state, &lease.scope), ("inst", LeaseState::Active, &scope));
+        assert_eq!(store.broker_lease("slbrk_nope").await.unwrap(), Err(LeaseRefusal::Unknown));
+
+        let rotated = store.rotate_broker_token("inst", 0).await.unwrap().unwrap();
+        assert_eq!(store.broker_lease(token.expose()).await.unwrap(), Err(LeaseRefusal::Superseded), "{}", db.label);
+        assert_eq!(store.broker_lease(rotated.expose()).await.unwrap().unwrap().scope, scope, "the scope carries over");
+        let graced = store.rotate_broker_token("inst", 60).await.unwrap().unwrap();
+        assert_eq!(store.broker_lease(rotated.expose()).await.unwrap().unwrap().state, LeaseState::Superseded);
+        assert_eq!(store.rotate_broker_token("nobody", 60).await.unwrap(), None);
+        assert_eq!(store.revoke_broker_tokens("inst").await.unwrap(), 3);
+        assert_eq!(store.broker_lease(graced.expose()).await.unwrap(), Err(LeaseRefusal::Revoked));
+
+        let short = store.issue_broker_token("brief", &scope, Some(1)).await.unwrap();
+        assert!(store.broker_lease(short.expose()).await.unwrap().unwrap().expires_at.is_some());
+
+        assert_eq!(store.broker_admission("inst").await.unwrap(), Admission::Open);
+        store.set_broker_admission(EVERY_INSTANCE, &Admission::Paused(None)).await.unwrap();
+        store.set_broker_admission("inst", &Admission::Paused(Some("payment".into()))).await.unwrap();
+        assert_eq!(store.broker_admission("inst").await.unwrap(), Admission::Paused(Some("payment".into())));
+        assert_eq!(store.broker_admission("other").await.unwrap(), Admission::Paused(None));
+        store.set_broker_admission(EVERY_INSTANCE, &Admission::EmergencyStopped(None)).await.unwrap();
+        assert_eq!(store.broker_admission("inst").await.unwrap(), Admission::EmergencyStopped(None), "{}", db.label);
+        store.set_broker_admission(EVERY_INSTANCE, &Admission::Open).await.unwrap();
+        store.set_broker_admission("inst", &Admission::Open).await.unwrap();
+        assert_eq!(store.broker_admission("inst").await.unwrap(), Admission::Open);
+    }
+}

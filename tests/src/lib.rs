@@ -1,6 +1,7 @@
 //! Helpers for the end-to-end tests: a real API server on port 0 over a
 //! fresh database, and the real `sluice` binary.
 
+pub mod broker;
 pub mod capture;
 pub mod s3;
 pub mod server;

@@ -1,0 +1,143 @@
+//! The execution broker protocol v1, served by sluice on a listener of its
+//! own, over HTTPS only, at `/broker/v1/…`. The conventions hold for every
+//! answer, the framework's own included: the error envelope, `cache-control:
+//! no-store`, `X-Request-Id`, the body limit, and never a redirect.
+
+pub mod error;
+mod lease;
+pub mod tls;
+
+use axum::extract::{FromRequestParts, Request, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use sluice_store::Store;
+use sluice_store::broker::{BrokerLease, LeaseRefusal};
+
+pub use error::BrokerError;
+
+/// Where the protocol is served: the base URL's path is `/broker`.
+pub const PREFIX: &str = "/broker/v1";
+/// The largest request body, after base64.
+pub const MAX_BODY_BYTES: usize = 12 << 20;
+
+/// What every broker handler shares.
+#[derive(Clone)]
+pub struct BrokerState {
+    pub store: Store,
+}
+
+/// The broker's routes, with the protocol's conventions around them.
+pub fn router(state: BrokerState) -> Router {
+    let v1 = Router::new().route("/lease", get(lease::get_lease)).fallback(no_route).with_state(state);
+    Router::new()
+        .nest(PREFIX, v1)
+        .fallback(no_route)
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(middleware::from_fn(conventions))
+}
+
+async fn no_route() -> BrokerError {
+    BrokerError::not_found()
+}
+
+fn valid_request_id(value: &str) -> bool {
+    (1..=64).contains(&value.len()) && value.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+}
+
+/// Echoes (or mints) the request id, forbids caching, and puts anything
+/// that is not already the envelope into it.
+async fn conventions(request: Request, next: Next) -> Response {
+    let request_id = request
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| valid_request_id(v))
+        .map(str::to_owned)
+        .unwrap_or_else(|| sluice_store::clock::new_id("req"));
+    let method = request.method().clone();
+    let started = std::time::Instant::now();
+    let declared =
+        request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    // Refused from its declared length, before routing or reading it; a
+    // body without one is cut off at the limit as it is read.
+    let mut response = if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        framework_error(StatusCode::PAYLOAD_TOO_LARGE).into_response()
+    } else {
+        next.run(request).await
+    };
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.to_str().is_ok_and(|v| v.starts_with("application/json")));
+    if !status.is_success() && !is_json {
+        response = framework_error(status).into_response();
+    }
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert("x-request-id", HeaderValue::from_str(&request_id).expect("checked characters"));
+    // Method, status and id only: paths and bodies may carry what must not be logged.
+    tracing::info!(target: "sluice::broker", %method, status = response.status().as_u16(), request_id, elapsed_ms = started.elapsed().as_millis() as u64, "broker request");
+    response
+}
+
+/// The envelope for an answer the framework made itself.
+fn framework_error(status: StatusCode) -> BrokerError {
+    match status {
+        StatusCode::PAYLOAD_TOO_LARGE => {
+            BrokerError::new(status, "payload_too_large", format!("the request body is over {MAX_BODY_BYTES} bytes"))
+        }
+        StatusCode::NOT_FOUND => BrokerError::not_found(),
+        StatusCode::METHOD_NOT_ALLOWED => BrokerError::new(status, "invalid_request", "method not allowed here"),
+        s if s.is_client_error() => BrokerError::new(s, "invalid_request", "the request is malformed"),
+        _ => BrokerError::internal(),
+    }
+}
+
+/// A request's valid lease, from `Authorization: Bearer`.
+pub struct Authenticated(pub BrokerLease);
+
+impl FromRequestParts<BrokerState> for Authenticated {
+    type Rejection = BrokerError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &BrokerState) -> Result<Self, BrokerError> {
+        let unauthenticated =
+            || BrokerError::new(StatusCode::UNAUTHORIZED, "unauthenticated", "a valid bearer token is required");
+        let token = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .ok_or_else(unauthenticated)?;
+        match state.store.broker_lease(token).await? {
+            Ok(lease) => Ok(Authenticated(lease)),
+            Err(LeaseRefusal::Unknown) => Err(unauthenticated()),
+            Err(LeaseRefusal::Expired) => {
+                Err(BrokerError::new(StatusCode::UNAUTHORIZED, "lease_expired", "the token expired; install a new one"))
+            }
+            Err(LeaseRefusal::Superseded) => Err(BrokerError::new(
+                StatusCode::UNAUTHORIZED,
+                "lease_superseded",
+                "the token was rotated and its grace period is over; install the new token",
+            )),
+            Err(LeaseRefusal::Revoked) => Err(BrokerError::new(
+                StatusCode::UNAUTHORIZED,
+                "lease_revoked",
+                "the token was revoked; the broker is off for this instance until a new token is installed",
+            )),
+        }
+    }
+}
+
+/// JSON answers of the broker.
+pub(crate) fn ok<T: serde::Serialize>(status: StatusCode, body: T) -> Response {
+    (status, Json(body)).into_response()
+}
+
+pub(crate) type Shared = State<BrokerState>;

@@ -1,0 +1,264 @@
+//! The execution broker's durable state: client instances, their tokens
+//! (leases) with the scope each was issued with, rotation, revocation and
+//! expiry, and admission. A token is kept only as a keyed hash.
+
+use serde::{Deserialize, Serialize};
+
+use crate::Store;
+use crate::clock::{new_id, now_ms};
+use crate::db::{DbRow, args};
+use crate::error::StoreError;
+use crate::seal::{Secret, new_token};
+
+/// The prefix of every broker token, so secret scanners can find leaked ones.
+pub const TOKEN_PREFIX: &str = "slbrk_";
+
+/// What a token lets its instance do, fixed when it is issued.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BrokerScope {
+    pub max_concurrent_workspaces: u64,
+    /// The default image first.
+    pub images: Vec<String>,
+    pub max_lifetime_seconds: u64,
+    pub idle_timeout_seconds: u64,
+    pub max_snapshots: u64,
+    pub snapshot_ttl_seconds: u64,
+}
+
+/// A token's state when presented.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeaseState {
+    Active,
+    /// Rotated, still inside its grace period.
+    Superseded,
+}
+
+/// The grant a valid token carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokerLease {
+    pub id: String,
+    pub instance: String,
+    pub state: LeaseState,
+    pub scope: BrokerScope,
+    pub expires_at: Option<i64>,
+    pub superseded_at: Option<i64>,
+}
+
+/// Why a token does not authenticate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeaseRefusal {
+    Unknown,
+    Expired,
+    Superseded,
+    Revoked,
+}
+
+/// Whether new work is admitted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Admission {
+    Open,
+    Paused(Option<String>),
+    EmergencyStopped(Option<String>),
+}
+
+impl Admission {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Admission::Open => "open",
+            Admission::Paused(_) => "paused",
+            Admission::EmergencyStopped(_) => "emergency_stopped",
+        }
+    }
+}
+
+/// The admission target that covers every instance.
+pub const EVERY_INSTANCE: &str = "*";
+
+fn token_row_lease(row: &DbRow, now: i64) -> Result<Result<BrokerLease, LeaseRefusal>, StoreError> {
+    if row.opt_int("revoked_at")?.is_some() {
+        return Ok(Err(LeaseRefusal::Revoked));
+    }
+    let expires_at = row.opt_int("expires_at")?;
+    if expires_at.is_some_and(|at| at <= now) {
+        return Ok(Err(LeaseRefusal::Expired));
+    }
+    let superseded_at = row.opt_int("superseded_at")?;
+    let state = match (superseded_at, row.opt_int("grace_until")?) {
+        (None, _) => LeaseState::Active,
+        (Some(_), Some(until)) if until > now => LeaseState::Superseded,
+        (Some(_), _) => return Ok(Err(LeaseRefusal::Superseded)),
+    };
+    let scope = serde_json::from_str(&row.text("scope")?)
+        .map_err(|_| StoreError::Corrupt("broker_tokens.scope is not a scope".into()))?;
+    Ok(Ok(BrokerLease {
+        id: row.text("id")?,
+        instance: row.text("instance")?,
+        state,
+        scope,
+        expires_at,
+        superseded_at,
+    }))
+}
+
+impl Store {
+    fn broker_token_hash(&self, token: &str) -> String {
+        self.sealer().keyed_digest(format!("broker-token/{token}").as_bytes())
+    }
+
+    async fn insert_broker_token(
+        &self,
+        tx: &mut crate::db::Tx,
+        instance: &str,
+        scope: &BrokerScope,
+        ttl_seconds: Option<u64>,
+        now: i64,
+    ) -> Result<Secret<String>, StoreError> {
+        let token = Secret::new(format!("{TOKEN_PREFIX}{}", new_token().expose()));
+        let scope = serde_json::to_string(scope).expect("a scope serializes");
+        tx.execute(
+            "INSERT INTO broker_tokens (id, instance, token_hash, scope, issued_at, expires_at) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+            args![
+                new_id("lse"),
+                instance,
+                self.broker_token_hash(token.expose()),
+                scope,
+                now,
+                ttl_seconds.map(|t| now + (t as i64) * 1000)
+            ],
+        )
+        .await?;
+        Ok(token)
+    }
+
+    /// Issues a token for `instance` (made on first use) with `scope`. An
+    /// instance that has tokens already gets another one beside them.
+    pub async fn issue_broker_token(
+        &self,
+        instance: &str,
+        scope: &BrokerScope,
+        ttl_seconds: Option<u64>,
+    ) -> Result<Secret<String>, StoreError> {
+        let now = now_ms();
+        let mut tx = self.pool.begin().await?;
+        tx.execute(
+            "INSERT INTO broker_instances (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
+            args![instance, now],
+        )
+        .await?;
+        let token = self.insert_broker_token(&mut tx, instance, scope, ttl_seconds, now).await?;
+        tx.commit().await?;
+        Ok(token)
+    }
+
+    /// Rotates `instance`'s token: every token it has that still works is
+    /// superseded (working on for `grace_seconds`), and a new one with the
+    /// newest token's scope and lifetime is issued. `None`: no such
+    /// instance, or nothing of it to rotate.
+    pub async fn rotate_broker_token(
+        &self,
+        instance: &str,
+        grace_seconds: u64,
+    ) -> Result<Option<Secret<String>>, StoreError> {
+        let now = now_ms();
+        let mut tx = self.pool.begin().await?;
+        let Some(newest) = tx
+            .fetch_optional(
+                "SELECT scope, issued_at, expires_at FROM broker_tokens WHERE instance = $1 AND revoked_at IS NULL \
+                 ORDER BY issued_at DESC, id DESC LIMIT 1",
+                args![instance],
+            )
+            .await?
+        else {
+            return Ok(None);
+        };
+        let scope: BrokerScope = serde_json::from_str(&newest.text("scope")?)
+            .map_err(|_| StoreError::Corrupt("broker_tokens.scope is not a scope".into()))?;
+        let issued_at = newest.int("issued_at")?;
+        let ttl = newest.opt_int("expires_at")?.map(|at| ((at - issued_at) / 1000).max(1) as u64);
+        tx.execute(
+            "UPDATE broker_tokens SET superseded_at = $1, grace_until = $2 WHERE instance = $3 \
+             AND superseded_at IS NULL AND revoked_at IS NULL",
+            args![now, now + (grace_seconds as i64) * 1000, instance],
+        )
+        .await?;
+        let token = self.insert_broker_token(&mut tx, instance, &scope, ttl, now).await?;
+        tx.commit().await?;
+        Ok(Some(token))
+    }
+
+    /// Revokes every token of `instance` at once. Answers how many.
+    pub async fn revoke_broker_tokens(&self, instance: &str) -> Result<u64, StoreError> {
+        self.pool
+            .execute(
+                "UPDATE broker_tokens SET revoked_at = $1 WHERE instance = $2 AND revoked_at IS NULL",
+                args![now_ms(), instance],
+            )
+            .await
+    }
+
+    /// The lease `token` carries, or why it carries none.
+    pub async fn broker_lease(&self, token: &str) -> Result<Result<BrokerLease, LeaseRefusal>, StoreError> {
+        let row = self
+            .pool
+            .fetch_optional(
+                "SELECT id, instance, scope, expires_at, superseded_at, grace_until, revoked_at FROM broker_tokens \
+                 WHERE token_hash = $1",
+                args![self.broker_token_hash(token)],
+            )
+            .await?;
+        match row {
+            Some(row) => token_row_lease(&row, now_ms()),
+            None => Ok(Err(LeaseRefusal::Unknown)),
+        }
+    }
+
+    /// Sets admission for `instance` (or every instance).
+    pub async fn set_broker_admission(&self, target: &str, admission: &Admission) -> Result<(), StoreError> {
+        let reason = match admission {
+            Admission::Open => None,
+            Admission::Paused(r) | Admission::EmergencyStopped(r) => r.clone(),
+        };
+        self.pool
+            .execute(
+                "INSERT INTO broker_admission (target, state, reason, updated_at) VALUES ($1, $2, $3, $4) \
+                 ON CONFLICT (target) DO UPDATE SET state = $2, reason = $3, updated_at = $4",
+                args![target, admission.as_str(), reason, now_ms()],
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// Admission for `instance`: an emergency stop of every instance wins,
+    /// then the instance's own state, then a pause of every instance.
+    pub async fn broker_admission(&self, instance: &str) -> Result<Admission, StoreError> {
+        let rows = self
+            .pool
+            .fetch_all(
+                "SELECT target, state, reason FROM broker_admission WHERE target = $1 OR target = $2",
+                args![instance, EVERY_INSTANCE],
+            )
+            .await?;
+        let mut every = Admission::Open;
+        let mut own = Admission::Open;
+        for row in rows {
+            let reason = row.opt_text("reason")?;
+            let state = match row.text("state")?.as_str() {
+                "open" => Admission::Open,
+                "paused" => Admission::Paused(reason),
+                "emergency_stopped" => Admission::EmergencyStopped(reason),
+                other => return Err(StoreError::Corrupt(format!("broker admission state {other:?}"))),
+            };
+            if row.text("target")? == EVERY_INSTANCE {
+                every = state;
+            } else {
+                own = state;
+            }
+        }
+        Ok(match (every, own) {
+            (stopped @ Admission::EmergencyStopped(_), _) => stopped,
+            (_, own @ (Admission::EmergencyStopped(_) | Admission::Paused(_))) => own,
+            (every, Admission::Open) => every,
+        })
+    }
+}

@@ -1,0 +1,172 @@
+//! The execution broker protocol, as a client sees it: a conformance suite
+//! from the protocol's client checklist, against `sluice serve
+//! --broker-listen` over HTTPS.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use reqwest::Method;
+use serde_json::json;
+use sluice_tests::broker::{Broker, issue, operate, options};
+use sluice_tests::free_port;
+use sluice_tests::server::DataDir;
+
+async fn broker() -> (DataDir, Broker) {
+    let dir = DataDir::new();
+    let port = free_port();
+    let broker = Broker::start(&dir.path(), options(port), port).await;
+    (dir, broker)
+}
+
+#[tokio::test]
+async fn the_lease_reports_the_tokens_scope() {
+    let (dir, broker) = broker().await;
+    let token = issue(
+        &dir.path(),
+        "inst-a",
+        &["--max-concurrency", "3", "--image", "img:1", "--image", "img:2", "--max-lifetime-seconds", "1200"],
+    );
+    assert!(token.starts_with("slbrk_") && !token.contains('\n'), "only the token is printed: {token:?}");
+    let lease = broker.get("/v1/lease", &token).await;
+    assert_eq!(lease.status, 200, "{lease:?}");
+    let body = &lease.body;
+    assert_eq!(body["api_version"], "execution-broker/v1");
+    assert_eq!(body["lease"]["instance_id"], "inst-a");
+    assert_eq!(body["lease"]["state"], "active");
+    assert!(body["lease"]["id"].as_str().unwrap().starts_with("lse_"));
+    assert_eq!(body["lease"]["expires_at"], json!(null));
+    assert_eq!(body["admission"]["state"], "open");
+    let capabilities = &body["capabilities"];
+    for (name, value) in [
+        ("shell", true),
+        ("egress_control", true),
+        ("resumable", false),
+        ("idle_persistence", false),
+        ("snapshots", true),
+        ("durable_commands", true),
+    ] {
+        assert_eq!(capabilities[name], value, "{name}");
+    }
+    assert_eq!(body["limits"]["max_concurrent_workspaces"], 3);
+    assert_eq!(body["limits"]["max_lifetime_seconds"], 1200);
+    for field in [
+        "idle_timeout_seconds",
+        "max_exec_timeout_seconds",
+        "default_exec_timeout_seconds",
+        "max_snapshots",
+        "snapshot_ttl_seconds",
+        "max_file_bytes",
+        "max_output_bytes",
+        "max_env_entries",
+        "max_egress_domains",
+    ] {
+        assert!(body["limits"][field].as_u64().is_some_and(|v| v > 0), "limits.{field}: {body}");
+    }
+    let sizes = body["sizes"].as_array().unwrap();
+    let memory: Vec<u64> = sizes.iter().map(|s| s["memory_mib"].as_u64().unwrap()).collect();
+    assert!(memory.windows(2).all(|w| w[0] < w[1]), "smallest first: {sizes:?}");
+    assert!(sizes.iter().any(|s| s["name"] == body["default_size"]));
+    assert_eq!(body["images"], json!({"default": "img:1", "allowed": ["img:1", "img:2"]}));
+    assert_eq!(body["egress"]["ceiling"], json!([]), "no allowlist can be enforced here");
+    assert_eq!(lease.cache_control.as_deref(), Some("no-store"));
+    assert!(lease.request_id.is_some());
+    // The token never reaches a log line.
+    assert!(!broker.server.output().contains(&token));
+}
+
+#[tokio::test]
+async fn rotation_grace_revocation_and_expiry_answer_their_codes() {
+    let (dir, broker) = broker().await;
+    let first = issue(&dir.path(), "inst-r", &[]);
+    let second = operate(&dir.path(), &["token", "rotate", "--instance", "inst-r", "--grace-seconds", "2"]);
+    let second = second.trim();
+    let during = broker.get("/v1/lease", &first).await;
+    assert_eq!((during.status, during.body["lease"]["state"].as_str()), (200, Some("superseded")), "{during:?}");
+    assert!(during.body["lease"]["superseded_at"].is_string());
+    assert_eq!(broker.get("/v1/lease", second).await.body["lease"]["state"], "active");
+    tokio::time::sleep(Duration::from_millis(2200)).await;
+    let after = broker.get("/v1/lease", &first).await;
+    assert_eq!((after.status, after.code()), (401, "lease_superseded"), "{after:?}");
+    assert_eq!(broker.get("/v1/lease", second).await.status, 200, "the new token works on");
+
+    operate(&dir.path(), &["token", "revoke", "--instance", "inst-r"]);
+    let revoked = broker.get("/v1/lease", second).await;
+    assert_eq!((revoked.status, revoked.code()), (401, "lease_revoked"));
+
+    let mortal = issue(&dir.path(), "inst-e", &["--token-ttl-seconds", "5"]);
+    let lease = broker.get("/v1/lease", &mortal).await;
+    assert!(lease.body["lease"]["expires_at"].as_str().unwrap().ends_with('Z'), "{lease:?}");
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let expired = broker.get("/v1/lease", &mortal).await;
+    assert_eq!((expired.status, expired.code()), (401, "lease_expired"));
+
+    for token in [None, Some("slbrk_unknown"), Some("")] {
+        let answer = broker.call(Method::GET, "/v1/lease", token, None).await;
+        assert_eq!((answer.status, answer.code()), (401, "unauthenticated"), "{token:?}");
+    }
+}
+
+#[tokio::test]
+async fn admission_is_paused_and_stopped_per_instance_or_for_all() {
+    let (dir, broker) = broker().await;
+    let a = issue(&dir.path(), "inst-1", &[]);
+    let b = issue(&dir.path(), "inst-2", &[]);
+    let state = |answer: &sluice_tests::broker::Answer| answer.body["admission"].clone();
+    operate(&dir.path(), &["admission", "pause", "--instance", "inst-1", "--reason", "payment"]);
+    assert_eq!(state(&broker.get("/v1/lease", &a).await), json!({"state": "paused", "reason": "payment"}));
+    assert_eq!(state(&broker.get("/v1/lease", &b).await)["state"], "open");
+    operate(&dir.path(), &["admission", "emergency-stop"]);
+    assert_eq!(state(&broker.get("/v1/lease", &a).await)["state"], "emergency_stopped");
+    assert_eq!(state(&broker.get("/v1/lease", &b).await)["state"], "emergency_stopped");
+    operate(&dir.path(), &["admission", "open"]);
+    operate(&dir.path(), &["admission", "open", "--instance", "inst-1"]);
+    assert_eq!(state(&broker.get("/v1/lease", &a).await)["state"], "open");
+}
+
+#[tokio::test]
+async fn every_answer_keeps_the_conventions_and_nothing_redirects() {
+    let (dir, broker) = broker().await;
+    let token = issue(&dir.path(), "inst-c", &[]);
+    // Unknown paths, trailing slashes and doubled slashes: the envelope, never a redirect.
+    for path in ["/v1/nothing", "/v1/lease/", "//v1/lease", "/v2/lease", "/v1//lease"] {
+        let answer = broker.get(path, &token).await;
+        assert_eq!((answer.status, answer.code()), (404, "not_found"), "{path}: {answer:?}");
+        assert_eq!(answer.cache_control.as_deref(), Some("no-store"), "{path}");
+    }
+    let wrong_method = broker.call(Method::DELETE, "/v1/lease", Some(&token), None).await;
+    assert_eq!((wrong_method.status, wrong_method.code()), (405, "invalid_request"), "{wrong_method:?}");
+    // The request id: echoed when valid, minted otherwise.
+    let mut request = broker.client.get(format!("{}/v1/lease", broker.base)).bearer_auth(&token);
+    request = request.header("x-request-id", "client.req-42");
+    let echoed = sluice_tests::broker::Answer::of(request.send().await.unwrap()).await;
+    assert_eq!(echoed.request_id.as_deref(), Some("client.req-42"));
+    let bad = broker.client.get(format!("{}/v1/lease", broker.base)).header("x-request-id", "has space").send();
+    let minted = sluice_tests::broker::Answer::of(bad.await.unwrap()).await;
+    assert!(minted.request_id.is_some_and(|id| id != "has space"));
+    // A body over 12 MiB: refused from its length, before it is read.
+    let stalled =
+        futures::stream::once(async { Ok::<_, std::io::Error>(bytes_of(b"{")) }).chain(futures::stream::pending());
+    let response = broker
+        .client
+        .post(format!("{}/v1/lease", broker.base))
+        .bearer_auth(&token)
+        .header("content-type", "application/json")
+        .header("content-length", (13u64 << 20).to_string())
+        .body(reqwest::Body::wrap_stream(stalled))
+        .send()
+        .await
+        .unwrap();
+    let too_large = sluice_tests::broker::Answer::of(response).await;
+    assert_eq!((too_large.status, too_large.code()), (413, "payload_too_large"), "{too_large:?}");
+
+    // Plaintext is refused on the broker port; the broker is not on the API listener.
+    let port = broker.base.trim_start_matches("https://127.0.0.1:").trim_end_matches("/broker");
+    let plain = reqwest::Client::new().get(format!("http://127.0.0.1:{port}/broker/v1/lease")).send().await;
+    assert!(plain.is_err() || plain.is_ok_and(|r| !r.status().is_success()), "plaintext is never served");
+    let (status, _) = broker.server.get("/broker/v1/lease").await;
+    assert_eq!(status, 404, "the broker's routes are not on the API listener");
+}
+
+fn bytes_of(b: &'static [u8]) -> Vec<u8> {
+    b.to_vec()
+}
