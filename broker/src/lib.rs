@@ -6,13 +6,14 @@
 pub mod error;
 mod lease;
 pub mod tls;
+mod workspaces;
 
 use axum::extract::{FromRequestParts, Request, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::{Json, Router};
 use sluice_store::Store;
 use sluice_store::broker::{BrokerLease, LeaseRefusal};
@@ -28,11 +29,26 @@ pub const MAX_BODY_BYTES: usize = 12 << 20;
 #[derive(Clone)]
 pub struct BrokerState {
     pub store: Store,
+    /// Wakes this process's worker when work was enqueued.
+    pub wake: Option<std::sync::Arc<tokio::sync::Notify>>,
+}
+
+impl BrokerState {
+    pub(crate) fn wake(&self) {
+        if let Some(wake) = &self.wake {
+            wake.notify_one();
+        }
+    }
 }
 
 /// The broker's routes, with the protocol's conventions around them.
 pub fn router(state: BrokerState) -> Router {
-    let v1 = Router::new().route("/lease", get(lease::get_lease)).fallback(no_route).with_state(state);
+    let v1 = Router::new()
+        .route("/lease", get(lease::get_lease))
+        .route("/workspaces", post(workspaces::acquire).get(workspaces::list_workspaces))
+        .route("/workspaces/{workspace_id}", get(workspaces::get_workspace).delete(workspaces::release))
+        .fallback(no_route)
+        .with_state(state);
     Router::new()
         .nest(PREFIX, v1)
         .fallback(no_route)
@@ -101,37 +117,99 @@ fn framework_error(status: StatusCode) -> BrokerError {
 /// A request's valid lease, from `Authorization: Bearer`.
 pub struct Authenticated(pub BrokerLease);
 
+/// A release's lease: as [`Authenticated`], but a superseded token past its
+/// grace still releases its instance's workspaces.
+pub struct Releasing(pub BrokerLease);
+
+fn unauthenticated() -> BrokerError {
+    BrokerError::new(StatusCode::UNAUTHORIZED, "unauthenticated", "a valid bearer token is required")
+}
+
+fn bearer(parts: &Parts) -> Result<&str, BrokerError> {
+    parts
+        .headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(unauthenticated)
+}
+
+/// The answer for a token that carries no lease.
+fn refused(lease: Result<BrokerLease, LeaseRefusal>) -> Result<BrokerLease, BrokerError> {
+    match lease {
+        Ok(lease) => Ok(lease),
+        Err(LeaseRefusal::Unknown) => Err(unauthenticated()),
+        Err(LeaseRefusal::Expired) => {
+            Err(BrokerError::new(StatusCode::UNAUTHORIZED, "lease_expired", "the token expired; install a new one"))
+        }
+        Err(LeaseRefusal::Superseded) => Err(BrokerError::new(
+            StatusCode::UNAUTHORIZED,
+            "lease_superseded",
+            "the token was rotated and its grace period is over; install the new token",
+        )),
+        Err(LeaseRefusal::Revoked) => Err(BrokerError::new(
+            StatusCode::UNAUTHORIZED,
+            "lease_revoked",
+            "the token was revoked; the broker is off for this instance until a new token is installed",
+        )),
+    }
+}
+
 impl FromRequestParts<BrokerState> for Authenticated {
     type Rejection = BrokerError;
 
     async fn from_request_parts(parts: &mut Parts, state: &BrokerState) -> Result<Self, BrokerError> {
-        let unauthenticated =
-            || BrokerError::new(StatusCode::UNAUTHORIZED, "unauthenticated", "a valid bearer token is required");
-        let token = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .ok_or_else(unauthenticated)?;
-        match state.store.broker_lease(token).await? {
-            Ok(lease) => Ok(Authenticated(lease)),
-            Err(LeaseRefusal::Unknown) => Err(unauthenticated()),
-            Err(LeaseRefusal::Expired) => {
-                Err(BrokerError::new(StatusCode::UNAUTHORIZED, "lease_expired", "the token expired; install a new one"))
+        let token = bearer(parts)?;
+        refused(state.store.broker_lease(token).await?).map(Authenticated)
+    }
+}
+
+impl FromRequestParts<BrokerState> for Releasing {
+    type Rejection = BrokerError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &BrokerState) -> Result<Self, BrokerError> {
+        let token = bearer(parts)?;
+        refused(state.store.broker_lease_for_release(token).await?).map(Releasing)
+    }
+}
+
+/// A JSON request body: unknown fields (nested ones too) and malformed
+/// JSON are `400 invalid_request`, naming where.
+pub struct BrokerJson<T>(pub T);
+
+impl<T: serde::de::DeserializeOwned> axum::extract::FromRequest<BrokerState> for BrokerJson<T> {
+    type Rejection = BrokerError;
+
+    async fn from_request(request: Request, state: &BrokerState) -> Result<Self, BrokerError> {
+        let bytes = axum::body::Bytes::from_request(request, state).await.map_err(|e| {
+            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                framework_error(StatusCode::PAYLOAD_TOO_LARGE)
+            } else {
+                BrokerError::invalid("the request body could not be read")
             }
-            Err(LeaseRefusal::Superseded) => Err(BrokerError::new(
-                StatusCode::UNAUTHORIZED,
-                "lease_superseded",
-                "the token was rotated and its grace period is over; install the new token",
-            )),
-            Err(LeaseRefusal::Revoked) => Err(BrokerError::new(
-                StatusCode::UNAUTHORIZED,
-                "lease_revoked",
-                "the token was revoked; the broker is off for this instance until a new token is installed",
-            )),
-        }
+        })?;
+        let mut deserializer = serde_json::Deserializer::from_slice(&bytes);
+        let value = serde_path_to_error::deserialize(&mut deserializer).map_err(|e| {
+            // Where, and serde's class of error; never the value.
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            let text = inner.to_string();
+            let what = match (inner.classify(), text.strip_prefix("unknown field `")) {
+                (serde_json::error::Category::Data, Some(rest)) => {
+                    format!("unknown field `{}`", rest.split('`').next().unwrap_or(""))
+                }
+                (serde_json::error::Category::Data, None) if text.starts_with("missing field") => {
+                    text.split(" at line").next().unwrap_or("a missing field").to_owned()
+                }
+                (serde_json::error::Category::Data, None) => "a value of the wrong type or shape".to_owned(),
+                _ => "malformed JSON".to_owned(),
+            };
+            BrokerError::invalid(format!("{what} at {path}"))
+        })?;
+        deserializer.end().map_err(|_| BrokerError::invalid("trailing characters after the JSON body"))?;
+        Ok(BrokerJson(value))
     }
 }
 

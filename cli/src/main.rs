@@ -210,6 +210,7 @@ async fn run_api(store_args: StoreArgs, api_args: ApiArgs, worker_args: Option<W
     let api_tokens = api_args.api_tokens(&store_args.data_dir)?;
     let gateway_tokens = api_args.gateway_tokens(&store_args.data_dir)?;
     let wake = Arc::new(Notify::new());
+    let broker_wake = wake.clone();
     let worker = match &worker_args {
         Some(args) => Some(start_worker(&store_args, args, store.clone(), wake.clone()).await?),
         None => None,
@@ -250,7 +251,10 @@ async fn run_api(store_args: StoreArgs, api_args: ApiArgs, worker_args: Option<W
                 fingerprint = %tls.fingerprint,
                 "execution broker listening (HTTPS only) at /broker/v1"
             );
-            let router = sluice_broker::router(sluice_broker::BrokerState { store: store.clone() });
+            let router = sluice_broker::router(sluice_broker::BrokerState {
+                store: store.clone(),
+                wake: Some(broker_wake.clone()),
+            });
             let limits = sluice_api::listener::HttpLimits {
                 max_body_bytes: sluice_broker::MAX_BODY_BYTES,
                 ..api_args.http_limits()

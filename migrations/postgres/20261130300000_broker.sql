@@ -26,3 +26,22 @@ CREATE TABLE broker_admission (
     reason      TEXT,
     updated_at  BIGINT NOT NULL
 );
+
+-- A broker workspace: the sluice workspace an instance acquired, with what
+-- the protocol reports of it. Its env is never stored here.
+CREATE TABLE broker_workspaces (
+    workspace_id          TEXT PRIMARY KEY REFERENCES workspaces (id),
+    instance              TEXT NOT NULL REFERENCES broker_instances (name),
+    label                 TEXT NOT NULL,
+    size                  TEXT NOT NULL,
+    image                 TEXT NOT NULL,
+    agent                 TEXT,
+    attributed_run        TEXT,
+    idle_timeout_seconds  BIGINT NOT NULL,
+    created_at            BIGINT NOT NULL,
+    expires_at            BIGINT NOT NULL,
+    last_used_at          BIGINT NOT NULL,
+    terminated_at         BIGINT,
+    termination_reason    TEXT
+);
+CREATE INDEX broker_workspaces_by_instance ON broker_workspaces (instance, created_at);

@@ -74,7 +74,7 @@ impl Admission {
 /// The admission target that covers every instance.
 pub const EVERY_INSTANCE: &str = "*";
 
-fn token_row_lease(row: &DbRow, now: i64) -> Result<Result<BrokerLease, LeaseRefusal>, StoreError> {
+fn token_row_lease(row: &DbRow, now: i64, allow_lapsed: bool) -> Result<Result<BrokerLease, LeaseRefusal>, StoreError> {
     if row.opt_int("revoked_at")?.is_some() {
         return Ok(Err(LeaseRefusal::Revoked));
     }
@@ -85,7 +85,7 @@ fn token_row_lease(row: &DbRow, now: i64) -> Result<Result<BrokerLease, LeaseRef
     let superseded_at = row.opt_int("superseded_at")?;
     let state = match (superseded_at, row.opt_int("grace_until")?) {
         (None, _) => LeaseState::Active,
-        (Some(_), Some(until)) if until > now => LeaseState::Superseded,
+        (Some(_), Some(until)) if until > now || allow_lapsed => LeaseState::Superseded,
         (Some(_), _) => return Ok(Err(LeaseRefusal::Superseded)),
     };
     let scope = serde_json::from_str(&row.text("scope")?)
@@ -199,6 +199,20 @@ impl Store {
 
     /// The lease `token` carries, or why it carries none.
     pub async fn broker_lease(&self, token: &str) -> Result<Result<BrokerLease, LeaseRefusal>, StoreError> {
+        self.broker_lease_with(token, false).await
+    }
+
+    /// As [`Store::broker_lease`], but a superseded token past its grace
+    /// still names its instance (a release is never refused for that).
+    pub async fn broker_lease_for_release(&self, token: &str) -> Result<Result<BrokerLease, LeaseRefusal>, StoreError> {
+        self.broker_lease_with(token, true).await
+    }
+
+    async fn broker_lease_with(
+        &self,
+        token: &str,
+        allow_lapsed: bool,
+    ) -> Result<Result<BrokerLease, LeaseRefusal>, StoreError> {
         let row = self
             .pool
             .fetch_optional(
@@ -208,7 +222,7 @@ impl Store {
             )
             .await?;
         match row {
-            Some(row) => token_row_lease(&row, now_ms()),
+            Some(row) => token_row_lease(&row, now_ms(), allow_lapsed),
             None => Ok(Err(LeaseRefusal::Unknown)),
         }
     }
@@ -260,5 +274,180 @@ impl Store {
             (_, own @ (Admission::EmergencyStopped(_) | Admission::Paused(_))) => own,
             (every, Admission::Open) => every,
         })
+    }
+}
+
+/// A broker acquisition, as its create writes it.
+#[derive(Debug, Clone)]
+pub struct NewBrokerWorkspace {
+    pub instance: String,
+    pub label: String,
+    pub size: String,
+    pub image: String,
+    pub agent: Option<String>,
+    pub attributed_run: Option<String>,
+    pub idle_timeout_seconds: u64,
+    /// The instance's concurrency limit.
+    pub max_live: u64,
+}
+
+/// A broker workspace with its sluice workspace's state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokerWorkspace {
+    pub workspace_id: String,
+    pub instance: String,
+    pub size: String,
+    pub image: String,
+    pub idle_timeout_seconds: u64,
+    pub created_at: i64,
+    pub expires_at: i64,
+    pub last_used_at: i64,
+    pub status: crate::model::WorkspaceStatus,
+    pub desired: crate::model::DesiredState,
+    pub finished_at: Option<i64>,
+    pub termination_reason: Option<String>,
+}
+
+/// Statuses of a workspace that holds (or is about to hold) an executor.
+const LIVE: &str = "w.desired_state = 'running' AND w.status NOT IN ('stopped', 'failed', 'cancelled')";
+
+/// Refuses the create when the instance is at its concurrency limit;
+/// inside the create's transaction.
+pub(crate) async fn check_concurrency(tx: &mut crate::db::Tx, new: &NewBrokerWorkspace) -> Result<(), StoreError> {
+    let row = tx
+        .fetch_one(
+            &format!(
+                "SELECT COUNT(*) AS live FROM broker_workspaces b JOIN workspaces w ON w.id = b.workspace_id \
+                 WHERE b.instance = $1 AND {LIVE}"
+            ),
+            args![&new.instance],
+        )
+        .await?;
+    if row.int("live")? as u64 >= new.max_live {
+        return Err(StoreError::Conflict {
+            message: format!("the instance is at its limit of {} concurrent workspaces", new.max_live),
+            code: "concurrency_limit",
+        });
+    }
+    Ok(())
+}
+
+pub(crate) async fn insert_workspace(
+    tx: &mut crate::db::Tx,
+    workspace_id: &str,
+    new: &NewBrokerWorkspace,
+    expires_at: i64,
+    now: i64,
+) -> Result<(), StoreError> {
+    tx.execute(
+        "INSERT INTO broker_workspaces (workspace_id, instance, label, size, image, agent, attributed_run, \
+         idle_timeout_seconds, created_at, expires_at, last_used_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $9)",
+        args![
+            workspace_id,
+            &new.instance,
+            &new.label,
+            &new.size,
+            &new.image,
+            new.agent.clone(),
+            new.attributed_run.clone(),
+            new.idle_timeout_seconds as i64,
+            now,
+            expires_at
+        ],
+    )
+    .await?;
+    Ok(())
+}
+
+const BROKER_WORKSPACE_COLUMNS: &str = "b.workspace_id, b.instance, b.size, b.image, b.idle_timeout_seconds, \
+    b.created_at, b.expires_at, b.last_used_at, b.termination_reason, w.status, w.desired_state, w.finished_at";
+
+fn broker_workspace_from_row(row: &DbRow) -> Result<BrokerWorkspace, StoreError> {
+    Ok(BrokerWorkspace {
+        workspace_id: row.text("workspace_id")?,
+        instance: row.text("instance")?,
+        size: row.text("size")?,
+        image: row.text("image")?,
+        idle_timeout_seconds: row.int("idle_timeout_seconds")? as u64,
+        created_at: row.int("created_at")?,
+        expires_at: row.int("expires_at")?,
+        last_used_at: row.int("last_used_at")?,
+        status: row.parsed("status")?,
+        desired: row.parsed("desired_state")?,
+        finished_at: row.opt_int("finished_at")?,
+        termination_reason: row.opt_text("termination_reason")?,
+    })
+}
+
+impl Store {
+    /// The instance's workspace; `None` for an unknown id and for another
+    /// instance's alike.
+    pub async fn broker_workspace(&self, instance: &str, id: &str) -> Result<Option<BrokerWorkspace>, StoreError> {
+        self.pool
+            .fetch_optional(
+                &format!(
+                    "SELECT {BROKER_WORKSPACE_COLUMNS} FROM broker_workspaces b JOIN workspaces w ON w.id = b.workspace_id \
+                     WHERE b.instance = $1 AND b.workspace_id = $2"
+                ),
+                args![instance, id],
+            )
+            .await?
+            .map(|r| broker_workspace_from_row(&r))
+            .transpose()
+    }
+
+    /// The instance's workspaces, oldest first, after `after` (a cursor:
+    /// the last id of the page before); `live` only those not ended.
+    pub async fn list_broker_workspaces(
+        &self,
+        instance: &str,
+        live: bool,
+        after: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<BrokerWorkspace>, StoreError> {
+        let live =
+            if live { format!(" AND w.status NOT IN ('stopped', 'failed', 'cancelled')") } else { String::new() };
+        self.pool
+            .fetch_all(
+                &format!(
+                    "SELECT {BROKER_WORKSPACE_COLUMNS} FROM broker_workspaces b JOIN workspaces w ON w.id = b.workspace_id \
+                     WHERE b.instance = $1 AND b.workspace_id > $2{live} ORDER BY b.workspace_id LIMIT $3"
+                ),
+                args![instance, after.unwrap_or(""), limit],
+            )
+            .await?
+            .iter()
+            .map(broker_workspace_from_row)
+            .collect()
+    }
+
+    /// Records a use of the workspace (for its idle timeout).
+    pub async fn touch_broker_workspace(&self, id: &str) -> Result<(), StoreError> {
+        self.pool
+            .execute("UPDATE broker_workspaces SET last_used_at = $1 WHERE workspace_id = $2", args![now_ms(), id])
+            .await?;
+        Ok(())
+    }
+
+    /// Ends a broker workspace for `reason` (released, expired, idle, …):
+    /// its sluice workspace is asked to stop. The first reason stays.
+    pub async fn end_broker_workspace(&self, id: &str, reason: &str) -> Result<(), StoreError> {
+        let now = now_ms();
+        let mut tx = self.pool.begin().await?;
+        tx.execute(
+            "UPDATE broker_workspaces SET termination_reason = COALESCE(termination_reason, $1) WHERE workspace_id = $2",
+            args![reason, id],
+        )
+        .await?;
+        let changed = tx
+            .execute(
+                "UPDATE workspaces SET desired_state = 'stopped', updated_at = $1 WHERE id = $2 AND desired_state <> 'stopped'",
+                args![now, id],
+            )
+            .await?;
+        if changed == 1 {
+            crate::jobs::enqueue(&mut tx, crate::model::JobKind::Reconcile, id, now, now).await?;
+        }
+        tx.commit().await
     }
 }

@@ -294,6 +294,13 @@ impl Store {
             args![&run.workspace_id, SecretKind::CaptureToken.as_str()],
         )
         .await?;
+        // A broker workspace's env is kept (sealed) only until its executor has it.
+        tx.execute(
+            "DELETE FROM sealed_secrets WHERE workspace_id = $1 AND kind = $2 \
+             AND EXISTS (SELECT 1 FROM broker_workspaces WHERE workspace_id = $1)",
+            args![&run.workspace_id, SecretKind::SecretEnv.as_str()],
+        )
+        .await?;
         tx.commit().await
     }
 

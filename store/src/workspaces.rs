@@ -30,6 +30,9 @@ pub struct NewWorkspace {
     pub idempotency: Option<Idempotency>,
     pub secret_env: Option<Secret<BTreeMap<String, String>>>,
     pub capture_token: Option<Secret<String>>,
+    /// An execution broker's acquisition: its record, written in the same
+    /// transaction after the instance's concurrency limit was checked.
+    pub broker: Option<crate::broker::NewBrokerWorkspace>,
 }
 
 /// An idempotent create's key and the keyed digest of its request.
@@ -247,6 +250,9 @@ impl Store {
             }
         }
 
+        if let Some(broker) = &new.broker {
+            crate::broker::check_concurrency(&mut tx, broker).await?;
+        }
         let spec_text = new.spec.to_string();
         let expires_at = new.ttl_ms.map(|ttl| now.saturating_add(ttl));
         tx.execute(
@@ -293,6 +299,9 @@ impl Store {
         if let Some(token) = &new.capture_token {
             self.insert_sealed(&mut tx, &workspace_id, SecretKind::CaptureToken, token.expose().as_bytes(), now)
                 .await?;
+        }
+        if let Some(broker) = &new.broker {
+            crate::broker::insert_workspace(&mut tx, &workspace_id, broker, expires_at.unwrap_or(now), now).await?;
         }
 
         append_event(
@@ -610,6 +619,7 @@ mod tests {
                 idempotency: Some(idem.clone()),
                 secret_env: None,
                 capture_token: None,
+                broker: None,
             };
             assert_eq!(create_keys::claim(&store.pool, "alice", &idem).await.unwrap(), create_keys::Claim::Proceed);
             assert_eq!(store.cancel_create_key("alice", "in-flight").await.unwrap().state, CreateKeyState::Cancelled);

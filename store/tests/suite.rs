@@ -19,6 +19,7 @@ fn new_workspace(owner: &str, key: Option<(&str, &str)>) -> NewWorkspace {
         idempotency: key.map(|(k, h)| Idempotency { key: k.into(), request_hash: h.into() }),
         secret_env: None,
         capture_token: None,
+        broker: None,
     }
 }
 

@@ -170,3 +170,123 @@ async fn every_answer_keeps_the_conventions_and_nothing_redirects() {
 fn bytes_of(b: &'static [u8]) -> Vec<u8> {
     b.to_vec()
 }
+
+async fn acquire(
+    broker: &Broker,
+    token: &str,
+    key: Option<&str>,
+    body: &serde_json::Value,
+) -> sluice_tests::broker::Answer {
+    let mut request = broker.client.post(format!("{}/v1/workspaces", broker.base)).bearer_auth(token).json(body);
+    if let Some(key) = key {
+        request = request.header("idempotency-key", key);
+    }
+    sluice_tests::broker::Answer::of(request.send().await.unwrap()).await
+}
+
+async fn wait_state(broker: &Broker, token: &str, id: &str, state: &str) -> serde_json::Value {
+    for _ in 0..600 {
+        let answer = broker.get(&format!("/v1/workspaces/{id}"), token).await;
+        if answer.body["state"] == state {
+            return answer.body;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("workspace {id} never reached {state}\n{}", broker.server.output());
+}
+
+#[tokio::test]
+async fn acquire_validates_replays_limits_and_releases() {
+    let (dir, broker) = broker().await;
+    let token = issue(&dir.path(), "inst-w", &["--max-concurrency", "1", "--image", "sluice-test/busybox:1"]);
+    let other = issue(&dir.path(), "inst-x", &[]);
+    let good = json!({"label": "mesh-ws-1", "egress": {"allowed_domains": []}, "env": {"HOME": "/root"},
+        "agent": "ops-bot", "run_id": "6f1e0d4c-2b7a-4e3f-9c1d-8a5b6c7d8e9f"});
+
+    // Refusals, each creating nothing and consuming no key.
+    let no_key = acquire(&broker, &token, None, &good).await;
+    assert_eq!((no_key.status, no_key.code()), (400, "invalid_request"));
+    for (body, status, code) in [
+        (json!({"label": "a", "egress": {"allowed_domains": []}, "colour": "red"}), 400, "invalid_request"),
+        (json!({"label": "a", "egress": {"allowed_domains": [], "extra": 1}}), 400, "invalid_request"),
+        (json!({"label": "a"}), 422, "egress_required"),
+        (json!({"label": "a", "egress": null}), 422, "egress_required"),
+        (json!({"label": "a", "egress": {"allowed_domains": ["github.com"]}}), 422, "egress_not_allowed"),
+        (json!({"label": "a", "egress": {"allowed_domains": ["10.0.0.1"]}}), 400, "invalid_request"),
+        (json!({"label": "a", "egress": {"allowed_domains": []}, "size": "xlarge"}), 422, "size_not_allowed"),
+        (json!({"label": "a", "egress": {"allowed_domains": []}, "image": "evil:1"}), 422, "image_not_allowed"),
+        (json!({"label": "a", "egress": {"allowed_domains": []}, "snapshot_id": "snap_x"}), 404, "not_found"),
+        (json!({"label": "bad label!", "egress": {"allowed_domains": []}}), 400, "invalid_request"),
+        (json!({"label": "a", "egress": {"allowed_domains": []}, "env": {"1BAD": "x"}}), 400, "invalid_request"),
+    ] {
+        let answer = acquire(&broker, &token, Some("k-1"), &body).await;
+        assert_eq!((answer.status, answer.code()), (status, code), "{body}: {answer:?}");
+    }
+    let unknown =
+        acquire(&broker, &token, Some("k-0"), &json!({"label": "a", "egress": {"allowed_domains": []}, "colour": 1}))
+            .await;
+    assert!(unknown.body["error"]["message"].as_str().unwrap().contains("colour"), "names the field: {unknown:?}");
+
+    // The key refused above still works; a replay answers the same workspace.
+    let created = acquire(&broker, &token, Some("k-1"), &good).await;
+    assert_eq!(created.status, 201, "{created:?}");
+    let id = created.body["workspace_id"].as_str().unwrap().to_owned();
+    assert!(matches!(created.body["state"].as_str(), Some("starting" | "running")), "{created:?}");
+    assert_eq!(created.body["size"], "standard");
+    assert!(created.body["expires_at"].as_str().unwrap().ends_with('Z'));
+    let replay = acquire(&broker, &token, Some("k-1"), &good).await;
+    assert_eq!((replay.status, replay.body["workspace_id"].as_str()), (200, Some(id.as_str())), "{replay:?}");
+    let mut changed = good.clone();
+    changed["env"]["HOME"] = json!("/elsewhere");
+    let conflict = acquire(&broker, &token, Some("k-1"), &changed).await;
+    assert_eq!((conflict.status, conflict.code()), (409, "idempotency_conflict"));
+    let limited = acquire(&broker, &token, Some("k-2"), &good).await;
+    assert_eq!((limited.status, limited.code()), (429, "concurrency_limit"), "{limited:?}");
+
+    let running = wait_state(&broker, &token, &id, "running").await;
+    assert_eq!(running["termination_reason"], json!(null));
+    let listed = broker.get("/v1/workspaces?state=live", &token).await;
+    assert_eq!(listed.body["workspaces"][0]["workspace_id"], id.as_str(), "{listed:?}");
+    assert_eq!(listed.body["next_cursor"], json!(null));
+    // Another instance, and an unknown id, get the same 404.
+    let theirs = broker.get(&format!("/v1/workspaces/{id}"), &other).await;
+    let unknown = broker.get("/v1/workspaces/ws_nope", &other).await;
+    assert_eq!((theirs.status, theirs.code()), (404, "not_found"));
+    assert_eq!(theirs.body, unknown.body, "indistinguishable");
+    assert!(broker.get("/v1/workspaces?state=live", &other).await.body["workspaces"].as_array().unwrap().is_empty());
+
+    // Admission refuses new work, never a release; a superseded token past its grace still releases.
+    operate(&dir.path(), &["admission", "pause", "--instance", "inst-w", "--reason", "payment"]);
+    let paused = acquire(&broker, &token, Some("k-3"), &good).await;
+    assert_eq!((paused.status, paused.code()), (403, "paused"));
+    assert_eq!(paused.body["error"]["details"]["reason"], "payment");
+    let rotated = operate(&dir.path(), &["token", "rotate", "--instance", "inst-w", "--grace-seconds", "0"]);
+    let stale = broker.get("/v1/lease", &token).await;
+    assert_eq!(stale.code(), "lease_superseded");
+    let released = broker.call(Method::DELETE, &format!("/v1/workspaces/{id}"), Some(&token), None).await;
+    assert_eq!(released.status, 200, "{released:?}");
+    assert!(matches!(released.body["state"].as_str(), Some("terminating" | "terminated")), "{released:?}");
+    let done = wait_state(&broker, rotated.trim(), &id, "terminated").await;
+    assert_eq!(done["termination_reason"], "released");
+    assert!(done["terminated_at"].as_str().unwrap().ends_with('Z'));
+    let again = broker.call(Method::DELETE, &format!("/v1/workspaces/{id}"), Some(rotated.trim()), None).await;
+    assert_eq!((again.status, again.body["state"].as_str()), (200, Some("terminated")));
+    operate(&dir.path(), &["admission", "emergency-stop"]);
+    let stopped = acquire(&broker, rotated.trim(), Some("k-4"), &good).await;
+    assert_eq!((stopped.status, stopped.code()), (403, "emergency_stopped"));
+    operate(&dir.path(), &["admission", "open"]);
+    operate(&dir.path(), &["admission", "open", "--instance", "inst-w"]);
+    let after = acquire(&broker, rotated.trim(), Some("k-4"), &good).await;
+    assert_eq!(after.status, 201, "released, the limit admits another: {after:?}");
+}
+
+#[tokio::test]
+async fn a_workspace_past_its_lifetime_is_gone() {
+    let (dir, broker) = broker().await;
+    let token = issue(&dir.path(), "inst-t", &["--max-lifetime-seconds", "5"]);
+    let created =
+        acquire(&broker, &token, Some("t-1"), &json!({"label": "brief", "egress": {"allowed_domains": []}})).await;
+    let id = created.body["workspace_id"].as_str().unwrap().to_owned();
+    let ended = wait_state(&broker, &token, &id, "terminated").await;
+    assert_eq!(ended["termination_reason"], "expired", "{ended}");
+}

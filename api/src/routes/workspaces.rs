@@ -172,6 +172,7 @@ pub async fn create_workspace(
         idempotency,
         secret_env: req.secret_env.map(Secret::new),
         capture_token: capture_token.map(Secret::new),
+        broker: None,
     };
     let (view, replayed) = match app.store.create_workspace(new).await? {
         CreateOutcome::Created(v) => (v, false),
