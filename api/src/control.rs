@@ -1,5 +1,5 @@
 //! Synchronous calls to an executor's daemon (capture status, flush,
-//! re-plan, bind), made for the API by the part of sluice that can reach
+//! re-plan, bind, exec), made for the API by the part of sluice that can reach
 //! executors. The API only knows this interface; `serve` and `api` wire in
 //! the daemon client.
 
@@ -39,4 +39,11 @@ pub trait ExecutorControl: Send + Sync + std::fmt::Debug {
     ) -> ControlFuture<'a, CaptureStatus>;
     fn capture_replan<'a>(&'a self, target: Target<'a>) -> ControlFuture<'a, Replanned>;
     fn bind<'a>(&'a self, target: Target<'a>, request: BindRequest) -> ControlFuture<'a, Binds>;
+    /// Runs one command in the executor and answers what it did.
+    fn exec<'a>(
+        &'a self,
+        target: Target<'a>,
+        request: sluice_protocol::ExecRequest,
+        timeout: Duration,
+    ) -> ControlFuture<'a, sluice_protocol::ExecResponse>;
 }

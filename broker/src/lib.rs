@@ -4,6 +4,7 @@
 //! no-store`, `X-Request-Id`, the body limit, and never a redirect.
 
 pub mod error;
+mod exec;
 mod lease;
 pub mod tls;
 mod workspaces;
@@ -31,6 +32,8 @@ pub struct BrokerState {
     pub store: Store,
     /// Wakes this process's worker when work was enqueued.
     pub wake: Option<std::sync::Arc<tokio::sync::Notify>>,
+    /// Calls into executors' daemons.
+    pub control: Option<std::sync::Arc<dyn sluice_api::control::ExecutorControl>>,
 }
 
 impl BrokerState {
@@ -47,6 +50,7 @@ pub fn router(state: BrokerState) -> Router {
         .route("/lease", get(lease::get_lease))
         .route("/workspaces", post(workspaces::acquire).get(workspaces::list_workspaces))
         .route("/workspaces/{workspace_id}", get(workspaces::get_workspace).delete(workspaces::release))
+        .route("/workspaces/{workspace_id}/exec", post(exec::exec))
         .fallback(no_route)
         .with_state(state);
     Router::new()

@@ -339,3 +339,24 @@ pub async fn release(
     let workspace = owned(&state, &lease.instance, &id).await?;
     Ok(ok(StatusCode::OK, status_json(&workspace)))
 }
+
+/// Whether a workspace may still be used; an expired or idle one is ended
+/// here (the reaper would too) and answers 410, one still starting 409.
+pub(crate) async fn usable(state: &Shared, workspace: &BrokerWorkspace) -> Result<(), BrokerError> {
+    let gone =
+        || BrokerError::new(StatusCode::GONE, "workspace_gone", "the workspace was terminated; acquire a new one");
+    let now = sluice_store::clock::now_ms();
+    let reason = match protocol_state(workspace).0 {
+        "terminated" | "terminating" => return Err(gone()),
+        _ if now >= workspace.expires_at => "expired",
+        _ if now >= workspace.last_used_at + (workspace.idle_timeout_seconds as i64) * 1000 => "idle",
+        "starting" => {
+            return Err(BrokerError::new(StatusCode::CONFLICT, "workspace_not_ready", "the workspace is starting")
+                .retry_after(1));
+        }
+        _ => return Ok(()),
+    };
+    state.store.end_broker_workspace(&workspace.workspace_id, reason).await?;
+    state.wake();
+    Err(gone())
+}

@@ -58,4 +58,13 @@ impl ExecutorControl for DaemonControl {
     fn bind<'a>(&'a self, target: Target<'a>, request: BindRequest) -> ControlFuture<'a, Binds> {
         Box::pin(async move { self.client(target)?.bind(&request, CALL_TIMEOUT).await.map_err(failed) })
     }
+
+    fn exec<'a>(
+        &'a self,
+        target: Target<'a>,
+        request: sluice_protocol::ExecRequest,
+        timeout: Duration,
+    ) -> ControlFuture<'a, sluice_protocol::ExecResponse> {
+        Box::pin(async move { self.client(target)?.exec(&request, timeout).await.map_err(failed) })
+    }
 }

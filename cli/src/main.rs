@@ -254,6 +254,7 @@ async fn run_api(store_args: StoreArgs, api_args: ApiArgs, worker_args: Option<W
             let router = sluice_broker::router(sluice_broker::BrokerState {
                 store: store.clone(),
                 wake: Some(broker_wake.clone()),
+                control: Some(Arc::new(control::DaemonControl::new(store.clone()))),
             });
             let limits = sluice_api::listener::HttpLimits {
                 max_body_bytes: sluice_broker::MAX_BODY_BYTES,

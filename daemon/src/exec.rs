@@ -60,12 +60,19 @@ pub async fn run(
     if limit > MAX_OUTPUT_LIMIT {
         return Err(DaemonError::OutputLimit);
     }
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let stdin: Option<Vec<u8>> = match (&request.stdin_b64, &request.stdin) {
+        (Some(encoded), _) => Some(b64.decode(encoded).map_err(|_| DaemonError::Stdin)?),
+        (None, Some(text)) => Some(text.clone().into_bytes()),
+        (None, None) => None,
+    };
     let mut command = Command::new(program);
     command
         .args(&request.argv[1..])
         .current_dir(resolve_cwd(workdir, request.cwd.as_deref()))
         .envs(&request.env)
-        .stdin(if request.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
@@ -83,14 +90,16 @@ pub async fn run(
                 stdout_truncated: false,
                 stderr_truncated: false,
                 timed_out: false,
+                stdout_b64: None,
+                stderr_b64: None,
             });
         }
     };
     let pgid = child.id();
-    if let (Some(text), Some(mut stdin)) = (request.stdin, child.stdin.take()) {
+    if let (Some(bytes), Some(mut pipe)) = (stdin, child.stdin.take()) {
         // A command that does not read its input must not stall the run.
         tokio::spawn(async move {
-            let _ = stdin.write_all(text.as_bytes()).await;
+            let _ = pipe.write_all(&bytes).await;
         });
     }
     let stdout = tokio::spawn(read_capped(child.stdout.take().expect("piped"), limit));
@@ -115,6 +124,18 @@ pub async fn run(
         Some(s) => s.code().or_else(|| s.signal().map(|n| 128 + n)).unwrap_or(255),
         None => 255,
     };
+    if request.binary {
+        return Ok(ExecResponse {
+            exit_code,
+            stdout: String::new(),
+            stderr: String::new(),
+            stdout_truncated,
+            stderr_truncated,
+            timed_out,
+            stdout_b64: Some(b64.encode(&stdout)),
+            stderr_b64: Some(b64.encode(&stderr)),
+        });
+    }
     Ok(ExecResponse {
         exit_code,
         stdout: String::from_utf8_lossy(&stdout).into_owned(),
@@ -122,6 +143,8 @@ pub async fn run(
         stdout_truncated,
         stderr_truncated,
         timed_out,
+        stdout_b64: None,
+        stderr_b64: None,
     })
 }
 

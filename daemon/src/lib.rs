@@ -45,6 +45,9 @@ pub enum DaemonError {
     /// An exec request that asks to keep more output than allowed.
     #[error("outputLimitBytes must be at most {}", exec::MAX_OUTPUT_LIMIT)]
     OutputLimit,
+    /// An exec request whose `stdinB64` is not base64.
+    #[error("stdinB64 must be standard base64 with padding")]
+    Stdin,
 }
 
 struct Daemon {
@@ -270,7 +273,8 @@ pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
     let router = Router::new()
         .route(sluice_protocol::HEALTH, get(health))
         .route(sluice_protocol::STATUS, get(status))
-        .route(sluice_protocol::EXEC, post(run_exec))
+        // Stdin of up to 8 MiB, as base64.
+        .route(sluice_protocol::EXEC, post(run_exec).layer(axum::extract::DefaultBodyLimit::max(16 << 20)))
         .route(sluice_protocol::capture::CAPTURE_STATUS, get(capture_status))
         .route(sluice_protocol::capture::CAPTURE_FLUSH, post(capture_flush))
         .route(sluice_protocol::capture::CAPTURE_REPLAN, post(capture_replan))

@@ -83,6 +83,12 @@ pub struct ExecRequest {
     pub timeout_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_limit_bytes: Option<usize>,
+    /// Bytes for stdin, base64 (in place of `stdin`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdin_b64: Option<String>,
+    /// Answer the output as bytes, base64 (`stdoutB64`, `stderrB64`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub binary: bool,
 }
 
 /// What one command did.
@@ -98,6 +104,11 @@ pub struct ExecResponse {
     /// Absent from answers recorded before daemons reported it.
     #[serde(default)]
     pub timed_out: bool,
+    /// The output as bytes, base64, when the request asked for `binary`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdout_b64: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr_b64: Option<String>,
 }
 
 /// A refusal from the daemon (any non-2xx answer).

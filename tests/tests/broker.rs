@@ -290,3 +290,88 @@ async fn a_workspace_past_its_lifetime_is_gone() {
     let ended = wait_state(&broker, &token, &id, "terminated").await;
     assert_eq!(ended["termination_reason"], "expired", "{ended}");
 }
+
+fn b64(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+fn unb64(text: &serde_json::Value) -> Vec<u8> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.decode(text.as_str().unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn exec_runs_argv_without_a_shell_with_exit_codes_signals_timeouts_and_truncation() {
+    let (dir, broker) = broker().await;
+    let token = issue(&dir.path(), "inst-x", &[]);
+    let created =
+        acquire(&broker, &token, Some("x-1"), &json!({"label": "exec", "egress": {"allowed_domains": []}})).await;
+    let id = created.body["workspace_id"].as_str().unwrap().to_owned();
+    let exec = |body: serde_json::Value| {
+        let broker = &broker;
+        let token = token.clone();
+        let id = id.clone();
+        async move { broker.call(Method::POST, &format!("/v1/workspaces/{id}/exec"), Some(&token), Some(&body)).await }
+    };
+    // Starting: not ready yet, or already running.
+    let early = exec(json!({"argv": ["true"]})).await;
+    assert!(early.status == 200 || (early.status == 409 && early.code() == "workspace_not_ready"), "{early:?}");
+    wait_state(&broker, &token, &id, "running").await;
+
+    let binary: Vec<u8> = (0..=255u8).collect();
+    let echoed = exec(json!({"argv": ["cat"], "stdin_b64": b64(&binary)})).await;
+    assert_eq!(echoed.status, 200, "{echoed:?}");
+    assert_eq!(unb64(&echoed.body["stdout_b64"]), binary, "bytes in, bytes out");
+    assert_eq!((echoed.body["exit_code"].as_i64(), echoed.body["timeout_clamped"].as_bool()), (Some(0), Some(false)));
+    let no_shell = exec(json!({"argv": ["echo", "$HOME", ";", "true"]})).await;
+    assert_eq!(unb64(&no_shell.body["stdout_b64"]), b"$HOME ; true\n");
+    let failed = exec(json!({"argv": ["sh", "-c", "echo oops >&2; exit 3"]})).await;
+    assert_eq!((failed.body["exit_code"].as_i64(), unb64(&failed.body["stderr_b64"])), (Some(3), b"oops\n".to_vec()));
+    let killed = exec(json!({"argv": ["sh", "-c", "kill -TERM $$"]})).await;
+    assert_eq!(killed.body["exit_code"], 128 + 15, "signals fold to 128+n: {killed:?}");
+    let slow = exec(json!({"argv": ["sh", "-c", "sleep 30 & sleep 30"], "timeout_seconds": 1})).await;
+    assert_eq!(slow.body["exit_code"], 128 + 9, "the group is killed at the timeout: {slow:?}");
+    let loud = exec(json!({"argv": ["sh", "-c", "head -c 3000000 /dev/zero"]})).await;
+    assert_eq!(loud.body["stdout_truncated"], true);
+    assert_eq!(unb64(&loud.body["stdout_b64"]).len(), 1 << 20, "cut at max_output_bytes");
+    let clamped = exec(json!({"argv": ["true"], "timeout_seconds": 100000})).await;
+    assert_eq!(clamped.body["timeout_clamped"], true);
+    let missing = exec(json!({"argv": ["no-such-program"]})).await;
+    assert_eq!(missing.body["exit_code"], 127);
+    for (body, status, code) in [
+        (json!({"argv": []}), 400, "invalid_request"),
+        (json!({"argv": ["true"], "dir": "relative"}), 400, "invalid_request"),
+        (json!({"argv": ["true"], "stdin_b64": "not base64!"}), 400, "invalid_request"),
+        (json!({"argv": ["true"], "shell": true}), 400, "invalid_request"),
+        (json!({"argv": ["cat"], "stdin_b64": b64(&vec![0u8; (8 << 20) + 1])}), 413, "payload_too_large"),
+    ] {
+        let answer = exec(body.clone()).await;
+        assert_eq!((answer.status, answer.code()), (status, code), "{answer:?}");
+    }
+    let other = issue(&dir.path(), "inst-y", &[]);
+    let theirs = broker
+        .call(Method::POST, &format!("/v1/workspaces/{id}/exec"), Some(&other), Some(&json!({"argv": ["true"]})))
+        .await;
+    assert_eq!((theirs.status, theirs.code()), (404, "not_found"));
+    broker.call(Method::DELETE, &format!("/v1/workspaces/{id}"), Some(&token), None).await;
+    let gone = exec(json!({"argv": ["true"]})).await;
+    assert_eq!((gone.status, gone.code()), (410, "workspace_gone"));
+}
+
+#[tokio::test]
+async fn an_idle_workspace_is_gone() {
+    let (dir, broker) = broker().await;
+    let token = issue(&dir.path(), "inst-i", &["--idle-timeout-seconds", "3"]);
+    let created =
+        acquire(&broker, &token, Some("i-1"), &json!({"label": "idle", "egress": {"allowed_domains": []}})).await;
+    let id = created.body["workspace_id"].as_str().unwrap().to_owned();
+    wait_state(&broker, &token, &id, "running").await;
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let gone = broker
+        .call(Method::POST, &format!("/v1/workspaces/{id}/exec"), Some(&token), Some(&json!({"argv": ["true"]})))
+        .await;
+    assert_eq!((gone.status, gone.code()), (410, "workspace_gone"));
+    let ended = wait_state(&broker, &token, &id, "terminated").await;
+    assert_eq!(ended["termination_reason"], "idle");
+}

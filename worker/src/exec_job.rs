@@ -96,6 +96,7 @@ pub async fn run(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreErr
             stdin: stdin.get(i).and_then(Option::as_ref).map(|s| s.expose().clone()),
             timeout_ms: command.timeout_ms,
             output_limit_bytes: None,
+            ..ExecRequest::default()
         };
         let timeout = Duration::from_millis(command.timeout_ms.unwrap_or(DEFAULT_COMMAND_TIMEOUT_MS)) + TRANSPORT_SLACK;
         match client.exec(&request, timeout).await {
@@ -128,6 +129,8 @@ mod tests {
             stdout_truncated: false,
             stderr_truncated: false,
             timed_out: false,
+            stdout_b64: None,
+            stderr_b64: None,
         }
     }
 

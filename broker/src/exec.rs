@@ -1,0 +1,135 @@
+//! Exec: one command in the workspace, argv without a shell, through the
+//! executor's daemon. Never replayed: the client reports an unknown outcome.
+
+use std::time::Duration;
+
+use axum::extract::Path;
+use axum::http::StatusCode;
+use axum::response::Response;
+use base64::Engine as _;
+use serde::Deserialize;
+use serde_json::json;
+use sluice_api::control::{ControlError, Target};
+
+use crate::lease::{DEFAULT_EXEC_TIMEOUT_SECONDS, MAX_EXEC_TIMEOUT_SECONDS, MAX_FILE_BYTES, MAX_OUTPUT_BYTES};
+use crate::workspaces::{owned, owner_of, usable};
+use crate::{Authenticated, BrokerError, BrokerJson, Shared, ok};
+
+/// Past the command's own timeout, how long the daemon may take to answer.
+const TRANSPORT_SLACK: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecBody {
+    pub argv: Vec<String>,
+    pub dir: Option<String>,
+    pub stdin_b64: Option<String>,
+    pub timeout_seconds: Option<u64>,
+}
+
+/// An absolute path in the workspace: at most 4096 bytes, no NUL.
+pub(crate) fn absolute_path(field: &str, path: &str) -> Result<(), BrokerError> {
+    if !path.starts_with('/') || path.len() > 4096 || path.contains('\0') {
+        return Err(BrokerError::invalid(format!("{field}: an absolute path of at most 4096 bytes")));
+    }
+    Ok(())
+}
+
+pub(crate) fn decode(field: &str, encoded: &str, max: u64) -> Result<Vec<u8>, BrokerError> {
+    if encoded.len() as u64 > max.div_ceil(3) * 4 + 4 {
+        return Err(too_large(field));
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .map_err(|_| BrokerError::invalid(format!("{field}: standard base64 with padding")))?;
+    if bytes.len() as u64 > max {
+        return Err(too_large(field));
+    }
+    Ok(bytes)
+}
+
+fn too_large(field: &str) -> BrokerError {
+    BrokerError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "payload_too_large",
+        format!("{field}: at most {MAX_FILE_BYTES} bytes decoded"),
+    )
+}
+
+pub(crate) fn upstream(e: ControlError) -> BrokerError {
+    // The daemon's words stay in the log; the client learns the class.
+    tracing::warn!(error = %e, "the executor's daemon failed a broker call");
+    let mut error = BrokerError::new(StatusCode::BAD_GATEWAY, "upstream_error", "the workspace's sandbox failed");
+    error.retryable = true;
+    error
+}
+
+/// The executor of a usable workspace: its run and control endpoint.
+pub(crate) async fn executor(state: &Shared, instance: &str, id: &str) -> Result<(String, String), BrokerError> {
+    let workspace = owned(state, instance, id).await?;
+    usable(state, &workspace).await?;
+    let view = state.store.get_workspace(&owner_of(instance), id).await?.ok_or_else(BrokerError::not_found)?;
+    let run = view.current_run.ok_or_else(BrokerError::internal)?;
+    let endpoint = run.runtime.and_then(|r| r.endpoint).ok_or_else(|| {
+        BrokerError::new(StatusCode::CONFLICT, "workspace_not_ready", "the workspace is starting").retry_after(1)
+    })?;
+    state.store.touch_broker_workspace(id).await?;
+    Ok((run.id, endpoint))
+}
+
+pub async fn exec(
+    state: Shared,
+    Authenticated(lease): Authenticated,
+    Path(id): Path<String>,
+    BrokerJson(body): BrokerJson<ExecBody>,
+) -> Result<Response, BrokerError> {
+    let total: usize = body.argv.iter().map(String::len).sum();
+    if body.argv.is_empty() || body.argv.len() > 4096 || total > 256 << 10 || body.argv[0].is_empty() {
+        return Err(BrokerError::invalid("argv: 1 to 4096 strings, at most 256 KiB in all, naming a program"));
+    }
+    if body.argv.iter().any(|a| a.contains('\0')) {
+        return Err(BrokerError::invalid("argv: no NUL characters"));
+    }
+    if let Some(dir) = body.dir.as_deref().filter(|d| !d.is_empty()) {
+        absolute_path("dir", dir)?;
+    }
+    let stdin = match &body.stdin_b64 {
+        Some(encoded) if !encoded.is_empty() => {
+            decode("stdin_b64", encoded, MAX_FILE_BYTES)?;
+            Some(encoded.clone())
+        }
+        _ => None,
+    };
+    let (run_id, endpoint) = executor(&state, &lease.instance, &id).await?;
+    let workspace = owned(&state, &lease.instance, &id).await?;
+    let asked = match body.timeout_seconds {
+        None | Some(0) => DEFAULT_EXEC_TIMEOUT_SECONDS,
+        Some(t) => t,
+    };
+    let left = ((workspace.expires_at - sluice_store::clock::now_ms()).max(1000) / 1000) as u64;
+    let timeout = asked.min(MAX_EXEC_TIMEOUT_SECONDS).min(left);
+    let control = state.control.as_ref().ok_or_else(BrokerError::internal)?;
+    let request = sluice_protocol::ExecRequest {
+        argv: body.argv,
+        cwd: body.dir.filter(|d| !d.is_empty()),
+        timeout_ms: Some(timeout * 1000),
+        output_limit_bytes: Some(MAX_OUTPUT_BYTES as usize),
+        stdin_b64: stdin,
+        binary: true,
+        ..Default::default()
+    };
+    let target = Target { run_id: &run_id, endpoint: &endpoint };
+    let answer =
+        control.exec(target, request, Duration::from_secs(timeout) + TRANSPORT_SLACK).await.map_err(upstream)?;
+    Ok(ok(
+        StatusCode::OK,
+        json!({
+            "exit_code": answer.exit_code,
+            "stdout_b64": answer.stdout_b64.unwrap_or_default(),
+            "stderr_b64": answer.stderr_b64.unwrap_or_default(),
+            "stdout_truncated": answer.stdout_truncated,
+            "stderr_truncated": answer.stderr_truncated,
+            "timeout_clamped": timeout != asked,
+        }),
+    ))
+}
