@@ -18,6 +18,10 @@ pub enum ControlError {
     /// The daemon refused the call.
     #[error("the executor's daemon refused: {0}")]
     Refused(String),
+    /// The daemon refused with this HTTP status (file calls, whose status
+    /// says why).
+    #[error("the executor's daemon answered {0}")]
+    Status(u16),
 }
 
 pub type ControlFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, ControlError>> + Send + 'a>>;
@@ -39,6 +43,14 @@ pub trait ExecutorControl: Send + Sync + std::fmt::Debug {
     ) -> ControlFuture<'a, CaptureStatus>;
     fn capture_replan<'a>(&'a self, target: Target<'a>) -> ControlFuture<'a, Replanned>;
     fn bind<'a>(&'a self, target: Target<'a>, request: BindRequest) -> ControlFuture<'a, Binds>;
+    /// Reads a file in the executor, as its workload.
+    fn read_file<'a>(
+        &'a self,
+        target: Target<'a>,
+        request: sluice_protocol::FileRead,
+    ) -> ControlFuture<'a, sluice_protocol::FileContents>;
+    /// Writes a file in the executor, as its workload.
+    fn write_file<'a>(&'a self, target: Target<'a>, request: sluice_protocol::FileWrite) -> ControlFuture<'a, ()>;
     /// Runs one command in the executor and answers what it did.
     fn exec<'a>(
         &'a self,

@@ -5,6 +5,7 @@
 
 pub mod error;
 mod exec;
+mod files;
 mod lease;
 pub mod tls;
 mod workspaces;
@@ -51,6 +52,8 @@ pub fn router(state: BrokerState) -> Router {
         .route("/workspaces", post(workspaces::acquire).get(workspaces::list_workspaces))
         .route("/workspaces/{workspace_id}", get(workspaces::get_workspace).delete(workspaces::release))
         .route("/workspaces/{workspace_id}/exec", post(exec::exec))
+        .route("/workspaces/{workspace_id}/files/read", post(files::read))
+        .route("/workspaces/{workspace_id}/files/write", post(files::write))
         .fallback(no_route)
         .with_state(state);
     Router::new()

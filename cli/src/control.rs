@@ -37,6 +37,14 @@ fn failed(e: WorkerError) -> ControlError {
     }
 }
 
+/// A file call's refusal keeps its status: it says which protocol code applies.
+fn file_failed(e: WorkerError) -> ControlError {
+    match e {
+        WorkerError::DaemonRefused { status, .. } => ControlError::Status(status),
+        other => ControlError::Unreachable(other.to_string()),
+    }
+}
+
 impl ExecutorControl for DaemonControl {
     fn capture_status<'a>(&'a self, target: Target<'a>) -> ControlFuture<'a, CaptureStatus> {
         Box::pin(async move { self.client(target)?.capture_status(CALL_TIMEOUT).await.map_err(failed) })
@@ -57,6 +65,18 @@ impl ExecutorControl for DaemonControl {
 
     fn bind<'a>(&'a self, target: Target<'a>, request: BindRequest) -> ControlFuture<'a, Binds> {
         Box::pin(async move { self.client(target)?.bind(&request, CALL_TIMEOUT).await.map_err(failed) })
+    }
+
+    fn read_file<'a>(
+        &'a self,
+        target: Target<'a>,
+        request: sluice_protocol::FileRead,
+    ) -> ControlFuture<'a, sluice_protocol::FileContents> {
+        Box::pin(async move { self.client(target)?.read_file(&request, CALL_TIMEOUT).await.map_err(file_failed) })
+    }
+
+    fn write_file<'a>(&'a self, target: Target<'a>, request: sluice_protocol::FileWrite) -> ControlFuture<'a, ()> {
+        Box::pin(async move { self.client(target)?.write_file(&request, CALL_TIMEOUT).await.map_err(file_failed) })
     }
 
     fn exec<'a>(

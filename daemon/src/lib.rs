@@ -13,6 +13,7 @@
 pub mod capture;
 pub mod cli;
 pub mod exec;
+mod files;
 pub mod managed;
 pub mod workload;
 
@@ -61,6 +62,8 @@ struct Daemon {
     workdir: PathBuf,
     managed: managed::Managed,
     capture: Option<capture::Capture>,
+    /// Reads and writes files for the control plane, as the workload.
+    files: workload::FsWorker,
     /// Where the working directory is bound (kept on the executor's disk,
     /// so a relaunch on it applies them again).
     binds: std::sync::Mutex<sluice_protocol::capture::Binds>,
@@ -213,6 +216,7 @@ pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
         )
     };
     let boot_id = random_hex();
+    let files = workload::FsWorker::spawn(config.workload)?;
     let capture = match (config.capture, secret.capture_token) {
         (Some(setup), Some(token)) => Some((setup, token)),
         _ => None,
@@ -260,6 +264,7 @@ pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
             workdir: config.workdir.to_path_buf(),
             managed: managed.clone(),
             capture,
+            files: files.clone(),
             binds: std::sync::Mutex::new(
                 std::fs::read(config.state_dir.join(BINDS_FILE))
                     .ok()
@@ -275,6 +280,8 @@ pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
         .route(sluice_protocol::STATUS, get(status))
         // Stdin of up to 8 MiB, as base64.
         .route(sluice_protocol::EXEC, post(run_exec).layer(axum::extract::DefaultBodyLimit::max(16 << 20)))
+        .route(sluice_protocol::FILES_READ, post(read_file))
+        .route(sluice_protocol::FILES_WRITE, post(write_file).layer(axum::extract::DefaultBodyLimit::max(16 << 20)))
         .route(sluice_protocol::capture::CAPTURE_STATUS, get(capture_status))
         .route(sluice_protocol::capture::CAPTURE_FLUSH, post(capture_flush))
         .route(sluice_protocol::capture::CAPTURE_REPLAN, post(capture_replan))
@@ -417,6 +424,33 @@ async fn capture_replan(State(daemon): State<Arc<Daemon>>) -> Response {
 
 fn refused(status: StatusCode, message: String) -> Response {
     (status, Json(Refusal { message })).into_response()
+}
+
+async fn read_file(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) -> Response {
+    let request: sluice_protocol::FileRead = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => return refused(StatusCode::BAD_REQUEST, format!("file read request: {e}")),
+    };
+    match daemon.files.run(move || files::read(&request)).await {
+        Ok(Ok(contents)) => Json(contents).into_response(),
+        Ok(Err(refusal)) => refused(refusal.status, refusal.message.to_owned()),
+        Err(e) => refused(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
+}
+
+async fn write_file(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) -> Response {
+    if daemon.capture.as_ref().is_some_and(|c| c.finalizing()) {
+        return refused(StatusCode::CONFLICT, "a final flush ended this executor's work; it takes no new work".into());
+    }
+    let request: sluice_protocol::FileWrite = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => return refused(StatusCode::BAD_REQUEST, format!("file write request: {e}")),
+    };
+    match daemon.files.run(move || files::write(&request)).await {
+        Ok(Ok(())) => StatusCode::NO_CONTENT.into_response(),
+        Ok(Err(refusal)) => refused(refusal.status, refusal.message.to_owned()),
+        Err(e) => refused(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
 }
 
 async fn run_exec(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) -> Response {

@@ -21,6 +21,35 @@ pub const HEALTH: &str = "/health";
 pub const STATUS: &str = "/status";
 /// `POST` an [`ExecRequest`]: an [`ExecResponse`].
 pub const EXEC: &str = "/exec";
+/// `POST` a [`FileRead`]: a [`FileContents`]; 404 when the path does not
+/// exist, 422 when it is not a regular file, 413 when it is over the limit.
+pub const FILES_READ: &str = "/files/read";
+/// `POST` a [`FileWrite`]: 204; parents are made and the file replaced.
+pub const FILES_WRITE: &str = "/files/write";
+
+/// A file to read, as the workload, at most `max_bytes` long.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FileRead {
+    pub path: String,
+    pub max_bytes: u64,
+}
+
+/// A file's bytes, base64.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct FileContents {
+    pub contents_b64: String,
+    pub size_bytes: u64,
+}
+
+/// A file to write, as the workload: its bytes, base64.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FileWrite {
+    pub path: String,
+    pub contents_b64: String,
+}
 
 /// The boot secret file a runtime delivers into the executor, readable by
 /// the daemon alone: the control token its API checks, and the secret

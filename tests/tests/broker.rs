@@ -375,3 +375,62 @@ async fn an_idle_workspace_is_gone() {
     let ended = wait_state(&broker, &token, &id, "terminated").await;
     assert_eq!(ended["termination_reason"], "idle");
 }
+
+#[tokio::test]
+async fn files_are_written_with_their_parents_read_back_and_refused_by_kind() {
+    let (dir, broker) = broker().await;
+    let token = issue(&dir.path(), "inst-f", &[]);
+    let created = acquire(&broker, &token, Some("f-1"), &json!({"label": "files", "egress": {"allowed_domains": []}})).await;
+    let id = created.body["workspace_id"].as_str().unwrap().to_owned();
+    wait_state(&broker, &token, &id, "running").await;
+    let call = |op: &'static str, body: serde_json::Value| {
+        let (broker, token, id) = (&broker, token.clone(), id.clone());
+        async move { broker.call(Method::POST, &format!("/v1/workspaces/{id}/files/{op}"), Some(&token), Some(&body)).await }
+    };
+    // Where the workload may write: its own working directory.
+    let home = call("read", json!({"path": "/"})).await;
+    assert_eq!((home.status, home.code()), (422, "not_a_file"), "{home:?}");
+    let pwd = broker
+        .call(Method::POST, &format!("/v1/workspaces/{id}/exec"), Some(&token), Some(&json!({"argv": ["pwd"]})))
+        .await;
+    let root = String::from_utf8(unb64(&pwd.body["stdout_b64"])).unwrap().trim().to_owned();
+    let path = format!("{root}/deep/er/file.bin");
+    let bytes: Vec<u8> = (0..=255u8).rev().collect();
+    let written = call("write", json!({"path": path, "contents_b64": b64(&bytes)})).await;
+    assert_eq!(written.status, 204, "{written:?}");
+    let read = call("read", json!({"path": path})).await;
+    assert_eq!((read.status, read.body["size_bytes"].as_u64()), (200, Some(256)), "{read:?}");
+    assert_eq!(unb64(&read.body["contents_b64"]), bytes);
+    assert_eq!(call("write", json!({"path": path, "contents_b64": b64(b"x")})).await.status, 204, "replaced");
+    assert_eq!(unb64(&call("read", json!({"path": path})).await.body["contents_b64"]), b"x");
+    // The workload sees what was written.
+    let seen = broker
+        .call(Method::POST, &format!("/v1/workspaces/{id}/exec"), Some(&token), Some(&json!({"argv": ["cat", path]})))
+        .await;
+    assert_eq!(unb64(&seen.body["stdout_b64"]), b"x");
+
+    let missing = call("read", json!({"path": format!("{root}/nope")})).await;
+    assert_eq!((missing.status, missing.code()), (404, "file_not_found"));
+    let gone_ws = broker
+        .call(Method::POST, "/v1/workspaces/ws_unknown/files/read", Some(&token), Some(&json!({"path": "/x"})))
+        .await;
+    assert_eq!((gone_ws.status, gone_ws.code()), (404, "not_found"), "told apart by code only");
+    let onto_dir = call("write", json!({"path": format!("{root}/deep"), "contents_b64": b64(b"x")})).await;
+    assert_eq!((onto_dir.status, onto_dir.code()), (422, "not_a_file"));
+    let big = format!("{root}/big");
+    let made = broker
+        .call(
+            Method::POST,
+            &format!("/v1/workspaces/{id}/exec"),
+            Some(&token),
+            Some(&json!({"argv": ["sh", "-c", format!("head -c 9000000 /dev/zero > {big}")]})),
+        )
+        .await;
+    assert_eq!(made.body["exit_code"], 0, "{made:?}");
+    let too_big = call("read", json!({"path": big})).await;
+    assert_eq!((too_big.status, too_big.code()), (413, "file_too_large"));
+    let relative = call("read", json!({"path": "relative"})).await;
+    assert_eq!((relative.status, relative.code()), (400, "invalid_request"));
+    // Nothing of the path or the contents reaches the log.
+    assert!(!broker.server.output().contains("deep/er/file.bin"));
+}

@@ -148,6 +148,34 @@ impl DaemonClient {
     }
 
     /// Runs one command through the daemon's `exec`.
+    /// Reads a file as the workload.
+    pub async fn read_file(
+        &self,
+        request: &sluice_protocol::FileRead,
+        timeout: Duration,
+    ) -> Result<sluice_protocol::FileContents, WorkerError> {
+        let bytes = serde_json::to_vec(request).map_err(|e| WorkerError::DaemonUnreachable(e.to_string()))?;
+        // Base64 of at most `max_bytes`, and the envelope.
+        let limit = (request.max_bytes as usize).div_ceil(3) * 4 + (64 << 10);
+        self.json(Method::POST, sluice_protocol::FILES_READ, Some(bytes), timeout, limit).await
+    }
+
+    /// Writes a file as the workload (parents made, the file replaced).
+    pub async fn write_file(&self, request: &sluice_protocol::FileWrite, timeout: Duration) -> Result<(), WorkerError> {
+        let bytes = serde_json::to_vec(request).map_err(|e| WorkerError::DaemonUnreachable(e.to_string()))?;
+        let (status, body) = tokio::time::timeout(
+            timeout,
+            self.call(Method::POST, sluice_protocol::FILES_WRITE, Some(bytes), MAX_SMALL_ANSWER),
+        )
+        .await
+        .map_err(|_| WorkerError::DaemonTimeout(timeout))??;
+        if status.is_success() {
+            return Ok(());
+        }
+        let message = serde_json::from_slice::<Refusal>(&body).map(|r| r.message).unwrap_or_default();
+        Err(WorkerError::DaemonRefused { status: status.as_u16(), message: message.chars().take(200).collect() })
+    }
+
     pub async fn exec(&self, request: &ExecRequest, timeout: Duration) -> Result<ExecResponse, WorkerError> {
         let bytes = serde_json::to_vec(request).map_err(|e| WorkerError::DaemonUnreachable(e.to_string()))?;
         self.json(Method::POST, sluice_protocol::EXEC, Some(bytes), timeout, MAX_EXEC_ANSWER).await

@@ -384,7 +384,7 @@ fn daemon_failed(e: crate::control::ControlError) -> ApiError {
     use crate::control::ControlError;
     match e {
         ControlError::Unreachable(_) => ApiError::conflict(e.to_string(), Some("daemon-unreachable")),
-        ControlError::Refused(_) => ApiError::conflict(e.to_string(), Some("daemon-refused")),
+        ControlError::Refused(_) | ControlError::Status(_) => ApiError::conflict(e.to_string(), Some("daemon-refused")),
     }
 }
 

@@ -1,0 +1,79 @@
+//! Reading and writing one file in a workspace, through the executor's
+//! daemon, as the workspace's workload. The path travels in the body only,
+//! and is never logged.
+
+use axum::extract::Path;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::json;
+use sluice_api::control::{ControlError, Target};
+
+use crate::exec::{absolute_path, decode, executor, upstream};
+use crate::lease::MAX_FILE_BYTES;
+use crate::{Authenticated, BrokerError, BrokerJson, Shared, ok};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReadBody {
+    path: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WriteBody {
+    path: String,
+    contents_b64: String,
+}
+
+/// The protocol's codes for what the daemon's file call answered.
+fn file_error(e: ControlError) -> BrokerError {
+    match e {
+        ControlError::Status(404) => {
+            BrokerError::new(StatusCode::NOT_FOUND, "file_not_found", "the path does not exist in the workspace")
+        }
+        ControlError::Status(422) => {
+            BrokerError::new(StatusCode::UNPROCESSABLE_ENTITY, "not_a_file", "the path is not a regular file")
+        }
+        ControlError::Status(413) => BrokerError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "file_too_large",
+            format!("the file is over max_file_bytes ({MAX_FILE_BYTES})"),
+        ),
+        ControlError::Status(403) => {
+            BrokerError::new(StatusCode::UNPROCESSABLE_ENTITY, "not_a_file", "the workspace may not use that path")
+        }
+        ControlError::Status(409) => BrokerError::new(StatusCode::GONE, "workspace_gone", "the workspace is ending"),
+        other => upstream(other),
+    }
+}
+
+pub async fn read(
+    state: Shared,
+    Authenticated(lease): Authenticated,
+    Path(id): Path<String>,
+    BrokerJson(body): BrokerJson<ReadBody>,
+) -> Result<Response, BrokerError> {
+    absolute_path("path", &body.path)?;
+    let (run_id, endpoint) = executor(&state, &lease.instance, &id).await?;
+    let control = state.control.as_ref().ok_or_else(BrokerError::internal)?;
+    let request = sluice_protocol::FileRead { path: body.path, max_bytes: MAX_FILE_BYTES };
+    let contents =
+        control.read_file(Target { run_id: &run_id, endpoint: &endpoint }, request).await.map_err(file_error)?;
+    Ok(ok(StatusCode::OK, json!({"contents_b64": contents.contents_b64, "size_bytes": contents.size_bytes})))
+}
+
+pub async fn write(
+    state: Shared,
+    Authenticated(lease): Authenticated,
+    Path(id): Path<String>,
+    BrokerJson(body): BrokerJson<WriteBody>,
+) -> Result<Response, BrokerError> {
+    absolute_path("path", &body.path)?;
+    decode("contents_b64", &body.contents_b64, MAX_FILE_BYTES)?;
+    let (run_id, endpoint) = executor(&state, &lease.instance, &id).await?;
+    let control = state.control.as_ref().ok_or_else(BrokerError::internal)?;
+    let request = sluice_protocol::FileWrite { path: body.path, contents_b64: body.contents_b64 };
+    control.write_file(Target { run_id: &run_id, endpoint: &endpoint }, request).await.map_err(file_error)?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
