@@ -51,6 +51,14 @@ pub trait ExecutorControl: Send + Sync + std::fmt::Debug {
     ) -> ControlFuture<'a, sluice_protocol::FileContents>;
     /// Writes a file in the executor, as its workload.
     fn write_file<'a>(&'a self, target: Target<'a>, request: sluice_protocol::FileWrite) -> ControlFuture<'a, ()>;
+    /// Starts, reads or cancels a durable command in the executor.
+    fn command<'a>(
+        &'a self,
+        target: Target<'a>,
+        identity: &'a str,
+        start: Option<sluice_protocol::ExecRequest>,
+        cancel: bool,
+    ) -> ControlFuture<'a, sluice_protocol::CommandStatus>;
     /// Runs one command in the executor and answers what it did.
     fn exec<'a>(
         &'a self,

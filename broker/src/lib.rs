@@ -3,6 +3,7 @@
 //! answer, the framework's own included: the error envelope, `cache-control:
 //! no-store`, `X-Request-Id`, the body limit, and never a redirect.
 
+mod commands;
 pub mod error;
 mod exec;
 mod files;
@@ -52,6 +53,11 @@ pub fn router(state: BrokerState) -> Router {
         .route("/workspaces", post(workspaces::acquire).get(workspaces::list_workspaces))
         .route("/workspaces/{workspace_id}", get(workspaces::get_workspace).delete(workspaces::release))
         .route("/workspaces/{workspace_id}/exec", post(exec::exec))
+        .route(
+            "/workspaces/{workspace_id}/commands/{identity}",
+            axum::routing::put(commands::start).get(commands::read),
+        )
+        .route("/workspaces/{workspace_id}/commands/{identity}/cancel", post(commands::cancel))
         .route("/workspaces/{workspace_id}/files/read", post(files::read))
         .route("/workspaces/{workspace_id}/files/write", post(files::write))
         .fallback(no_route)

@@ -79,6 +79,22 @@ impl ExecutorControl for DaemonControl {
         Box::pin(async move { self.client(target)?.write_file(&request, CALL_TIMEOUT).await.map_err(file_failed) })
     }
 
+    fn command<'a>(
+        &'a self,
+        target: Target<'a>,
+        identity: &'a str,
+        start: Option<sluice_protocol::ExecRequest>,
+        cancel: bool,
+    ) -> ControlFuture<'a, sluice_protocol::CommandStatus> {
+        use sluice_worker::daemon_client::CommandCall;
+        let call = match (start, cancel) {
+            (Some(request), _) => CommandCall::Start(request),
+            (None, true) => CommandCall::Cancel,
+            (None, false) => CommandCall::Read,
+        };
+        Box::pin(async move { self.client(target)?.command(identity, call, CALL_TIMEOUT).await.map_err(file_failed) })
+    }
+
     fn exec<'a>(
         &'a self,
         target: Target<'a>,

@@ -55,6 +55,17 @@ pub async fn run(
     request: ExecRequest,
     workload: Option<crate::workload::WorkloadIds>,
 ) -> Result<ExecResponse, DaemonError> {
+    run_until(workdir, request, workload, None).await
+}
+
+/// As [`run`]; the command's process group is killed when `cancel` turns
+/// true.
+pub async fn run_until(
+    workdir: &Path,
+    request: ExecRequest,
+    workload: Option<crate::workload::WorkloadIds>,
+    cancel: Option<tokio::sync::watch::Receiver<bool>>,
+) -> Result<ExecResponse, DaemonError> {
     let Some(program) = request.argv.first() else { return Err(DaemonError::EmptyArgv) };
     let limit = request.output_limit_bytes.unwrap_or(DEFAULT_OUTPUT_LIMIT);
     if limit > MAX_OUTPUT_LIMIT {
@@ -105,13 +116,29 @@ pub async fn run(
     let stdout = tokio::spawn(read_capped(child.stdout.take().expect("piped"), limit));
     let stderr = tokio::spawn(read_capped(child.stderr.take().expect("piped"), limit));
     let timeout = Duration::from_millis(request.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS));
-    let (status, timed_out) = match tokio::time::timeout(timeout, child.wait()).await {
-        Ok(status) => (status.ok(), false),
-        Err(_) => {
+    let canceled = async move {
+        match cancel {
+            Some(mut cancel) => {
+                let _ = cancel.wait_for(|c| *c).await;
+            }
+            None => std::future::pending::<()>().await,
+        }
+    };
+    let (status, timed_out) = tokio::select! {
+        status = tokio::time::timeout(timeout, child.wait()) => match status {
+            Ok(status) => (status.ok(), false),
+            Err(_) => {
+                if let Some(pgid) = pgid {
+                    kill_group(pgid);
+                }
+                (child.wait().await.ok(), true)
+            }
+        },
+        _ = canceled => {
             if let Some(pgid) = pgid {
                 kill_group(pgid);
             }
-            (child.wait().await.ok(), true)
+            (child.wait().await.ok(), false)
         }
     };
     // The group may have left children holding the pipes open.

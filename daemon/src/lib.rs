@@ -12,6 +12,7 @@
 
 pub mod capture;
 pub mod cli;
+mod commands;
 pub mod exec;
 mod files;
 pub mod managed;
@@ -64,6 +65,7 @@ struct Daemon {
     capture: Option<capture::Capture>,
     /// Reads and writes files for the control plane, as the workload.
     files: workload::FsWorker,
+    commands: Arc<commands::Commands>,
     /// Where the working directory is bound (kept on the executor's disk,
     /// so a relaunch on it applies them again).
     binds: std::sync::Mutex<sluice_protocol::capture::Binds>,
@@ -265,6 +267,7 @@ pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
             managed: managed.clone(),
             capture,
             files: files.clone(),
+            commands: Arc::new(commands::Commands::new(config.state_dir)),
             binds: std::sync::Mutex::new(
                 std::fs::read(config.state_dir.join(BINDS_FILE))
                     .ok()
@@ -280,6 +283,11 @@ pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
         .route(sluice_protocol::STATUS, get(status))
         // Stdin of up to 8 MiB, as base64.
         .route(sluice_protocol::EXEC, post(run_exec).layer(axum::extract::DefaultBodyLimit::max(16 << 20)))
+        .route(
+            &format!("{}/{{identity}}", sluice_protocol::COMMANDS),
+            axum::routing::put(start_command).get(command_status).layer(axum::extract::DefaultBodyLimit::max(16 << 20)),
+        )
+        .route(&format!("{}/{{identity}}/cancel", sluice_protocol::COMMANDS), post(cancel_command))
         .route(sluice_protocol::FILES_READ, post(read_file))
         .route(sluice_protocol::FILES_WRITE, post(write_file).layer(axum::extract::DefaultBodyLimit::max(16 << 20)))
         .route(sluice_protocol::capture::CAPTURE_STATUS, get(capture_status))
@@ -424,6 +432,53 @@ async fn capture_replan(State(daemon): State<Arc<Daemon>>) -> Response {
 
 fn refused(status: StatusCode, message: String) -> Response {
     (status, Json(Refusal { message })).into_response()
+}
+
+async fn start_command(
+    State(daemon): State<Arc<Daemon>>,
+    axum::extract::Path(identity): axum::extract::Path<String>,
+    body: axum::body::Bytes,
+) -> Response {
+    if !commands::valid_identity(&identity) {
+        return refused(StatusCode::BAD_REQUEST, "identity: 1 to 128 characters of [A-Za-z0-9._:-]".into());
+    }
+    if daemon.capture.as_ref().is_some_and(|c| c.finalizing()) {
+        return refused(StatusCode::CONFLICT, "a final flush ended this executor's work; it takes no new work".into());
+    }
+    let request: exec::ExecRequest = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => return refused(StatusCode::BAD_REQUEST, format!("command request: {e}")),
+    };
+    if request.argv.first().is_none_or(|p| p.is_empty()) {
+        return refused(StatusCode::BAD_REQUEST, "argv must name a program".into());
+    }
+    match daemon.commands.start(&identity, request, daemon.effective_workdir(), daemon.workload) {
+        Ok(status) => Json(status).into_response(),
+        Err(e) => refused(StatusCode::INTERNAL_SERVER_ERROR, format!("the command could not be claimed: {e}")),
+    }
+}
+
+async fn command_status(
+    State(daemon): State<Arc<Daemon>>,
+    axum::extract::Path(identity): axum::extract::Path<String>,
+) -> Response {
+    if !commands::valid_identity(&identity) {
+        return refused(StatusCode::BAD_REQUEST, "identity: 1 to 128 characters of [A-Za-z0-9._:-]".into());
+    }
+    Json(daemon.commands.status(&identity)).into_response()
+}
+
+async fn cancel_command(
+    State(daemon): State<Arc<Daemon>>,
+    axum::extract::Path(identity): axum::extract::Path<String>,
+) -> Response {
+    if !commands::valid_identity(&identity) {
+        return refused(StatusCode::BAD_REQUEST, "identity: 1 to 128 characters of [A-Za-z0-9._:-]".into());
+    }
+    match daemon.commands.cancel(&identity) {
+        Ok(status) => Json(status).into_response(),
+        Err(e) => refused(StatusCode::INTERNAL_SERVER_ERROR, format!("the command could not be canceled: {e}")),
+    }
 }
 
 async fn read_file(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) -> Response {

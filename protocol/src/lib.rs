@@ -27,6 +27,31 @@ pub const FILES_READ: &str = "/files/read";
 /// `POST` a [`FileWrite`]: 204; parents are made and the file replaced.
 pub const FILES_WRITE: &str = "/files/write";
 
+/// `PUT` an [`ExecRequest`] to `/commands/{identity}`: claims the identity
+/// (a second claim launches nothing) and answers its [`CommandStatus`];
+/// `GET` answers it (`unknown` for an identity never claimed);
+/// `POST …/cancel` cancels it, fencing a launch that has not happened yet.
+pub const COMMANDS: &str = "/commands";
+
+/// A durable command's state and, once it ended, its result.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandStatus {
+    /// `starting`, `running`, `completed`, `canceled` or `unknown`.
+    pub state: String,
+    /// Whether this call made the claim.
+    #[serde(default)]
+    pub created: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdout_b64: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr_b64: Option<String>,
+    #[serde(default)]
+    pub output_truncated: bool,
+}
+
 /// A file to read, as the workload, at most `max_bytes` long.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

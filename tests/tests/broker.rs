@@ -380,7 +380,8 @@ async fn an_idle_workspace_is_gone() {
 async fn files_are_written_with_their_parents_read_back_and_refused_by_kind() {
     let (dir, broker) = broker().await;
     let token = issue(&dir.path(), "inst-f", &[]);
-    let created = acquire(&broker, &token, Some("f-1"), &json!({"label": "files", "egress": {"allowed_domains": []}})).await;
+    let created =
+        acquire(&broker, &token, Some("f-1"), &json!({"label": "files", "egress": {"allowed_domains": []}})).await;
     let id = created.body["workspace_id"].as_str().unwrap().to_owned();
     wait_state(&broker, &token, &id, "running").await;
     let call = |op: &'static str, body: serde_json::Value| {
@@ -433,4 +434,98 @@ async fn files_are_written_with_their_parents_read_back_and_refused_by_kind() {
     assert_eq!((relative.status, relative.code()), (400, "invalid_request"));
     // Nothing of the path or the contents reaches the log.
     assert!(!broker.server.output().contains("deep/er/file.bin"));
+}
+
+#[tokio::test]
+async fn durable_commands_start_once_read_back_and_cancel_with_a_fence() {
+    let (dir, broker) = broker().await;
+    let token = issue(&dir.path(), "inst-d", &[]);
+    let created =
+        acquire(&broker, &token, Some("d-1"), &json!({"label": "durable", "egress": {"allowed_domains": []}})).await;
+    let id = created.body["workspace_id"].as_str().unwrap().to_owned();
+    wait_state(&broker, &token, &id, "running").await;
+    let path = |identity: &str| format!("/v1/workspaces/{id}/commands/{identity}");
+    let counter = "sh -c 'echo run >> launches; echo out; echo err >&2; exit 4'";
+    let body = json!({"argv": ["sh", "-c", counter]});
+
+    let unknown = broker.get(&path("tool-call.1"), &token).await;
+    assert_eq!((unknown.status, unknown.body["state"].as_str()), (200, Some("unknown")));
+    let first = broker.call(Method::PUT, &path("tool-call.1"), Some(&token), Some(&body)).await;
+    assert_eq!(first.status, 202, "{first:?}");
+    // Whatever the body, a second PUT answers the status and launches nothing.
+    let again = broker
+        .call(
+            Method::PUT,
+            &path("tool-call.1"),
+            Some(&token),
+            Some(&json!({"argv": ["sh", "-c", "echo second >> launches"]})),
+        )
+        .await;
+    assert_eq!(again.status, 200, "{again:?}");
+    let mut done = serde_json::Value::Null;
+    for _ in 0..100 {
+        done = broker.get(&path("tool-call.1"), &token).await.body;
+        if done["state"] == "completed" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(done["state"], "completed", "{done}");
+    assert_eq!(done["exit_code"], 4);
+    assert_eq!(unb64(&done["stdout_b64"]), b"out\n");
+    assert_eq!((done["stdout_bytes"].as_u64(), done["stderr_bytes"].as_u64()), (Some(4), Some(4)));
+    assert_eq!(done["output_truncated"], false);
+    let launches = broker
+        .call(
+            Method::POST,
+            &format!("/v1/workspaces/{id}/exec"),
+            Some(&token),
+            Some(&json!({"argv": ["cat", "launches"]})),
+        )
+        .await;
+    assert_eq!(unb64(&launches.body["stdout_b64"]), b"run\n", "one process, ever");
+    // A cancel of a finished command keeps its result.
+    let kept = broker.call(Method::POST, &format!("{}/cancel", path("tool-call.1")), Some(&token), None).await;
+    assert_eq!((kept.status, kept.body["state"].as_str()), (202, Some("completed")));
+
+    // Cancel before the start: the start is fenced and launches nothing.
+    let fenced = broker.call(Method::POST, &format!("{}/cancel", path("late")), Some(&token), None).await;
+    assert_eq!((fenced.status, fenced.body["state"].as_str()), (202, Some("canceled")));
+    let late = broker
+        .call(Method::PUT, &path("late"), Some(&token), Some(&json!({"argv": ["sh", "-c", "echo late >> launches"]})))
+        .await;
+    assert_eq!((late.status, late.body["state"].as_str()), (200, Some("canceled")), "{late:?}");
+    // A running command is cancelled.
+    let slow = broker.call(Method::PUT, &path("slow"), Some(&token), Some(&json!({"argv": ["sleep", "30"]}))).await;
+    assert_eq!(slow.status, 202);
+    assert_eq!(broker.get(&path("slow"), &token).await.body["state"], "running");
+    broker.call(Method::POST, &format!("{}/cancel", path("slow")), Some(&token), None).await;
+    let mut canceled = serde_json::Value::Null;
+    for _ in 0..100 {
+        canceled = broker.get(&path("slow"), &token).await.body;
+        if canceled["exit_code"].is_i64() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        (canceled["state"].as_str(), canceled["exit_code"].as_i64()),
+        (Some("canceled"), Some(128 + 9)),
+        "{canceled}"
+    );
+    let launches = broker
+        .call(
+            Method::POST,
+            &format!("/v1/workspaces/{id}/exec"),
+            Some(&token),
+            Some(&json!({"argv": ["cat", "launches"]})),
+        )
+        .await;
+    assert_eq!(unb64(&launches.body["stdout_b64"]), b"run\n", "the fenced start launched nothing");
+
+    let bad = broker.call(Method::PUT, &path("bad identity"), Some(&token), Some(&body)).await;
+    assert_eq!((bad.status, bad.code()), (400, "invalid_request"));
+    broker.call(Method::DELETE, &format!("/v1/workspaces/{id}"), Some(&token), None).await;
+    let gone = broker.get(&path("tool-call.1"), &token).await;
+    assert_eq!((gone.status, gone.code()), (410, "workspace_gone"));
 }

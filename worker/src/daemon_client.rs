@@ -44,6 +44,14 @@ async fn connect(path: &str) -> std::io::Result<tokio::net::UnixStream> {
 }
 
 /// A daemon's control endpoint and the token it accepts.
+/// What a durable-command call does.
+#[derive(Debug, Clone)]
+pub enum CommandCall {
+    Start(ExecRequest),
+    Read,
+    Cancel,
+}
+
 pub struct DaemonClient {
     socket: String,
     token: Secret<String>,
@@ -174,6 +182,26 @@ impl DaemonClient {
         }
         let message = serde_json::from_slice::<Refusal>(&body).map(|r| r.message).unwrap_or_default();
         Err(WorkerError::DaemonRefused { status: status.as_u16(), message: message.chars().take(200).collect() })
+    }
+
+    /// Starts (`Some(request)`), reads or cancels a durable command.
+    pub async fn command(
+        &self,
+        identity: &str,
+        call: CommandCall,
+        timeout: Duration,
+    ) -> Result<sluice_protocol::CommandStatus, WorkerError> {
+        let path = format!("{}/{identity}", sluice_protocol::COMMANDS);
+        match call {
+            CommandCall::Start(request) => {
+                let bytes = serde_json::to_vec(&request).map_err(|e| WorkerError::DaemonUnreachable(e.to_string()))?;
+                self.json(Method::PUT, &path, Some(bytes), timeout, MAX_EXEC_ANSWER).await
+            }
+            CommandCall::Read => self.json(Method::GET, &path, None, timeout, MAX_EXEC_ANSWER).await,
+            CommandCall::Cancel => {
+                self.json(Method::POST, &format!("{path}/cancel"), Some(b"{}".to_vec()), timeout, MAX_EXEC_ANSWER).await
+            }
+        }
     }
 
     pub async fn exec(&self, request: &ExecRequest, timeout: Duration) -> Result<ExecResponse, WorkerError> {

@@ -1,0 +1,117 @@
+//! Durable commands: started under the client's identity at most once (the
+//! executor's daemon claims the identity atomically), read back, and
+//! cancelled, which fences a launch that has not happened yet. Output stays
+//! in the executor.
+
+
+use axum::extract::Path;
+use axum::http::StatusCode;
+use axum::response::Response;
+use base64::Engine as _;
+use serde_json::json;
+use sluice_api::control::{ControlError, Target};
+use sluice_protocol::CommandStatus;
+
+use crate::exec::{ExecBody, absolute_path, decode, executor, upstream};
+use crate::lease::{DEFAULT_EXEC_TIMEOUT_SECONDS, MAX_EXEC_TIMEOUT_SECONDS, MAX_FILE_BYTES, MAX_OUTPUT_BYTES};
+use crate::{Authenticated, BrokerError, BrokerJson, Shared, ok};
+
+fn valid_identity(identity: &str) -> Result<(), BrokerError> {
+    let ok = (1..=128).contains(&identity.len())
+        && identity.bytes().all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b))
+        && identity != "."
+        && identity != "..";
+    if ok { Ok(()) } else { Err(BrokerError::invalid("identity: 1 to 128 characters of [A-Za-z0-9._:-]")) }
+}
+
+fn status_json(status: &CommandStatus) -> serde_json::Value {
+    let mut body = json!({"state": status.state});
+    if matches!(status.state.as_str(), "completed" | "canceled") && status.exit_code.is_some() {
+        let length = |b: &Option<String>| {
+            b.as_ref().and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok()).map_or(0, |b| b.len())
+        };
+        body["exit_code"] = json!(status.exit_code);
+        body["stdout_b64"] = json!(status.stdout_b64.clone().unwrap_or_default());
+        body["stderr_b64"] = json!(status.stderr_b64.clone().unwrap_or_default());
+        body["output_truncated"] = json!(status.output_truncated);
+        body["stdout_bytes"] = json!(length(&status.stdout_b64));
+        body["stderr_bytes"] = json!(length(&status.stderr_b64));
+    }
+    body
+}
+
+pub async fn start(
+    state: Shared,
+    Authenticated(lease): Authenticated,
+    Path((id, identity)): Path<(String, String)>,
+    BrokerJson(body): BrokerJson<ExecBody>,
+) -> Result<Response, BrokerError> {
+    valid_identity(&identity)?;
+    let total: usize = body.argv.iter().map(String::len).sum();
+    if body.argv.is_empty() || body.argv.len() > 4096 || total > 256 << 10 || body.argv[0].is_empty() {
+        return Err(BrokerError::invalid("argv: 1 to 4096 strings, at most 256 KiB in all, naming a program"));
+    }
+    if let Some(dir) = body.dir.as_deref().filter(|d| !d.is_empty()) {
+        absolute_path("dir", dir)?;
+    }
+    let stdin = match &body.stdin_b64 {
+        Some(encoded) if !encoded.is_empty() => {
+            decode("stdin_b64", encoded, MAX_FILE_BYTES)?;
+            Some(encoded.clone())
+        }
+        _ => None,
+    };
+    let (run_id, endpoint) = executor(&state, &lease.instance, &id).await?;
+    let timeout = match body.timeout_seconds {
+        None | Some(0) => DEFAULT_EXEC_TIMEOUT_SECONDS,
+        Some(t) => t.min(MAX_EXEC_TIMEOUT_SECONDS),
+    };
+    let control = state.control.as_ref().ok_or_else(BrokerError::internal)?;
+    let request = sluice_protocol::ExecRequest {
+        argv: body.argv,
+        cwd: body.dir.filter(|d| !d.is_empty()),
+        timeout_ms: Some(timeout * 1000),
+        output_limit_bytes: Some(MAX_OUTPUT_BYTES as usize),
+        stdin_b64: stdin,
+        binary: true,
+        ..Default::default()
+    };
+    let target = Target { run_id: &run_id, endpoint: &endpoint };
+    let status = control.command(target, &identity, Some(request), false).await.map_err(|e| match e {
+        // Refused before anything was dispatched.
+        ControlError::Status(409 | 400) => BrokerError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "command_not_started",
+            "the command was not started (the workspace takes no new work)",
+        ),
+        other => upstream(other),
+    })?;
+    let code = if status.created { StatusCode::ACCEPTED } else { StatusCode::OK };
+    Ok(ok(code, status_json(&status)))
+}
+
+pub async fn read(
+    state: Shared,
+    Authenticated(lease): Authenticated,
+    Path((id, identity)): Path<(String, String)>,
+) -> Result<Response, BrokerError> {
+    valid_identity(&identity)?;
+    let (run_id, endpoint) = executor(&state, &lease.instance, &id).await?;
+    let control = state.control.as_ref().ok_or_else(BrokerError::internal)?;
+    let target = Target { run_id: &run_id, endpoint: &endpoint };
+    let status = control.command(target, &identity, None, false).await.map_err(upstream)?;
+    Ok(ok(StatusCode::OK, status_json(&status)))
+}
+
+pub async fn cancel(
+    state: Shared,
+    Authenticated(lease): Authenticated,
+    Path((id, identity)): Path<(String, String)>,
+) -> Result<Response, BrokerError> {
+    valid_identity(&identity)?;
+    let (run_id, endpoint) = executor(&state, &lease.instance, &id).await?;
+    let control = state.control.as_ref().ok_or_else(BrokerError::internal)?;
+    let target = Target { run_id: &run_id, endpoint: &endpoint };
+    let status = control.command(target, &identity, None, true).await.map_err(upstream)?;
+    Ok(ok(StatusCode::ACCEPTED, status_json(&status)))
+}
