@@ -3,7 +3,6 @@
 //! cancelled, which fences a launch that has not happened yet. Output stays
 //! in the executor.
 
-
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::Response;

@@ -12,10 +12,24 @@ use sluice_tests::free_port;
 use sluice_tests::server::DataDir;
 
 async fn broker() -> (DataDir, Broker) {
+    broker_on("local").await
+}
+
+async fn broker_on(runtime: &str) -> (DataDir, Broker) {
     let dir = DataDir::new();
     let port = free_port();
-    let broker = Broker::start(&dir.path(), options(port), port).await;
+    let broker = Broker::start(&dir.path(), options(port).arg("--runtime").arg(runtime), port).await;
     (dir, broker)
+}
+
+/// The runtimes executors run on here: local, and Docker where the machine
+/// has the engine and the test image.
+fn runtimes() -> Vec<&'static str> {
+    let mut all = vec!["local"];
+    if sluice_tests::docker_test_image().is_some() {
+        all.push("docker");
+    }
+    all
 }
 
 #[tokio::test]
@@ -282,13 +296,350 @@ async fn acquire_validates_replays_limits_and_releases() {
 
 #[tokio::test]
 async fn a_workspace_past_its_lifetime_is_gone() {
+    for runtime in runtimes() {
+        eprintln!("{runtime}");
+        let (dir, broker) = broker_on(runtime).await;
+        let token = issue(&dir.path(), "inst-t", &["--max-lifetime-seconds", "5"]);
+        let created =
+            acquire(&broker, &token, Some("t-1"), &json!({"label": "brief", "egress": {"allowed_domains": []}})).await;
+        let id = created.body["workspace_id"].as_str().unwrap().to_owned();
+        let ended = wait_state(&broker, &token, &id, "terminated").await;
+        assert_eq!(ended["termination_reason"], "expired", "{ended}");
+    }
+}
+
+#[tokio::test]
+async fn exec_runs_argv_without_a_shell_with_exit_codes_signals_timeouts_and_truncation() {
+    for runtime in runtimes() {
+        eprintln!("{runtime}");
+        let (dir, broker) = broker_on(runtime).await;
+        let token = issue(&dir.path(), "inst-x", &[]);
+        let created =
+            acquire(&broker, &token, Some("x-1"), &json!({"label": "exec", "egress": {"allowed_domains": []}})).await;
+        let id = created.body["workspace_id"].as_str().unwrap().to_owned();
+        let exec = |body: serde_json::Value| {
+            let broker = &broker;
+            let token = token.clone();
+            let id = id.clone();
+            async move { broker.call(Method::POST, &format!("/v1/workspaces/{id}/exec"), Some(&token), Some(&body)).await }
+        };
+        // Starting: not ready yet, or already running.
+        let early = exec(json!({"argv": ["true"]})).await;
+        assert!(early.status == 200 || (early.status == 409 && early.code() == "workspace_not_ready"), "{early:?}");
+        wait_state(&broker, &token, &id, "running").await;
+
+        let binary: Vec<u8> = (0..=255u8).collect();
+        let echoed = exec(json!({"argv": ["cat"], "stdin_b64": b64(&binary)})).await;
+        assert_eq!(echoed.status, 200, "{echoed:?}");
+        assert_eq!(unb64(&echoed.body["stdout_b64"]), binary, "bytes in, bytes out");
+        assert_eq!(
+            (echoed.body["exit_code"].as_i64(), echoed.body["timeout_clamped"].as_bool()),
+            (Some(0), Some(false))
+        );
+        let no_shell = exec(json!({"argv": ["echo", "$HOME", ";", "true"]})).await;
+        assert_eq!(unb64(&no_shell.body["stdout_b64"]), b"$HOME ; true\n");
+        let failed = exec(json!({"argv": ["sh", "-c", "echo oops >&2; exit 3"]})).await;
+        assert_eq!(
+            (failed.body["exit_code"].as_i64(), unb64(&failed.body["stderr_b64"])),
+            (Some(3), b"oops\n".to_vec())
+        );
+        let killed = exec(json!({"argv": ["sh", "-c", "kill -TERM $$"]})).await;
+        assert_eq!(killed.body["exit_code"], 128 + 15, "signals fold to 128+n: {killed:?}");
+        let slow = exec(json!({"argv": ["sh", "-c", "sleep 30 & sleep 30"], "timeout_seconds": 1})).await;
+        assert_eq!(slow.body["exit_code"], 128 + 9, "the group is killed at the timeout: {slow:?}");
+        let loud = exec(json!({"argv": ["sh", "-c", "head -c 3000000 /dev/zero"]})).await;
+        assert_eq!(loud.body["stdout_truncated"], true);
+        assert_eq!(unb64(&loud.body["stdout_b64"]).len(), 1 << 20, "cut at max_output_bytes");
+        let clamped = exec(json!({"argv": ["true"], "timeout_seconds": 100000})).await;
+        assert_eq!(clamped.body["timeout_clamped"], true);
+        let missing = exec(json!({"argv": ["no-such-program"]})).await;
+        assert_eq!(missing.body["exit_code"], 127);
+        for (body, status, code) in [
+            (json!({"argv": []}), 400, "invalid_request"),
+            (json!({"argv": ["true"], "dir": "relative"}), 400, "invalid_request"),
+            (json!({"argv": ["true"], "stdin_b64": "not base64!"}), 400, "invalid_request"),
+            (json!({"argv": ["true"], "shell": true}), 400, "invalid_request"),
+            (json!({"argv": ["cat"], "stdin_b64": b64(&vec![0u8; (8 << 20) + 1])}), 413, "payload_too_large"),
+        ] {
+            let answer = exec(body.clone()).await;
+            assert_eq!((answer.status, answer.code()), (status, code), "{answer:?}");
+        }
+        let other = issue(&dir.path(), "inst-y", &[]);
+        let theirs = broker
+            .call(Method::POST, &format!("/v1/workspaces/{id}/exec"), Some(&other), Some(&json!({"argv": ["true"]})))
+            .await;
+        assert_eq!((theirs.status, theirs.code()), (404, "not_found"));
+        broker.call(Method::DELETE, &format!("/v1/workspaces/{id}"), Some(&token), None).await;
+        let gone = exec(json!({"argv": ["true"]})).await;
+        assert_eq!((gone.status, gone.code()), (410, "workspace_gone"));
+    }
+}
+
+#[tokio::test]
+async fn an_idle_workspace_is_gone() {
+    for runtime in runtimes() {
+        eprintln!("{runtime}");
+        let (dir, broker) = broker_on(runtime).await;
+        let token = issue(&dir.path(), "inst-i", &["--idle-timeout-seconds", "3"]);
+        let created =
+            acquire(&broker, &token, Some("i-1"), &json!({"label": "idle", "egress": {"allowed_domains": []}})).await;
+        let id = created.body["workspace_id"].as_str().unwrap().to_owned();
+        wait_state(&broker, &token, &id, "running").await;
+        tokio::time::sleep(Duration::from_secs(4)).await;
+        let gone = broker
+            .call(Method::POST, &format!("/v1/workspaces/{id}/exec"), Some(&token), Some(&json!({"argv": ["true"]})))
+            .await;
+        assert_eq!((gone.status, gone.code()), (410, "workspace_gone"));
+        let ended = wait_state(&broker, &token, &id, "terminated").await;
+        assert_eq!(ended["termination_reason"], "idle");
+    }
+}
+
+#[tokio::test]
+async fn files_are_written_with_their_parents_read_back_and_refused_by_kind() {
+    for runtime in runtimes() {
+        eprintln!("{runtime}");
+        let (dir, broker) = broker_on(runtime).await;
+        let token = issue(&dir.path(), "inst-f", &[]);
+        let created =
+            acquire(&broker, &token, Some("f-1"), &json!({"label": "files", "egress": {"allowed_domains": []}})).await;
+        let id = created.body["workspace_id"].as_str().unwrap().to_owned();
+        wait_state(&broker, &token, &id, "running").await;
+        let call = |op: &'static str, body: serde_json::Value| {
+            let (broker, token, id) = (&broker, token.clone(), id.clone());
+            async move {
+                broker.call(Method::POST, &format!("/v1/workspaces/{id}/files/{op}"), Some(&token), Some(&body)).await
+            }
+        };
+        // Where the workload may write: its own working directory.
+        let home = call("read", json!({"path": "/"})).await;
+        assert_eq!((home.status, home.code()), (422, "not_a_file"), "{home:?}");
+        let pwd = broker
+            .call(Method::POST, &format!("/v1/workspaces/{id}/exec"), Some(&token), Some(&json!({"argv": ["pwd"]})))
+            .await;
+        let root = String::from_utf8(unb64(&pwd.body["stdout_b64"])).unwrap().trim().to_owned();
+        let path = format!("{root}/deep/er/file.bin");
+        let bytes: Vec<u8> = (0..=255u8).rev().collect();
+        let written = call("write", json!({"path": path, "contents_b64": b64(&bytes)})).await;
+        assert_eq!(written.status, 204, "{written:?}");
+        let read = call("read", json!({"path": path})).await;
+        assert_eq!((read.status, read.body["size_bytes"].as_u64()), (200, Some(256)), "{read:?}");
+        assert_eq!(unb64(&read.body["contents_b64"]), bytes);
+        assert_eq!(call("write", json!({"path": path, "contents_b64": b64(b"x")})).await.status, 204, "replaced");
+        assert_eq!(unb64(&call("read", json!({"path": path})).await.body["contents_b64"]), b"x");
+        // The workload sees what was written.
+        let seen = broker
+            .call(
+                Method::POST,
+                &format!("/v1/workspaces/{id}/exec"),
+                Some(&token),
+                Some(&json!({"argv": ["cat", path]})),
+            )
+            .await;
+        assert_eq!(unb64(&seen.body["stdout_b64"]), b"x");
+
+        let missing = call("read", json!({"path": format!("{root}/nope")})).await;
+        assert_eq!((missing.status, missing.code()), (404, "file_not_found"));
+        let gone_ws = broker
+            .call(Method::POST, "/v1/workspaces/ws_unknown/files/read", Some(&token), Some(&json!({"path": "/x"})))
+            .await;
+        assert_eq!((gone_ws.status, gone_ws.code()), (404, "not_found"), "told apart by code only");
+        let onto_dir = call("write", json!({"path": format!("{root}/deep"), "contents_b64": b64(b"x")})).await;
+        assert_eq!((onto_dir.status, onto_dir.code()), (422, "not_a_file"));
+        let big = format!("{root}/big");
+        let made = broker
+            .call(
+                Method::POST,
+                &format!("/v1/workspaces/{id}/exec"),
+                Some(&token),
+                Some(&json!({"argv": ["sh", "-c", format!("head -c 9000000 /dev/zero > {big}")]})),
+            )
+            .await;
+        assert_eq!(made.body["exit_code"], 0, "{made:?}");
+        let too_big = call("read", json!({"path": big})).await;
+        assert_eq!((too_big.status, too_big.code()), (413, "file_too_large"));
+        let relative = call("read", json!({"path": "relative"})).await;
+        assert_eq!((relative.status, relative.code()), (400, "invalid_request"));
+        // Nothing of the path or the contents reaches the log.
+        assert!(!broker.server.output().contains("deep/er/file.bin"));
+    }
+}
+
+#[tokio::test]
+async fn durable_commands_start_once_read_back_and_cancel_with_a_fence() {
+    for runtime in runtimes() {
+        eprintln!("{runtime}");
+        let (dir, broker) = broker_on(runtime).await;
+        let token = issue(&dir.path(), "inst-d", &[]);
+        let created =
+            acquire(&broker, &token, Some("d-1"), &json!({"label": "durable", "egress": {"allowed_domains": []}}))
+                .await;
+        let id = created.body["workspace_id"].as_str().unwrap().to_owned();
+        wait_state(&broker, &token, &id, "running").await;
+        let path = |identity: &str| format!("/v1/workspaces/{id}/commands/{identity}");
+        let counter = "sh -c 'echo run >> launches; echo out; echo err >&2; exit 4'";
+        let body = json!({"argv": ["sh", "-c", counter]});
+
+        let unknown = broker.get(&path("tool-call.1"), &token).await;
+        assert_eq!((unknown.status, unknown.body["state"].as_str()), (200, Some("unknown")));
+        let first = broker.call(Method::PUT, &path("tool-call.1"), Some(&token), Some(&body)).await;
+        assert_eq!(first.status, 202, "{first:?}");
+        // Whatever the body, a second PUT answers the status and launches nothing.
+        let again = broker
+            .call(
+                Method::PUT,
+                &path("tool-call.1"),
+                Some(&token),
+                Some(&json!({"argv": ["sh", "-c", "echo second >> launches"]})),
+            )
+            .await;
+        assert_eq!(again.status, 200, "{again:?}");
+        let mut done = serde_json::Value::Null;
+        for _ in 0..100 {
+            done = broker.get(&path("tool-call.1"), &token).await.body;
+            if done["state"] == "completed" {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(done["state"], "completed", "{done}");
+        assert_eq!(done["exit_code"], 4);
+        assert_eq!(unb64(&done["stdout_b64"]), b"out\n");
+        assert_eq!((done["stdout_bytes"].as_u64(), done["stderr_bytes"].as_u64()), (Some(4), Some(4)));
+        assert_eq!(done["output_truncated"], false);
+        let launches = broker
+            .call(
+                Method::POST,
+                &format!("/v1/workspaces/{id}/exec"),
+                Some(&token),
+                Some(&json!({"argv": ["cat", "launches"]})),
+            )
+            .await;
+        assert_eq!(unb64(&launches.body["stdout_b64"]), b"run\n", "one process, ever");
+        // A cancel of a finished command keeps its result.
+        let kept = broker.call(Method::POST, &format!("{}/cancel", path("tool-call.1")), Some(&token), None).await;
+        assert_eq!((kept.status, kept.body["state"].as_str()), (202, Some("completed")));
+
+        // Cancel before the start: the start is fenced and launches nothing.
+        let fenced = broker.call(Method::POST, &format!("{}/cancel", path("late")), Some(&token), None).await;
+        assert_eq!((fenced.status, fenced.body["state"].as_str()), (202, Some("canceled")));
+        let late = broker
+            .call(
+                Method::PUT,
+                &path("late"),
+                Some(&token),
+                Some(&json!({"argv": ["sh", "-c", "echo late >> launches"]})),
+            )
+            .await;
+        assert_eq!((late.status, late.body["state"].as_str()), (200, Some("canceled")), "{late:?}");
+        // A running command is cancelled.
+        let slow = broker.call(Method::PUT, &path("slow"), Some(&token), Some(&json!({"argv": ["sleep", "30"]}))).await;
+        assert_eq!(slow.status, 202);
+        assert_eq!(broker.get(&path("slow"), &token).await.body["state"], "running");
+        broker.call(Method::POST, &format!("{}/cancel", path("slow")), Some(&token), None).await;
+        let mut canceled = serde_json::Value::Null;
+        for _ in 0..100 {
+            canceled = broker.get(&path("slow"), &token).await.body;
+            if canceled["exit_code"].is_i64() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(
+            (canceled["state"].as_str(), canceled["exit_code"].as_i64()),
+            (Some("canceled"), Some(128 + 9)),
+            "{canceled}"
+        );
+        let launches = broker
+            .call(
+                Method::POST,
+                &format!("/v1/workspaces/{id}/exec"),
+                Some(&token),
+                Some(&json!({"argv": ["cat", "launches"]})),
+            )
+            .await;
+        assert_eq!(unb64(&launches.body["stdout_b64"]), b"run\n", "the fenced start launched nothing");
+
+        let bad = broker.call(Method::PUT, &path("bad identity"), Some(&token), Some(&body)).await;
+        assert_eq!((bad.status, bad.code()), (400, "invalid_request"));
+        broker.call(Method::DELETE, &format!("/v1/workspaces/{id}"), Some(&token), None).await;
+        let gone = broker.get(&path("tool-call.1"), &token).await;
+        assert_eq!((gone.status, gone.code()), (410, "workspace_gone"));
+    }
+}
+
+#[tokio::test]
+async fn nothing_of_argv_env_stdin_output_paths_contents_or_the_token_is_kept_outside_the_executor() {
     let (dir, broker) = broker().await;
-    let token = issue(&dir.path(), "inst-t", &["--max-lifetime-seconds", "5"]);
-    let created =
-        acquire(&broker, &token, Some("t-1"), &json!({"label": "brief", "egress": {"allowed_domains": []}})).await;
+    let token = issue(&dir.path(), "inst-p", &[]);
+    let env_marker = "ENVMARK7d1f0c";
+    let created = acquire(
+        &broker,
+        &token,
+        Some("p-1"),
+        &json!({"label": "private", "egress": {"allowed_domains": []}, "env": {"SECRET_THING": env_marker}}),
+    )
+    .await;
     let id = created.body["workspace_id"].as_str().unwrap().to_owned();
-    let ended = wait_state(&broker, &token, &id, "terminated").await;
-    assert_eq!(ended["termination_reason"], "expired", "{ended}");
+    wait_state(&broker, &token, &id, "running").await;
+    let call = |path: String, body: serde_json::Value| {
+        let (broker, token) = (&broker, token.clone());
+        async move { broker.call(Method::POST, &path, Some(&token), Some(&body)).await }
+    };
+    let pwd = call(format!("/v1/workspaces/{id}/exec"), json!({"argv": ["pwd"]})).await;
+    let root = String::from_utf8(unb64(&pwd.body["stdout_b64"])).unwrap().trim().to_owned();
+    let markers = ["ARGVMARK41c2", "STDINMARK9e3b", "OUTMARK58af", "PATHMARKd27e", "FILEMARK3c91", "CMDMARKb6f0"];
+    let [argv, stdin, output, path, contents, command] = markers;
+    let ran = call(
+        format!("/v1/workspaces/{id}/exec"),
+        json!({"argv": ["sh", "-c", format!("cat >/dev/null; echo {argv} >/dev/null; printf '%s%s' OUT MARK58af")],
+               "stdin_b64": b64(stdin.as_bytes())}),
+    )
+    .await;
+    assert_eq!(unb64(&ran.body["stdout_b64"]), output.as_bytes(), "{ran:?}");
+    let file = format!("{root}/{path}/x");
+    assert_eq!(
+        call(
+            format!("/v1/workspaces/{id}/files/write"),
+            json!({"path": file, "contents_b64": b64(contents.as_bytes())})
+        )
+        .await
+        .status,
+        204
+    );
+    assert_eq!(
+        unb64(&call(format!("/v1/workspaces/{id}/files/read"), json!({"path": file})).await.body["contents_b64"]),
+        contents.as_bytes()
+    );
+    let started = broker
+        .call(
+            Method::PUT,
+            &format!("/v1/workspaces/{id}/commands/c1"),
+            Some(&token),
+            Some(&json!({"argv": ["echo", command]})),
+        )
+        .await;
+    assert_eq!(started.status, 202);
+    for _ in 0..100 {
+        if broker.get(&format!("/v1/workspaces/{id}/commands/c1"), &token).await.body["state"] == "completed" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    broker.call(Method::DELETE, &format!("/v1/workspaces/{id}"), Some(&token), None).await;
+    wait_state(&broker, &token, &id, "terminated").await;
+
+    let log = broker.server.output();
+    let files = files_outside_executors(&dir.path());
+    assert!(files.iter().any(|f| f.extension().is_some_and(|e| e == "db")), "the database is among them: {files:?}");
+    for marker in markers.iter().copied().chain([env_marker, token.as_str()]) {
+        assert!(!log.contains(marker), "{marker} reached the log");
+        for file in &files {
+            let bytes = std::fs::read(file).unwrap_or_default();
+            let found = bytes.windows(marker.len()).any(|w| w == marker.as_bytes());
+            assert!(!found, "{marker} is kept in {}", file.display());
+        }
+    }
 }
 
 fn b64(bytes: &[u8]) -> String {
@@ -301,231 +652,23 @@ fn unb64(text: &serde_json::Value) -> Vec<u8> {
     base64::engine::general_purpose::STANDARD.decode(text.as_str().unwrap()).unwrap()
 }
 
-#[tokio::test]
-async fn exec_runs_argv_without_a_shell_with_exit_codes_signals_timeouts_and_truncation() {
-    let (dir, broker) = broker().await;
-    let token = issue(&dir.path(), "inst-x", &[]);
-    let created =
-        acquire(&broker, &token, Some("x-1"), &json!({"label": "exec", "egress": {"allowed_domains": []}})).await;
-    let id = created.body["workspace_id"].as_str().unwrap().to_owned();
-    let exec = |body: serde_json::Value| {
-        let broker = &broker;
-        let token = token.clone();
-        let id = id.clone();
-        async move { broker.call(Method::POST, &format!("/v1/workspaces/{id}/exec"), Some(&token), Some(&body)).await }
-    };
-    // Starting: not ready yet, or already running.
-    let early = exec(json!({"argv": ["true"]})).await;
-    assert!(early.status == 200 || (early.status == 409 && early.code() == "workspace_not_ready"), "{early:?}");
-    wait_state(&broker, &token, &id, "running").await;
-
-    let binary: Vec<u8> = (0..=255u8).collect();
-    let echoed = exec(json!({"argv": ["cat"], "stdin_b64": b64(&binary)})).await;
-    assert_eq!(echoed.status, 200, "{echoed:?}");
-    assert_eq!(unb64(&echoed.body["stdout_b64"]), binary, "bytes in, bytes out");
-    assert_eq!((echoed.body["exit_code"].as_i64(), echoed.body["timeout_clamped"].as_bool()), (Some(0), Some(false)));
-    let no_shell = exec(json!({"argv": ["echo", "$HOME", ";", "true"]})).await;
-    assert_eq!(unb64(&no_shell.body["stdout_b64"]), b"$HOME ; true\n");
-    let failed = exec(json!({"argv": ["sh", "-c", "echo oops >&2; exit 3"]})).await;
-    assert_eq!((failed.body["exit_code"].as_i64(), unb64(&failed.body["stderr_b64"])), (Some(3), b"oops\n".to_vec()));
-    let killed = exec(json!({"argv": ["sh", "-c", "kill -TERM $$"]})).await;
-    assert_eq!(killed.body["exit_code"], 128 + 15, "signals fold to 128+n: {killed:?}");
-    let slow = exec(json!({"argv": ["sh", "-c", "sleep 30 & sleep 30"], "timeout_seconds": 1})).await;
-    assert_eq!(slow.body["exit_code"], 128 + 9, "the group is killed at the timeout: {slow:?}");
-    let loud = exec(json!({"argv": ["sh", "-c", "head -c 3000000 /dev/zero"]})).await;
-    assert_eq!(loud.body["stdout_truncated"], true);
-    assert_eq!(unb64(&loud.body["stdout_b64"]).len(), 1 << 20, "cut at max_output_bytes");
-    let clamped = exec(json!({"argv": ["true"], "timeout_seconds": 100000})).await;
-    assert_eq!(clamped.body["timeout_clamped"], true);
-    let missing = exec(json!({"argv": ["no-such-program"]})).await;
-    assert_eq!(missing.body["exit_code"], 127);
-    for (body, status, code) in [
-        (json!({"argv": []}), 400, "invalid_request"),
-        (json!({"argv": ["true"], "dir": "relative"}), 400, "invalid_request"),
-        (json!({"argv": ["true"], "stdin_b64": "not base64!"}), 400, "invalid_request"),
-        (json!({"argv": ["true"], "shell": true}), 400, "invalid_request"),
-        (json!({"argv": ["cat"], "stdin_b64": b64(&vec![0u8; (8 << 20) + 1])}), 413, "payload_too_large"),
-    ] {
-        let answer = exec(body.clone()).await;
-        assert_eq!((answer.status, answer.code()), (status, code), "{answer:?}");
-    }
-    let other = issue(&dir.path(), "inst-y", &[]);
-    let theirs = broker
-        .call(Method::POST, &format!("/v1/workspaces/{id}/exec"), Some(&other), Some(&json!({"argv": ["true"]})))
-        .await;
-    assert_eq!((theirs.status, theirs.code()), (404, "not_found"));
-    broker.call(Method::DELETE, &format!("/v1/workspaces/{id}"), Some(&token), None).await;
-    let gone = exec(json!({"argv": ["true"]})).await;
-    assert_eq!((gone.status, gone.code()), (410, "workspace_gone"));
-}
-
-#[tokio::test]
-async fn an_idle_workspace_is_gone() {
-    let (dir, broker) = broker().await;
-    let token = issue(&dir.path(), "inst-i", &["--idle-timeout-seconds", "3"]);
-    let created =
-        acquire(&broker, &token, Some("i-1"), &json!({"label": "idle", "egress": {"allowed_domains": []}})).await;
-    let id = created.body["workspace_id"].as_str().unwrap().to_owned();
-    wait_state(&broker, &token, &id, "running").await;
-    tokio::time::sleep(Duration::from_secs(4)).await;
-    let gone = broker
-        .call(Method::POST, &format!("/v1/workspaces/{id}/exec"), Some(&token), Some(&json!({"argv": ["true"]})))
-        .await;
-    assert_eq!((gone.status, gone.code()), (410, "workspace_gone"));
-    let ended = wait_state(&broker, &token, &id, "terminated").await;
-    assert_eq!(ended["termination_reason"], "idle");
-}
-
-#[tokio::test]
-async fn files_are_written_with_their_parents_read_back_and_refused_by_kind() {
-    let (dir, broker) = broker().await;
-    let token = issue(&dir.path(), "inst-f", &[]);
-    let created =
-        acquire(&broker, &token, Some("f-1"), &json!({"label": "files", "egress": {"allowed_domains": []}})).await;
-    let id = created.body["workspace_id"].as_str().unwrap().to_owned();
-    wait_state(&broker, &token, &id, "running").await;
-    let call = |op: &'static str, body: serde_json::Value| {
-        let (broker, token, id) = (&broker, token.clone(), id.clone());
-        async move { broker.call(Method::POST, &format!("/v1/workspaces/{id}/files/{op}"), Some(&token), Some(&body)).await }
-    };
-    // Where the workload may write: its own working directory.
-    let home = call("read", json!({"path": "/"})).await;
-    assert_eq!((home.status, home.code()), (422, "not_a_file"), "{home:?}");
-    let pwd = broker
-        .call(Method::POST, &format!("/v1/workspaces/{id}/exec"), Some(&token), Some(&json!({"argv": ["pwd"]})))
-        .await;
-    let root = String::from_utf8(unb64(&pwd.body["stdout_b64"])).unwrap().trim().to_owned();
-    let path = format!("{root}/deep/er/file.bin");
-    let bytes: Vec<u8> = (0..=255u8).rev().collect();
-    let written = call("write", json!({"path": path, "contents_b64": b64(&bytes)})).await;
-    assert_eq!(written.status, 204, "{written:?}");
-    let read = call("read", json!({"path": path})).await;
-    assert_eq!((read.status, read.body["size_bytes"].as_u64()), (200, Some(256)), "{read:?}");
-    assert_eq!(unb64(&read.body["contents_b64"]), bytes);
-    assert_eq!(call("write", json!({"path": path, "contents_b64": b64(b"x")})).await.status, 204, "replaced");
-    assert_eq!(unb64(&call("read", json!({"path": path})).await.body["contents_b64"]), b"x");
-    // The workload sees what was written.
-    let seen = broker
-        .call(Method::POST, &format!("/v1/workspaces/{id}/exec"), Some(&token), Some(&json!({"argv": ["cat", path]})))
-        .await;
-    assert_eq!(unb64(&seen.body["stdout_b64"]), b"x");
-
-    let missing = call("read", json!({"path": format!("{root}/nope")})).await;
-    assert_eq!((missing.status, missing.code()), (404, "file_not_found"));
-    let gone_ws = broker
-        .call(Method::POST, "/v1/workspaces/ws_unknown/files/read", Some(&token), Some(&json!({"path": "/x"})))
-        .await;
-    assert_eq!((gone_ws.status, gone_ws.code()), (404, "not_found"), "told apart by code only");
-    let onto_dir = call("write", json!({"path": format!("{root}/deep"), "contents_b64": b64(b"x")})).await;
-    assert_eq!((onto_dir.status, onto_dir.code()), (422, "not_a_file"));
-    let big = format!("{root}/big");
-    let made = broker
-        .call(
-            Method::POST,
-            &format!("/v1/workspaces/{id}/exec"),
-            Some(&token),
-            Some(&json!({"argv": ["sh", "-c", format!("head -c 9000000 /dev/zero > {big}")]})),
-        )
-        .await;
-    assert_eq!(made.body["exit_code"], 0, "{made:?}");
-    let too_big = call("read", json!({"path": big})).await;
-    assert_eq!((too_big.status, too_big.code()), (413, "file_too_large"));
-    let relative = call("read", json!({"path": "relative"})).await;
-    assert_eq!((relative.status, relative.code()), (400, "invalid_request"));
-    // Nothing of the path or the contents reaches the log.
-    assert!(!broker.server.output().contains("deep/er/file.bin"));
-}
-
-#[tokio::test]
-async fn durable_commands_start_once_read_back_and_cancel_with_a_fence() {
-    let (dir, broker) = broker().await;
-    let token = issue(&dir.path(), "inst-d", &[]);
-    let created =
-        acquire(&broker, &token, Some("d-1"), &json!({"label": "durable", "egress": {"allowed_domains": []}})).await;
-    let id = created.body["workspace_id"].as_str().unwrap().to_owned();
-    wait_state(&broker, &token, &id, "running").await;
-    let path = |identity: &str| format!("/v1/workspaces/{id}/commands/{identity}");
-    let counter = "sh -c 'echo run >> launches; echo out; echo err >&2; exit 4'";
-    let body = json!({"argv": ["sh", "-c", counter]});
-
-    let unknown = broker.get(&path("tool-call.1"), &token).await;
-    assert_eq!((unknown.status, unknown.body["state"].as_str()), (200, Some("unknown")));
-    let first = broker.call(Method::PUT, &path("tool-call.1"), Some(&token), Some(&body)).await;
-    assert_eq!(first.status, 202, "{first:?}");
-    // Whatever the body, a second PUT answers the status and launches nothing.
-    let again = broker
-        .call(
-            Method::PUT,
-            &path("tool-call.1"),
-            Some(&token),
-            Some(&json!({"argv": ["sh", "-c", "echo second >> launches"]})),
-        )
-        .await;
-    assert_eq!(again.status, 200, "{again:?}");
-    let mut done = serde_json::Value::Null;
-    for _ in 0..100 {
-        done = broker.get(&path("tool-call.1"), &token).await.body;
-        if done["state"] == "completed" {
-            break;
+/// Every file under `root` except the executors' own directories.
+fn files_outside_executors(root: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            if path.file_name().is_some_and(|n| n == "executors") {
+                continue;
+            }
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => stack.push(path),
+                Ok(t) if t.is_file() => found.push(path),
+                _ => {}
+            }
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert_eq!(done["state"], "completed", "{done}");
-    assert_eq!(done["exit_code"], 4);
-    assert_eq!(unb64(&done["stdout_b64"]), b"out\n");
-    assert_eq!((done["stdout_bytes"].as_u64(), done["stderr_bytes"].as_u64()), (Some(4), Some(4)));
-    assert_eq!(done["output_truncated"], false);
-    let launches = broker
-        .call(
-            Method::POST,
-            &format!("/v1/workspaces/{id}/exec"),
-            Some(&token),
-            Some(&json!({"argv": ["cat", "launches"]})),
-        )
-        .await;
-    assert_eq!(unb64(&launches.body["stdout_b64"]), b"run\n", "one process, ever");
-    // A cancel of a finished command keeps its result.
-    let kept = broker.call(Method::POST, &format!("{}/cancel", path("tool-call.1")), Some(&token), None).await;
-    assert_eq!((kept.status, kept.body["state"].as_str()), (202, Some("completed")));
-
-    // Cancel before the start: the start is fenced and launches nothing.
-    let fenced = broker.call(Method::POST, &format!("{}/cancel", path("late")), Some(&token), None).await;
-    assert_eq!((fenced.status, fenced.body["state"].as_str()), (202, Some("canceled")));
-    let late = broker
-        .call(Method::PUT, &path("late"), Some(&token), Some(&json!({"argv": ["sh", "-c", "echo late >> launches"]})))
-        .await;
-    assert_eq!((late.status, late.body["state"].as_str()), (200, Some("canceled")), "{late:?}");
-    // A running command is cancelled.
-    let slow = broker.call(Method::PUT, &path("slow"), Some(&token), Some(&json!({"argv": ["sleep", "30"]}))).await;
-    assert_eq!(slow.status, 202);
-    assert_eq!(broker.get(&path("slow"), &token).await.body["state"], "running");
-    broker.call(Method::POST, &format!("{}/cancel", path("slow")), Some(&token), None).await;
-    let mut canceled = serde_json::Value::Null;
-    for _ in 0..100 {
-        canceled = broker.get(&path("slow"), &token).await.body;
-        if canceled["exit_code"].is_i64() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(
-        (canceled["state"].as_str(), canceled["exit_code"].as_i64()),
-        (Some("canceled"), Some(128 + 9)),
-        "{canceled}"
-    );
-    let launches = broker
-        .call(
-            Method::POST,
-            &format!("/v1/workspaces/{id}/exec"),
-            Some(&token),
-            Some(&json!({"argv": ["cat", "launches"]})),
-        )
-        .await;
-    assert_eq!(unb64(&launches.body["stdout_b64"]), b"run\n", "the fenced start launched nothing");
-
-    let bad = broker.call(Method::PUT, &path("bad identity"), Some(&token), Some(&body)).await;
-    assert_eq!((bad.status, bad.code()), (400, "invalid_request"));
-    broker.call(Method::DELETE, &format!("/v1/workspaces/{id}"), Some(&token), None).await;
-    let gone = broker.get(&path("tool-call.1"), &token).await;
-    assert_eq!((gone.status, gone.code()), (410, "workspace_gone"));
+    found
 }
