@@ -421,6 +421,45 @@ impl Store {
             .collect()
     }
 
+    /// Ends the broker workspaces nothing may use any more: idle past their
+    /// timeout, of an instance whose every token was revoked, or of a
+    /// paused or stopped instance. Answers each with its reason.
+    pub async fn reap_broker_workspaces(&self, now: i64, limit: i64) -> Result<Vec<(String, String)>, StoreError> {
+        let rows = self
+            .pool
+            .fetch_all(
+                &format!(
+                    "SELECT b.workspace_id, b.instance, b.last_used_at, b.idle_timeout_seconds, \
+                     (SELECT COUNT(*) FROM broker_tokens t WHERE t.instance = b.instance AND t.revoked_at IS NULL) \
+                     AS unrevoked FROM broker_workspaces b JOIN workspaces w ON w.id = b.workspace_id \
+                     WHERE {LIVE} ORDER BY b.workspace_id LIMIT $1"
+                ),
+                args![limit],
+            )
+            .await?;
+        let mut ended = Vec::new();
+        for row in rows {
+            let id = row.text("workspace_id")?;
+            let instance = row.text("instance")?;
+            let idle_at = row.int("last_used_at")? + row.int("idle_timeout_seconds")? * 1000;
+            let reason = if row.int("unrevoked")? == 0 {
+                Some("lease_revoked")
+            } else {
+                match self.broker_admission(&instance).await? {
+                    Admission::EmergencyStopped(_) => Some("emergency_stopped"),
+                    Admission::Paused(_) => Some("paused"),
+                    Admission::Open if now >= idle_at => Some("idle"),
+                    Admission::Open => None,
+                }
+            };
+            if let Some(reason) = reason {
+                self.end_broker_workspace(&id, reason).await?;
+                ended.push((id, reason.to_owned()));
+            }
+        }
+        Ok(ended)
+    }
+
     /// Records a use of the workspace (for its idle timeout).
     pub async fn touch_broker_workspace(&self, id: &str) -> Result<(), StoreError> {
         self.pool

@@ -281,7 +281,8 @@ async fn acquire_validates_replays_limits_and_releases() {
     assert_eq!(released.status, 200, "{released:?}");
     assert!(matches!(released.body["state"].as_str(), Some("terminating" | "terminated")), "{released:?}");
     let done = wait_state(&broker, rotated.trim(), &id, "terminated").await;
-    assert_eq!(done["termination_reason"], "released");
+    // The reaper ends a paused instance's workspaces too: whichever came first.
+    assert!(matches!(done["termination_reason"].as_str(), Some("released" | "paused")), "{done}");
     assert!(done["terminated_at"].as_str().unwrap().ends_with('Z'));
     let again = broker.call(Method::DELETE, &format!("/v1/workspaces/{id}"), Some(rotated.trim()), None).await;
     assert_eq!((again.status, again.body["state"].as_str()), (200, Some("terminated")));
@@ -671,4 +672,24 @@ fn files_outside_executors(root: &std::path::Path) -> Vec<std::path::PathBuf> {
         }
     }
     found
+}
+
+#[tokio::test]
+async fn the_reaper_ends_the_workspaces_of_a_revoked_instance() {
+    let (dir, broker) = broker().await;
+    let token = issue(&dir.path(), "inst-v", &[]);
+    let created =
+        acquire(&broker, &token, Some("v-1"), &json!({"label": "revoked", "egress": {"allowed_domains": []}})).await;
+    let id = created.body["workspace_id"].as_str().unwrap().to_owned();
+    wait_state(&broker, &token, &id, "running").await;
+    operate(&dir.path(), &["token", "revoke", "--instance", "inst-v"]);
+    // The token answers nothing now; the operator's API shows the workspace stop.
+    for _ in 0..300 {
+        let (_, w) = broker.server.get(&format!("/v1/workspaces/{id}?ownerUserId=broker:inst-v")).await;
+        if w["status"] == "stopped" {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the revoked instance's workspace was not reaped\n{}", broker.server.output());
 }

@@ -28,10 +28,15 @@ pub async fn reap(worker: &Worker) -> Result<usize, StoreError> {
     for id in &stopped {
         tracing::info!(workspace = %id, "workspace expired; stopping it");
     }
-    if !stopped.is_empty() {
+    // Broker workspaces nothing may use any more: idle, revoked, paused.
+    let ended = worker.store.reap_broker_workspaces(now_ms(), 500).await?;
+    for (id, reason) in &ended {
+        tracing::info!(workspace = %id, reason, "broker workspace reaped");
+    }
+    if !stopped.is_empty() || !ended.is_empty() {
         worker.wake.notify_one();
     }
-    Ok(stopped.len())
+    Ok(stopped.len() + ended.len())
 }
 
 /// Removes runtime resources nothing stored needs.
