@@ -107,7 +107,7 @@ pub async fn run(command: BrokerCommand) -> anyhow::Result<()> {
         BrokerCommand::Token(TokenCommand::Issue(args)) => {
             valid_instance(&args.instance.instance)?;
             anyhow::ensure!(!args.images.is_empty(), "at least one --image");
-            let store = args.instance.store.open().await?;
+            let store = args.instance.store.open_existing().await?;
             let scope = BrokerScope {
                 max_concurrent_workspaces: args.max_concurrency,
                 images: args.images,
@@ -121,7 +121,7 @@ pub async fn run(command: BrokerCommand) -> anyhow::Result<()> {
             store.close().await;
         }
         BrokerCommand::Token(TokenCommand::Rotate(args)) => {
-            let store = args.instance.store.open().await?;
+            let store = args.instance.store.open_existing().await?;
             let token = store.rotate_broker_token(&args.instance.instance, args.grace_seconds).await?;
             store.close().await;
             let token =
@@ -129,7 +129,7 @@ pub async fn run(command: BrokerCommand) -> anyhow::Result<()> {
             println!("{}", token.expose());
         }
         BrokerCommand::Token(TokenCommand::Revoke(args)) => {
-            let store = args.store.open().await?;
+            let store = args.store.open_existing().await?;
             let revoked = store.revoke_broker_tokens(&args.instance).await?;
             store.close().await;
             eprintln!("revoked {revoked} token(s) of instance {}", args.instance);
@@ -149,7 +149,7 @@ pub async fn run(command: BrokerCommand) -> anyhow::Result<()> {
             if let Some(instance) = &args.instance {
                 valid_instance(instance)?;
             }
-            let store = args.store.open().await?;
+            let store = args.store.open_existing().await?;
             let target = args.instance.as_deref().unwrap_or(EVERY_INSTANCE);
             store.set_broker_admission(target, &admission).await?;
             store.close().await;

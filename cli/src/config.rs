@@ -36,8 +36,23 @@ impl StoreArgs {
             .with_context(|| format!("cannot create {}", self.data_dir.display()))
     }
 
+    /// Opens the store of a server that exists already: its seal key must
+    /// be there (a new one would hash tokens no server accepts), and no
+    /// data directory is made.
+    pub async fn open_existing(&self) -> anyhow::Result<Store> {
+        let key_path = self.seal_key_file.clone().unwrap_or_else(|| self.data_dir.join("seal-key"));
+        anyhow::ensure!(
+            key_path.is_file(),
+            "no seal key at {}: point --data-dir at the server's data directory, or pass --seal-key-file",
+            key_path.display()
+        );
+        self.open().await
+    }
+
     pub async fn open(&self) -> anyhow::Result<Store> {
-        self.ensure_data_dir()?;
+        if self.database_url.is_none() || self.seal_key_file.is_none() {
+            self.ensure_data_dir()?;
+        }
         let key_path = self.seal_key_file.clone().unwrap_or_else(|| self.data_dir.join("seal-key"));
         let sealer = Sealer::load_or_create(&key_path).with_context(|| format!("seal key {}", key_path.display()))?;
         let url = match &self.database_url {

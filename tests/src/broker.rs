@@ -84,12 +84,17 @@ impl Answer {
 
 /// Runs `sluice broker …` against the data directory; answers stdout.
 pub fn operate(data_dir: &Path, args: &[&str]) -> String {
+    operate_with(args, &["--data-dir", &data_dir.display().to_string()])
+}
+
+/// Runs `sluice broker …` with `store` naming the database (and key).
+pub fn operate_with(args: &[&str], store: &[&str]) -> String {
     let out = Command::new(crate::sluice_binary())
         .arg("broker")
         .args(args)
-        .arg("--data-dir")
-        .arg(data_dir)
+        .args(store)
         .env("SLUICE_LOG", "warn")
+        .env_remove("SLUICE_DATABASE_URL")
         .output()
         .unwrap();
     assert!(out.status.success(), "sluice broker {args:?}: {}", String::from_utf8_lossy(&out.stderr));

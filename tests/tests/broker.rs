@@ -693,3 +693,20 @@ async fn the_reaper_ends_the_workspaces_of_a_revoked_instance() {
     }
     panic!("the revoked instance's workspace was not reaped\n{}", broker.server.output());
 }
+
+#[tokio::test]
+async fn tokens_are_operated_against_postgresql_while_the_server_runs() {
+    let Some(db) = sluice_store::testing::postgres().await else { return };
+    let dir = DataDir::new();
+    let port = free_port();
+    let broker = Broker::start(&dir.path(), options(port).database(Some(&db.url)), port).await;
+    let key = dir.path().join("seal-key").display().to_string();
+    let store = ["--database-url", db.url.as_str(), "--seal-key-file", key.as_str()];
+    let token = sluice_tests::broker::operate_with(&["token", "issue", "--instance", "pg-inst"], &store);
+    let lease = broker.get("/v1/lease", token.trim()).await;
+    assert_eq!((lease.status, lease.body["lease"]["instance_id"].as_str()), (200, Some("pg-inst")), "{lease:?}");
+    sluice_tests::broker::operate_with(&["admission", "pause", "--instance", "pg-inst"], &store);
+    assert_eq!(broker.get("/v1/lease", token.trim()).await.body["admission"]["state"], "paused");
+    sluice_tests::broker::operate_with(&["token", "revoke", "--instance", "pg-inst"], &store);
+    assert_eq!(broker.get("/v1/lease", token.trim()).await.code(), "lease_revoked");
+}
