@@ -11,8 +11,8 @@ use serde_json::json;
 use sluice_api::control::{ControlError, Target};
 use sluice_protocol::CommandStatus;
 
-use crate::exec::{ExecBody, absolute_path, decode, executor, upstream};
-use crate::lease::{DEFAULT_EXEC_TIMEOUT_SECONDS, MAX_EXEC_TIMEOUT_SECONDS, MAX_FILE_BYTES, MAX_OUTPUT_BYTES};
+use crate::exec::{ExecBody, daemon_request, executor, upstream, validate};
+use crate::lease::{DEFAULT_EXEC_TIMEOUT_SECONDS, MAX_EXEC_TIMEOUT_SECONDS};
 use crate::{Authenticated, BrokerError, BrokerJson, Shared, ok};
 
 fn valid_identity(identity: &str) -> Result<(), BrokerError> {
@@ -46,35 +46,14 @@ pub async fn start(
     BrokerJson(body): BrokerJson<ExecBody>,
 ) -> Result<Response, BrokerError> {
     valid_identity(&identity)?;
-    let total: usize = body.argv.iter().map(String::len).sum();
-    if body.argv.is_empty() || body.argv.len() > 4096 || total > 256 << 10 || body.argv[0].is_empty() {
-        return Err(BrokerError::invalid("argv: 1 to 4096 strings, at most 256 KiB in all, naming a program"));
-    }
-    if let Some(dir) = body.dir.as_deref().filter(|d| !d.is_empty()) {
-        absolute_path("dir", dir)?;
-    }
-    let stdin = match &body.stdin_b64 {
-        Some(encoded) if !encoded.is_empty() => {
-            decode("stdin_b64", encoded, MAX_FILE_BYTES)?;
-            Some(encoded.clone())
-        }
-        _ => None,
-    };
+    let stdin = validate(&body)?;
     let (run_id, endpoint) = executor(&state, &lease.instance, &id).await?;
     let timeout = match body.timeout_seconds {
         None | Some(0) => DEFAULT_EXEC_TIMEOUT_SECONDS,
         Some(t) => t.min(MAX_EXEC_TIMEOUT_SECONDS),
     };
     let control = state.control.as_ref().ok_or_else(BrokerError::internal)?;
-    let request = sluice_protocol::ExecRequest {
-        argv: body.argv,
-        cwd: body.dir.filter(|d| !d.is_empty()),
-        timeout_ms: Some(timeout * 1000),
-        output_limit_bytes: Some(MAX_OUTPUT_BYTES as usize),
-        stdin_b64: stdin,
-        binary: true,
-        ..Default::default()
-    };
+    let request = daemon_request(body, stdin, timeout);
     let target = Target { run_id: &run_id, endpoint: &endpoint };
     let status = control.command(target, &identity, Some(request), false).await.map_err(|e| match e {
         // Refused before anything was dispatched.
@@ -94,12 +73,7 @@ pub async fn read(
     Authenticated(lease): Authenticated,
     Path((id, identity)): Path<(String, String)>,
 ) -> Result<Response, BrokerError> {
-    valid_identity(&identity)?;
-    let (run_id, endpoint) = executor(&state, &lease.instance, &id).await?;
-    let control = state.control.as_ref().ok_or_else(BrokerError::internal)?;
-    let target = Target { run_id: &run_id, endpoint: &endpoint };
-    let status = control.command(target, &identity, None, false).await.map_err(upstream)?;
-    Ok(ok(StatusCode::OK, status_json(&status)))
+    Ok(ok(StatusCode::OK, status_json(&read_or_cancel(&state, &lease.instance, &id, &identity, false).await?)))
 }
 
 pub async fn cancel(
@@ -107,10 +81,19 @@ pub async fn cancel(
     Authenticated(lease): Authenticated,
     Path((id, identity)): Path<(String, String)>,
 ) -> Result<Response, BrokerError> {
-    valid_identity(&identity)?;
-    let (run_id, endpoint) = executor(&state, &lease.instance, &id).await?;
+    Ok(ok(StatusCode::ACCEPTED, status_json(&read_or_cancel(&state, &lease.instance, &id, &identity, true).await?)))
+}
+
+async fn read_or_cancel(
+    state: &Shared,
+    instance: &str,
+    id: &str,
+    identity: &str,
+    cancel: bool,
+) -> Result<CommandStatus, BrokerError> {
+    valid_identity(identity)?;
+    let (run_id, endpoint) = executor(state, instance, id).await?;
     let control = state.control.as_ref().ok_or_else(BrokerError::internal)?;
     let target = Target { run_id: &run_id, endpoint: &endpoint };
-    let status = control.command(target, &identity, None, true).await.map_err(upstream)?;
-    Ok(ok(StatusCode::ACCEPTED, status_json(&status)))
+    control.command(target, identity, None, cancel).await.map_err(upstream)
 }

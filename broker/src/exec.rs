@@ -77,12 +77,9 @@ pub(crate) async fn executor(state: &Shared, instance: &str, id: &str) -> Result
     Ok((run.id, endpoint))
 }
 
-pub async fn exec(
-    state: Shared,
-    Authenticated(lease): Authenticated,
-    Path(id): Path<String>,
-    BrokerJson(body): BrokerJson<ExecBody>,
-) -> Result<Response, BrokerError> {
+/// Checks a command body (exec and durable commands alike); answers its
+/// stdin, still base64.
+pub(crate) fn validate(body: &ExecBody) -> Result<Option<String>, BrokerError> {
     let total: usize = body.argv.iter().map(String::len).sum();
     if body.argv.is_empty() || body.argv.len() > 4096 || total > 256 << 10 || body.argv[0].is_empty() {
         return Err(BrokerError::invalid("argv: 1 to 4096 strings, at most 256 KiB in all, naming a program"));
@@ -93,13 +90,39 @@ pub async fn exec(
     if let Some(dir) = body.dir.as_deref().filter(|d| !d.is_empty()) {
         absolute_path("dir", dir)?;
     }
-    let stdin = match &body.stdin_b64 {
+    match &body.stdin_b64 {
         Some(encoded) if !encoded.is_empty() => {
             decode("stdin_b64", encoded, MAX_FILE_BYTES)?;
-            Some(encoded.clone())
+            Ok(Some(encoded.clone()))
         }
-        _ => None,
-    };
+        _ => Ok(None),
+    }
+}
+
+/// What the daemon is asked to run: bytes in and out, output capped.
+pub(crate) fn daemon_request(
+    body: ExecBody,
+    stdin: Option<String>,
+    timeout_seconds: u64,
+) -> sluice_protocol::ExecRequest {
+    sluice_protocol::ExecRequest {
+        argv: body.argv,
+        cwd: body.dir.filter(|d| !d.is_empty()),
+        timeout_ms: Some(timeout_seconds * 1000),
+        output_limit_bytes: Some(MAX_OUTPUT_BYTES as usize),
+        stdin_b64: stdin,
+        binary: true,
+        ..Default::default()
+    }
+}
+
+pub async fn exec(
+    state: Shared,
+    Authenticated(lease): Authenticated,
+    Path(id): Path<String>,
+    BrokerJson(body): BrokerJson<ExecBody>,
+) -> Result<Response, BrokerError> {
+    let stdin = validate(&body)?;
     let (run_id, endpoint) = executor(&state, &lease.instance, &id).await?;
     let workspace = owned(&state, &lease.instance, &id).await?;
     let asked = match body.timeout_seconds {
@@ -109,15 +132,7 @@ pub async fn exec(
     let left = ((workspace.expires_at - sluice_store::clock::now_ms()).max(1000) / 1000) as u64;
     let timeout = asked.min(MAX_EXEC_TIMEOUT_SECONDS).min(left);
     let control = state.control.as_ref().ok_or_else(BrokerError::internal)?;
-    let request = sluice_protocol::ExecRequest {
-        argv: body.argv,
-        cwd: body.dir.filter(|d| !d.is_empty()),
-        timeout_ms: Some(timeout * 1000),
-        output_limit_bytes: Some(MAX_OUTPUT_BYTES as usize),
-        stdin_b64: stdin,
-        binary: true,
-        ..Default::default()
-    };
+    let request = daemon_request(body, stdin, timeout);
     let target = Target { run_id: &run_id, endpoint: &endpoint };
     let answer =
         control.exec(target, request, Duration::from_secs(timeout) + TRANSPORT_SLACK).await.map_err(upstream)?;
