@@ -233,7 +233,7 @@ pub async fn acquire(
         ttl_ms: Some((scope.max_lifetime_seconds as i64) * 1000),
         launch_id: None,
         idempotency: Some(Idempotency { key: format!("acquire:{key}"), request_hash }),
-        secret_env: (!env.is_empty()).then(|| Secret::new(env)),
+        secret_env: None,
         capture_token: None,
         broker: Some(NewBrokerWorkspace {
             instance: lease.instance.clone(),
@@ -244,6 +244,7 @@ pub async fn acquire(
             attributed_run: request.run_id.clone(),
             idle_timeout_seconds: scope.idle_timeout_seconds,
             max_live: scope.max_concurrent_workspaces,
+            env: (!env.is_empty()).then(|| Secret::new(env)),
         }),
     };
     let (status, id) = match state.store.create_workspace(new).await {

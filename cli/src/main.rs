@@ -88,6 +88,8 @@ enum Command {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    // One TLS provider for the process (reqwest's rustls has none of its own).
+    let _ = rustls::crypto::ring::default_provider().install_default();
     if let Command::Daemon(args) = cli.command {
         return sluice_daemon::cli::run(args).await;
     }

@@ -66,6 +66,8 @@ struct Daemon {
     /// Reads and writes files for the control plane, as the workload.
     files: workload::FsWorker,
     commands: Arc<commands::Commands>,
+    /// Environment every exec and durable command starts with.
+    exec_env: std::collections::BTreeMap<String, String>,
     /// Where the working directory is bound (kept on the executor's disk,
     /// so a relaunch on it applies them again).
     binds: std::sync::Mutex<sluice_protocol::capture::Binds>,
@@ -80,6 +82,14 @@ const BINDS_FILE: &str = "binds.json";
 impl Daemon {
     /// Where commands run unless they name another directory: the working
     /// directory, or the subdirectory it is bound to.
+    /// A command's environment: the executor's exec env, then its own.
+    fn with_exec_env(&self, mut request: exec::ExecRequest) -> exec::ExecRequest {
+        let mut env = self.exec_env.clone();
+        env.append(&mut request.env);
+        request.env = env;
+        request
+    }
+
     fn effective_workdir(&self) -> PathBuf {
         let binds = self.binds.lock().unwrap();
         match binds.binds.iter().find(|b| b.mount_path == self.workdir_name) {
@@ -205,7 +215,9 @@ pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
     let secret = take_boot_secret(config.boot_secret_file, config.state_dir)?;
     let boot_generation = next_boot_generation(config.state_dir)?;
     let mut env = config.env;
+    env.extend(secret.exec_env.clone());
     env.extend(secret.secret_env);
+    let exec_env = secret.exec_env;
     let managed = if config.command.is_empty() {
         managed::Managed::none()
     } else {
@@ -268,6 +280,7 @@ pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
             capture,
             files: files.clone(),
             commands: Arc::new(commands::Commands::new(config.state_dir)),
+            exec_env: exec_env.clone(),
             binds: std::sync::Mutex::new(
                 std::fs::read(config.state_dir.join(BINDS_FILE))
                     .ok()
@@ -446,7 +459,7 @@ async fn start_command(
         return refused(StatusCode::CONFLICT, "a final flush ended this executor's work; it takes no new work".into());
     }
     let request: exec::ExecRequest = match serde_json::from_slice(&body) {
-        Ok(r) => r,
+        Ok(r) => daemon.with_exec_env(r),
         Err(e) => return refused(StatusCode::BAD_REQUEST, format!("command request: {e}")),
     };
     if request.argv.first().is_none_or(|p| p.is_empty()) {
@@ -520,7 +533,7 @@ async fn run_exec(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) ->
             .into_response();
     }
     let request: exec::ExecRequest = match serde_json::from_slice(&body) {
-        Ok(r) => r,
+        Ok(r) => daemon.with_exec_env(r),
         Err(e) => return refused(StatusCode::BAD_REQUEST, format!("exec request: {e}")),
     };
     let result = exec::run(&daemon.effective_workdir(), request, daemon.workload).await;

@@ -88,6 +88,10 @@ pub struct BootSecret {
     /// The capture session's token, for a capture-sourced workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capture_token: Option<String>,
+    /// Environment every process of the executor gets: the managed
+    /// process, exec and durable commands (an execution broker's `env`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub exec_env: BTreeMap<String, String>,
 }
 
 impl std::fmt::Debug for BootSecret {
@@ -203,6 +207,7 @@ mod tests {
             control_token: "t0p-secret".into(),
             secret_env: BTreeMap::new(),
             capture_token: Some("c4pture".into()),
+            exec_env: BTreeMap::new(),
         };
         assert!(!format!("{secret:?}").contains("t0p") && !format!("{secret:?}").contains("c4p"));
     }

@@ -289,6 +289,9 @@ pub struct NewBrokerWorkspace {
     pub idle_timeout_seconds: u64,
     /// The instance's concurrency limit.
     pub max_live: u64,
+    /// The acquisition's `env`, for every process of the executor: sealed
+    /// until the executor has it.
+    pub env: Option<Secret<std::collections::BTreeMap<String, String>>>,
 }
 
 /// A broker workspace with its sluice workspace's state.

@@ -296,9 +296,8 @@ impl Store {
         .await?;
         // A broker workspace's env is kept (sealed) only until its executor has it.
         tx.execute(
-            "DELETE FROM sealed_secrets WHERE workspace_id = $1 AND kind = $2 \
-             AND EXISTS (SELECT 1 FROM broker_workspaces WHERE workspace_id = $1)",
-            args![&run.workspace_id, SecretKind::SecretEnv.as_str()],
+            "DELETE FROM sealed_secrets WHERE workspace_id = $1 AND kind = $2",
+            args![&run.workspace_id, SecretKind::ExecEnv.as_str()],
         )
         .await?;
         tx.commit().await

@@ -187,6 +187,7 @@ named_enum!(
     SecretKind {
         SecretEnv => "secret_env",
         CaptureToken => "capture_token",
+        ExecEnv => "exec_env",
     }
 );
 

@@ -302,6 +302,10 @@ impl Store {
         }
         if let Some(broker) = &new.broker {
             crate::broker::insert_workspace(&mut tx, &workspace_id, broker, expires_at.unwrap_or(now), now).await?;
+            if let Some(env) = &broker.env {
+                let plain = serde_json::to_vec(env.expose()).map_err(|e| StoreError::Seal(e.to_string()))?;
+                self.insert_sealed(&mut tx, &workspace_id, SecretKind::ExecEnv, &plain, now).await?;
+            }
         }
 
         append_event(

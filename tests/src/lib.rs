@@ -51,7 +51,7 @@ impl App {
         tokio::spawn(sluice_api::serve(state, listener, async {
             let _ = stopped.await;
         }));
-        App { base, store, client: reqwest::Client::new(), label: db.label, _db: db, _stop: stop }
+        App { base, store, client: http_client(), label: db.label, _db: db, _stop: stop }
     }
 
     /// One server per available backend.
@@ -122,6 +122,13 @@ pub fn sluice_binary() -> PathBuf {
 }
 
 /// A free loopback port.
+/// reqwest is built with rustls for the broker's HTTPS and no provider of
+/// its own: every client of the tests uses ring.
+pub fn http_client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}
+
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }

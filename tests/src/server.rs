@@ -151,7 +151,7 @@ impl Server {
             readers,
             base: format!("http://127.0.0.1:{port}"),
             token: String::new(),
-            client: reqwest::Client::new(),
+            client: crate::http_client(),
         };
         if !http {
             return server;

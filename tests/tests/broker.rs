@@ -175,7 +175,7 @@ async fn every_answer_keeps_the_conventions_and_nothing_redirects() {
 
     // Plaintext is refused on the broker port; the broker is not on the API listener.
     let port = broker.base.trim_start_matches("https://127.0.0.1:").trim_end_matches("/broker");
-    let plain = reqwest::Client::new().get(format!("http://127.0.0.1:{port}/broker/v1/lease")).send().await;
+    let plain = sluice_tests::http_client().get(format!("http://127.0.0.1:{port}/broker/v1/lease")).send().await;
     assert!(plain.is_err() || plain.is_ok_and(|r| !r.status().is_success()), "plaintext is never served");
     let (status, _) = broker.server.get("/broker/v1/lease").await;
     assert_eq!(status, 404, "the broker's routes are not on the API listener");
@@ -315,8 +315,13 @@ async fn exec_runs_argv_without_a_shell_with_exit_codes_signals_timeouts_and_tru
         eprintln!("{runtime}");
         let (dir, broker) = broker_on(runtime).await;
         let token = issue(&dir.path(), "inst-x", &[]);
-        let created =
-            acquire(&broker, &token, Some("x-1"), &json!({"label": "exec", "egress": {"allowed_domains": []}})).await;
+        let created = acquire(
+            &broker,
+            &token,
+            Some("x-1"),
+            &json!({"label": "exec", "egress": {"allowed_domains": []}, "env": {"GREETING": "hello from env"}}),
+        )
+        .await;
         let id = created.body["workspace_id"].as_str().unwrap().to_owned();
         let exec = |body: serde_json::Value| {
             let broker = &broker;
@@ -337,6 +342,8 @@ async fn exec_runs_argv_without_a_shell_with_exit_codes_signals_timeouts_and_tru
             (echoed.body["exit_code"].as_i64(), echoed.body["timeout_clamped"].as_bool()),
             (Some(0), Some(false))
         );
+        let env = exec(json!({"argv": ["sh", "-c", "echo $GREETING"]})).await;
+        assert_eq!(unb64(&env.body["stdout_b64"]), b"hello from env\n", "the acquisition's env: {env:?}");
         let no_shell = exec(json!({"argv": ["echo", "$HOME", ";", "true"]})).await;
         assert_eq!(unb64(&no_shell.body["stdout_b64"]), b"$HOME ; true\n");
         let failed = exec(json!({"argv": ["sh", "-c", "echo oops >&2; exit 3"]})).await;

@@ -14,7 +14,7 @@ const SECRET_ENV_VALUE: &str = "zq9-secret-env-value-5511";
 /// session's token and a secret environment); returns all the answers as
 /// text and the session's token.
 async fn exercise(server: &Server) -> (String, String) {
-    let client = reqwest::Client::new();
+    let client = sluice_tests::http_client();
     let mut seen = String::new();
     let (status, session) = server.post("/v1/capture-sessions", &json!({"ownerUserId": "alice"})).await;
     assert_eq!(status, 201, "{session}");
@@ -188,7 +188,7 @@ async fn create_burst(
     keys: std::ops::Range<usize>,
     progress: Option<tokio::sync::mpsc::UnboundedSender<usize>>,
 ) -> Vec<(usize, u16, Value)> {
-    let client = reqwest::Client::new();
+    let client = sluice_tests::http_client();
     let requests = keys.map(|i| {
         let (client, url, token, progress) =
             (client.clone(), format!("{base}/v1/workspaces"), token.to_owned(), progress.clone());

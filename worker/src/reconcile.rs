@@ -82,7 +82,16 @@ async fn launch_request(
         }
         None => None,
     };
-    let boot = BootSecret { control_token: control_token(worker, &run.id).expose().clone(), secret_env, capture_token };
+    let exec_env = match worker.store.open_secret(&workspace.id, SecretKind::ExecEnv).await? {
+        Some(bytes) => serde_json::from_slice(bytes.expose()).map_err(|_| StoreError::Corrupt("execEnv".into()))?,
+        None => Default::default(),
+    };
+    let boot = BootSecret {
+        control_token: control_token(worker, &run.id).expose().clone(),
+        secret_env,
+        capture_token,
+        exec_env,
+    };
     let boot = serde_json::to_string(&boot).map_err(|_| StoreError::Corrupt("boot secret".into()))?;
     Ok(LaunchRequest {
         workspace_id: workspace.id.clone(),
