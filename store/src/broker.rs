@@ -317,6 +317,9 @@ const LIVE: &str = "w.desired_state = 'running' AND w.status NOT IN ('stopped', 
 /// Refuses the create when the instance is at its concurrency limit;
 /// inside the create's transaction.
 pub(crate) async fn check_concurrency(tx: &mut crate::db::Tx, new: &NewBrokerWorkspace) -> Result<(), StoreError> {
+    // The instance's row lock makes its creates count one at a time (on
+    // PostgreSQL too, where reads would not wait for each other).
+    tx.execute("UPDATE broker_instances SET created_at = created_at WHERE name = $1", args![&new.instance]).await?;
     let row = tx
         .fetch_one(
             &format!(

@@ -761,3 +761,44 @@ async fn broker_tokens_and_admission() {
         assert_eq!(store.broker_admission("inst").await.unwrap(), Admission::Open);
     }
 }
+
+/// Concurrent acquisitions of one broker instance never pass its limit.
+#[tokio::test]
+async fn a_broker_instance_never_passes_its_concurrency_limit() {
+    use sluice_store::broker::*;
+    for db in databases().await {
+        let store = open(&db).await;
+        let scope = BrokerScope {
+            max_concurrent_workspaces: 2,
+            images: vec!["img:1".into()],
+            max_lifetime_seconds: 60,
+            idle_timeout_seconds: 30,
+            max_snapshots: 3,
+            snapshot_ttl_seconds: 600,
+        };
+        store.issue_broker_token("busy", &scope, None).await.unwrap();
+        let creates = (0..8).map(|i| {
+            let store = store.clone();
+            async move {
+                let mut new = new_workspace("broker:busy", None);
+                new.broker = Some(NewBrokerWorkspace {
+                    instance: "busy".into(),
+                    label: format!("w{i}"),
+                    size: "small".into(),
+                    image: "img:1".into(),
+                    agent: None,
+                    attributed_run: None,
+                    idle_timeout_seconds: 30,
+                    max_live: 2,
+                    env: None,
+                });
+                store.create_workspace(new).await
+            }
+        });
+        let results = futures::future::join_all(creates).await;
+        let made = results.iter().filter(|r| r.is_ok()).count();
+        let limited =
+            results.iter().filter(|r| matches!(r, Err(StoreError::Conflict { code: "concurrency_limit", .. }))).count();
+        assert_eq!((made, limited), (2, 6), "{}: {results:?}", db.label);
+    }
+}
