@@ -379,19 +379,6 @@ impl Store {
         Ok(newest.filter(|a| a.outcome == AttestationOutcome::Revoked))
     }
 
-    /// Every attestation of `run_id`, oldest first.
-    pub async fn attestations(&self, run_id: &str) -> Result<Vec<StoredAttestation>, StoreError> {
-        self.pool
-            .fetch_all(
-                &format!("SELECT {ATTESTATION_COLUMNS} FROM attestations WHERE run_id = $1 ORDER BY attested_at, id"),
-                args![run_id],
-            )
-            .await?
-            .iter()
-            .map(attestation_from_row)
-            .collect()
-    }
-
     /// Records one drain step: the state observed, the daemon's stamped
     /// report (consecutive equal reports of one boot kept as one row with
     /// the newest stamp), and any accepted attestation the report refutes,

@@ -715,6 +715,17 @@ async fn drains_record_intent_evidence_attestations_and_retention() {
     }
 }
 
+fn broker_scope() -> sluice_store::broker::BrokerScope {
+    sluice_store::broker::BrokerScope {
+        max_concurrent_workspaces: 2,
+        images: vec!["img:1".into()],
+        max_lifetime_seconds: 60,
+        idle_timeout_seconds: 30,
+        max_snapshots: 3,
+        snapshot_ttl_seconds: 600,
+    }
+}
+
 /// Broker tokens: issued, rotated with a grace, revoked; admission per
 /// instance and for every instance.
 #[tokio::test]
@@ -722,14 +733,7 @@ async fn broker_tokens_and_admission() {
     use sluice_store::broker::*;
     for db in databases().await {
         let store = open(&db).await;
-        let scope = BrokerScope {
-            max_concurrent_workspaces: 2,
-            images: vec!["img:1".into()],
-            max_lifetime_seconds: 60,
-            idle_timeout_seconds: 30,
-            max_snapshots: 3,
-            snapshot_ttl_seconds: 600,
-        };
+        let scope = broker_scope();
         let token = store.issue_broker_token("inst", &scope, None).await.unwrap();
         assert!(token.expose().starts_with(TOKEN_PREFIX));
         assert!(!store.any_column_contains(token.expose()).await.unwrap(), "{}: only a keyed hash", db.label);
@@ -768,14 +772,7 @@ async fn a_broker_instance_never_passes_its_concurrency_limit() {
     use sluice_store::broker::*;
     for db in databases().await {
         let store = open(&db).await;
-        let scope = BrokerScope {
-            max_concurrent_workspaces: 2,
-            images: vec!["img:1".into()],
-            max_lifetime_seconds: 60,
-            idle_timeout_seconds: 30,
-            max_snapshots: 3,
-            snapshot_ttl_seconds: 600,
-        };
+        let scope = broker_scope();
         store.issue_broker_token("busy", &scope, None).await.unwrap();
         let creates = (0..8).map(|i| {
             let store = store.clone();

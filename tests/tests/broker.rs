@@ -198,6 +198,23 @@ async fn acquire(
     sluice_tests::broker::Answer::of(request.send().await.unwrap()).await
 }
 
+/// Runs `argv` in the workspace; answers its stdout.
+async fn stdout_of(broker: &Broker, token: &str, id: &str, argv: serde_json::Value) -> Vec<u8> {
+    let path = format!("/v1/workspaces/{id}/exec");
+    let ran = broker.call(Method::POST, &path, Some(token), Some(&json!({"argv": argv}))).await;
+    assert_eq!(ran.status, 200, "{ran:?}");
+    unb64(&ran.body["stdout_b64"])
+}
+
+/// Acquires a workspace with `key` and waits until it runs; answers its id.
+async fn running(broker: &Broker, token: &str, key: &str, body: serde_json::Value) -> String {
+    let created = acquire(broker, token, Some(key), &body).await;
+    assert_eq!(created.status, 201, "{created:?}");
+    let id = created.body["workspace_id"].as_str().unwrap().to_owned();
+    wait_state(broker, token, &id, "running").await;
+    id
+}
+
 async fn wait_state(broker: &Broker, token: &str, id: &str, state: &str) -> serde_json::Value {
     for _ in 0..600 {
         let answer = broker.get(&format!("/v1/workspaces/{id}"), token).await;
@@ -389,10 +406,7 @@ async fn an_idle_workspace_is_gone() {
         eprintln!("{runtime}");
         let (dir, broker) = broker_on(runtime).await;
         let token = issue(&dir.path(), "inst-i", &["--idle-timeout-seconds", "3"]);
-        let created =
-            acquire(&broker, &token, Some("i-1"), &json!({"label": "idle", "egress": {"allowed_domains": []}})).await;
-        let id = created.body["workspace_id"].as_str().unwrap().to_owned();
-        wait_state(&broker, &token, &id, "running").await;
+        let id = running(&broker, &token, "i-1", json!({"label": "idle", "egress": {"allowed_domains": []}})).await;
         tokio::time::sleep(Duration::from_secs(4)).await;
         let gone = broker
             .call(Method::POST, &format!("/v1/workspaces/{id}/exec"), Some(&token), Some(&json!({"argv": ["true"]})))
@@ -409,10 +423,7 @@ async fn files_are_written_with_their_parents_read_back_and_refused_by_kind() {
         eprintln!("{runtime}");
         let (dir, broker) = broker_on(runtime).await;
         let token = issue(&dir.path(), "inst-f", &[]);
-        let created =
-            acquire(&broker, &token, Some("f-1"), &json!({"label": "files", "egress": {"allowed_domains": []}})).await;
-        let id = created.body["workspace_id"].as_str().unwrap().to_owned();
-        wait_state(&broker, &token, &id, "running").await;
+        let id = running(&broker, &token, "f-1", json!({"label": "files", "egress": {"allowed_domains": []}})).await;
         let call = |op: &'static str, body: serde_json::Value| {
             let (broker, token, id) = (&broker, token.clone(), id.clone());
             async move {
@@ -479,11 +490,7 @@ async fn durable_commands_start_once_read_back_and_cancel_with_a_fence() {
         eprintln!("{runtime}");
         let (dir, broker) = broker_on(runtime).await;
         let token = issue(&dir.path(), "inst-d", &[]);
-        let created =
-            acquire(&broker, &token, Some("d-1"), &json!({"label": "durable", "egress": {"allowed_domains": []}}))
-                .await;
-        let id = created.body["workspace_id"].as_str().unwrap().to_owned();
-        wait_state(&broker, &token, &id, "running").await;
+        let id = running(&broker, &token, "d-1", json!({"label": "durable", "egress": {"allowed_domains": []}})).await;
         let path = |identity: &str| format!("/v1/workspaces/{id}/commands/{identity}");
         let counter = "sh -c 'echo run >> launches; echo out; echo err >&2; exit 4'";
         let body = json!({"argv": ["sh", "-c", counter]});
@@ -515,15 +522,7 @@ async fn durable_commands_start_once_read_back_and_cancel_with_a_fence() {
         assert_eq!(unb64(&done["stdout_b64"]), b"out\n");
         assert_eq!((done["stdout_bytes"].as_u64(), done["stderr_bytes"].as_u64()), (Some(4), Some(4)));
         assert_eq!(done["output_truncated"], false);
-        let launches = broker
-            .call(
-                Method::POST,
-                &format!("/v1/workspaces/{id}/exec"),
-                Some(&token),
-                Some(&json!({"argv": ["cat", "launches"]})),
-            )
-            .await;
-        assert_eq!(unb64(&launches.body["stdout_b64"]), b"run\n", "one process, ever");
+        assert_eq!(stdout_of(&broker, &token, &id, json!(["cat", "launches"])).await, b"run\n", "one process, ever");
         // A cancel of a finished command keeps its result.
         let kept = broker.call(Method::POST, &format!("{}/cancel", path("tool-call.1")), Some(&token), None).await;
         assert_eq!((kept.status, kept.body["state"].as_str()), (202, Some("completed")));
@@ -558,15 +557,11 @@ async fn durable_commands_start_once_read_back_and_cancel_with_a_fence() {
             (Some("canceled"), Some(128 + 9)),
             "{canceled}"
         );
-        let launches = broker
-            .call(
-                Method::POST,
-                &format!("/v1/workspaces/{id}/exec"),
-                Some(&token),
-                Some(&json!({"argv": ["cat", "launches"]})),
-            )
-            .await;
-        assert_eq!(unb64(&launches.body["stdout_b64"]), b"run\n", "the fenced start launched nothing");
+        assert_eq!(
+            stdout_of(&broker, &token, &id, json!(["cat", "launches"])).await,
+            b"run\n",
+            "the fenced start launched nothing"
+        );
 
         let bad = broker.call(Method::PUT, &path("bad identity"), Some(&token), Some(&body)).await;
         assert_eq!((bad.status, bad.code()), (400, "invalid_request"));
@@ -581,15 +576,13 @@ async fn nothing_of_argv_env_stdin_output_paths_contents_or_the_token_is_kept_ou
     let (dir, broker) = broker().await;
     let token = issue(&dir.path(), "inst-p", &[]);
     let env_marker = "ENVMARK7d1f0c";
-    let created = acquire(
+    let id = running(
         &broker,
         &token,
-        Some("p-1"),
-        &json!({"label": "private", "egress": {"allowed_domains": []}, "env": {"SECRET_THING": env_marker}}),
+        "p-1",
+        json!({"label": "private", "egress": {"allowed_domains": []}, "env": {"SECRET_THING": env_marker}}),
     )
     .await;
-    let id = created.body["workspace_id"].as_str().unwrap().to_owned();
-    wait_state(&broker, &token, &id, "running").await;
     let call = |path: String, body: serde_json::Value| {
         let (broker, token) = (&broker, token.clone());
         async move { broker.call(Method::POST, &path, Some(&token), Some(&body)).await }
@@ -685,10 +678,7 @@ fn files_outside_executors(root: &std::path::Path) -> Vec<std::path::PathBuf> {
 async fn the_reaper_ends_the_workspaces_of_a_revoked_instance() {
     let (dir, broker) = broker().await;
     let token = issue(&dir.path(), "inst-v", &[]);
-    let created =
-        acquire(&broker, &token, Some("v-1"), &json!({"label": "revoked", "egress": {"allowed_domains": []}})).await;
-    let id = created.body["workspace_id"].as_str().unwrap().to_owned();
-    wait_state(&broker, &token, &id, "running").await;
+    let id = running(&broker, &token, "v-1", json!({"label": "revoked", "egress": {"allowed_domains": []}})).await;
     operate(&dir.path(), &["token", "revoke", "--instance", "inst-v"]);
     // The token answers nothing now; the operator's API shows the workspace stop.
     for _ in 0..300 {
