@@ -57,8 +57,13 @@ fn too_large(field: &str) -> BrokerError {
 }
 
 pub(crate) fn upstream(e: ControlError) -> BrokerError {
-    // The daemon's words stay in the log; the client learns the class.
-    tracing::warn!(error = %e, "the executor's daemon failed a broker call");
+    // Only the class: a daemon's message may quote the request (argv, paths).
+    let class = match &e {
+        ControlError::Unreachable(_) => "unreachable".to_owned(),
+        ControlError::Refused(_) => "refused".to_owned(),
+        ControlError::Status(status) => format!("answered {status}"),
+    };
+    tracing::warn!(daemon = %class, "the executor's daemon failed a broker call");
     let mut error = BrokerError::new(StatusCode::BAD_GATEWAY, "upstream_error", "the workspace's sandbox failed");
     error.retryable = true;
     error
