@@ -16,6 +16,7 @@ mod commands;
 pub mod exec;
 mod files;
 pub mod managed;
+mod snapshots;
 pub mod workload;
 
 use std::collections::BTreeMap;
@@ -74,6 +75,10 @@ struct Daemon {
     state_dir: PathBuf,
     /// The working directory as the executor names it (a bind's `mountPath`).
     workdir_name: String,
+    /// Snapshot scans whose objects the control plane may still pull.
+    scans: snapshots::Scans,
+    /// Files larger than this are in a snapshot's bulk class.
+    bulk_threshold: u64,
 }
 
 /// Where the daemon keeps the live binds.
@@ -231,6 +236,7 @@ pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
     };
     let boot_id = random_hex();
     let files = workload::FsWorker::spawn(config.workload)?;
+    let bulk_threshold = config.capture.as_ref().map_or(DEFAULT_BULK_THRESHOLD, |c| c.bulk_threshold);
     let capture = match (config.capture, secret.capture_token) {
         (Some(setup), Some(token)) => Some((setup, token)),
         _ => None,
@@ -289,6 +295,8 @@ pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
             ),
             state_dir: config.state_dir.to_path_buf(),
             workdir_name: config.workdir.display().to_string(),
+            scans: snapshots::Scans::default(),
+            bulk_threshold,
         }
     });
     let router = Router::new()
@@ -303,6 +311,17 @@ pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
         .route(&format!("{}/{{identity}}/cancel", sluice_protocol::COMMANDS), post(cancel_command))
         .route(sluice_protocol::FILES_READ, post(read_file))
         .route(sluice_protocol::FILES_WRITE, post(write_file).layer(axum::extract::DefaultBodyLimit::max(16 << 20)))
+        .route(sluice_protocol::snapshot::SNAPSHOT_SCAN, post(snapshot_scan))
+        .route(sluice_protocol::snapshot::SNAPSHOT_OBJECTS, post(snapshot_objects))
+        // A whole manifest, or a batch of objects and the entries naming them.
+        .route(
+            sluice_protocol::snapshot::SNAPSHOT_PREPARE,
+            post(snapshot_prepare).layer(axum::extract::DefaultBodyLimit::max(SNAPSHOT_BODY_LIMIT)),
+        )
+        .route(
+            sluice_protocol::snapshot::SNAPSHOT_WRITE,
+            post(snapshot_write).layer(axum::extract::DefaultBodyLimit::max(SNAPSHOT_BODY_LIMIT)),
+        )
         .route(sluice_protocol::capture::CAPTURE_STATUS, get(capture_status))
         .route(sluice_protocol::capture::CAPTURE_FLUSH, post(capture_flush))
         .route(sluice_protocol::capture::CAPTURE_REPLAN, post(capture_replan))
@@ -445,6 +464,89 @@ async fn capture_replan(State(daemon): State<Arc<Daemon>>) -> Response {
 
 fn refused(status: StatusCode, message: String) -> Response {
     (status, Json(Refusal { message })).into_response()
+}
+
+/// A snapshot's bulk threshold when the executor has no capture setup.
+const DEFAULT_BULK_THRESHOLD: u64 = 4 << 20;
+/// The most a snapshot prepare or write request may hold.
+const SNAPSHOT_BODY_LIMIT: usize = 64 << 20;
+
+fn snapshot_refused(e: snapshots::SnapshotError) -> Response {
+    use snapshots::SnapshotError as E;
+    let status = match e {
+        E::Invalid(_) | E::Corrupt => StatusCode::BAD_REQUEST,
+        E::Unreadable | E::UnreadablePaths(_) => StatusCode::UNPROCESSABLE_ENTITY,
+        E::UnknownScan => StatusCode::GONE,
+        E::Io(_) => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    refused(status, e.to_string())
+}
+
+fn parse<T: serde::de::DeserializeOwned>(body: &[u8], what: &str) -> Result<T, Response> {
+    serde_json::from_slice(body).map_err(|e| refused(StatusCode::BAD_REQUEST, format!("{what}: {e}")))
+}
+
+async fn snapshot_scan(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) -> Response {
+    let request: sluice_protocol::snapshot::ScanRequest = match parse(&body, "snapshot scan") {
+        Ok(r) => r,
+        Err(refusal) => return refusal,
+    };
+    let threshold = daemon.bulk_threshold;
+    match daemon.files.run(move || snapshots::scan(&request.dir, threshold)).await {
+        Ok(Ok(snapped)) => Json(snapshots::scanned(&daemon.scans, snapped)).into_response(),
+        Ok(Err(e)) => snapshot_refused(e),
+        Err(e) => refused(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
+}
+
+async fn snapshot_objects(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) -> Response {
+    let request: sluice_protocol::snapshot::ObjectsRequest = match parse(&body, "snapshot objects") {
+        Ok(r) => r,
+        Err(refusal) => return refusal,
+    };
+    let refs = match snapshots::refs(&daemon.scans, &request.scan, &request.keys) {
+        Ok(refs) => refs,
+        Err(e) => return snapshot_refused(e),
+    };
+    match daemon.files.run(move || capture::read_frames(&refs)).await {
+        Ok(Ok(frames)) => frames.into_response(),
+        // A file changed since the scan: the snapshot scans again.
+        Ok(Err(_)) => snapshot_refused(snapshots::SnapshotError::UnknownScan),
+        Err(e) => refused(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
+}
+
+async fn snapshot_prepare(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) -> Response {
+    let request: sluice_protocol::snapshot::PrepareRequest = match parse(&body, "snapshot prepare") {
+        Ok(r) => r,
+        Err(refusal) => return refusal,
+    };
+    let threshold = daemon.bulk_threshold;
+    match daemon.files.run(move || snapshots::prepare(&request.dir, &request.small, &request.bulk, threshold)).await
+    {
+        Ok(Ok(prepared)) => Json(prepared).into_response(),
+        Ok(Err(e)) => snapshot_refused(e),
+        Err(e) => refused(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
+}
+
+async fn snapshot_write(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) -> Response {
+    let Some((header, frames)) = body.split_at_checked(4).and_then(|(len, rest)| {
+        let len = u32::from_be_bytes(len.try_into().expect("four bytes")) as usize;
+        rest.split_at_checked(len)
+    }) else {
+        return refused(StatusCode::BAD_REQUEST, "a write batch starts with its header's length".into());
+    };
+    let batch: sluice_protocol::snapshot::WriteBatch = match parse(header, "snapshot write") {
+        Ok(b) => b,
+        Err(refusal) => return refusal,
+    };
+    let frames = body.slice_ref(frames);
+    match daemon.files.run(move || snapshots::write(&batch, &frames)).await {
+        Ok(Ok(())) => StatusCode::NO_CONTENT.into_response(),
+        Ok(Err(e)) => snapshot_refused(e),
+        Err(e) => refused(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
 }
 
 async fn start_command(

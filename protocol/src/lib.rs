@@ -7,6 +7,7 @@
 pub mod attest;
 pub mod capture;
 pub mod registrar;
+pub mod snapshot;
 pub mod stamp;
 
 use std::collections::BTreeMap;

@@ -39,9 +39,9 @@ pub fn disk_path(worktree: &Path, vpath: &str) -> Option<PathBuf> {
 }
 
 /// Plan for the disk: what to write, what is already there, what to remove.
-struct Work {
+pub(crate) struct Work {
     /// Files to write, in path order.
-    write: Vec<Entry>,
+    pub(crate) write: Vec<Entry>,
     skipped_files: u64,
     skipped_bytes: u64,
     removed: u64,
@@ -50,7 +50,7 @@ struct Work {
 /// Compares the head with the disk (reading files whose content must be
 /// checked), removes what the head lacks, and makes directories and
 /// symlinks. Files to write are returned.
-fn prepare(config: &SnapConfig, head: &[&Entry]) -> std::io::Result<Work> {
+pub(crate) fn prepare(config: &SnapConfig, head: &[&Entry]) -> std::io::Result<Work> {
     let worktree = &config.worktree;
     let on_disk = match snap(config, SnapKind::Automatic, &BTreeMap::new(), &mut super::snap::SeenFiles::default()) {
         Ok(s) => s.manifests,

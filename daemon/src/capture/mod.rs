@@ -827,7 +827,7 @@ impl Engine {
 
 /// Reads objects from disk as upload frames; fails when one no longer
 /// hashes to its key (its file changed since the snap).
-fn read_frames(objects: &[ObjectRef]) -> std::io::Result<Vec<u8>> {
+pub(crate) fn read_frames(objects: &[ObjectRef]) -> std::io::Result<Vec<u8>> {
     let mut frames = Vec::with_capacity(objects.iter().map(|o| 72 + o.len as usize).sum());
     let mut open: Option<(PathBuf, std::fs::File)> = None;
     for object in objects {
