@@ -522,8 +522,7 @@ async fn snapshot_prepare(State(daemon): State<Arc<Daemon>>, body: axum::body::B
         Err(refusal) => return refusal,
     };
     let threshold = daemon.bulk_threshold;
-    match daemon.files.run(move || snapshots::prepare(&request.dir, &request.small, &request.bulk, threshold)).await
-    {
+    match daemon.files.run(move || snapshots::prepare(&request.dir, &request.small, &request.bulk, threshold)).await {
         Ok(Ok(prepared)) => Json(prepared).into_response(),
         Ok(Err(e)) => snapshot_refused(e),
         Err(e) => refused(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),

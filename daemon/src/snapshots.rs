@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use sluice_protocol::capture::CaptureClass;
 use sluice_protocol::registrar::{EntryKind, Manifest};
-use sluice_protocol::snapshot::{KEPT_SCANS, Prepared, ScannedObject, Scanned, WriteBatch};
+use sluice_protocol::snapshot::{KEPT_SCANS, Prepared, Scanned, ScannedObject, WriteBatch};
 
 use crate::capture::materialize::disk_path;
 use crate::capture::snap::{self, ObjectRef, SeenFiles, SnapConfig, SnapError, SnapKind};
@@ -148,7 +148,12 @@ pub fn write(batch: &WriteBatch, mut frames: &[u8]) -> Result<(), SnapshotError>
                 std::fs::create_dir_all(parent)?;
             }
             let _ = std::fs::remove_file(&tmp);
-            std::fs::OpenOptions::new().write(true).create_new(true).custom_flags(libc::O_NOFOLLOW).mode(0o600).open(&tmp)?
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .custom_flags(libc::O_NOFOLLOW)
+                .mode(0o600)
+                .open(&tmp)?
         } else {
             std::fs::OpenOptions::new().append(true).custom_flags(libc::O_NOFOLLOW).open(&tmp)?
         };
@@ -210,8 +215,7 @@ mod tests {
         let small_entry = answer.small.entries.iter().find(|e| e.path == "tree/src/a.txt").unwrap();
         parts.push(WritePart { entry: small_entry.clone(), from: 0, to: 1 });
         for (i, batch) in [&parts[..1], &parts[1..]].into_iter().enumerate() {
-            let keys: Vec<String> =
-                batch.iter().flat_map(|p| p.entry.objects[p.from..p.to].iter().cloned()).collect();
+            let keys: Vec<String> = batch.iter().flat_map(|p| p.entry.objects[p.from..p.to].iter().cloned()).collect();
             let mut frames = Vec::new();
             for object in refs(&scans, &answer.scan, &keys).unwrap() {
                 let bytes = crate::capture::read_frames(&[object]).unwrap();

@@ -292,6 +292,8 @@ pub struct NewBrokerWorkspace {
     /// The acquisition's `env`, for every process of the executor: sealed
     /// until the executor has it.
     pub env: Option<Secret<std::collections::BTreeMap<String, String>>>,
+    /// A warm start: the snapshot restored before the workspace runs.
+    pub restore_snapshot: Option<String>,
 }
 
 /// A broker workspace with its sluice workspace's state.
@@ -347,7 +349,8 @@ pub(crate) async fn insert_workspace(
 ) -> Result<(), StoreError> {
     tx.execute(
         "INSERT INTO broker_workspaces (workspace_id, instance, label, size, image, agent, attributed_run, \
-         idle_timeout_seconds, created_at, expires_at, last_used_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $9)",
+         idle_timeout_seconds, created_at, expires_at, last_used_at, restore_snapshot) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $9, $11)",
         args![
             workspace_id,
             &new.instance,
@@ -358,7 +361,8 @@ pub(crate) async fn insert_workspace(
             new.attributed_run.clone(),
             new.idle_timeout_seconds as i64,
             now,
-            expires_at
+            expires_at,
+            new.restore_snapshot.clone()
         ],
     )
     .await?;

@@ -9,6 +9,7 @@
 
 pub mod bench;
 pub mod broker;
+pub mod broker_snapshots;
 pub mod capture;
 pub mod clock;
 mod create_keys;

@@ -788,6 +788,7 @@ async fn a_broker_instance_never_passes_its_concurrency_limit() {
                     idle_timeout_seconds: 30,
                     max_live: 2,
                     env: None,
+                    restore_snapshot: None,
                 });
                 store.create_workspace(new).await
             }
@@ -797,5 +798,74 @@ async fn a_broker_instance_never_passes_its_concurrency_limit() {
         let limited =
             results.iter().filter(|r| matches!(r, Err(StoreError::Conflict { code: "concurrency_limit", .. }))).count();
         assert_eq!((made, limited), (2, 6), "{}: {results:?}", db.label);
+    }
+}
+
+/// Broker snapshots: one key claims one snapshot (in progress, replayed,
+/// conflicting), the quota counts live ones, a failure frees its key, the
+/// directory is sealed, and deletion leaves a gone row.
+#[tokio::test]
+async fn broker_snapshots_claim_their_keys_and_hold_the_quota() {
+    use sluice_store::broker_snapshots::*;
+    for db in databases().await {
+        let store = open(&db).await;
+        let mut scope = broker_scope();
+        scope.max_snapshots = 2;
+        store.issue_broker_token("snaps", &scope, None).await.unwrap();
+        let new = |key: &'static str, hash: &'static str| NewSnapshot {
+            instance: "snaps",
+            workspace_id: "ws_x",
+            key,
+            request_hash: hash,
+            dir: "/work/marker-dir-4471",
+            max_snapshots: 2,
+            ttl_seconds: 600,
+        };
+        let SnapshotClaim::Take(first) = store.claim_broker_snapshot(&new("k1", "h1")).await.unwrap() else {
+            panic!("{}: a new key takes", db.label)
+        };
+        assert!(!store.any_column_contains("marker-dir-4471").await.unwrap(), "{}: the dir is sealed", db.label);
+        assert_eq!(store.claim_broker_snapshot(&new("k1", "h1")).await.unwrap(), SnapshotClaim::InProgress);
+        assert!(matches!(store.claim_broker_snapshot(&new("k1", "h2")).await, Err(StoreError::IdempotencyKeyReused)));
+        let taken = TakenSnapshot { small_manifest: "a".repeat(64), bulk_manifest: "b".repeat(64), files: 1, bytes: 2 };
+        let ready = store.finish_broker_snapshot(&first, &taken, 600).await.unwrap();
+        assert_eq!(ready.state, SnapshotState::Ready);
+        assert!(ready.usable(ready.created_at) && !ready.usable(ready.expires_at));
+        let SnapshotClaim::Replay(replayed) = store.claim_broker_snapshot(&new("k1", "h1")).await.unwrap() else {
+            panic!("{}: a settled key replays", db.label)
+        };
+        assert_eq!(replayed, ready);
+
+        // A failed take frees its key and its place in the quota.
+        let SnapshotClaim::Take(failed) = store.claim_broker_snapshot(&new("k2", "h")).await.unwrap() else { panic!() };
+        let quota = store.claim_broker_snapshot(&new("k3", "h")).await;
+        assert!(matches!(quota, Err(StoreError::Conflict { code: "snapshot_quota_exceeded", .. })), "{quota:?}");
+        store.abandon_broker_snapshot(&failed).await.unwrap();
+        assert_eq!(store.broker_snapshot("snaps", &failed).await.unwrap(), None);
+        let SnapshotClaim::Take(second) = store.claim_broker_snapshot(&new("k2", "h")).await.unwrap() else {
+            panic!("{}: the freed key takes again", db.label)
+        };
+        assert_ne!(second, failed);
+
+        // Deleted: gone from the quota, due for the sweep, then a gone row.
+        assert!(store.delete_broker_snapshot("snaps", &first).await.unwrap());
+        assert!(!store.delete_broker_snapshot("other", &first).await.unwrap(), "another instance's id is unknown");
+        let due = store.due_snapshot_deletions(sluice_store::clock::now_ms(), 10).await.unwrap();
+        assert_eq!(
+            due,
+            vec![DueDeletion {
+                snapshot_id: first.clone(),
+                manifests: vec!["a".repeat(64), "b".repeat(64)],
+                abandoned: false
+            }]
+        );
+        store.record_snapshot_deleted(&first).await.unwrap();
+        assert_eq!(store.broker_snapshot("snaps", &first).await.unwrap().unwrap().state, SnapshotState::Deleted);
+        assert!(store.due_snapshot_deletions(sluice_store::clock::now_ms(), 10).await.unwrap().is_empty());
+        assert!(matches!(store.claim_broker_snapshot(&new("k4", "h")).await.unwrap(), SnapshotClaim::Take(_)));
+        // Past its TTL a ready snapshot is due too.
+        store.finish_broker_snapshot(&second, &taken, 0).await.unwrap();
+        let due = store.due_snapshot_deletions(sluice_store::clock::now_ms() + 1, 10).await.unwrap();
+        assert_eq!(due.iter().map(|d| d.snapshot_id.as_str()).collect::<Vec<_>>(), vec![second.as_str()]);
     }
 }

@@ -12,7 +12,7 @@ use hyper::{Method, Request, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde::de::DeserializeOwned;
 use sluice_protocol::capture::{self, BindRequest, Binds, CaptureStatus, FlushRequest, Replanned};
-use sluice_protocol::{ExecRequest, ExecResponse, Refusal};
+use sluice_protocol::{ExecRequest, ExecResponse, Refusal, snapshot};
 use sluice_store::Secret;
 
 use crate::error::WorkerError;
@@ -24,6 +24,8 @@ pub const MAX_SMALL_ANSWER: usize = 64 << 10;
 /// The most an `exec` answer may hold: two streams of at most 1 MiB each,
 /// JSON-escaped (a control byte escapes to six), and the rest of the answer.
 pub const MAX_EXEC_ANSWER: usize = 2 * 6 * (1 << 20) + (64 << 10);
+/// The most a snapshot scan's answer may hold: its manifests and object list.
+pub const MAX_SCAN_ANSWER: usize = 256 << 20;
 
 /// Connects to a unix socket, also when its path is longer than a socket
 /// address can hold: then through the socket's directory, opened and named
@@ -168,20 +170,67 @@ impl DaemonClient {
         self.json(Method::POST, sluice_protocol::FILES_READ, Some(bytes), timeout, limit).await
     }
 
-    /// Writes a file as the workload (parents made, the file replaced).
-    pub async fn write_file(&self, request: &sluice_protocol::FileWrite, timeout: Duration) -> Result<(), WorkerError> {
-        let bytes = serde_json::to_vec(request).map_err(|e| WorkerError::DaemonUnreachable(e.to_string()))?;
-        let (status, body) = tokio::time::timeout(
-            timeout,
-            self.call(Method::POST, sluice_protocol::FILES_WRITE, Some(bytes), MAX_SMALL_ANSWER),
-        )
-        .await
-        .map_err(|_| WorkerError::DaemonTimeout(timeout))??;
+    /// A call whose successful answer is bytes, not JSON.
+    async fn raw(&self, path: &str, body: Vec<u8>, timeout: Duration, limit: usize) -> Result<Bytes, WorkerError> {
+        let (status, body) = tokio::time::timeout(timeout, self.call(Method::POST, path, Some(body), limit))
+            .await
+            .map_err(|_| WorkerError::DaemonTimeout(timeout))??;
         if status.is_success() {
-            return Ok(());
+            return Ok(body);
         }
         let message = serde_json::from_slice::<Refusal>(&body).map(|r| r.message).unwrap_or_default();
         Err(WorkerError::DaemonRefused { status: status.as_u16(), message: message.chars().take(200).collect() })
+    }
+
+    /// Writes a file as the workload (parents made, the file replaced).
+    pub async fn write_file(&self, request: &sluice_protocol::FileWrite, timeout: Duration) -> Result<(), WorkerError> {
+        let bytes = serde_json::to_vec(request).map_err(|e| WorkerError::DaemonUnreachable(e.to_string()))?;
+        self.raw(sluice_protocol::FILES_WRITE, bytes, timeout, MAX_SMALL_ANSWER).await.map(drop)
+    }
+
+    /// Scans a directory for a snapshot: its manifests and objects.
+    pub async fn snapshot_scan(&self, dir: &str, timeout: Duration) -> Result<snapshot::Scanned, WorkerError> {
+        let bytes = serde_json::to_vec(&snapshot::ScanRequest { dir: dir.to_owned() })
+            .map_err(|e| WorkerError::DaemonUnreachable(e.to_string()))?;
+        self.json(Method::POST, snapshot::SNAPSHOT_SCAN, Some(bytes), timeout, MAX_SCAN_ANSWER).await
+    }
+
+    /// Pulls objects of a scan as frames (at most `bytes` of objects).
+    pub async fn snapshot_objects(
+        &self,
+        request: &snapshot::ObjectsRequest,
+        bytes: usize,
+        timeout: Duration,
+    ) -> Result<Bytes, WorkerError> {
+        let body = serde_json::to_vec(request).map_err(|e| WorkerError::DaemonUnreachable(e.to_string()))?;
+        self.raw(snapshot::SNAPSHOT_OBJECTS, body, timeout, bytes + 72 * request.keys.len()).await
+    }
+
+    /// Makes a directory match a snapshot in all but file contents.
+    pub async fn snapshot_prepare(
+        &self,
+        request: &snapshot::PrepareRequest,
+        timeout: Duration,
+    ) -> Result<snapshot::Prepared, WorkerError> {
+        let body = serde_json::to_vec(request).map_err(|e| WorkerError::DaemonUnreachable(e.to_string()))?;
+        // It names at most the files it was sent.
+        let limit = body.len() + (64 << 10);
+        self.json(Method::POST, snapshot::SNAPSHOT_PREPARE, Some(body), timeout, limit).await
+    }
+
+    /// Writes one batch of a snapshot's files.
+    pub async fn snapshot_write(
+        &self,
+        batch: &snapshot::WriteBatch,
+        frames: &[u8],
+        timeout: Duration,
+    ) -> Result<(), WorkerError> {
+        let header = serde_json::to_vec(batch).map_err(|e| WorkerError::DaemonUnreachable(e.to_string()))?;
+        let mut body = Vec::with_capacity(4 + header.len() + frames.len());
+        body.extend_from_slice(&(header.len() as u32).to_be_bytes());
+        body.extend_from_slice(&header);
+        body.extend_from_slice(frames);
+        self.raw(snapshot::SNAPSHOT_WRITE, body, timeout, MAX_SMALL_ANSWER).await.map(drop)
     }
 
     /// Starts (`Some(request)`), reads or cancels a durable command.

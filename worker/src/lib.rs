@@ -17,6 +17,7 @@ pub mod objects;
 pub mod reconcile;
 pub mod registrar;
 pub mod runtime;
+pub mod snapshots;
 mod sweeps;
 
 use std::future::Future;

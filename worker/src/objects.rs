@@ -157,6 +157,14 @@ impl Objects {
         }
     }
 
+    /// Deletes an object; one already gone counts as deleted.
+    pub async fn delete(&self, key: &str) -> Result<(), ObjectsError> {
+        match self.store.delete(&self.path(key)?).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(store_error(e)),
+        }
+    }
+
     /// The keys of `keys` the store does not hold, in the order given.
     pub async fn missing(&self, keys: &[String]) -> Result<Vec<String>, ObjectsError> {
         let checks = futures::stream::iter(keys.iter().cloned())

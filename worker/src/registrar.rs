@@ -423,13 +423,13 @@ async fn upload(State(served): State<Arc<Served>>, headers: HeaderMap, body: Bod
     }
 }
 
-/// Checks what a daemon's manifest may hold.
-fn check_manifest(class: CaptureClass, manifest: &Manifest) -> Result<(), Refused> {
+/// What is wrong with a manifest from a daemon, if anything.
+pub fn manifest_problem(class: CaptureClass, manifest: &Manifest) -> Option<String> {
     if manifest.entries.len() > MAX_ENTRIES {
-        return Err(invalid(format!("the {} manifest holds more than {MAX_ENTRIES} entries", class.as_str())));
+        return Some(format!("the {} manifest holds more than {MAX_ENTRIES} entries", class.as_str()));
     }
     if !manifest.is_canonical() {
-        return Err(invalid(format!("the {} manifest is not sorted by path with each path once", class.as_str())));
+        return Some(format!("the {} manifest is not sorted by path with each path once", class.as_str()));
     }
     for entry in &manifest.entries {
         let path_ok = entry.path.len() <= MAX_PATH_BYTES
@@ -437,13 +437,26 @@ fn check_manifest(class: CaptureClass, manifest: &Manifest) -> Result<(), Refuse
             && !entry.path.split('/').any(|part| part.is_empty() || part == "." || part == "..")
             && !entry.path.contains('\0');
         if !path_ok {
-            return Err(invalid("a manifest path is not a virtual path (tree/…, .git/…, harness/…)"));
+            return Some("a manifest path is not a virtual path (tree/…, .git/…, harness/…)".into());
         }
         if entry.mode > 0o7777 || entry.objects.iter().any(|k| !wire::is_object_key(k)) {
-            return Err(invalid(format!("entry {}: bad mode or object key", entry.path)));
+            // The path is the workload's: never quoted.
+            return Some("an entry has a bad mode or object key".into());
         }
     }
-    Ok(())
+    None
+}
+
+/// Checks what a daemon's manifest may hold.
+fn check_manifest(class: CaptureClass, manifest: &Manifest) -> Result<(), Refused> {
+    manifest_problem(class, manifest).map_or(Ok(()), |problem| Err(invalid(problem)))
+}
+
+/// Stores a whole manifest as a head document and answers its key.
+pub async fn store_full_manifest(objects: &Objects, manifest: &Manifest) -> Result<String, ObjectsError> {
+    let document = HeadDocument::Full { manifest: manifest.clone() };
+    let text = serde_json::to_vec(&document).map_err(|e| ObjectsError::Store(e.to_string()))?;
+    objects.put(Bytes::from(text)).await
 }
 
 async fn register(

@@ -1,0 +1,363 @@
+//! Broker snapshots: taking (the key claimed, the quota held), ready,
+//! deleting (asked for, or past its TTL) and deleted. A snapshot's
+//! idempotency key is a create key like a workspace's, so both share one
+//! mechanism: pending while the snapshot is being taken, found once it is.
+
+use crate::Store;
+use crate::clock::now_ms;
+use crate::db::{DbRow, args};
+use crate::error::StoreError;
+use crate::seal::{Sealed, Secret};
+
+/// How long a snapshot may stay `taking` before its key is taken to be
+/// abandoned (its taker died): longer than any snapshot takes.
+pub const TAKING_STALE_MS: i64 = 15 * 60 * 1000;
+
+/// A snapshot as the protocol answers it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokerSnapshot {
+    pub snapshot_id: String,
+    pub instance: String,
+    pub workspace_id: String,
+    pub state: SnapshotState,
+    pub created_at: i64,
+    pub expires_at: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SnapshotState {
+    Taking,
+    Ready,
+    Deleting,
+    Deleted,
+}
+
+impl SnapshotState {
+    fn as_str(self) -> &'static str {
+        match self {
+            SnapshotState::Taking => "taking",
+            SnapshotState::Ready => "ready",
+            SnapshotState::Deleting => "deleting",
+            SnapshotState::Deleted => "deleted",
+        }
+    }
+}
+
+impl std::str::FromStr for SnapshotState {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [SnapshotState::Taking, SnapshotState::Ready, SnapshotState::Deleting, SnapshotState::Deleted]
+            .into_iter()
+            .find(|state| state.as_str() == s)
+            .ok_or_else(|| format!("unknown snapshot state {s}"))
+    }
+}
+
+impl BrokerSnapshot {
+    /// Whether a warm start may use it at `now`.
+    pub fn usable(&self, now: i64) -> bool {
+        self.state == SnapshotState::Ready && now < self.expires_at
+    }
+}
+
+/// What a snapshot request with an idempotency key may do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SnapshotClaim {
+    /// Take the snapshot under this id (a new one, or one whose taker died).
+    Take(String),
+    /// The key already made this snapshot.
+    Replay(BrokerSnapshot),
+    /// The snapshot is being taken by another request.
+    InProgress,
+}
+
+/// A new snapshot request.
+#[derive(Debug)]
+pub struct NewSnapshot<'a> {
+    pub instance: &'a str,
+    pub workspace_id: &'a str,
+    pub key: &'a str,
+    pub request_hash: &'a str,
+    pub dir: &'a str,
+    pub max_snapshots: u64,
+    pub ttl_seconds: u64,
+}
+
+/// A finished snapshot's manifests.
+#[derive(Debug, Clone)]
+pub struct TakenSnapshot {
+    pub small_manifest: String,
+    pub bulk_manifest: String,
+    pub files: u64,
+    pub bytes: u64,
+}
+
+/// What a warm start restores.
+#[derive(Debug)]
+pub struct SnapshotRestore {
+    pub snapshot_id: String,
+    /// `None` once the snapshot was deleted.
+    pub manifests: Option<(String, String)>,
+    pub dir: Secret<String>,
+}
+
+/// A snapshot whose store objects are due to be deleted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DueDeletion {
+    pub snapshot_id: String,
+    pub manifests: Vec<String>,
+    /// Its taker died before it was ready: forget it and its key.
+    pub abandoned: bool,
+}
+
+const COLUMNS: &str = "snapshot_id, instance, workspace_id, state, created_at, expires_at";
+
+fn from_row(row: &DbRow) -> Result<BrokerSnapshot, StoreError> {
+    Ok(BrokerSnapshot {
+        snapshot_id: row.text("snapshot_id")?,
+        instance: row.text("instance")?,
+        workspace_id: row.text("workspace_id")?,
+        state: row.parsed("state")?,
+        created_at: row.int("created_at")?,
+        expires_at: row.int("expires_at")?,
+    })
+}
+
+fn key_owner(instance: &str) -> String {
+    format!("broker:{instance}")
+}
+
+fn key_name(key: &str) -> String {
+    format!("snapshot:{key}")
+}
+
+fn dir_aad(snapshot_id: &str) -> String {
+    format!("broker-snapshot/{snapshot_id}/dir")
+}
+
+impl Store {
+    /// Claims the key for a snapshot: a new one holds a place in the
+    /// instance's quota from here. Nothing is written when the quota is full.
+    pub async fn claim_broker_snapshot(&self, new: &NewSnapshot<'_>) -> Result<SnapshotClaim, StoreError> {
+        let now = now_ms();
+        let (owner, key) = (key_owner(new.instance), key_name(new.key));
+        let mut tx = self.pool.begin().await?;
+        // The instance's row lock: one claim at a time counts the quota.
+        tx.execute("UPDATE broker_instances SET created_at = created_at WHERE name = $1", args![new.instance]).await?;
+        let record = tx
+            .fetch_optional(
+                "SELECT state, request_hash, snapshot_id FROM create_keys WHERE owner_user_id = $1 AND idempotency_key = $2",
+                args![&owner, &key],
+            )
+            .await?;
+        if let Some(record) = record {
+            if record.opt_text("request_hash")?.as_deref() != Some(new.request_hash) {
+                return Err(StoreError::IdempotencyKeyReused);
+            }
+            let id = record
+                .opt_text("snapshot_id")?
+                .ok_or_else(|| StoreError::Corrupt("a snapshot key names none".into()))?;
+            let row = tx
+                .fetch_optional(
+                    &format!("SELECT {COLUMNS}, updated_at FROM broker_snapshots WHERE snapshot_id = $1"),
+                    args![&id],
+                )
+                .await?
+                .ok_or_else(|| StoreError::Corrupt("a snapshot key names a snapshot that is not stored".into()))?;
+            let snapshot = from_row(&row)?;
+            if snapshot.state != SnapshotState::Taking {
+                return Ok(SnapshotClaim::Replay(snapshot));
+            }
+            if row.int("updated_at")? > now - TAKING_STALE_MS {
+                return Ok(SnapshotClaim::InProgress);
+            }
+            tx.execute("UPDATE broker_snapshots SET updated_at = $1 WHERE snapshot_id = $2", args![now, &id]).await?;
+            tx.commit().await?;
+            return Ok(SnapshotClaim::Take(id));
+        }
+        let live = tx
+            .fetch_one(
+                "SELECT COUNT(*) AS live FROM broker_snapshots WHERE instance = $1 \
+                 AND (state = 'taking' OR (state = 'ready' AND expires_at > $2))",
+                args![new.instance, now],
+            )
+            .await?
+            .int("live")?;
+        if live as u64 >= new.max_snapshots {
+            return Err(StoreError::Conflict {
+                message: format!("the instance holds its limit of {} live snapshots", new.max_snapshots),
+                code: "snapshot_quota_exceeded",
+            });
+        }
+        let id = format!("snap_{}", crate::seal::hex(&crate::seal::random_bytes::<13>()));
+        let Sealed { nonce, ciphertext } = self.sealer.seal(&dir_aad(&id), new.dir.as_bytes())?;
+        let expires_at = now + (new.ttl_seconds as i64) * 1000;
+        tx.execute(
+            "INSERT INTO broker_snapshots (snapshot_id, instance, workspace_id, state, dir_nonce, dir_sealed, \
+             created_at, expires_at, updated_at) VALUES ($1, $2, $3, 'taking', $4, $5, $6, $7, $6)",
+            args![&id, new.instance, new.workspace_id, nonce, ciphertext, now, expires_at],
+        )
+        .await?;
+        tx.execute(
+            "INSERT INTO create_keys (owner_user_id, idempotency_key, state, request_hash, snapshot_id, created_at, \
+             updated_at) VALUES ($1, $2, 'pending', $3, $4, $5, $5)",
+            args![&owner, &key, new.request_hash, &id, now],
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(SnapshotClaim::Take(id))
+    }
+
+    /// Records a taken snapshot: it is ready (unless deleted meanwhile),
+    /// its TTL runs from now, and its key is settled.
+    pub async fn finish_broker_snapshot(
+        &self,
+        id: &str,
+        taken: &TakenSnapshot,
+        ttl_seconds: u64,
+    ) -> Result<BrokerSnapshot, StoreError> {
+        let now = now_ms();
+        let mut tx = self.pool.begin().await?;
+        tx.execute(
+            "UPDATE broker_snapshots SET state = CASE WHEN state = 'taking' THEN 'ready' ELSE state END, \
+             small_manifest = $1, bulk_manifest = $2, files = $3, bytes = $4, created_at = $5, expires_at = $6, \
+             updated_at = $5 WHERE snapshot_id = $7",
+            args![
+                &taken.small_manifest,
+                &taken.bulk_manifest,
+                taken.files as i64,
+                taken.bytes as i64,
+                now,
+                now + (ttl_seconds as i64) * 1000,
+                id
+            ],
+        )
+        .await?;
+        tx.execute("UPDATE create_keys SET state = 'found', updated_at = $1 WHERE snapshot_id = $2", args![now, id])
+            .await?;
+        let row =
+            tx.fetch_one(&format!("SELECT {COLUMNS} FROM broker_snapshots WHERE snapshot_id = $1"), args![id]).await?;
+        tx.commit().await?;
+        from_row(&row)
+    }
+
+    /// Forgets a snapshot that could not be taken, and its key, so a retry
+    /// with the same key tries again.
+    pub async fn abandon_broker_snapshot(&self, id: &str) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        tx.execute("DELETE FROM create_keys WHERE snapshot_id = $1 AND state = 'pending'", args![id]).await?;
+        tx.execute("DELETE FROM broker_snapshots WHERE snapshot_id = $1 AND state = 'taking'", args![id]).await?;
+        tx.commit().await
+    }
+
+    /// The instance's snapshot; `None` for an unknown id and for another
+    /// instance's alike.
+    pub async fn broker_snapshot(&self, instance: &str, id: &str) -> Result<Option<BrokerSnapshot>, StoreError> {
+        self.pool
+            .fetch_optional(
+                &format!("SELECT {COLUMNS} FROM broker_snapshots WHERE instance = $1 AND snapshot_id = $2"),
+                args![instance, id],
+            )
+            .await?
+            .map(|r| from_row(&r))
+            .transpose()
+    }
+
+    /// Asks for a snapshot's deletion (the sweep does it). Answers whether
+    /// the instance has such a snapshot.
+    pub async fn delete_broker_snapshot(&self, instance: &str, id: &str) -> Result<bool, StoreError> {
+        let now = now_ms();
+        self.pool
+            .execute(
+                "UPDATE broker_snapshots SET state = 'deleting', deleted_at = $1, updated_at = $1 \
+                 WHERE instance = $2 AND snapshot_id = $3 AND state IN ('taking', 'ready')",
+                args![now, instance, id],
+            )
+            .await?;
+        Ok(self.broker_snapshot(instance, id).await?.is_some())
+    }
+
+    /// What a broker workspace restores before it runs, if anything.
+    pub async fn broker_restore(&self, workspace_id: &str) -> Result<Option<SnapshotRestore>, StoreError> {
+        let Some(row) = self
+            .pool
+            .fetch_optional(
+                "SELECT s.snapshot_id, s.state, s.small_manifest, s.bulk_manifest, s.dir_nonce, s.dir_sealed \
+                 FROM broker_workspaces b JOIN broker_snapshots s ON s.snapshot_id = b.restore_snapshot \
+                 WHERE b.workspace_id = $1",
+                args![workspace_id],
+            )
+            .await?
+        else {
+            return Ok(None);
+        };
+        let snapshot_id = row.text("snapshot_id")?;
+        let state: SnapshotState = row.parsed("state")?;
+        let manifests = match (state, row.opt_text("small_manifest")?, row.opt_text("bulk_manifest")?) {
+            (SnapshotState::Ready, Some(small), Some(bulk)) => Some((small, bulk)),
+            _ => None,
+        };
+        let dir = match manifests {
+            Some(_) => {
+                let sealed = Sealed { nonce: row.bytes("dir_nonce")?, ciphertext: row.bytes("dir_sealed")? };
+                let plain = self.sealer.open(&dir_aad(&snapshot_id), &sealed)?;
+                String::from_utf8(plain.expose().clone()).map_err(|_| StoreError::Corrupt("a snapshot dir".into()))?
+            }
+            None => String::new(),
+        };
+        Ok(Some(SnapshotRestore { snapshot_id, manifests, dir: Secret::new(dir) }))
+    }
+
+    /// Snapshots whose deletion is due: asked for, past their TTL, or
+    /// abandoned while being taken.
+    pub async fn due_snapshot_deletions(&self, now: i64, limit: i64) -> Result<Vec<DueDeletion>, StoreError> {
+        let rows = self
+            .pool
+            .fetch_all(
+                "SELECT snapshot_id, state, small_manifest, bulk_manifest FROM broker_snapshots \
+                 WHERE state = 'deleting' OR (state = 'ready' AND expires_at <= $1) \
+                 OR (state = 'taking' AND updated_at <= $2) ORDER BY updated_at LIMIT $3",
+                args![now, now - TAKING_STALE_MS, limit],
+            )
+            .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(DueDeletion {
+                    snapshot_id: row.text("snapshot_id")?,
+                    manifests: [row.opt_text("small_manifest")?, row.opt_text("bulk_manifest")?]
+                        .into_iter()
+                        .flatten()
+                        .collect(),
+                    abandoned: row.parsed::<SnapshotState>("state")? == SnapshotState::Taking,
+                })
+            })
+            .collect()
+    }
+
+    /// The store confirmed the deletion: the row stays (its id answers
+    /// gone) without its directory or manifests.
+    pub async fn record_snapshot_deleted(&self, id: &str) -> Result<(), StoreError> {
+        let now = now_ms();
+        self.pool
+            .execute(
+                "UPDATE broker_snapshots SET state = 'deleted', deleted_at = COALESCE(deleted_at, $1), updated_at = $1, \
+                 dir_nonce = NULL, dir_sealed = NULL, small_manifest = NULL, bulk_manifest = NULL, delete_error = NULL \
+                 WHERE snapshot_id = $2 AND state <> 'taking'",
+                args![now, id],
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// The deletion failed; the sweep tries again.
+    pub async fn record_snapshot_delete_failed(&self, id: &str, error: &str) -> Result<(), StoreError> {
+        self.pool
+            .execute(
+                "UPDATE broker_snapshots SET delete_attempts = delete_attempts + 1, delete_error = $1 \
+                 WHERE snapshot_id = $2",
+                args![error, id],
+            )
+            .await?;
+        Ok(())
+    }
+}
