@@ -59,6 +59,13 @@ pub trait ExecutorControl: Send + Sync + std::fmt::Debug {
         start: Option<sluice_protocol::ExecRequest>,
         cancel: bool,
     ) -> ControlFuture<'a, sluice_protocol::CommandStatus>;
+    /// Snapshots a directory of the executor into the object store.
+    fn snapshot<'a>(
+        &'a self,
+        target: Target<'a>,
+        snapshot_id: &'a str,
+        dir: &'a str,
+    ) -> ControlFuture<'a, sluice_store::broker_snapshots::TakenSnapshot>;
     /// Runs one command in the executor and answers what it did.
     fn exec<'a>(
         &'a self,

@@ -8,6 +8,7 @@ pub mod error;
 mod exec;
 mod files;
 mod lease;
+mod snapshots;
 pub mod tls;
 mod workspaces;
 
@@ -60,6 +61,8 @@ pub fn router(state: BrokerState) -> Router {
         .route("/workspaces/{workspace_id}/commands/{identity}/cancel", post(commands::cancel))
         .route("/workspaces/{workspace_id}/files/read", post(files::read))
         .route("/workspaces/{workspace_id}/files/write", post(files::write))
+        .route("/workspaces/{workspace_id}/snapshots", post(snapshots::create))
+        .route("/snapshots/{snapshot_id}", axum::routing::delete(snapshots::delete))
         .fallback(no_route)
         .with_state(state);
     Router::new()

@@ -52,7 +52,7 @@ fn unprocessable(code: &'static str, message: impl Into<String>) -> BrokerError 
     BrokerError::new(StatusCode::UNPROCESSABLE_ENTITY, code, message)
 }
 
-fn chars_in(value: &str, max: usize, extra: &[u8]) -> bool {
+pub(crate) fn chars_in(value: &str, max: usize, extra: &[u8]) -> bool {
     (1..=max).contains(&value.len()) && value.bytes().all(|b| b.is_ascii_alphanumeric() || extra.contains(&b))
 }
 
@@ -107,7 +107,7 @@ pub fn status_json(w: &BrokerWorkspace) -> Value {
 }
 
 /// The protocol's idempotency key header.
-fn idempotency_key(headers: &HeaderMap) -> Result<String, BrokerError> {
+pub(crate) fn idempotency_key(headers: &HeaderMap) -> Result<String, BrokerError> {
     let key = headers
         .get("idempotency-key")
         .ok_or_else(|| BrokerError::invalid("the Idempotency-Key header is required"))?
@@ -215,10 +215,21 @@ pub async fn acquire(
         Some(_) => return Err(unprocessable("image_not_allowed", "the image is not among this token's images")),
         None => scope.images.first().cloned().ok_or_else(|| unprocessable("image_not_allowed", "no image allowed"))?,
     };
-    if request.snapshot_id.is_some() {
-        // No snapshot of this instance exists to start from.
-        return Err(BrokerError::not_found());
-    }
+    let restore_snapshot = match &request.snapshot_id {
+        None => None,
+        Some(snapshot_id) => match crate::snapshots::warm_start(&state, &lease.instance, snapshot_id).await {
+            Ok(id) => Some(id),
+            // A replay answers the workspace the key made, whatever became
+            // of its snapshot since.
+            Err(refusal) => {
+                let made = state.store.get_create_key(&owner_of(&lease.instance), &format!("acquire:{key}")).await?;
+                if made.state != sluice_store::CreateKeyState::Found {
+                    return Err(refusal);
+                }
+                Some(snapshot_id.clone())
+            }
+        },
+    };
     admitted(&state, &lease.instance).await?;
     let (repository, tag) = image.rsplit_once(':').unwrap_or((image.as_str(), "latest"));
     let spec = json!({"network": false, "resources": {"cpus": cpus, "memoryMiB": memory_mib}});
@@ -245,6 +256,7 @@ pub async fn acquire(
             idle_timeout_seconds: scope.idle_timeout_seconds,
             max_live: scope.max_concurrent_workspaces,
             env: (!env.is_empty()).then(|| Secret::new(env)),
+            restore_snapshot,
         }),
     };
     let (status, id) = match state.store.create_workspace(new).await {

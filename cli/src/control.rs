@@ -10,6 +10,8 @@ use sluice_protocol::capture::{BindRequest, Binds, CaptureStatus, FlushRequest, 
 use sluice_store::Store;
 use sluice_worker::daemon_client::DaemonClient;
 use sluice_worker::error::WorkerError;
+use sluice_worker::objects::Objects;
+use sluice_worker::snapshots::SnapshotError;
 
 /// How long a status, re-plan or bind may take.
 const CALL_TIMEOUT: Duration = Duration::from_secs(120);
@@ -17,11 +19,13 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(120);
 #[derive(Debug)]
 pub struct DaemonControl {
     store: Store,
+    /// Where snapshots go: only a process that serves a worker has one.
+    objects: Option<Objects>,
 }
 
 impl DaemonControl {
-    pub fn new(store: Store) -> DaemonControl {
-        DaemonControl { store }
+    pub fn new(store: Store, objects: Option<Objects>) -> DaemonControl {
+        DaemonControl { store, objects }
     }
 
     fn client(&self, target: Target<'_>) -> Result<DaemonClient, ControlError> {
@@ -93,6 +97,29 @@ impl ExecutorControl for DaemonControl {
             (None, false) => CommandCall::Read,
         };
         Box::pin(async move { self.client(target)?.command(identity, call, CALL_TIMEOUT).await.map_err(file_failed) })
+    }
+
+    fn snapshot<'a>(
+        &'a self,
+        target: Target<'a>,
+        snapshot_id: &'a str,
+        dir: &'a str,
+    ) -> ControlFuture<'a, sluice_store::broker_snapshots::TakenSnapshot> {
+        Box::pin(async move {
+            let objects = self.objects.as_ref().ok_or_else(|| {
+                ControlError::Unreachable("this process has no object store (run sluice serve)".into())
+            })?;
+            match sluice_worker::snapshots::take(&self.client(target)?, objects, snapshot_id, dir).await {
+                Ok(taken) => Ok(sluice_store::broker_snapshots::TakenSnapshot {
+                    small_manifest: taken.small_manifest,
+                    bulk_manifest: taken.bulk_manifest,
+                    files: taken.files,
+                    bytes: taken.bytes,
+                }),
+                Err(SnapshotError::Directory(message)) => Err(ControlError::Refused(message)),
+                Err(e) => Err(ControlError::Unreachable(e.to_string())),
+            }
+        })
     }
 
     fn exec<'a>(

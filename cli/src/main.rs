@@ -217,6 +217,7 @@ async fn run_api(store_args: StoreArgs, api_args: ApiArgs, worker_args: Option<W
         Some(args) => Some(start_worker(&store_args, args, store.clone(), wake.clone()).await?),
         None => None,
     };
+    let objects = worker.as_ref().map(|w| w.objects().clone());
     // Serving its own worker, the API knows what the runtime cannot enforce.
     let unenforceable = worker.as_ref().map(|w| {
         use sluice_worker::runtime::Runtime;
@@ -228,7 +229,7 @@ async fn run_api(store_args: StoreArgs, api_args: ApiArgs, worker_args: Option<W
         default_ttl_seconds: api_args.default_ttl_seconds,
         http: api_args.http_limits(),
         unenforceable,
-        control: Some(Arc::new(control::DaemonControl::new(store.clone()))),
+        control: Some(Arc::new(control::DaemonControl::new(store.clone(), objects.clone()))),
     };
     let listener = tokio::net::TcpListener::bind(&api_args.listen)
         .await
@@ -256,7 +257,7 @@ async fn run_api(store_args: StoreArgs, api_args: ApiArgs, worker_args: Option<W
             let router = sluice_broker::router(sluice_broker::BrokerState {
                 store: store.clone(),
                 wake: Some(broker_wake.clone()),
-                control: Some(Arc::new(control::DaemonControl::new(store.clone()))),
+                control: Some(Arc::new(control::DaemonControl::new(store.clone(), objects.clone()))),
             });
             let limits = sluice_api::listener::HttpLimits {
                 max_body_bytes: sluice_broker::MAX_BODY_BYTES,

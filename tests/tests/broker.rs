@@ -571,6 +571,164 @@ async fn durable_commands_start_once_read_back_and_cancel_with_a_fence() {
     }
 }
 
+/// Files under `dir` (recursively).
+fn count_files(dir: &std::path::Path) -> usize {
+    let mut count = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().filter_map(Result::ok) {
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => stack.push(entry.path()),
+                Ok(_) => count += 1,
+                Err(_) => {}
+            }
+        }
+    }
+    count
+}
+
+async fn snapshot(
+    broker: &Broker,
+    token: &str,
+    id: &str,
+    key: Option<&str>,
+    dir: &str,
+) -> sluice_tests::broker::Answer {
+    let mut request = broker
+        .client
+        .post(format!("{}/v1/workspaces/{id}/snapshots", broker.base))
+        .bearer_auth(token)
+        .json(&json!({"dir": dir}));
+    if let Some(key) = key {
+        request = request.header("idempotency-key", key);
+    }
+    sluice_tests::broker::Answer::of(request.send().await.unwrap()).await
+}
+
+#[tokio::test]
+async fn snapshots_warm_start_deduplicate_hold_the_quota_and_expire() {
+    for runtime in runtimes() {
+        eprintln!("{runtime}");
+        let (dir, broker) = broker_on(runtime).await;
+        let ttl = 15;
+        let token = issue(&dir.path(), "inst-s", &["--max-snapshots", "2", "--snapshot-ttl-seconds", &ttl.to_string()]);
+        let other = issue(&dir.path(), "inst-o", &[]);
+        let cold = json!({"label": "cold", "egress": {"allowed_domains": []}});
+        let id = running(&broker, &token, "s-ws", cold.clone()).await;
+        let root = String::from_utf8(stdout_of(&broker, &token, &id, json!(["pwd"])).await).unwrap().trim().to_owned();
+        let project = format!("{root}/proj");
+        let made = stdout_of(
+            &broker,
+            &token,
+            &id,
+            json!([
+                "sh",
+                "-c",
+                format!(
+                    "mkdir -p {project}/src/empty {project}/.git && printf alpha > {project}/src/a.txt && \
+                 head -c 3000000 /dev/urandom > {project}/big.bin && ln -s src/a.txt {project}/link && \
+                 printf 'ref: main' > {project}/.git/HEAD && chmod 750 {project}/src/a.txt && echo made"
+                )
+            ]),
+        )
+        .await;
+        assert_eq!(made, b"made\n");
+        let describe = json!([
+            "sh",
+            "-c",
+            format!(
+                "cd {project} && find . | sort && md5sum big.bin src/a.txt .git/HEAD && stat -c %a src/a.txt && readlink link"
+            )
+        ]);
+        let before = stdout_of(&broker, &token, &id, describe.clone()).await;
+
+        // Refusals take no snapshot and consume no key.
+        for (key, dir, status, code) in [
+            (None, project.as_str(), 400, "invalid_request"),
+            (Some("s-1"), "relative/dir", 400, "invalid_request"),
+            (Some("s-1"), "/no/such/dir", 400, "invalid_request"),
+        ] {
+            let answer = snapshot(&broker, &token, &id, key, dir).await;
+            assert_eq!((answer.status, answer.code()), (status, code), "{dir}: {answer:?}");
+        }
+        let unknown = snapshot(&broker, &token, "ws_nope", Some("s-1"), &project).await;
+        let theirs = snapshot(&broker, &other, &id, Some("s-1"), &project).await;
+        assert_eq!((unknown.status, unknown.code()), (404, "not_found"));
+        assert_eq!(unknown.body, theirs.body, "another instance's workspace is unknown");
+
+        let objects_dir = dir.path().join("objects");
+        let first = snapshot(&broker, &token, &id, Some("s-1"), &project).await;
+        assert_eq!(first.status, 201, "{first:?}");
+        let first_id = first.body["snapshot_id"].as_str().unwrap().to_owned();
+        assert!(first.body["expires_at"].as_str().unwrap().ends_with('Z'));
+        let replay = snapshot(&broker, &token, &id, Some("s-1"), &project).await;
+        assert_eq!((replay.status, &replay.body), (200, &first.body), "a replay answers the same snapshot");
+        let conflict = snapshot(&broker, &token, &id, Some("s-1"), &format!("{project}/src")).await;
+        assert_eq!((conflict.status, conflict.code()), (409, "idempotency_conflict"));
+
+        // A second snapshot of the same files stores only its own manifests.
+        let stored = count_files(&objects_dir);
+        let second = snapshot(&broker, &token, &id, Some("s-2"), &project).await;
+        assert_eq!(second.status, 201, "{second:?}");
+        let second_id = second.body["snapshot_id"].as_str().unwrap().to_owned();
+        assert_ne!(second_id, first_id);
+        assert_eq!(count_files(&objects_dir), stored + 2, "the objects are deduplicated");
+        let full = snapshot(&broker, &token, &id, Some("s-3"), &project).await;
+        assert_eq!((full.status, full.code()), (422, "snapshot_quota_exceeded"), "{full:?}");
+
+        // A warm start holds exactly the directory, modes and links included.
+        let mut warm_body = json!({"label": "warm", "egress": {"allowed_domains": []}, "snapshot_id": first_id});
+        let warm = running(&broker, &token, "s-warm", warm_body.clone()).await;
+        assert_eq!(stdout_of(&broker, &token, &warm, describe.clone()).await, before, "restored byte for byte");
+        let foreign = acquire(&broker, &other, Some("o-1"), &warm_body).await;
+        assert_eq!((foreign.status, foreign.code()), (404, "not_found"), "{foreign:?}");
+
+        // Deleted: 204 (again too), 404 for ids never owned, then gone for a warm start.
+        let delete = |id: String, token: String| {
+            let broker = &broker;
+            async move { broker.call(Method::DELETE, &format!("/v1/snapshots/{id}"), Some(&token), None).await }
+        };
+        assert_eq!(delete(first_id.clone(), token.clone()).await.status, 204);
+        assert_eq!(delete(first_id.clone(), token.clone()).await.status, 204);
+        let never = delete("snap_never".into(), token.clone()).await;
+        assert_eq!((never.status, never.code()), (404, "not_found"));
+        assert_eq!(delete(second_id.clone(), other.clone()).await.code(), "not_found");
+        let gone = acquire(&broker, &token, Some("s-cold-1"), &warm_body).await;
+        assert_eq!((gone.status, gone.code()), (410, "snapshot_gone"), "{gone:?}");
+        let replayed = acquire(&broker, &token, Some("s-warm"), &warm_body).await;
+        assert_eq!((replayed.status, replayed.body["workspace_id"].as_str()), (200, Some(warm.as_str())));
+        let third = snapshot(&broker, &token, &id, Some("s-3"), &project).await;
+        assert_eq!(third.status, 201, "a deletion frees its place in the quota: {third:?}");
+
+        // Past its TTL the sweep deletes it from the store. (Paused, the
+        // instance checks a warm start's snapshot and then refuses.)
+        operate(&dir.path(), &["admission", "pause", "--instance", "inst-s"]);
+        warm_body["snapshot_id"] = json!(second_id);
+        let mut expired = false;
+        for _ in 0..(ttl * 10 + 100) {
+            let answer = acquire(&broker, &token, Some("s-cold-2"), &warm_body).await;
+            if answer.status == 410 {
+                expired = true;
+                break;
+            }
+            assert_eq!((answer.status, answer.code()), (403, "paused"), "{answer:?}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(expired, "the snapshot outlived its TTL");
+        let mut swept = false;
+        for _ in 0..200 {
+            // Every snapshot's own manifests are gone; the shared objects stay.
+            if count_files(&objects_dir) == stored - 2 {
+                swept = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        assert!(swept, "the snapshots' manifests were deleted: {} files, {stored} before", count_files(&objects_dir));
+        assert!(!broker.server.output().contains(&project), "the directory is never logged");
+    }
+}
+
 #[tokio::test]
 async fn nothing_of_argv_env_stdin_output_paths_contents_or_the_token_is_kept_outside_the_executor() {
     let (dir, broker) = broker().await;
@@ -589,8 +747,16 @@ async fn nothing_of_argv_env_stdin_output_paths_contents_or_the_token_is_kept_ou
     };
     let pwd = call(format!("/v1/workspaces/{id}/exec"), json!({"argv": ["pwd"]})).await;
     let root = String::from_utf8(unb64(&pwd.body["stdout_b64"])).unwrap().trim().to_owned();
-    let markers = ["ARGVMARK41c2", "STDINMARK9e3b", "OUTMARK58af", "PATHMARKd27e", "FILEMARK3c91", "CMDMARKb6f0"];
-    let [argv, stdin, output, path, contents, command] = markers;
+    let markers = [
+        "ARGVMARK41c2",
+        "STDINMARK9e3b",
+        "OUTMARK58af",
+        "PATHMARKd27e",
+        "FILEMARK3c91",
+        "CMDMARKb6f0",
+        "SNAPDIRMARK5a0e",
+    ];
+    let [argv, stdin, output, path, contents, command, snapshot_dir] = markers;
     let ran = call(
         format!("/v1/workspaces/{id}/exec"),
         json!({"argv": ["sh", "-c", format!("cat >/dev/null; echo {argv} >/dev/null; printf '%s%s' OUT MARK58af")],
@@ -612,6 +778,12 @@ async fn nothing_of_argv_env_stdin_output_paths_contents_or_the_token_is_kept_ou
         unb64(&call(format!("/v1/workspaces/{id}/files/read"), json!({"path": file})).await.body["contents_b64"]),
         contents.as_bytes()
     );
+    // A snapshot keeps its directory, sealed: never in plain anywhere.
+    let snap_dir = format!("{root}/{snapshot_dir}");
+    let plain = call(format!("/v1/workspaces/{id}/exec"), json!({"argv": ["mkdir", "-p", snap_dir]})).await;
+    assert_eq!(plain.body["exit_code"], 0, "{plain:?}");
+    let taken = snapshot(&broker, &token, &id, Some("p-snap"), &snap_dir).await;
+    assert_eq!(taken.status, 201, "{taken:?}");
     let started = broker
         .call(
             Method::PUT,

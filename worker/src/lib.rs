@@ -140,6 +140,11 @@ impl Worker {
         }
     }
 
+    /// The object store captures and snapshots are kept in.
+    pub fn objects(&self) -> &objects::Objects {
+        &self.registrars.objects
+    }
+
     fn note_next(&self, at: i64) {
         let mut next = self.next_due.lock().unwrap();
         *next = Some(next.map_or(at, |n| n.min(at)));

@@ -139,6 +139,26 @@ async fn drain_once(worker: &Worker, run: &sluice_store::Run) -> FlushAnswer {
     heard(client.capture_flush(&request, deadline + STATUS_WAIT).await)
 }
 
+/// Restores a warm start's snapshot into its executor; the error is safe
+/// to record (it never names the directory).
+async fn restore_snapshot(
+    worker: &Worker,
+    run: &sluice_store::Run,
+    restore: &sluice_store::broker_snapshots::SnapshotRestore,
+) -> Result<(), String> {
+    let Some((small, bulk)) = &restore.manifests else {
+        return Err("the snapshot was deleted before the workspace started".into());
+    };
+    let endpoint =
+        run.runtime.as_ref().and_then(|r| r.endpoint.as_ref()).ok_or("the executor has no control endpoint")?;
+    let client = DaemonClient::new(endpoint, control_token(worker, &run.id)).map_err(|e| e.to_string())?;
+    match crate::snapshots::restore(&client, worker.objects(), small, bulk, restore.dir.expose()).await {
+        Ok(_) => Ok(()),
+        Err(crate::snapshots::SnapshotError::Directory(_)) => Err("the daemon refused the snapshot's directory".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 /// How long a daemon gets to answer a status read.
 const STATUS_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
@@ -197,6 +217,18 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
             }
         }
         Action::RecordReady { run_id } => {
+            // A warm start is ready once its snapshot is in place (again
+            // after a crash: restoring is idempotent).
+            if let Some(restore) = store.broker_restore(&lease.subject).await? {
+                let run = state.current_run.as_ref().expect("a ready run is the current one");
+                if let Err(error) = restore_snapshot(worker, run, &restore).await {
+                    tracing::warn!(workspace = %lease.subject, run = %run_id, snapshot = %restore.snapshot_id, %error, "warm start failed");
+                    let error = RunError { message: error, code: Some("snapshot-restore-failed".into()) };
+                    store.record_failed(lease, &run_id, &error, false).await?;
+                    return Ok(Some(now_ms()));
+                }
+                tracing::info!(workspace = %lease.subject, run = %run_id, snapshot = %restore.snapshot_id, "snapshot restored");
+            }
             store.record_ready(lease, &run_id).await?;
             tracing::info!(workspace = %lease.subject, run = %run_id, "executor ready");
             Ok(Some(now_ms() + policy.watch_poll_ms))

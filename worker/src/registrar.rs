@@ -452,9 +452,12 @@ fn check_manifest(class: CaptureClass, manifest: &Manifest) -> Result<(), Refuse
     manifest_problem(class, manifest).map_or(Ok(()), |problem| Err(invalid(problem)))
 }
 
-/// Stores a whole manifest as a head document and answers its key.
-pub async fn store_full_manifest(objects: &Objects, manifest: &Manifest) -> Result<String, ObjectsError> {
-    let document = HeadDocument::Full { manifest: manifest.clone() };
+/// Stores a whole manifest as a head document of its own (`owner` makes
+/// its key unique, so deleting it never takes another's) and answers its key.
+pub async fn store_owned_manifest(objects: &Objects, manifest: &Manifest, owner: &str) -> Result<String, ObjectsError> {
+    let mut document = serde_json::to_value(HeadDocument::Full { manifest: manifest.clone() })
+        .map_err(|e| ObjectsError::Store(e.to_string()))?;
+    document["owner"] = serde_json::Value::String(owner.to_owned());
     let text = serde_json::to_vec(&document).map_err(|e| ObjectsError::Store(e.to_string()))?;
     objects.put(Bytes::from(text)).await
 }

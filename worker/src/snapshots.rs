@@ -17,7 +17,7 @@ use sluice_store::capture::ManifestHead;
 use crate::daemon_client::DaemonClient;
 use crate::error::WorkerError;
 use crate::objects::{Objects, ObjectsError};
-use crate::registrar::{load_manifest, manifest_problem, store_full_manifest};
+use crate::registrar::{load_manifest, manifest_problem, store_owned_manifest};
 
 /// How long one call to the daemon may take.
 const CALL_TIMEOUT: Duration = Duration::from_secs(300);
@@ -64,9 +64,15 @@ fn daemon(e: WorkerError) -> SnapshotError {
     }
 }
 
-/// Scans `dir` and stores what the store lacks. A file that changes
-/// between the scan and the pull makes it scan once more.
-pub async fn take(client: &DaemonClient, objects: &Objects, dir: &str) -> Result<Taken, SnapshotError> {
+/// Scans `dir` and stores what the store lacks, with manifests of the
+/// snapshot's own. A file that changes between the scan and the pull makes
+/// it scan again.
+pub async fn take(
+    client: &DaemonClient,
+    objects: &Objects,
+    snapshot_id: &str,
+    dir: &str,
+) -> Result<Taken, SnapshotError> {
     let mut attempts = 0;
     loop {
         attempts += 1;
@@ -88,8 +94,8 @@ pub async fn take(client: &DaemonClient, objects: &Objects, dir: &str) -> Result
             Err(SnapshotError::Daemon(WorkerError::DaemonRefused { status: 410, .. })) if attempts < 3 => continue,
             Err(e) => return Err(e),
         }
-        let small_manifest = store_full_manifest(objects, &scanned.small).await?;
-        let bulk_manifest = store_full_manifest(objects, &scanned.bulk).await?;
+        let small_manifest = store_owned_manifest(objects, &scanned.small, &format!("{snapshot_id}/small")).await?;
+        let bulk_manifest = store_owned_manifest(objects, &scanned.bulk, &format!("{snapshot_id}/bulk")).await?;
         let files = [&scanned.small, &scanned.bulk]
             .iter()
             .map(|m| m.entries.iter().filter(|e| e.kind == EntryKind::File).count() as u64)

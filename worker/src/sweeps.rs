@@ -36,7 +36,41 @@ pub async fn reap(worker: &Worker) -> Result<usize, StoreError> {
     if !stopped.is_empty() || !ended.is_empty() {
         worker.wake.notify_one();
     }
-    Ok(stopped.len() + ended.len())
+    let deleted = delete_snapshots(worker).await?;
+    Ok(stopped.len() + ended.len() + deleted)
+}
+
+/// Deletes the broker snapshots that are due (asked for, or past their
+/// TTL) from the object store; one the store did not confirm stays due and
+/// is tried again on the next pass. Answers how many were deleted.
+pub async fn delete_snapshots(worker: &Worker) -> Result<usize, StoreError> {
+    let mut deleted = 0;
+    for due in worker.store.due_snapshot_deletions(now_ms(), 100).await? {
+        if due.abandoned {
+            tracing::warn!(snapshot = %due.snapshot_id, "a snapshot was abandoned while being taken; its key is free again");
+            worker.store.abandon_broker_snapshot(&due.snapshot_id).await?;
+            continue;
+        }
+        let mut failed = None;
+        for key in &due.manifests {
+            if let Err(e) = worker.objects().delete(key).await {
+                failed = Some(e.to_string());
+                break;
+            }
+        }
+        match failed {
+            None => {
+                worker.store.record_snapshot_deleted(&due.snapshot_id).await?;
+                tracing::info!(snapshot = %due.snapshot_id, "snapshot deleted");
+                deleted += 1;
+            }
+            Some(error) => {
+                tracing::warn!(snapshot = %due.snapshot_id, %error, "deleting a snapshot failed; trying again later");
+                worker.store.record_snapshot_delete_failed(&due.snapshot_id, &error).await?;
+            }
+        }
+    }
+    Ok(deleted)
 }
 
 /// Removes runtime resources nothing stored needs.

@@ -1,0 +1,133 @@
+//! Snapshots of one directory of a workspace, kept in the object store in
+//! the capture format until their TTL (or a DELETE), and warm starts from
+//! them. The directory is sealed in the database and never logged or
+//! answered.
+
+use axum::extract::Path;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::json;
+use sluice_api::control::{ControlError, Target};
+use sluice_store::StoreError;
+use sluice_store::broker_snapshots::{BrokerSnapshot, NewSnapshot, SnapshotClaim};
+use sluice_store::clock::rfc3339_seconds;
+
+use crate::exec::{absolute_path, executor, upstream};
+use crate::workspaces::{chars_in, idempotency_key};
+use crate::{Authenticated, BrokerError, BrokerJson, Shared, ok};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SnapshotBody {
+    dir: String,
+}
+
+fn answer(status: StatusCode, snapshot: &BrokerSnapshot) -> Response {
+    ok(
+        status,
+        json!({
+            "snapshot_id": snapshot.snapshot_id,
+            "created_at": rfc3339_seconds(snapshot.created_at),
+            "expires_at": rfc3339_seconds(snapshot.expires_at),
+        }),
+    )
+}
+
+pub fn gone() -> BrokerError {
+    BrokerError::new(StatusCode::GONE, "snapshot_gone", "the snapshot expired or was deleted; start cold")
+}
+
+/// The instance's snapshot a warm start names: 404 for an unknown id and
+/// another instance's alike, 410 for one expired or deleted.
+pub(crate) async fn warm_start(state: &Shared, instance: &str, id: &str) -> Result<String, BrokerError> {
+    if !chars_in(id, 64, b"._-") {
+        return Err(BrokerError::not_found());
+    }
+    let snapshot = state.store.broker_snapshot(instance, id).await?.ok_or_else(BrokerError::not_found)?;
+    if !snapshot.usable(sluice_store::clock::now_ms()) {
+        return Err(gone());
+    }
+    Ok(snapshot.snapshot_id)
+}
+
+pub async fn create(
+    state: Shared,
+    Authenticated(lease): Authenticated,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    BrokerJson(body): BrokerJson<SnapshotBody>,
+) -> Result<Response, BrokerError> {
+    let key = idempotency_key(&headers)?;
+    absolute_path("dir", &body.dir)?;
+    let (run_id, endpoint) = executor(&state, &lease.instance, &id).await?;
+    // The dir only as a keyed hash: the canonical request is never stored plain.
+    let canonical = json!({"workspace_id": id, "dir": body.dir}).to_string();
+    let request_hash = state.store.sealer().keyed_digest(canonical.as_bytes());
+    let scope = &lease.scope;
+    let claim = state
+        .store
+        .claim_broker_snapshot(&NewSnapshot {
+            instance: &lease.instance,
+            workspace_id: &id,
+            key: &key,
+            request_hash: &request_hash,
+            dir: &body.dir,
+            max_snapshots: scope.max_snapshots,
+            ttl_seconds: scope.snapshot_ttl_seconds,
+        })
+        .await;
+    let snapshot_id = match claim {
+        Ok(SnapshotClaim::Take(snapshot_id)) => snapshot_id,
+        Ok(SnapshotClaim::Replay(snapshot)) => return Ok(answer(StatusCode::OK, &snapshot)),
+        Ok(SnapshotClaim::InProgress) => {
+            return Err(BrokerError::new(
+                StatusCode::CONFLICT,
+                "idempotency_in_progress",
+                "the snapshot with this Idempotency-Key is still being taken",
+            )
+            .retry_after(1));
+        }
+        Err(StoreError::IdempotencyKeyReused) => {
+            return Err(BrokerError::new(
+                StatusCode::CONFLICT,
+                "idempotency_conflict",
+                "the Idempotency-Key was used with a different request",
+            ));
+        }
+        Err(StoreError::Conflict { code: "snapshot_quota_exceeded", message }) => {
+            return Err(BrokerError::new(StatusCode::UNPROCESSABLE_ENTITY, "snapshot_quota_exceeded", message));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let control = state.control.as_ref().ok_or_else(BrokerError::internal)?;
+    let taken = control.snapshot(Target { run_id: &run_id, endpoint: &endpoint }, &snapshot_id, &body.dir).await;
+    let taken = match taken {
+        Ok(taken) => taken,
+        Err(e) => {
+            // Nothing was kept: the key is free for a retry.
+            state.store.abandon_broker_snapshot(&snapshot_id).await?;
+            return Err(match e {
+                ControlError::Refused(_) => BrokerError::invalid("dir: not a readable directory in the workspace"),
+                other => upstream(other),
+            });
+        }
+    };
+    let snapshot = state.store.finish_broker_snapshot(&snapshot_id, &taken, scope.snapshot_ttl_seconds).await?;
+    tracing::info!(snapshot = %snapshot.snapshot_id, files = taken.files, bytes = taken.bytes, "snapshot taken");
+    Ok(answer(StatusCode::CREATED, &snapshot))
+}
+
+/// 204 also for one already deleted or expired; 404 for ids this
+/// instance never owned.
+pub async fn delete(
+    state: Shared,
+    Authenticated(lease): Authenticated,
+    Path(id): Path<String>,
+) -> Result<Response, BrokerError> {
+    if !chars_in(&id, 64, b"._-") || !state.store.delete_broker_snapshot(&lease.instance, &id).await? {
+        return Err(BrokerError::not_found());
+    }
+    state.wake();
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
