@@ -563,6 +563,62 @@ async fn durable_commands_start_once_read_back_and_cancel_with_a_fence() {
             "the fenced start launched nothing"
         );
 
+        // A start whose answer was lost, at any point, is recovered through
+        // GET: it ran once, or never ran and a repeat starts it once.
+        let cuts = [1u64, 3, 10, 30, 100];
+        for cut in cuts {
+            let started = broker
+                .client
+                .put(format!("{}{}", broker.base, path(&format!("dropped-{cut}"))))
+                .bearer_auth(&token)
+                .timeout(Duration::from_millis(cut))
+                .json(&json!({"argv": ["sh", "-c", format!("echo {cut} >> dropped")]}))
+                .send()
+                .await;
+            if let Ok(answer) = started {
+                drop(answer);
+            }
+        }
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        for cut in cuts {
+            let identity = format!("dropped-{cut}");
+            let mut state = broker.get(&path(&identity), &token).await.body;
+            if state["state"] == "unknown" {
+                let again = broker
+                    .call(
+                        Method::PUT,
+                        &path(&identity),
+                        Some(&token),
+                        Some(&json!({"argv": ["sh", "-c", format!("echo {cut} >> dropped")]})),
+                    )
+                    .await;
+                assert_eq!(again.status, 202, "never claimed, so this start launches it: {again:?}");
+            }
+            for _ in 0..100 {
+                state = broker.get(&path(&identity), &token).await.body;
+                if state["state"] == "completed" {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            assert_eq!(
+                (state["state"].as_str(), state["exit_code"].as_i64()),
+                (Some("completed"), Some(0)),
+                "{cut} ms: {state}"
+            );
+        }
+        let mut ran = String::from_utf8(stdout_of(&broker, &token, &id, json!(["cat", "dropped"])).await).unwrap();
+        ran = ran
+            .lines()
+            .map(|l| format!("{l:0>3}"))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect::<Vec<_>>()
+            .join(",");
+        assert_eq!(ran.split(',').count(), cuts.len(), "each started exactly once: {ran}");
+        let lines = stdout_of(&broker, &token, &id, json!(["sh", "-c", "wc -l < dropped"])).await;
+        assert_eq!(String::from_utf8(lines).unwrap().trim(), cuts.len().to_string(), "and never twice");
+
         let bad = broker.call(Method::PUT, &path("bad identity"), Some(&token), Some(&body)).await;
         assert_eq!((bad.status, bad.code()), (400, "invalid_request"));
         broker.call(Method::DELETE, &format!("/v1/workspaces/{id}"), Some(&token), None).await;

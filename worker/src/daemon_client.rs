@@ -25,7 +25,7 @@ pub const MAX_SMALL_ANSWER: usize = 64 << 10;
 /// JSON-escaped (a control byte escapes to six), and the rest of the answer.
 pub const MAX_EXEC_ANSWER: usize = 2 * 6 * (1 << 20) + (64 << 10);
 /// The most a snapshot scan's answer may hold: its manifests and object list.
-pub const MAX_SCAN_ANSWER: usize = 256 << 20;
+pub const MAX_SCAN_ANSWER: usize = 64 << 20;
 
 /// Connects to a unix socket, also when its path is longer than a socket
 /// address can hold: then through the socket's directory, opened and named

@@ -209,3 +209,69 @@ pub async fn restore(
     }
     Ok(restored)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::routing::post;
+    use sluice_protocol::registrar::{Entry, frame_header};
+    use sluice_protocol::snapshot::{Scanned, ScannedObject};
+
+    fn file(path: &str, objects: Vec<String>) -> Entry {
+        Entry { path: path.into(), kind: EntryKind::File, mode: 0o644, size: 4, mtime_ms: 0, objects, target: None }
+    }
+
+    /// A daemon that answers `scanned` to a scan and `frames` to a pull.
+    async fn hostile_daemon(dir: &std::path::Path, scanned: Scanned, frames: Vec<u8>) -> DaemonClient {
+        let socket = dir.join("control.sock");
+        let listener = tokio::net::UnixListener::bind(&socket).unwrap();
+        let router = axum::Router::new()
+            .route(sluice_protocol::snapshot::SNAPSHOT_SCAN, post(move || async move { axum::Json(scanned) }))
+            .route(sluice_protocol::snapshot::SNAPSHOT_OBJECTS, post(move || async move { frames }));
+        tokio::spawn(async move { axum::serve(listener, router).await });
+        let token = sluice_store::Secret::new("t".repeat(32));
+        DaemonClient::new(&format!("unix://{}", socket.display()), token).unwrap()
+    }
+
+    /// What a daemon answers is checked before anything is stored: forged
+    /// object bytes, objects it did not list, paths outside the directory.
+    #[tokio::test]
+    async fn a_hostile_daemon_gets_nothing_stored() {
+        let key = crate::objects::object_key(b"good");
+        let forged = {
+            let mut frames = frame_header(&key, 4).to_vec();
+            frames.extend_from_slice(b"evil");
+            frames
+        };
+        let listed = vec![ScannedObject { key: key.clone(), len: 4 }];
+        let scan = |entries: Vec<Entry>, objects: Vec<ScannedObject>| Scanned {
+            scan: "s".into(),
+            small: Manifest { entries },
+            bulk: Manifest::default(),
+            objects,
+        };
+        let cases = [
+            ("forged bytes", scan(vec![file("tree/a", vec![key.clone()])], listed.clone()), forged.clone()),
+            ("unlisted object", scan(vec![file("tree/a", vec![key.clone()])], Vec::new()), forged.clone()),
+            ("escaping path", scan(vec![file("tree/../../etc/passwd", vec![key.clone()])], listed.clone()), forged),
+            ("extra frames", scan(vec![file("tree/a", vec![key.clone()])], listed.clone()), {
+                let mut frames = frame_header(&key, 4).to_vec();
+                frames.extend_from_slice(b"good");
+                frames.extend_from_slice(&frame_header(&key, 4));
+                frames.extend_from_slice(b"good");
+                frames
+            }),
+        ];
+        for (case, scanned, frames) in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let objects = Objects::open(&crate::objects::ObjectStoreUrl::Local(dir.path().join("objects"))).unwrap();
+            let client = hostile_daemon(dir.path(), scanned, frames).await;
+            let refused = take(&client, &objects, "snap_x", "/work").await.unwrap_err();
+            // More than was asked for is past the answer's bound.
+            let bounded = matches!(refused, SnapshotError::Daemon(WorkerError::DaemonAnswerTooLarge(_)));
+            assert!(matches!(refused, SnapshotError::Untrusted(_)) || bounded, "{case}: {refused}");
+            let keys = [key.clone()];
+            assert_eq!(objects.missing(&keys).await.unwrap(), keys.to_vec(), "{case}: nothing stored");
+        }
+    }
+}
