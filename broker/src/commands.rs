@@ -57,10 +57,10 @@ pub async fn start(
     let target = Target { run_id: &run_id, endpoint: &endpoint };
     let status = control.command(target, &identity, Some(request), false).await.map_err(|e| match e {
         // Refused before anything was dispatched.
-        ControlError::Status(409 | 400) => BrokerError::new(
+        ControlError::Status(409 | 400 | 422) => BrokerError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "command_not_started",
-            "the command was not started (the workspace takes no new work)",
+            "the command was not started: its program or directory was not found, or the workspace takes no new work",
         ),
         other => upstream(other),
     })?;

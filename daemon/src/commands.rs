@@ -36,6 +36,24 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&tmp, path)
 }
 
+/// Whether a command can start at all: its directory exists and its
+/// program is found (on the `PATH` it will run with). A command that fails
+/// this is refused before its identity is claimed.
+pub fn preflight(workdir: &Path, request: &ExecRequest) -> Result<(), &'static str> {
+    let cwd = crate::exec::resolve_cwd(workdir, request.cwd.as_deref());
+    if !cwd.is_dir() {
+        return Err("the command's directory does not exist");
+    }
+    let program = request.argv.first().map(String::as_str).unwrap_or_default();
+    let found = if program.contains('/') {
+        cwd.join(program).is_file()
+    } else {
+        let path = request.env.get("PATH").cloned().or_else(|| std::env::var("PATH").ok()).unwrap_or_default();
+        std::env::split_paths(&path).any(|dir| dir.join(program).is_file())
+    };
+    if found { Ok(()) } else { Err("the command's program was not found") }
+}
+
 impl Commands {
     pub fn new(state_dir: &Path) -> Commands {
         Commands { dir: state_dir.join("commands"), running: Mutex::new(HashMap::new()) }
@@ -126,5 +144,32 @@ impl Commands {
             }
         }
         Ok(self.status_of(identity))
+    }
+}
+
+#[cfg(test)]
+mod preflight_tests {
+    use super::*;
+
+    fn request(argv: &[&str], cwd: Option<&str>) -> ExecRequest {
+        ExecRequest {
+            argv: argv.iter().map(|a| (*a).to_owned()).collect(),
+            cwd: cwd.map(str::to_owned),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_command_needs_its_program_and_its_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(preflight(dir.path(), &request(&["sh", "-c", "true"], None)), Ok(()));
+        assert!(preflight(dir.path(), &request(&["no-such-program-3f1"], None)).is_err());
+        assert!(preflight(dir.path(), &request(&["./tool"], None)).is_err());
+        std::fs::write(dir.path().join("tool"), "").unwrap();
+        assert_eq!(preflight(dir.path(), &request(&["./tool"], None)), Ok(()));
+        assert!(preflight(dir.path(), &request(&["sh"], Some("missing"))).is_err());
+        let mut narrow = request(&["sh"], None);
+        narrow.env.insert("PATH".into(), dir.path().display().to_string());
+        assert!(preflight(dir.path(), &narrow).is_err(), "the command's own PATH decides");
     }
 }

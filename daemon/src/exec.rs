@@ -41,7 +41,7 @@ async fn read_capped(mut reader: impl AsyncRead + Unpin, limit: usize) -> (Vec<u
     (kept, truncated)
 }
 
-fn resolve_cwd(workdir: &Path, cwd: Option<&str>) -> PathBuf {
+pub(crate) fn resolve_cwd(workdir: &Path, cwd: Option<&str>) -> PathBuf {
     match cwd {
         None => workdir.to_path_buf(),
         Some(c) if Path::new(c).is_absolute() => PathBuf::from(c),

@@ -566,7 +566,15 @@ async fn start_command(
     if request.argv.first().is_none_or(|p| p.is_empty()) {
         return refused(StatusCode::BAD_REQUEST, "argv must name a program".into());
     }
-    match daemon.commands.start(&identity, request, daemon.effective_workdir(), daemon.workload) {
+    // A repeated start answers the status whatever its body; a new one
+    // that cannot start is refused before anything is claimed.
+    let workdir = daemon.effective_workdir();
+    if daemon.commands.status(&identity).state == "unknown"
+        && let Err(why) = commands::preflight(&workdir, &request)
+    {
+        return refused(StatusCode::UNPROCESSABLE_ENTITY, why.into());
+    }
+    match daemon.commands.start(&identity, request, workdir, daemon.workload) {
         Ok(status) => Json(status).into_response(),
         Err(e) => refused(StatusCode::INTERNAL_SERVER_ERROR, format!("the command could not be claimed: {e}")),
     }

@@ -785,6 +785,107 @@ async fn snapshots_warm_start_deduplicate_hold_the_quota_and_expire() {
     }
 }
 
+/// Ends the executor of workspace `id` under the broker's feet: its
+/// container, or every process of its run directory.
+fn kill_executor(runtime: &str, data_dir: &std::path::Path, id: &str) {
+    if runtime == "docker" {
+        let filter = format!("label=sluice.workspace={id}");
+        let listed = std::process::Command::new("docker").args(["ps", "-q", "--filter", &filter]).output().unwrap();
+        let container = String::from_utf8(listed.stdout).unwrap().trim().to_owned();
+        assert!(!container.is_empty(), "the workspace has a container");
+        assert!(std::process::Command::new("docker").args(["kill", &container]).output().unwrap().status.success());
+        return;
+    }
+    let needle = data_dir.display().to_string();
+    let mut killed = 0;
+    for entry in std::fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline);
+        if cmdline.contains("--launch=") && cmdline.contains(&needle) {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            killed += 1;
+        }
+    }
+    assert!(killed > 0, "the executor's processes were found");
+}
+
+/// The codes of things going wrong: a stop state the broker cannot read,
+/// a command that cannot start, a snapshot key in use, a sandbox that died.
+#[tokio::test]
+async fn failures_answer_their_codes() {
+    for runtime in runtimes() {
+        eprintln!("{runtime}");
+        let (dir, broker) = broker_on(runtime).await;
+        let token = issue(&dir.path(), "inst-e", &["--max-concurrency", "4"]);
+        let body = json!({"label": "fail", "egress": {"allowed_domains": []}});
+        let id = running(&broker, &token, "e-1", body.clone()).await;
+
+        // A durable command whose program is missing never starts, and its
+        // identity stays free.
+        let path = format!("/v1/workspaces/{id}/commands/tool-1");
+        let missing = json!({"argv": ["no-such-program-7c2"]});
+        let refused = broker.call(Method::PUT, &path, Some(&token), Some(&missing)).await;
+        assert_eq!((refused.status, refused.code()), (422, "command_not_started"), "{refused:?}");
+        assert_eq!(broker.get(&path, &token).await.body["state"], "unknown");
+        let started = broker.call(Method::PUT, &path, Some(&token), Some(&json!({"argv": ["true"]}))).await;
+        assert_eq!(started.status, 202, "{started:?}");
+
+        // Two takes of one snapshot key at once: one takes it, the other is
+        // told it is in progress, and a replay then answers the snapshot.
+        let root = String::from_utf8(stdout_of(&broker, &token, &id, json!(["pwd"])).await).unwrap().trim().to_owned();
+        let big = format!("{root}/big");
+        let made = stdout_of(
+            &broker,
+            &token,
+            &id,
+            json!(["sh", "-c", format!("mkdir {big} && head -c 100000000 /dev/urandom > {big}/blob && echo ok")]),
+        )
+        .await;
+        assert_eq!(made, b"ok\n");
+        let (first, second) = tokio::join!(snapshot(&broker, &token, &id, Some("e-snap"), &big), async {
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            snapshot(&broker, &token, &id, Some("e-snap"), &big).await
+        });
+        let mut statuses = [first.status, second.status];
+        statuses.sort();
+        assert_eq!(statuses, [201, 409], "{first:?} {second:?}");
+        let busy = if first.status == 409 { &first } else { &second };
+        assert_eq!(busy.code(), "idempotency_in_progress");
+        assert!(busy.retry_after.is_some(), "{busy:?}");
+        let taken = if first.status == 201 { &first } else { &second };
+        let replay = snapshot(&broker, &token, &id, Some("e-snap"), &big).await;
+        assert_eq!((replay.status, &replay.body), (200, &taken.body));
+
+        // A sandbox that died under the broker: the provider failed.
+        kill_executor(runtime, &dir.path(), &id);
+        let failed = broker
+            .call(Method::POST, &format!("/v1/workspaces/{id}/exec"), Some(&token), Some(&json!({"argv": ["true"]})))
+            .await;
+        assert_eq!((failed.status, failed.code()), (502, "upstream_error"), "{failed:?}");
+        assert_eq!(failed.body["error"]["retryable"], true);
+
+        // A stop state the broker cannot read: it admits nothing.
+        let db = dir.path().join("sluice.db");
+        let rename = |from: &str, to: &str| {
+            let script = format!(
+                "import sqlite3; c = sqlite3.connect('{}'); c.execute('ALTER TABLE {from} RENAME TO {to}'); c.commit()",
+                db.display()
+            );
+            assert!(std::process::Command::new("python3").args(["-c", &script]).status().unwrap().success());
+        };
+        rename("broker_admission", "broker_admission_away");
+        let closed = acquire(&broker, &token, Some("e-2"), &body).await;
+        assert_eq!((closed.status, closed.code()), (503, "admission_unavailable"), "{closed:?}");
+        assert!(closed.retry_after.is_some());
+        let lease = broker.get("/v1/lease", &token).await;
+        assert_eq!(lease.body["admission"]["reason"], "unavailable", "{lease:?}");
+        rename("broker_admission_away", "broker_admission");
+        let open = acquire(&broker, &token, Some("e-2"), &body).await;
+        assert_eq!(open.status, 201, "the key refused above was not consumed: {open:?}");
+    }
+}
+
 #[tokio::test]
 async fn nothing_of_argv_env_stdin_output_paths_contents_or_the_token_is_kept_outside_the_executor() {
     let (dir, broker) = broker().await;
