@@ -228,88 +228,97 @@ async fn wait_state(broker: &Broker, token: &str, id: &str, state: &str) -> serd
 
 #[tokio::test]
 async fn acquire_validates_replays_limits_and_releases() {
-    let (dir, broker) = broker().await;
-    let token = issue(&dir.path(), "inst-w", &["--max-concurrency", "1", "--image", "sluice-test/busybox:1"]);
-    let other = issue(&dir.path(), "inst-x", &[]);
-    let good = json!({"label": "mesh-ws-1", "egress": {"allowed_domains": []}, "env": {"HOME": "/root"},
-        "agent": "ops-bot", "run_id": "6f1e0d4c-2b7a-4e3f-9c1d-8a5b6c7d8e9f"});
+    for runtime in runtimes() {
+        eprintln!("{runtime}");
+        let (dir, broker) = broker_on(runtime).await;
+        let token = issue(&dir.path(), "inst-w", &["--max-concurrency", "1", "--image", "sluice-test/busybox:1"]);
+        let other = issue(&dir.path(), "inst-x", &[]);
+        let good = json!({"label": "mesh-ws-1", "egress": {"allowed_domains": []}, "env": {"HOME": "/root"},
+            "agent": "ops-bot", "run_id": "6f1e0d4c-2b7a-4e3f-9c1d-8a5b6c7d8e9f"});
 
-    // Refusals, each creating nothing and consuming no key.
-    let no_key = acquire(&broker, &token, None, &good).await;
-    assert_eq!((no_key.status, no_key.code()), (400, "invalid_request"));
-    for (body, status, code) in [
-        (json!({"label": "a", "egress": {"allowed_domains": []}, "colour": "red"}), 400, "invalid_request"),
-        (json!({"label": "a", "egress": {"allowed_domains": [], "extra": 1}}), 400, "invalid_request"),
-        (json!({"label": "a"}), 422, "egress_required"),
-        (json!({"label": "a", "egress": null}), 422, "egress_required"),
-        (json!({"label": "a", "egress": {"allowed_domains": ["github.com"]}}), 422, "egress_not_allowed"),
-        (json!({"label": "a", "egress": {"allowed_domains": ["10.0.0.1"]}}), 400, "invalid_request"),
-        (json!({"label": "a", "egress": {"allowed_domains": []}, "size": "xlarge"}), 422, "size_not_allowed"),
-        (json!({"label": "a", "egress": {"allowed_domains": []}, "image": "evil:1"}), 422, "image_not_allowed"),
-        (json!({"label": "a", "egress": {"allowed_domains": []}, "snapshot_id": "snap_x"}), 404, "not_found"),
-        (json!({"label": "bad label!", "egress": {"allowed_domains": []}}), 400, "invalid_request"),
-        (json!({"label": "a", "egress": {"allowed_domains": []}, "env": {"1BAD": "x"}}), 400, "invalid_request"),
-    ] {
-        let answer = acquire(&broker, &token, Some("k-1"), &body).await;
-        assert_eq!((answer.status, answer.code()), (status, code), "{body}: {answer:?}");
+        // Refusals, each creating nothing and consuming no key.
+        let no_key = acquire(&broker, &token, None, &good).await;
+        assert_eq!((no_key.status, no_key.code()), (400, "invalid_request"));
+        for (body, status, code) in [
+            (json!({"label": "a", "egress": {"allowed_domains": []}, "colour": "red"}), 400, "invalid_request"),
+            (json!({"label": "a", "egress": {"allowed_domains": [], "extra": 1}}), 400, "invalid_request"),
+            (json!({"label": "a"}), 422, "egress_required"),
+            (json!({"label": "a", "egress": null}), 422, "egress_required"),
+            (json!({"label": "a", "egress": {"allowed_domains": ["github.com"]}}), 422, "egress_not_allowed"),
+            (json!({"label": "a", "egress": {"allowed_domains": ["10.0.0.1"]}}), 400, "invalid_request"),
+            (json!({"label": "a", "egress": {"allowed_domains": []}, "size": "xlarge"}), 422, "size_not_allowed"),
+            (json!({"label": "a", "egress": {"allowed_domains": []}, "image": "evil:1"}), 422, "image_not_allowed"),
+            (json!({"label": "a", "egress": {"allowed_domains": []}, "snapshot_id": "snap_x"}), 404, "not_found"),
+            (json!({"label": "bad label!", "egress": {"allowed_domains": []}}), 400, "invalid_request"),
+            (json!({"label": "a", "egress": {"allowed_domains": []}, "env": {"1BAD": "x"}}), 400, "invalid_request"),
+        ] {
+            let answer = acquire(&broker, &token, Some("k-1"), &body).await;
+            assert_eq!((answer.status, answer.code()), (status, code), "{body}: {answer:?}");
+        }
+        let unknown = acquire(
+            &broker,
+            &token,
+            Some("k-0"),
+            &json!({"label": "a", "egress": {"allowed_domains": []}, "colour": 1}),
+        )
+        .await;
+        assert!(unknown.body["error"]["message"].as_str().unwrap().contains("colour"), "names the field: {unknown:?}");
+
+        // The key refused above still works; a replay answers the same workspace.
+        let created = acquire(&broker, &token, Some("k-1"), &good).await;
+        assert_eq!(created.status, 201, "{created:?}");
+        let id = created.body["workspace_id"].as_str().unwrap().to_owned();
+        assert!(matches!(created.body["state"].as_str(), Some("starting" | "running")), "{created:?}");
+        assert_eq!(created.body["size"], "standard");
+        assert!(created.body["expires_at"].as_str().unwrap().ends_with('Z'));
+        let replay = acquire(&broker, &token, Some("k-1"), &good).await;
+        assert_eq!((replay.status, replay.body["workspace_id"].as_str()), (200, Some(id.as_str())), "{replay:?}");
+        let mut changed = good.clone();
+        changed["env"]["HOME"] = json!("/elsewhere");
+        let conflict = acquire(&broker, &token, Some("k-1"), &changed).await;
+        assert_eq!((conflict.status, conflict.code()), (409, "idempotency_conflict"));
+        let limited = acquire(&broker, &token, Some("k-2"), &good).await;
+        assert_eq!((limited.status, limited.code()), (429, "concurrency_limit"), "{limited:?}");
+
+        let running = wait_state(&broker, &token, &id, "running").await;
+        assert_eq!(running["termination_reason"], json!(null));
+        let listed = broker.get("/v1/workspaces?state=live", &token).await;
+        assert_eq!(listed.body["workspaces"][0]["workspace_id"], id.as_str(), "{listed:?}");
+        assert_eq!(listed.body["next_cursor"], json!(null));
+        // Another instance, and an unknown id, get the same 404.
+        let theirs = broker.get(&format!("/v1/workspaces/{id}"), &other).await;
+        let unknown = broker.get("/v1/workspaces/ws_nope", &other).await;
+        assert_eq!((theirs.status, theirs.code()), (404, "not_found"));
+        assert_eq!(theirs.body, unknown.body, "indistinguishable");
+        assert!(
+            broker.get("/v1/workspaces?state=live", &other).await.body["workspaces"].as_array().unwrap().is_empty()
+        );
+
+        // Admission refuses new work, never a release; a superseded token past its grace still releases.
+        operate(&dir.path(), &["admission", "pause", "--instance", "inst-w", "--reason", "payment"]);
+        let paused = acquire(&broker, &token, Some("k-3"), &good).await;
+        assert_eq!((paused.status, paused.code()), (403, "paused"));
+        assert_eq!(paused.body["error"]["details"]["reason"], "payment");
+        let rotated = operate(&dir.path(), &["token", "rotate", "--instance", "inst-w", "--grace-seconds", "0"]);
+        let stale = broker.get("/v1/lease", &token).await;
+        assert_eq!(stale.code(), "lease_superseded");
+        let released = broker.call(Method::DELETE, &format!("/v1/workspaces/{id}"), Some(&token), None).await;
+        assert_eq!(released.status, 200, "{released:?}");
+        assert!(matches!(released.body["state"].as_str(), Some("terminating" | "terminated")), "{released:?}");
+        let done = wait_state(&broker, rotated.trim(), &id, "terminated").await;
+        // The reaper ends a paused instance's workspaces too: whichever came first.
+        assert!(matches!(done["termination_reason"].as_str(), Some("released" | "paused")), "{done}");
+        assert!(done["terminated_at"].as_str().unwrap().ends_with('Z'));
+        let again = broker.call(Method::DELETE, &format!("/v1/workspaces/{id}"), Some(rotated.trim()), None).await;
+        assert_eq!((again.status, again.body["state"].as_str()), (200, Some("terminated")));
+        operate(&dir.path(), &["admission", "emergency-stop"]);
+        let stopped = acquire(&broker, rotated.trim(), Some("k-4"), &good).await;
+        assert_eq!((stopped.status, stopped.code()), (403, "emergency_stopped"));
+        operate(&dir.path(), &["admission", "open"]);
+        operate(&dir.path(), &["admission", "open", "--instance", "inst-w"]);
+        let after = acquire(&broker, rotated.trim(), Some("k-4"), &good).await;
+        assert_eq!(after.status, 201, "released, the limit admits another: {after:?}");
     }
-    let unknown =
-        acquire(&broker, &token, Some("k-0"), &json!({"label": "a", "egress": {"allowed_domains": []}, "colour": 1}))
-            .await;
-    assert!(unknown.body["error"]["message"].as_str().unwrap().contains("colour"), "names the field: {unknown:?}");
-
-    // The key refused above still works; a replay answers the same workspace.
-    let created = acquire(&broker, &token, Some("k-1"), &good).await;
-    assert_eq!(created.status, 201, "{created:?}");
-    let id = created.body["workspace_id"].as_str().unwrap().to_owned();
-    assert!(matches!(created.body["state"].as_str(), Some("starting" | "running")), "{created:?}");
-    assert_eq!(created.body["size"], "standard");
-    assert!(created.body["expires_at"].as_str().unwrap().ends_with('Z'));
-    let replay = acquire(&broker, &token, Some("k-1"), &good).await;
-    assert_eq!((replay.status, replay.body["workspace_id"].as_str()), (200, Some(id.as_str())), "{replay:?}");
-    let mut changed = good.clone();
-    changed["env"]["HOME"] = json!("/elsewhere");
-    let conflict = acquire(&broker, &token, Some("k-1"), &changed).await;
-    assert_eq!((conflict.status, conflict.code()), (409, "idempotency_conflict"));
-    let limited = acquire(&broker, &token, Some("k-2"), &good).await;
-    assert_eq!((limited.status, limited.code()), (429, "concurrency_limit"), "{limited:?}");
-
-    let running = wait_state(&broker, &token, &id, "running").await;
-    assert_eq!(running["termination_reason"], json!(null));
-    let listed = broker.get("/v1/workspaces?state=live", &token).await;
-    assert_eq!(listed.body["workspaces"][0]["workspace_id"], id.as_str(), "{listed:?}");
-    assert_eq!(listed.body["next_cursor"], json!(null));
-    // Another instance, and an unknown id, get the same 404.
-    let theirs = broker.get(&format!("/v1/workspaces/{id}"), &other).await;
-    let unknown = broker.get("/v1/workspaces/ws_nope", &other).await;
-    assert_eq!((theirs.status, theirs.code()), (404, "not_found"));
-    assert_eq!(theirs.body, unknown.body, "indistinguishable");
-    assert!(broker.get("/v1/workspaces?state=live", &other).await.body["workspaces"].as_array().unwrap().is_empty());
-
-    // Admission refuses new work, never a release; a superseded token past its grace still releases.
-    operate(&dir.path(), &["admission", "pause", "--instance", "inst-w", "--reason", "payment"]);
-    let paused = acquire(&broker, &token, Some("k-3"), &good).await;
-    assert_eq!((paused.status, paused.code()), (403, "paused"));
-    assert_eq!(paused.body["error"]["details"]["reason"], "payment");
-    let rotated = operate(&dir.path(), &["token", "rotate", "--instance", "inst-w", "--grace-seconds", "0"]);
-    let stale = broker.get("/v1/lease", &token).await;
-    assert_eq!(stale.code(), "lease_superseded");
-    let released = broker.call(Method::DELETE, &format!("/v1/workspaces/{id}"), Some(&token), None).await;
-    assert_eq!(released.status, 200, "{released:?}");
-    assert!(matches!(released.body["state"].as_str(), Some("terminating" | "terminated")), "{released:?}");
-    let done = wait_state(&broker, rotated.trim(), &id, "terminated").await;
-    // The reaper ends a paused instance's workspaces too: whichever came first.
-    assert!(matches!(done["termination_reason"].as_str(), Some("released" | "paused")), "{done}");
-    assert!(done["terminated_at"].as_str().unwrap().ends_with('Z'));
-    let again = broker.call(Method::DELETE, &format!("/v1/workspaces/{id}"), Some(rotated.trim()), None).await;
-    assert_eq!((again.status, again.body["state"].as_str()), (200, Some("terminated")));
-    operate(&dir.path(), &["admission", "emergency-stop"]);
-    let stopped = acquire(&broker, rotated.trim(), Some("k-4"), &good).await;
-    assert_eq!((stopped.status, stopped.code()), (403, "emergency_stopped"));
-    operate(&dir.path(), &["admission", "open"]);
-    operate(&dir.path(), &["admission", "open", "--instance", "inst-w"]);
-    let after = acquire(&broker, rotated.trim(), Some("k-4"), &good).await;
-    assert_eq!(after.status, 201, "released, the limit admits another: {after:?}");
 }
 
 #[tokio::test]
@@ -888,86 +897,94 @@ async fn failures_answer_their_codes() {
 
 #[tokio::test]
 async fn nothing_of_argv_env_stdin_output_paths_contents_or_the_token_is_kept_outside_the_executor() {
-    let (dir, broker) = broker().await;
-    let token = issue(&dir.path(), "inst-p", &[]);
-    let env_marker = "ENVMARK7d1f0c";
-    let id = running(
-        &broker,
-        &token,
-        "p-1",
-        json!({"label": "private", "egress": {"allowed_domains": []}, "env": {"SECRET_THING": env_marker}}),
-    )
-    .await;
-    let call = |path: String, body: serde_json::Value| {
-        let (broker, token) = (&broker, token.clone());
-        async move { broker.call(Method::POST, &path, Some(&token), Some(&body)).await }
-    };
-    let pwd = call(format!("/v1/workspaces/{id}/exec"), json!({"argv": ["pwd"]})).await;
-    let root = String::from_utf8(unb64(&pwd.body["stdout_b64"])).unwrap().trim().to_owned();
-    let markers = [
-        "ARGVMARK41c2",
-        "STDINMARK9e3b",
-        "OUTMARK58af",
-        "PATHMARKd27e",
-        "FILEMARK3c91",
-        "CMDMARKb6f0",
-        "SNAPDIRMARK5a0e",
-    ];
-    let [argv, stdin, output, path, contents, command, snapshot_dir] = markers;
-    let ran = call(
-        format!("/v1/workspaces/{id}/exec"),
-        json!({"argv": ["sh", "-c", format!("cat >/dev/null; echo {argv} >/dev/null; printf '%s%s' OUT MARK58af")],
-               "stdin_b64": b64(stdin.as_bytes())}),
-    )
-    .await;
-    assert_eq!(unb64(&ran.body["stdout_b64"]), output.as_bytes(), "{ran:?}");
-    let file = format!("{root}/{path}/x");
-    assert_eq!(
-        call(
-            format!("/v1/workspaces/{id}/files/write"),
-            json!({"path": file, "contents_b64": b64(contents.as_bytes())})
-        )
-        .await
-        .status,
-        204
-    );
-    assert_eq!(
-        unb64(&call(format!("/v1/workspaces/{id}/files/read"), json!({"path": file})).await.body["contents_b64"]),
-        contents.as_bytes()
-    );
-    // A snapshot keeps its directory, sealed: never in plain anywhere.
-    let snap_dir = format!("{root}/{snapshot_dir}");
-    let plain = call(format!("/v1/workspaces/{id}/exec"), json!({"argv": ["mkdir", "-p", snap_dir]})).await;
-    assert_eq!(plain.body["exit_code"], 0, "{plain:?}");
-    let taken = snapshot(&broker, &token, &id, Some("p-snap"), &snap_dir).await;
-    assert_eq!(taken.status, 201, "{taken:?}");
-    let started = broker
-        .call(
-            Method::PUT,
-            &format!("/v1/workspaces/{id}/commands/c1"),
-            Some(&token),
-            Some(&json!({"argv": ["echo", command]})),
+    for runtime in runtimes() {
+        eprintln!("{runtime}");
+        let (dir, broker) = broker_on(runtime).await;
+        let token = issue(&dir.path(), "inst-p", &[]);
+        let env_marker = "ENVMARK7d1f0c";
+        let id = running(
+            &broker,
+            &token,
+            "p-1",
+            json!({"label": "private", "egress": {"allowed_domains": []}, "env": {"SECRET_THING": env_marker}}),
         )
         .await;
-    assert_eq!(started.status, 202);
-    for _ in 0..100 {
-        if broker.get(&format!("/v1/workspaces/{id}/commands/c1"), &token).await.body["state"] == "completed" {
-            break;
+        let call = |path: String, body: serde_json::Value| {
+            let (broker, token) = (&broker, token.clone());
+            async move { broker.call(Method::POST, &path, Some(&token), Some(&body)).await }
+        };
+        let pwd = call(format!("/v1/workspaces/{id}/exec"), json!({"argv": ["pwd"]})).await;
+        let root = String::from_utf8(unb64(&pwd.body["stdout_b64"])).unwrap().trim().to_owned();
+        let markers = [
+            "ARGVMARK41c2",
+            "STDINMARK9e3b",
+            "OUTMARK58af",
+            "PATHMARKd27e",
+            "FILEMARK3c91",
+            "CMDMARKb6f0",
+            "SNAPDIRMARK5a0e",
+        ];
+        let [argv, stdin, output, path, contents, command, snapshot_dir] = markers;
+        let ran = call(
+            format!("/v1/workspaces/{id}/exec"),
+            json!({"argv": ["sh", "-c", format!("cat >/dev/null; echo {argv} >/dev/null; printf '%s%s' OUT MARK58af")],
+                   "stdin_b64": b64(stdin.as_bytes())}),
+        )
+        .await;
+        assert_eq!(unb64(&ran.body["stdout_b64"]), output.as_bytes(), "{ran:?}");
+        let file = format!("{root}/{path}/x");
+        assert_eq!(
+            call(
+                format!("/v1/workspaces/{id}/files/write"),
+                json!({"path": file, "contents_b64": b64(contents.as_bytes())})
+            )
+            .await
+            .status,
+            204
+        );
+        assert_eq!(
+            unb64(&call(format!("/v1/workspaces/{id}/files/read"), json!({"path": file})).await.body["contents_b64"]),
+            contents.as_bytes()
+        );
+        // A snapshot keeps its directory, sealed: never in plain anywhere.
+        let snap_dir = format!("{root}/{snapshot_dir}");
+        let plain =
+            call(format!("/v1/workspaces/{id}/exec"), json!({"argv": ["sh", "-c", format!("mkdir -p {snap_dir}")]}))
+                .await;
+        assert_eq!(plain.body["exit_code"], 0, "{plain:?}");
+        let taken = snapshot(&broker, &token, &id, Some("p-snap"), &snap_dir).await;
+        assert_eq!(taken.status, 201, "{taken:?}");
+        let started = broker
+            .call(
+                Method::PUT,
+                &format!("/v1/workspaces/{id}/commands/c1"),
+                Some(&token),
+                Some(&json!({"argv": ["echo", command]})),
+            )
+            .await;
+        assert_eq!(started.status, 202);
+        for _ in 0..100 {
+            if broker.get(&format!("/v1/workspaces/{id}/commands/c1"), &token).await.body["state"] == "completed" {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    broker.call(Method::DELETE, &format!("/v1/workspaces/{id}"), Some(&token), None).await;
-    wait_state(&broker, &token, &id, "terminated").await;
+        broker.call(Method::DELETE, &format!("/v1/workspaces/{id}"), Some(&token), None).await;
+        wait_state(&broker, &token, &id, "terminated").await;
 
-    let log = broker.server.output();
-    let files = files_outside_executors(&dir.path());
-    assert!(files.iter().any(|f| f.extension().is_some_and(|e| e == "db")), "the database is among them: {files:?}");
-    for marker in markers.iter().copied().chain([env_marker, token.as_str()]) {
-        assert!(!log.contains(marker), "{marker} reached the log");
-        for file in &files {
-            let bytes = std::fs::read(file).unwrap_or_default();
-            let found = bytes.windows(marker.len()).any(|w| w == marker.as_bytes());
-            assert!(!found, "{marker} is kept in {}", file.display());
+        let log = broker.server.output();
+        let files = files_outside_executors(&dir.path());
+        assert!(
+            files.iter().any(|f| f.extension().is_some_and(|e| e == "db")),
+            "the database is among them: {files:?}"
+        );
+        for marker in markers.iter().copied().chain([env_marker, token.as_str()]) {
+            assert!(!log.contains(marker), "{marker} reached the log");
+            for file in &files {
+                let bytes = std::fs::read(file).unwrap_or_default();
+                let found = bytes.windows(marker.len()).any(|w| w == marker.as_bytes());
+                assert!(!found, "{marker} is kept in {}", file.display());
+            }
         }
     }
 }
@@ -1005,19 +1022,24 @@ fn files_outside_executors(root: &std::path::Path) -> Vec<std::path::PathBuf> {
 
 #[tokio::test]
 async fn the_reaper_ends_the_workspaces_of_a_revoked_instance() {
-    let (dir, broker) = broker().await;
-    let token = issue(&dir.path(), "inst-v", &[]);
-    let id = running(&broker, &token, "v-1", json!({"label": "revoked", "egress": {"allowed_domains": []}})).await;
-    operate(&dir.path(), &["token", "revoke", "--instance", "inst-v"]);
-    // The token answers nothing now; the operator's API shows the workspace stop.
-    for _ in 0..300 {
-        let (_, w) = broker.server.get(&format!("/v1/workspaces/{id}?ownerUserId=broker:inst-v")).await;
-        if w["status"] == "stopped" {
-            return;
+    for runtime in runtimes() {
+        eprintln!("{runtime}");
+        let (dir, broker) = broker_on(runtime).await;
+        let token = issue(&dir.path(), "inst-v", &[]);
+        let id = running(&broker, &token, "v-1", json!({"label": "revoked", "egress": {"allowed_domains": []}})).await;
+        operate(&dir.path(), &["token", "revoke", "--instance", "inst-v"]);
+        // The token answers nothing now; the operator's API shows the workspace stop.
+        let mut stopped = false;
+        for _ in 0..300 {
+            let (_, w) = broker.server.get(&format!("/v1/workspaces/{id}?ownerUserId=broker:inst-v")).await;
+            if w["status"] == "stopped" {
+                stopped = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(stopped, "the revoked instance's workspace was not reaped\n{}", broker.server.output());
     }
-    panic!("the revoked instance's workspace was not reaped\n{}", broker.server.output());
 }
 
 #[tokio::test]
