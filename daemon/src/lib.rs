@@ -79,6 +79,37 @@ struct Daemon {
     scans: snapshots::Scans,
     /// Files larger than this are in a snapshot's bulk class.
     bulk_threshold: u64,
+    /// When a control call last used the executor (Unix ms).
+    last_use: AtomicU64,
+}
+
+/// How long past its bounds an executor waits for the control plane to end
+/// it before it ends itself.
+const BOUNDS_GRACE_MS: u64 = 10_000;
+
+fn unix_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Ends the executor once it is past its hard end or idle timeout (and
+/// the grace): the managed process is stopped and the daemon exits, which
+/// ends its container or sandbox with everything in it.
+fn watch_bounds(daemon: Arc<Daemon>, bounds: sluice_protocol::ExecutorBounds) {
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            let now = unix_ms();
+            let last_use = daemon.last_use.load(Ordering::SeqCst);
+            let ended = bounds.ends_at_unix_ms.is_some_and(|end| now >= end + BOUNDS_GRACE_MS);
+            let idle = bounds.idle_ms.is_some_and(|idle| now >= last_use + idle + BOUNDS_GRACE_MS);
+            if ended || idle {
+                let what = if ended { "lifetime" } else { "idle timeout" };
+                eprintln!("sluiced: the executor is past its {what}; ending it");
+                daemon.managed.stop(std::time::Duration::from_secs(2)).await;
+                std::process::exit(0);
+            }
+        }
+    });
 }
 
 /// Where the daemon keeps the live binds.
@@ -297,8 +328,12 @@ pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
             workdir_name: config.workdir.display().to_string(),
             scans: snapshots::Scans::default(),
             bulk_threshold,
+            last_use: AtomicU64::new(unix_ms()),
         }
     });
+    if let Some(bounds) = secret.bounds {
+        watch_bounds(daemon.clone(), bounds);
+    }
     let router = Router::new()
         .route(sluice_protocol::HEALTH, get(health))
         .route(sluice_protocol::STATUS, get(status))
@@ -352,6 +387,11 @@ async fn authenticate(State(daemon): State<Arc<Daemon>>, request: Request, next:
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(|t| <[u8; 32]>::from(Sha256::digest(t.trim().as_bytes())));
     if presented == Some(daemon.token_digest) {
+        // Health and status reads are the control plane looking, not a use.
+        let path = request.uri().path();
+        if path != sluice_protocol::HEALTH && path != sluice_protocol::STATUS {
+            daemon.last_use.store(unix_ms(), Ordering::SeqCst);
+        }
         next.run(request).await
     } else {
         refused(StatusCode::UNAUTHORIZED, "a valid control token is required".into())

@@ -93,6 +93,22 @@ pub struct BootSecret {
     /// process, exec and durable commands (an execution broker's `env`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub exec_env: BTreeMap<String, String>,
+    /// Bounds the daemon keeps itself, so they hold while the control plane
+    /// is down: it ends the executor past them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bounds: Option<ExecutorBounds>,
+}
+
+/// A hard end and an idle timeout an executor enforces on its own.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExecutorBounds {
+    /// Unix ms after which the executor ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ends_at_unix_ms: Option<u64>,
+    /// The executor ends this long after the last control call that used it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_ms: Option<u64>,
 }
 
 impl std::fmt::Debug for BootSecret {
@@ -209,6 +225,7 @@ mod tests {
             secret_env: BTreeMap::new(),
             capture_token: Some("c4pture".into()),
             exec_env: BTreeMap::new(),
+            bounds: None,
         };
         assert!(!format!("{secret:?}").contains("t0p") && !format!("{secret:?}").contains("c4p"));
     }

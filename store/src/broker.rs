@@ -470,6 +470,18 @@ impl Store {
         Ok(ended)
     }
 
+    /// A broker workspace's hard end (Unix ms) and idle timeout (seconds).
+    pub async fn broker_bounds(&self, workspace_id: &str) -> Result<Option<(i64, u64)>, StoreError> {
+        self.pool
+            .fetch_optional(
+                "SELECT expires_at, idle_timeout_seconds FROM broker_workspaces WHERE workspace_id = $1",
+                args![workspace_id],
+            )
+            .await?
+            .map(|row| Ok((row.int("expires_at")?, row.int("idle_timeout_seconds")? as u64)))
+            .transpose()
+    }
+
     /// Records a use of the workspace (for its idle timeout).
     pub async fn touch_broker_workspace(&self, id: &str) -> Result<(), StoreError> {
         self.pool

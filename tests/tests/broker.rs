@@ -895,6 +895,34 @@ async fn failures_answer_their_codes() {
     }
 }
 
+/// A broker workspace's lifetime and idle timeout hold while sluice itself
+/// is down: its executor ends itself past them.
+#[tokio::test]
+async fn executors_end_themselves_past_their_bounds_while_sluice_is_down() {
+    for runtime in runtimes() {
+        eprintln!("{runtime}");
+        let (dir, broker) = broker_on(runtime).await;
+        let brief = issue(&dir.path(), "inst-b", &["--max-lifetime-seconds", "4"]);
+        let idle = issue(&dir.path(), "inst-i", &["--idle-timeout-seconds", "3"]);
+        let body = json!({"label": "bounded", "egress": {"allowed_domains": []}});
+        running(&broker, &brief, "b-1", body.clone()).await;
+        running(&broker, &idle, "i-1", body).await;
+        let live = || if runtime == "docker" { dir.containers(false).len() } else { dir.live_local_executors().len() };
+        assert_eq!(live(), 2, "both executors run");
+        let Broker { server, .. } = broker;
+        server.kill();
+        let mut ended = false;
+        for _ in 0..400 {
+            if live() == 0 {
+                ended = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(ended, "{} executors outlived their bounds", live());
+    }
+}
+
 #[tokio::test]
 async fn nothing_of_argv_env_stdin_output_paths_contents_or_the_token_is_kept_outside_the_executor() {
     for runtime in runtimes() {

@@ -2,7 +2,7 @@
 //! executor, decide, perform that one action, record the outcome under the
 //! job's lease. Returns when the workspace wants looking at again.
 
-use sluice_protocol::BootSecret;
+use sluice_protocol::{BootSecret, ExecutorBounds};
 use sluice_store::clock::now_ms;
 use sluice_store::spec::WorkspaceSpec;
 use sluice_store::{Lease, ReconcileState, RunError, Secret, SecretKind, StoreError};
@@ -86,11 +86,18 @@ async fn launch_request(
         Some(bytes) => serde_json::from_slice(bytes.expose()).map_err(|_| StoreError::Corrupt("execEnv".into()))?,
         None => Default::default(),
     };
+    // A broker workspace's executor ends itself past its lifetime and idle
+    // timeout, should this control plane be down then.
+    let bounds = worker.store.broker_bounds(&workspace.id).await?.map(|(ends_at, idle_seconds)| ExecutorBounds {
+        ends_at_unix_ms: Some(ends_at.max(0) as u64),
+        idle_ms: Some(idle_seconds * 1000),
+    });
     let boot = BootSecret {
         control_token: control_token(worker, &run.id).expose().clone(),
         secret_env,
         capture_token,
         exec_env,
+        bounds,
     };
     let boot = serde_json::to_string(&boot).map_err(|_| StoreError::Corrupt("boot secret".into()))?;
     Ok(LaunchRequest {
