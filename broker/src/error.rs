@@ -43,6 +43,15 @@ impl BrokerError {
         BrokerError::new(StatusCode::NOT_FOUND, "not_found", "no such resource for this instance")
     }
 
+    /// An idempotency key used before with a different request.
+    pub fn idempotency_conflict() -> Self {
+        BrokerError::new(
+            StatusCode::CONFLICT,
+            "idempotency_conflict",
+            "the Idempotency-Key was used with a different request",
+        )
+    }
+
     pub fn internal() -> Self {
         let mut e = BrokerError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "the broker failed; see its logs");
         e.retryable = true;

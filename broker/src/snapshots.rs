@@ -88,13 +88,7 @@ pub async fn create(
             )
             .retry_after(1));
         }
-        Err(StoreError::IdempotencyKeyReused) => {
-            return Err(BrokerError::new(
-                StatusCode::CONFLICT,
-                "idempotency_conflict",
-                "the Idempotency-Key was used with a different request",
-            ));
-        }
+        Err(StoreError::IdempotencyKeyReused) => return Err(BrokerError::idempotency_conflict()),
         Err(StoreError::Conflict { code: "snapshot_quota_exceeded", message }) => {
             return Err(BrokerError::new(StatusCode::UNPROCESSABLE_ENTITY, "snapshot_quota_exceeded", message));
         }

@@ -262,13 +262,7 @@ pub async fn acquire(
     let (status, id) = match state.store.create_workspace(new).await {
         Ok(CreateOutcome::Created(view)) => (StatusCode::CREATED, view.workspace.id),
         Ok(CreateOutcome::Replayed(view)) => (StatusCode::OK, view.workspace.id),
-        Err(StoreError::IdempotencyKeyReused) => {
-            return Err(BrokerError::new(
-                StatusCode::CONFLICT,
-                "idempotency_conflict",
-                "the Idempotency-Key was used with a different request",
-            ));
-        }
+        Err(StoreError::IdempotencyKeyReused) => return Err(BrokerError::idempotency_conflict()),
         Err(StoreError::Conflict { code: "concurrency_limit", message }) => {
             return Err(BrokerError::new(StatusCode::TOO_MANY_REQUESTS, "concurrency_limit", message));
         }

@@ -5,6 +5,7 @@
 
 use crate::Store;
 use crate::clock::now_ms;
+use crate::create_keys::{Claim, KeyRecord, decide};
 use crate::db::{DbRow, args};
 use crate::error::StoreError;
 use crate::seal::{Sealed, Secret};
@@ -150,13 +151,21 @@ impl Store {
                 args![&owner, &key],
             )
             .await?;
-        if let Some(record) = record {
-            if record.opt_text("request_hash")?.as_deref() != Some(new.request_hash) {
-                return Err(StoreError::IdempotencyKeyReused);
-            }
-            let id = record
-                .opt_text("snapshot_id")?
-                .ok_or_else(|| StoreError::Corrupt("a snapshot key names none".into()))?;
+        if let Some(row) = record {
+            // The workspaces API's own decision, with the snapshot as the
+            // resource the key made.
+            let record = KeyRecord {
+                state: row.parsed("state")?,
+                request_hash: row.opt_text("request_hash")?,
+                workspace_id: row.opt_text("snapshot_id")?,
+            };
+            let id = match decide(&record, new.request_hash)? {
+                Claim::Replay(id) => id,
+                Claim::Proceed => record
+                    .workspace_id
+                    .clone()
+                    .ok_or_else(|| StoreError::Corrupt("a snapshot key names none".into()))?,
+            };
             let row = tx
                 .fetch_optional(
                     &format!("SELECT {COLUMNS}, updated_at FROM broker_snapshots WHERE snapshot_id = $1"),

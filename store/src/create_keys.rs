@@ -3,7 +3,8 @@
 //! so the state is visible while the create runs), then commits the
 //! workspace in the same transaction that moves the key to `found`. A cancel
 //! moves a `pending` key (or an unknown one) to `cancelled`, which no create
-//! can leave.
+//! can leave. A broker snapshot's key is a record of the same kind, naming
+//! its snapshot where a workspace's names its workspace.
 
 use crate::Store;
 use crate::clock::now_ms;
