@@ -875,21 +875,23 @@ async fn failures_answer_their_codes() {
         assert_eq!(failed.body["error"]["retryable"], true);
 
         // A stop state the broker cannot read: it admits nothing.
-        let db = dir.path().join("sluice.db");
-        let rename = |from: &str, to: &str| {
-            let script = format!(
-                "import sqlite3; c = sqlite3.connect('{}'); c.execute('ALTER TABLE {from} RENAME TO {to}'); c.commit()",
-                db.display()
-            );
-            assert!(std::process::Command::new("python3").args(["-c", &script]).status().unwrap().success());
+        let db = format!("sqlite:{}", dir.path().join("sluice.db").display());
+        let rename = |from: &'static str, to: &'static str| {
+            let db = db.clone();
+            async move {
+                use sqlx::Connection as _;
+                let mut connection = sqlx::SqliteConnection::connect(&db).await.unwrap();
+                sqlx::query(&format!("ALTER TABLE {from} RENAME TO {to}")).execute(&mut connection).await.unwrap();
+                connection.close().await.unwrap();
+            }
         };
-        rename("broker_admission", "broker_admission_away");
+        rename("broker_admission", "broker_admission_away").await;
         let closed = acquire(&broker, &token, Some("e-2"), &body).await;
         assert_eq!((closed.status, closed.code()), (503, "admission_unavailable"), "{closed:?}");
         assert!(closed.retry_after.is_some());
         let lease = broker.get("/v1/lease", &token).await;
         assert_eq!(lease.body["admission"]["reason"], "unavailable", "{lease:?}");
-        rename("broker_admission_away", "broker_admission");
+        rename("broker_admission_away", "broker_admission").await;
         let open = acquire(&broker, &token, Some("e-2"), &body).await;
         assert_eq!(open.status, 201, "the key refused above was not consumed: {open:?}");
     }
