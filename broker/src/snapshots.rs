@@ -14,7 +14,7 @@ use sluice_store::broker_snapshots::{BrokerSnapshot, NewSnapshot, SnapshotClaim}
 use sluice_store::clock::rfc3339_seconds;
 
 use crate::exec::{absolute_path, executor, upstream};
-use crate::workspaces::{chars_in, idempotency_key};
+use crate::workspaces::{chars_in, idempotency_key, owned};
 use crate::{Authenticated, BrokerError, BrokerJson, Shared, ok};
 
 #[derive(Debug, Deserialize)]
@@ -34,7 +34,7 @@ fn answer(status: StatusCode, snapshot: &BrokerSnapshot) -> Response {
     )
 }
 
-pub fn gone() -> BrokerError {
+fn gone() -> BrokerError {
     BrokerError::new(StatusCode::GONE, "snapshot_gone", "the snapshot expired or was deleted; start cold")
 }
 
@@ -60,7 +60,9 @@ pub async fn create(
 ) -> Result<Response, BrokerError> {
     let key = idempotency_key(&headers)?;
     absolute_path("dir", &body.dir)?;
-    let (run_id, endpoint) = executor(&state, &lease.instance, &id).await?;
+    // The workspace must be the instance's; whether it is still usable is
+    // asked only of a new take, so a replay answers whatever became of it.
+    owned(&state, &lease.instance, &id).await?;
     // The dir only as a keyed hash: the canonical request is never stored plain.
     let canonical = json!({"workspace_id": id, "dir": body.dir}).to_string();
     let request_hash = state.store.sealer().keyed_digest(canonical.as_bytes());
@@ -94,17 +96,21 @@ pub async fn create(
         }
         Err(e) => return Err(e.into()),
     };
-    let control = state.control.as_ref().ok_or_else(BrokerError::internal)?;
-    let taken = control.snapshot(Target { run_id: &run_id, endpoint: &endpoint }, &snapshot_id, &body.dir).await;
-    let taken = match taken {
+    let taken = async {
+        let (run_id, endpoint) = executor(&state, &lease.instance, &id).await?;
+        let control = state.control.as_ref().ok_or_else(BrokerError::internal)?;
+        let target = Target { run_id: &run_id, endpoint: &endpoint };
+        control.snapshot(target, &snapshot_id, &body.dir).await.map_err(|e| match e {
+            ControlError::Refused(_) => BrokerError::invalid("dir: not a readable directory in the workspace"),
+            other => upstream(other),
+        })
+    };
+    let taken = match taken.await {
         Ok(taken) => taken,
-        Err(e) => {
+        Err(refusal) => {
             // Nothing was kept: the key is free for a retry.
             state.store.abandon_broker_snapshot(&snapshot_id).await?;
-            return Err(match e {
-                ControlError::Refused(_) => BrokerError::invalid("dir: not a readable directory in the workspace"),
-                other => upstream(other),
-            });
+            return Err(refusal);
         }
     };
     let snapshot = state.store.finish_broker_snapshot(&snapshot_id, &taken, scope.snapshot_ttl_seconds).await?;

@@ -588,13 +588,18 @@ async fn snapshot_write(State(daemon): State<Arc<Daemon>>, body: axum::body::Byt
     }
 }
 
+fn invalid_identity(identity: &str) -> Option<Response> {
+    (!commands::valid_identity(identity))
+        .then(|| refused(StatusCode::BAD_REQUEST, "identity: 1 to 128 characters of [A-Za-z0-9._:-]".into()))
+}
+
 async fn start_command(
     State(daemon): State<Arc<Daemon>>,
     axum::extract::Path(identity): axum::extract::Path<String>,
     body: axum::body::Bytes,
 ) -> Response {
-    if !commands::valid_identity(&identity) {
-        return refused(StatusCode::BAD_REQUEST, "identity: 1 to 128 characters of [A-Za-z0-9._:-]".into());
+    if let Some(refusal) = invalid_identity(&identity) {
+        return refusal;
     }
     if daemon.capture.as_ref().is_some_and(|c| c.finalizing()) {
         return refused(StatusCode::CONFLICT, "a final flush ended this executor's work; it takes no new work".into());
@@ -624,8 +629,8 @@ async fn command_status(
     State(daemon): State<Arc<Daemon>>,
     axum::extract::Path(identity): axum::extract::Path<String>,
 ) -> Response {
-    if !commands::valid_identity(&identity) {
-        return refused(StatusCode::BAD_REQUEST, "identity: 1 to 128 characters of [A-Za-z0-9._:-]".into());
+    if let Some(refusal) = invalid_identity(&identity) {
+        return refusal;
     }
     Json(daemon.commands.status(&identity)).into_response()
 }
@@ -634,8 +639,8 @@ async fn cancel_command(
     State(daemon): State<Arc<Daemon>>,
     axum::extract::Path(identity): axum::extract::Path<String>,
 ) -> Response {
-    if !commands::valid_identity(&identity) {
-        return refused(StatusCode::BAD_REQUEST, "identity: 1 to 128 characters of [A-Za-z0-9._:-]".into());
+    if let Some(refusal) = invalid_identity(&identity) {
+        return refusal;
     }
     match daemon.commands.cancel(&identity) {
         Ok(status) => Json(status).into_response(),

@@ -790,6 +790,13 @@ async fn snapshots_warm_start_deduplicate_hold_the_quota_and_expire() {
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
         assert!(swept, "the snapshots' manifests were deleted: {} files, {stored} before", count_files(&objects_dir));
+        // The paused instance's workspace ends; a retried take still answers
+        // the snapshot its key made, a new one that the workspace is gone.
+        wait_state(&broker, &token, &id, "terminated").await;
+        let late = snapshot(&broker, &token, &id, Some("s-1"), &project).await;
+        assert_eq!((late.status, &late.body), (200, &first.body), "{late:?}");
+        let ended = snapshot(&broker, &token, &id, Some("s-9"), &project).await;
+        assert_eq!((ended.status, ended.code()), (410, "workspace_gone"), "{ended:?}");
         assert!(!broker.server.output().contains(&project), "the directory is never logged");
     }
 }

@@ -45,7 +45,6 @@ async fn connect(path: &str) -> std::io::Result<tokio::net::UnixStream> {
     stream
 }
 
-/// A daemon's control endpoint and the token it accepts.
 /// What a durable-command call does.
 #[derive(Debug, Clone)]
 pub enum CommandCall {
@@ -54,9 +53,22 @@ pub enum CommandCall {
     Cancel,
 }
 
+/// A daemon's control endpoint and the token it accepts.
 pub struct DaemonClient {
     socket: String,
     token: Secret<String>,
+}
+
+/// A request body as JSON.
+fn encode<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, WorkerError> {
+    serde_json::to_vec(value).map_err(|e| WorkerError::DaemonUnreachable(e.to_string()))
+}
+
+/// A daemon's refusal: its status and the start of its message (shown in
+/// run errors and logs, where a daemon does not get to write much).
+fn refusal(status: StatusCode, body: &[u8]) -> WorkerError {
+    let message = serde_json::from_slice::<Refusal>(body).map(|r| r.message).unwrap_or_default();
+    WorkerError::DaemonRefused { status: status.as_u16(), message: message.chars().take(200).collect() }
 }
 
 impl DaemonClient {
@@ -112,10 +124,7 @@ impl DaemonClient {
             .await
             .map_err(|_| WorkerError::DaemonTimeout(timeout))??;
         if !status.is_success() {
-            let message = serde_json::from_slice::<Refusal>(&bytes).map(|r| r.message).unwrap_or_default();
-            // Shown in run errors and logs: a daemon does not get to write much there.
-            let message: String = message.chars().take(200).collect();
-            return Err(WorkerError::DaemonRefused { status: status.as_u16(), message });
+            return Err(refusal(status, &bytes));
         }
         // The position and class only: serde's message can quote the answer.
         serde_json::from_slice(&bytes).map_err(|e| {
@@ -142,7 +151,7 @@ impl DaemonClient {
 
     /// Flushes the daemon's captures; answers its status after.
     pub async fn capture_flush(&self, request: &FlushRequest, timeout: Duration) -> Result<CaptureStatus, WorkerError> {
-        let bytes = serde_json::to_vec(request).map_err(|e| WorkerError::DaemonUnreachable(e.to_string()))?;
+        let bytes = encode(request)?;
         self.json(Method::POST, capture::CAPTURE_FLUSH, Some(bytes), timeout, MAX_SMALL_ANSWER).await
     }
 
@@ -153,18 +162,17 @@ impl DaemonClient {
 
     /// Applies a bind; answers the live binds.
     pub async fn bind(&self, request: &BindRequest, timeout: Duration) -> Result<Binds, WorkerError> {
-        let bytes = serde_json::to_vec(request).map_err(|e| WorkerError::DaemonUnreachable(e.to_string()))?;
+        let bytes = encode(request)?;
         self.json(Method::POST, capture::BIND, Some(bytes), timeout, MAX_SMALL_ANSWER).await
     }
 
-    /// Runs one command through the daemon's `exec`.
     /// Reads a file as the workload.
     pub async fn read_file(
         &self,
         request: &sluice_protocol::FileRead,
         timeout: Duration,
     ) -> Result<sluice_protocol::FileContents, WorkerError> {
-        let bytes = serde_json::to_vec(request).map_err(|e| WorkerError::DaemonUnreachable(e.to_string()))?;
+        let bytes = encode(request)?;
         // Base64 of at most `max_bytes`, and the envelope.
         let limit = (request.max_bytes as usize).div_ceil(3) * 4 + (64 << 10);
         self.json(Method::POST, sluice_protocol::FILES_READ, Some(bytes), timeout, limit).await
@@ -178,20 +186,18 @@ impl DaemonClient {
         if status.is_success() {
             return Ok(body);
         }
-        let message = serde_json::from_slice::<Refusal>(&body).map(|r| r.message).unwrap_or_default();
-        Err(WorkerError::DaemonRefused { status: status.as_u16(), message: message.chars().take(200).collect() })
+        Err(refusal(status, &body))
     }
 
     /// Writes a file as the workload (parents made, the file replaced).
     pub async fn write_file(&self, request: &sluice_protocol::FileWrite, timeout: Duration) -> Result<(), WorkerError> {
-        let bytes = serde_json::to_vec(request).map_err(|e| WorkerError::DaemonUnreachable(e.to_string()))?;
+        let bytes = encode(request)?;
         self.raw(sluice_protocol::FILES_WRITE, bytes, timeout, MAX_SMALL_ANSWER).await.map(drop)
     }
 
     /// Scans a directory for a snapshot: its manifests and objects.
     pub async fn snapshot_scan(&self, dir: &str, timeout: Duration) -> Result<snapshot::Scanned, WorkerError> {
-        let bytes = serde_json::to_vec(&snapshot::ScanRequest { dir: dir.to_owned() })
-            .map_err(|e| WorkerError::DaemonUnreachable(e.to_string()))?;
+        let bytes = encode(&snapshot::ScanRequest { dir: dir.to_owned() })?;
         self.json(Method::POST, snapshot::SNAPSHOT_SCAN, Some(bytes), timeout, MAX_SCAN_ANSWER).await
     }
 
@@ -202,7 +208,7 @@ impl DaemonClient {
         bytes: usize,
         timeout: Duration,
     ) -> Result<Bytes, WorkerError> {
-        let body = serde_json::to_vec(request).map_err(|e| WorkerError::DaemonUnreachable(e.to_string()))?;
+        let body = encode(request)?;
         self.raw(snapshot::SNAPSHOT_OBJECTS, body, timeout, bytes + 72 * request.keys.len()).await
     }
 
@@ -212,7 +218,7 @@ impl DaemonClient {
         request: &snapshot::PrepareRequest,
         timeout: Duration,
     ) -> Result<snapshot::Prepared, WorkerError> {
-        let body = serde_json::to_vec(request).map_err(|e| WorkerError::DaemonUnreachable(e.to_string()))?;
+        let body = encode(request)?;
         // It names at most the files it was sent.
         let limit = body.len() + (64 << 10);
         self.json(Method::POST, snapshot::SNAPSHOT_PREPARE, Some(body), timeout, limit).await
@@ -225,7 +231,7 @@ impl DaemonClient {
         frames: &[u8],
         timeout: Duration,
     ) -> Result<(), WorkerError> {
-        let header = serde_json::to_vec(batch).map_err(|e| WorkerError::DaemonUnreachable(e.to_string()))?;
+        let header = encode(batch)?;
         let mut body = Vec::with_capacity(4 + header.len() + frames.len());
         body.extend_from_slice(&(header.len() as u32).to_be_bytes());
         body.extend_from_slice(&header);
@@ -243,7 +249,7 @@ impl DaemonClient {
         let path = format!("{}/{identity}", sluice_protocol::COMMANDS);
         match call {
             CommandCall::Start(request) => {
-                let bytes = serde_json::to_vec(&request).map_err(|e| WorkerError::DaemonUnreachable(e.to_string()))?;
+                let bytes = encode(&request)?;
                 self.json(Method::PUT, &path, Some(bytes), timeout, MAX_EXEC_ANSWER).await
             }
             CommandCall::Read => self.json(Method::GET, &path, None, timeout, MAX_EXEC_ANSWER).await,
@@ -254,7 +260,7 @@ impl DaemonClient {
     }
 
     pub async fn exec(&self, request: &ExecRequest, timeout: Duration) -> Result<ExecResponse, WorkerError> {
-        let bytes = serde_json::to_vec(request).map_err(|e| WorkerError::DaemonUnreachable(e.to_string()))?;
+        let bytes = encode(request)?;
         self.json(Method::POST, sluice_protocol::EXEC, Some(bytes), timeout, MAX_EXEC_ANSWER).await
     }
 }

@@ -159,9 +159,14 @@ async fn restore_snapshot(
     let endpoint =
         run.runtime.as_ref().and_then(|r| r.endpoint.as_ref()).ok_or("the executor has no control endpoint")?;
     let client = DaemonClient::new(endpoint, control_token(worker, &run.id)).map_err(|e| e.to_string())?;
+    use crate::snapshots::SnapshotError;
     match crate::snapshots::restore(&client, worker.objects(), small, bulk, restore.dir.expose()).await {
         Ok(_) => Ok(()),
-        Err(crate::snapshots::SnapshotError::Directory(_)) => Err("the daemon refused the snapshot's directory".into()),
+        // A refusal's message may quote what it was sent (paths): only its class.
+        Err(SnapshotError::Directory(_)) => Err("the daemon refused the snapshot's directory".into()),
+        Err(SnapshotError::Daemon(WorkerError::DaemonRefused { status, .. })) => {
+            Err(format!("the daemon refused the restore ({status})"))
+        }
         Err(e) => Err(e.to_string()),
     }
 }
