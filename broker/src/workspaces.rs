@@ -215,22 +215,18 @@ pub async fn acquire(
         Some(_) => return Err(unprocessable("image_not_allowed", "the image is not among this token's images")),
         None => scope.images.first().cloned().ok_or_else(|| unprocessable("image_not_allowed", "no image allowed"))?,
     };
+    // A key that already made its workspace is answered by the replay (or
+    // the conflict) below, whatever became of its snapshot or of admission
+    // since: the protocol replays before it checks state.
+    let made = state.store.get_create_key(&owner_of(&lease.instance), &format!("acquire:{key}")).await?.state
+        == sluice_store::CreateKeyState::Found;
     let restore_snapshot = match &request.snapshot_id {
-        None => None,
-        Some(snapshot_id) => match crate::snapshots::warm_start(&state, &lease.instance, snapshot_id).await {
-            Ok(id) => Some(id),
-            // A replay answers the workspace the key made, whatever became
-            // of its snapshot since.
-            Err(refusal) => {
-                let made = state.store.get_create_key(&owner_of(&lease.instance), &format!("acquire:{key}")).await?;
-                if made.state != sluice_store::CreateKeyState::Found {
-                    return Err(refusal);
-                }
-                Some(snapshot_id.clone())
-            }
-        },
+        Some(snapshot_id) if !made => Some(crate::snapshots::warm_start(&state, &lease.instance, snapshot_id).await?),
+        other => other.clone(),
     };
-    admitted(&state, &lease.instance).await?;
+    if !made {
+        admitted(&state, &lease.instance).await?;
+    }
     let (repository, tag) = image.rsplit_once(':').unwrap_or((image.as_str(), "latest"));
     let spec = json!({"network": false, "resources": {"cpus": cpus, "memoryMiB": memory_mib}});
     let request_hash = state.store.sealer().keyed_digest(canonical(&request).as_bytes());

@@ -298,6 +298,12 @@ async fn acquire_validates_replays_limits_and_releases() {
         operate(&dir.path(), &["admission", "pause", "--instance", "inst-w", "--reason", "payment"]);
         let paused = acquire(&broker, &token, Some("k-3"), &good).await;
         assert_eq!((paused.status, paused.code()), (403, "paused"));
+        let replayed = acquire(&broker, &token, Some("k-1"), &good).await;
+        assert_eq!(
+            (replayed.status, replayed.body["workspace_id"].as_str()),
+            (200, Some(id.as_str())),
+            "replayed first"
+        );
         assert_eq!(paused.body["error"]["details"]["reason"], "payment");
         let rotated = operate(&dir.path(), &["token", "rotate", "--instance", "inst-w", "--grace-seconds", "0"]);
         let stale = broker.get("/v1/lease", &token).await;
