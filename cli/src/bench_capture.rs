@@ -164,7 +164,7 @@ async fn engine(socket: &Path, token: &str, worktree: &Path, restore: bool) -> a
             restore,
         },
         sluice_daemon::workload::FsWorker::spawn(None)?,
-        sluice_daemon::managed::Managed::none(),
+        std::sync::Arc::new(sluice_daemon::processes::Processes::spawned_only()),
         stamper,
     );
     let started = Instant::now();

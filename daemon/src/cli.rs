@@ -76,6 +76,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         unsafe { std::env::remove_var(name) };
     }
     crate::workload::harden_self();
+    // Whatever the workload abandons is re-parented to the daemon, so a
+    // final flush can find and end it.
+    if let Err(e) = crate::processes::become_subreaper() {
+        eprintln!("sluiced: cannot become the workload's subreaper: {e}");
+    }
     let workload = match (args.workload_uid, args.workload_gid) {
         (Some(uid), Some(gid)) => Some(crate::workload::WorkloadIds { uid, gid }),
         _ => None,
@@ -99,11 +104,12 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             None => None,
         },
     })?;
-    let managed = running.managed.clone();
+    let processes = running.processes.clone();
+    crate::processes::reap_in_background(processes.clone());
     let grace = Duration::from_millis(args.stop_grace_ms);
     let shutdown = async move {
         terminated().await;
-        managed.stop(grace).await;
+        processes.stop_all(grace).await;
     };
     if let Some(path) = args.listen.strip_prefix("unix:") {
         let _ = std::fs::remove_file(path);

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use sluice_protocol::{CommandStatus, ExecRequest};
 use tokio::sync::watch;
 
-use crate::workload::WorkloadIds;
+use crate::processes::Processes;
 
 const CANCELED: &str = "canceled";
 const RESULT: &str = "result.json";
@@ -90,7 +90,7 @@ impl Commands {
         identity: &str,
         request: ExecRequest,
         workdir: PathBuf,
-        workload: Option<WorkloadIds>,
+        processes: Arc<Processes>,
     ) -> std::io::Result<CommandStatus> {
         std::fs::create_dir_all(&self.dir)?;
         let dir = self.dir.join(identity);
@@ -105,7 +105,7 @@ impl Commands {
         let identity = identity.to_owned();
         tokio::spawn(async move {
             let request = ExecRequest { binary: true, ..request };
-            let result = crate::exec::run_until(&workdir, request, workload, Some(canceled)).await;
+            let result = crate::exec::run_until(&workdir, request, &processes, Some(canceled)).await;
             let was_canceled = dir.join(CANCELED).exists();
             let status = match result {
                 Ok(answer) => CommandStatus {

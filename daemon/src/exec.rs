@@ -10,6 +10,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
 use crate::DaemonError;
+use crate::processes::{Processes, SpawnError};
 
 /// Output kept per stream when the request names no limit.
 pub const DEFAULT_OUTPUT_LIMIT: usize = 1 << 20;
@@ -50,12 +51,8 @@ pub(crate) fn resolve_cwd(workdir: &Path, cwd: Option<&str>) -> PathBuf {
 }
 
 /// Runs one command to its end (or its timeout) and reports what it did.
-pub async fn run(
-    workdir: &Path,
-    request: ExecRequest,
-    workload: Option<crate::workload::WorkloadIds>,
-) -> Result<ExecResponse, DaemonError> {
-    run_until(workdir, request, workload, None).await
+pub async fn run(workdir: &Path, request: ExecRequest, processes: &Processes) -> Result<ExecResponse, DaemonError> {
+    run_until(workdir, request, processes, None).await
 }
 
 /// As [`run`]; the command's process group is killed when `cancel` turns
@@ -63,7 +60,7 @@ pub async fn run(
 pub async fn run_until(
     workdir: &Path,
     request: ExecRequest,
-    workload: Option<crate::workload::WorkloadIds>,
+    processes: &Processes,
     cancel: Option<tokio::sync::watch::Receiver<bool>>,
 ) -> Result<ExecResponse, DaemonError> {
     let Some(program) = request.argv.first() else { return Err(DaemonError::EmptyArgv) };
@@ -88,10 +85,11 @@ pub async fn run_until(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    crate::workload::confine(&mut command, workload);
-    let mut child = match command.spawn() {
+    crate::workload::confine(&mut command, processes.ids());
+    let mut child = match processes.spawn(&mut command) {
         Ok(child) => child,
-        Err(e) => {
+        Err(SpawnError::Finalized) => return Err(DaemonError::Finalized),
+        Err(SpawnError::Io(e)) => {
             // A program that cannot start is a result, as a shell reports it.
             let code = if e.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 };
             return Ok(ExecResponse {
@@ -103,6 +101,7 @@ pub async fn run_until(
                 timed_out: false,
                 stdout_b64: None,
                 stderr_b64: None,
+                stopped_by_final: false,
             });
         }
     };
@@ -151,6 +150,7 @@ pub async fn run_until(
         Some(s) => s.code().or_else(|| s.signal().map(|n| 128 + n)).unwrap_or(255),
         None => 255,
     };
+    let stopped_by_final = pgid.is_some_and(|pid| processes.was_stopped(pid));
     if request.binary {
         return Ok(ExecResponse {
             exit_code,
@@ -161,6 +161,7 @@ pub async fn run_until(
             timed_out,
             stdout_b64: Some(b64.encode(&stdout)),
             stderr_b64: Some(b64.encode(&stderr)),
+            stopped_by_final,
         });
     }
     Ok(ExecResponse {
@@ -172,6 +173,7 @@ pub async fn run_until(
         timed_out,
         stdout_b64: None,
         stderr_b64: None,
+        stopped_by_final,
     })
 }
 
@@ -189,7 +191,7 @@ mod tests {
     use super::*;
 
     async fn run_here(dir: &Path, request: ExecRequest) -> Result<ExecResponse, DaemonError> {
-        run(dir, request, None).await
+        run(dir, request, &Processes::new(None)).await
     }
 
     fn req(argv: &[&str]) -> ExecRequest {

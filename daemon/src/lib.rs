@@ -16,6 +16,7 @@ mod commands;
 pub mod exec;
 mod files;
 pub mod managed;
+pub mod processes;
 mod snapshots;
 pub mod workload;
 
@@ -51,10 +52,16 @@ pub enum DaemonError {
     /// An exec request whose `stdinB64` is not base64.
     #[error("stdinB64 must be standard base64 with padding")]
     Stdin,
+    /// A final flush stopped the workload; nothing of it starts again.
+    #[error("a final flush ended this executor's work; it takes no new work")]
+    Finalized,
 }
 
 struct Daemon {
     workload: Option<workload::WorkloadIds>,
+    /// Every process of the workload: the gate they start through, and
+    /// the stop that ends them all.
+    processes: Arc<processes::Processes>,
     token_digest: [u8; 32],
     epoch: u64,
     launch: String,
@@ -105,7 +112,7 @@ fn watch_bounds(daemon: Arc<Daemon>, bounds: sluice_protocol::ExecutorBounds) {
             if ended || idle {
                 let what = if ended { "lifetime" } else { "idle timeout" };
                 eprintln!("sluiced: the executor is past its {what}; ending it");
-                daemon.managed.stop(std::time::Duration::from_secs(2)).await;
+                daemon.processes.stop_all(std::time::Duration::from_secs(2)).await;
                 std::process::exit(0);
             }
         }
@@ -177,10 +184,12 @@ pub struct DaemonConfig<'a> {
     pub capture: Option<CaptureSetup>,
 }
 
-/// A running daemon: its control API and its managed process.
+/// A running daemon: its control API, its managed process and every
+/// process of the workload.
 pub struct Running {
     pub router: Router,
     pub managed: managed::Managed,
+    pub processes: Arc<processes::Processes>,
 }
 
 /// Counts this boot on the executor's disk and returns its generation (1 for
@@ -254,6 +263,7 @@ pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
     env.extend(secret.exec_env.clone());
     env.extend(secret.secret_env);
     let exec_env = secret.exec_env;
+    let processes = Arc::new(processes::Processes::new(config.workload));
     let managed = if config.command.is_empty() {
         managed::Managed::none()
     } else {
@@ -262,7 +272,7 @@ pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
             config.workdir,
             &env,
             &config.state_dir.join("managed.log"),
-            config.workload,
+            &processes,
         )
     };
     let boot_id = random_hex();
@@ -300,12 +310,13 @@ pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
                     restore: boot_generation == 1,
                 },
                 fs,
-                managed.clone(),
+                processes.clone(),
                 stamper,
             )
         });
         Daemon {
             workload: config.workload,
+            processes: processes.clone(),
             token_digest: Sha256::digest(secret.control_token.as_bytes()).into(),
             epoch: config.epoch,
             launch: config.launch,
@@ -363,7 +374,7 @@ pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
         .route(sluice_protocol::capture::BIND, post(bind))
         .layer(middleware::from_fn_with_state(daemon.clone(), authenticate))
         .with_state(daemon);
-    Ok(Running { router, managed })
+    Ok(Running { router, managed, processes })
 }
 
 /// Serves the control API on `listener` (TCP or a unix socket) until
@@ -503,7 +514,7 @@ async fn capture_replan(State(daemon): State<Arc<Daemon>>) -> Response {
 }
 
 fn refused(status: StatusCode, message: String) -> Response {
-    (status, Json(Refusal { message })).into_response()
+    (status, Json(Refusal { message, code: None })).into_response()
 }
 
 /// A snapshot's bulk threshold when the executor has no capture setup.
@@ -602,7 +613,7 @@ async fn start_command(
         return refusal;
     }
     if daemon.capture.as_ref().is_some_and(|c| c.finalizing()) {
-        return refused(StatusCode::CONFLICT, "a final flush ended this executor's work; it takes no new work".into());
+        return finalized();
     }
     let request: exec::ExecRequest = match serde_json::from_slice(&body) {
         Ok(r) => daemon.with_exec_env(r),
@@ -619,7 +630,7 @@ async fn start_command(
     {
         return refused(StatusCode::UNPROCESSABLE_ENTITY, why.into());
     }
-    match daemon.commands.start(&identity, request, workdir, daemon.workload) {
+    match daemon.commands.start(&identity, request, workdir, daemon.processes.clone()) {
         Ok(status) => Json(status).into_response(),
         Err(e) => refused(StatusCode::INTERNAL_SERVER_ERROR, format!("the command could not be claimed: {e}")),
     }
@@ -662,7 +673,7 @@ async fn read_file(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) -
 
 async fn write_file(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) -> Response {
     if daemon.capture.as_ref().is_some_and(|c| c.finalizing()) {
-        return refused(StatusCode::CONFLICT, "a final flush ended this executor's work; it takes no new work".into());
+        return finalized();
     }
     let request: sluice_protocol::FileWrite = match serde_json::from_slice(&body) {
         Ok(r) => r,
@@ -675,27 +686,30 @@ async fn write_file(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) 
     }
 }
 
+/// The refusal of new work once a final flush began.
+fn finalized() -> Response {
+    let refusal = Refusal {
+        message: DaemonError::Finalized.to_string(),
+        code: Some(sluice_protocol::refusal::EXECUTOR_FINALIZED.into()),
+    };
+    (StatusCode::CONFLICT, Json(refusal)).into_response()
+}
+
 async fn run_exec(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) -> Response {
     if daemon.capture.as_ref().is_some_and(|c| c.finalizing()) {
-        return (
-            StatusCode::CONFLICT,
-            Json(serde_json::json!({
-                "message": "a final flush ended this executor's work; it takes no new work",
-                "code": "executor-finalized"
-            })),
-        )
-            .into_response();
+        return finalized();
     }
     let request: exec::ExecRequest = match serde_json::from_slice(&body) {
         Ok(r) => daemon.with_exec_env(r),
         Err(e) => return refused(StatusCode::BAD_REQUEST, format!("exec request: {e}")),
     };
-    let result = exec::run(&daemon.effective_workdir(), request, daemon.workload).await;
+    let result = exec::run(&daemon.effective_workdir(), request, &daemon.processes).await;
     if let Some(capture) = &daemon.capture {
         capture.nudge();
     }
     match result {
         Ok(result) => Json(result).into_response(),
+        Err(DaemonError::Finalized) => finalized(),
         Err(e) => refused(StatusCode::BAD_REQUEST, e.to_string()),
     }
 }

@@ -31,7 +31,7 @@ impl Managed {
         workdir: &Path,
         env: &BTreeMap<String, String>,
         log_file: &Path,
-        workload: Option<crate::workload::WorkloadIds>,
+        processes: &crate::processes::Processes,
     ) -> Managed {
         let managed = Managed::none();
         let Some(program) = argv.first() else { return managed };
@@ -43,8 +43,8 @@ impl Managed {
         let mut command = Command::new(program);
         command.args(&argv[1..]).current_dir(workdir).envs(env).stdin(Stdio::null()).stdout(out).stderr(err);
         command.process_group(0);
-        crate::workload::confine(&mut command, workload);
-        let spawned = command.spawn();
+        crate::workload::confine(&mut command, processes.ids());
+        let spawned = processes.spawn(&mut command);
         let mut child = match spawned {
             Ok(child) => child,
             Err(e) => {

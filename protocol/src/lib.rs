@@ -10,6 +10,14 @@ pub mod registrar;
 pub mod snapshot;
 pub mod stamp;
 
+/// The codes a daemon's refusal carries, for the refusals callers act on.
+pub mod refusal {
+    /// A final flush began: the executor takes no new work.
+    pub const EXECUTOR_FINALIZED: &str = "executor-finalized";
+    /// Every code a daemon may send.
+    pub const ALL: &[&str] = &[EXECUTOR_FINALIZED];
+}
+
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -184,12 +192,19 @@ pub struct ExecResponse {
     pub stdout_b64: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stderr_b64: Option<String>,
+    /// The command was still running when a final flush began, and the
+    /// flush ended it (its exit code says how).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stopped_by_final: bool,
 }
 
 /// A refusal from the daemon (any non-2xx answer).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Refusal {
     pub message: String,
+    /// What kind of refusal it is, where callers act on the kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
 }
 
 #[cfg(test)]

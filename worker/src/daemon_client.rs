@@ -67,8 +67,10 @@ fn encode<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, WorkerError> {
 /// A daemon's refusal: its status and the start of its message (shown in
 /// run errors and logs, where a daemon does not get to write much).
 fn refusal(status: StatusCode, body: &[u8]) -> WorkerError {
-    let message = serde_json::from_slice::<Refusal>(body).map(|r| r.message).unwrap_or_default();
-    WorkerError::DaemonRefused { status: status.as_u16(), message: message.chars().take(200).collect() }
+    let (message, code) = serde_json::from_slice::<Refusal>(body).map(|r| (r.message, r.code)).unwrap_or_default();
+    // Only a code the protocol names is kept: a daemon cannot plant text.
+    let code = code.filter(|c| sluice_protocol::refusal::ALL.contains(&c.as_str()));
+    WorkerError::DaemonRefused { status: status.as_u16(), message: message.chars().take(200).collect(), code }
 }
 
 impl DaemonClient {

@@ -15,7 +15,7 @@ pub enum WorkerError {
     #[error("the daemon cannot be reached: {0}")]
     DaemonUnreachable(String),
     #[error("the daemon answered {status}: {message}")]
-    DaemonRefused { status: u16, message: String },
+    DaemonRefused { status: u16, message: String, code: Option<String> },
     #[error("the daemon did not answer within {0:?}")]
     DaemonTimeout(Duration),
     #[error("the daemon's answer was larger than {0} bytes and was dropped")]

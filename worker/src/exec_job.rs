@@ -4,17 +4,20 @@
 
 use std::time::Duration;
 
-use sluice_protocol::{ExecRequest, ExecResponse};
+use sluice_protocol::{ExecRequest, ExecResponse, refusal};
 use sluice_store::{ExecCommandResult, ExecRunStatus, Lease, RunError, StoreError, WorkspaceStatus};
 
 use crate::Worker;
 use crate::daemon_client::DaemonClient;
+use crate::error::WorkerError;
 use crate::reconcile::control_token;
 
 /// Extra time the transport gets beyond a command's own timeout.
 const TRANSPORT_SLACK: Duration = Duration::from_secs(30);
 /// Used when a command names no timeout (the daemon's own default).
 const DEFAULT_COMMAND_TIMEOUT_MS: u64 = 300_000;
+/// The code of a run that an executor's final flush ended.
+const FINAL_FLUSH: &str = "final-flush";
 /// The output kept per stream, whatever the daemon sent.
 pub const MAX_STREAM_BYTES: usize = 1 << 20;
 
@@ -99,10 +102,27 @@ pub async fn run(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreErr
             ..ExecRequest::default()
         };
         let timeout = Duration::from_millis(command.timeout_ms.unwrap_or(DEFAULT_COMMAND_TIMEOUT_MS)) + TRANSPORT_SLACK;
+        let of = run.commands.len();
         match client.exec(&request, timeout).await {
             Ok(answer) => {
+                let stopped = answer.stopped_by_final;
                 results.push(ExecCommandResult { argv: command.argv.clone(), outcome: bounded(answer) });
                 store.record_exec_results(lease, &run.id, &results).await?;
+                if stopped {
+                    let message = format!("the executor's final flush stopped command {} of {of}", i + 1);
+                    let error = broke(message, FINAL_FLUSH);
+                    store.finish_exec_run(lease, &run.id, last_exit_code(&results), Some(&error)).await?;
+                    return Ok(None);
+                }
+            }
+            Err(WorkerError::DaemonRefused { code: Some(code), .. }) if code == refusal::EXECUTOR_FINALIZED => {
+                let message = format!(
+                    "the executor's final flush began before command {} of {of} could start: it takes no new work",
+                    i + 1
+                );
+                let error = broke(message, FINAL_FLUSH);
+                store.finish_exec_run(lease, &run.id, last_exit_code(&results), Some(&error)).await?;
+                return Ok(None);
             }
             Err(e) => {
                 // What the daemon sent is not quoted: only what went wrong.
@@ -131,6 +151,7 @@ mod tests {
             timed_out: false,
             stdout_b64: None,
             stderr_b64: None,
+            stopped_by_final: false,
         }
     }
 

@@ -125,7 +125,7 @@ async fn drain_once(worker: &Worker, run: &sluice_store::Run) -> FlushAnswer {
     };
     let heard = |result: Result<CaptureStatus, WorkerError>| match result {
         Ok(status) => FlushAnswer::Status(Box::new(status)),
-        Err(WorkerError::DaemonRefused { status, message }) => FlushAnswer::Refused(format!("{status}: {message}")),
+        Err(WorkerError::DaemonRefused { status, message, .. }) => FlushAnswer::Refused(format!("{status}: {message}")),
         Err(e) => FlushAnswer::Silent(e.to_string()),
     };
     let asked = STATUS_WAIT;

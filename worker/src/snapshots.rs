@@ -59,7 +59,7 @@ pub struct Restored {
 
 fn daemon(e: WorkerError) -> SnapshotError {
     match e {
-        WorkerError::DaemonRefused { status: 400 | 422, message } => SnapshotError::Directory(message),
+        WorkerError::DaemonRefused { status: 400 | 422, message, .. } => SnapshotError::Directory(message),
         other => SnapshotError::Daemon(other),
     }
 }

@@ -28,7 +28,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use self::registrar::{RegistrarClient, RegistrarError};
 use self::snap::{ObjectRef, SeenFiles, SnapConfig, SnapError, SnapKind, Snapped};
-use crate::managed::Managed;
+use crate::processes::Processes;
 use crate::workload::FsWorker;
 
 /// Bytes per upload request.
@@ -190,14 +190,14 @@ pub struct Capture {
 
 impl Capture {
     /// Starts the engine.
-    pub fn start(config: CaptureConfig, fs: FsWorker, managed: Managed, stamper: Stamper) -> Capture {
+    pub fn start(config: CaptureConfig, fs: FsWorker, processes: Arc<Processes>, stamper: Stamper) -> Capture {
         let (commands, queue) = mpsc::unbounded_channel();
         let account = Arc::new(Mutex::new(Account::default()));
         let ready = Arc::new(AtomicBool::new(false));
         let engine = Engine {
             client: RegistrarClient::new(config.registrar_socket.clone(), config.token.clone()),
             fs,
-            managed,
+            processes,
             stamper: stamper.clone(),
             account: account.clone(),
             ready: ready.clone(),
@@ -281,7 +281,7 @@ enum ShipOutcome {
 struct Engine {
     client: RegistrarClient,
     fs: FsWorker,
-    managed: Managed,
+    processes: Arc<Processes>,
     stamper: Stamper,
     account: Arc<Mutex<Account>>,
     ready: Arc<AtomicBool>,
@@ -721,10 +721,12 @@ impl Engine {
             a.incomplete_reason = Some(incomplete::IN_PROGRESS.into());
         });
         let grace = Duration::from_millis(request.grace_ms.unwrap_or(10_000));
-        self.step(Some("stop managed processes"));
-        self.managed.stop(grace).await;
+        // Nothing of the workload may write after the snap: every process
+        // it has ends first, or the flush is not complete.
+        self.step(Some("stop the workload"));
+        let survivors = self.processes.stop_all(grace).await;
         self.step(None);
-        if matches!(self.managed.state(), sluice_protocol::ManagedState::Running { .. }) {
+        if survivors > 0 {
             return self.incomplete(incomplete::PROCESSES_REMAIN);
         }
         let outcome = match self.snap(SnapKind::Final).await {
