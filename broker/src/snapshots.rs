@@ -14,7 +14,7 @@ use sluice_store::broker_snapshots::{BrokerSnapshot, NewSnapshot, SnapshotClaim}
 use sluice_store::clock::rfc3339_seconds;
 
 use crate::exec::{absolute_path, executor, upstream};
-use crate::workspaces::{chars_in, idempotency_key, owned};
+use crate::workspaces::{idempotency_key, owned, valid_id};
 use crate::{Authenticated, BrokerError, BrokerJson, Shared, ok};
 
 #[derive(Debug, Deserialize)]
@@ -41,9 +41,7 @@ fn gone() -> BrokerError {
 /// The instance's snapshot a warm start names: 404 for an unknown id and
 /// another instance's alike, 410 for one expired or deleted.
 pub(crate) async fn warm_start(state: &Shared, instance: &str, id: &str) -> Result<String, BrokerError> {
-    if !chars_in(id, 64, b"._-") {
-        return Err(BrokerError::not_found());
-    }
+    valid_id(id, "snapshot_id")?;
     let snapshot = state.store.broker_snapshot(instance, id).await?.ok_or_else(BrokerError::not_found)?;
     if !snapshot.usable(sluice_store::clock::now_ms()) {
         return Err(gone());
@@ -125,7 +123,8 @@ pub async fn delete(
     Authenticated(lease): Authenticated,
     Path(id): Path<String>,
 ) -> Result<Response, BrokerError> {
-    if !chars_in(&id, 64, b"._-") || !state.store.delete_broker_snapshot(&lease.instance, &id).await? {
+    valid_id(&id, "snapshot id")?;
+    if !state.store.delete_broker_snapshot(&lease.instance, &id).await? {
         return Err(BrokerError::not_found());
     }
     state.wake();

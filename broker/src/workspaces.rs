@@ -56,6 +56,16 @@ pub(crate) fn chars_in(value: &str, max: usize, extra: &[u8]) -> bool {
     (1..=max).contains(&value.len()) && value.bytes().all(|b| b.is_ascii_alphanumeric() || extra.contains(&b))
 }
 
+/// A broker-minted id (workspace, snapshot) as the protocol's rule has it:
+/// 1 to 64 characters of `[A-Za-z0-9._-]`, never `.` or `..`. Anything else
+/// is refused before it is looked up.
+pub(crate) fn valid_id(value: &str, what: &str) -> Result<(), BrokerError> {
+    if chars_in(value, 64, b"._-") && value != "." && value != ".." {
+        return Ok(());
+    }
+    Err(BrokerError::invalid(format!("{what}: 1 to 64 characters of [A-Za-z0-9._-], not . or ..")))
+}
+
 /// A hostname in the client's grammar: lowercase labels, or one leading `.`.
 fn valid_domain(domain: &str) -> bool {
     let name = domain.strip_prefix('.').unwrap_or(domain);
@@ -177,6 +187,9 @@ pub async fn acquire(
     {
         return Err(BrokerError::invalid("run_id: a UUID"));
     }
+    if let Some(snapshot_id) = &request.snapshot_id {
+        valid_id(snapshot_id, "snapshot_id")?;
+    }
     let env = request.env.clone().unwrap_or_default();
     if env.len() as u64 > MAX_ENV_ENTRIES {
         return Err(BrokerError::invalid(format!("env: at most {MAX_ENV_ENTRIES} entries")));
@@ -272,9 +285,7 @@ pub async fn acquire(
 /// The instance's workspace, or the same 404 for an unknown id and for
 /// another instance's.
 pub(crate) async fn owned(state: &Shared, instance: &str, id: &str) -> Result<BrokerWorkspace, BrokerError> {
-    if !chars_in(id, 64, b"._-") {
-        return Err(BrokerError::not_found());
-    }
+    valid_id(id, "workspace id")?;
     state.store.broker_workspace(instance, id).await?.ok_or_else(BrokerError::not_found)
 }
 

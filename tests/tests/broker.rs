@@ -249,6 +249,11 @@ async fn acquire_validates_replays_limits_and_releases() {
             (json!({"label": "a", "egress": {"allowed_domains": []}, "size": "xlarge"}), 422, "size_not_allowed"),
             (json!({"label": "a", "egress": {"allowed_domains": []}, "image": "evil:1"}), 422, "image_not_allowed"),
             (json!({"label": "a", "egress": {"allowed_domains": []}, "snapshot_id": "snap_x"}), 404, "not_found"),
+            (
+                json!({"label": "a", "egress": {"allowed_domains": []}, "snapshot_id": "bad~snap"}),
+                400,
+                "invalid_request",
+            ),
             (json!({"label": "bad label!", "egress": {"allowed_domains": []}}), 400, "invalid_request"),
             (json!({"label": "a", "egress": {"allowed_domains": []}, "env": {"1BAD": "x"}}), 400, "invalid_request"),
         ] {
@@ -290,6 +295,22 @@ async fn acquire_validates_replays_limits_and_releases() {
         let unknown = broker.get("/v1/workspaces/ws_nope", &other).await;
         assert_eq!((theirs.status, theirs.code()), (404, "not_found"));
         assert_eq!(theirs.body, unknown.body, "indistinguishable");
+        // An id outside the protocol's rule is a bad request on every path
+        // that takes one, not an unknown workspace.
+        let long = "w".repeat(65);
+        for bad in [long.as_str(), "bad~id", "bad%21id", "bad%20id"] {
+            for (method, path, body) in [
+                (Method::GET, format!("/v1/workspaces/{bad}"), None),
+                (Method::DELETE, format!("/v1/workspaces/{bad}"), None),
+                (Method::POST, format!("/v1/workspaces/{bad}/exec"), Some(json!({"argv": ["true"]}))),
+                (Method::GET, format!("/v1/workspaces/{bad}/commands/c-1"), None),
+                (Method::POST, format!("/v1/workspaces/{bad}/files/read"), Some(json!({"path": "a"}))),
+                (Method::DELETE, format!("/v1/snapshots/{bad}"), None),
+            ] {
+                let answer = broker.call(method.clone(), &path, Some(&token), body.as_ref()).await;
+                assert_eq!((answer.status, answer.code()), (400, "invalid_request"), "{method} {path}: {answer:?}");
+            }
+        }
         assert!(
             broker.get("/v1/workspaces?state=live", &other).await.body["workspaces"].as_array().unwrap().is_empty()
         );
