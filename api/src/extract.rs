@@ -50,13 +50,53 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     Ok(value)
 }
 
-/// serde's message without the line/column suffix, which is noise to a caller.
+/// serde's message without the line/column suffix, which is noise to a
+/// caller, and without the value it refused (see [`without_value`]).
 fn describe(e: &serde_json::Error) -> String {
     let text = e.to_string();
-    match text.rfind(" at line ") {
-        Some(at) => text[..at].to_owned(),
-        None => text,
+    let text = match text.rfind(" at line ") {
+        Some(at) => &text[..at],
+        None => &text,
+    };
+    without_value(text)
+}
+
+/// A deserializer's message with the refused value left out: it may be a
+/// secret sent in the wrong place (`"secretEnv": "…"`), and a refusal never
+/// quotes one. What was expected, and the kind of value that came, stay.
+pub fn without_value(message: &str) -> String {
+    // serde's own tail (", expected …") follows the value, so the last
+    // occurrence is its own even when the value holds the same words.
+    let (head, tail) = match message.rfind(", expected ") {
+        Some(at) => message.split_at(at),
+        None => (message, ""),
+    };
+    for prefix in ["invalid type: ", "invalid value: "] {
+        if let Some(unexpected) = head.strip_prefix(prefix) {
+            let kind = match unexpected.split_whitespace().next().unwrap_or("") {
+                "string" => "a string",
+                "integer" => "an integer",
+                "boolean" => "a boolean",
+                "floating" => "a number",
+                "character" => "a character",
+                _ if !unexpected.contains(['"', '`', '\'']) => unexpected,
+                _ => "a value",
+            };
+            return format!("{prefix}{kind}{tail}");
+        }
     }
+    if head.starts_with("unknown variant ") {
+        return format!("unknown variant{tail}");
+    }
+    if head.contains(['"', '`'])
+        && !head.starts_with("unknown field ")
+        && !head.starts_with("missing field ")
+        && !head.starts_with("duplicate field ")
+    {
+        // A message of some other shape that quotes something: only its kind.
+        return "invalid value".into();
+    }
+    message.to_owned()
 }
 
 /// Query parameters.
@@ -67,6 +107,50 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for QueryOf<T> {
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
         let query = parts.uri.query().unwrap_or("");
-        serde_urlencoded::from_str(query).map(QueryOf).map_err(|e| ApiError::bad_request(format!("query: {e}")))
+        serde_urlencoded::from_str(query)
+            .map(QueryOf)
+            .map_err(|e| ApiError::bad_request(format!("query: {}", without_value(&e.to_string()))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_name_the_field_and_the_kind_but_never_the_value() {
+        let cases = [
+            (r#"{"secretEnv": "MySecretValue, expected y"}"#, "secretEnv: invalid type: a string, expected a map"),
+            (r#"{"secretEnv": {"K": 5}}"#, "secretEnv.K: invalid type: an integer, expected a string"),
+            (r#"{"kind": "MySecretValue"}"#, "kind: unknown variant, expected `final` or `suspend`"),
+            (r#"{"secretEnv": {}, "colour": 1}"#, "colour: unknown field `colour`, expected `secretEnv` or `kind`"),
+        ];
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(deny_unknown_fields, rename_all = "camelCase")]
+        #[allow(dead_code)]
+        struct Probe {
+            secret_env: Option<std::collections::BTreeMap<String, String>>,
+            kind: Option<Kind>,
+        }
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(rename_all = "lowercase")]
+        enum Kind {
+            Final,
+            Suspend,
+        }
+        for (body, want) in cases {
+            let message = match parse_json::<Probe>(body.as_bytes()) {
+                Err(ApiError::BadRequest(m)) => m,
+                other => panic!("{body}: {other:?}"),
+            };
+            assert_eq!(message, want, "{body}");
+            assert!(!message.contains("MySecret"), "{message}");
+        }
+        assert_eq!(
+            without_value("invalid value: string \"x\", expected a positive integer"),
+            "invalid value: a string, expected a positive integer"
+        );
+        assert_eq!(without_value("weird `secret` shape"), "invalid value");
+        assert_eq!(without_value("missing field `ownerUserId`"), "missing field `ownerUserId`");
     }
 }

@@ -14,9 +14,32 @@ fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
+/// Characters that show as nothing (format characters, joiners, fillers,
+/// variation selectors, tags): two texts that differ only in them look the
+/// same.
+fn is_invisible(c: char) -> bool {
+    matches!(c,
+        '\u{00ad}' | '\u{034f}' | '\u{061c}' | '\u{115f}' | '\u{1160}' | '\u{17b4}' | '\u{17b5}'
+        | '\u{180b}'..='\u{180f}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
+        | '\u{2060}'..='\u{206f}' | '\u{3164}' | '\u{fe00}'..='\u{fe0f}' | '\u{feff}' | '\u{ffa0}'
+        | '\u{fff9}'..='\u{fffb}' | '\u{1bca0}'..='\u{1bca3}' | '\u{1d173}'..='\u{1d17a}'
+        | '\u{e0000}'..='\u{e0fff}')
+}
+
+/// Noncharacters (never meant for interchange) and private-use characters
+/// (which mean nothing to anyone else).
+fn is_noncharacter_or_private(c: char) -> bool {
+    let n = c as u32;
+    (0xfdd0..=0xfdef).contains(&n)
+        || n & 0xfffe == 0xfffe
+        || (0xe000..=0xf8ff).contains(&n)
+        || (0xf0000..=0x10ffff).contains(&n)
+}
+
 /// What is wrong with a text field, if anything: it must be non-empty, at
-/// most `max_chars`, without surrounding whitespace, control characters or
-/// bidirectional controls.
+/// most `max_chars`, without surrounding whitespace, control characters,
+/// bidirectional controls, invisible characters, noncharacters or
+/// private-use characters.
 pub fn text_problem(value: &str, max_chars: usize) -> Option<String> {
     if value.is_empty() {
         Some("must not be empty".into())
@@ -28,9 +51,26 @@ pub fn text_problem(value: &str, max_chars: usize) -> Option<String> {
         Some("must not contain control characters".into())
     } else if value.chars().any(is_bidi_control) {
         Some("must not contain bidirectional control characters".into())
+    } else if value.chars().any(is_invisible) {
+        Some("must not contain invisible characters".into())
+    } else if value.chars().any(is_noncharacter_or_private) {
+        Some("must not contain noncharacters or private-use characters".into())
     } else {
         None
     }
+}
+
+/// What is wrong with an identifier (an owner id), if anything: a text
+/// (see [`text_problem`]) in Unicode's compatibility-composed form (NFKC),
+/// so fullwidth letters, ligatures and styled letters, which look like
+/// plain ones, are refused rather than taken for another owner.
+pub fn identifier_problem(value: &str, max_chars: usize) -> Option<String> {
+    if let Some(problem) = text_problem(value, max_chars) {
+        return Some(problem);
+    }
+    use unicode_normalization::UnicodeNormalization;
+    (!value.nfkc().eq(value.chars()))
+        .then(|| "must be in Unicode NFKC form (no fullwidth, ligature or styled letters that look like others)".into())
 }
 
 /// A required text field (see [`text_problem`]).
@@ -267,6 +307,24 @@ mod tests {
             assert!(text("f", bad, 10).is_err(), "{bad:?}");
         }
         assert!(text("f", "naïve ✓", 10).is_ok(), "other non-ASCII text is fine");
+    }
+
+    #[test]
+    fn invisible_and_noncharacters_are_refused_and_owner_ids_are_nfkc() {
+        for bad in
+            ["a\u{feff}b", "a\u{200b}b", "a\u{ad}b", "x\u{fe0f}", "a\u{ffff}", "a\u{fdd0}", "a\u{e000}", "a\u{e0041}"]
+        {
+            assert!(text_problem(bad, 10).is_some(), "{bad:?}");
+            assert!(identifier_problem(bad, 10).is_some(), "{bad:?}");
+        }
+        for lookalike in ["\u{ff41}lice", "ﬁle", "\u{1d41a}lice", "x\u{2460}"] {
+            assert!(text_problem(lookalike, 10).is_none(), "a name may hold {lookalike:?}");
+            let problem = identifier_problem(lookalike, 10).unwrap_or_default();
+            assert!(problem.contains("NFKC"), "an owner id may not: {lookalike:?}");
+        }
+        for fine in ["alice", "user-42@example.com", "Zoë", "山田"] {
+            assert_eq!(identifier_problem(fine, 40), None, "{fine:?}");
+        }
     }
 
     #[test]

@@ -39,7 +39,7 @@ impl OwnerUserId {
 impl TryFrom<String> for OwnerUserId {
     type Error = String;
     fn try_from(value: String) -> Result<Self, String> {
-        match crate::validate::text_problem(&value, Self::MAX_CHARS) {
+        match crate::validate::identifier_problem(&value, Self::MAX_CHARS) {
             Some(problem) => Err(problem),
             None => Ok(OwnerUserId(value)),
         }
