@@ -22,6 +22,9 @@ pub struct ErrorBody {
     pub code: Option<&'static str>,
 }
 
+/// What a 503 asks the caller to wait before trying again.
+const RETRY_AFTER_SECONDS: &str = "1";
+
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
     #[error("{0}")]
@@ -111,6 +114,10 @@ impl From<StoreError> for ApiError {
             ),
             StoreError::Guard(violation) => ApiError::BadRequest(violation.to_string()),
             StoreError::Conflict { message, code } => ApiError::conflict(message, Some(code)),
+            StoreError::Unavailable(cause) => {
+                tracing::warn!(error = %cause, "the database is unavailable");
+                ApiError::ServiceUnavailable("the database is unavailable; try again shortly".into())
+            }
             other => ApiError::Internal(Box::new(other)),
         }
     }
@@ -129,6 +136,10 @@ impl IntoResponse for ApiError {
             tracing::error!(error = %chain, "request failed");
         }
         let (status, body) = self.status_and_body();
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            // Unavailable is passing by nature: say when to come back.
+            return (status, [(axum::http::header::RETRY_AFTER, RETRY_AFTER_SECONDS)], Json(body)).into_response();
+        }
         (status, Json(body)).into_response()
     }
 }

@@ -108,6 +108,11 @@ pub async fn serve_over(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let in_flight = Arc::new(());
+    let app = {
+        let in_flight = in_flight.clone();
+        app.layer(axum::middleware::from_fn(move |request, next| run_to_completion(in_flight.clone(), request, next)))
+    };
     let (stop, stopping) = watch::channel(false);
     tokio::pin!(shutdown);
     loop {
@@ -152,7 +157,37 @@ pub async fn serve_over(
     // Every connection holds a slot until it has closed.
     let all = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
     let _ = slots.acquire_many(all).await;
+    // And every request whose client left before its answer has ended
+    // (within a bound: a request stuck on a dependency does not hold the
+    // shutdown for ever).
+    let until = tokio::time::Instant::now() + limits.idle_timeout;
+    while Arc::strong_count(&in_flight) > 1 && tokio::time::Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     Ok(())
+}
+
+/// Runs each request to its end on a task of its own. A client that goes
+/// away (or a connection dropped on a timeout) abandons only its wait for
+/// the answer, never the work under way: a store transaction is never cut
+/// off between its statements and left open on a pooled connection.
+async fn run_to_completion(
+    in_flight: Arc<()>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let task = tokio::spawn(async move {
+        let _counted = in_flight;
+        next.run(request).await
+    });
+    match task.await {
+        Ok(response) => response,
+        Err(e) => {
+            tracing::error!(error = %e, "a request's task ended without an answer");
+            crate::error::ApiError::Internal(Box::new(e)).into_response()
+        }
+    }
 }
 
 /// When a connection started, and when it last moved a byte.

@@ -124,6 +124,17 @@ impl DbRow {
     }
 }
 
+/// A transaction whose BEGIN ran but whose caller was dropped before it held
+/// the transaction would keep SQLite's write lock for good: nothing is left
+/// open on a connection going back to the pool. Without an open
+/// transaction the ROLLBACK is refused, as it should be.
+async fn no_transaction_left_open(conn: &mut sqlx::SqliteConnection) -> Result<bool, sqlx::Error> {
+    if sqlx::Executor::execute(&mut *conn, "ROLLBACK").await.is_ok() {
+        tracing::warn!("a connection came back with a transaction open; it was rolled back");
+    }
+    Ok(true)
+}
+
 /// The connection pool of one backend.
 #[derive(Clone, Debug)]
 pub(crate) enum Pool {
@@ -138,12 +149,18 @@ pub enum BackendKind {
     Postgres,
 }
 
+/// How long a statement waits for the database: for a pooled connection
+/// (PostgreSQL down or every connection busy) and, on SQLite, for another
+/// writer's lock. Past it the caller hears [`StoreError::Unavailable`]
+/// (a 503 with `Retry-After`) rather than waiting on.
+pub const DATABASE_WAIT: Duration = Duration::from_secs(5);
+
 impl Pool {
     pub(crate) async fn connect(url: &str, max_connections: u32) -> Result<Pool, StoreError> {
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let pool = PgPoolOptions::new()
                 .max_connections(max_connections)
-                .acquire_timeout(Duration::from_secs(30))
+                .acquire_timeout(DATABASE_WAIT)
                 .connect(url)
                 .await?;
             Ok(Pool::Postgres(pool))
@@ -153,10 +170,11 @@ impl Pool {
                 .journal_mode(SqliteJournalMode::Wal)
                 .synchronous(SqliteSynchronous::Normal)
                 .foreign_keys(true)
-                .busy_timeout(Duration::from_secs(30));
+                .busy_timeout(DATABASE_WAIT);
             let pool = SqlitePoolOptions::new()
                 .max_connections(max_connections)
-                .acquire_timeout(Duration::from_secs(30))
+                .acquire_timeout(DATABASE_WAIT)
+                .after_release(|conn, _| Box::pin(no_transaction_left_open(conn)))
                 .connect_with(options)
                 .await?;
             Ok(Pool::Sqlite(pool))

@@ -29,12 +29,44 @@ pub enum StoreError {
     /// Stored data that does not read back as what was written.
     #[error("stored data is inconsistent: {0}")]
     Corrupt(String),
+    /// The database does not answer in time: it is down, unreachable, or
+    /// locked by another writer. Nothing was applied; trying again later
+    /// may work.
+    #[error("the database is unavailable: {0}")]
+    Unavailable(#[source] sqlx::Error),
     #[error("database: {0}")]
-    Database(#[from] sqlx::Error),
+    Database(#[source] sqlx::Error),
     #[error("migration: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("io: {0}")]
     Io(#[from] std::io::Error),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> Self {
+        if unavailable(&e) { StoreError::Unavailable(e) } else { StoreError::Database(e) }
+    }
+}
+
+/// Whether `e` says the database cannot be reached or used right now,
+/// rather than that the statement was wrong.
+fn unavailable(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) | sqlx::Error::Tls(_) => true,
+        sqlx::Error::Database(db) => {
+            let code = db.code().unwrap_or_default();
+            if db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>().is_some() {
+                // Connection exceptions, shutdown, startup, no connection
+                // slots left.
+                code.starts_with("08") || matches!(code.as_ref(), "57P01" | "57P02" | "57P03" | "53300")
+            } else {
+                // SQLite's extended codes keep the primary one in the low
+                // byte: SQLITE_BUSY and SQLITE_LOCKED.
+                code.parse::<i32>().is_ok_and(|n| matches!(n & 0xff, 5 | 6))
+            }
+        }
+        _ => false,
+    }
 }
 
 impl From<crate::model::Refusal> for StoreError {

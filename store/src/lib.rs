@@ -27,7 +27,7 @@ pub mod spec;
 pub mod testing;
 mod workspaces;
 
-pub use db::BackendKind;
+pub use db::{BackendKind, DATABASE_WAIT};
 pub use drains::{
     Discard, Drain, DrainObservation, DrainProgress, RetainedExecutor, Retention, StopIntent, StopOutcome,
     StoredAttestation,
