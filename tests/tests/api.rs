@@ -413,6 +413,24 @@ async fn bad_input_names_the_field_and_writes_nothing() {
                 json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "1", "spec": {}, "name": " padded"}),
                 "name",
             ),
+            // A secret sent where it does not fit: the refusal names the
+            // field, never the value.
+            (
+                json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "1", "spec": {}, "secretEnv": "MySecretValue-91f3"}),
+                "secretEnv",
+            ),
+            (
+                json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "1", "spec": {}, "ttlSeconds": "MySecretValue-91f3"}),
+                "ttlSeconds",
+            ),
+            // Owner ids that would look like another's.
+            (json!({"ownerUserId": "ali\u{feff}ce", "registryId": "r", "repository": "a", "tag": "1", "spec": {}}), "ownerUserId"),
+            (json!({"ownerUserId": "alice\u{ffff}", "registryId": "r", "repository": "a", "tag": "1", "spec": {}}), "ownerUserId"),
+            (json!({"ownerUserId": "\u{ff41}lice", "registryId": "r", "repository": "a", "tag": "1", "spec": {}}), "ownerUserId"),
+            (
+                json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "1", "spec": {}, "name": "x\u{200b}y"}),
+                "name",
+            ),
         ];
         // What the runtimes act on is checked before anything is written.
         let specs: Vec<(Value, &str)> = vec![
@@ -437,6 +455,7 @@ async fn bad_input_names_the_field_and_writes_nothing() {
             assert_eq!(status, 400, "{}: {body} -> {err}", app.label);
             assert_eq!(err["_tag"], "WorkspaceBadRequestError");
             assert!(err["message"].as_str().unwrap().contains(field), "{body}: {err}");
+            assert!(!err.to_string().contains("MySecretValue"), "a refusal never quotes what it refused: {err}");
         }
         let raw = app
             .client
