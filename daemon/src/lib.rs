@@ -435,7 +435,7 @@ fn no_capture() -> Response {
 
 async fn capture_status(State(daemon): State<Arc<Daemon>>) -> Response {
     match &daemon.capture {
-        Some(c) => Json(c.status()).into_response(),
+        Some(c) => Json(c.checked_status().await).into_response(),
         None => no_capture(),
     }
 }

@@ -18,6 +18,9 @@ use crate::stamp::Origin;
 pub const CLAIM: &str = "/claim";
 /// `GET`: the [`Plan`] in force, claiming nothing.
 pub const PLAN: &str = "/plan";
+/// `GET`: the session's [`Lease`]: who holds it now (one row read, so a
+/// daemon may ask on every status).
+pub const LEASE: &str = "/lease";
 /// `POST` a [`MissingRequest`]: a [`MissingAnswer`].
 pub const MISSING: &str = "/objects/missing";
 /// `POST` a stream of object frames (see [`frame_header`]).
@@ -176,6 +179,15 @@ impl Manifest {
     pub fn object_keys(&self) -> std::collections::BTreeSet<&str> {
         self.entries.iter().flat_map(|e| e.objects.iter().map(String::as_str)).collect()
     }
+}
+
+/// Who holds the session's lease: its epoch, and whether the asking
+/// executor is the one that claimed it (else the asker is fenced).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Lease {
+    pub epoch: u64,
+    pub held: bool,
 }
 
 /// The session's plan: the head capture the executor works from.

@@ -424,9 +424,18 @@ async fn bad_input_names_the_field_and_writes_nothing() {
                 "ttlSeconds",
             ),
             // Owner ids that would look like another's.
-            (json!({"ownerUserId": "ali\u{feff}ce", "registryId": "r", "repository": "a", "tag": "1", "spec": {}}), "ownerUserId"),
-            (json!({"ownerUserId": "alice\u{ffff}", "registryId": "r", "repository": "a", "tag": "1", "spec": {}}), "ownerUserId"),
-            (json!({"ownerUserId": "\u{ff41}lice", "registryId": "r", "repository": "a", "tag": "1", "spec": {}}), "ownerUserId"),
+            (
+                json!({"ownerUserId": "ali\u{feff}ce", "registryId": "r", "repository": "a", "tag": "1", "spec": {}}),
+                "ownerUserId",
+            ),
+            (
+                json!({"ownerUserId": "alice\u{ffff}", "registryId": "r", "repository": "a", "tag": "1", "spec": {}}),
+                "ownerUserId",
+            ),
+            (
+                json!({"ownerUserId": "\u{ff41}lice", "registryId": "r", "repository": "a", "tag": "1", "spec": {}}),
+                "ownerUserId",
+            ),
             (
                 json!({"ownerUserId": "alice", "registryId": "r", "repository": "a", "tag": "1", "spec": {}, "name": "x\u{200b}y"}),
                 "name",

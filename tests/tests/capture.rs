@@ -264,3 +264,46 @@ async fn captures_pend_while_the_object_store_is_away_and_ship_when_it_is_back()
         server.stop();
     }
 }
+
+/// What the executor's daemon printed.
+fn daemon_log(flavor: Flavor, dir: &DataDir, run_id: &str) -> String {
+    match flavor {
+        Flavor::Docker => {
+            let out =
+                std::process::Command::new("docker").args(["logs", &format!("sluice-{run_id}")]).output().unwrap();
+            format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+        }
+        _ => std::fs::read_to_string(dir.executors().join(run_id).join("daemon.log")).unwrap_or_default(),
+    }
+}
+
+#[tokio::test]
+async fn an_idle_or_sealed_executor_reads_fenced_once_a_newer_one_claims() {
+    for flavor in Flavor::all() {
+        eprintln!("{flavor:?}");
+        let dir = DataDir::new();
+        let server = Server::start_with(&dir.path(), flavor.options()).await;
+        let session = session(&server, None).await;
+        // The first executor does nothing at all; the second seals its work.
+        let (idle, idle_run) = launch(&server, &session, "idle").await;
+        let (sealed, sealed_run) = launch(&server, &session, "sealed").await;
+        sh_ok(&server, &sealed, "cd /workspace 2>/dev/null || cd ~; busybox printf work > work.txt").await;
+        let done = flush(&server, &sealed, json!({"kind": "final", "graceMs": 1000})).await;
+        assert_eq!(done["complete"], true, "{done}");
+        assert_eq!(done["fenced"], false, "{done}");
+        let _newest = launch(&server, &session, "newest").await;
+        for (id, run_id, what) in [(&idle, &idle_run, "idle"), (&sealed, &sealed_run, "sealed")] {
+            let fenced =
+                wait_status(&server, id, &format!("the {what} executor fenced"), |s| s["fenced"] == true).await;
+            assert!(fenced["epoch"].as_u64().unwrap() < 3, "{fenced}");
+            // The daemon itself learnt it, with nothing to ship.
+            let started = std::time::Instant::now();
+            while !daemon_log(flavor, &dir, run_id).contains("fenced: a newer executor claimed") {
+                assert!(started.elapsed() < Duration::from_secs(20), "{flavor:?}: the {what} daemon never heard");
+                capture_status(&server, id).await;
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+        server.stop();
+    }
+}

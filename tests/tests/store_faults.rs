@@ -9,10 +9,10 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use futures::StreamExt;
 use serde_json::{Value, json};
 use sluice_tests::create_body;
 use sluice_tests::server::{DataDir, Options, Server};
-use futures::StreamExt;
 use tokio::io::AsyncWriteExt;
 
 /// How long the server may take to refuse while its database cannot
@@ -96,7 +96,6 @@ fn sqlite_url(dir: &Path) -> String {
     format!("sqlite:{}", dir.join("sluice.db").display())
 }
 
-
 #[tokio::test]
 async fn creates_whose_clients_reset_mid_request_leave_the_store_writable() {
     const ROUNDS: u64 = 5;
@@ -163,9 +162,8 @@ impl OwnCluster {
             return None;
         }
         let text = Self::script(&["start"]);
-        let field = |name: &str| {
-            text.lines().find_map(|l| l.strip_prefix(&format!("{name}="))).map(str::to_owned).unwrap()
-        };
+        let field =
+            |name: &str| text.lines().find_map(|l| l.strip_prefix(&format!("{name}="))).map(str::to_owned).unwrap();
         Some(OwnCluster { dir: field("PG_THROWAWAY_DIR"), url: field("SLUICE_TEST_DATABASE_URL") })
     }
 

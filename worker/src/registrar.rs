@@ -220,6 +220,7 @@ fn router(state: Arc<Served>) -> Router {
     Router::new()
         .route(wire::CLAIM, post(claim))
         .route(wire::PLAN, get(plan))
+        .route(wire::LEASE, get(lease))
         .route(wire::MISSING, post(missing))
         .route(wire::OBJECTS, post(upload))
         .route(wire::FETCH, post(fetch))
@@ -293,6 +294,12 @@ async fn claim(State(served): State<Arc<Served>>) -> Result<Json<wire::Plan>, Re
         .map_err(from_store)?;
     tracing::info!(run = %binding.run_id, session = %binding.session_id, epoch = session.epoch, "capture session claimed");
     answer_plan(&served, &session).await
+}
+
+async fn lease(State(served): State<Arc<Served>>) -> Result<Json<wire::Lease>, Refused> {
+    let session = session(&served).await?;
+    let held = session.claimed_run_id.as_deref() == Some(served.binding.run_id.as_str());
+    Ok(Json(wire::Lease { epoch: session.epoch, held }))
 }
 
 async fn plan(State(served): State<Arc<Served>>) -> Result<Json<wire::Plan>, Refused> {
@@ -726,5 +733,37 @@ mod tests {
         assert!(body.windows(5).any(|w| w == b"hello"));
         // Another session's token opens nothing here.
         assert!(!store.capture_token_matches(&other.id, token).await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn the_lease_says_whether_the_asking_executor_still_holds_the_session() {
+        let db = sluice_store::testing::sqlite();
+        let store = sluice_store::testing::open(&db).await;
+        let dir = tempfile::tempdir().unwrap();
+        let objects = Objects::open(&ObjectStoreUrl::Local(dir.path().join("objects"))).unwrap();
+        let host = RegistrarHost::new(store.clone(), objects);
+        let (session, token) = store.create_capture_session("alice", None).await.unwrap();
+        let token = token.expose().as_str();
+        let socket = |run: &str| dir.path().join(format!("{run}.sock"));
+        for run in ["run-a", "run-b"] {
+            let binding = Binding { run_id: run.into(), session_id: session.id.clone(), launch: run.into() };
+            host.ensure(&socket(run), binding).unwrap();
+        }
+        assert_eq!(call(&socket("run-a"), "GET", wire::LEASE, "slcap_guess", "", b"").await.0, 401);
+        assert_eq!(call(&socket("run-a"), "POST", wire::CLAIM, token, "", b"{}").await.0, 200);
+        let lease = |run: &'static str| {
+            let path = socket(run);
+            async move {
+                let (status, body) = call(&path, "GET", wire::LEASE, token, "", b"").await;
+                assert_eq!(status, 200);
+                serde_json::from_value::<wire::Lease>(json(&body)).unwrap()
+            }
+        };
+        assert_eq!(lease("run-a").await, wire::Lease { epoch: 1, held: true });
+        assert_eq!(lease("run-b").await, wire::Lease { epoch: 1, held: false });
+        // A newer executor claims: the first one is told, with nothing to ship.
+        assert_eq!(call(&socket("run-b"), "POST", wire::CLAIM, token, "", b"{}").await.0, 200);
+        assert_eq!(lease("run-a").await, wire::Lease { epoch: 2, held: false });
+        assert_eq!(lease("run-b").await, wire::Lease { epoch: 2, held: true });
     }
 }

@@ -364,14 +364,44 @@ fn live_executor(view: &WorkspaceView) -> Result<(String, String), ApiError> {
 }
 
 /// A capture-sourced workspace's live executor (400 for any other workspace).
-async fn capture_executor(app: &AppState, owner: &str, workspace_id: &str) -> Result<(String, String), ApiError> {
+/// A capture-sourced workspace's live executor.
+struct CaptureExecutor {
+    run_id: String,
+    endpoint: String,
+    session_id: String,
+}
+
+async fn capture_executor(app: &AppState, owner: &str, workspace_id: &str) -> Result<CaptureExecutor, ApiError> {
     let view = owned(app, owner, workspace_id).await?;
-    if !sluice_store::spec::capture_sourced(&view.workspace.spec) {
+    let session_id =
+        sluice_store::spec::WorkspaceSpec::parse(&view.workspace.spec).ok().and_then(|s| s.capture_session);
+    let Some(session_id) = session_id else {
         return Err(ApiError::bad_request(format!(
             "workspace {workspace_id} is not capture-sourced (its spec.source is not a capture session)"
         )));
+    };
+    let (run_id, endpoint) = live_executor(&view)?;
+    Ok(CaptureExecutor { run_id, endpoint, session_id })
+}
+
+/// A daemon that has not heard of a newer claim yet is fenced all the
+/// same: the store knows who holds the session, and a superseded executor
+/// is never reported unfenced.
+async fn with_fence(
+    app: &AppState,
+    executor: &CaptureExecutor,
+    mut status: WorkspaceCaptureStatus,
+) -> Result<WorkspaceCaptureStatus, ApiError> {
+    if status.fenced || status.epoch == 0 {
+        return Ok(status);
     }
-    live_executor(&view)
+    if let Some(session) = app.store.capture_session(&executor.session_id).await? {
+        let holder = session.claimed_run_id.as_deref() == Some(executor.run_id.as_str());
+        if !holder && session.epoch > status.epoch {
+            status.fenced = true;
+        }
+    }
+    Ok(status)
 }
 
 fn control(app: &AppState) -> Result<&dyn crate::control::ExecutorControl, ApiError> {
@@ -428,11 +458,11 @@ pub async fn get_workspace_capture_status(
     QueryOf(q): QueryOf<OwnerQuery>,
 ) -> Result<Json<WorkspaceCaptureStatus>, ApiError> {
     let owner = validate::owner(q.owner_user_id)?.into_string();
-    let (run_id, endpoint) = capture_executor(&app, &owner, &workspace_id).await?;
-    let target = crate::control::Target { run_id: &run_id, endpoint: &endpoint };
+    let executor = capture_executor(&app, &owner, &workspace_id).await?;
+    let target = crate::control::Target { run_id: &executor.run_id, endpoint: &executor.endpoint };
     let status = control(&app)?.capture_status(target).await.map_err(daemon_failed)?;
-    keep_report(&app, &run_id, &status).await?;
-    Ok(Json(status))
+    keep_report(&app, &executor.run_id, &status).await?;
+    Ok(Json(with_fence(&app, &executor, status).await?))
 }
 
 /// Every capture status read from an executor is evidence about it: stored
@@ -465,7 +495,7 @@ pub async fn flush_workspace_capture(
             return Err(ApiError::bad_request(format!("{field} must be 1 to 3600000 milliseconds")));
         }
     }
-    let (run_id, endpoint) = capture_executor(&app, &owner, &workspace_id).await?;
+    let executor = capture_executor(&app, &owner, &workspace_id).await?;
     let deadline_ms = req.deadline_ms.map_or(DEFAULT_FLUSH_DEADLINE_MS, |d| d as u64);
     let request = sluice_protocol::capture::FlushRequest {
         kind: match req.kind {
@@ -476,10 +506,10 @@ pub async fn flush_workspace_capture(
         grace_ms: req.grace_ms.map(|g| g as u64),
     };
     let timeout = std::time::Duration::from_millis(deadline_ms) + FLUSH_SLACK;
-    let target = crate::control::Target { run_id: &run_id, endpoint: &endpoint };
+    let target = crate::control::Target { run_id: &executor.run_id, endpoint: &executor.endpoint };
     let status = control(&app)?.capture_flush(target, request, timeout).await.map_err(daemon_failed)?;
-    keep_report(&app, &run_id, &status).await?;
-    Ok(Json(status))
+    keep_report(&app, &executor.run_id, &status).await?;
+    Ok(Json(with_fence(&app, &executor, status).await?))
 }
 
 /// Re-plan the workspace's capture: the daemon asks for its plan again and
@@ -495,8 +525,8 @@ pub async fn replan_workspace_capture(
     JsonBody(req): JsonBody<OwnerRequest>,
 ) -> Result<Json<WorkspaceCaptureReplanned>, ApiError> {
     let owner = req.owner_user_id.into_string();
-    let (run_id, endpoint) = capture_executor(&app, &owner, &workspace_id).await?;
-    let target = crate::control::Target { run_id: &run_id, endpoint: &endpoint };
+    let executor = capture_executor(&app, &owner, &workspace_id).await?;
+    let target = crate::control::Target { run_id: &executor.run_id, endpoint: &executor.endpoint };
     Ok(Json(control(&app)?.capture_replan(target).await.map_err(daemon_failed)?))
 }
 

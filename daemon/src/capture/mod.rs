@@ -186,7 +186,17 @@ pub struct Capture {
     stamper: Stamper,
     /// Set once the session is claimed and its head restored.
     ready: Arc<AtomicBool>,
+    /// The registrar, asked who holds the lease when a status is read: an
+    /// executor learns it was fenced whether or not it has anything to ship.
+    lease: RegistrarClient,
+    /// When the lease was last asked about.
+    lease_checked: Arc<Mutex<Option<std::time::Instant>>>,
 }
+
+/// A stream of status reads asks the registrar about the lease at most this often.
+const LEASE_CHECK_EVERY: Duration = Duration::from_secs(1);
+/// How long a status read waits for that answer before it answers anyway.
+const LEASE_CHECK_WITHIN: Duration = Duration::from_secs(2);
 
 impl Capture {
     /// Starts the engine.
@@ -194,8 +204,9 @@ impl Capture {
         let (commands, queue) = mpsc::unbounded_channel();
         let account = Arc::new(Mutex::new(Account::default()));
         let ready = Arc::new(AtomicBool::new(false));
+        let lease = RegistrarClient::new(config.registrar_socket.clone(), config.token.clone());
         let engine = Engine {
-            client: RegistrarClient::new(config.registrar_socket.clone(), config.token.clone()),
+            client: lease.clone(),
             fs,
             processes,
             stamper: stamper.clone(),
@@ -211,7 +222,7 @@ impl Capture {
             sealed_n: None,
         };
         tokio::spawn(engine.run(queue));
-        Capture { commands, account, stamper, ready }
+        Capture { commands, account, stamper, ready, lease, lease_checked: Arc::default() }
     }
 
     /// Whether the session is claimed and the worktree restored.
@@ -228,6 +239,40 @@ impl Capture {
         let account = self.account.lock().unwrap();
         let origin = (self.stamper)(account.epoch, account.head_n);
         account.status(origin)
+    }
+
+    /// The status, once the registrar was asked whether this executor
+    /// still holds the session (at most every [`LEASE_CHECK_EVERY`]).
+    pub async fn checked_status(&self) -> CaptureStatus {
+        self.check_lease().await;
+        self.status()
+    }
+
+    async fn check_lease(&self) {
+        let (claimed, fenced) = {
+            let account = self.account.lock().unwrap();
+            (account.epoch > 0, account.fenced)
+        };
+        if fenced || !claimed {
+            return;
+        }
+        {
+            let mut last = self.lease_checked.lock().unwrap();
+            if last.is_some_and(|at| at.elapsed() < LEASE_CHECK_EVERY) {
+                return;
+            }
+            *last = Some(std::time::Instant::now());
+        }
+        let superseded = match tokio::time::timeout(LEASE_CHECK_WITHIN, self.lease.lease()).await {
+            Ok(Ok(lease)) => !lease.held,
+            Ok(Err(RegistrarError::Refused(r))) => r.code == refusal::FENCED,
+            // Unreachable for now: the next ship or check will tell.
+            _ => false,
+        };
+        if superseded {
+            self.account.lock().unwrap().fenced = true;
+            eprintln!("sluiced: fenced: a newer executor claimed the capture session");
+        }
     }
 
     pub fn nudge(&self) {

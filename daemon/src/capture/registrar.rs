@@ -118,6 +118,11 @@ impl RegistrarClient {
         serde_json::from_slice(&bytes).map_err(|e| RegistrarError::Unavailable(format!("a malformed answer: {e}")))
     }
 
+    pub async fn lease(&self) -> Result<wire::Lease, RegistrarError> {
+        let bytes = self.call(Method::GET, wire::LEASE, &[], Bytes::new()).await?;
+        serde_json::from_slice(&bytes).map_err(|e| RegistrarError::Unavailable(format!("a malformed answer: {e}")))
+    }
+
     pub async fn missing(&self, epoch: u64, keys: Vec<String>) -> Result<Vec<String>, RegistrarError> {
         let answer: wire::MissingAnswer =
             self.json(Method::POST, wire::MISSING, &wire::MissingRequest { epoch, keys }).await?;
