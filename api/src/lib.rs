@@ -3,7 +3,6 @@
 //! so tests run the real server on port 0.
 
 pub mod auth;
-pub mod control;
 pub mod error;
 mod extract;
 pub mod lifecycle;
@@ -44,7 +43,7 @@ pub struct ApiConfig {
     pub unenforceable: Option<Vec<(String, String)>>,
     /// Reaches executors' daemons; `None` where this API cannot (then
     /// capture calls answer 409).
-    pub control: Option<std::sync::Arc<dyn control::ExecutorControl>>,
+    pub control: Option<std::sync::Arc<dyn sluice_executor::Executors>>,
 }
 
 #[derive(Clone, Debug)]

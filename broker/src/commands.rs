@@ -8,7 +8,8 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use base64::Engine as _;
 use serde_json::json;
-use sluice_api::control::{ControlError, Target};
+use sluice_executor::daemon::CommandCall;
+use sluice_executor::{RefusalCode, Target};
 use sluice_protocol::CommandStatus;
 
 use crate::exec::{ExecBody, daemon_request, executor, upstream, validate};
@@ -55,14 +56,15 @@ pub async fn start(
     let control = state.control.as_ref().ok_or_else(BrokerError::internal)?;
     let request = daemon_request(body, stdin, timeout);
     let target = Target { run_id: &run_id, endpoint: &endpoint };
-    let status = control.command(target, &identity, Some(request), false).await.map_err(|e| match e {
+    let call = CommandCall::Start(request);
+    let status = control.command(target, &identity, call).await.map_err(|e| match e.refusal() {
         // Refused before anything was dispatched.
-        ControlError::Status(409 | 400 | 422) => BrokerError::new(
+        Some(RefusalCode::ExecutorFinalized | RefusalCode::Invalid | RefusalCode::CommandNotStartable) => BrokerError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "command_not_started",
             "the command was not started: its program or directory was not found, or the workspace takes no new work",
         ),
-        other => upstream(other),
+        _ => upstream(e),
     })?;
     let code = if status.created { StatusCode::ACCEPTED } else { StatusCode::OK };
     Ok(ok(code, status_json(&status)))
@@ -95,5 +97,6 @@ async fn read_or_cancel(
     let (run_id, endpoint) = executor(state, instance, id).await?;
     let control = state.control.as_ref().ok_or_else(BrokerError::internal)?;
     let target = Target { run_id: &run_id, endpoint: &endpoint };
-    control.command(target, identity, None, cancel).await.map_err(upstream)
+    let call = if cancel { CommandCall::Cancel } else { CommandCall::Read };
+    control.command(target, identity, call).await.map_err(upstream)
 }

@@ -9,7 +9,7 @@ use axum::response::Response;
 use base64::Engine as _;
 use serde::Deserialize;
 use serde_json::json;
-use sluice_api::control::{ControlError, Target};
+use sluice_executor::{ExecutorError, Target};
 
 use crate::lease::{DEFAULT_EXEC_TIMEOUT_SECONDS, MAX_EXEC_TIMEOUT_SECONDS, MAX_FILE_BYTES, MAX_OUTPUT_BYTES};
 use crate::workspaces::{owned, owner_of, usable};
@@ -56,12 +56,12 @@ fn too_large(field: &str) -> BrokerError {
     )
 }
 
-pub(crate) fn upstream(e: ControlError) -> BrokerError {
+pub(crate) fn upstream(e: ExecutorError) -> BrokerError {
     // Only the class: a daemon's message may quote the request (argv, paths).
     let class = match &e {
-        ControlError::Unreachable(_) => "unreachable".to_owned(),
-        ControlError::Refused(_) => "refused".to_owned(),
-        ControlError::Status(status) => format!("answered {status}"),
+        ExecutorError::Unreachable(_) => "unreachable",
+        ExecutorError::NotHere(_) => "not reachable from this process",
+        ExecutorError::Refused { code, .. } => code.as_str(),
     };
     tracing::warn!(daemon = %class, "the executor's daemon failed a broker call");
     let mut error = BrokerError::new(StatusCode::BAD_GATEWAY, "upstream_error", "the workspace's sandbox failed");

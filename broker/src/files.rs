@@ -7,7 +7,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::json;
-use sluice_api::control::{ControlError, Target};
+use sluice_executor::{ExecutorError, RefusalCode, Target};
 
 use crate::exec::{absolute_path, decode, executor, upstream};
 use crate::lease::MAX_FILE_BYTES;
@@ -27,24 +27,26 @@ pub struct WriteBody {
 }
 
 /// The protocol's codes for what the daemon's file call answered.
-fn file_error(e: ControlError) -> BrokerError {
-    match e {
-        ControlError::Status(404) => {
+fn file_error(e: ExecutorError) -> BrokerError {
+    match e.refusal() {
+        Some(RefusalCode::FileNotFound) => {
             BrokerError::new(StatusCode::NOT_FOUND, "file_not_found", "the path does not exist in the workspace")
         }
-        ControlError::Status(422) => {
+        Some(RefusalCode::NotAFile) => {
             BrokerError::new(StatusCode::UNPROCESSABLE_ENTITY, "not_a_file", "the path is not a regular file")
         }
-        ControlError::Status(413) => BrokerError::new(
+        Some(RefusalCode::FileTooLarge) => BrokerError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             "file_too_large",
             format!("the file is over max_file_bytes ({MAX_FILE_BYTES})"),
         ),
-        ControlError::Status(403) => {
+        Some(RefusalCode::PermissionDenied) => {
             BrokerError::new(StatusCode::UNPROCESSABLE_ENTITY, "not_a_file", "the workspace may not use that path")
         }
-        ControlError::Status(409) => BrokerError::new(StatusCode::GONE, "workspace_gone", "the workspace is ending"),
-        other => upstream(other),
+        Some(RefusalCode::ExecutorFinalized) => {
+            BrokerError::new(StatusCode::GONE, "workspace_gone", "the workspace is ending")
+        }
+        _ => upstream(e),
     }
 }
 

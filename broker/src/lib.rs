@@ -36,7 +36,7 @@ pub struct BrokerState {
     /// Wakes this process's worker when work was enqueued.
     pub wake: Option<std::sync::Arc<tokio::sync::Notify>>,
     /// Calls into executors' daemons.
-    pub control: Option<std::sync::Arc<dyn sluice_api::control::ExecutorControl>>,
+    pub control: Option<std::sync::Arc<dyn sluice_executor::Executors>>,
 }
 
 impl BrokerState {

@@ -8,7 +8,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::json;
-use sluice_api::control::{ControlError, Target};
+use sluice_executor::{ExecutorError, Target};
 use sluice_store::StoreError;
 use sluice_store::broker_snapshots::{BrokerSnapshot, NewSnapshot, SnapshotClaim};
 use sluice_store::clock::rfc3339_seconds;
@@ -99,7 +99,7 @@ pub async fn create(
         let control = state.control.as_ref().ok_or_else(BrokerError::internal)?;
         let target = Target { run_id: &run_id, endpoint: &endpoint };
         control.snapshot(target, &snapshot_id, &body.dir).await.map_err(|e| match e {
-            ControlError::Refused(_) => BrokerError::invalid("dir: not a readable directory in the workspace"),
+            ExecutorError::Refused { .. } => BrokerError::invalid("dir: not a readable directory in the workspace"),
             other => upstream(other),
         })
     };

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use clap::Args;
 use serde_json::{Value, json};
+use sluice_executor::daemon::DaemonClient;
 use sluice_store::Secret;
-use sluice_worker::daemon_client::DaemonClient;
 
 #[derive(Args, Debug)]
 pub struct BenchReadyArgs {

@@ -5,7 +5,6 @@ mod bench_capture;
 mod bench_ready;
 mod broker;
 mod config;
-mod control;
 mod operate;
 
 use std::sync::Arc;
@@ -229,7 +228,7 @@ async fn run_api(store_args: StoreArgs, api_args: ApiArgs, worker_args: Option<W
         default_ttl_seconds: api_args.default_ttl_seconds,
         http: api_args.http_limits(),
         unenforceable,
-        control: Some(Arc::new(control::DaemonControl::new(store.clone(), objects.clone()))),
+        control: Some(Arc::new(sluice_worker::executors::LocalExecutors::new(store.clone(), objects.clone()))),
     };
     let listener = tokio::net::TcpListener::bind(&api_args.listen)
         .await
@@ -257,7 +256,7 @@ async fn run_api(store_args: StoreArgs, api_args: ApiArgs, worker_args: Option<W
             let router = sluice_broker::router(sluice_broker::BrokerState {
                 store: store.clone(),
                 wake: Some(broker_wake.clone()),
-                control: Some(Arc::new(control::DaemonControl::new(store.clone(), objects.clone()))),
+                control: Some(Arc::new(sluice_worker::executors::LocalExecutors::new(store.clone(), objects.clone()))),
             });
             let limits = sluice_api::listener::HttpLimits {
                 max_body_bytes: sluice_broker::MAX_BODY_BYTES,

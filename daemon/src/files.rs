@@ -5,26 +5,25 @@
 use std::io::Write;
 use std::path::Path;
 
-use axum::http::StatusCode;
 use base64::Engine as _;
-use sluice_protocol::{FileContents, FileRead, FileWrite};
+use sluice_protocol::{FileContents, FileRead, FileWrite, RefusalCode};
 
-/// Why a file call was refused: the status the protocol's codes map from.
+/// Why a file call was refused.
 #[derive(Debug)]
 pub struct FileRefusal {
-    pub status: StatusCode,
+    pub code: RefusalCode,
     pub message: &'static str,
 }
 
-fn refusal(status: StatusCode, message: &'static str) -> FileRefusal {
-    FileRefusal { status, message }
+fn refusal(code: RefusalCode, message: &'static str) -> FileRefusal {
+    FileRefusal { code, message }
 }
 
 fn io_refusal(e: &std::io::Error) -> FileRefusal {
     match e.kind() {
-        std::io::ErrorKind::NotFound => refusal(StatusCode::NOT_FOUND, "no such file"),
-        std::io::ErrorKind::PermissionDenied => refusal(StatusCode::FORBIDDEN, "permission denied"),
-        _ => refusal(StatusCode::INTERNAL_SERVER_ERROR, "the file could not be used"),
+        std::io::ErrorKind::NotFound => refusal(RefusalCode::FileNotFound, "no such file"),
+        std::io::ErrorKind::PermissionDenied => refusal(RefusalCode::PermissionDenied, "permission denied"),
+        _ => refusal(RefusalCode::Internal, "the file could not be used"),
     }
 }
 
@@ -33,10 +32,10 @@ pub fn read(request: &FileRead) -> Result<FileContents, FileRefusal> {
     let path = Path::new(&request.path);
     let metadata = std::fs::metadata(path).map_err(|e| io_refusal(&e))?;
     if !metadata.is_file() {
-        return Err(refusal(StatusCode::UNPROCESSABLE_ENTITY, "not a regular file"));
+        return Err(refusal(RefusalCode::NotAFile, "not a regular file"));
     }
     if metadata.len() > request.max_bytes {
-        return Err(refusal(StatusCode::PAYLOAD_TOO_LARGE, "the file is over the limit"));
+        return Err(refusal(RefusalCode::FileTooLarge, "the file is over the limit"));
     }
     let mut bytes = Vec::with_capacity(metadata.len() as usize);
     let file = std::fs::File::open(path).map_err(|e| io_refusal(&e))?;
@@ -44,7 +43,7 @@ pub fn read(request: &FileRead) -> Result<FileContents, FileRefusal> {
     std::io::Read::read_to_end(&mut std::io::Read::take(file, request.max_bytes + 1), &mut bytes)
         .map_err(|e| io_refusal(&e))?;
     if bytes.len() as u64 > request.max_bytes {
-        return Err(refusal(StatusCode::PAYLOAD_TOO_LARGE, "the file is over the limit"));
+        return Err(refusal(RefusalCode::FileTooLarge, "the file is over the limit"));
     }
     Ok(FileContents {
         size_bytes: bytes.len() as u64,
@@ -56,18 +55,18 @@ pub fn read(request: &FileRead) -> Result<FileContents, FileRefusal> {
 pub fn write(request: &FileWrite) -> Result<(), FileRefusal> {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(&request.contents_b64)
-        .map_err(|_| refusal(StatusCode::BAD_REQUEST, "contentsB64 is not base64"))?;
+        .map_err(|_| refusal(RefusalCode::Invalid, "contentsB64 is not base64"))?;
     let path = Path::new(&request.path);
     let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
-        return Err(refusal(StatusCode::UNPROCESSABLE_ENTITY, "not a regular file"));
+        return Err(refusal(RefusalCode::NotAFile, "not a regular file"));
     };
     if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
-        return Err(refusal(StatusCode::UNPROCESSABLE_ENTITY, "not a regular file"));
+        return Err(refusal(RefusalCode::NotAFile, "not a regular file"));
     }
     std::fs::create_dir_all(parent).map_err(|e| match e.kind() {
         // A parent that is a file.
         std::io::ErrorKind::AlreadyExists | std::io::ErrorKind::NotADirectory => {
-            refusal(StatusCode::UNPROCESSABLE_ENTITY, "not a regular file")
+            refusal(RefusalCode::NotAFile, "not a regular file")
         }
         _ => io_refusal(&e),
     })?;
@@ -99,20 +98,14 @@ mod tests {
         assert_eq!((read_back.contents_b64, read_back.size_bytes), (contents, 4));
         write(&FileWrite { path: path.clone(), contents_b64: "eA==".into() }).unwrap();
         assert_eq!(read(&FileRead { path: path.clone(), max_bytes: 10 }).unwrap().size_bytes, 1, "replaced");
-        assert_eq!(
-            read(&FileRead { path: path.clone(), max_bytes: 0 }).unwrap_err().status,
-            StatusCode::PAYLOAD_TOO_LARGE
-        );
+        assert_eq!(read(&FileRead { path: path.clone(), max_bytes: 0 }).unwrap_err().code, RefusalCode::FileTooLarge);
         let missing = dir.path().join("nope").display().to_string();
-        assert_eq!(read(&FileRead { path: missing, max_bytes: 10 }).unwrap_err().status, StatusCode::NOT_FOUND);
+        assert_eq!(read(&FileRead { path: missing, max_bytes: 10 }).unwrap_err().code, RefusalCode::FileNotFound);
         let a_dir = dir.path().join("a").display().to_string();
-        assert_eq!(
-            read(&FileRead { path: a_dir.clone(), max_bytes: 10 }).unwrap_err().status,
-            StatusCode::UNPROCESSABLE_ENTITY
-        );
+        assert_eq!(read(&FileRead { path: a_dir.clone(), max_bytes: 10 }).unwrap_err().code, RefusalCode::NotAFile);
         let onto_dir = FileWrite { path: a_dir, contents_b64: "eA==".into() };
-        assert_eq!(write(&onto_dir).unwrap_err().status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert_eq!(write(&onto_dir).unwrap_err().code, RefusalCode::NotAFile);
         let under_file = FileWrite { path: format!("{path}/x"), contents_b64: "eA==".into() };
-        assert_eq!(write(&under_file).unwrap_err().status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert_eq!(write(&under_file).unwrap_err().code, RefusalCode::NotAFile);
     }
 }

@@ -35,7 +35,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use sha2::{Digest, Sha256};
 pub use sluice_protocol::Origin;
-use sluice_protocol::{BootSecret, Refusal, Status};
+use sluice_protocol::{BootSecret, Refusal, RefusalCode, Status};
 
 #[derive(Debug, thiserror::Error)]
 pub enum DaemonError {
@@ -405,7 +405,7 @@ async fn authenticate(State(daemon): State<Arc<Daemon>>, request: Request, next:
         }
         next.run(request).await
     } else {
-        refused(StatusCode::UNAUTHORIZED, "a valid control token is required".into())
+        refused(RefusalCode::Unauthenticated, "a valid control token is required".into())
     }
 }
 
@@ -413,7 +413,7 @@ async fn authenticate(State(daemon): State<Arc<Daemon>>, request: Request, next:
 /// session is claimed and its worktree restored.
 async fn health(State(daemon): State<Arc<Daemon>>) -> Response {
     if daemon.capture.as_ref().is_some_and(|c| !c.ready()) {
-        return refused(StatusCode::SERVICE_UNAVAILABLE, "restoring the capture session's head".into());
+        return refused(RefusalCode::Restoring, "restoring the capture session's head".into());
     }
     Json(serde_json::json!({"status": "ok"})).into_response()
 }
@@ -430,7 +430,7 @@ async fn status(State(daemon): State<Arc<Daemon>>) -> Json<Status> {
 }
 
 fn no_capture() -> Response {
-    refused(StatusCode::CONFLICT, "this executor has no capture session".into())
+    refused(RefusalCode::NoCapture, "this executor has no capture session".into())
 }
 
 async fn capture_status(State(daemon): State<Arc<Daemon>>) -> Response {
@@ -447,18 +447,18 @@ async fn bind(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) -> Res
     use sluice_protocol::capture::{Bind, BindRequest};
     let request: BindRequest = match serde_json::from_slice(&body) {
         Ok(r) => r,
-        Err(e) => return refused(StatusCode::BAD_REQUEST, format!("bind request: {e}")),
+        Err(e) => return refused(RefusalCode::Invalid, format!("bind request: {e}")),
     };
     let mount_path = request.mount_path.unwrap_or_else(|| daemon.workdir_name.clone());
     if mount_path != daemon.workdir_name {
         return refused(
-            StatusCode::BAD_REQUEST,
+            RefusalCode::Invalid,
             format!("mountPath {mount_path} is not bindable: only the working directory ({}) is", daemon.workdir_name),
         );
     }
     let subpath = request.subpath.trim_matches('/').to_owned();
     if subpath.split('/').any(|p| p == ".." || p == ".") {
-        return refused(StatusCode::BAD_REQUEST, "subpath must stay under the working directory".into());
+        return refused(RefusalCode::Invalid, "subpath must stay under the working directory".into());
     }
     if !subpath.is_empty() {
         let ids = daemon.workload;
@@ -469,7 +469,7 @@ async fn bind(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) -> Res
             Err(e) => Err(e),
         };
         if !matches!(made, Ok(Ok(()))) {
-            return refused(StatusCode::CONFLICT, format!("cannot make {subpath} under the working directory"));
+            return refused(RefusalCode::NotApplied, format!("cannot make {subpath} under the working directory"));
         }
     }
     let answer = {
@@ -484,7 +484,7 @@ async fn bind(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) -> Res
     let text = serde_json::to_vec(&answer).unwrap_or_default();
     let tmp = daemon.state_dir.join(format!("{BINDS_FILE}.tmp"));
     if std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, daemon.state_dir.join(BINDS_FILE))).is_err() {
-        return refused(StatusCode::CONFLICT, "cannot keep the binds on the executor's disk".into());
+        return refused(RefusalCode::NotApplied, "cannot keep the binds on the executor's disk".into());
     }
     Json(answer).into_response()
 }
@@ -496,7 +496,7 @@ async fn capture_flush(State(daemon): State<Arc<Daemon>>, body: axum::body::Byte
     let Some(capture) = &daemon.capture else { return no_capture() };
     let request: sluice_protocol::capture::FlushRequest = match serde_json::from_slice(&body) {
         Ok(r) => r,
-        Err(e) => return refused(StatusCode::BAD_REQUEST, format!("flush request: {e}")),
+        Err(e) => return refused(RefusalCode::Invalid, format!("flush request: {e}")),
     };
     let deadline = request.deadline_ms.map_or(DEFAULT_FLUSH_DEADLINE, std::time::Duration::from_millis);
     Json(capture.flush(request, deadline).await).into_response()
@@ -505,16 +505,31 @@ async fn capture_flush(State(daemon): State<Arc<Daemon>>, body: axum::body::Byte
 async fn capture_replan(State(daemon): State<Arc<Daemon>>) -> Response {
     let Some(capture) = &daemon.capture else { return no_capture() };
     if capture.finalizing() {
-        return refused(StatusCode::CONFLICT, "a final flush ended this executor's work; it takes no new work".into());
+        return finalized();
     }
     match capture.replan().await {
         Ok(done) => Json(done).into_response(),
-        Err(e) => refused(StatusCode::CONFLICT, format!("re-plan failed: {e}")),
+        Err(e) => refused(RefusalCode::NotApplied, format!("re-plan failed: {e}")),
     }
 }
 
-fn refused(status: StatusCode, message: String) -> Response {
-    (status, Json(Refusal { message, code: None })).into_response()
+/// The one place a refusal becomes an HTTP answer.
+fn refused(code: RefusalCode, message: String) -> Response {
+    let status = match code {
+        RefusalCode::Unauthenticated => StatusCode::UNAUTHORIZED,
+        RefusalCode::Invalid => StatusCode::BAD_REQUEST,
+        RefusalCode::Restoring => StatusCode::SERVICE_UNAVAILABLE,
+        RefusalCode::NoCapture | RefusalCode::ExecutorFinalized | RefusalCode::NotApplied => StatusCode::CONFLICT,
+        RefusalCode::FileNotFound => StatusCode::NOT_FOUND,
+        RefusalCode::PermissionDenied => StatusCode::FORBIDDEN,
+        RefusalCode::NotAFile | RefusalCode::CommandNotStartable | RefusalCode::Unreadable => {
+            StatusCode::UNPROCESSABLE_ENTITY
+        }
+        RefusalCode::FileTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+        RefusalCode::ScanGone => StatusCode::GONE,
+        RefusalCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    (status, Json(Refusal { code, message })).into_response()
 }
 
 /// A snapshot's bulk threshold when the executor has no capture setup.
@@ -524,17 +539,17 @@ const SNAPSHOT_BODY_LIMIT: usize = 64 << 20;
 
 fn snapshot_refused(e: snapshots::SnapshotError) -> Response {
     use snapshots::SnapshotError as E;
-    let status = match e {
-        E::Invalid(_) | E::Corrupt => StatusCode::BAD_REQUEST,
-        E::Unreadable | E::UnreadablePaths(_) => StatusCode::UNPROCESSABLE_ENTITY,
-        E::UnknownScan => StatusCode::GONE,
-        E::Io(_) => StatusCode::INTERNAL_SERVER_ERROR,
+    let code = match e {
+        E::Invalid(_) | E::Corrupt => RefusalCode::Invalid,
+        E::Unreadable | E::UnreadablePaths(_) => RefusalCode::Unreadable,
+        E::UnknownScan => RefusalCode::ScanGone,
+        E::Io(_) => RefusalCode::Internal,
     };
-    refused(status, e.to_string())
+    refused(code, e.to_string())
 }
 
 fn parse<T: serde::de::DeserializeOwned>(body: &[u8], what: &str) -> Result<T, Response> {
-    serde_json::from_slice(body).map_err(|e| refused(StatusCode::BAD_REQUEST, format!("{what}: {e}")))
+    serde_json::from_slice(body).map_err(|e| refused(RefusalCode::Invalid, format!("{what}: {e}")))
 }
 
 async fn snapshot_scan(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) -> Response {
@@ -546,7 +561,7 @@ async fn snapshot_scan(State(daemon): State<Arc<Daemon>>, body: axum::body::Byte
     match daemon.files.run(move || snapshots::scan(&request.dir, threshold)).await {
         Ok(Ok(snapped)) => Json(snapshots::scanned(&daemon.scans, snapped)).into_response(),
         Ok(Err(e)) => snapshot_refused(e),
-        Err(e) => refused(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+        Err(e) => refused(RefusalCode::Internal, e.to_string()),
     }
 }
 
@@ -563,7 +578,7 @@ async fn snapshot_objects(State(daemon): State<Arc<Daemon>>, body: axum::body::B
         Ok(Ok(frames)) => frames.into_response(),
         // A file changed since the scan: the snapshot scans again.
         Ok(Err(_)) => snapshot_refused(snapshots::SnapshotError::UnknownScan),
-        Err(e) => refused(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+        Err(e) => refused(RefusalCode::Internal, e.to_string()),
     }
 }
 
@@ -576,7 +591,7 @@ async fn snapshot_prepare(State(daemon): State<Arc<Daemon>>, body: axum::body::B
     match daemon.files.run(move || snapshots::prepare(&request.dir, &request.small, &request.bulk, threshold)).await {
         Ok(Ok(prepared)) => Json(prepared).into_response(),
         Ok(Err(e)) => snapshot_refused(e),
-        Err(e) => refused(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+        Err(e) => refused(RefusalCode::Internal, e.to_string()),
     }
 }
 
@@ -585,7 +600,7 @@ async fn snapshot_write(State(daemon): State<Arc<Daemon>>, body: axum::body::Byt
         let len = u32::from_be_bytes(len.try_into().expect("four bytes")) as usize;
         rest.split_at_checked(len)
     }) else {
-        return refused(StatusCode::BAD_REQUEST, "a write batch starts with its header's length".into());
+        return refused(RefusalCode::Invalid, "a write batch starts with its header's length".into());
     };
     let batch: sluice_protocol::snapshot::WriteBatch = match parse(header, "snapshot write") {
         Ok(b) => b,
@@ -595,13 +610,13 @@ async fn snapshot_write(State(daemon): State<Arc<Daemon>>, body: axum::body::Byt
     match daemon.files.run(move || snapshots::write(&batch, &frames)).await {
         Ok(Ok(())) => StatusCode::NO_CONTENT.into_response(),
         Ok(Err(e)) => snapshot_refused(e),
-        Err(e) => refused(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+        Err(e) => refused(RefusalCode::Internal, e.to_string()),
     }
 }
 
 fn invalid_identity(identity: &str) -> Option<Response> {
     (!commands::valid_identity(identity))
-        .then(|| refused(StatusCode::BAD_REQUEST, "identity: 1 to 128 characters of [A-Za-z0-9._:-]".into()))
+        .then(|| refused(RefusalCode::Invalid, "identity: 1 to 128 characters of [A-Za-z0-9._:-]".into()))
 }
 
 async fn start_command(
@@ -617,10 +632,10 @@ async fn start_command(
     }
     let request: exec::ExecRequest = match serde_json::from_slice(&body) {
         Ok(r) => daemon.with_exec_env(r),
-        Err(e) => return refused(StatusCode::BAD_REQUEST, format!("command request: {e}")),
+        Err(e) => return refused(RefusalCode::Invalid, format!("command request: {e}")),
     };
     if request.argv.first().is_none_or(|p| p.is_empty()) {
-        return refused(StatusCode::BAD_REQUEST, "argv must name a program".into());
+        return refused(RefusalCode::Invalid, "argv must name a program".into());
     }
     // A repeated start answers the status whatever its body; a new one
     // that cannot start is refused before anything is claimed.
@@ -628,11 +643,11 @@ async fn start_command(
     if daemon.commands.status(&identity).state == "unknown"
         && let Err(why) = commands::preflight(&workdir, &request)
     {
-        return refused(StatusCode::UNPROCESSABLE_ENTITY, why.into());
+        return refused(RefusalCode::CommandNotStartable, why.into());
     }
     match daemon.commands.start(&identity, request, workdir, daemon.processes.clone()) {
         Ok(status) => Json(status).into_response(),
-        Err(e) => refused(StatusCode::INTERNAL_SERVER_ERROR, format!("the command could not be claimed: {e}")),
+        Err(e) => refused(RefusalCode::Internal, format!("the command could not be claimed: {e}")),
     }
 }
 
@@ -655,19 +670,19 @@ async fn cancel_command(
     }
     match daemon.commands.cancel(&identity) {
         Ok(status) => Json(status).into_response(),
-        Err(e) => refused(StatusCode::INTERNAL_SERVER_ERROR, format!("the command could not be canceled: {e}")),
+        Err(e) => refused(RefusalCode::Internal, format!("the command could not be canceled: {e}")),
     }
 }
 
 async fn read_file(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) -> Response {
     let request: sluice_protocol::FileRead = match serde_json::from_slice(&body) {
         Ok(r) => r,
-        Err(e) => return refused(StatusCode::BAD_REQUEST, format!("file read request: {e}")),
+        Err(e) => return refused(RefusalCode::Invalid, format!("file read request: {e}")),
     };
     match daemon.files.run(move || files::read(&request)).await {
         Ok(Ok(contents)) => Json(contents).into_response(),
-        Ok(Err(refusal)) => refused(refusal.status, refusal.message.to_owned()),
-        Err(e) => refused(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+        Ok(Err(refusal)) => refused(refusal.code, refusal.message.to_owned()),
+        Err(e) => refused(RefusalCode::Internal, e.to_string()),
     }
 }
 
@@ -677,22 +692,18 @@ async fn write_file(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) 
     }
     let request: sluice_protocol::FileWrite = match serde_json::from_slice(&body) {
         Ok(r) => r,
-        Err(e) => return refused(StatusCode::BAD_REQUEST, format!("file write request: {e}")),
+        Err(e) => return refused(RefusalCode::Invalid, format!("file write request: {e}")),
     };
     match daemon.files.run(move || files::write(&request)).await {
         Ok(Ok(())) => StatusCode::NO_CONTENT.into_response(),
-        Ok(Err(refusal)) => refused(refusal.status, refusal.message.to_owned()),
-        Err(e) => refused(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+        Ok(Err(refusal)) => refused(refusal.code, refusal.message.to_owned()),
+        Err(e) => refused(RefusalCode::Internal, e.to_string()),
     }
 }
 
 /// The refusal of new work once a final flush began.
 fn finalized() -> Response {
-    let refusal = Refusal {
-        message: DaemonError::Finalized.to_string(),
-        code: Some(sluice_protocol::refusal::EXECUTOR_FINALIZED.into()),
-    };
-    (StatusCode::CONFLICT, Json(refusal)).into_response()
+    refused(RefusalCode::ExecutorFinalized, DaemonError::Finalized.to_string())
 }
 
 async fn run_exec(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) -> Response {
@@ -701,7 +712,7 @@ async fn run_exec(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) ->
     }
     let request: exec::ExecRequest = match serde_json::from_slice(&body) {
         Ok(r) => daemon.with_exec_env(r),
-        Err(e) => return refused(StatusCode::BAD_REQUEST, format!("exec request: {e}")),
+        Err(e) => return refused(RefusalCode::Invalid, format!("exec request: {e}")),
     };
     let result = exec::run(&daemon.effective_workdir(), request, &daemon.processes).await;
     if let Some(capture) = &daemon.capture {
@@ -710,7 +721,7 @@ async fn run_exec(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) ->
     match result {
         Ok(result) => Json(result).into_response(),
         Err(DaemonError::Finalized) => finalized(),
-        Err(e) => refused(StatusCode::BAD_REQUEST, e.to_string()),
+        Err(e) => refused(RefusalCode::Invalid, e.to_string()),
     }
 }
 

@@ -10,14 +10,6 @@ pub mod registrar;
 pub mod snapshot;
 pub mod stamp;
 
-/// The codes a daemon's refusal carries, for the refusals callers act on.
-pub mod refusal {
-    /// A final flush began: the executor takes no new work.
-    pub const EXECUTOR_FINALIZED: &str = "executor-finalized";
-    /// Every code a daemon may send.
-    pub const ALL: &[&str] = &[EXECUTOR_FINALIZED];
-}
-
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -198,18 +190,103 @@ pub struct ExecResponse {
     pub stopped_by_final: bool,
 }
 
+/// Why a daemon refused a call: the closed set callers match on. The
+/// daemon turns each into its HTTP status in one place; callers read the
+/// code, never the status.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "kebab-case")]
+pub enum RefusalCode {
+    /// No valid control token.
+    Unauthenticated,
+    /// The request is malformed or names something outside the executor's rules.
+    Invalid,
+    /// The daemon is still restoring the capture session's head.
+    Restoring,
+    /// The executor has no capture session.
+    NoCapture,
+    /// A final flush began: the executor takes no new work.
+    ExecutorFinalized,
+    /// A re-plan or a bind could not be carried out.
+    NotApplied,
+    /// The path names nothing.
+    FileNotFound,
+    /// The workload may not use the path.
+    PermissionDenied,
+    /// The path is not a regular file (or a parent is not a directory).
+    NotAFile,
+    /// The file is larger than the call allows.
+    FileTooLarge,
+    /// A command whose program or directory is missing.
+    CommandNotStartable,
+    /// A snapshot scan the daemon no longer holds.
+    ScanGone,
+    /// The directory to snapshot cannot be read whole.
+    Unreadable,
+    /// The daemon failed on its side.
+    Internal,
+}
+
+impl RefusalCode {
+    /// The code as it is sent.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RefusalCode::Unauthenticated => "unauthenticated",
+            RefusalCode::Invalid => "invalid",
+            RefusalCode::Restoring => "restoring",
+            RefusalCode::NoCapture => "no-capture",
+            RefusalCode::ExecutorFinalized => "executor-finalized",
+            RefusalCode::NotApplied => "not-applied",
+            RefusalCode::FileNotFound => "file-not-found",
+            RefusalCode::PermissionDenied => "permission-denied",
+            RefusalCode::NotAFile => "not-a-file",
+            RefusalCode::FileTooLarge => "file-too-large",
+            RefusalCode::CommandNotStartable => "command-not-startable",
+            RefusalCode::ScanGone => "scan-gone",
+            RefusalCode::Unreadable => "unreadable",
+            RefusalCode::Internal => "internal",
+        }
+    }
+
+    pub const ALL: [RefusalCode; 14] = [
+        RefusalCode::Unauthenticated,
+        RefusalCode::Invalid,
+        RefusalCode::Restoring,
+        RefusalCode::NoCapture,
+        RefusalCode::ExecutorFinalized,
+        RefusalCode::NotApplied,
+        RefusalCode::FileNotFound,
+        RefusalCode::PermissionDenied,
+        RefusalCode::NotAFile,
+        RefusalCode::FileTooLarge,
+        RefusalCode::CommandNotStartable,
+        RefusalCode::ScanGone,
+        RefusalCode::Unreadable,
+        RefusalCode::Internal,
+    ];
+}
+
 /// A refusal from the daemon (any non-2xx answer).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Refusal {
+    pub code: RefusalCode,
     pub message: String,
-    /// What kind of refusal it is, where callers act on the kind.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub code: Option<String>,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn refusal_codes_are_kebab_case_on_the_wire() {
+        for code in RefusalCode::ALL {
+            let text = serde_json::to_string(&code).unwrap();
+            assert!(text.chars().all(|c| c == '"' || c == '-' || c.is_ascii_lowercase()), "{text}");
+            assert_eq!(serde_json::from_str::<RefusalCode>(&text).unwrap(), code);
+            assert_eq!(text, format!("\"{}\"", code.as_str()));
+        }
+        let refusal: Refusal = serde_json::from_str(r#"{"code":"executor-finalized","message":"m"}"#).unwrap();
+        assert_eq!(refusal.code, RefusalCode::ExecutorFinalized);
+    }
 
     #[test]
     fn shapes_on_the_wire() {

@@ -1,8 +1,6 @@
 //! Everything the worker's own parts fail with: runtimes and the daemon
 //! control connection. Store failures stay `StoreError`.
 
-use std::time::Duration;
-
 #[derive(Debug, thiserror::Error)]
 pub enum WorkerError {
     /// A runtime operation that trying again will not fix (the image does
@@ -12,16 +10,9 @@ pub enum WorkerError {
     /// A runtime operation that may work next time.
     #[error("{0}")]
     Transient(String),
-    #[error("the daemon cannot be reached: {0}")]
-    DaemonUnreachable(String),
-    #[error("the daemon answered {status}: {message}")]
-    DaemonRefused { status: u16, message: String, code: Option<String> },
-    #[error("the daemon did not answer within {0:?}")]
-    DaemonTimeout(Duration),
-    #[error("the daemon's answer was larger than {0} bytes and was dropped")]
-    DaemonAnswerTooLarge(usize),
-    #[error("the daemon's answer was malformed: {0}")]
-    DaemonMalformed(String),
+    /// A call to an executor's daemon.
+    #[error(transparent)]
+    Daemon(#[from] sluice_executor::daemon::DaemonError),
 }
 
 impl WorkerError {

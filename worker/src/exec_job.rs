@@ -4,12 +4,11 @@
 
 use std::time::Duration;
 
-use sluice_protocol::{ExecRequest, ExecResponse, refusal};
+use sluice_executor::daemon::{DaemonClient, DaemonError};
+use sluice_protocol::{ExecRequest, ExecResponse, RefusalCode};
 use sluice_store::{ExecCommandResult, ExecRunStatus, Lease, RunError, StoreError, WorkspaceStatus};
 
 use crate::Worker;
-use crate::daemon_client::DaemonClient;
-use crate::error::WorkerError;
 use crate::reconcile::control_token;
 
 /// Extra time the transport gets beyond a command's own timeout.
@@ -115,7 +114,7 @@ pub async fn run(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreErr
                     return Ok(None);
                 }
             }
-            Err(WorkerError::DaemonRefused { code: Some(code), .. }) if code == refusal::EXECUTOR_FINALIZED => {
+            Err(DaemonError::Refused { code: RefusalCode::ExecutorFinalized, .. }) => {
                 let message = format!(
                     "the executor's final flush began before command {} of {of} could start: it takes no new work",
                     i + 1

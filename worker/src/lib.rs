@@ -9,10 +9,10 @@
 //! still tries to write is refused.
 
 pub mod cadence;
-pub mod daemon_client;
 pub mod decide;
 pub mod error;
 mod exec_job;
+pub mod executors;
 pub mod objects;
 pub mod reconcile;
 pub mod registrar;

@@ -8,10 +8,10 @@ use sluice_store::spec::WorkspaceSpec;
 use sluice_store::{Lease, ReconcileState, RunError, Secret, SecretKind, StoreError};
 
 use crate::Worker;
-use crate::daemon_client::DaemonClient;
 use crate::decide::{Action, FlushAnswer, Observation, decide, retry_allowed};
 use crate::runtime::Runtime as _;
 use crate::runtime::{LaunchRequest, Presence, WorkerError};
+use sluice_executor::daemon::{DaemonClient, DaemonError};
 use sluice_protocol::capture::{CaptureStatus, FlushKind, FlushRequest};
 use sluice_store::DrainState;
 
@@ -123,9 +123,9 @@ async fn drain_once(worker: &Worker, run: &sluice_store::Run) -> FlushAnswer {
         Ok(client) => client,
         Err(e) => return FlushAnswer::Silent(e.to_string()),
     };
-    let heard = |result: Result<CaptureStatus, WorkerError>| match result {
+    let heard = |result: Result<CaptureStatus, DaemonError>| match result {
         Ok(status) => FlushAnswer::Status(Box::new(status)),
-        Err(WorkerError::DaemonRefused { status, message, .. }) => FlushAnswer::Refused(format!("{status}: {message}")),
+        Err(DaemonError::Refused { code, message }) => FlushAnswer::Refused(format!("{}: {message}", code.as_str())),
         Err(e) => FlushAnswer::Silent(e.to_string()),
     };
     let asked = STATUS_WAIT;
@@ -164,8 +164,8 @@ async fn restore_snapshot(
         Ok(_) => Ok(()),
         // A refusal's message may quote what it was sent (paths): only its class.
         Err(SnapshotError::Directory(_)) => Err("the daemon refused the snapshot's directory".into()),
-        Err(SnapshotError::Daemon(WorkerError::DaemonRefused { status, .. })) => {
-            Err(format!("the daemon refused the restore ({status})"))
+        Err(SnapshotError::Daemon(DaemonError::Refused { code, .. })) => {
+            Err(format!("the daemon refused the restore ({})", code.as_str()))
         }
         Err(e) => Err(e.to_string()),
     }

@@ -14,10 +14,10 @@ use sluice_protocol::registrar::{EntryKind, MAX_OBJECT_BYTES, Manifest, frame_he
 use sluice_protocol::snapshot::{BATCH_BYTES, ObjectsRequest, PrepareRequest, WriteBatch, WritePart};
 use sluice_store::capture::ManifestHead;
 
-use crate::daemon_client::DaemonClient;
-use crate::error::WorkerError;
 use crate::objects::{Objects, ObjectsError};
 use crate::registrar::{load_manifest, manifest_problem, store_owned_manifest};
+use sluice_executor::daemon::{DaemonClient, DaemonError};
+use sluice_protocol::RefusalCode;
 
 /// How long one call to the daemon may take.
 const CALL_TIMEOUT: Duration = Duration::from_secs(300);
@@ -33,7 +33,7 @@ pub enum SnapshotError {
     #[error("the directory cannot be snapshotted: {0}")]
     Directory(String),
     #[error(transparent)]
-    Daemon(WorkerError),
+    Daemon(DaemonError),
     /// The daemon answered something a snapshot cannot hold.
     #[error("the daemon's answer is not usable: {0}")]
     Untrusted(String),
@@ -57,9 +57,11 @@ pub struct Restored {
     pub bytes_written: u64,
 }
 
-fn daemon(e: WorkerError) -> SnapshotError {
+fn daemon(e: DaemonError) -> SnapshotError {
     match e {
-        WorkerError::DaemonRefused { status: 400 | 422, message, .. } => SnapshotError::Directory(message),
+        DaemonError::Refused { code: RefusalCode::Invalid | RefusalCode::Unreadable, message } => {
+            SnapshotError::Directory(message)
+        }
         other => SnapshotError::Daemon(other),
     }
 }
@@ -91,7 +93,9 @@ pub async fn take(
         let missing = objects.missing(&wanted).await?;
         match pull(client, objects, &scanned.scan, &missing, &lens).await {
             Ok(()) => {}
-            Err(SnapshotError::Daemon(WorkerError::DaemonRefused { status: 410, .. })) if attempts < 3 => continue,
+            Err(SnapshotError::Daemon(DaemonError::Refused { code: RefusalCode::ScanGone, .. })) if attempts < 3 => {
+                continue;
+            }
             Err(e) => return Err(e),
         }
         let small_manifest = store_owned_manifest(objects, &scanned.small, &format!("{snapshot_id}/small")).await?;
@@ -268,7 +272,7 @@ mod tests {
             let client = hostile_daemon(dir.path(), scanned, frames).await;
             let refused = take(&client, &objects, "snap_x", "/work").await.unwrap_err();
             // More than was asked for is past the answer's bound.
-            let bounded = matches!(refused, SnapshotError::Daemon(WorkerError::DaemonAnswerTooLarge(_)));
+            let bounded = matches!(refused, SnapshotError::Daemon(DaemonError::AnswerTooLarge(_)));
             assert!(matches!(refused, SnapshotError::Untrusted(_)) || bounded, "{case}: {refused}");
             let keys = [key.clone()];
             assert_eq!(objects.missing(&keys).await.unwrap(), keys.to_vec(), "{case}: nothing stored");

@@ -404,17 +404,19 @@ async fn with_fence(
     Ok(status)
 }
 
-fn control(app: &AppState) -> Result<&dyn crate::control::ExecutorControl, ApiError> {
+fn control(app: &AppState) -> Result<&dyn sluice_executor::Executors, ApiError> {
     app.config.control.as_deref().ok_or_else(|| {
         ApiError::conflict("this API process cannot reach executors' daemons", Some("executor-control-unavailable"))
     })
 }
 
-fn daemon_failed(e: crate::control::ControlError) -> ApiError {
-    use crate::control::ControlError;
+fn daemon_failed(e: sluice_executor::ExecutorError) -> ApiError {
+    use sluice_executor::ExecutorError;
     match e {
-        ControlError::Unreachable(_) => ApiError::conflict(e.to_string(), Some("daemon-unreachable")),
-        ControlError::Refused(_) | ControlError::Status(_) => ApiError::conflict(e.to_string(), Some("daemon-refused")),
+        ExecutorError::Unreachable(_) | ExecutorError::NotHere(_) => {
+            ApiError::conflict(e.to_string(), Some("daemon-unreachable"))
+        }
+        ExecutorError::Refused { .. } => ApiError::conflict(e.to_string(), Some("daemon-refused")),
     }
 }
 
@@ -436,7 +438,7 @@ pub async fn bind_workspace(
     let view = owned(&app, &owner, &workspace_id).await?;
     let (run_id, endpoint) = live_executor(&view)?;
     let request = sluice_protocol::capture::BindRequest { mount_path, subpath: req.subpath };
-    let target = crate::control::Target { run_id: &run_id, endpoint: &endpoint };
+    let target = sluice_executor::Target { run_id: &run_id, endpoint: &endpoint };
     let binds = control(&app)?.bind(target, request).await.map_err(daemon_failed)?;
     Ok(Json(WorkspaceBinds {
         binds: binds
@@ -459,7 +461,7 @@ pub async fn get_workspace_capture_status(
 ) -> Result<Json<WorkspaceCaptureStatus>, ApiError> {
     let owner = validate::owner(q.owner_user_id)?.into_string();
     let executor = capture_executor(&app, &owner, &workspace_id).await?;
-    let target = crate::control::Target { run_id: &executor.run_id, endpoint: &executor.endpoint };
+    let target = sluice_executor::Target { run_id: &executor.run_id, endpoint: &executor.endpoint };
     let status = control(&app)?.capture_status(target).await.map_err(daemon_failed)?;
     keep_report(&app, &executor.run_id, &status).await?;
     Ok(Json(with_fence(&app, &executor, status).await?))
@@ -506,7 +508,7 @@ pub async fn flush_workspace_capture(
         grace_ms: req.grace_ms.map(|g| g as u64),
     };
     let timeout = std::time::Duration::from_millis(deadline_ms) + FLUSH_SLACK;
-    let target = crate::control::Target { run_id: &executor.run_id, endpoint: &executor.endpoint };
+    let target = sluice_executor::Target { run_id: &executor.run_id, endpoint: &executor.endpoint };
     let status = control(&app)?.capture_flush(target, request, timeout).await.map_err(daemon_failed)?;
     keep_report(&app, &executor.run_id, &status).await?;
     Ok(Json(with_fence(&app, &executor, status).await?))
@@ -526,7 +528,7 @@ pub async fn replan_workspace_capture(
 ) -> Result<Json<WorkspaceCaptureReplanned>, ApiError> {
     let owner = req.owner_user_id.into_string();
     let executor = capture_executor(&app, &owner, &workspace_id).await?;
-    let target = crate::control::Target { run_id: &executor.run_id, endpoint: &executor.endpoint };
+    let target = sluice_executor::Target { run_id: &executor.run_id, endpoint: &executor.endpoint };
     Ok(Json(control(&app)?.capture_replan(target).await.map_err(daemon_failed)?))
 }
 

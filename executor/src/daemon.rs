@@ -12,10 +12,43 @@ use hyper::{Method, Request, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde::de::DeserializeOwned;
 use sluice_protocol::capture::{self, BindRequest, Binds, CaptureStatus, FlushRequest, Replanned};
-use sluice_protocol::{ExecRequest, ExecResponse, Refusal, snapshot};
+use sluice_protocol::{ExecRequest, ExecResponse, Refusal, RefusalCode, snapshot};
 use sluice_store::Secret;
 
-use crate::error::WorkerError;
+/// Why a call to a daemon failed.
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    #[error("the daemon cannot be reached: {0}")]
+    Unreachable(String),
+    /// The daemon refused; its code says why, its message is cut short.
+    #[error("the daemon refused ({code:?}): {message}")]
+    Refused { code: RefusalCode, message: String },
+    #[error("the daemon did not answer within {0:?}")]
+    Timeout(Duration),
+    #[error("the daemon's answer was larger than {0} bytes and was dropped")]
+    AnswerTooLarge(usize),
+    #[error("the daemon's answer was malformed: {0}")]
+    Malformed(String),
+}
+
+impl DaemonError {
+    /// The refusal's code, when the daemon refused.
+    pub fn refusal(&self) -> Option<RefusalCode> {
+        match self {
+            DaemonError::Refused { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+}
+
+impl From<DaemonError> for crate::ExecutorError {
+    fn from(e: DaemonError) -> Self {
+        match e {
+            DaemonError::Refused { code, message } => crate::ExecutorError::Refused { code, message },
+            other => crate::ExecutorError::Unreachable(other.to_string()),
+        }
+    }
+}
 
 /// The longest socket path `connect(2)` takes as it is.
 const SUN_PATH_MAX: usize = 107;
@@ -60,25 +93,26 @@ pub struct DaemonClient {
 }
 
 /// A request body as JSON.
-fn encode<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, WorkerError> {
-    serde_json::to_vec(value).map_err(|e| WorkerError::DaemonUnreachable(e.to_string()))
+fn encode<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, DaemonError> {
+    serde_json::to_vec(value).map_err(|e| DaemonError::Unreachable(e.to_string()))
 }
 
-/// A daemon's refusal: its status and the start of its message (shown in
-/// run errors and logs, where a daemon does not get to write much).
-fn refusal(status: StatusCode, body: &[u8]) -> WorkerError {
-    let (message, code) = serde_json::from_slice::<Refusal>(body).map(|r| (r.message, r.code)).unwrap_or_default();
-    // Only a code the protocol names is kept: a daemon cannot plant text.
-    let code = code.filter(|c| sluice_protocol::refusal::ALL.contains(&c.as_str()));
-    WorkerError::DaemonRefused { status: status.as_u16(), message: message.chars().take(200).collect(), code }
+/// A daemon's refusal: its code and the start of its message (shown in run
+/// errors and logs, where a daemon does not get to write much). A refusal
+/// without one of the protocol's codes is the daemon failing.
+fn refusal(status: StatusCode, body: &[u8]) -> DaemonError {
+    match serde_json::from_slice::<Refusal>(body) {
+        Ok(r) => DaemonError::Refused { code: r.code, message: r.message.chars().take(200).collect() },
+        Err(_) => DaemonError::Refused { code: RefusalCode::Internal, message: format!("answered {status}") },
+    }
 }
 
 impl DaemonClient {
     /// `endpoint` is `unix://PATH`, as the runtime recorded it.
-    pub fn new(endpoint: &str, token: Secret<String>) -> Result<Self, WorkerError> {
+    pub fn new(endpoint: &str, token: Secret<String>) -> Result<Self, DaemonError> {
         let socket = endpoint
             .strip_prefix("unix://")
-            .ok_or_else(|| WorkerError::DaemonUnreachable(format!("unsupported endpoint {endpoint}")))?;
+            .ok_or_else(|| DaemonError::Unreachable(format!("unsupported endpoint {endpoint}")))?;
         Ok(DaemonClient { socket: socket.to_owned(), token })
     }
 
@@ -88,8 +122,8 @@ impl DaemonClient {
         path: &str,
         body: Option<Vec<u8>>,
         limit: usize,
-    ) -> Result<(StatusCode, Bytes), WorkerError> {
-        let unreachable = |e: &dyn std::fmt::Display| WorkerError::DaemonUnreachable(e.to_string());
+    ) -> Result<(StatusCode, Bytes), DaemonError> {
+        let unreachable = |e: &dyn std::fmt::Display| DaemonError::Unreachable(e.to_string());
         let stream = connect(&self.socket).await.map_err(|e| unreachable(&e))?;
         let (mut sender, connection) =
             hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.map_err(|e| unreachable(&e))?;
@@ -106,7 +140,7 @@ impl DaemonClient {
         let status = response.status();
         let bytes = http_body_util::Limited::new(response.into_body(), limit).collect().await.map_err(|e| {
             if e.is::<http_body_util::LengthLimitError>() {
-                WorkerError::DaemonAnswerTooLarge(limit)
+                DaemonError::AnswerTooLarge(limit)
             } else {
                 unreachable(&e)
             }
@@ -121,16 +155,16 @@ impl DaemonClient {
         body: Option<Vec<u8>>,
         timeout: Duration,
         limit: usize,
-    ) -> Result<T, WorkerError> {
+    ) -> Result<T, DaemonError> {
         let (status, bytes) = tokio::time::timeout(timeout, self.call(method, path, body, limit))
             .await
-            .map_err(|_| WorkerError::DaemonTimeout(timeout))??;
+            .map_err(|_| DaemonError::Timeout(timeout))??;
         if !status.is_success() {
             return Err(refusal(status, &bytes));
         }
         // The position and class only: serde's message can quote the answer.
         serde_json::from_slice(&bytes).map_err(|e| {
-            WorkerError::DaemonMalformed(format!("{:?} error at line {} column {}", e.classify(), e.line(), e.column()))
+            DaemonError::Malformed(format!("{:?} error at line {} column {}", e.classify(), e.line(), e.column()))
         })
     }
 
@@ -147,23 +181,23 @@ impl DaemonClient {
     }
 
     /// The daemon's capture status.
-    pub async fn capture_status(&self, timeout: Duration) -> Result<CaptureStatus, WorkerError> {
+    pub async fn capture_status(&self, timeout: Duration) -> Result<CaptureStatus, DaemonError> {
         self.json(Method::GET, capture::CAPTURE_STATUS, None, timeout, MAX_SMALL_ANSWER).await
     }
 
     /// Flushes the daemon's captures; answers its status after.
-    pub async fn capture_flush(&self, request: &FlushRequest, timeout: Duration) -> Result<CaptureStatus, WorkerError> {
+    pub async fn capture_flush(&self, request: &FlushRequest, timeout: Duration) -> Result<CaptureStatus, DaemonError> {
         let bytes = encode(request)?;
         self.json(Method::POST, capture::CAPTURE_FLUSH, Some(bytes), timeout, MAX_SMALL_ANSWER).await
     }
 
     /// Re-plans the daemon's capture.
-    pub async fn capture_replan(&self, timeout: Duration) -> Result<Replanned, WorkerError> {
+    pub async fn capture_replan(&self, timeout: Duration) -> Result<Replanned, DaemonError> {
         self.json(Method::POST, capture::CAPTURE_REPLAN, Some(b"{}".to_vec()), timeout, MAX_SMALL_ANSWER).await
     }
 
     /// Applies a bind; answers the live binds.
-    pub async fn bind(&self, request: &BindRequest, timeout: Duration) -> Result<Binds, WorkerError> {
+    pub async fn bind(&self, request: &BindRequest, timeout: Duration) -> Result<Binds, DaemonError> {
         let bytes = encode(request)?;
         self.json(Method::POST, capture::BIND, Some(bytes), timeout, MAX_SMALL_ANSWER).await
     }
@@ -173,7 +207,7 @@ impl DaemonClient {
         &self,
         request: &sluice_protocol::FileRead,
         timeout: Duration,
-    ) -> Result<sluice_protocol::FileContents, WorkerError> {
+    ) -> Result<sluice_protocol::FileContents, DaemonError> {
         let bytes = encode(request)?;
         // Base64 of at most `max_bytes`, and the envelope.
         let limit = (request.max_bytes as usize).div_ceil(3) * 4 + (64 << 10);
@@ -181,10 +215,10 @@ impl DaemonClient {
     }
 
     /// A call whose successful answer is bytes, not JSON.
-    async fn raw(&self, path: &str, body: Vec<u8>, timeout: Duration, limit: usize) -> Result<Bytes, WorkerError> {
+    async fn raw(&self, path: &str, body: Vec<u8>, timeout: Duration, limit: usize) -> Result<Bytes, DaemonError> {
         let (status, body) = tokio::time::timeout(timeout, self.call(Method::POST, path, Some(body), limit))
             .await
-            .map_err(|_| WorkerError::DaemonTimeout(timeout))??;
+            .map_err(|_| DaemonError::Timeout(timeout))??;
         if status.is_success() {
             return Ok(body);
         }
@@ -192,13 +226,13 @@ impl DaemonClient {
     }
 
     /// Writes a file as the workload (parents made, the file replaced).
-    pub async fn write_file(&self, request: &sluice_protocol::FileWrite, timeout: Duration) -> Result<(), WorkerError> {
+    pub async fn write_file(&self, request: &sluice_protocol::FileWrite, timeout: Duration) -> Result<(), DaemonError> {
         let bytes = encode(request)?;
         self.raw(sluice_protocol::FILES_WRITE, bytes, timeout, MAX_SMALL_ANSWER).await.map(drop)
     }
 
     /// Scans a directory for a snapshot: its manifests and objects.
-    pub async fn snapshot_scan(&self, dir: &str, timeout: Duration) -> Result<snapshot::Scanned, WorkerError> {
+    pub async fn snapshot_scan(&self, dir: &str, timeout: Duration) -> Result<snapshot::Scanned, DaemonError> {
         let bytes = encode(&snapshot::ScanRequest { dir: dir.to_owned() })?;
         self.json(Method::POST, snapshot::SNAPSHOT_SCAN, Some(bytes), timeout, MAX_SCAN_ANSWER).await
     }
@@ -209,7 +243,7 @@ impl DaemonClient {
         request: &snapshot::ObjectsRequest,
         bytes: usize,
         timeout: Duration,
-    ) -> Result<Bytes, WorkerError> {
+    ) -> Result<Bytes, DaemonError> {
         let body = encode(request)?;
         self.raw(snapshot::SNAPSHOT_OBJECTS, body, timeout, bytes + 72 * request.keys.len()).await
     }
@@ -219,7 +253,7 @@ impl DaemonClient {
         &self,
         request: &snapshot::PrepareRequest,
         timeout: Duration,
-    ) -> Result<snapshot::Prepared, WorkerError> {
+    ) -> Result<snapshot::Prepared, DaemonError> {
         let body = encode(request)?;
         // It names at most the files it was sent.
         let limit = body.len() + (64 << 10);
@@ -232,7 +266,7 @@ impl DaemonClient {
         batch: &snapshot::WriteBatch,
         frames: &[u8],
         timeout: Duration,
-    ) -> Result<(), WorkerError> {
+    ) -> Result<(), DaemonError> {
         let header = encode(batch)?;
         let mut body = Vec::with_capacity(4 + header.len() + frames.len());
         body.extend_from_slice(&(header.len() as u32).to_be_bytes());
@@ -247,7 +281,7 @@ impl DaemonClient {
         identity: &str,
         call: CommandCall,
         timeout: Duration,
-    ) -> Result<sluice_protocol::CommandStatus, WorkerError> {
+    ) -> Result<sluice_protocol::CommandStatus, DaemonError> {
         let path = format!("{}/{identity}", sluice_protocol::COMMANDS);
         match call {
             CommandCall::Start(request) => {
@@ -261,7 +295,7 @@ impl DaemonClient {
         }
     }
 
-    pub async fn exec(&self, request: &ExecRequest, timeout: Duration) -> Result<ExecResponse, WorkerError> {
+    pub async fn exec(&self, request: &ExecRequest, timeout: Duration) -> Result<ExecResponse, DaemonError> {
         let bytes = encode(request)?;
         self.json(Method::POST, sluice_protocol::EXEC, Some(bytes), timeout, MAX_EXEC_ANSWER).await
     }
@@ -313,7 +347,7 @@ mod tests {
             fake_daemon(dir.path(), format!("HTTP/1.1 200 OK\r\ncontent-length: {size}\r\n\r\n"), size, b' ');
         let client = DaemonClient::new(&endpoint, Secret::new("t".repeat(32))).unwrap();
         let err = client.exec(&ExecRequest::default(), Duration::from_secs(30)).await.unwrap_err();
-        assert!(matches!(err, WorkerError::DaemonAnswerTooLarge(MAX_EXEC_ANSWER)), "{err}");
+        assert!(matches!(err, DaemonError::AnswerTooLarge(MAX_EXEC_ANSWER)), "{err}");
         assert!(!client.healthy().await);
     }
 
@@ -325,7 +359,7 @@ mod tests {
         let client = DaemonClient::new(&endpoint, Secret::new("t".repeat(32))).unwrap();
         let started = std::time::Instant::now();
         let err = client.exec(&ExecRequest::default(), Duration::from_millis(300)).await;
-        assert!(matches!(err, Err(WorkerError::DaemonTimeout(_))));
+        assert!(matches!(err, Err(DaemonError::Timeout(_))));
         assert!(started.elapsed() < Duration::from_secs(5));
 
         let other = tempfile::tempdir().unwrap();
@@ -339,8 +373,25 @@ mod tests {
         );
         let client = DaemonClient::new(&endpoint, Secret::new("t".repeat(32))).unwrap();
         let err = client.exec(&ExecRequest::default(), Duration::from_secs(5)).await.unwrap_err();
-        assert!(matches!(err, WorkerError::DaemonMalformed(_)), "{err}");
+        assert!(matches!(err, DaemonError::Malformed(_)), "{err}");
         assert!(!err.to_string().contains(secretish), "the error does not quote the answer: {err}");
+    }
+
+    #[tokio::test]
+    async fn a_refusal_is_known_by_its_code_and_one_without_a_known_code_is_a_failure() {
+        for (body, code) in [
+            (r#"{"code":"file-not-found","message":"no such file"}"#, RefusalCode::FileNotFound),
+            (r#"{"code":"made-up","message":"trust me"}"#, RefusalCode::Internal),
+            (r#"not json"#, RefusalCode::Internal),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let head = format!("HTTP/1.1 404 Not Found\r\ncontent-length: {}\r\n\r\n{body}", body.len());
+            let endpoint = fake_daemon(dir.path(), head, 0, b' ');
+            let client = DaemonClient::new(&endpoint, Secret::new("t".repeat(32))).unwrap();
+            let err = client.exec(&ExecRequest::default(), Duration::from_secs(5)).await.unwrap_err();
+            assert_eq!(err.refusal(), Some(code), "{body}: {err}");
+            assert!(!err.to_string().contains("trust me") || code == RefusalCode::FileNotFound, "{err}");
+        }
     }
 
     #[tokio::test]

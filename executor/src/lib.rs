@@ -1,0 +1,95 @@
+//! The executor port: every call into an executor (capture status, flush,
+//! re-plan, bind, exec, files, durable commands, snapshots) goes through
+//! [`Executors`], whoever makes it (the workspaces API, the broker). The
+//! part of sluice that reaches executors implements it: on this host, over
+//! each executor's control socket with [`daemon::DaemonClient`]; a later
+//! implementation routes a call to the host that runs the executor. The
+//! callers only know the port and its closed error.
+
+pub mod daemon;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+pub use sluice_protocol::RefusalCode;
+use sluice_protocol::capture::{BindRequest, Binds, CaptureStatus, FlushRequest, Replanned};
+
+/// Why a call into an executor did not answer.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecutorError {
+    /// The daemon could not be reached, or its answer was not usable.
+    #[error("the executor's daemon did not answer: {0}")]
+    Unreachable(String),
+    /// The daemon refused the call; the code says why.
+    #[error("the executor's daemon refused: {message}")]
+    Refused { code: RefusalCode, message: String },
+    /// This process cannot make the call at all (it has no object store,
+    /// say): a matter of where the call was sent, not of the executor.
+    #[error("{0}")]
+    NotHere(String),
+}
+
+impl ExecutorError {
+    /// The refusal's code, when the daemon refused.
+    pub fn refusal(&self) -> Option<RefusalCode> {
+        match self {
+            ExecutorError::Refused { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+}
+
+pub type ExecutorFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, ExecutorError>> + Send + 'a>>;
+
+/// The executor a call goes to: its run and its control endpoint.
+#[derive(Debug, Clone, Copy)]
+pub struct Target<'a> {
+    pub run_id: &'a str,
+    pub endpoint: &'a str,
+}
+
+/// What a snapshot of an executor's directory left in the object store.
+pub use sluice_store::broker_snapshots::TakenSnapshot;
+
+/// Every call into an executor.
+pub trait Executors: Send + Sync + std::fmt::Debug {
+    fn capture_status<'a>(&'a self, target: Target<'a>) -> ExecutorFuture<'a, CaptureStatus>;
+    fn capture_flush<'a>(
+        &'a self,
+        target: Target<'a>,
+        request: FlushRequest,
+        timeout: Duration,
+    ) -> ExecutorFuture<'a, CaptureStatus>;
+    fn capture_replan<'a>(&'a self, target: Target<'a>) -> ExecutorFuture<'a, Replanned>;
+    fn bind<'a>(&'a self, target: Target<'a>, request: BindRequest) -> ExecutorFuture<'a, Binds>;
+    /// Reads a file in the executor, as its workload.
+    fn read_file<'a>(
+        &'a self,
+        target: Target<'a>,
+        request: sluice_protocol::FileRead,
+    ) -> ExecutorFuture<'a, sluice_protocol::FileContents>;
+    /// Writes a file in the executor, as its workload.
+    fn write_file<'a>(&'a self, target: Target<'a>, request: sluice_protocol::FileWrite) -> ExecutorFuture<'a, ()>;
+    /// Starts, reads or cancels a durable command in the executor.
+    fn command<'a>(
+        &'a self,
+        target: Target<'a>,
+        identity: &'a str,
+        call: daemon::CommandCall,
+    ) -> ExecutorFuture<'a, sluice_protocol::CommandStatus>;
+    /// Snapshots a directory of the executor into the object store.
+    fn snapshot<'a>(
+        &'a self,
+        target: Target<'a>,
+        snapshot_id: &'a str,
+        dir: &'a str,
+    ) -> ExecutorFuture<'a, TakenSnapshot>;
+    /// Runs one command in the executor and answers what it did.
+    fn exec<'a>(
+        &'a self,
+        target: Target<'a>,
+        request: sluice_protocol::ExecRequest,
+        timeout: Duration,
+    ) -> ExecutorFuture<'a, sluice_protocol::ExecResponse>;
+}

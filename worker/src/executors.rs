@@ -1,0 +1,116 @@
+//! The executor port on this host: every call goes to the executor's daemon
+//! over its control socket, with the control token derived from the store's
+//! key (any sluice process holding that key, on the executor's host, can
+//! make it). Snapshots also need the object store, which only a process
+//! serving a worker has.
+
+use std::time::Duration;
+
+use sluice_executor::daemon::{CommandCall, DaemonClient};
+use sluice_executor::{ExecutorError, ExecutorFuture, Executors, TakenSnapshot, Target};
+use sluice_protocol::capture::{BindRequest, Binds, CaptureStatus, FlushRequest, Replanned};
+use sluice_store::Store;
+
+use crate::objects::Objects;
+use crate::snapshots::SnapshotError;
+
+/// How long a status, re-plan, bind, file or command call may take.
+const CALL_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The executors on this host, reached through their daemons' sockets.
+#[derive(Debug)]
+pub struct LocalExecutors {
+    store: Store,
+    /// Where snapshots go: only a process that serves a worker has one.
+    objects: Option<Objects>,
+}
+
+impl LocalExecutors {
+    pub fn new(store: Store, objects: Option<Objects>) -> LocalExecutors {
+        LocalExecutors { store, objects }
+    }
+
+    fn client(&self, target: Target<'_>) -> Result<DaemonClient, ExecutorError> {
+        let token = crate::reconcile::control_token_for(self.store.sealer(), target.run_id);
+        Ok(DaemonClient::new(target.endpoint, token)?)
+    }
+}
+
+impl Executors for LocalExecutors {
+    fn capture_status<'a>(&'a self, target: Target<'a>) -> ExecutorFuture<'a, CaptureStatus> {
+        Box::pin(async move { Ok(self.client(target)?.capture_status(CALL_TIMEOUT).await?) })
+    }
+
+    fn capture_flush<'a>(
+        &'a self,
+        target: Target<'a>,
+        request: FlushRequest,
+        timeout: Duration,
+    ) -> ExecutorFuture<'a, CaptureStatus> {
+        Box::pin(async move { Ok(self.client(target)?.capture_flush(&request, timeout).await?) })
+    }
+
+    fn capture_replan<'a>(&'a self, target: Target<'a>) -> ExecutorFuture<'a, Replanned> {
+        Box::pin(async move { Ok(self.client(target)?.capture_replan(CALL_TIMEOUT).await?) })
+    }
+
+    fn bind<'a>(&'a self, target: Target<'a>, request: BindRequest) -> ExecutorFuture<'a, Binds> {
+        Box::pin(async move { Ok(self.client(target)?.bind(&request, CALL_TIMEOUT).await?) })
+    }
+
+    fn read_file<'a>(
+        &'a self,
+        target: Target<'a>,
+        request: sluice_protocol::FileRead,
+    ) -> ExecutorFuture<'a, sluice_protocol::FileContents> {
+        Box::pin(async move { Ok(self.client(target)?.read_file(&request, CALL_TIMEOUT).await?) })
+    }
+
+    fn write_file<'a>(&'a self, target: Target<'a>, request: sluice_protocol::FileWrite) -> ExecutorFuture<'a, ()> {
+        Box::pin(async move { Ok(self.client(target)?.write_file(&request, CALL_TIMEOUT).await?) })
+    }
+
+    fn command<'a>(
+        &'a self,
+        target: Target<'a>,
+        identity: &'a str,
+        call: CommandCall,
+    ) -> ExecutorFuture<'a, sluice_protocol::CommandStatus> {
+        Box::pin(async move { Ok(self.client(target)?.command(identity, call, CALL_TIMEOUT).await?) })
+    }
+
+    fn snapshot<'a>(
+        &'a self,
+        target: Target<'a>,
+        snapshot_id: &'a str,
+        dir: &'a str,
+    ) -> ExecutorFuture<'a, TakenSnapshot> {
+        Box::pin(async move {
+            let objects = self
+                .objects
+                .as_ref()
+                .ok_or_else(|| ExecutorError::NotHere("this process has no object store (run sluice serve)".into()))?;
+            match crate::snapshots::take(&self.client(target)?, objects, snapshot_id, dir).await {
+                Ok(taken) => Ok(TakenSnapshot {
+                    small_manifest: taken.small_manifest,
+                    bulk_manifest: taken.bulk_manifest,
+                    files: taken.files,
+                    bytes: taken.bytes,
+                }),
+                Err(SnapshotError::Directory(message)) => {
+                    Err(ExecutorError::Refused { code: sluice_protocol::RefusalCode::Invalid, message })
+                }
+                Err(e) => Err(ExecutorError::Unreachable(e.to_string())),
+            }
+        })
+    }
+
+    fn exec<'a>(
+        &'a self,
+        target: Target<'a>,
+        request: sluice_protocol::ExecRequest,
+        timeout: Duration,
+    ) -> ExecutorFuture<'a, sluice_protocol::ExecResponse> {
+        Box::pin(async move { Ok(self.client(target)?.exec(&request, timeout).await?) })
+    }
+}
