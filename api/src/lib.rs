@@ -88,6 +88,8 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/workspaces/{workspaceId}/restart", post(ws::restart_workspace))
         .route("/v1/runs/{runId}", get(ws::get_run))
         .route("/v1/retained-executors", get(ws::list_retained_executors))
+        .route("/v1/jobs/failed", get(routes::jobs::list_failed_jobs))
+        .route("/v1/jobs/retry", post(routes::jobs::retry_job))
         .route("/v1/capture-sessions", post(routes::capture_sessions::create_capture_session))
         .route("/v1/capture-sessions/{sessionId}", get(routes::capture_sessions::get_capture_session))
         .route_layer(middleware::from_fn_with_state(state.clone(), auth::require_api_token));

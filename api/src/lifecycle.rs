@@ -11,7 +11,7 @@ use sluice_store::{DesiredState, Refusal, Run, Workspace, WorkspaceStatus};
 /// succeeded, and a new executor goes on from the session's head as a new
 /// workspace.
 pub fn restart_allowed(workspace: &Workspace) -> Result<(), Refusal> {
-    if sluice_store::spec::capture_sourced(&workspace.spec) {
+    if workspace.spec.capture_session().is_some() {
         return Err(Refusal {
             message: format!(
                 "workspace {} is capture-sourced and cannot be restarted in place; create a new workspace \
@@ -89,7 +89,10 @@ mod tests {
         }
         for &status in WorkspaceStatus::ALL {
             let mut capture = workspace(status, DesiredState::Stopped);
-            capture.spec = serde_json::json!({"source": {"kind": "capture", "sessionId": "cs_1"}});
+            capture.spec = sluice_store::spec::Spec::parse(
+                serde_json::json!({"source": {"kind": "capture", "sessionId": "cs_1"}}),
+            )
+            .unwrap();
             let refused = restart_allowed(&capture).map_err(|r| r.code);
             assert_eq!(refused, Err("capture-restart-unsupported"), "capture-sourced, {status}");
         }

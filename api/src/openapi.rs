@@ -46,6 +46,8 @@ impl Modify for SecuritySchemes {
         ws::get_workspace_ssh_target,
         ws::get_run,
         crate::routes::workspaces::list_retained_executors,
+        crate::routes::jobs::list_failed_jobs,
+        crate::routes::jobs::retry_job,
         crate::routes::capture_sessions::create_capture_session,
         crate::routes::capture_sessions::get_capture_session,
         crate::health,
@@ -100,10 +102,12 @@ mod tests {
         let paths = doc["paths"].as_object().unwrap();
         assert_eq!(
             paths.len(),
-            22,
-            "17 workspace paths, 2 capture-session paths, /v1/runs/{{runId}}, /v1/retained-executors and /healthz"
+            24,
+            "17 workspace paths, 2 capture-session paths, /v1/runs/{{runId}}, /v1/retained-executors, 2 job paths and /healthz"
         );
         assert_eq!(paths["/v1/retained-executors"]["get"]["security"], json!([{"apiToken": []}]));
+        assert_eq!(paths["/v1/jobs/failed"]["get"]["security"], json!([{"apiToken": []}]));
+        assert_eq!(paths["/v1/jobs/retry"]["post"]["security"], json!([{"apiToken": []}]));
         assert_eq!(paths["/v1/capture-sessions"]["post"]["security"], json!([{"apiToken": []}]));
         assert_eq!(paths["/v1/capture-sessions/{sessionId}"]["get"]["security"], json!([{"apiToken": []}]));
         assert_eq!(paths["/v1/runs/{runId}"]["get"]["security"], json!([{"apiToken": []}]));

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 use sluice_store::guard;
-use sluice_store::spec::{WorkspaceSpec, env_name_ok};
+use sluice_store::spec::{Spec, WorkspaceSpec, env_name_ok};
 
 use crate::error::ApiError;
 use crate::wire::OwnerUserId;
@@ -177,7 +177,7 @@ pub fn limit(value: Option<&str>) -> Result<i64, ApiError> {
 const MAX_SPEC_BYTES: usize = 256 * 1024;
 
 /// `spec`: a JSON object, bounded, with nothing credential-shaped in it.
-pub fn spec(value: &Value) -> Result<(Value, WorkspaceSpec), ApiError> {
+pub fn spec(value: &Value) -> Result<Spec, ApiError> {
     if !value.is_object() {
         return Err(ApiError::bad_request("spec must be a JSON object ({} for an empty specification)"));
     }
@@ -187,8 +187,7 @@ pub fn spec(value: &Value) -> Result<(Value, WorkspaceSpec), ApiError> {
     guard::check("spec", value)?;
     // The keys runtimes act on must mean something they can do: a mistyped
     // or impossible value is refused here, not discovered at launch.
-    let typed = WorkspaceSpec::parse(value).map_err(|e| ApiError::bad_request(e.0))?;
-    Ok((value.clone(), typed))
+    Spec::parse(value.clone()).map_err(|e| ApiError::bad_request(e.0))
 }
 
 /// Refuses (422) a resource the runtime serving this API cannot enforce,
@@ -329,7 +328,7 @@ mod tests {
 
     #[test]
     fn resources_the_runtime_cannot_enforce_are_refused_by_name() {
-        let typed = |v: Value| super::spec(&v).unwrap().1;
+        let typed = |v: Value| super::spec(&v).unwrap().typed().clone();
         let spec = typed(json!({"resources": {"cpus": 1, "diskMiB": 64}}));
         let refused = vec![("diskMiB".to_owned(), "no loop devices".to_owned())];
         let err = enforceable(&spec, Some(&refused)).unwrap_err();

@@ -713,6 +713,51 @@ impl CaptureDrainRevoked {
     }
 }
 
+/// A job parked after failing too often, for operators.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FailedJob {
+    pub kind: model::JobKind,
+    /// The workspace (reconcile) or exec run (exec) it works on.
+    pub subject: String,
+    pub attempts: i64,
+    /// Why it was parked: its last error.
+    pub last_error: String,
+    pub failed_at: String,
+}
+
+impl From<sluice_store::FailedJob> for FailedJob {
+    fn from(job: sluice_store::FailedJob) -> Self {
+        FailedJob {
+            kind: job.kind,
+            subject: job.subject,
+            attempts: job.attempts,
+            last_error: job.last_error,
+            failed_at: rfc3339(job.failed_at),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ListFailedJobsResponse {
+    pub items: Vec<FailedJob>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RetryJobRequest {
+    pub kind: model::JobKind,
+    pub subject: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RetryJobResponse {
+    pub kind: model::JobKind,
+    pub subject: String,
+    pub retried: bool,
+}
+
 /// A retained executor, for operators.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -777,7 +822,7 @@ impl From<&model::Run> for WorkspaceAttemptSummary {
             runtime: WorkspaceRuntime::of(r),
             published_image: r.published_image.as_ref().map(Into::into),
             error: r.error.as_ref().map(Into::into),
-            spec: r.spec.clone(),
+            spec: r.spec.document().clone(),
             launch_id: r.launch_id.clone(),
             queued_at: rfc3339(r.queued_at),
             created_at: rfc3339(r.created_at),

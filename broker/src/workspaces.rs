@@ -241,7 +241,14 @@ pub async fn acquire(
         admitted(&state, &lease.instance).await?;
     }
     let (repository, tag) = image.rsplit_once(':').unwrap_or((image.as_str(), "latest"));
-    let spec = json!({"network": false, "resources": {"cpus": cpus, "memoryMiB": memory_mib}});
+    // Made here from the token's sizes: a spec that does not parse is a bug.
+    let spec = sluice_store::spec::Spec::parse(
+        json!({"network": false, "resources": {"cpus": cpus, "memoryMiB": memory_mib}}),
+    )
+    .map_err(|e| {
+        tracing::error!(error = %e, "a size's spec does not parse");
+        BrokerError::internal()
+    })?;
     let request_hash = state.store.sealer().keyed_digest(canonical(&request).as_bytes());
     let new = NewWorkspace {
         owner_user_id: owner_of(&lease.instance),

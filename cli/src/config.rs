@@ -143,6 +143,10 @@ pub struct WorkerArgs {
     /// seconds.
     #[arg(long, env = "SLUICE_PRESERVATION_LEAD_SECONDS", default_value_t = 300)]
     pub preservation_lead_seconds: u64,
+    /// How many times a job may fail (or lose its worker) before it is
+    /// parked for an operator (`sluice jobs failed`, `sluice jobs retry`).
+    #[arg(long, env = "SLUICE_MAX_JOB_ATTEMPTS", default_value_t = 10, value_parser = clap::value_parser!(i64).range(1..))]
+    pub max_job_attempts: i64,
     /// The bound each FINAL flush of a drain gets, in milliseconds.
     #[arg(long, env = "SLUICE_DRAIN_FLUSH_DEADLINE_MS", default_value_t = 20_000, value_parser = clap::value_parser!(u64).range(100..))]
     pub drain_flush_deadline_ms: u64,
@@ -258,7 +262,7 @@ impl WorkerArgs {
             lease: std::time::Duration::from_secs(self.lease_seconds.max(1)),
             concurrency: self.worker_concurrency.max(1),
             claim_cap: std::time::Duration::from_millis(self.claim_backoff_cap_ms.max(1)),
-            policy: sluice_worker::decide::Policy {
+            policy: sluice_domain::reconcile::Policy {
                 ready_timeout_ms: (self.ready_timeout_seconds * 1000) as i64,
                 max_launch_attempts: self.max_launch_attempts.max(1),
                 kept_poll_ms: self.kept_poll_ms as i64,
@@ -273,6 +277,7 @@ impl WorkerArgs {
             orphan_schedule: self.orphan_schedule.clone(),
             pause_after_launch: self.fault_pause_after_launch_ms.map(std::time::Duration::from_millis),
             capture_interval: std::time::Duration::from_millis(self.capture_interval_ms),
+            max_job_attempts: self.max_job_attempts,
             ..defaults
         }
     }

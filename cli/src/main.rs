@@ -82,6 +82,9 @@ enum Command {
     Discard(operate::WorkspaceArgs),
     /// Follow a workspace's drain live until its executor is gone (or retained).
     Drain(operate::DrainArgs),
+    /// The worker's jobs that failed too often and are parked (talks to the API).
+    #[command(subcommand)]
+    Jobs(operate::JobsCommand),
 }
 
 #[tokio::main]
@@ -105,6 +108,7 @@ async fn main() -> anyhow::Result<()> {
             | Command::Recover(_)
             | Command::Discard(_)
             | Command::Drain(_)
+            | Command::Jobs(_)
             | Command::Broker(_)
     );
     init_tracing(if quiet { "warn" } else { "info,sqlx=warn" });
@@ -138,6 +142,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Broker(command) => broker::run(command).await,
         Command::Retained(args) => operate::retained(args).await,
         Command::Recover(args) => operate::recover(args).await,
+        Command::Jobs(command) => operate::jobs(command).await,
         Command::Discard(args) => operate::discard(args).await,
         Command::Drain(args) => operate::drain(args).await,
     }

@@ -127,6 +127,58 @@ pub async fn retained(args: ApiClientArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum JobsCommand {
+    /// List the parked jobs: kind, subject, attempts, since when and why.
+    Failed(ApiClientArgs),
+    /// Bring a parked job back: due now, its attempts counted afresh.
+    Retry {
+        /// `reconcile` or `exec`.
+        kind: String,
+        /// The workspace (reconcile) or exec run (exec).
+        subject: String,
+        #[command(flatten)]
+        api: ApiClientArgs,
+    },
+}
+
+/// `sluice jobs failed` and `sluice jobs retry`.
+pub async fn jobs(command: JobsCommand) -> anyhow::Result<()> {
+    match command {
+        JobsCommand::Failed(args) => {
+            let api = Api::new(&args)?;
+            let list = api.get("/v1/jobs/failed?limit=1000").await?;
+            let items = list["items"].as_array().cloned().unwrap_or_default();
+            if items.is_empty() {
+                println!("no parked jobs");
+                return Ok(());
+            }
+            println!("{:<10} {:<40} {:>8} {:<24} LAST ERROR", "KIND", "SUBJECT", "ATTEMPTS", "PARKED AT");
+            for job in items {
+                println!(
+                    "{:<10} {:<40} {:>8} {:<24} {}",
+                    job["kind"].as_str().unwrap_or(""),
+                    job["subject"].as_str().unwrap_or(""),
+                    job["attempts"].as_i64().unwrap_or(0),
+                    job["failedAt"].as_str().unwrap_or(""),
+                    job["lastError"].as_str().unwrap_or(""),
+                );
+            }
+            Ok(())
+        }
+        JobsCommand::Retry { kind, subject, api } => {
+            let api = Api::new(&api)?;
+            let answer = api.post("/v1/jobs/retry", &json!({"kind": kind, "subject": subject})).await?;
+            if answer["retried"].as_bool() == Some(true) {
+                println!("{kind} {subject}: due again now");
+                Ok(())
+            } else {
+                anyhow::bail!("no parked {kind} job for {subject}")
+            }
+        }
+    }
+}
+
 /// `sluice recover`: a recovery attempt of the retained executor, now.
 pub async fn recover(args: WorkspaceArgs) -> anyhow::Result<()> {
     let api = Api::new(&args.api)?;

@@ -8,6 +8,7 @@ use crate::Store;
 use crate::clock::{new_id, now_ms};
 use crate::db::{DbRow, args};
 use crate::error::StoreError;
+use crate::model::{DesiredState, WorkspaceStatus};
 use crate::seal::{Secret, new_token};
 
 /// The prefix of every broker token, so secret scanners can find leaked ones.
@@ -313,8 +314,21 @@ pub struct BrokerWorkspace {
     pub termination_reason: Option<String>,
 }
 
-/// Statuses of a workspace that holds (or is about to hold) an executor.
-const LIVE: &str = "w.desired_state = 'running' AND w.status NOT IN ('stopped', 'failed', 'cancelled')";
+/// The condition on `w` (workspaces) of one that holds, or is about to hold,
+/// an executor: wanted running and in none of the statuses a workspace
+/// ends in. Its placeholders start at `$first`; [`live_args`] binds them.
+fn live_condition(first: usize) -> String {
+    format!("w.desired_state = ${first} AND w.status NOT IN (${}, ${}, ${})", first + 1, first + 2, first + 3)
+}
+
+fn live_args() -> Vec<crate::db::Arg> {
+    args![
+        DesiredState::Running.as_str(),
+        WorkspaceStatus::Stopped.as_str(),
+        WorkspaceStatus::Failed.as_str(),
+        WorkspaceStatus::Cancelled.as_str()
+    ]
+}
 
 /// Refuses the create when the instance is at its concurrency limit;
 /// inside the create's transaction.
@@ -326,9 +340,10 @@ pub(crate) async fn check_concurrency(tx: &mut crate::db::Tx, new: &NewBrokerWor
         .fetch_one(
             &format!(
                 "SELECT COUNT(*) AS live FROM broker_workspaces b JOIN workspaces w ON w.id = b.workspace_id \
-                 WHERE b.instance = $1 AND {LIVE}"
+                 WHERE b.instance = $1 AND {}",
+                live_condition(2)
             ),
-            args![&new.instance],
+            [args![&new.instance], live_args()].concat(),
         )
         .await?;
     if row.int("live")? as u64 >= new.max_live {
@@ -415,15 +430,17 @@ impl Store {
         after: Option<&str>,
         limit: i64,
     ) -> Result<Vec<BrokerWorkspace>, StoreError> {
-        let live =
-            if live { format!(" AND w.status NOT IN ('stopped', 'failed', 'cancelled')") } else { String::new() };
+        // The status half of the live condition: a release (desired stopped)
+        // still lists until the workspace has ended.
+        let (live, ended) =
+            if live { (" AND w.status NOT IN ($4, $5, $6)", live_args().split_off(1)) } else { ("", Vec::new()) };
         self.pool
             .fetch_all(
                 &format!(
                     "SELECT {BROKER_WORKSPACE_COLUMNS} FROM broker_workspaces b JOIN workspaces w ON w.id = b.workspace_id \
                      WHERE b.instance = $1 AND b.workspace_id > $2{live} ORDER BY b.workspace_id LIMIT $3"
                 ),
-                args![instance, after.unwrap_or(""), limit],
+                [args![instance, after.unwrap_or(""), limit], ended].concat(),
             )
             .await?
             .iter()
@@ -442,9 +459,10 @@ impl Store {
                     "SELECT b.workspace_id, b.instance, b.last_used_at, b.idle_timeout_seconds, \
                      (SELECT COUNT(*) FROM broker_tokens t WHERE t.instance = b.instance AND t.revoked_at IS NULL) \
                      AS unrevoked FROM broker_workspaces b JOIN workspaces w ON w.id = b.workspace_id \
-                     WHERE {LIVE} ORDER BY b.workspace_id LIMIT $1"
+                     WHERE {} ORDER BY b.workspace_id LIMIT $1",
+                    live_condition(2)
                 ),
-                args![limit],
+                [args![limit], live_args()].concat(),
             )
             .await?;
         let mut ended = Vec::new();
@@ -502,8 +520,8 @@ impl Store {
         .await?;
         let changed = tx
             .execute(
-                "UPDATE workspaces SET desired_state = 'stopped', updated_at = $1 WHERE id = $2 AND desired_state <> 'stopped'",
-                args![now, id],
+                "UPDATE workspaces SET desired_state = $3, updated_at = $1 WHERE id = $2 AND desired_state <> $3",
+                args![now, id, DesiredState::Stopped.as_str()],
             )
             .await?;
         if changed == 1 {

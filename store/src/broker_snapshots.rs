@@ -8,6 +8,7 @@ use crate::clock::now_ms;
 use crate::create_keys::{Claim, KeyRecord, decide};
 use crate::db::{DbRow, args};
 use crate::error::StoreError;
+use crate::model::CreateKeyState;
 use crate::seal::{Sealed, Secret};
 
 /// How long a snapshot may stay `taking` before its key is taken to be
@@ -187,8 +188,8 @@ impl Store {
         let live = tx
             .fetch_one(
                 "SELECT COUNT(*) AS live FROM broker_snapshots WHERE instance = $1 \
-                 AND (state = 'taking' OR (state = 'ready' AND expires_at > $2))",
-                args![new.instance, now],
+                 AND (state = $3 OR (state = $4 AND expires_at > $2))",
+                args![new.instance, now, SnapshotState::Taking.as_str(), SnapshotState::Ready.as_str()],
             )
             .await?
             .int("live")?;
@@ -203,14 +204,23 @@ impl Store {
         let expires_at = now + (new.ttl_seconds as i64) * 1000;
         tx.execute(
             "INSERT INTO broker_snapshots (snapshot_id, instance, workspace_id, state, dir_nonce, dir_sealed, \
-             created_at, expires_at, updated_at) VALUES ($1, $2, $3, 'taking', $4, $5, $6, $7, $6)",
-            args![&id, new.instance, new.workspace_id, nonce, ciphertext, now, expires_at],
+             created_at, expires_at, updated_at) VALUES ($1, $2, $3, $8, $4, $5, $6, $7, $6)",
+            args![
+                &id,
+                new.instance,
+                new.workspace_id,
+                nonce,
+                ciphertext,
+                now,
+                expires_at,
+                SnapshotState::Taking.as_str()
+            ],
         )
         .await?;
         tx.execute(
             "INSERT INTO create_keys (owner_user_id, idempotency_key, state, request_hash, snapshot_id, created_at, \
-             updated_at) VALUES ($1, $2, 'pending', $3, $4, $5, $5)",
-            args![&owner, &key, new.request_hash, &id, now],
+             updated_at) VALUES ($1, $2, $6, $3, $4, $5, $5)",
+            args![&owner, &key, new.request_hash, &id, now, CreateKeyState::Pending.as_str()],
         )
         .await?;
         tx.commit().await?;
@@ -228,7 +238,7 @@ impl Store {
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
         tx.execute(
-            "UPDATE broker_snapshots SET state = CASE WHEN state = 'taking' THEN 'ready' ELSE state END, \
+            "UPDATE broker_snapshots SET state = CASE WHEN state = $8 THEN $9 ELSE state END, \
              small_manifest = $1, bulk_manifest = $2, files = $3, bytes = $4, created_at = $5, expires_at = $6, \
              updated_at = $5 WHERE snapshot_id = $7",
             args![
@@ -238,12 +248,17 @@ impl Store {
                 taken.bytes as i64,
                 now,
                 now + (ttl_seconds as i64) * 1000,
-                id
+                id,
+                SnapshotState::Taking.as_str(),
+                SnapshotState::Ready.as_str()
             ],
         )
         .await?;
-        tx.execute("UPDATE create_keys SET state = 'found', updated_at = $1 WHERE snapshot_id = $2", args![now, id])
-            .await?;
+        tx.execute(
+            "UPDATE create_keys SET state = $3, updated_at = $1 WHERE snapshot_id = $2",
+            args![now, id, CreateKeyState::Found.as_str()],
+        )
+        .await?;
         let row =
             tx.fetch_one(&format!("SELECT {COLUMNS} FROM broker_snapshots WHERE snapshot_id = $1"), args![id]).await?;
         tx.commit().await?;
@@ -254,8 +269,16 @@ impl Store {
     /// with the same key tries again.
     pub async fn abandon_broker_snapshot(&self, id: &str) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
-        tx.execute("DELETE FROM create_keys WHERE snapshot_id = $1 AND state = 'pending'", args![id]).await?;
-        tx.execute("DELETE FROM broker_snapshots WHERE snapshot_id = $1 AND state = 'taking'", args![id]).await?;
+        tx.execute(
+            "DELETE FROM create_keys WHERE snapshot_id = $1 AND state = $2",
+            args![id, CreateKeyState::Pending.as_str()],
+        )
+        .await?;
+        tx.execute(
+            "DELETE FROM broker_snapshots WHERE snapshot_id = $1 AND state = $2",
+            args![id, SnapshotState::Taking.as_str()],
+        )
+        .await?;
         tx.commit().await
     }
 
@@ -278,9 +301,16 @@ impl Store {
         let now = now_ms();
         self.pool
             .execute(
-                "UPDATE broker_snapshots SET state = 'deleting', deleted_at = $1, updated_at = $1 \
-                 WHERE instance = $2 AND snapshot_id = $3 AND state IN ('taking', 'ready')",
-                args![now, instance, id],
+                "UPDATE broker_snapshots SET state = $4, deleted_at = $1, updated_at = $1 \
+                 WHERE instance = $2 AND snapshot_id = $3 AND state IN ($5, $6)",
+                args![
+                    now,
+                    instance,
+                    id,
+                    SnapshotState::Deleting.as_str(),
+                    SnapshotState::Taking.as_str(),
+                    SnapshotState::Ready.as_str()
+                ],
             )
             .await?;
         Ok(self.broker_snapshot(instance, id).await?.is_some())
@@ -324,9 +354,16 @@ impl Store {
             .pool
             .fetch_all(
                 "SELECT snapshot_id, state, small_manifest, bulk_manifest FROM broker_snapshots \
-                 WHERE state = 'deleting' OR (state = 'ready' AND expires_at <= $1) \
-                 OR (state = 'taking' AND updated_at <= $2) ORDER BY updated_at LIMIT $3",
-                args![now, now - TAKING_STALE_MS, limit],
+                 WHERE state = $4 OR (state = $5 AND expires_at <= $1) \
+                 OR (state = $6 AND updated_at <= $2) ORDER BY updated_at LIMIT $3",
+                args![
+                    now,
+                    now - TAKING_STALE_MS,
+                    limit,
+                    SnapshotState::Deleting.as_str(),
+                    SnapshotState::Ready.as_str(),
+                    SnapshotState::Taking.as_str()
+                ],
             )
             .await?;
         rows.iter()
@@ -349,10 +386,10 @@ impl Store {
         let now = now_ms();
         self.pool
             .execute(
-                "UPDATE broker_snapshots SET state = 'deleted', deleted_at = COALESCE(deleted_at, $1), updated_at = $1, \
+                "UPDATE broker_snapshots SET state = $3, deleted_at = COALESCE(deleted_at, $1), updated_at = $1, \
                  dir_nonce = NULL, dir_sealed = NULL, small_manifest = NULL, bulk_manifest = NULL, delete_error = NULL \
-                 WHERE snapshot_id = $2 AND state <> 'taking'",
-                args![now, id],
+                 WHERE snapshot_id = $2 AND state <> $4",
+                args![now, id, SnapshotState::Deleted.as_str(), SnapshotState::Taking.as_str()],
             )
             .await?;
         Ok(())

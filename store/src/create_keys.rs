@@ -13,36 +13,11 @@ use crate::error::StoreError;
 use crate::model::{CreateKey, CreateKeyState};
 use crate::workspaces::Idempotency;
 
-/// What a create does next, given its key's record.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Claim {
-    /// The key is pending with this request: go on and commit.
-    Proceed,
-    /// The key already made this workspace for this request.
-    Replay(String),
-}
+pub(crate) use sluice_domain::create_key::{Claim, KeyRecord};
 
-/// The stored state of a key, as far as a create needs it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct KeyRecord {
-    pub state: CreateKeyState,
-    pub request_hash: Option<String>,
-    pub workspace_id: Option<String>,
-}
-
-/// The one decision: what a create with `request_hash` may do with `record`.
+/// The domain's decision, as the store's error.
 pub(crate) fn decide(record: &KeyRecord, request_hash: &str) -> Result<Claim, StoreError> {
-    let same_request = record.request_hash.as_deref() == Some(request_hash);
-    match record.state {
-        CreateKeyState::Cancelled => Err(StoreError::CreateCancelled),
-        _ if !same_request => Err(StoreError::IdempotencyKeyReused),
-        CreateKeyState::Pending => Ok(Claim::Proceed),
-        CreateKeyState::Found => match &record.workspace_id {
-            Some(id) => Ok(Claim::Replay(id.clone())),
-            None => Err(StoreError::Corrupt("a found idempotency key names no workspace".into())),
-        },
-        CreateKeyState::None => Err(StoreError::Corrupt("a stored key cannot be in state none".into())),
-    }
+    sluice_domain::create_key::decide(record, request_hash).map_err(StoreError::from)
 }
 
 fn record_from_row(row: &DbRow) -> Result<KeyRecord, StoreError> {
@@ -70,8 +45,8 @@ pub(crate) async fn claim(pool: &Pool, owner: &str, idem: &Idempotency) -> Resul
     let mut tx = pool.begin().await?;
     tx.execute(
         "INSERT INTO create_keys (owner_user_id, idempotency_key, state, request_hash, created_at, updated_at) \
-         VALUES ($1, $2, 'pending', $3, $4, $4) ON CONFLICT (owner_user_id, idempotency_key) DO NOTHING",
-        args![owner, &idem.key, &idem.request_hash, now],
+         VALUES ($1, $2, $5, $3, $4, $4) ON CONFLICT (owner_user_id, idempotency_key) DO NOTHING",
+        args![owner, &idem.key, &idem.request_hash, now, CreateKeyState::Pending.as_str()],
     )
     .await?;
     let record = record_from_row(&tx.fetch_one(SELECT_KEY, args![owner, &idem.key]).await?)?;
@@ -122,14 +97,14 @@ impl Store {
         let mut tx = self.pool.begin().await?;
         tx.execute(
             "INSERT INTO create_keys (owner_user_id, idempotency_key, state, created_at, updated_at) \
-             VALUES ($1, $2, 'cancelled', $3, $3) ON CONFLICT (owner_user_id, idempotency_key) DO NOTHING",
-            args![owner, key, now],
+             VALUES ($1, $2, $4, $3, $3) ON CONFLICT (owner_user_id, idempotency_key) DO NOTHING",
+            args![owner, key, now, CreateKeyState::Cancelled.as_str()],
         )
         .await?;
         tx.execute(
-            "UPDATE create_keys SET state = 'cancelled', updated_at = $1 \
-             WHERE owner_user_id = $2 AND idempotency_key = $3 AND state = 'pending'",
-            args![now, owner, key],
+            "UPDATE create_keys SET state = $4, updated_at = $1 \
+             WHERE owner_user_id = $2 AND idempotency_key = $3 AND state = $5",
+            args![now, owner, key, CreateKeyState::Cancelled.as_str(), CreateKeyState::Pending.as_str()],
         )
         .await?;
         let row = tx.fetch_optional(SELECT_KEY, args![owner, key]).await?;
@@ -141,27 +116,5 @@ impl Store {
     /// records at least seven days.
     pub async fn purge_create_keys(&self, before_ms: i64) -> Result<u64, StoreError> {
         self.pool.execute("DELETE FROM create_keys WHERE updated_at < $1", args![before_ms]).await
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn record(state: CreateKeyState, hash: Option<&str>, ws: Option<&str>) -> KeyRecord {
-        KeyRecord { state, request_hash: hash.map(str::to_owned), workspace_id: ws.map(str::to_owned) }
-    }
-
-    #[test]
-    fn decide_covers_every_state() {
-        use CreateKeyState::{Cancelled, Found, Pending};
-        assert_eq!(decide(&record(Pending, Some("h"), None), "h").unwrap(), Claim::Proceed);
-        assert!(matches!(decide(&record(Pending, Some("h"), None), "x"), Err(StoreError::IdempotencyKeyReused)));
-        assert_eq!(decide(&record(Found, Some("h"), Some("ws_1")), "h").unwrap(), Claim::Replay("ws_1".into()));
-        assert!(matches!(decide(&record(Found, Some("h"), Some("ws_1")), "x"), Err(StoreError::IdempotencyKeyReused)));
-        assert!(matches!(decide(&record(Found, Some("h"), None), "h"), Err(StoreError::Corrupt(_))));
-        assert!(matches!(decide(&record(Cancelled, None, None), "h"), Err(StoreError::CreateCancelled)));
-        assert!(matches!(decide(&record(Cancelled, Some("h"), None), "h"), Err(StoreError::CreateCancelled)));
-        assert!(matches!(decide(&record(CreateKeyState::None, Some("h"), None), "h"), Err(StoreError::Corrupt(_))));
     }
 }

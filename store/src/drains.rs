@@ -8,7 +8,7 @@
 //! them, and weighed again by every report stored after them.
 
 use sluice_protocol::Origin;
-use sluice_protocol::attest::{self, Attestation, Report};
+use sluice_protocol::attest::{Attestation, Report};
 
 use crate::Store;
 use crate::clock::{new_id, now_ms};
@@ -18,119 +18,7 @@ use crate::executors::owned_workspace;
 use crate::jobs::{Lease, begin_fenced, enqueue};
 use crate::model::*;
 use crate::workspaces::{RUN_COLUMNS, run_from_row};
-
-/// Who asked for a discard, and when.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Discard {
-    pub requested_by: String,
-    pub requested_at: i64,
-}
-
-/// Why an executor is retained and how its recovery goes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Retention {
-    pub since: i64,
-    pub reason: String,
-    pub recoverable: bool,
-    pub attempts: i64,
-    pub next_recovery_at: Option<i64>,
-    pub last_error: Option<String>,
-}
-
-/// The daemon's queue as last read (for following a drain).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DrainProgress {
-    pub pending: Option<i64>,
-    pub pending_bytes: Option<i64>,
-    pub registered: Option<i64>,
-    pub uploaded_bytes: Option<i64>,
-}
-
-/// One run's drain record.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Drain {
-    pub run_id: String,
-    pub workspace_id: String,
-    /// `None` until something was observed.
-    pub state: Option<DrainState>,
-    pub detail: Option<String>,
-    pub observed_at: Option<i64>,
-    pub preservation_starts_at: Option<i64>,
-    pub stop_requested: Option<(String, i64)>,
-    pub discard: Option<Discard>,
-    /// The daemon answered `complete: true` for a FINAL flush.
-    pub final_complete: bool,
-    pub progress: DrainProgress,
-    /// Kept on record after retention ends; the run's status says whether
-    /// it still holds.
-    pub retention: Option<Retention>,
-}
-
-impl Drain {
-    /// A run's drain before anything was recorded of it.
-    pub fn new(run_id: &str, workspace_id: &str) -> Drain {
-        Drain {
-            run_id: run_id.to_owned(),
-            workspace_id: workspace_id.to_owned(),
-            state: None,
-            detail: None,
-            observed_at: None,
-            preservation_starts_at: None,
-            stop_requested: None,
-            discard: None,
-            final_complete: false,
-            progress: DrainProgress::default(),
-            retention: None,
-        }
-    }
-}
-
-/// An attestation as stored, with what became of it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredAttestation {
-    pub id: String,
-    pub run_id: String,
-    pub attestation: Attestation,
-    pub sealed_at: Option<String>,
-    pub outcome: AttestationOutcome,
-    pub detail: Option<String>,
-    pub attested_by: String,
-    pub attested_at: i64,
-}
-
-/// What one drain step observed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DrainObservation {
-    pub state: DrainState,
-    pub detail: Option<String>,
-    /// The daemon's stamped report, when it answered.
-    pub report: Option<Report>,
-    pub progress: DrainProgress,
-}
-
-/// An owner's stop.
-#[derive(Debug, Clone, Default)]
-pub struct StopIntent {
-    pub discard: bool,
-    pub attestation: Option<(Attestation, Option<String>)>,
-}
-
-/// What a stop did.
-#[derive(Debug, Clone)]
-pub struct StopOutcome {
-    pub workspace: Workspace,
-    /// The attestation's outcome and, when ignored, why.
-    pub completion: Option<(AttestationOutcome, Option<String>)>,
-}
-
-/// A retained executor, for operators.
-#[derive(Debug, Clone)]
-pub struct RetainedExecutor {
-    pub workspace_id: String,
-    pub owner_user_id: String,
-    pub run: Run,
-    pub drain: Drain,
-}
+use sluice_domain::drain::*;
 
 const DRAIN_COLUMNS: &str = "run_id, workspace_id, state, detail, observed_at, preservation_starts_at, \
     stop_requested_by, stop_requested_at, discard_requested_by, discard_requested_at, final_complete, pending, \
@@ -225,19 +113,12 @@ async fn reports_in(tx: &mut Tx, run_id: &str) -> Result<Vec<Report>, StoreError
         .collect()
 }
 
-fn executor_of(run: &Run) -> Option<attest::Executor<'_>> {
-    run.runtime.as_ref().map(|r| attest::Executor {
-        run_id: &run.id,
-        resource_id: &r.resource_id,
-        reference: &r.reference,
-        launch_id: run.launch_id.as_deref(),
-    })
-}
-
 /// Sets the accepted attestations of `run` that `reports` now refute to
 /// `revoked`, with the rule's detail.
 async fn revoke_refuted(tx: &mut Tx, run: &Run, reports: &[Report], now: i64) -> Result<(), StoreError> {
-    let Some(executor) = executor_of(run) else { return Ok(()) };
+    if run.runtime.is_none() {
+        return Ok(());
+    }
     let rows = tx
         .fetch_all(
             &format!("SELECT {ATTESTATION_COLUMNS} FROM attestations WHERE run_id = $1 AND outcome = $2"),
@@ -246,7 +127,7 @@ async fn revoke_refuted(tx: &mut Tx, run: &Run, reports: &[Report], now: i64) ->
         .await?;
     for row in rows {
         let stored = attestation_from_row(&row)?;
-        if let Err(refuted) = attest::weigh(&stored.attestation, executor, reports) {
+        if let Err(refuted) = sluice_domain::drain::weigh(&stored.attestation, run, reports) {
             tx.execute(
                 "UPDATE attestations SET outcome = $1, detail = $2 WHERE id = $3",
                 args![
@@ -561,7 +442,7 @@ impl Store {
             .await?;
         let mut wake = changed == 1;
         let mut completion = None;
-        let capture = crate::spec::capture_sourced(&workspace.spec);
+        let capture = workspace.spec.capture_session().is_some();
         if let Some(run) = run.as_ref().filter(|r| r.runtime.is_some() && capture) {
             ensure_drain(&mut tx, &run.id, workspace_id, now).await?;
             tx.execute(
@@ -581,8 +462,7 @@ impl Store {
             }
             if let Some((attestation, sealed_at)) = &intent.attestation {
                 let reports = reports_in(&mut tx, &run.id).await?;
-                let executor = executor_of(run).expect("filtered on a runtime");
-                let (outcome, detail) = match attest::weigh(attestation, executor, &reports) {
+                let (outcome, detail) = match sluice_domain::drain::weigh(attestation, run, &reports) {
                     Ok(()) => (AttestationOutcome::Accepted, None),
                     Err(refuted) => (AttestationOutcome::Ignored, Some(refuted.detail)),
                 };

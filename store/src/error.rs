@@ -69,6 +69,17 @@ fn unavailable(e: &sqlx::Error) -> bool {
     }
 }
 
+impl From<sluice_domain::create_key::KeyRefusal> for StoreError {
+    fn from(refusal: sluice_domain::create_key::KeyRefusal) -> Self {
+        use sluice_domain::create_key::KeyRefusal;
+        match refusal {
+            KeyRefusal::Cancelled => StoreError::CreateCancelled,
+            KeyRefusal::Reused => StoreError::IdempotencyKeyReused,
+            KeyRefusal::Inconsistent(what) => StoreError::Corrupt(what.into()),
+        }
+    }
+}
+
 impl From<crate::model::Refusal> for StoreError {
     fn from(refusal: crate::model::Refusal) -> Self {
         StoreError::Conflict { message: refusal.message, code: refusal.code }

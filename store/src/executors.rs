@@ -13,45 +13,7 @@ use crate::error::StoreError;
 use crate::jobs::{Lease, begin_fenced, enqueue};
 use crate::model::*;
 use crate::workspaces::{RUN_COLUMNS, WORKSPACE_COLUMNS, append_event, run_from_row, workspace_from_row};
-
-/// Everything stored that a reconcile pass of one workspace decides from.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ReconcileState {
-    pub workspace: Workspace,
-    pub current_run: Option<Run>,
-    /// Earlier runs whose runtime resource may still exist.
-    pub stale_runs: Vec<Run>,
-    /// Whether the executor may hold work that must be saved before its disk
-    /// goes (the workspace was given a capture token).
-    pub has_capture_source: bool,
-    /// The current run's drain record (capture-sourced workspaces).
-    pub drain: Option<crate::drains::Drain>,
-    /// Every report read from the current run's executor.
-    pub reports: Vec<sluice_protocol::attest::Report>,
-    /// The current run's newest attestation still standing as accepted.
-    pub attestation: Option<crate::drains::StoredAttestation>,
-    /// The run that holds the capture session's lease now (capture-sourced
-    /// workspaces): a newer executor on the session, or this one.
-    pub session_holder: Option<String>,
-}
-
-/// What the store knows of the run a labelled runtime resource names: the
-/// facts the orphan sweep's verdict is made from (see the worker's
-/// `decide::orphan_verdict`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ResourceFacts {
-    /// The run's own status.
-    pub status: WorkspaceStatus,
-    /// Whether the run is its workspace's current run.
-    pub is_current: bool,
-    /// Whether the run recorded a runtime resource.
-    pub recorded: bool,
-    /// Whether that resource was recorded removed.
-    pub removed: bool,
-    /// Whether the workspace's executors may hold work only capture can
-    /// prove saved (a capture-sourced workspace).
-    pub capture_sourced: bool,
-}
+use sluice_domain::reconcile::{ReconcileState, ResourceFacts};
 
 /// The owner's workspace, read inside `tx`.
 pub(crate) async fn owned_workspace(
@@ -164,15 +126,14 @@ impl Store {
                 stale_runs.push(run);
             }
         }
-        let has_capture_source = crate::spec::capture_sourced(&workspace.spec);
+        let has_capture_source = workspace.spec.capture_session().is_some();
         let (mut drain, mut reports, mut attestation, mut session_holder) = (None, Vec::new(), None, None);
         if let (true, Some(run)) = (has_capture_source, &current_run) {
             drain = self.drain(&run.id).await?;
             reports = self.executor_reports(&run.id).await?;
             attestation = self.accepted_attestation(&run.id).await?;
-            let session = crate::spec::WorkspaceSpec::parse(&workspace.spec).ok().and_then(|s| s.capture_session);
-            if let Some(session) = session {
-                session_holder = self.capture_session(&session).await?.and_then(|s| s.claimed_run_id);
+            if let Some(session) = workspace.spec.capture_session() {
+                session_holder = self.capture_session(session).await?.and_then(|s| s.claimed_run_id);
             }
         }
         Ok(Some(ReconcileState {
@@ -545,7 +506,7 @@ impl Store {
                 RunRelation::Launch.as_str(),
                 TriggerType::Api.as_str(),
                 WorkspaceStatus::Queued.as_str(),
-                workspace.spec.to_string(),
+                workspace.spec.document().to_string(),
                 now
             ],
         )
@@ -621,10 +582,9 @@ impl Store {
             is_current: row.opt_text("current_run_id")?.as_deref() == Some(run_id),
             recorded: row.opt_text("runtime_adapter")?.is_some(),
             removed: row.opt_int("runtime_removed_at")?.is_some(),
-            capture_sourced: crate::spec::capture_sourced(&crate::workspaces::parse_json(
-                "workspaces.spec",
-                &row.text("spec")?,
-            )?),
+            capture_sourced: crate::workspaces::parse_spec("workspaces.spec", &row.text("spec")?)?
+                .capture_session()
+                .is_some(),
         }))
     }
 

@@ -30,6 +30,18 @@ pub struct Lease {
     pub attempts: i64,
 }
 
+/// A job that was parked after failing too often.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedJob {
+    pub kind: JobKind,
+    pub subject: String,
+    pub attempts: i64,
+    /// Why it was parked: its last error.
+    pub last_error: String,
+    /// Unix milliseconds.
+    pub failed_at: i64,
+}
+
 impl Lease {
     fn fenced(&self) -> StoreError {
         StoreError::Fenced { kind: self.kind.to_string(), subject: self.subject.clone(), generation: self.generation }
@@ -37,7 +49,8 @@ impl Lease {
 }
 
 /// Makes the job due at `run_at` (or keeps an earlier time) and counts a
-/// nudge, inside the caller's transaction.
+/// nudge, inside the caller's transaction. A request for a parked job
+/// brings it back with its attempts counted afresh: someone asked again.
 pub(crate) async fn enqueue(
     tx: &mut Tx,
     kind: JobKind,
@@ -49,8 +62,10 @@ pub(crate) async fn enqueue(
         "INSERT INTO jobs (kind, subject, run_at, nudge, generation, attempts, created_at, updated_at) \
          VALUES ($1, $2, $3, 0, 0, 0, $4, $4) \
          ON CONFLICT (kind, subject) DO UPDATE SET \
-           run_at = CASE WHEN jobs.run_at < excluded.run_at THEN jobs.run_at ELSE excluded.run_at END, \
-           nudge = jobs.nudge + 1, updated_at = excluded.updated_at",
+           run_at = CASE WHEN jobs.failed_at IS NULL AND jobs.run_at < excluded.run_at \
+             THEN jobs.run_at ELSE excluded.run_at END, \
+           attempts = CASE WHEN jobs.failed_at IS NULL THEN jobs.attempts ELSE 0 END, \
+           failed_at = NULL, nudge = jobs.nudge + 1, updated_at = excluded.updated_at",
         args![kind.as_str(), subject, run_at, now],
     )
     .await?;
@@ -100,7 +115,7 @@ impl Store {
         let sql = format!(
             "UPDATE jobs SET lease_owner = $1, lease_expires_at = $2, generation = generation + 1, \
              attempts = attempts + 1, updated_at = $3 \
-             WHERE (kind, subject) IN (SELECT kind, subject FROM jobs WHERE run_at <= $3 \
+             WHERE (kind, subject) IN (SELECT kind, subject FROM jobs WHERE run_at <= $3 AND failed_at IS NULL \
                AND (lease_expires_at IS NULL OR lease_expires_at < $3) ORDER BY run_at LIMIT $4{lock}) \
              RETURNING kind, subject, generation, nudge, lease_expires_at, attempts"
         );
@@ -174,6 +189,57 @@ impl Store {
         tx.commit().await
     }
 
+    /// Parks the job: it failed too often to be tried again on its own. It
+    /// keeps its attempt count and `reason` as its last error, for operators.
+    pub async fn park_job(&self, lease: &Lease, reason: &str) -> Result<(), StoreError> {
+        let (mut tx, now) = begin_fenced(&self.pool, lease).await?;
+        tx.execute(
+            "UPDATE jobs SET lease_owner = NULL, lease_expires_at = NULL, failed_at = $1, attempts = $2, \
+             last_error = $3, updated_at = $1 WHERE kind = $4 AND subject = $5",
+            args![now, lease.attempts, reason, lease.kind.as_str(), &lease.subject],
+        )
+        .await?;
+        tx.commit().await
+    }
+
+    /// The parked jobs, most recently parked first.
+    pub async fn failed_jobs(&self, limit: i64) -> Result<Vec<FailedJob>, StoreError> {
+        let rows = self
+            .pool
+            .fetch_all(
+                "SELECT kind, subject, attempts, last_error, failed_at FROM jobs WHERE failed_at IS NOT NULL \
+                 ORDER BY failed_at DESC, kind, subject LIMIT $1",
+                args![limit],
+            )
+            .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(FailedJob {
+                    kind: row.parsed("kind")?,
+                    subject: row.text("subject")?,
+                    attempts: row.int("attempts")?,
+                    last_error: row.opt_text("last_error")?.unwrap_or_default(),
+                    failed_at: row.int("failed_at")?,
+                })
+            })
+            .collect()
+    }
+
+    /// Brings a parked job back, due now with its attempts counted afresh.
+    /// Answers whether there was one.
+    pub async fn retry_job(&self, kind: JobKind, subject: &str) -> Result<bool, StoreError> {
+        let now = now_ms();
+        let retried = self
+            .pool
+            .execute(
+                "UPDATE jobs SET failed_at = NULL, attempts = 0, run_at = $1, updated_at = $1 \
+                 WHERE kind = $2 AND subject = $3 AND failed_at IS NOT NULL",
+                args![now, kind.as_str(), subject],
+            )
+            .await?;
+        Ok(retried == 1)
+    }
+
     /// Gives a lease back untouched so another worker can claim the job at
     /// once (an orderly shutdown that did not start the pass).
     pub async fn release_lease(&self, lease: &Lease) -> Result<(), StoreError> {
@@ -192,7 +258,8 @@ impl Store {
         let row = self
             .pool
             .fetch_optional(
-                "SELECT COUNT(*) AS total, COALESCE(SUM(CASE WHEN run_at <= $1 THEN 1 ELSE 0 END), 0) AS due FROM jobs",
+                "SELECT COUNT(*) AS total, COALESCE(SUM(CASE WHEN run_at <= $1 AND failed_at IS NULL THEN 1 ELSE 0 END), 0) \
+                 AS due FROM jobs",
                 args![now_ms()],
             )
             .await?

@@ -20,23 +20,23 @@ mod exec_runs;
 mod executors;
 pub mod guard;
 pub mod jobs;
-pub mod model;
 pub mod seal;
-pub mod spec;
 #[doc(hidden)]
 pub mod testing;
 mod workspaces;
 
 pub use db::{BackendKind, DATABASE_WAIT};
-pub use drains::{
+pub use error::StoreError;
+pub use jobs::{FailedJob, Lease};
+// The model is the domain's: the store persists it.
+pub use seal::{Sealer, Secret};
+pub use sluice_domain::drain::{
     Discard, Drain, DrainObservation, DrainProgress, RetainedExecutor, Retention, StopIntent, StopOutcome,
     StoredAttestation,
 };
-pub use error::StoreError;
-pub use executors::{ReconcileState, ResourceFacts};
-pub use jobs::Lease;
-pub use model::*;
-pub use seal::{Sealer, Secret};
+pub use sluice_domain::model::{self, *};
+pub use sluice_domain::reconcile::{ReconcileState, ResourceFacts};
+pub use sluice_domain::spec;
 pub use workspaces::{CreateOutcome, Idempotency, NewWorkspace, WorkspaceFilter};
 
 /// The handle every part of sluice reads and writes state through.

@@ -77,25 +77,4 @@ pub async fn open(db: &TestDatabase) -> Store {
     Store::open(&db.url, Sealer::from_key([42; 32])).await.expect("open test store")
 }
 
-/// A workspace record for unit tests of policy: `status`, wanting
-/// `desired`, with a current run `cur`.
-pub fn workspace(status: crate::WorkspaceStatus, desired: crate::DesiredState) -> crate::Workspace {
-    crate::Workspace {
-        id: "ws".into(),
-        owner_user_id: "o".into(),
-        name: "n".into(),
-        registry_id: "r".into(),
-        repository: "x".into(),
-        tag: "1".into(),
-        spec: serde_json::json!({}),
-        status,
-        desired_state: desired,
-        current_run_id: Some("cur".into()),
-        idempotency_key: None,
-        expires_at: None,
-        created_at: 0,
-        updated_at: 0,
-        started_at: None,
-        finished_at: None,
-    }
-}
+pub use sluice_domain::testing::workspace;

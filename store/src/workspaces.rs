@@ -23,7 +23,7 @@ pub struct NewWorkspace {
     pub registry_id: String,
     pub repository: String,
     pub tag: String,
-    pub spec: Value,
+    pub spec: crate::spec::Spec,
     /// Lifetime from the create's commit, in milliseconds; `None` never expires.
     pub ttl_ms: Option<i64>,
     pub launch_id: Option<String>,
@@ -70,6 +70,12 @@ pub(crate) fn parse_json(column: &str, text: &str) -> Result<Value, StoreError> 
     serde_json::from_str(text).map_err(|e| StoreError::Corrupt(format!("{column} is not JSON: {e}")))
 }
 
+/// A stored spec, parsed the one time it is read back.
+pub(crate) fn parse_spec(column: &str, text: &str) -> Result<crate::spec::Spec, StoreError> {
+    crate::spec::Spec::parse(parse_json(column, text)?)
+        .map_err(|e| StoreError::Corrupt(format!("{column} is not a spec sluice can run: {e}")))
+}
+
 pub(crate) fn workspace_from_row(row: &DbRow) -> Result<Workspace, StoreError> {
     Ok(Workspace {
         id: row.text("id")?,
@@ -78,7 +84,7 @@ pub(crate) fn workspace_from_row(row: &DbRow) -> Result<Workspace, StoreError> {
         registry_id: row.text("registry_id")?,
         repository: row.text("repository")?,
         tag: row.text("tag")?,
-        spec: parse_json("spec", &row.text("spec")?)?,
+        spec: parse_spec("workspaces.spec", &row.text("spec")?)?,
         status: row.parsed("status")?,
         desired_state: row.parsed("desired_state")?,
         current_run_id: row.opt_text("current_run_id")?,
@@ -125,7 +131,7 @@ pub(crate) fn run_from_row(row: &DbRow) -> Result<Run, StoreError> {
         trigger_ref: row.opt_text("trigger_ref")?,
         status: row.parsed("status")?,
         launch_id: row.opt_text("launch_id")?,
-        spec: parse_json("runs.spec", &row.text("spec")?)?,
+        spec: parse_spec("runs.spec", &row.text("spec")?)?,
         runtime,
         published_image,
         error,
@@ -211,7 +217,7 @@ impl Store {
     /// result, a different request is refused, and a cancelled key never
     /// lets a create commit, even one already in flight.
     pub async fn create_workspace(&self, new: NewWorkspace) -> Result<CreateOutcome, StoreError> {
-        guard::check("spec", &new.spec)?;
+        guard::check("spec", new.spec.document())?;
         if let Some(idem) = &new.idempotency {
             match create_keys::claim(&self.pool, &new.owner_user_id, idem).await? {
                 create_keys::Claim::Proceed => {}
@@ -236,9 +242,19 @@ impl Store {
             // for this transaction and then sees what it did.
             let taken = tx
                 .execute(
-                    "UPDATE create_keys SET state = 'found', workspace_id = $1, run_id = $2, launch_id = $3, updated_at = $4 \
-                     WHERE owner_user_id = $5 AND idempotency_key = $6 AND state = 'pending' AND request_hash = $7",
-                    args![&workspace_id, &run_id, new.launch_id.clone(), now, &new.owner_user_id, &idem.key, &idem.request_hash],
+                    "UPDATE create_keys SET state = $8, workspace_id = $1, run_id = $2, launch_id = $3, updated_at = $4 \
+                     WHERE owner_user_id = $5 AND idempotency_key = $6 AND state = $9 AND request_hash = $7",
+                    args![
+                        &workspace_id,
+                        &run_id,
+                        new.launch_id.clone(),
+                        now,
+                        &new.owner_user_id,
+                        &idem.key,
+                        &idem.request_hash,
+                        CreateKeyState::Found.as_str(),
+                        CreateKeyState::Pending.as_str()
+                    ],
                 )
                 .await?;
             if taken == 0 {
@@ -253,7 +269,7 @@ impl Store {
         if let Some(broker) = &new.broker {
             crate::broker::check_concurrency(&mut tx, broker).await?;
         }
-        let spec_text = new.spec.to_string();
+        let spec_text = new.spec.document().to_string();
         let expires_at = new.ttl_ms.map(|ttl| now.saturating_add(ttl));
         tx.execute(
             "INSERT INTO workspaces (id, owner_user_id, name, registry_id, repository, tag, spec, status, desired_state, \
@@ -617,7 +633,7 @@ mod tests {
                 registry_id: "local".into(),
                 repository: "sluice/busybox".into(),
                 tag: "1".into(),
-                spec: json!({}),
+                spec: crate::spec::Spec::default(),
                 ttl_ms: None,
                 launch_id: None,
                 idempotency: Some(idem.clone()),

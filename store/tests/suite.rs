@@ -13,7 +13,7 @@ fn new_workspace(owner: &str, key: Option<(&str, &str)>) -> NewWorkspace {
         registry_id: "local".into(),
         repository: "sluice/busybox".into(),
         tag: "1".into(),
-        spec: json!({"cpu": 1}),
+        spec: sluice_store::spec::Spec::parse(json!({"cpu": 1})).unwrap(),
         ttl_ms: None,
         launch_id: Some("launch-1".into()),
         idempotency: key.map(|(k, h)| Idempotency { key: k.into(), request_hash: h.into() }),
@@ -212,7 +212,7 @@ async fn guard_refuses_credentials_in_spec_and_writes_nothing() {
     for db in databases().await {
         let store = open(&db).await;
         let mut new = new_workspace("alice", Some(("g", "h")));
-        new.spec = json!({"env": {"AWS": "AKIAIOSFODNN7EXAMPLE"}});
+        new.spec = sluice_store::spec::Spec::parse(json!({"env": {"AWS": "AKIAIOSFODNN7EXAMPLE"}})).unwrap();
         match store.create_workspace(new).await {
             Err(StoreError::Guard(v)) => assert_eq!(v.path, "spec.env.AWS"),
             other => panic!("{}: expected a guard refusal, got {other:?}", db.label),
@@ -356,6 +356,42 @@ async fn a_nudge_during_a_pass_survives_its_finish() {
     }
 }
 
+/// A parked job is never claimed, is listed with its reason, and comes back
+/// on an operator's retry or on a new request for it.
+#[tokio::test]
+async fn a_parked_job_waits_for_a_retry_or_a_new_request() {
+    for db in databases().await {
+        let store = open(&db).await;
+        let id = created(store.create_workspace(new_workspace("alice", None)).await.unwrap()).workspace.id;
+        let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
+        assert_eq!(lease.attempts, 1);
+        store.park_job(&lease, "stored data is inconsistent: a test").await.unwrap();
+        assert!(store.claim_jobs("w", 10, 60_000).await.unwrap().is_empty(), "{}: parked", db.label);
+        assert_eq!(store.job_counts().await.unwrap(), (1, 0), "{}: it exists but is not due", db.label);
+        let failed = store.failed_jobs(10).await.unwrap();
+        assert_eq!(failed.len(), 1, "{}", db.label);
+        assert_eq!(
+            (failed[0].kind, failed[0].subject.as_str(), failed[0].attempts),
+            (JobKind::Reconcile, id.as_str(), 1)
+        );
+        assert_eq!(failed[0].last_error, "stored data is inconsistent: a test");
+
+        assert!(store.retry_job(JobKind::Reconcile, &id).await.unwrap(), "{}", db.label);
+        assert!(!store.retry_job(JobKind::Reconcile, &id).await.unwrap(), "{}: only a parked job is retried", db.label);
+        assert!(store.failed_jobs(10).await.unwrap().is_empty());
+        let again = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
+        assert_eq!(again.attempts, 1, "{}: counted afresh", db.label);
+
+        // Parked again, then the owner asks for a stop: the request brings it back.
+        store.park_job(&again, "again").await.unwrap();
+        store.request_stop("alice", &id, &StopIntent::default(), |_, _| Ok(())).await.unwrap().unwrap();
+        let revived = store.claim_jobs("w", 1, 60_000).await.unwrap();
+        assert_eq!(revived.len(), 1, "{}: a new request revives a parked job", db.label);
+        assert_eq!(revived[0].attempts, 1);
+        assert!(store.failed_jobs(10).await.unwrap().is_empty());
+    }
+}
+
 /// Stop, restart and expiry: each records intent and leaves a job due.
 #[tokio::test]
 async fn lifecycle_requests_leave_work_due() {
@@ -488,7 +524,8 @@ async fn resource_facts_come_from_the_records() {
 
         // A capture-sourced workspace; its failed run is no longer current.
         let mut capture = new_workspace("alice", None);
-        capture.spec = json!({"source": {"kind": "capture", "sessionId": "cs_1"}});
+        capture.spec =
+            sluice_store::spec::Spec::parse(json!({"source": {"kind": "capture", "sessionId": "cs_1"}})).unwrap();
         capture.capture_token = Some(Secret::new("capture-token-value-123456".into()));
         let view = created(store.create_workspace(capture).await.unwrap());
         let first = view.current_run.unwrap().id;
@@ -607,7 +644,8 @@ async fn drains_record_intent_evidence_attestations_and_retention() {
     for db in databases().await {
         let store = open(&db).await;
         let mut capture = new_workspace("alice", None);
-        capture.spec = json!({"source": {"kind": "capture", "sessionId": "cs_1"}});
+        capture.spec =
+            sluice_store::spec::Spec::parse(json!({"source": {"kind": "capture", "sessionId": "cs_1"}})).unwrap();
         capture.capture_token = Some(Secret::new("capture-token-value-123456".into()));
         let view = created(store.create_workspace(capture).await.unwrap());
         let (id, run_id) = (view.workspace.id.clone(), view.current_run.unwrap().id);

@@ -9,7 +9,6 @@
 //! still tries to write is refused.
 
 pub mod cadence;
-pub mod decide;
 pub mod error;
 mod exec_job;
 pub mod executors;
@@ -48,7 +47,7 @@ pub struct WorkerConfig {
     pub claim_cap: Duration,
     /// How long shutdown waits for admitted work.
     pub drain_timeout: Duration,
-    pub policy: decide::Policy,
+    pub policy: sluice_domain::reconcile::Policy,
     /// How long create-key records are kept; raised to seven days if lower.
     pub key_retention: Duration,
     /// Cron schedules (with seconds) of the sweeps.
@@ -67,6 +66,9 @@ pub struct WorkerConfig {
     /// Fault injection for crash tests: pause this long before removing an
     /// executor.
     pub pause_before_remove: Option<Duration>,
+    /// How many times a job may fail (or lose its worker) before it is
+    /// parked for an operator.
+    pub max_job_attempts: i64,
 }
 
 impl Default for WorkerConfig {
@@ -78,7 +80,7 @@ impl Default for WorkerConfig {
             claim_base: Duration::from_millis(50),
             claim_cap: Duration::from_secs(2),
             drain_timeout: Duration::from_secs(30),
-            policy: decide::Policy::default(),
+            policy: sluice_domain::reconcile::Policy::default(),
             key_retention: MIN_KEY_RETENTION,
             reaper_schedule: "*/5 * * * * *".into(),
             orphan_schedule: "0 * * * * *".into(),
@@ -88,6 +90,7 @@ impl Default for WorkerConfig {
             preservation_lead: Duration::from_secs(300),
             drain_flush_deadline: Duration::from_secs(20),
             pause_before_remove: None,
+            max_job_attempts: 10,
         }
     }
 }
@@ -127,8 +130,7 @@ impl Worker {
     /// Serves the registrar to a capture-sourced run's executor, unless this
     /// process already does.
     pub(crate) fn serve_registrar(&self, workspace: &sluice_store::Workspace, run: &sluice_store::Run) {
-        let Ok(spec) = sluice_store::spec::WorkspaceSpec::parse(&workspace.spec) else { return };
-        let Some(session_id) = spec.capture_session else { return };
+        let Some(session_id) = workspace.spec.capture_session().map(str::to_owned) else { return };
         let binding = registrar::Binding {
             run_id: run.id.clone(),
             session_id,
@@ -158,6 +160,16 @@ impl Worker {
 /// Runs one job under its lease, renewing the lease while it runs, and
 /// records when it should run again.
 async fn run_job(worker: Arc<Worker>, lease: Lease) {
+    let max_attempts = worker.config.max_job_attempts;
+    if sluice_domain::jobs::lost_too_often(lease.attempts, max_attempts) {
+        let reason =
+            format!("claimed {} times without a pass finishing: each worker holding it was lost", lease.attempts);
+        tracing::error!(job = %lease.subject, kind = %lease.kind, "{reason}; the job is parked");
+        if let Err(e) = worker.store.park_job(&lease, &reason).await {
+            tracing::warn!(job = %lease.subject, error = %e, "could not park the job; its lease will run out");
+        }
+        return;
+    }
     let lease_ms = worker.config.lease.as_millis() as i64;
     let held = Arc::new(Mutex::new(lease.clone()));
     let heartbeat = {
@@ -196,11 +208,19 @@ async fn run_job(worker: Arc<Worker>, lease: Lease) {
             return;
         }
         Err(e) => {
-            // Transient trouble: try again after a growing pause.
-            let pause = 1_000i64.saturating_mul(1 << lease.attempts.clamp(0, 6));
-            tracing::warn!(job = %lease.subject, error = %e, retry_in_ms = pause, "job failed; it will be retried");
-            worker.note_next(now_ms() + pause);
-            worker.store.finish_job(&lease, Some(now_ms() + pause), Some(&e.to_string())).await
+            let counts = !matches!(e, StoreError::Unavailable(_));
+            match sluice_domain::jobs::after_failure(lease.attempts, max_attempts, counts) {
+                sluice_domain::jobs::AfterFailure::Retry { pause_ms, attempts } => {
+                    tracing::warn!(job = %lease.subject, error = %e, retry_in_ms = pause_ms, "job failed; it will be retried");
+                    worker.note_next(now_ms() + pause_ms);
+                    let counted = Lease { attempts, ..lease.clone() };
+                    worker.store.finish_job(&counted, Some(now_ms() + pause_ms), Some(&e.to_string())).await
+                }
+                sluice_domain::jobs::AfterFailure::Park { attempts } => {
+                    tracing::error!(job = %lease.subject, kind = %lease.kind, error = %e, attempts, "job failed too often; it is parked");
+                    worker.store.park_job(&lease, &e.to_string()).await
+                }
+            }
         }
     };
     if let Err(e) = finished {

@@ -4,13 +4,12 @@
 
 use sluice_protocol::{BootSecret, ExecutorBounds};
 use sluice_store::clock::now_ms;
-use sluice_store::spec::WorkspaceSpec;
 use sluice_store::{Lease, ReconcileState, RunError, Secret, SecretKind, StoreError};
 
 use crate::Worker;
-use crate::decide::{Action, FlushAnswer, Observation, decide, retry_allowed};
 use crate::runtime::Runtime as _;
 use crate::runtime::{LaunchRequest, Presence, WorkerError};
+use sluice_domain::reconcile::{Action, FlushAnswer, Observation, decide, retry_allowed};
 use sluice_executor::daemon::{DaemonClient, DaemonError};
 use sluice_protocol::capture::{CaptureStatus, FlushKind, FlushRequest};
 use sluice_store::DrainState;
@@ -107,8 +106,7 @@ async fn launch_request(
         registry_id: workspace.registry_id.clone(),
         repository: workspace.repository.clone(),
         tag: workspace.tag.clone(),
-        // Checked at create: a stored spec that no longer parses is corrupt.
-        spec: WorkspaceSpec::parse(&run.spec).map_err(|e| StoreError::Corrupt(format!("run {}: {e}", run.id)))?,
+        spec: run.spec.typed().clone(),
         boot_secret: (!recovering).then(|| Secret::new(boot)),
         capture_interval_ms: worker.config.capture_interval.as_millis() as u64,
     })
@@ -283,7 +281,7 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
             let run = state.current_run.as_ref().expect("a drain is of the current run");
             let answer = drain_once(worker, run).await;
             let previous = state.drain.as_ref().filter(|d| d.state.is_some()).map(|d| &d.progress);
-            let observation = crate::decide::drain_observation(&answer, previous);
+            let observation = sluice_domain::reconcile::drain_observation(&answer, previous);
             tracing::info!(workspace = %lease.subject, run = %run_id, state = %observation.state, detail = ?observation.detail, "drain");
             store.record_drain_observation(lease, &run_id, &observation).await?;
             Ok(Some(match observation.state {

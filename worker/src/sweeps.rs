@@ -9,7 +9,7 @@ use std::sync::Arc;
 use sluice_store::clock::now_ms;
 use sluice_store::{Store, StoreError};
 
-use crate::decide::{ResourceVerdict, orphan_verdict};
+use sluice_domain::reconcile::{ResourceVerdict, orphan_verdict};
 use tokio::sync::watch;
 
 use crate::runtime::Runtime as _;

@@ -1,2 +1,3 @@
 pub mod capture_sessions;
+pub mod jobs;
 pub mod workspaces;

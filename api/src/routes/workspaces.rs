@@ -99,13 +99,13 @@ pub async fn create_workspace(
     let repository = validate::repository(&req.repository)?;
     let tag = validate::tag(&req.tag)?;
     let name = req.name.as_deref().map(|n| validate::label("name", n)).transpose()?;
-    let (spec, typed_spec) = validate::spec(&req.spec)?;
-    validate::enforceable(&typed_spec, app.config.unenforceable.as_deref())?;
+    let spec = validate::spec(&req.spec)?;
+    validate::enforceable(spec.typed(), app.config.unenforceable.as_deref())?;
     if let Some(env) = &req.secret_env {
         validate::secret_env(env)?;
     }
     let capture_token = validate::optional_text("captureToken", req.capture_token.as_deref(), 4096)?;
-    check_capture_source(&app, &owner, typed_spec.capture_session.as_deref(), capture_token.as_deref()).await?;
+    check_capture_source(&app, &owner, spec.capture_session(), capture_token.as_deref()).await?;
     let ttl_seconds = req.ttl_seconds.map(|t| validate::ttl_seconds("ttlSeconds", t)).transpose()?;
     let launch_id = req.launch_id.as_deref().map(|l| validate::launch_id("launchId", l)).transpose()?;
     let key = match (&req.idempotency_key, headers.get("idempotency-key")) {
@@ -145,12 +145,12 @@ pub async fn create_workspace(
     if req.credentials.is_some() {
         return Err(unsupported("credentials", "credentials-unsupported", "resolving connected accounts"));
     }
-    validate::runtime_capabilities(&spec)?;
+    validate::runtime_capabilities(spec.document())?;
 
     let idempotency = key.map(|key| {
         let request = json!({
             "ownerUserId": owner, "registryId": registry_id, "repository": repository, "tag": tag,
-            "name": name, "spec": spec, "secretEnv": req.secret_env, "captureToken": capture_token,
+            "name": name, "spec": spec.document(), "secretEnv": req.secret_env, "captureToken": capture_token,
             "ttlSeconds": ttl_seconds, "launchId": launch_id,
         });
         Idempotency { key, request_hash: app.store.sealer().keyed_digest(canonical(&request).as_bytes()) }
@@ -257,7 +257,7 @@ pub async fn get_workspace(
     let owner = q.owner_user_id.ok_or(ApiError::NotFound)?.into_string();
     let view = owned(&app, &owner, &workspace_id).await?;
     let mut capture_drain = None;
-    if let Some(run) = view.current_run.as_ref().filter(|_| sluice_store::spec::capture_sourced(&view.workspace.spec)) {
+    if let Some(run) = view.current_run.as_ref().filter(|_| view.workspace.spec.capture_session().is_some()) {
         if let Some(drain) = app.store.drain(&run.id).await? {
             let completion = app.store.accepted_attestation(&run.id).await?;
             let mut view = WorkspaceCaptureDrain::of(run, &drain, completion.as_ref());
@@ -268,7 +268,7 @@ pub async fn get_workspace(
             capture_drain = Some(view);
         }
     }
-    Ok(Json(WorkspaceDetails { summary: (&view).into(), spec: view.workspace.spec.clone(), capture_drain }))
+    Ok(Json(WorkspaceDetails { summary: (&view).into(), spec: view.workspace.spec.document().clone(), capture_drain }))
 }
 
 /// Rename a workspace (owner-scoped; a rename that names no owner finds nothing).
@@ -373,9 +373,7 @@ struct CaptureExecutor {
 
 async fn capture_executor(app: &AppState, owner: &str, workspace_id: &str) -> Result<CaptureExecutor, ApiError> {
     let view = owned(app, owner, workspace_id).await?;
-    let session_id =
-        sluice_store::spec::WorkspaceSpec::parse(&view.workspace.spec).ok().and_then(|s| s.capture_session);
-    let Some(session_id) = session_id else {
+    let Some(session_id) = view.workspace.spec.capture_session().map(str::to_owned) else {
         return Err(ApiError::bad_request(format!(
             "workspace {workspace_id} is not capture-sourced (its spec.source is not a capture session)"
         )));

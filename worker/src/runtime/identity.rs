@@ -78,6 +78,7 @@ pub struct ExecutorIds {
 }
 
 /// Hands out slots of a range, recorded in a registry directory.
+#[derive(Clone)]
 pub struct Allocator {
     range: UidRange,
     dir: PathBuf,

@@ -607,21 +607,28 @@ impl Runtime for LocalRuntime {
         if let DiskSupport::Loop { umount, .. } = &self.disk {
             disk::detach(umount, &dir.join("workspace")).await.map_err(|e| transient("executor disk", e))?;
         }
-        let slot = self.identities.as_ref().and_then(|a| a.recorded(&dir));
-        // The daemon's log outlives the executor, for whoever looks into why it ended.
         let logs = self.executors_dir.join("logs");
-        if std::fs::create_dir_all(&logs).is_ok() {
-            let _ = std::fs::copy(dir.join("daemon.log"), logs.join(format!("{run_id}.log")));
-        }
-        match std::fs::remove_dir_all(&dir) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(transient("removing the run directory", e)),
-        }
-        if let (Some(allocator), Some(ids)) = (&self.identities, slot) {
-            allocator.release(ids.slot);
-        }
-        Ok(())
+        let identities = self.identities.clone();
+        let run_id = run_id.to_owned();
+        // A whole executor's disk can take a while to delete: on a thread
+        // that may block, not on the runtime's.
+        let removed = tokio::task::spawn_blocking(move || {
+            let slot = identities.as_ref().and_then(|a| a.recorded(&dir));
+            // The daemon's log outlives the executor, for whoever looks into why it ended.
+            if std::fs::create_dir_all(&logs).is_ok() {
+                let _ = std::fs::copy(dir.join("daemon.log"), logs.join(format!("{run_id}.log")));
+            }
+            match std::fs::remove_dir_all(&dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(transient("removing the run directory", e)),
+            }
+            if let (Some(allocator), Some(ids)) = (&identities, slot) {
+                allocator.release(ids.slot);
+            }
+            Ok(())
+        });
+        removed.await.map_err(|e| transient("removing the run directory", e))?
     }
 
     /// Executors found on the host: run directories and cgroups (a cgroup

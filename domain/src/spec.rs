@@ -52,6 +52,46 @@ pub struct WorkspaceSpec {
     pub capture_session: Option<String>,
 }
 
+/// A workspace's spec, parsed once where it enters (the API, the broker, a
+/// row read back): the document as it was given, kept and shown back
+/// whole (keys sluice does not act on included), and what sluice reads
+/// from it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spec {
+    document: Value,
+    typed: WorkspaceSpec,
+}
+
+impl Spec {
+    pub fn parse(document: Value) -> Result<Spec, SpecError> {
+        let typed = WorkspaceSpec::parse(&document)?;
+        Ok(Spec { document, typed })
+    }
+
+    /// The document as given.
+    pub fn document(&self) -> &Value {
+        &self.document
+    }
+
+    /// What the runtimes and the policy act on.
+    pub fn typed(&self) -> &WorkspaceSpec {
+        &self.typed
+    }
+
+    /// The capture session this workspace's executors restore from and
+    /// capture into: its executors may hold work only capture can prove
+    /// saved.
+    pub fn capture_session(&self) -> Option<&str> {
+        self.typed.capture_session.as_deref()
+    }
+}
+
+impl Default for Spec {
+    fn default() -> Self {
+        Spec { document: Value::Object(Default::default()), typed: WorkspaceSpec::default() }
+    }
+}
+
 /// Why a spec cannot be run, naming the key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -121,12 +161,6 @@ impl WorkspaceSpec {
         }
         Ok(parsed)
     }
-}
-
-/// Whether a stored spec is capture-sourced: its executors may hold work
-/// only capture can prove saved.
-pub fn capture_sourced(spec: &Value) -> bool {
-    spec.pointer("/source/kind").and_then(Value::as_str) == Some("capture")
 }
 
 /// The capture session a `spec.source` names.

@@ -4,10 +4,48 @@
 
 use sluice_protocol::attest;
 use sluice_protocol::capture::{CaptureStatus, incomplete};
-use sluice_store::{
-    DesiredState, DrainObservation, DrainProgress, DrainState, ReconcileState, ResourceFacts, Retention, Run, RunError,
-    WorkspaceStatus,
-};
+
+use crate::drain::{DrainObservation, DrainProgress, Retention};
+use crate::model::{DesiredState, DrainState, Run, RunError, Workspace, WorkspaceStatus};
+
+/// Everything stored that a reconcile pass of one workspace decides from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReconcileState {
+    pub workspace: Workspace,
+    pub current_run: Option<Run>,
+    /// Earlier runs whose runtime resource may still exist.
+    pub stale_runs: Vec<Run>,
+    /// Whether the executor may hold work that must be saved before its disk
+    /// goes (the workspace was given a capture token).
+    pub has_capture_source: bool,
+    /// The current run's drain record (capture-sourced workspaces).
+    pub drain: Option<crate::drain::Drain>,
+    /// Every report read from the current run's executor.
+    pub reports: Vec<sluice_protocol::attest::Report>,
+    /// The current run's newest attestation still standing as accepted.
+    pub attestation: Option<crate::drain::StoredAttestation>,
+    /// The run that holds the capture session's lease now (capture-sourced
+    /// workspaces): a newer executor on the session, or this one.
+    pub session_holder: Option<String>,
+}
+
+/// What the store knows of the run a labelled runtime resource names: the
+/// facts the orphan sweep's verdict is made from (see the worker's
+/// `decide::orphan_verdict`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResourceFacts {
+    /// The run's own status.
+    pub status: WorkspaceStatus,
+    /// Whether the run is its workspace's current run.
+    pub is_current: bool,
+    /// Whether the run recorded a runtime resource.
+    pub recorded: bool,
+    /// Whether that resource was recorded removed.
+    pub removed: bool,
+    /// Whether the workspace's executors may hold work only capture can
+    /// prove saved (a capture-sourced workspace).
+    pub capture_sourced: bool,
+}
 
 /// What the pass saw of the current run's executor before deciding.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,14 +167,8 @@ fn because(action: Action, reason: &'static str) -> Decision {
 /// Whether the stored attestation of `run` still holds against every
 /// report stored of its executor.
 pub fn attestation_holds(state: &ReconcileState, run: &Run) -> bool {
-    let (Some(stored), Some(runtime)) = (&state.attestation, &run.runtime) else { return false };
-    let executor = attest::Executor {
-        run_id: &run.id,
-        resource_id: &runtime.resource_id,
-        reference: &runtime.reference,
-        launch_id: run.launch_id.as_deref(),
-    };
-    stored.run_id == run.id && attest::weigh(&stored.attestation, executor, &state.reports).is_ok()
+    let Some(stored) = &state.attestation else { return false };
+    stored.run_id == run.id && crate::drain::weigh(&stored.attestation, run, &state.reports).is_ok()
 }
 
 /// Decides the next action for one workspace.
@@ -422,8 +454,8 @@ pub fn orphan_verdict(facts: Option<&ResourceFacts>) -> ResourceVerdict {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-    use sluice_store::*;
+    use crate::drain::*;
+    use crate::model::*;
 
     fn run(id: &str, status: WorkspaceStatus, runtime: bool, removed: bool) -> Run {
         Run {
@@ -434,7 +466,7 @@ mod tests {
             trigger_ref: None,
             status,
             launch_id: None,
-            spec: json!({}),
+            spec: crate::spec::Spec::default(),
             runtime: runtime.then(|| RuntimeRecord {
                 adapter: RuntimeAdapter::Local,
                 resource_id: "res".into(),
@@ -458,7 +490,7 @@ mod tests {
 
     fn state(status: WorkspaceStatus, desired: DesiredState, runtime: bool, capture: bool) -> ReconcileState {
         ReconcileState {
-            workspace: sluice_store::testing::workspace(status, desired),
+            workspace: crate::testing::workspace(status, desired),
             current_run: Some(run("cur", status, runtime, false)),
             stale_runs: Vec::new(),
             has_capture_source: capture,

@@ -200,7 +200,7 @@ pub struct Workspace {
     pub registry_id: String,
     pub repository: String,
     pub tag: String,
-    pub spec: serde_json::Value,
+    pub spec: crate::spec::Spec,
     pub status: WorkspaceStatus,
     pub desired_state: DesiredState,
     pub current_run_id: Option<String>,
@@ -216,9 +216,7 @@ pub struct Workspace {
 impl Workspace {
     /// Whether `principal` may reach this workspace over SSH.
     pub fn admits_ssh_principal(&self, principal: &str) -> bool {
-        principal == self.owner_user_id
-            || crate::spec::WorkspaceSpec::parse(&self.spec)
-                .is_ok_and(|s| s.ssh_principals.iter().any(|p| p == principal))
+        principal == self.owner_user_id || self.spec.typed().ssh_principals.iter().any(|p| p == principal)
     }
 }
 
@@ -264,7 +262,7 @@ pub struct Run {
     pub trigger_ref: Option<String>,
     pub status: WorkspaceStatus,
     pub launch_id: Option<String>,
-    pub spec: serde_json::Value,
+    pub spec: crate::spec::Spec,
     pub runtime: Option<RuntimeRecord>,
     pub published_image: Option<PublishedImage>,
     pub error: Option<RunError>,
@@ -321,7 +319,7 @@ pub struct ExecCommand {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub env: Option<std::collections::BTreeMap<String, String>>,
     /// What the command is fed, as its length and digest: the text itself
-    /// is sealed apart (see [`crate::Store::open_exec_stdin`]).
+    /// is sealed apart (the store opens it for the run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stdin_digest: Option<StdinDigest>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

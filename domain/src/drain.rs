@@ -1,0 +1,138 @@
+//! A capture-sourced executor's drain as the store keeps it: the owner's
+//! stop intent (who, when, discard, attestation), what was last observed
+//! while ending the executor, and retention with its recovery attempts.
+
+use sluice_protocol::attest::{self, Attestation, Refuted, Report};
+
+use crate::model::*;
+
+/// Weighs an attestation of `run` against every report stored of its
+/// executor: the protocol's rule, applied here for every caller (a stop
+/// that brings one, a report that may revoke one, a drain that relies on
+/// one). A run with no runtime resource has no executor to attest.
+pub fn weigh(attestation: &Attestation, run: &Run, reports: &[Report]) -> Result<(), Refuted> {
+    let Some(runtime) = &run.runtime else {
+        let rule = attest::Rule::Executor;
+        return Err(Refuted { rule, detail: format!("{}: the run has no executor to attest", rule.as_str()) });
+    };
+    let executor = attest::Executor {
+        run_id: &run.id,
+        resource_id: &runtime.resource_id,
+        reference: &runtime.reference,
+        launch_id: run.launch_id.as_deref(),
+    };
+    attest::weigh(attestation, executor, reports)
+}
+
+/// Who asked for a discard, and when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Discard {
+    pub requested_by: String,
+    pub requested_at: i64,
+}
+
+/// Why an executor is retained and how its recovery goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Retention {
+    pub since: i64,
+    pub reason: String,
+    pub recoverable: bool,
+    pub attempts: i64,
+    pub next_recovery_at: Option<i64>,
+    pub last_error: Option<String>,
+}
+
+/// The daemon's queue as last read (for following a drain).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DrainProgress {
+    pub pending: Option<i64>,
+    pub pending_bytes: Option<i64>,
+    pub registered: Option<i64>,
+    pub uploaded_bytes: Option<i64>,
+}
+
+/// One run's drain record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Drain {
+    pub run_id: String,
+    pub workspace_id: String,
+    /// `None` until something was observed.
+    pub state: Option<DrainState>,
+    pub detail: Option<String>,
+    pub observed_at: Option<i64>,
+    pub preservation_starts_at: Option<i64>,
+    pub stop_requested: Option<(String, i64)>,
+    pub discard: Option<Discard>,
+    /// The daemon answered `complete: true` for a FINAL flush.
+    pub final_complete: bool,
+    pub progress: DrainProgress,
+    /// Kept on record after retention ends; the run's status says whether
+    /// it still holds.
+    pub retention: Option<Retention>,
+}
+
+impl Drain {
+    /// A run's drain before anything was recorded of it.
+    pub fn new(run_id: &str, workspace_id: &str) -> Drain {
+        Drain {
+            run_id: run_id.to_owned(),
+            workspace_id: workspace_id.to_owned(),
+            state: None,
+            detail: None,
+            observed_at: None,
+            preservation_starts_at: None,
+            stop_requested: None,
+            discard: None,
+            final_complete: false,
+            progress: DrainProgress::default(),
+            retention: None,
+        }
+    }
+}
+
+/// An attestation as stored, with what became of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredAttestation {
+    pub id: String,
+    pub run_id: String,
+    pub attestation: Attestation,
+    pub sealed_at: Option<String>,
+    pub outcome: AttestationOutcome,
+    pub detail: Option<String>,
+    pub attested_by: String,
+    pub attested_at: i64,
+}
+
+/// What one drain step observed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DrainObservation {
+    pub state: DrainState,
+    pub detail: Option<String>,
+    /// The daemon's stamped report, when it answered.
+    pub report: Option<Report>,
+    pub progress: DrainProgress,
+}
+
+/// An owner's stop.
+#[derive(Debug, Clone, Default)]
+pub struct StopIntent {
+    pub discard: bool,
+    pub attestation: Option<(Attestation, Option<String>)>,
+}
+
+/// What a stop did.
+#[derive(Debug, Clone)]
+pub struct StopOutcome {
+    pub workspace: Workspace,
+    /// The attestation's outcome and, when ignored, why.
+    pub completion: Option<(AttestationOutcome, Option<String>)>,
+}
+
+/// A retained executor, for operators.
+#[derive(Debug, Clone)]
+pub struct RetainedExecutor {
+    pub workspace_id: String,
+    pub owner_user_id: String,
+    pub run: Run,
+    pub drain: Drain,
+}

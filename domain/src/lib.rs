@@ -1,0 +1,16 @@
+//! sluice's model and policy, pure: what a workspace, a run, a drain and a
+//! job are (statuses as enums stored by name, the typed spec), and every
+//! decision made from them: which single action a reconcile pass takes
+//! next and why, what a drain observation means, whether an orphaned
+//! resource may go, what becomes of a job that failed. No I/O and no clock
+//! but the `now` each decision is given; the store persists what these
+//! decide, and the worker carries it out.
+
+pub mod create_key;
+pub mod drain;
+pub mod jobs;
+pub mod model;
+pub mod reconcile;
+pub mod spec;
+#[doc(hidden)]
+pub mod testing;
