@@ -215,7 +215,9 @@ impl WorkerArgs {
     }
 
     /// Opens the configured runtime.
-    pub async fn runtime(&self, data_dir: &Path) -> anyhow::Result<sluice_worker::AnyRuntime> {
+    /// Opens the configured runtime; answers it with whether its executors
+    /// go unsandboxed (a local runtime without bubblewrap).
+    pub async fn runtime(&self, data_dir: &Path) -> anyhow::Result<(std::sync::Arc<dyn sluice_worker::Runtime>, bool)> {
         use sluice_worker::runtime::docker::DockerRuntime;
         use sluice_worker::runtime::local::LocalRuntime;
         let executors = self.executors_dir(data_dir);
@@ -228,26 +230,25 @@ impl WorkerArgs {
                 anyhow::ensure!(daemon.is_file(), "the daemon binary {} does not exist", daemon.display());
                 let executors = std::path::absolute(&executors)?;
                 let daemon = std::fs::canonicalize(&daemon)?;
-                sluice_worker::AnyRuntime::Local(
-                    LocalRuntime::new(executors, daemon, prefix, self.uid_range()?, self.default_disk_mib)
-                        .await?
-                        .with_max_lifetime(self.max_lifetime()),
-                )
+                let local = LocalRuntime::new(executors, daemon, prefix, self.uid_range()?, self.default_disk_mib)
+                    .await?
+                    .with_max_lifetime(self.max_lifetime());
+                let unsandboxed = matches!(local.sandbox(), sluice_worker::runtime::local::Sandbox::None(_));
+                (std::sync::Arc::new(local), unsandboxed)
             }
             RuntimeKind::Docker => {
                 let daemon = std::fs::canonicalize(self.docker_daemon_binary()?)?;
                 let executors = std::path::absolute(&executors)?;
-                sluice_worker::AnyRuntime::Docker(
-                    DockerRuntime::connect(
-                        self.docker_socket.as_deref(),
-                        executors,
-                        daemon,
-                        self.registries()?,
-                        self.uid_range()?,
-                    )
-                    .await?
-                    .with_max_lifetime(self.max_lifetime()),
+                let docker = DockerRuntime::connect(
+                    self.docker_socket.as_deref(),
+                    executors,
+                    daemon,
+                    self.registries()?,
+                    self.uid_range()?,
                 )
+                .await?
+                .with_max_lifetime(self.max_lifetime());
+                (std::sync::Arc::new(docker), false)
             }
         })
     }

@@ -12,7 +12,6 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use sluice_api::{ApiConfig, AppState};
-use sluice_worker::Runtime as _;
 use tokio::sync::{Notify, watch};
 
 use config::{ApiArgs, StoreArgs, WorkerArgs};
@@ -165,19 +164,16 @@ async fn start_worker(
     wake: Arc<Notify>,
 ) -> anyhow::Result<Arc<sluice_worker::Worker>> {
     store_args.ensure_data_dir()?;
-    let runtime = args.runtime(&store_args.data_dir).await.context("cannot open the runtime")?;
-    match &runtime {
-        sluice_worker::AnyRuntime::Local(local)
-            if matches!(local.sandbox(), sluice_worker::runtime::local::Sandbox::None(_)) =>
-        {
-            tracing::warn!(posture = %runtime.posture(), "executors are NOT sandboxed")
-        }
-        _ => tracing::info!(posture = %runtime.posture(), "runtime ready"),
+    let (runtime, unsandboxed) = args.runtime(&store_args.data_dir).await.context("cannot open the runtime")?;
+    if unsandboxed {
+        tracing::warn!(posture = %runtime.posture(), "executors are NOT sandboxed");
+    } else {
+        tracing::info!(posture = %runtime.posture(), "runtime ready");
     }
     let objects_url = args.object_store(&store_args.data_dir)?;
     let objects = sluice_worker::objects::Objects::open(&objects_url).context("cannot open the object store")?;
     tracing::info!(objects = %objects_url.describe(), "capture object store");
-    Ok(sluice_worker::Worker::new(store, Arc::new(runtime), args.worker_config(), wake, objects))
+    Ok(sluice_worker::Worker::new(store, runtime, args.worker_config(), wake, objects))
 }
 
 /// `sluice doctor`: what works here, and how executors would be isolated.
@@ -187,8 +183,7 @@ async fn doctor(store_args: &StoreArgs, args: &WorkerArgs) -> anyhow::Result<()>
     let (jobs, due) = store.job_counts().await?;
     println!("database   ok ({:?}); {jobs} jobs, {due} due", store.backend());
     match args.runtime(&store_args.data_dir).await {
-        Ok(runtime) => {
-            use sluice_worker::runtime::Runtime;
+        Ok((runtime, _)) => {
             // One line per part: the sandbox, who runs as whom, limits, disks.
             let posture = runtime.posture();
             let mut parts = posture.split("; ");
@@ -223,10 +218,9 @@ async fn run_api(store_args: StoreArgs, api_args: ApiArgs, worker_args: Option<W
     };
     let objects = worker.as_ref().map(|w| w.objects().clone());
     // Serving its own worker, the API knows what the runtime cannot enforce.
-    let unenforceable = worker.as_ref().map(|w| {
-        use sluice_worker::runtime::Runtime;
-        w.runtime.unenforceable().into_iter().map(|(resource, why)| (resource.to_owned(), why)).collect()
-    });
+    let unenforceable = worker
+        .as_ref()
+        .map(|w| w.runtime.unenforceable().into_iter().map(|(resource, why)| (resource.to_owned(), why)).collect());
     let config = ApiConfig {
         api_tokens,
         gateway_tokens,

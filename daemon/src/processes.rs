@@ -135,35 +135,37 @@ impl Processes {
     /// Answers how many survived (0: nothing of the workload runs).
     pub async fn stop_all(&self, grace: Duration) -> usize {
         self.registry.lock().unwrap().closed = true;
-        let deadline = tokio::time::Instant::now() + grace;
         let mut termed: HashSet<u32> = HashSet::new();
-        loop {
-            self.reap_orphans();
-            let live = self.live();
-            if live.is_empty() {
-                return 0;
-            }
-            if tokio::time::Instant::now() >= deadline {
-                break;
-            }
-            let new: Vec<u32> = live.into_iter().filter(|pid| termed.insert(*pid)).collect();
-            self.signal_all(&new, libc::SIGTERM);
-            tokio::time::sleep(POLL).await;
+        // Each process gets one SIGTERM (the ones started meanwhile too).
+        let survivors = self
+            .until_none_left(grace, |live| {
+                let new: Vec<u32> = live.iter().copied().filter(|pid| termed.insert(*pid)).collect();
+                self.signal_all(&new, libc::SIGTERM);
+            })
+            .await;
+        if survivors == 0 {
+            return 0;
         }
-        let deadline = tokio::time::Instant::now() + KILL_WITHIN;
+        // Stopped first, so none of them forks between the reading of the
+        // table and its SIGKILL.
+        self.until_none_left(KILL_WITHIN, |live| {
+            self.signal_all(live, libc::SIGSTOP);
+            self.signal_all(live, libc::SIGKILL);
+        })
+        .await
+    }
+
+    /// Reads the workload's processes and `signal`s them until none is
+    /// left or `within` has passed; answers how many were left.
+    async fn until_none_left(&self, within: Duration, mut signal: impl FnMut(&[u32])) -> usize {
+        let deadline = tokio::time::Instant::now() + within;
         loop {
             self.reap_orphans();
             let live = self.live();
-            if live.is_empty() {
-                return 0;
-            }
-            if tokio::time::Instant::now() >= deadline {
+            if live.is_empty() || tokio::time::Instant::now() >= deadline {
                 return live.len();
             }
-            // Stopped first, so none of them forks between the reading of
-            // the table and its SIGKILL.
-            self.signal_all(&live, libc::SIGSTOP);
-            self.signal_all(&live, libc::SIGKILL);
+            signal(&live);
             tokio::time::sleep(POLL).await;
         }
     }

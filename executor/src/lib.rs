@@ -54,7 +54,10 @@ pub use sluice_store::broker_snapshots::TakenSnapshot;
 
 /// Every call into an executor.
 pub trait Executors: Send + Sync + std::fmt::Debug {
-    fn capture_status<'a>(&'a self, target: Target<'a>) -> ExecutorFuture<'a, CaptureStatus>;
+    /// Whether the daemon answers `health` (within a short bound).
+    fn healthy<'a>(&'a self, target: Target<'a>) -> Pin<Box<dyn Future<Output = bool> + Send + 'a>>;
+    /// The daemon's capture status, within `timeout`.
+    fn capture_status<'a>(&'a self, target: Target<'a>, timeout: Duration) -> ExecutorFuture<'a, CaptureStatus>;
     fn capture_flush<'a>(
         &'a self,
         target: Target<'a>,

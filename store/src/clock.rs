@@ -3,9 +3,32 @@
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
+use std::sync::atomic::{AtomicI64, Ordering};
+
+/// The time this process's clock stands still at, once the simulation
+/// fixed it (0: the wall clock). Only the simulation ever sets it: it runs
+/// days of schedules in seconds, the same way every time.
+static FIXED_MS: AtomicI64 = AtomicI64::new(0);
+
 /// Now, in Unix milliseconds (UTC).
 pub fn now_ms() -> i64 {
-    (OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64
+    match FIXED_MS.load(Ordering::Relaxed) {
+        0 => (OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64,
+        fixed => fixed,
+    }
+}
+
+/// Stops this process's clock at `ms`: from now on only [`advance`] moves
+/// it. Never used by sluice itself.
+#[doc(hidden)]
+pub fn fix_at(ms: i64) {
+    FIXED_MS.store(ms.max(1), Ordering::Relaxed);
+}
+
+/// Moves a fixed clock ahead by `ms` (time passing, or a clock jump).
+#[doc(hidden)]
+pub fn advance(ms: i64) {
+    FIXED_MS.fetch_add(ms, Ordering::Relaxed);
 }
 
 /// Unix milliseconds as an RFC 3339 instant in UTC, with milliseconds.

@@ -169,6 +169,23 @@ impl Server {
         panic!("sluice {} did not become healthy:\n{}", options.command, server.output());
     }
 
+    /// Runs an operator command of the `sluice` binary against this server
+    /// (its API URL, and `dir` for the token): whether it succeeded, and
+    /// everything it printed.
+    pub fn operate(&self, dir: &DataDir, args: &[&str]) -> (bool, String) {
+        let out = Command::new(sluice_binary())
+            .args(args)
+            .arg("--api-url")
+            .arg(&self.base)
+            .arg("--data-dir")
+            .arg(dir.path())
+            .output()
+            .expect("the sluice binary runs");
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(!text.contains(&self.token), "the token is never printed: {text}");
+        (out.status.success(), text)
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.as_ref().unwrap().id()
     }

@@ -110,17 +110,8 @@ const CHECK: &str = "cd /workspace 2>/dev/null || cd ~; busybox cat notes/draft.
 /// Runs an operator command of the `sluice` binary against the server;
 /// answers its output, which must say it succeeded.
 fn operate(server: &Server, dir: &DataDir, args: &[&str]) -> String {
-    let out = Command::new(sluice_tests::sluice_binary())
-        .args(args)
-        .arg("--api-url")
-        .arg(&server.base)
-        .arg("--data-dir")
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "sluice {args:?}: {text}");
-    assert!(!text.contains(&server.token), "the token is never printed");
+    let (ok, text) = server.operate(dir, args);
+    assert!(ok, "sluice {args:?}: {text}");
     text
 }
 

@@ -94,6 +94,27 @@ async fn restored_lines(server: &Server, session: &(String, String), launch_id: 
     lines.len()
 }
 
+/// A capture-sourced workspace whose exec `writer` has written a few lines.
+struct Writing {
+    dir: DataDir,
+    server: Server,
+    session: (String, String),
+    id: String,
+    run_id: String,
+    /// The writer's exec run.
+    exec: String,
+}
+
+async fn writing(flavor: Flavor, writer: &str) -> Writing {
+    let dir = DataDir::new();
+    let server = Server::start_with(&dir.path(), flavor.options()).await;
+    let session = session(&server, None).await;
+    let (id, run_id) = launch(&server, &session, "writer").await;
+    let exec = start_exec(&server, &id, writer).await;
+    written(flavor, &dir, &run_id, 20).await;
+    Writing { dir, server, session, id, run_id, exec }
+}
+
 fn assert_stopped_by_the_flush(run: &Value) {
     assert_eq!(run["status"], "failed", "{run}");
     assert_eq!(run["error"]["code"], "final-flush", "{run}");
@@ -107,12 +128,7 @@ async fn a_final_flush_answers_complete_only_once_every_writer_has_stopped() {
     for flavor in Flavor::all() {
         for (name, writer) in [("direct", direct_writer()), ("setsid", detached_writer())] {
             eprintln!("{flavor:?}, {name} writer");
-            let dir = DataDir::new();
-            let server = Server::start_with(&dir.path(), flavor.options()).await;
-            let session = session(&server, None).await;
-            let (id, run_id) = launch(&server, &session, "writer").await;
-            let exec = start_exec(&server, &id, &writer).await;
-            written(flavor, &dir, &run_id, 20).await;
+            let Writing { dir, server, session, id, run_id, exec } = writing(flavor, &writer).await;
 
             let (status, answer) = server
                 .post(
@@ -147,12 +163,7 @@ async fn a_stop_drains_a_workspace_whose_writers_keep_writing_and_loses_no_line(
     for flavor in Flavor::all() {
         for (name, writer) in [("direct", direct_writer()), ("setsid", detached_writer())] {
             eprintln!("{flavor:?}, {name} writer");
-            let dir = DataDir::new();
-            let server = Server::start_with(&dir.path(), flavor.options()).await;
-            let session = session(&server, None).await;
-            let (id, run_id) = launch(&server, &session, "writer").await;
-            let exec = start_exec(&server, &id, &writer).await;
-            written(flavor, &dir, &run_id, 20).await;
+            let Writing { dir, server, session, id, run_id, exec } = writing(flavor, &writer).await;
 
             let (status, body) =
                 server.post(&format!("/v1/workspaces/{id}/stop"), &json!({"ownerUserId": "alice"})).await;

@@ -4,12 +4,11 @@
 
 use std::time::Duration;
 
-use sluice_executor::daemon::{DaemonClient, DaemonError};
+use sluice_executor::{ExecutorError, Target};
 use sluice_protocol::{ExecRequest, ExecResponse, RefusalCode};
 use sluice_store::{ExecCommandResult, ExecRunStatus, Lease, RunError, StoreError, WorkspaceStatus};
 
 use crate::Worker;
-use crate::reconcile::control_token;
 
 /// Extra time the transport gets beyond a command's own timeout.
 const TRANSPORT_SLACK: Duration = Duration::from_secs(30);
@@ -80,13 +79,7 @@ pub async fn run(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreErr
         store.finish_exec_run(lease, &run.id, None, Some(&error)).await?;
         return Ok(None);
     };
-    let client = match DaemonClient::new(&endpoint, control_token(worker, &run.attempt_id)) {
-        Ok(c) => c,
-        Err(e) => {
-            store.finish_exec_run(lease, &run.id, None, Some(&broke(e.to_string(), "transport"))).await?;
-            return Ok(None);
-        }
-    };
+    let target = Target { run_id: &run.attempt_id, endpoint: &endpoint };
 
     let stdin = store.open_exec_stdin(&run.id).await?;
     let mut results: Vec<ExecCommandResult> = Vec::with_capacity(run.commands.len());
@@ -102,7 +95,7 @@ pub async fn run(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreErr
         };
         let timeout = Duration::from_millis(command.timeout_ms.unwrap_or(DEFAULT_COMMAND_TIMEOUT_MS)) + TRANSPORT_SLACK;
         let of = run.commands.len();
-        match client.exec(&request, timeout).await {
+        match worker.executors.exec(target, request, timeout).await {
             Ok(answer) => {
                 let stopped = answer.stopped_by_final;
                 results.push(ExecCommandResult { argv: command.argv.clone(), outcome: bounded(answer) });
@@ -114,7 +107,7 @@ pub async fn run(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreErr
                     return Ok(None);
                 }
             }
-            Err(DaemonError::Refused { code: RefusalCode::ExecutorFinalized, .. }) => {
+            Err(ExecutorError::Refused { code: RefusalCode::ExecutorFinalized, .. }) => {
                 let message = format!(
                     "the executor's final flush began before command {} of {of} could start: it takes no new work",
                     i + 1

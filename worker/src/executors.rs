@@ -37,8 +37,20 @@ impl LocalExecutors {
 }
 
 impl Executors for LocalExecutors {
-    fn capture_status<'a>(&'a self, target: Target<'a>) -> ExecutorFuture<'a, CaptureStatus> {
-        Box::pin(async move { Ok(self.client(target)?.capture_status(CALL_TIMEOUT).await?) })
+    fn healthy<'a>(
+        &'a self,
+        target: Target<'a>,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send + 'a>> {
+        Box::pin(async move {
+            match self.client(target) {
+                Ok(client) => client.healthy().await,
+                Err(_) => false,
+            }
+        })
+    }
+
+    fn capture_status<'a>(&'a self, target: Target<'a>, timeout: Duration) -> ExecutorFuture<'a, CaptureStatus> {
+        Box::pin(async move { Ok(self.client(target)?.capture_status(timeout).await?) })
     }
 
     fn capture_flush<'a>(

@@ -28,7 +28,7 @@ use sluice_store::{JobKind, Lease, Store, StoreError};
 use tokio::sync::{Notify, Semaphore};
 
 pub use cadence::Cadence;
-pub use runtime::{AnyRuntime, Runtime};
+pub use runtime::Runtime;
 pub use sweeps::maintain;
 
 /// Create-key records are kept at least this long.
@@ -104,7 +104,9 @@ pub fn default_worker_id() -> String {
 /// What every job of this worker shares.
 pub struct Worker {
     pub store: Store,
-    pub runtime: Arc<AnyRuntime>,
+    pub runtime: Arc<dyn Runtime>,
+    /// Every call into an executor's daemon goes through here.
+    pub executors: Arc<dyn sluice_executor::Executors>,
     pub config: WorkerConfig,
     /// Signalled when work may have become due (an API in this process
     /// enqueued, or a pass asked to be looked at again soon).
@@ -118,13 +120,27 @@ pub struct Worker {
 impl Worker {
     pub fn new(
         store: Store,
-        runtime: Arc<AnyRuntime>,
+        runtime: Arc<dyn Runtime>,
+        config: WorkerConfig,
+        wake: Arc<Notify>,
+        objects: objects::Objects,
+    ) -> Arc<Worker> {
+        let executors = Arc::new(executors::LocalExecutors::new(store.clone(), Some(objects.clone())));
+        Self::with_executors(store, runtime, executors, config, wake, objects)
+    }
+
+    /// A worker that reaches executors through `executors` (an in-process
+    /// fake, in unit tests and the simulation).
+    pub fn with_executors(
+        store: Store,
+        runtime: Arc<dyn Runtime>,
+        executors: Arc<dyn sluice_executor::Executors>,
         config: WorkerConfig,
         wake: Arc<Notify>,
         objects: objects::Objects,
     ) -> Arc<Worker> {
         let registrars = registrar::RegistrarHost::new(store.clone(), objects);
-        Arc::new(Worker { store, runtime, config, wake, next_due: Mutex::new(None), registrars })
+        Arc::new(Worker { store, runtime, executors, config, wake, next_due: Mutex::new(None), registrars })
     }
 
     /// Serves the registrar to a capture-sourced run's executor, unless this
@@ -157,17 +173,46 @@ impl Worker {
     }
 }
 
+/// Parks a job claimed too often without a pass finishing; answers
+/// whether it did (then the job is not run).
+async fn parked_as_lost(worker: &Worker, lease: &Lease) -> bool {
+    if !sluice_domain::jobs::lost_too_often(lease.attempts, worker.config.max_job_attempts) {
+        return false;
+    }
+    let reason = format!("claimed {} times without a pass finishing: each worker holding it was lost", lease.attempts);
+    tracing::error!(job = %lease.subject, kind = %lease.kind, "{reason}; the job is parked");
+    if let Err(e) = worker.store.park_job(lease, &reason).await {
+        tracing::warn!(job = %lease.subject, error = %e, "could not park the job; its lease will run out");
+    }
+    true
+}
+
+/// One pass of the job.
+async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreError> {
+    match lease.kind {
+        JobKind::Reconcile => reconcile::pass(worker, lease).await,
+        JobKind::Exec => exec_job::run(worker, lease).await,
+    }
+}
+
+/// Claims one due job and runs one pass of it to its end, with no
+/// heartbeat and no pause: whoever steps the worker (a unit test, the
+/// simulation) owns the clock. Answers the job it ran, if one was due.
+pub async fn step(worker: &Worker) -> Result<Option<(JobKind, String)>, StoreError> {
+    let lease_ms = worker.config.lease.as_millis() as i64;
+    let Some(lease) = worker.store.claim_jobs(&worker.config.id, 1, lease_ms).await?.pop() else { return Ok(None) };
+    let job = (lease.kind, lease.subject.clone());
+    if !parked_as_lost(worker, &lease).await {
+        let outcome = pass(worker, &lease).await;
+        settle(worker, &lease, outcome).await;
+    }
+    Ok(Some(job))
+}
+
 /// Runs one job under its lease, renewing the lease while it runs, and
 /// records when it should run again.
 async fn run_job(worker: Arc<Worker>, lease: Lease) {
-    let max_attempts = worker.config.max_job_attempts;
-    if sluice_domain::jobs::lost_too_often(lease.attempts, max_attempts) {
-        let reason =
-            format!("claimed {} times without a pass finishing: each worker holding it was lost", lease.attempts);
-        tracing::error!(job = %lease.subject, kind = %lease.kind, "{reason}; the job is parked");
-        if let Err(e) = worker.store.park_job(&lease, &reason).await {
-            tracing::warn!(job = %lease.subject, error = %e, "could not park the job; its lease will run out");
-        }
+    if parked_as_lost(&worker, &lease).await {
         return;
     }
     let lease_ms = worker.config.lease.as_millis() as i64;
@@ -190,18 +235,22 @@ async fn run_job(worker: Arc<Worker>, lease: Lease) {
             }
         })
     };
-    let outcome = match lease.kind {
-        JobKind::Reconcile => reconcile::pass(&worker, &lease).await,
-        JobKind::Exec => exec_job::run(&worker, &lease).await,
-    };
+    let outcome = pass(&worker, &lease).await;
     heartbeat.abort();
     let lease = held.lock().unwrap().clone();
+    settle(&worker, &lease, outcome).await;
+}
+
+/// Records how a pass ended: when the job runs next, or that it is done,
+/// retried after a pause, or parked.
+async fn settle(worker: &Worker, lease: &Lease, outcome: Result<Option<i64>, StoreError>) {
+    let max_attempts = worker.config.max_job_attempts;
     let finished = match outcome {
         Ok(next) => {
             if let Some(at) = next {
                 worker.note_next(at);
             }
-            worker.store.finish_job(&lease, next, None).await
+            worker.store.finish_job(lease, next, None).await
         }
         Err(e @ StoreError::Fenced { .. }) => {
             tracing::warn!(job = %lease.subject, error = %e, "a write was refused: another worker holds this job now");
@@ -218,7 +267,7 @@ async fn run_job(worker: Arc<Worker>, lease: Lease) {
                 }
                 sluice_domain::jobs::AfterFailure::Park { attempts } => {
                     tracing::error!(job = %lease.subject, kind = %lease.kind, error = %e, attempts, "job failed too often; it is parked");
-                    worker.store.park_job(&lease, &e.to_string()).await
+                    worker.store.park_job(lease, &e.to_string()).await
                 }
             }
         }

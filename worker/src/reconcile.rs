@@ -7,10 +7,10 @@ use sluice_store::clock::now_ms;
 use sluice_store::{Lease, ReconcileState, RunError, Secret, SecretKind, StoreError};
 
 use crate::Worker;
-use crate::runtime::Runtime as _;
 use crate::runtime::{LaunchRequest, Presence, WorkerError};
 use sluice_domain::reconcile::{Action, FlushAnswer, Observation, decide, retry_allowed};
 use sluice_executor::daemon::{DaemonClient, DaemonError};
+use sluice_executor::{ExecutorError, Target};
 use sluice_protocol::capture::{CaptureStatus, FlushKind, FlushRequest};
 use sluice_store::DrainState;
 
@@ -47,10 +47,7 @@ async fn observe(worker: &Worker, state: &ReconcileState) -> Observation {
         Ok(Presence::Exited) => Observation::Exited,
         Ok(Presence::Running) => {
             let daemon_healthy = match &runtime.endpoint {
-                Some(endpoint) => match DaemonClient::new(endpoint, control_token(worker, &run.id)) {
-                    Ok(client) => client.healthy().await,
-                    Err(_) => false,
-                },
+                Some(endpoint) => worker.executors.healthy(Target { run_id: &run.id, endpoint }).await,
                 None => false,
             };
             Observation::Running { daemon_healthy }
@@ -117,17 +114,13 @@ async fn drain_once(worker: &Worker, run: &sluice_store::Run) -> FlushAnswer {
     let Some(endpoint) = run.runtime.as_ref().and_then(|r| r.endpoint.as_ref()) else {
         return FlushAnswer::Silent("the executor has no control endpoint".into());
     };
-    let client = match DaemonClient::new(endpoint, control_token(worker, &run.id)) {
-        Ok(client) => client,
-        Err(e) => return FlushAnswer::Silent(e.to_string()),
-    };
-    let heard = |result: Result<CaptureStatus, DaemonError>| match result {
+    let target = Target { run_id: &run.id, endpoint };
+    let heard = |result: Result<CaptureStatus, ExecutorError>| match result {
         Ok(status) => FlushAnswer::Status(Box::new(status)),
-        Err(DaemonError::Refused { code, message }) => FlushAnswer::Refused(format!("{}: {message}", code.as_str())),
+        Err(ExecutorError::Refused { code, message }) => FlushAnswer::Refused(format!("{}: {message}", code.as_str())),
         Err(e) => FlushAnswer::Silent(e.to_string()),
     };
-    let asked = STATUS_WAIT;
-    match client.capture_status(asked).await {
+    match worker.executors.capture_status(target, STATUS_WAIT).await {
         // Saved already, or a FINAL under way: its status is the answer.
         Ok(status)
             if status.complete == Some(true)
@@ -141,7 +134,7 @@ async fn drain_once(worker: &Worker, run: &sluice_store::Run) -> FlushAnswer {
     let deadline = worker.config.drain_flush_deadline;
     let request =
         FlushRequest { kind: FlushKind::Final, deadline_ms: Some(deadline.as_millis() as u64), grace_ms: None };
-    heard(client.capture_flush(&request, deadline + STATUS_WAIT).await)
+    heard(worker.executors.capture_flush(target, request, deadline + STATUS_WAIT).await)
 }
 
 /// Restores a warm start's snapshot into its executor; the error is safe
@@ -203,13 +196,12 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
                     // A new daemon answers within milliseconds as a rule: wait
                     // for it here (briefly) so the next pass finds it healthy,
                     // instead of a poll interval later.
-                    if let Some(endpoint) = &launched.record.endpoint
-                        && let Ok(client) = DaemonClient::new(endpoint, control_token(worker, &run_id))
-                    {
+                    if let Some(endpoint) = &launched.record.endpoint {
+                        let target = Target { run_id: &run_id, endpoint };
                         let wait =
                             FIRST_ANSWER_WAIT.min(std::time::Duration::from_millis(policy.ready_timeout_ms as u64));
                         let deadline = tokio::time::Instant::now() + wait;
-                        while tokio::time::Instant::now() < deadline && !client.healthy().await {
+                        while tokio::time::Instant::now() < deadline && !worker.executors.healthy(target).await {
                             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
                         }
                     }

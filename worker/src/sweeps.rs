@@ -12,7 +12,6 @@ use sluice_store::{Store, StoreError};
 use sluice_domain::reconcile::{ResourceVerdict, orphan_verdict};
 use tokio::sync::watch;
 
-use crate::runtime::Runtime as _;
 use crate::{MIN_KEY_RETENTION, Worker, WorkerConfig};
 
 /// One maintenance pass; returns how many key records were forgotten.

@@ -364,6 +364,9 @@ fn live_executor(view: &WorkspaceView) -> Result<(String, String), ApiError> {
 }
 
 /// A capture-sourced workspace's live executor (400 for any other workspace).
+/// How long a status read waits for the daemon.
+const STATUS_WITHIN: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// A capture-sourced workspace's live executor.
 struct CaptureExecutor {
     run_id: String,
@@ -460,7 +463,7 @@ pub async fn get_workspace_capture_status(
     let owner = validate::owner(q.owner_user_id)?.into_string();
     let executor = capture_executor(&app, &owner, &workspace_id).await?;
     let target = sluice_executor::Target { run_id: &executor.run_id, endpoint: &executor.endpoint };
-    let status = control(&app)?.capture_status(target).await.map_err(daemon_failed)?;
+    let status = control(&app)?.capture_status(target, STATUS_WITHIN).await.map_err(daemon_failed)?;
     keep_report(&app, &executor.run_id, &status).await?;
     Ok(Json(with_fence(&app, &executor, status).await?))
 }

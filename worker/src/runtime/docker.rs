@@ -22,7 +22,7 @@ use sluice_store::{PublishedImage, RuntimeAdapter, RuntimeRecord, RuntimeStatus}
 
 use super::identity::{Allocator, HOST_REGISTRY, UidRange};
 use super::{
-    LaunchRequest, Launched, OwnedResource, Presence, Runtime, WorkerError, control_socket, is_root,
+    Adapter, LaunchRequest, Launched, OwnedResource, Presence, WorkerError, control_socket, is_root,
     refuse_unenforceable, run_dir,
 };
 
@@ -150,7 +150,7 @@ impl DockerRuntime {
     }
 }
 
-impl Runtime for DockerRuntime {
+impl Adapter for DockerRuntime {
     fn adapter(&self) -> RuntimeAdapter {
         RuntimeAdapter::Docker
     }

@@ -28,7 +28,7 @@ use super::cgroup::{self, Cgroups};
 use super::disk::{self, DiskSupport};
 use super::identity::{Allocator, ExecutorIds, HOST_REGISTRY, UidRange};
 use super::{
-    LaunchRequest, Launched, OwnedResource, Presence, Runtime, WorkerError, control_socket, is_root,
+    Adapter, LaunchRequest, Launched, OwnedResource, Presence, WorkerError, control_socket, is_root,
     refuse_unenforceable, run_dir,
 };
 
@@ -424,7 +424,7 @@ impl LocalRuntime {
     }
 }
 
-impl Runtime for LocalRuntime {
+impl Adapter for LocalRuntime {
     fn adapter(&self) -> RuntimeAdapter {
         RuntimeAdapter::Local
     }

@@ -70,7 +70,7 @@ pub fn control_socket(executors_dir: &Path, run_id: &str) -> PathBuf {
 /// What a runtime adapter does. Every operation is idempotent: launching a
 /// run that already has an executor adopts it, removing an absent one
 /// succeeds.
-pub trait Runtime: Send + Sync {
+pub trait Adapter: Send + Sync {
     fn adapter(&self) -> RuntimeAdapter;
     /// Creates (or adopts) the run's executor and starts it.
     fn launch(&self, request: &LaunchRequest) -> impl Future<Output = Result<Launched, WorkerError>> + Send;
@@ -93,74 +93,49 @@ pub trait Runtime: Send + Sync {
     fn recoverable(&self) -> bool;
 }
 
-/// The runtime a worker was configured with.
-pub enum AnyRuntime {
-    Local(local::LocalRuntime),
-    Docker(docker::DockerRuntime),
+pub type RuntimeFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = Result<T, WorkerError>> + Send + 'a>>;
+
+/// What the worker drives executors through: every [`Adapter`] (local,
+/// docker), and the in-process fakes of unit tests and the simulation.
+pub trait Runtime: Send + Sync {
+    fn adapter(&self) -> RuntimeAdapter;
+    fn launch<'a>(&'a self, request: &'a LaunchRequest) -> RuntimeFuture<'a, Launched>;
+    fn inspect<'a>(&'a self, run_id: &'a str, resource_id: &'a str) -> RuntimeFuture<'a, Presence>;
+    fn remove<'a>(&'a self, run_id: &'a str, resource_id: &'a str) -> RuntimeFuture<'a, ()>;
+    fn list_owned(&self) -> RuntimeFuture<'_, Vec<OwnedResource>>;
+    fn posture(&self) -> String;
+    fn registrar_socket(&self, run_id: &str) -> PathBuf;
+    fn unenforceable(&self) -> Vec<(&'static str, String)>;
+    fn recoverable(&self) -> bool;
 }
 
-impl Runtime for AnyRuntime {
+impl<T: Adapter> Runtime for T {
     fn adapter(&self) -> RuntimeAdapter {
-        match self {
-            AnyRuntime::Local(r) => r.adapter(),
-            AnyRuntime::Docker(r) => r.adapter(),
-        }
+        Adapter::adapter(self)
     }
-
-    async fn launch(&self, request: &LaunchRequest) -> Result<Launched, WorkerError> {
-        match self {
-            AnyRuntime::Local(r) => r.launch(request).await,
-            AnyRuntime::Docker(r) => r.launch(request).await,
-        }
+    fn launch<'a>(&'a self, request: &'a LaunchRequest) -> RuntimeFuture<'a, Launched> {
+        Box::pin(Adapter::launch(self, request))
     }
-
-    async fn inspect(&self, run_id: &str, resource_id: &str) -> Result<Presence, WorkerError> {
-        match self {
-            AnyRuntime::Local(r) => r.inspect(run_id, resource_id).await,
-            AnyRuntime::Docker(r) => r.inspect(run_id, resource_id).await,
-        }
+    fn inspect<'a>(&'a self, run_id: &'a str, resource_id: &'a str) -> RuntimeFuture<'a, Presence> {
+        Box::pin(Adapter::inspect(self, run_id, resource_id))
     }
-
-    async fn remove(&self, run_id: &str, resource_id: &str) -> Result<(), WorkerError> {
-        match self {
-            AnyRuntime::Local(r) => r.remove(run_id, resource_id).await,
-            AnyRuntime::Docker(r) => r.remove(run_id, resource_id).await,
-        }
+    fn remove<'a>(&'a self, run_id: &'a str, resource_id: &'a str) -> RuntimeFuture<'a, ()> {
+        Box::pin(Adapter::remove(self, run_id, resource_id))
     }
-
-    async fn list_owned(&self) -> Result<Vec<OwnedResource>, WorkerError> {
-        match self {
-            AnyRuntime::Local(r) => r.list_owned().await,
-            AnyRuntime::Docker(r) => r.list_owned().await,
-        }
+    fn list_owned(&self) -> RuntimeFuture<'_, Vec<OwnedResource>> {
+        Box::pin(Adapter::list_owned(self))
     }
-
     fn posture(&self) -> String {
-        match self {
-            AnyRuntime::Local(r) => r.posture(),
-            AnyRuntime::Docker(r) => r.posture(),
-        }
+        Adapter::posture(self)
     }
-
-    fn unenforceable(&self) -> Vec<(&'static str, String)> {
-        match self {
-            AnyRuntime::Local(r) => r.unenforceable(),
-            AnyRuntime::Docker(r) => r.unenforceable(),
-        }
-    }
-
     fn registrar_socket(&self, run_id: &str) -> PathBuf {
-        match self {
-            AnyRuntime::Local(r) => r.registrar_socket(run_id),
-            AnyRuntime::Docker(r) => r.registrar_socket(run_id),
-        }
+        Adapter::registrar_socket(self, run_id)
     }
-
+    fn unenforceable(&self) -> Vec<(&'static str, String)> {
+        Adapter::unenforceable(self)
+    }
     fn recoverable(&self) -> bool {
-        match self {
-            AnyRuntime::Local(r) => r.recoverable(),
-            AnyRuntime::Docker(r) => r.recoverable(),
-        }
+        Adapter::recoverable(self)
     }
 }
 
