@@ -105,20 +105,36 @@ struct Served {
 
 type Refused = (StatusCode, Json<RegistrarRefusal>);
 
-fn refused(status: StatusCode, code: &str, message: impl Into<String>) -> Refused {
-    (status, Json(RegistrarRefusal { code: code.into(), message: message.into(), missing: Vec::new() }))
+/// The one place a registrar refusal's code becomes an HTTP status (the
+/// daemon acts on the code; the status only says the same to HTTP).
+fn status_of(code: &str) -> StatusCode {
+    match code {
+        refusal::UNAUTHENTICATED => StatusCode::UNAUTHORIZED,
+        refusal::INVALID => StatusCode::BAD_REQUEST,
+        refusal::UNAVAILABLE => StatusCode::SERVICE_UNAVAILABLE,
+        // Fenced, missing objects, a conflict, and the store's own conflicts.
+        _ => StatusCode::CONFLICT,
+    }
+}
+
+fn refused_with(code: &str, message: impl Into<String>, missing: Vec<String>) -> Refused {
+    (status_of(code), Json(RegistrarRefusal { code: code.into(), message: message.into(), missing }))
+}
+
+fn refused(code: &str, message: impl Into<String>) -> Refused {
+    refused_with(code, message, Vec::new())
 }
 
 fn invalid(message: impl Into<String>) -> Refused {
-    refused(StatusCode::BAD_REQUEST, refusal::INVALID, message)
+    refused(refusal::INVALID, message)
 }
 
 fn from_store(e: StoreError) -> Refused {
     match e {
-        StoreError::Conflict { message, code } => refused(StatusCode::CONFLICT, code, message),
+        StoreError::Conflict { message, code } => refused(code, message),
         other => {
             tracing::warn!(error = %other, "registrar: the store failed");
-            refused(StatusCode::SERVICE_UNAVAILABLE, refusal::UNAVAILABLE, "the store is not available; try again")
+            refused(refusal::UNAVAILABLE, "the store is not available; try again")
         }
     }
 }
@@ -128,11 +144,7 @@ fn from_objects(e: ObjectsError) -> Refused {
         ObjectsError::Mismatch { .. } | ObjectsError::BadKey(_) => invalid(e.to_string()),
         other => {
             tracing::warn!(error = %other, "registrar: the object store failed");
-            refused(
-                StatusCode::SERVICE_UNAVAILABLE,
-                refusal::UNAVAILABLE,
-                "the object store is not available; try again",
-            )
+            refused(refusal::UNAVAILABLE, "the object store is not available; try again")
         }
     }
 }
@@ -240,8 +252,7 @@ async fn authenticate(State(served): State<Arc<Served>>, request: Request, next:
         .map(str::trim)
         .map(str::to_owned);
     let Some(token) = presented else {
-        return refused(StatusCode::UNAUTHORIZED, refusal::UNAUTHENTICATED, "the session token is required")
-            .into_response();
+        return refused(refusal::UNAUTHENTICATED, "the session token is required").into_response();
     };
     let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
     let known = *served.token_digest.lock().unwrap();
@@ -257,7 +268,7 @@ async fn authenticate(State(served): State<Arc<Served>>, request: Request, next:
         },
     };
     if !ok {
-        return refused(StatusCode::UNAUTHORIZED, refusal::UNAUTHENTICATED, "not this session's token").into_response();
+        return refused(refusal::UNAUTHENTICATED, "not this session's token").into_response();
     }
     next.run(request).await
 }
@@ -269,14 +280,13 @@ async fn session(served: &Served) -> Result<CaptureSession, Refused> {
         .capture_session(&served.binding.session_id)
         .await
         .map_err(from_store)?
-        .ok_or_else(|| refused(StatusCode::GONE, refusal::FENCED, "the capture session is gone"))
+        .ok_or_else(|| refused(refusal::FENCED, "the capture session is gone"))
 }
 
 /// Refuses a call made under an epoch this executor no longer holds.
 fn check_epoch(served: &Served, session: &CaptureSession, epoch: u64) -> Result<(), Refused> {
     if epoch != session.epoch || session.claimed_run_id.as_deref() != Some(served.binding.run_id.as_str()) {
         return Err(refused(
-            StatusCode::CONFLICT,
             refusal::FENCED,
             format!("epoch {epoch} was fenced: the session's epoch is {}", session.epoch),
         ));
@@ -478,7 +488,6 @@ async fn register(
     check_epoch(&served, &session, request.epoch)?;
     if request.n != session.head_n + 1 {
         return Err(refused(
-            StatusCode::CONFLICT,
             refusal::CONFLICT,
             format!("capture {} is not the head's next (the head is {})", request.n, session.head_n),
         ));
@@ -514,10 +523,7 @@ async fn register(
     if !missing.is_empty() {
         missing.truncate(wire::MISSING_NAMED);
         let message = format!("the capture names {} or more objects the store does not hold", missing.len());
-        return Err((
-            StatusCode::CONFLICT,
-            Json(RegistrarRefusal { code: refusal::MISSING_OBJECTS.into(), message, missing }),
-        ));
+        return Err(refused_with(refusal::MISSING_OBJECTS, message, missing));
     }
     // The quota: classes are taken small first; one that would take the
     // head past the quota is refused and keeps its head.
