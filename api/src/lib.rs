@@ -5,7 +5,6 @@
 pub mod auth;
 pub mod error;
 mod extract;
-pub mod lifecycle;
 pub mod listener;
 pub mod openapi;
 mod routes;

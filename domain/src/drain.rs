@@ -120,14 +120,6 @@ pub struct StopIntent {
     pub attestation: Option<(Attestation, Option<String>)>,
 }
 
-/// What a stop did.
-#[derive(Debug, Clone)]
-pub struct StopOutcome {
-    pub workspace: Workspace,
-    /// The attestation's outcome and, when ignored, why.
-    pub completion: Option<(AttestationOutcome, Option<String>)>,
-}
-
 /// A retained executor, for operators.
 #[derive(Debug, Clone)]
 pub struct RetainedExecutor {
@@ -135,4 +127,19 @@ pub struct RetainedExecutor {
     pub owner_user_id: String,
     pub run: Run,
     pub drain: Drain,
+}
+
+/// Whether `report` only repeats the newest stored one: the same boot of
+/// the same executor at the same head, saying the same, seen again later.
+/// The store keeps such a run of reports as one row with the newest stamp
+/// (the later stamp is the one that weighs).
+pub fn repeats(previous: &Report, previous_detail: Option<&str>, report: &Report, detail: Option<&str>) -> bool {
+    let (p, o) = (&previous.origin, &report.origin);
+    p.epoch == o.epoch
+        && p.launch == o.launch
+        && p.boot_id == o.boot_id
+        && p.head_n == o.head_n
+        && p.observation <= o.observation
+        && previous.saved == report.saved
+        && previous_detail == detail
 }

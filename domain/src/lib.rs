@@ -9,8 +9,10 @@
 pub mod create_key;
 pub mod drain;
 pub mod jobs;
+pub mod lifecycle;
 pub mod model;
 pub mod reconcile;
 pub mod spec;
 #[doc(hidden)]
 pub mod testing;
+pub mod transition;

@@ -457,36 +457,7 @@ mod tests {
     use crate::drain::*;
     use crate::model::*;
 
-    fn run(id: &str, status: WorkspaceStatus, runtime: bool, removed: bool) -> Run {
-        Run {
-            id: id.into(),
-            workspace_id: "ws".into(),
-            relation: RunRelation::Launch,
-            trigger_type: TriggerType::Api,
-            trigger_ref: None,
-            status,
-            launch_id: None,
-            spec: crate::spec::Spec::default(),
-            runtime: runtime.then(|| RuntimeRecord {
-                adapter: RuntimeAdapter::Local,
-                resource_id: "res".into(),
-                reference: "ref".into(),
-                status: RuntimeStatus::Running,
-                endpoint: None,
-                deadline: None,
-            }),
-            published_image: None,
-            error: None,
-            queued_at: 0,
-            created_at: 0,
-            updated_at: 0,
-            linked_at: 0,
-            started_at: Some(1_000),
-            finished_at: None,
-            runtime_removed_at: removed.then_some(5),
-            launch_attempt: 1,
-        }
-    }
+    use crate::testing::run;
 
     fn state(status: WorkspaceStatus, desired: DesiredState, runtime: bool, capture: bool) -> ReconcileState {
         ReconcileState {

@@ -25,3 +25,36 @@ pub fn workspace(
         finished_at: None,
     }
 }
+
+/// A run record for unit tests of policy: `id` in `status`, with or without
+/// a runtime resource (local, `res`/`ref`), perhaps removed.
+pub fn run(id: &str, status: crate::model::WorkspaceStatus, runtime: bool, removed: bool) -> crate::model::Run {
+    crate::model::Run {
+        id: id.into(),
+        workspace_id: "ws".into(),
+        relation: crate::model::RunRelation::Launch,
+        trigger_type: crate::model::TriggerType::Api,
+        trigger_ref: None,
+        status,
+        launch_id: None,
+        spec: crate::spec::Spec::default(),
+        runtime: runtime.then(|| crate::model::RuntimeRecord {
+            adapter: crate::model::RuntimeAdapter::Local,
+            resource_id: "res".into(),
+            reference: "ref".into(),
+            status: crate::model::RuntimeStatus::Running,
+            endpoint: None,
+            deadline: None,
+        }),
+        published_image: None,
+        error: None,
+        queued_at: 0,
+        created_at: 0,
+        updated_at: 0,
+        linked_at: 0,
+        started_at: Some(1_000),
+        finished_at: None,
+        runtime_removed_at: removed.then_some(5),
+        launch_attempt: 1,
+    }
+}

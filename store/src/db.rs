@@ -156,13 +156,9 @@ pub enum BackendKind {
 pub const DATABASE_WAIT: Duration = Duration::from_secs(5);
 
 impl Pool {
-    pub(crate) async fn connect(url: &str, max_connections: u32) -> Result<Pool, StoreError> {
+    pub(crate) async fn connect(url: &str, max_connections: u32, wait: Duration) -> Result<Pool, StoreError> {
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            let pool = PgPoolOptions::new()
-                .max_connections(max_connections)
-                .acquire_timeout(DATABASE_WAIT)
-                .connect(url)
-                .await?;
+            let pool = PgPoolOptions::new().max_connections(max_connections).acquire_timeout(wait).connect(url).await?;
             Ok(Pool::Postgres(pool))
         } else if url.starts_with("sqlite:") {
             let options = SqliteConnectOptions::from_str(url)?
@@ -170,7 +166,7 @@ impl Pool {
                 .journal_mode(SqliteJournalMode::Wal)
                 .synchronous(SqliteSynchronous::Normal)
                 .foreign_keys(true)
-                .busy_timeout(DATABASE_WAIT);
+                .busy_timeout(wait);
             let pool = SqlitePoolOptions::new()
                 .max_connections(max_connections)
                 .acquire_timeout(DATABASE_WAIT)

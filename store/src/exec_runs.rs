@@ -52,9 +52,9 @@ fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
 impl Store {
     /// Queues an exec run in the owner's workspace, in its current run's
     /// executor. `stdin` holds each command's input (in order): it is
-    /// sealed, and `commands` records only its digest. `allowed` (the
-    /// caller's policy) judges the workspace as read in the same
-    /// transaction; a refusal writes nothing. `None` when the workspace is
+    /// sealed, and `commands` records only its digest. The lifecycle's rule
+    /// judges the workspace as read in the same transaction; a refusal
+    /// writes nothing. `None` when the workspace is
     /// not theirs.
     pub async fn create_exec_run(
         &self,
@@ -62,7 +62,6 @@ impl Store {
         workspace_id: &str,
         mut commands: Vec<ExecCommand>,
         stdin: Vec<Option<String>>,
-        allowed: impl FnOnce(&Workspace) -> Result<(), Refusal>,
     ) -> Result<Option<ExecRun>, StoreError> {
         if stdin.len() != commands.len() {
             return Err(StoreError::Corrupt("one stdin entry per exec command is required".into()));
@@ -95,7 +94,7 @@ impl Store {
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
         let Some(workspace) = owned_workspace(&mut tx, owner, workspace_id).await? else { return Ok(None) };
-        allowed(&workspace)?;
+        sluice_domain::lifecycle::exec_allowed(&workspace)?;
         let Some(attempt_id) = workspace.current_run_id else {
             return Err(StoreError::Conflict {
                 message: format!("workspace {workspace_id} has no run to exec in"),

@@ -23,6 +23,7 @@ pub mod jobs;
 pub mod seal;
 #[doc(hidden)]
 pub mod testing;
+mod transitions;
 mod workspaces;
 
 pub use db::{BackendKind, DATABASE_WAIT};
@@ -31,8 +32,7 @@ pub use jobs::{FailedJob, Lease};
 // The model is the domain's: the store persists it.
 pub use seal::{Sealer, Secret};
 pub use sluice_domain::drain::{
-    Discard, Drain, DrainObservation, DrainProgress, RetainedExecutor, Retention, StopIntent, StopOutcome,
-    StoredAttestation,
+    Discard, Drain, DrainObservation, DrainProgress, RetainedExecutor, Retention, StopIntent, StoredAttestation,
 };
 pub use sluice_domain::model::{self, *};
 pub use sluice_domain::reconcile::{ReconcileState, ResourceFacts};
@@ -57,8 +57,16 @@ impl Store {
 
     /// Connects without migrating.
     pub async fn connect(url: &str, sealer: Sealer) -> Result<Store, StoreError> {
+        Self::connect_waiting(url, sealer, DATABASE_WAIT).await
+    }
+
+    /// Connects without migrating; a statement waits at most `wait` for the
+    /// database (PostgreSQL: a connection; SQLite: another writer's lock)
+    /// before it fails as unavailable. A simulation of outages waits
+    /// milliseconds, not [`DATABASE_WAIT`].
+    pub async fn connect_waiting(url: &str, sealer: Sealer, wait: std::time::Duration) -> Result<Store, StoreError> {
         let max = if url.starts_with("sqlite:") { 8 } else { 16 };
-        Ok(Store { pool: db::Pool::connect(url, max).await?, sealer })
+        Ok(Store { pool: db::Pool::connect(url, max, wait).await?, sealer })
     }
 
     pub async fn migrate(&self) -> Result<(), StoreError> {

@@ -78,3 +78,45 @@ pub async fn open(db: &TestDatabase) -> Store {
 }
 
 pub use sluice_domain::testing::workspace;
+
+/// SQLite's write lock, held from a connection of its own: while held,
+/// every write of a store on the same database fails as unavailable once
+/// its wait runs out (reads go on: the database is in WAL mode). How a
+/// test takes the database away at a moment of its choosing.
+#[derive(Debug)]
+pub struct WriteLock {
+    conn: tokio::sync::Mutex<sqlx::SqliteConnection>,
+    held: std::sync::atomic::AtomicBool,
+}
+
+impl WriteLock {
+    pub async fn new(db: &TestDatabase) -> WriteLock {
+        use sqlx::Connection;
+        let conn = sqlx::SqliteConnection::connect(&db.url).await.expect("a connection of the lock's own");
+        WriteLock { conn: tokio::sync::Mutex::new(conn), held: false.into() }
+    }
+
+    pub fn held(&self) -> bool {
+        self.held.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Takes the lock (waiting for a writer that holds it now).
+    pub fn hold(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
+        self.set(true)
+    }
+
+    pub fn release(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
+        self.set(false)
+    }
+
+    fn set(&self, held: bool) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
+        Box::pin(async move {
+            let mut conn = self.conn.lock().await;
+            if self.held() != held {
+                let sql = if held { "BEGIN IMMEDIATE" } else { "ROLLBACK" };
+                sqlx::query(sql).execute(&mut *conn).await.expect("the write lock");
+                self.held.store(held, std::sync::atomic::Ordering::SeqCst);
+            }
+        })
+    }
+}

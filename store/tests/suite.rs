@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::json;
+use sluice_domain::transition::{Answer, Outcome, Request};
 use sluice_store::testing::{databases, open};
 use sluice_store::*;
 
@@ -24,6 +25,31 @@ fn new_workspace(owner: &str, key: Option<(&str, &str)>) -> NewWorkspace {
 }
 
 /// A local executor's record, as a launch writes it.
+fn launched(runtime: &RuntimeRecord, preservation_starts_at: Option<i64>) -> Outcome {
+    Outcome::Launched { runtime: runtime.clone(), published: None, preservation_starts_at }
+}
+
+fn stop(owner: &str, intent: StopIntent) -> Request {
+    Request::Stop { by: owner.into(), intent }
+}
+
+/// What a stop said of its attestation.
+fn completion(next: Option<sluice_domain::transition::Transition>) -> Option<(AttestationOutcome, Option<String>)> {
+    match next.expect("the owner's workspace").answer {
+        Answer::Stop { completion } => completion,
+        other => panic!("a stop answered {other:?}"),
+    }
+}
+
+/// What a recovery request said; `None`: not the owner's.
+async fn recover(store: &Store, owner: &str, id: &str) -> Option<Option<bool>> {
+    let next = store.request(owner, id, Request::Recover).await.unwrap()?;
+    match next.answer {
+        Answer::Recover { recoverable } => Some(recoverable),
+        other => panic!("a recovery request answered {other:?}"),
+    }
+}
+
 fn running_runtime() -> RuntimeRecord {
     RuntimeRecord {
         adapter: RuntimeAdapter::Local,
@@ -200,8 +226,8 @@ async fn secrets_are_sealed_and_open_back() {
         // Once the executor is ready, its daemon holds the session token: the store drops it.
         let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
         let run_id = store.load_reconcile_state(&id).await.unwrap().unwrap().current_run.unwrap().id;
-        store.record_launched(&lease, &run_id, &running_runtime(), None, None).await.unwrap();
-        store.record_ready(&lease, &run_id).await.unwrap();
+        store.record(&lease, &run_id, launched(&running_runtime(), None)).await.unwrap();
+        store.record(&lease, &run_id, Outcome::Ready).await.unwrap();
         assert!(store.open_secret(&id, SecretKind::CaptureToken).await.unwrap().is_none(), "{}", db.label);
         assert!(store.open_secret(&id, SecretKind::SecretEnv).await.unwrap().is_some(), "secretEnv stays");
     }
@@ -316,7 +342,7 @@ async fn a_stale_lease_holders_writes_are_refused() {
         assert_eq!(b.generation, a.generation + 1, "{}: takeover increments the generation", db.label);
 
         let runtime = running_runtime();
-        let late = store.record_launched(&renewed, &run_id, &runtime, None, None).await;
+        let late = store.record(&renewed, &run_id, launched(&runtime, None)).await;
         assert!(matches!(late, Err(StoreError::Fenced { .. })), "{}: {late:?}", db.label);
         assert!(matches!(store.renew_lease(&renewed, 60_000).await, Err(StoreError::Fenced { .. })));
         assert!(matches!(store.finish_job(&renewed, None, None).await, Err(StoreError::Fenced { .. })));
@@ -324,7 +350,7 @@ async fn a_stale_lease_holders_writes_are_refused() {
         assert_eq!(state.current_run.as_ref().unwrap().runtime, None, "{}: the refused write left nothing", db.label);
         assert_eq!(store.list_events("alice", &view.workspace.id, 100).await.unwrap().unwrap().len(), 2);
 
-        store.record_launched(&b, &run_id, &runtime, None, None).await.unwrap();
+        store.record(&b, &run_id, launched(&runtime, None)).await.unwrap();
         let state = store.load_reconcile_state(&view.workspace.id).await.unwrap().unwrap();
         assert_eq!(state.workspace.status, WorkspaceStatus::Running, "{}", db.label);
         store.finish_job(&b, None, None).await.unwrap();
@@ -344,8 +370,10 @@ async fn a_nudge_during_a_pass_survives_its_finish() {
         let store = open(&db).await;
         let id = created(store.create_workspace(new_workspace("alice", None)).await.unwrap()).workspace.id;
         let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
+        let run_id = store.get_workspace("alice", &id).await.unwrap().unwrap().current_run.unwrap().id;
+        store.record(&lease, &run_id, launched(&running_runtime(), None)).await.unwrap();
         store
-            .request_stop("alice", &id, &StopIntent::default(), |_, _| Ok(()))
+            .request("alice", &id, stop("alice", StopIntent::default()))
             .await
             .unwrap()
             .expect("the owner's workspace");
@@ -383,8 +411,10 @@ async fn a_parked_job_waits_for_a_retry_or_a_new_request() {
         assert_eq!(again.attempts, 1, "{}: counted afresh", db.label);
 
         // Parked again, then the owner asks for a stop: the request brings it back.
+        let run_id = store.get_workspace("alice", &id).await.unwrap().unwrap().current_run.unwrap().id;
+        store.record(&again, &run_id, launched(&running_runtime(), None)).await.unwrap();
         store.park_job(&again, "again").await.unwrap();
-        store.request_stop("alice", &id, &StopIntent::default(), |_, _| Ok(())).await.unwrap().unwrap();
+        store.request("alice", &id, stop("alice", StopIntent::default())).await.unwrap().unwrap();
         let revived = store.claim_jobs("w", 1, 60_000).await.unwrap();
         assert_eq!(revived.len(), 1, "{}: a new request revives a parked job", db.label);
         assert_eq!(revived[0].attempts, 1);
@@ -401,15 +431,12 @@ async fn lifecycle_requests_leave_work_due() {
         let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
         store.finish_job(&lease, None, None).await.unwrap();
 
-        let refused = store
-            .request_restart("alice", &id, |w| {
-                Err(Refusal { message: format!("{} refused", w.id), code: "mid-launch" })
-            })
-            .await;
+        // Queued and wanting to run: mid-launch.
+        let refused = store.request("alice", &id, Request::Restart).await;
         assert!(matches!(refused, Err(StoreError::Conflict { code: "mid-launch", .. })), "{}: {refused:?}", db.label);
         let runs = store.list_runs("alice", &id, 10).await.unwrap().unwrap();
         assert_eq!(runs.len(), 1, "{}: a refused restart writes nothing", db.label);
-        assert!(store.request_stop("mallory", &id, &StopIntent::default(), |_, _| Ok(())).await.unwrap().is_none());
+        assert!(store.request("mallory", &id, stop("mallory", StopIntent::default())).await.unwrap().is_none());
         assert!(store.stop_expired(sluice_store::clock::now_ms(), 10).await.unwrap().is_empty());
         store.set_expiry("alice", &id, Some(0)).await.unwrap();
         assert_eq!(
@@ -435,8 +462,8 @@ async fn exec_stdin_is_sealed_and_dropped_when_the_run_ends() {
         let (id, run_id) = (view.workspace.id.clone(), view.current_run.unwrap().id);
         let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
         let runtime = running_runtime();
-        store.record_launched(&lease, &run_id, &runtime, None, None).await.unwrap();
-        store.record_ready(&lease, &run_id).await.unwrap();
+        store.record(&lease, &run_id, launched(&runtime, None)).await.unwrap();
+        store.record(&lease, &run_id, Outcome::Ready).await.unwrap();
         store.finish_job(&lease, None, None).await.unwrap();
 
         let command = |argv: &str| ExecCommand {
@@ -448,16 +475,7 @@ async fn exec_stdin_is_sealed_and_dropped_when_the_run_ends() {
         };
         let secret_input = "stdin-carrying-a-password-4711";
         let exec = store
-            .create_exec_run(
-                "alice",
-                &id,
-                vec![command("cat"), command("true")],
-                vec![Some(secret_input.into()), None],
-                |w| {
-                    assert_eq!(w.status, WorkspaceStatus::Ready, "the policy sees the workspace as stored");
-                    Ok(())
-                },
-            )
+            .create_exec_run("alice", &id, vec![command("cat"), command("true")], vec![Some(secret_input.into()), None])
             .await
             .unwrap()
             .unwrap();
@@ -477,14 +495,15 @@ async fn exec_stdin_is_sealed_and_dropped_when_the_run_ends() {
         store.finish_exec_run(&exec_lease, &exec.id, Some(0), None).await.unwrap();
         assert!(store.open_exec_stdin(&exec.id).await.unwrap().is_empty(), "{}: dropped at the end", db.label);
         assert!(
-            store.create_exec_run("alice", &id, vec![command("cat")], vec![], |_| Ok(())).await.is_err(),
+            store.create_exec_run("alice", &id, vec![command("cat")], vec![]).await.is_err(),
             "one stdin entry per command"
         );
-        let refused = store
-            .create_exec_run("alice", &id, vec![command("cat")], vec![None], |_| {
-                Err(Refusal { message: "no".into(), code: "no-live-runtime" })
-            })
-            .await;
+        // Its executor failed: no longer ready, so no command runs.
+        store.enqueue_job(JobKind::Reconcile, &id, 0).await.unwrap();
+        let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
+        let error = RunError { message: "it broke".into(), code: None };
+        store.record(&lease, &run_id, Outcome::Failed { error, retry: false }).await.unwrap();
+        let refused = store.create_exec_run("alice", &id, vec![command("cat")], vec![None]).await;
         assert!(matches!(refused, Err(StoreError::Conflict { code: "no-live-runtime", .. })), "{refused:?}");
     }
 }
@@ -513,10 +532,10 @@ async fn resource_facts_come_from_the_records() {
         );
         let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
         let runtime = running_runtime();
-        store.record_launched(&lease, &run_id, &runtime, None, None).await.unwrap();
+        store.record(&lease, &run_id, launched(&runtime, None)).await.unwrap();
         assert!(store.resource_facts(&run_id).await.unwrap().unwrap().recorded);
-        store.request_stop("alice", &view.workspace.id, &StopIntent::default(), |_, _| Ok(())).await.unwrap();
-        store.record_removed(&lease, &run_id).await.unwrap();
+        store.request("alice", &view.workspace.id, stop("alice", StopIntent::default())).await.unwrap();
+        store.record(&lease, &run_id, Outcome::Removed).await.unwrap();
         let facts = store.resource_facts(&run_id).await.unwrap().unwrap();
         assert!(facts.recorded && facts.removed, "{}: {facts:?}", db.label);
         let state = store.load_reconcile_state(&view.workspace.id).await.unwrap().unwrap();
@@ -531,7 +550,8 @@ async fn resource_facts_come_from_the_records() {
         let first = view.current_run.unwrap().id;
         let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
         let error = RunError { message: "boom".into(), code: Some("launch-failed".into()) };
-        let retry = store.record_failed(&lease, &first, &error, true).await.unwrap();
+        let next = store.record(&lease, &first, Outcome::Failed { error, retry: true }).await.unwrap();
+        let retry = next.queued_run.map(|r| r.id);
         assert!(retry.is_some(), "{}: a retry run was queued", db.label);
         let retry_run = store.get_run(retry.as_deref().unwrap()).await.unwrap().unwrap();
         assert_eq!(retry_run.launch_id.as_deref(), Some("launch-1"), "{}: a retry keeps the launch id", db.label);
@@ -651,17 +671,12 @@ async fn drains_record_intent_evidence_attestations_and_retention() {
         let (id, run_id) = (view.workspace.id.clone(), view.current_run.unwrap().id);
 
         // Nothing launched: the policy refuses, and nothing is written.
-        let refused = store
-            .request_stop("alice", &id, &StopIntent::default(), |_, run| match run.and_then(|r| r.runtime.as_ref()) {
-                Some(_) => Ok(()),
-                None => Err(Refusal { message: "never launched".into(), code: "never-launched" }),
-            })
-            .await;
+        let refused = store.request("alice", &id, stop("alice", StopIntent::default())).await;
         assert!(matches!(refused, Err(StoreError::Conflict { code: "never-launched", .. })), "{}", db.label);
         assert!(store.drain(&run_id).await.unwrap().is_none());
 
         let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
-        store.record_launched(&lease, &run_id, &running_runtime(), None, Some(123)).await.unwrap();
+        store.record(&lease, &run_id, launched(&running_runtime(), Some(123))).await.unwrap();
         assert_eq!(store.drain(&run_id).await.unwrap().unwrap().preservation_starts_at, Some(123), "{}", db.label);
 
         // The stop, with an attestation nothing contradicts yet.
@@ -674,8 +689,8 @@ async fn drains_record_intent_evidence_attestations_and_retention() {
         };
         let intent =
             StopIntent { discard: false, attestation: Some((seal.clone(), Some("2026-11-30T00:00:00Z".into()))) };
-        let stopped = store.request_stop("alice", &id, &intent, |_, _| Ok(())).await.unwrap().unwrap();
-        assert_eq!(stopped.completion, Some((AttestationOutcome::Accepted, None)), "{}", db.label);
+        let stopped = completion(store.request("alice", &id, stop("alice", intent.clone())).await.unwrap());
+        assert_eq!(stopped, Some((AttestationOutcome::Accepted, None)), "{}", db.label);
         let drain = store.drain(&run_id).await.unwrap().unwrap();
         assert_eq!(drain.stop_requested.as_ref().map(|(by, _)| by.as_str()), Some("alice"));
         assert_eq!(drain.state, None, "{}: nothing observed yet", db.label);
@@ -684,12 +699,12 @@ async fn drains_record_intent_evidence_attestations_and_retention() {
         // Reports: an earlier not-saved one is placed before the seal;
         // equal consecutive ones are kept as one row with the newest stamp.
         store
-            .record_drain_observation(&lease, &run_id, &observed(DrainState::Draining, Some(report(3, false))))
+            .record(&lease, &run_id, Outcome::DrainObserved(observed(DrainState::Draining, Some(report(3, false)))))
             .await
             .unwrap();
         assert!(store.accepted_attestation(&run_id).await.unwrap().is_some(), "{}: placed before the seal", db.label);
         store
-            .record_drain_observation(&lease, &run_id, &observed(DrainState::Draining, Some(report(4, false))))
+            .record(&lease, &run_id, Outcome::DrainObserved(observed(DrainState::Draining, Some(report(4, false)))))
             .await
             .unwrap();
         let reports = store.executor_reports(&run_id).await.unwrap();
@@ -697,19 +712,19 @@ async fn drains_record_intent_evidence_attestations_and_retention() {
         assert_eq!(reports[0].origin.observation, 4);
         // A later not-saved report revokes it, with the rule's detail.
         store
-            .record_drain_observation(&lease, &run_id, &observed(DrainState::Kept, Some(report(9, false))))
+            .record(&lease, &run_id, Outcome::DrainObserved(observed(DrainState::Kept, Some(report(9, false)))))
             .await
             .unwrap();
         assert!(store.accepted_attestation(&run_id).await.unwrap().is_none(), "{}: revoked", db.label);
         let revoked = store.revoked_attestation(&run_id).await.unwrap().expect("revoked");
         assert!(revoked.detail.unwrap().contains("not-saved"), "{}", db.label);
         // The same attestation again is ignored at once.
-        let again = store.request_stop("alice", &id, &intent, |_, _| Ok(())).await.unwrap().unwrap();
+        let again = completion(store.request("alice", &id, stop("alice", intent)).await.unwrap());
         assert!(
-            matches!(&again.completion, Some((AttestationOutcome::Ignored, Some(d))) if d.starts_with("not-saved")),
+            matches!(&again, Some((AttestationOutcome::Ignored, Some(d))) if d.starts_with("not-saved")),
             "{}: {:?}",
             db.label,
-            again.completion
+            again
         );
         let drain = store.drain(&run_id).await.unwrap().unwrap();
         assert_eq!((drain.state, drain.final_complete), (Some(DrainState::Kept), false), "{}", db.label);
@@ -721,18 +736,21 @@ async fn drains_record_intent_evidence_attestations_and_retention() {
         store.record_report("run_unknown", &report(12, true), None).await.unwrap();
 
         // Retained, recovery asked for, an attempt counted.
-        store.record_retained(&lease, &run_id, "it ended", true, 10_000_000_000_000).await.unwrap();
+        let retained =
+            Outcome::Retained { reason: "it ended".into(), recoverable: true, first_attempt_at: 10_000_000_000_000 };
+        store.record(&lease, &run_id, retained).await.unwrap();
         let state = store.load_reconcile_state(&id).await.unwrap().unwrap();
         assert_eq!(state.workspace.status, WorkspaceStatus::Retained);
         assert_eq!(state.reports.len(), 3, "{}: the reconcile state carries the evidence", db.label);
         let retention = state.drain.unwrap().retention.unwrap();
         assert_eq!((retention.reason.as_str(), retention.attempts, retention.recoverable), ("it ended", 0, true));
         assert_eq!(store.list_retained(10).await.unwrap().len(), 1, "{}", db.label);
-        assert_eq!(store.request_recovery("bob", &id).await.unwrap(), None, "{}: owner-scoped", db.label);
-        assert_eq!(store.request_recovery("alice", &id).await.unwrap(), Some(Some(true)), "{}", db.label);
+        assert_eq!(recover(&store, "bob", &id).await, None, "{}: owner-scoped", db.label);
+        assert_eq!(recover(&store, "alice", &id).await, Some(Some(true)), "{}", db.label);
         let due = store.drain(&run_id).await.unwrap().unwrap().retention.unwrap().next_recovery_at.unwrap();
         assert!(due <= sluice_store::clock::now_ms(), "{}: due now", db.label);
-        store.record_recovery_attempt(&lease, &run_id, Some("no disk"), 42).await.unwrap();
+        let attempt = Outcome::RecoveryAttempted { error: Some("no disk".into()), next_at: 42 };
+        store.record(&lease, &run_id, attempt).await.unwrap();
         let retention = store.drain(&run_id).await.unwrap().unwrap().retention.unwrap();
         assert_eq!(
             (retention.attempts, retention.next_recovery_at, retention.last_error.as_deref()),
@@ -741,15 +759,15 @@ async fn drains_record_intent_evidence_attestations_and_retention() {
 
         // The owner discards: the removal reads `discarded`, retention ends.
         let discard = StopIntent { discard: true, attestation: None };
-        store.request_stop("alice", &id, &discard, |_, _| Ok(())).await.unwrap().unwrap();
-        store.record_removed(&lease, &run_id).await.unwrap();
+        store.request("alice", &id, stop("alice", discard)).await.unwrap().unwrap();
+        store.record(&lease, &run_id, Outcome::Removed).await.unwrap();
         let drain = store.drain(&run_id).await.unwrap().unwrap();
         assert_eq!(drain.state, Some(DrainState::Discarded), "{}", db.label);
         assert_eq!(drain.discard.unwrap().requested_by, "alice");
         let state = store.load_reconcile_state(&id).await.unwrap().unwrap();
         assert_eq!(state.workspace.status, WorkspaceStatus::Stopped, "{}", db.label);
         assert!(store.list_retained(10).await.unwrap().is_empty(), "{}", db.label);
-        assert_eq!(store.request_recovery("alice", &id).await.unwrap(), Some(None), "{}: nothing retained", db.label);
+        assert_eq!(recover(&store, "alice", &id).await, Some(None), "{}: nothing retained", db.label);
     }
 }
 

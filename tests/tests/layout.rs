@@ -112,7 +112,7 @@ fn the_policy_crate_builds_without_any_io_crate() {
     assert!(built_with.contains("sluice-protocol"), "{built_with:?}");
     // And the crates that decide nothing themselves take their policy from it.
     let all = dependencies();
-    for user in ["sluice-store", "sluice-worker"] {
+    for user in ["sluice-store", "sluice-worker", "sluice-api"] {
         assert!(all[user].iter().any(|d| d == "sluice-domain"), "{user} takes its policy from sluice-domain");
     }
 }

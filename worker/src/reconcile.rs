@@ -9,6 +9,7 @@ use sluice_store::{Lease, ReconcileState, RunError, Secret, SecretKind, StoreErr
 use crate::Worker;
 use crate::runtime::{LaunchRequest, Presence, WorkerError};
 use sluice_domain::reconcile::{Action, FlushAnswer, Observation, decide, retry_allowed};
+use sluice_domain::transition::Outcome;
 use sluice_executor::daemon::{DaemonClient, DaemonError};
 use sluice_executor::{ExecutorError, Target};
 use sluice_protocol::capture::{CaptureStatus, FlushKind, FlushRequest};
@@ -189,9 +190,12 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
                     // A capture-sourced executor with a deadline is drained ahead of it.
                     let lead = worker.config.preservation_lead.as_millis() as i64;
                     let preservation = launched.record.deadline.filter(|_| state.has_capture_source).map(|d| d - lead);
-                    store
-                        .record_launched(lease, &run_id, &launched.record, launched.published.as_ref(), preservation)
-                        .await?;
+                    let outcome = Outcome::Launched {
+                        runtime: launched.record.clone(),
+                        published: launched.published.clone(),
+                        preservation_starts_at: preservation,
+                    };
+                    store.record(lease, &run_id, outcome).await?;
                     tracing::info!(workspace = %lease.subject, run = %run_id, reference = %launched.record.reference, "executor launched");
                     // A new daemon answers within milliseconds as a rule: wait
                     // for it here (briefly) so the next pass finds it healthy,
@@ -213,7 +217,7 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
                         && retry_allowed(run, state.workspace.desired_state, policy);
                     tracing::warn!(workspace = %lease.subject, run = %run_id, error = %e, retry, "launch failed");
                     let error = RunError { message: e.to_string(), code: Some(e.code().to_owned()) };
-                    store.record_failed(lease, &run_id, &error, retry).await?;
+                    store.record(lease, &run_id, Outcome::Failed { error, retry }).await?;
                     Ok(Some(now_ms()))
                 }
             }
@@ -226,18 +230,18 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
                 if let Err(error) = restore_snapshot(worker, run, &restore).await {
                     tracing::warn!(workspace = %lease.subject, run = %run_id, snapshot = %restore.snapshot_id, %error, "warm start failed");
                     let error = RunError { message: error, code: Some("snapshot-restore-failed".into()) };
-                    store.record_failed(lease, &run_id, &error, false).await?;
+                    store.record(lease, &run_id, Outcome::Failed { error, retry: false }).await?;
                     return Ok(Some(now_ms()));
                 }
                 tracing::info!(workspace = %lease.subject, run = %run_id, snapshot = %restore.snapshot_id, "snapshot restored");
             }
-            store.record_ready(lease, &run_id).await?;
+            store.record(lease, &run_id, Outcome::Ready).await?;
             tracing::info!(workspace = %lease.subject, run = %run_id, "executor ready");
             Ok(Some(now_ms() + policy.watch_poll_ms))
         }
         Action::Fail { run_id, error, retry } => {
             tracing::warn!(workspace = %lease.subject, run = %run_id, error = %error.message, retry, "run failed");
-            store.record_failed(lease, &run_id, &error, retry).await?;
+            store.record(lease, &run_id, Outcome::Failed { error, retry }).await?;
             Ok(Some(now_ms()))
         }
         Action::Remove { run_id } => {
@@ -250,13 +254,13 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
             match worker.runtime.remove(&run_id, &resource_id).await {
                 Ok(()) => {
                     worker.registrars.forget(&run_id);
-                    store.record_removed(lease, &run_id).await?;
+                    store.record(lease, &run_id, Outcome::Removed).await?;
                     tracing::info!(workspace = %lease.subject, run = %run_id, reason = decision.reason, "executor removed");
                     Ok(Some(now_ms()))
                 }
                 Err(e) if state.has_capture_source => {
                     tracing::warn!(workspace = %lease.subject, run = %run_id, error = %e, "removing the drained executor failed");
-                    store.record_stop_failed(lease, &run_id, &e.to_string()).await?;
+                    store.record(lease, &run_id, Outcome::StopFailed { error: e.to_string() }).await?;
                     Ok(Some(now_ms() + policy.kept_poll_ms))
                 }
                 Err(e) => Err(StoreError::Io(std::io::Error::other(format!("removing the executor: {e}")))),
@@ -265,8 +269,8 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
         Action::Retain { run_id, reason } => {
             tracing::warn!(workspace = %lease.subject, run = %run_id, %reason, "executor retained");
             let recoverable = worker.runtime.recoverable();
-            let first_attempt = now_ms() + policy.recovery_backoff(0);
-            store.record_retained(lease, &run_id, &reason, recoverable, first_attempt).await?;
+            let first_attempt_at = now_ms() + policy.recovery_backoff(0);
+            store.record(lease, &run_id, Outcome::Retained { reason, recoverable, first_attempt_at }).await?;
             Ok(Some(now_ms()))
         }
         Action::Drain { run_id } => {
@@ -275,8 +279,9 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
             let previous = state.drain.as_ref().filter(|d| d.state.is_some()).map(|d| &d.progress);
             let observation = sluice_domain::reconcile::drain_observation(&answer, previous);
             tracing::info!(workspace = %lease.subject, run = %run_id, state = %observation.state, detail = ?observation.detail, "drain");
-            store.record_drain_observation(lease, &run_id, &observation).await?;
-            Ok(Some(match observation.state {
+            let state = observation.state;
+            store.record(lease, &run_id, Outcome::DrainObserved(observation)).await?;
+            Ok(Some(match state {
                 DrainState::Saved => now_ms(),
                 DrainState::Draining => now_ms() + policy.drain_poll_ms,
                 _ => now_ms() + policy.kept_poll_ms,
@@ -292,12 +297,13 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
                         worker.serve_registrar(&state.workspace, run);
                     }
                     tracing::info!(workspace = %lease.subject, run = %run_id, attempts, "retained executor restarted on its own disk");
-                    store.record_recovery_attempt(lease, &run_id, None, next).await?;
+                    store.record(lease, &run_id, Outcome::RecoveryAttempted { error: None, next_at: next }).await?;
                     Ok(Some(now_ms() + policy.drain_poll_ms))
                 }
                 Err(e) => {
                     tracing::warn!(workspace = %lease.subject, run = %run_id, attempts, error = %e, "recovery failed");
-                    store.record_recovery_attempt(lease, &run_id, Some(&e.to_string()), next).await?;
+                    let error = Some(e.to_string());
+                    store.record(lease, &run_id, Outcome::RecoveryAttempted { error, next_at: next }).await?;
                     Ok(Some(next))
                 }
             }
@@ -306,22 +312,22 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
             let attempts = state.drain.as_ref().and_then(|d| d.retention.as_ref()).map_or(0, |r| r.attempts) + 1;
             let next = now_ms() + policy.recovery_backoff(attempts);
             tracing::warn!(workspace = %lease.subject, run = %run_id, %reason, "recovery held");
-            store.record_recovery_attempt(lease, &run_id, Some(&reason), next).await?;
+            store.record(lease, &run_id, Outcome::RecoveryAttempted { error: Some(reason), next_at: next }).await?;
             Ok(Some(next))
         }
         Action::Lose { run_id, reason } => {
             tracing::error!(workspace = %lease.subject, run = %run_id, %reason, "executor lost");
             worker.registrars.forget(&run_id);
-            store.record_lost(lease, &run_id, &reason).await?;
+            store.record(lease, &run_id, Outcome::Lost { reason }).await?;
             Ok(Some(now_ms()))
         }
         Action::Preserve { run_id } => {
             tracing::info!(workspace = %lease.subject, run = %run_id, "draining ahead of the runtime's deadline");
-            store.begin_preservation(lease, &state.workspace.id, &run_id).await?;
+            store.record(lease, &run_id, Outcome::PreservationBegun).await?;
             Ok(Some(now_ms()))
         }
         Action::Cancel { run_id } => {
-            store.record_cancelled(lease, &run_id).await?;
+            store.record(lease, &run_id, Outcome::Cancelled).await?;
             Ok(Some(now_ms()))
         }
         Action::Wait { at } => Ok(Some(at)),

@@ -4,12 +4,15 @@
 //! real store (SQLite) and the real worker, stepped one job at a time,
 //! against an in-process runtime and daemon that know the truth: how much
 //! each executor wrote that no capture holds yet. Every schedule mixes
-//! creates, writers, stops, discards, frozen and crashing daemons, an
-//! object store that goes away, workers killed at any call into a runtime
-//! or daemon (before or after its effect) and replaced, and clock jumps.
-//! After every step the invariants are checked; then the faults stop, and
-//! every stop must end (stopped, or retained and then recovered) with no
-//! job parked or left behind.
+//! creates, writers, exec runs, stops, discards, the owner's own final
+//! flushes and completion attestations (valid, stale, forged and
+//! contradicted), frozen and crashing daemons, an object store that goes
+//! away, a database that refuses every write (taken away at any call into a
+//! fake, mid-pass), workers killed at any call into a runtime or daemon
+//! (before or after its effect) and replaced, and clock jumps. After every
+//! step the invariants are checked; then the faults stop, and every stop
+//! must end (stopped, or retained and then recovered) and every exec run
+//! must end, with no job parked or left behind.
 //!
 //! `SLUICE_SIM_SEEDS=N` runs N seeds (default 100); `SLUICE_SIM_SEED=S`
 //! replays one; `SLUICE_SIM_FINAL_LEAVES_WRITERS=1` makes the fake daemon's
@@ -24,12 +27,18 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
+use sluice_domain::transition::Request;
 use sluice_executor::daemon::CommandCall;
 use sluice_executor::{ExecutorError, ExecutorFuture, Executors, TakenSnapshot, Target};
 use sluice_protocol::Origin;
+
+use sluice_domain::transition::Answer;
+use sluice_protocol::attest::{Attestation, Report};
 use sluice_protocol::capture::{BindRequest, Binds, CaptureStatus, FlushKind, FlushRequest, Replanned, incomplete};
+use sluice_store::testing::WriteLock;
 use sluice_store::{
-    NewWorkspace, RuntimeAdapter, RuntimeRecord, RuntimeStatus, StopIntent, Store, WorkspaceStatus, clock,
+    AttestationOutcome, ExecCommand, ExecRunStatus, NewWorkspace, RuntimeAdapter, RuntimeRecord, RuntimeStatus,
+    StopIntent, Store, StoreError, WorkspaceStatus, clock,
 };
 use sluice_worker::runtime::{LaunchRequest, Launched, OwnedResource, Presence, RuntimeFuture, WorkerError};
 use sluice_worker::{Runtime, Worker, WorkerConfig};
@@ -76,6 +85,9 @@ struct Executor {
     removed: bool,
     boot: u64,
     observation: u64,
+    /// The stamp of the last final flush that answered complete: what a
+    /// true attestation names.
+    sealed: Option<Origin>,
 }
 
 /// The world the fakes share with the simulation.
@@ -93,6 +105,9 @@ struct World {
     final_leaves_writers: bool,
     /// The chance (per mille) that a worker dies at a call into a fake.
     kill_permille: u64,
+    /// The chance (per mille) that the database refuses writes from a
+    /// call into a fake on (until the simulation gives it back).
+    outage_permille: u64,
     rng_state: u64,
     /// Set when a fake decided the worker dies: the step is dropped there.
     killed: bool,
@@ -108,6 +123,24 @@ struct Stats {
     kills: u64,
     crashes: u64,
     recoveries: u64,
+    db_outages: u64,
+    exec_runs: u64,
+    attestations_accepted: u64,
+    attestations_refused: u64,
+}
+
+impl Stats {
+    fn add(&mut self, other: &Stats) {
+        self.removed_saved += other.removed_saved;
+        self.removed_discarded += other.removed_discarded;
+        self.kills += other.kills;
+        self.crashes += other.crashes;
+        self.recoveries += other.recoveries;
+        self.db_outages += other.db_outages;
+        self.exec_runs += other.exec_runs;
+        self.attestations_accepted += other.attestations_accepted;
+        self.attestations_refused += other.attestations_refused;
+    }
 }
 
 impl World {
@@ -116,6 +149,12 @@ impl World {
         let hit = rng.chance(permille);
         self.rng_state = rng.0;
         hit
+    }
+
+    /// Whether the database goes away here.
+    fn outage_at(&mut self) -> bool {
+        let p = self.outage_permille;
+        p > 0 && self.draw(p)
     }
 
     /// Whether the worker dies here (the caller then never returns).
@@ -137,8 +176,23 @@ async fn die<T>() -> T {
     std::future::pending().await
 }
 
+/// A point in a call into a fake where faults strike: the database may go
+/// away here (from now on every write fails until the simulation gives it
+/// back), and the worker may die here (answered true).
+async fn fault(world: &Shared, db: &WriteLock) -> bool {
+    // The lock is taken before the death is drawn: a death drops this
+    // call's future, which must not be halfway through taking it.
+    let outage = world.lock().unwrap().outage_at();
+    if outage && !db.held() {
+        db.hold().await;
+        world.lock().unwrap().stats.db_outages += 1;
+    }
+    world.lock().unwrap().dies_at()
+}
+
 struct FakeRuntime {
     world: Shared,
+    db: Arc<WriteLock>,
     dir: PathBuf,
 }
 
@@ -149,7 +203,7 @@ impl Runtime for FakeRuntime {
 
     fn launch<'a>(&'a self, request: &'a LaunchRequest) -> RuntimeFuture<'a, Launched> {
         Box::pin(async move {
-            if self.world.lock().unwrap().dies_at() {
+            if fault(&self.world, &self.db).await {
                 return die().await;
             }
             let record = {
@@ -169,6 +223,7 @@ impl Runtime for FakeRuntime {
                     removed: false,
                     boot: 0,
                     observation: 0,
+                    sealed: None,
                 });
                 if executor.removed {
                     return Err(WorkerError::Transient("the executor was removed".into()));
@@ -194,7 +249,7 @@ impl Runtime for FakeRuntime {
                     deadline: None,
                 }
             };
-            if self.world.lock().unwrap().dies_at() {
+            if fault(&self.world, &self.db).await {
                 return die().await;
             }
             Ok(Launched { record, published: None })
@@ -215,7 +270,7 @@ impl Runtime for FakeRuntime {
 
     fn remove<'a>(&'a self, run_id: &'a str, _resource_id: &'a str) -> RuntimeFuture<'a, ()> {
         Box::pin(async move {
-            if self.world.lock().unwrap().dies_at() {
+            if fault(&self.world, &self.db).await {
                 return die().await;
             }
             {
@@ -238,7 +293,7 @@ impl Runtime for FakeRuntime {
                     }
                 }
             }
-            if self.world.lock().unwrap().dies_at() {
+            if fault(&self.world, &self.db).await {
                 return die().await;
             }
             Ok(())
@@ -278,6 +333,7 @@ impl Runtime for FakeRuntime {
 #[derive(Debug)]
 struct FakeDaemons {
     world: Shared,
+    db: Arc<WriteLock>,
 }
 
 impl std::fmt::Debug for World {
@@ -308,6 +364,27 @@ fn status_of(executor: &mut Executor) -> CaptureStatus {
         }),
         ..CaptureStatus::default()
     }
+}
+
+/// A flush as the daemon does it: a final takes no new work and stops every
+/// writer first (unless told to leave them, for the demonstration); the
+/// snap is saved when the object store answers.
+fn flush(e: &mut Executor, kind: FlushKind, store_down: bool, leaves_writers: bool) -> CaptureStatus {
+    if kind == FlushKind::Final {
+        e.finalizing = true;
+        if !leaves_writers {
+            e.writers = 0;
+        }
+    }
+    if !store_down {
+        e.unsaved = 0;
+        e.complete = kind == FlushKind::Final;
+    }
+    let status = status_of(e);
+    if e.complete {
+        e.sealed = status.origin.clone();
+    }
+    status
 }
 
 impl FakeDaemons {
@@ -346,23 +423,12 @@ impl Executors for FakeDaemons {
         _timeout: Duration,
     ) -> ExecutorFuture<'a, CaptureStatus> {
         Box::pin(async move {
-            if self.world.lock().unwrap().dies_at() {
+            if fault(&self.world, &self.db).await {
                 return die().await;
             }
-            let answer = self.answering(target, |e, store_down, leaves_writers| {
-                if request.kind == FlushKind::Final {
-                    e.finalizing = true;
-                    if !leaves_writers {
-                        e.writers = 0;
-                    }
-                }
-                if !store_down {
-                    e.unsaved = 0;
-                    e.complete = request.kind == FlushKind::Final;
-                }
-                status_of(e)
-            });
-            if self.world.lock().unwrap().dies_at() {
+            let answer = self
+                .answering(target, |e, store_down, leaves_writers| flush(e, request.kind, store_down, leaves_writers));
+            if fault(&self.world, &self.db).await {
                 return die().await;
             }
             answer
@@ -396,32 +462,80 @@ impl Executors for FakeDaemons {
     fn snapshot<'a>(&'a self, _: Target<'a>, _: &'a str, _: &'a str) -> ExecutorFuture<'a, TakenSnapshot> {
         not_simulated()
     }
+    /// A command writes to the worktree; once a final began, none starts.
     fn exec<'a>(
         &'a self,
-        _: Target<'a>,
+        target: Target<'a>,
         _: sluice_protocol::ExecRequest,
         _: Duration,
     ) -> ExecutorFuture<'a, sluice_protocol::ExecResponse> {
-        not_simulated()
+        Box::pin(async move {
+            if fault(&self.world, &self.db).await {
+                return die().await;
+            }
+            let answer = self.answering(target, |e, _, _| {
+                if e.finalizing {
+                    return Err(ExecutorError::Refused {
+                        code: sluice_protocol::RefusalCode::ExecutorFinalized,
+                        message: "the executor's final flush began".into(),
+                    });
+                }
+                e.unsaved += 64;
+                Ok(sluice_protocol::ExecResponse {
+                    exit_code: 0,
+                    stdout: String::new(),
+                    stderr: String::new(),
+                    stdout_truncated: false,
+                    stderr_truncated: false,
+                    timed_out: false,
+                    stdout_b64: None,
+                    stderr_b64: None,
+                    stopped_by_final: false,
+                })
+            });
+            if fault(&self.world, &self.db).await {
+                return die().await;
+            }
+            answer?
+        })
     }
 }
 
 struct Sim {
     world: Shared,
     store: Store,
+    db: Arc<WriteLock>,
     dir: tempfile::TempDir,
     workers: u64,
     worker: Arc<Worker>,
     workspaces: Vec<String>,
     stopped: BTreeSet<String>,
+    exec_runs: Vec<String>,
+}
+
+/// What an owner's completion attestation claims.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Claim {
+    /// The seal the executor's daemon really answered.
+    Valid,
+    /// Of an epoch older than one a stored report shows.
+    Stale,
+    /// Naming another executor.
+    Forged,
+    /// Placed just before a stored report of unsaved work.
+    Contradicted,
 }
 
 const OWNER: &str = "sim";
 const MAX_WORKSPACES: usize = 4;
 
-fn new_worker(sim_world: &Shared, store: &Store, dir: &std::path::Path, n: u64) -> Arc<Worker> {
-    let runtime = Arc::new(FakeRuntime { world: sim_world.clone(), dir: dir.to_path_buf() });
-    let executors = Arc::new(FakeDaemons { world: sim_world.clone() });
+/// How long a statement waits for the database before it fails as
+/// unavailable: an outage costs milliseconds, not the server's seconds.
+const DATABASE_WAIT: Duration = Duration::from_millis(10);
+
+fn new_worker(sim_world: &Shared, store: &Store, db: &Arc<WriteLock>, dir: &std::path::Path, n: u64) -> Arc<Worker> {
+    let runtime = Arc::new(FakeRuntime { world: sim_world.clone(), db: db.clone(), dir: dir.to_path_buf() });
+    let executors = Arc::new(FakeDaemons { world: sim_world.clone(), db: db.clone() });
     let objects =
         sluice_worker::objects::Objects::open(&sluice_worker::objects::ObjectStoreUrl::Local(dir.join("objects")))
             .unwrap();
@@ -432,21 +546,34 @@ fn new_worker(sim_world: &Shared, store: &Store, dir: &std::path::Path, n: u64) 
 impl Sim {
     async fn new(seed: u64, final_leaves_writers: bool) -> (Sim, sluice_store::testing::TestDatabase) {
         let db = sluice_store::testing::sqlite();
-        let store = sluice_store::testing::open(&db).await;
+        let sealer = sluice_store::Sealer::from_key([42; 32]);
+        let store = Store::connect_waiting(&db.url, sealer, DATABASE_WAIT).await.unwrap();
+        store.migrate().await.unwrap();
+        let lock = Arc::new(WriteLock::new(&db).await);
         let dir = tempfile::tempdir().unwrap();
         let world = Arc::new(Mutex::new(World {
             rng_state: Rng::new(seed ^ 0x5EED).0,
             final_leaves_writers,
             ..World::default()
         }));
-        let worker = new_worker(&world, &store, dir.path(), 0);
-        let sim = Sim { world, store, dir, workers: 0, worker, workspaces: Vec::new(), stopped: BTreeSet::new() };
+        let worker = new_worker(&world, &store, &lock, dir.path(), 0);
+        let sim = Sim {
+            world,
+            store,
+            db: lock,
+            dir,
+            workers: 0,
+            worker,
+            workspaces: Vec::new(),
+            stopped: BTreeSet::new(),
+            exec_runs: Vec::new(),
+        };
         (sim, db)
     }
 
     fn replace_worker(&mut self) {
         self.workers += 1;
-        self.worker = new_worker(&self.world, &self.store, self.dir.path(), self.workers);
+        self.worker = new_worker(&self.world, &self.store, &self.db, self.dir.path(), self.workers);
     }
 
     async fn create(&mut self) {
@@ -466,9 +593,106 @@ impl Sim {
             capture_token: None,
             broker: None,
         };
-        match self.store.create_workspace(new).await.unwrap() {
-            sluice_store::CreateOutcome::Created(view) | sluice_store::CreateOutcome::Replayed(view) => {
+        match self.store.create_workspace(new).await {
+            Ok(sluice_store::CreateOutcome::Created(view) | sluice_store::CreateOutcome::Replayed(view)) => {
                 self.workspaces.push(view.workspace.id)
+            }
+            // The client hears a 503 and may come back.
+            Err(StoreError::Unavailable(_)) => {}
+            Err(e) => panic!("a create failed: {e}"),
+        }
+    }
+
+    /// The owner queues one command in the workspace's executor.
+    async fn exec(&mut self, id: &str) {
+        let command =
+            ExecCommand { argv: vec!["write".into()], cwd: None, env: None, stdin_digest: None, timeout_ms: None };
+        match self.store.create_exec_run(OWNER, id, vec![command], vec![None]).await {
+            Ok(Some(run)) => {
+                self.exec_runs.push(run.id);
+                self.world.lock().unwrap().stats.exec_runs += 1;
+            }
+            // Not ready (409), or the database away (503).
+            Ok(None) | Err(StoreError::Conflict { .. } | StoreError::Unavailable(_)) => {}
+            Err(e) => panic!("an exec failed: {e}"),
+        }
+    }
+
+    /// The current run of `id` with its executor on record, and that
+    /// executor as the fakes know it.
+    async fn executor_of(&self, id: &str) -> Option<(sluice_store::Run, RuntimeRecord, Executor)> {
+        let run = self.store.get_workspace(OWNER, id).await.ok()??.current_run?;
+        let runtime = run.runtime.clone().filter(|_| run.runtime_removed_at.is_none())?;
+        let executor = self.world.lock().unwrap().executors.get(&run.id)?.clone();
+        Some((run, runtime, executor))
+    }
+
+    /// The owner's final flush through the API: the daemon's answer, and
+    /// its report stored as the API stores it.
+    async fn owner_final(&mut self, id: &str) {
+        let Some((run, _, _)) = self.executor_of(id).await else { return };
+        let status = {
+            let mut world = self.world.lock().unwrap();
+            let (store_down, leaves) = (world.object_store_down, world.final_leaves_writers);
+            match world.executors.get_mut(&run.id) {
+                Some(e) if e.running && !e.silent && !e.removed => flush(e, FlushKind::Final, store_down, leaves),
+                _ => return,
+            }
+        };
+        if let Some(origin) = status.origin {
+            let report = Report { origin, saved: status.complete == Some(true) };
+            let _ = self.store.record_report(&run.id, &report, status.incomplete_reason.as_deref()).await;
+        }
+    }
+
+    /// The owner stops `id` with a completion attestation of `claim`'s
+    /// kind. Only a valid one may be accepted: the others are built to be
+    /// refuted by what the store holds, and one that is not is a violation.
+    async fn attest(&mut self, id: &str, claim: Claim) {
+        let Some((run, runtime, executor)) = self.executor_of(id).await else { return };
+        let reports = match self.store.executor_reports(&run.id).await {
+            Ok(reports) => reports,
+            Err(_) => return,
+        };
+        let attestation = |origin: Origin| Attestation {
+            capture_n: origin.head_n.unwrap_or(0),
+            epoch: origin.epoch,
+            executor_id: runtime.resource_id.clone(),
+            launch_id: run.launch_id.clone(),
+            origin: Some(origin),
+        };
+        let claimed = match claim {
+            Claim::Valid => executor.sealed.clone().map(attestation),
+            Claim::Forged => executor
+                .sealed
+                .clone()
+                .map(attestation)
+                .map(|a| Attestation { executor_id: "sim-someone-else".into(), ..a }),
+            Claim::Stale => reports.last().filter(|r| r.origin.epoch > 0).map(|r| {
+                let older = Origin { epoch: r.origin.epoch - 1, ..r.origin.clone() };
+                attestation(older)
+            }),
+            Claim::Contradicted => reports.iter().rev().find(|r| !r.saved && r.origin.observation > 0).map(|r| {
+                let before = Origin { observation: r.origin.observation - 1, ..r.origin.clone() };
+                attestation(before)
+            }),
+        };
+        let Some(claimed) = claimed else { return };
+        let intent = StopIntent { discard: false, attestation: Some((claimed, None)) };
+        let request = Request::Stop { by: OWNER.into(), intent };
+        let Ok(Some(next)) = self.store.request(OWNER, id, request).await else { return };
+        self.stopped.insert(id.to_owned());
+        let Answer::Stop { completion: Some((outcome, detail)) } = next.answer else { return };
+        let mut world = self.world.lock().unwrap();
+        if outcome == AttestationOutcome::Accepted {
+            world.stats.attestations_accepted += 1;
+            if claim != Claim::Valid {
+                world.violations.push(format!("a {claim:?} attestation for run {} was accepted", run.id));
+            }
+        } else {
+            world.stats.attestations_refused += 1;
+            if claim == Claim::Valid && detail.is_none() {
+                world.violations.push(format!("a valid attestation for run {} was ignored unexplained", run.id));
             }
         }
     }
@@ -479,12 +703,9 @@ impl Sim {
             self.world.lock().unwrap().discarded.insert(id.to_owned());
         }
         let intent = StopIntent { discard, attestation: None };
-        // A stop before anything launched is refused by the API; here it is simply not asked.
-        let asked = self.store.request_stop(OWNER, id, &intent, |_, run| match run {
-            Some(r) if r.runtime.is_some() => Ok(()),
-            _ => Err(sluice_store::Refusal { message: "never launched".into(), code: "never-launched" }),
-        });
-        if let Ok(Some(_)) = asked.await {
+        // A stop before anything launched is refused, as through the API.
+        let request = Request::Stop { by: OWNER.into(), intent };
+        if let Ok(Some(_)) = self.store.request(OWNER, id, request).await {
             self.stopped.insert(id.to_owned());
         }
     }
@@ -508,6 +729,8 @@ impl Sim {
             biased;
             result = &mut stepped => match result {
                 Ok(ran) => ran.is_some(),
+                // With the database away no job can be claimed.
+                Err(StoreError::Unavailable(_)) if self.db.held() => true,
                 Err(e) => panic!("a worker step failed: {e}"),
             },
             _ = died => {
@@ -570,7 +793,12 @@ async fn run(seed: u64, final_leaves_writers: bool) -> Result<Stats, String> {
     let silence_permille = [0, 10, 40][rng.below(3) as usize];
     let crash_permille = [0, 5, 20][rng.below(3) as usize];
     let outage_permille = [0, 10, 30][rng.below(3) as usize];
-    sim.world.lock().unwrap().kill_permille = kill_permille;
+    let db_outage_permille = [0, 0, 15, 40][rng.below(4) as usize];
+    {
+        let mut world = sim.world.lock().unwrap();
+        world.kill_permille = kill_permille;
+        world.outage_permille = db_outage_permille;
+    }
     let world = sim.world.clone();
     let steps = 120 + rng.below(80) as usize;
     let result = std::panic::AssertUnwindSafe(async {
@@ -621,11 +849,28 @@ async fn run(seed: u64, final_leaves_writers: bool) -> Result<Stats, String> {
                 29..=33 => clock::advance(rng.below(30_000) as i64),
                 34 => clock::advance(600_000 + rng.below(3_600_000) as i64),
                 35 if kill_permille > 0 => sim.replace_worker(),
+                36..=39 if !sim.workspaces.is_empty() => {
+                    let id = sim.workspaces[rng.below(sim.workspaces.len() as u64) as usize].clone();
+                    sim.exec(&id).await;
+                }
+                40..=41 if !sim.workspaces.is_empty() => {
+                    let id = sim.workspaces[rng.below(sim.workspaces.len() as u64) as usize].clone();
+                    sim.owner_final(&id).await;
+                }
+                42..=44 if !sim.workspaces.is_empty() => {
+                    let id = sim.workspaces[rng.below(sim.workspaces.len() as u64) as usize].clone();
+                    let claim = [Claim::Valid, Claim::Stale, Claim::Forged, Claim::Contradicted][rng.below(4) as usize];
+                    sim.attest(&id, claim).await;
+                }
                 _ => {
                     sim.step_worker().await;
                 }
             }
             sim.tick_writers();
+            // An outage lasts a few steps.
+            if sim.db.held() && rng.chance(250) {
+                sim.db.release().await;
+            }
             sim.check(seed, step).await;
         }
 
@@ -634,11 +879,13 @@ async fn run(seed: u64, final_leaves_writers: bool) -> Result<Stats, String> {
         {
             let mut world = sim.world.lock().unwrap();
             world.kill_permille = 0;
+            world.outage_permille = 0;
             world.object_store_down = false;
             for e in world.executors.values_mut() {
                 e.silent = false;
             }
         }
+        sim.db.release().await;
         for id in sim.workspaces.clone() {
             sim.stop(&id, false).await;
         }
@@ -668,6 +915,25 @@ async fn run(seed: u64, final_leaves_writers: bool) -> Result<Stats, String> {
                 let leaves = final_leaves_writers;
                 let parked = sim.store.failed_jobs(10).await.unwrap();
                 assert!(parked.is_empty(), "seed {seed}: jobs parked: {parked:?}\n{}", replay(seed, leaves));
+                // Every exec run ends too: its job runs (once the lease of
+                // a worker that died holding it ran out), and no job is left.
+                for _ in 0..1000 {
+                    if !sim.step_worker().await {
+                        if sim.store.job_counts().await.unwrap().0 == 0 {
+                            break;
+                        }
+                        clock::advance(5_000);
+                    }
+                }
+                for id in &sim.exec_runs {
+                    let run = sim.store.load_exec_run(id).await.unwrap().unwrap();
+                    assert!(
+                        matches!(run.status, ExecRunStatus::Completed | ExecRunStatus::Failed),
+                        "seed {seed}: exec run {id} is {} after the faults\n{}",
+                        run.status,
+                        replay(seed, leaves)
+                    );
+                }
                 let executors = sim.world.lock().unwrap().executors.clone();
                 for (run, e) in executors {
                     assert!(
@@ -719,13 +985,7 @@ async fn no_schedule_removes_unsaved_work_and_every_stop_ends() {
     let mut total = Stats::default();
     for &seed in &seeds {
         match run(seed, leaves).await {
-            Ok(stats) => {
-                total.removed_saved += stats.removed_saved;
-                total.removed_discarded += stats.removed_discarded;
-                total.kills += stats.kills;
-                total.crashes += stats.crashes;
-                total.recoveries += stats.recoveries;
-            }
+            Ok(stats) => total.add(&stats),
             Err(message) => {
                 failures.push(format!("seed {seed}: {message}"));
                 if failures.len() >= 3 {
@@ -740,6 +1000,8 @@ async fn no_schedule_removes_unsaved_work_and_every_stop_ends() {
         // The schedules reached what they are for.
         assert!(total.removed_saved > 0 && total.removed_discarded > 0, "{total:?}");
         assert!(total.kills > 0 && total.crashes > 0 && total.recoveries > 0, "{total:?}");
+        assert!(total.db_outages > 0 && total.exec_runs > 0, "{total:?}");
+        assert!(total.attestations_accepted > 0 && total.attestations_refused > 0, "{total:?}");
     }
 }
 

@@ -4,6 +4,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
+use sluice_domain::transition::{Answer, Request};
 use sluice_store::clock::{now_ms, rfc3339};
 use sluice_store::guard;
 use sluice_store::seal::hex;
@@ -24,7 +25,6 @@ use crate::error::responses::{
     Conflict, Internal, InvalidRequest, NotFound, Unauthenticated, Unavailable, Unprocessable,
 };
 use crate::extract::{JsonBody, QueryOf};
-use crate::lifecycle;
 use crate::validate;
 use crate::wire::*;
 
@@ -578,11 +578,7 @@ pub async fn exec_workspace(
             (command, c.stdin)
         })
         .unzip();
-    let run = app
-        .store
-        .create_exec_run(&owner, &workspace_id, commands, stdin, lifecycle::exec_allowed)
-        .await?
-        .ok_or(ApiError::NotFound)?;
+    let run = app.store.create_exec_run(&owner, &workspace_id, commands, stdin).await?.ok_or(ApiError::NotFound)?;
     app.work_enqueued();
     Ok((StatusCode::ACCEPTED, Json(ExecRun::of(&run))))
 }
@@ -651,20 +647,18 @@ pub async fn stop_workspace(
         None => None,
     };
     let intent = sluice_store::StopIntent { discard: req.discard_unsaved == Some(true), attestation };
-    let outcome = app
-        .store
-        .request_stop(&owner, &workspace_id, &intent, lifecycle::stop_allowed)
-        .await?
-        .ok_or(ApiError::NotFound)?;
+    let request = Request::Stop { by: owner.clone(), intent };
+    let next = app.store.request(&owner, &workspace_id, request).await?.ok_or(ApiError::NotFound)?;
     app.work_enqueued();
-    let completion = outcome.completion.map(|(outcome, detail)| CompletionOutcome {
+    let Answer::Stop { completion } = next.answer else { unreachable!("a stop is answered as one") };
+    let completion = completion.map(|(outcome, detail)| CompletionOutcome {
         outcome: match outcome {
             sluice_store::AttestationOutcome::Accepted => "accepted".into(),
             _ => "ignored".into(),
         },
         detail,
     });
-    let workspace = outcome.workspace;
+    let workspace = next.workspace;
     Ok((
         StatusCode::ACCEPTED,
         Json(StopWorkspaceResponse { workspace_id: workspace.id, status: workspace.status, completion }),
@@ -683,9 +677,10 @@ pub async fn recover_workspace(
     JsonBody(req): JsonBody<OwnerRequest>,
 ) -> Result<(StatusCode, Json<RecoverWorkspaceResponse>), ApiError> {
     let owner = req.owner_user_id.into_string();
-    let retained = app.store.request_recovery(&owner, &workspace_id).await?.ok_or(ApiError::NotFound)?;
+    let next = app.store.request(&owner, &workspace_id, Request::Recover).await?.ok_or(ApiError::NotFound)?;
     app.work_enqueued();
-    let (state, recoverable) = match retained {
+    let Answer::Recover { recoverable } = next.answer else { unreachable!("a recovery request is answered as one") };
+    let (state, recoverable) = match recoverable {
         Some(recoverable) => (RecoverState::Requested, Some(recoverable)),
         None => (RecoverState::NotRetained, None),
     };
@@ -729,12 +724,9 @@ pub async fn restart_workspace(
     JsonBody(req): JsonBody<OwnerRequest>,
 ) -> Result<(StatusCode, Json<RestartWorkspaceResponse>), ApiError> {
     let owner = req.owner_user_id.into_string();
-    let (run_id, workspace) = app
-        .store
-        .request_restart(&owner, &workspace_id, lifecycle::restart_allowed)
-        .await?
-        .ok_or(ApiError::NotFound)?;
+    let next = app.store.request(&owner, &workspace_id, Request::Restart).await?.ok_or(ApiError::NotFound)?;
     app.work_enqueued();
+    let (workspace, run_id) = (next.workspace, next.queued_run.map(|r| r.id).unwrap_or_default());
     Ok((
         StatusCode::ACCEPTED,
         Json(RestartWorkspaceResponse { workspace_id: workspace.id, run_id, status: workspace.status }),

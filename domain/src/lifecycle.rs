@@ -2,7 +2,7 @@
 //! judged against the workspace as the store reads it inside the request's
 //! own transaction (so nothing changes between the judgement and the write).
 
-use sluice_store::{DesiredState, Refusal, Run, Workspace, WorkspaceStatus};
+use crate::model::*;
 
 /// A restart makes a new run with a fresh disk: not while a launch is under
 /// way (it would race the launch), and not over a retained executor (its
@@ -66,7 +66,7 @@ pub fn exec_allowed(workspace: &Workspace) -> Result<(), Refusal> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sluice_store::testing::workspace;
+    use crate::testing::workspace;
 
     /// Every status and desired state: restart is refused exactly while a
     /// launch is under way or an executor is retained; exec needs ready.
@@ -89,10 +89,9 @@ mod tests {
         }
         for &status in WorkspaceStatus::ALL {
             let mut capture = workspace(status, DesiredState::Stopped);
-            capture.spec = sluice_store::spec::Spec::parse(
-                serde_json::json!({"source": {"kind": "capture", "sessionId": "cs_1"}}),
-            )
-            .unwrap();
+            capture.spec =
+                crate::spec::Spec::parse(serde_json::json!({"source": {"kind": "capture", "sessionId": "cs_1"}}))
+                    .unwrap();
             let refused = restart_allowed(&capture).map_err(|r| r.code);
             assert_eq!(refused, Err("capture-restart-unsupported"), "capture-sourced, {status}");
         }

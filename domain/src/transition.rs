@@ -1,0 +1,1256 @@
+//! The one place a workspace's lifecycle moves. [`transition`] takes the
+//! stored state (a workspace, the run a change concerns, that run's drain,
+//! its executor's reports and accepted attestations) and one change (an
+//! outcome the worker observed and carried out, or a request of the owner,
+//! an operator or a sweep) and answers the complete next state: the
+//! workspace, the run, the drain, a run it queues, the attestations it
+//! writes, the events to append and whether a reconcile is due now. The
+//! store persists that in one fenced transaction and decides nothing.
+
+use serde_json::{Value, json};
+use sluice_protocol::attest::Report;
+
+use crate::drain::*;
+use crate::lifecycle::{restart_allowed, stop_allowed};
+use crate::model::*;
+
+/// What a transition starts from, as read inside its transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stored {
+    pub workspace: Workspace,
+    /// The run the change concerns: the one an outcome names, or the
+    /// current run for a request (none when the workspace has none).
+    pub run: Option<Run>,
+    pub drain: Option<Drain>,
+    /// Every report stored of the run's executor, oldest first.
+    pub reports: Vec<Report>,
+    /// The run's attestations that stand accepted.
+    pub accepted: Vec<StoredAttestation>,
+}
+
+/// What the worker observed and did to a run's executor.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The executor exists and runs on its runtime; a capture-sourced one
+    /// with a deadline is drained from `preservation_starts_at`.
+    Launched { runtime: RuntimeRecord, published: Option<PublishedImage>, preservation_starts_at: Option<i64> },
+    /// Its daemon answers: the executor is ready.
+    Ready,
+    /// The launch, or the executor while it ran, failed; `retry` queues a
+    /// new run.
+    Failed { error: RunError, retry: bool },
+    /// The runtime resource is gone.
+    Removed,
+    /// A queued run was cancelled before it launched anything.
+    Cancelled,
+    /// The executor is kept with its disk: its work is not confirmed saved.
+    Retained { reason: String, recoverable: bool, first_attempt_at: i64 },
+    /// One drain step.
+    DrainObserved(DrainObservation),
+    /// Removing a drained executor failed; the worker retries.
+    StopFailed { error: String },
+    /// A recovery attempt of a retained executor, and when the next is due.
+    RecoveryAttempted { error: Option<String>, next_at: i64 },
+    /// A retained or kept executor is gone with its disk.
+    Lost { reason: String },
+    /// The final drain starts ahead of the runtime's deadline.
+    PreservationBegun,
+}
+
+/// What the owner, an operator or a sweep asks of a workspace.
+#[derive(Debug, Clone)]
+pub enum Request {
+    /// Stop, perhaps discarding unsaved work or attesting a sealed final.
+    Stop { by: String, intent: StopIntent },
+    /// A fresh executor: a new run from the workspace's spec.
+    Restart,
+    /// A recovery attempt of the retained executor, now.
+    Recover,
+    /// The workspace's expiry has passed.
+    Expire,
+    /// A capture status read from the executor outside a drain (through
+    /// the API), with the daemon's detail.
+    Report { report: Report, detail: Option<String> },
+}
+
+#[derive(Debug, Clone)]
+pub enum Change {
+    Outcome(Outcome),
+    Request(Request),
+}
+
+/// One event to append to the workspace's log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEvent {
+    pub attempt_id: Option<String>,
+    pub event_type: EventType,
+    pub message: Option<String>,
+    pub data: Option<Value>,
+}
+
+/// What a request's caller is told, beyond the next state.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Answer {
+    #[default]
+    None,
+    /// A stop: what became of its attestation and, when ignored, why.
+    Stop { completion: Option<(AttestationOutcome, Option<String>)> },
+    /// A recovery request: `None` when nothing is retained, else whether
+    /// the runtime can restart the executor on its disk.
+    Recover { recoverable: Option<bool> },
+}
+
+/// The complete next state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Transition {
+    pub workspace: Workspace,
+    pub run: Option<Run>,
+    pub drain: Option<Drain>,
+    /// A run queued by the change (a retry, a restart); it becomes the
+    /// workspace's current run.
+    pub queued_run: Option<Run>,
+    /// Attestations to write: new ones, and accepted ones now revoked.
+    pub attestations: Vec<StoredAttestation>,
+    /// A report of the run's executor to append, with its detail.
+    pub report: Option<(Report, Option<String>)>,
+    pub events: Vec<NewEvent>,
+    /// Sealed secrets of the workspace no longer needed.
+    pub forget_secrets: Vec<SecretKind>,
+    /// A reconcile of the workspace is due now.
+    pub wake: bool,
+    pub answer: Answer,
+}
+
+/// Why a change cannot apply to the state it was given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rejection {
+    /// A rule of the lifecycle refuses the request.
+    Refused(Refusal),
+    /// The outcome names a run the state does not hold.
+    NoRun,
+}
+
+impl From<Refusal> for Rejection {
+    fn from(refusal: Refusal) -> Rejection {
+        Rejection::Refused(refusal)
+    }
+}
+
+/// What the store sends with a runtime event: the executor on its runtime.
+pub fn runtime_data(runtime: &RuntimeRecord, run: &Run) -> Value {
+    let mut data = json!({
+        "adapter": runtime.adapter.as_str(),
+        "resourceId": runtime.resource_id,
+        "reference": runtime.reference,
+        "status": runtime.status.as_str(),
+        "runId": run.id,
+    });
+    if let Some(endpoint) = &runtime.endpoint {
+        data["endpoint"] = json!(endpoint);
+    }
+    if let Some(launch_id) = &run.launch_id {
+        data["launchId"] = json!(launch_id);
+    }
+    data
+}
+
+/// Sets a workspace's status with its start and finish times: started at
+/// its first `running`, finished while stopped, failed or cancelled.
+fn set_status(workspace: &mut Workspace, status: WorkspaceStatus, now: i64) {
+    workspace.status = status;
+    workspace.updated_at = now;
+    if status == WorkspaceStatus::Running && workspace.started_at.is_none() {
+        workspace.started_at = Some(now);
+    }
+    let finished = matches!(status, WorkspaceStatus::Stopped | WorkspaceStatus::Failed | WorkspaceStatus::Cancelled);
+    workspace.finished_at = finished.then_some(now);
+}
+
+fn set_runtime_status(run: &mut Run, status: RuntimeStatus) {
+    if let Some(runtime) = &mut run.runtime {
+        runtime.status = status;
+    }
+}
+
+/// The accepted attestations that `reports` now refute, revoked with the
+/// rule's detail.
+fn revoked(run: &Run, accepted: &[StoredAttestation], reports: &[Report], now: i64) -> Vec<StoredAttestation> {
+    if run.runtime.is_none() {
+        return Vec::new();
+    }
+    accepted
+        .iter()
+        .filter_map(|stored| {
+            let refuted = weigh(&stored.attestation, run, reports).err()?;
+            Some(StoredAttestation {
+                outcome: AttestationOutcome::Revoked,
+                detail: Some(format!("revoked at {now}: {}", refuted.detail)),
+                ..stored.clone()
+            })
+        })
+        .collect()
+}
+
+/// Builds the next state step by step; each change starts from the stored
+/// state unchanged.
+struct Next<'a> {
+    stored: &'a Stored,
+    now: i64,
+    t: Transition,
+}
+
+impl Next<'_> {
+    fn run(&mut self) -> Result<&mut Run, Rejection> {
+        self.t.run.as_mut().ok_or(Rejection::NoRun)
+    }
+
+    /// The run's drain, made when there is none yet.
+    fn drain(&mut self) -> Result<&mut Drain, Rejection> {
+        let run = self.t.run.as_ref().ok_or(Rejection::NoRun)?;
+        let (run_id, workspace_id) = (run.id.clone(), run.workspace_id.clone());
+        Ok(self.t.drain.get_or_insert_with(|| Drain::new(&run_id, &workspace_id)))
+    }
+
+    fn event(&mut self, event_type: EventType, message: impl Into<String>, data: Option<Value>) {
+        let attempt_id = self.t.run.as_ref().map(|r| r.id.clone());
+        self.t.events.push(NewEvent { attempt_id, event_type, message: Some(message.into()), data });
+    }
+
+    fn runtime_event(&mut self, event_type: EventType, message: impl Into<String>, extra: Option<(&str, Value)>) {
+        let Some(run) = &self.t.run else { return };
+        let Some(runtime) = &run.runtime else { return };
+        let mut data = runtime_data(runtime, run);
+        if let Some((key, value)) = extra {
+            data[key] = value;
+        }
+        self.event(event_type, message, Some(data));
+    }
+
+    fn is_current(&self) -> bool {
+        let run_id = self.stored.run.as_ref().map(|r| r.id.as_str());
+        run_id.is_some() && self.stored.workspace.current_run_id.as_deref() == run_id
+    }
+
+    /// Asks the workspace to stop; true when it was not asked before.
+    fn want_stopped(&mut self) -> bool {
+        let workspace = &mut self.t.workspace;
+        if workspace.desired_state == DesiredState::Stopped {
+            return false;
+        }
+        workspace.desired_state = DesiredState::Stopped;
+        workspace.updated_at = self.now;
+        true
+    }
+
+    /// Queues `run` as the workspace's current run.
+    fn queue(&mut self, run: Run, message: &str, data: Value) {
+        self.t.workspace.current_run_id = Some(run.id.clone());
+        self.t.events.push(NewEvent {
+            attempt_id: Some(run.id.clone()),
+            event_type: EventType::AttemptQueued,
+            message: Some(message.into()),
+            data: Some(data),
+        });
+        self.t.queued_run = Some(run);
+    }
+
+    fn outcome(&mut self, outcome: &Outcome, ids: &mut dyn FnMut(&'static str) -> String) -> Result<(), Rejection> {
+        let now = self.now;
+        match outcome {
+            Outcome::Launched { runtime, published, preservation_starts_at } => {
+                let run = self.run()?;
+                run.status = WorkspaceStatus::Running;
+                run.runtime = Some(runtime.clone());
+                run.published_image = published.clone();
+                run.updated_at = now;
+                run.started_at = run.started_at.or(Some(now));
+                set_status(&mut self.t.workspace, WorkspaceStatus::Running, now);
+                if let Some(at) = preservation_starts_at {
+                    self.drain()?.preservation_starts_at = Some(*at);
+                }
+                self.event(EventType::AttemptRunning, "launch started", None);
+                if let Some(image) = published {
+                    let data = json!({"reference": image.reference, "digestReference": image.digest_reference, "digest": image.digest});
+                    self.event(EventType::ImagePublished, "image resolved", Some(data));
+                }
+                let message = format!("{} executor {} running", runtime.adapter, runtime.reference);
+                self.runtime_event(EventType::RuntimeRunning, message, None);
+            }
+            Outcome::Ready => {
+                let run = self.run()?;
+                run.status = WorkspaceStatus::Ready;
+                run.updated_at = now;
+                set_runtime_status(run, RuntimeStatus::Ready);
+                set_status(&mut self.t.workspace, WorkspaceStatus::Ready, now);
+                self.runtime_event(EventType::RuntimeReady, "daemon healthy", None);
+                self.event(EventType::AttemptSucceeded, "executor ready", None);
+                // The daemon keeps the session token on its own disk from
+                // here (a capture workspace is never relaunched in place),
+                // and a broker workspace's env is kept only until its
+                // executor has it.
+                self.t.forget_secrets = vec![SecretKind::CaptureToken, SecretKind::ExecEnv];
+            }
+            Outcome::Failed { error, retry } => {
+                let run = self.run()?;
+                run.status = WorkspaceStatus::Failed;
+                set_runtime_status(run, RuntimeStatus::Failed);
+                run.error = Some(error.clone());
+                run.updated_at = now;
+                run.finished_at = Some(now);
+                let failed = run.clone();
+                self.runtime_event(EventType::RuntimeFailed, error.message.clone(), None);
+                let data = json!({"message": error.message, "code": error.code, "retry": retry});
+                self.event(EventType::AttemptFailed, error.message.clone(), Some(data));
+                if *retry {
+                    let retry_run = Run {
+                        id: ids("run"),
+                        relation: RunRelation::Retry,
+                        trigger_type: TriggerType::Retry,
+                        trigger_ref: Some(failed.id.clone()),
+                        status: WorkspaceStatus::Queued,
+                        runtime: None,
+                        published_image: None,
+                        error: None,
+                        queued_at: now,
+                        created_at: now,
+                        updated_at: now,
+                        linked_at: now,
+                        started_at: None,
+                        finished_at: None,
+                        runtime_removed_at: None,
+                        launch_attempt: failed.launch_attempt + 1,
+                        ..failed.clone()
+                    };
+                    let data = json!({"relation": "retry", "triggerType": "retry", "retryOf": failed.id, "launchAttempt": retry_run.launch_attempt});
+                    self.queue(retry_run, "retry queued", data);
+                    set_status(&mut self.t.workspace, WorkspaceStatus::Queued, now);
+                } else {
+                    set_status(&mut self.t.workspace, WorkspaceStatus::Failed, now);
+                }
+            }
+            Outcome::Removed => {
+                let is_current = self.is_current();
+                let stopping = self.stored.workspace.desired_state == DesiredState::Stopped;
+                let run = self.run()?;
+                run.runtime_removed_at = Some(now);
+                run.updated_at = now;
+                if run.runtime.as_ref().is_some_and(|r| r.status != RuntimeStatus::Failed) {
+                    set_runtime_status(run, RuntimeStatus::Stopped);
+                }
+                let ended_on_its_own = is_current && !stopping && run.status == WorkspaceStatus::Retained;
+                if ended_on_its_own {
+                    // It ended on its own and was kept until its work was saved.
+                    run.status = WorkspaceStatus::Failed;
+                    run.error = run.error.take().or_else(|| {
+                        Some(RunError {
+                            message: "the executor ended on its own; its work was saved before it was removed".into(),
+                            code: Some("executor-exited".into()),
+                        })
+                    });
+                    run.finished_at = run.finished_at.or(Some(now));
+                }
+                if is_current && stopping {
+                    if run.status != WorkspaceStatus::Failed {
+                        run.status = WorkspaceStatus::Stopped;
+                    }
+                    run.finished_at = run.finished_at.or(Some(now));
+                }
+                if let Some(drain) = &mut self.t.drain {
+                    drain.state =
+                        Some(if drain.discard.is_some() { DrainState::Discarded } else { DrainState::Stopped });
+                    drain.detail = None;
+                    drain.observed_at = Some(now);
+                    if let Some(retention) = &mut drain.retention {
+                        retention.next_recovery_at = None;
+                    }
+                }
+                if ended_on_its_own {
+                    set_status(&mut self.t.workspace, WorkspaceStatus::Failed, now);
+                }
+                if is_current && stopping {
+                    set_status(&mut self.t.workspace, WorkspaceStatus::Stopped, now);
+                }
+                if let Some(runtime) = self.t.run.as_ref().and_then(|r| r.runtime.as_ref()) {
+                    let message = format!("{} executor {} removed", runtime.adapter, runtime.reference);
+                    self.runtime_event(EventType::RuntimeStopped, message, None);
+                }
+            }
+            Outcome::Cancelled => {
+                let run = self.run()?;
+                run.status = WorkspaceStatus::Cancelled;
+                run.updated_at = now;
+                run.finished_at = Some(now);
+                set_status(&mut self.t.workspace, WorkspaceStatus::Stopped, now);
+                self.event(EventType::AttemptCancelled, "stopped before launch", None);
+            }
+            Outcome::Retained { reason, recoverable, first_attempt_at } => {
+                let run = self.run()?;
+                run.status = WorkspaceStatus::Retained;
+                run.updated_at = now;
+                set_runtime_status(run, RuntimeStatus::Retained);
+                set_status(&mut self.t.workspace, WorkspaceStatus::Retained, now);
+                let drain = self.drain()?;
+                drain.state = Some(DrainState::Gone);
+                drain.detail = Some(reason.clone());
+                drain.observed_at = Some(now);
+                // A retention kept on record from before goes on: its start,
+                // attempts and schedule stay.
+                let retention = drain.retention.get_or_insert(Retention {
+                    since: now,
+                    reason: String::new(),
+                    recoverable: false,
+                    attempts: 0,
+                    next_recovery_at: None,
+                    last_error: None,
+                });
+                retention.reason = reason.clone();
+                retention.recoverable = *recoverable;
+                retention.next_recovery_at = retention.next_recovery_at.or(Some(*first_attempt_at));
+                self.runtime_event(
+                    EventType::RuntimeFailed,
+                    format!("executor retained: {reason}"),
+                    Some(("retained", json!(reason))),
+                );
+            }
+            Outcome::DrainObserved(observation) => {
+                let drain = self.drain()?;
+                drain.state = Some(observation.state);
+                drain.detail = observation.detail.clone();
+                drain.observed_at = Some(now);
+                drain.final_complete |= observation.state == DrainState::Saved;
+                drain.progress = observation.progress.clone();
+                if let Some(report) = &observation.report {
+                    self.report(report.clone(), observation.detail.clone())?;
+                }
+            }
+            Outcome::StopFailed { error } => {
+                let drain = self.drain()?;
+                drain.state = Some(DrainState::StopFailed);
+                drain.detail = Some(error.clone());
+                drain.observed_at = Some(now);
+            }
+            Outcome::RecoveryAttempted { error, next_at } => {
+                self.run()?;
+                if let Some(retention) = self.t.drain.as_mut().and_then(|d| d.retention.as_mut()) {
+                    retention.attempts += 1;
+                    retention.last_error = error.clone();
+                    retention.next_recovery_at = Some(*next_at);
+                }
+            }
+            Outcome::Lost { reason } => {
+                let is_current = self.is_current();
+                let run = self.run()?;
+                run.status = WorkspaceStatus::Failed;
+                set_runtime_status(run, RuntimeStatus::Failed);
+                run.runtime_removed_at = Some(now);
+                run.error = Some(RunError { message: reason.clone(), code: Some("executor-lost".into()) });
+                run.updated_at = now;
+                run.finished_at = run.finished_at.or(Some(now));
+                let drain = self.drain()?;
+                drain.state = Some(DrainState::Gone);
+                drain.detail = Some(reason.clone());
+                drain.observed_at = Some(now);
+                if is_current {
+                    set_status(&mut self.t.workspace, WorkspaceStatus::Failed, now);
+                }
+                let data = json!({"message": reason, "code": "executor-lost", "retry": false});
+                self.event(EventType::AttemptFailed, reason.clone(), Some(data));
+            }
+            Outcome::PreservationBegun => {
+                self.run()?;
+                self.want_stopped();
+                let drain = self.drain()?;
+                drain.stop_requested = drain.stop_requested.take().or(Some(("sluice:preservation".into(), now)));
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends `report` and revokes the accepted attestations it refutes.
+    fn report(&mut self, report: Report, detail: Option<String>) -> Result<(), Rejection> {
+        let run = self.t.run.as_ref().ok_or(Rejection::NoRun)?;
+        if !report.saved {
+            let mut reports = self.stored.reports.clone();
+            reports.push(report.clone());
+            self.t.attestations = revoked(run, &self.stored.accepted, &reports, self.now);
+        }
+        self.t.report = Some((report, detail));
+        Ok(())
+    }
+
+    fn request(&mut self, request: &Request, ids: &mut dyn FnMut(&'static str) -> String) -> Result<(), Rejection> {
+        let now = self.now;
+        match request {
+            Request::Stop { by, intent } => {
+                stop_allowed(&self.stored.workspace, self.stored.run.as_ref())?;
+                self.t.wake = self.want_stopped();
+                let capture = self.stored.workspace.spec.capture_session().is_some();
+                let mut completion = None;
+                if let Some(run) = self.stored.run.as_ref().filter(|r| r.runtime.is_some() && capture) {
+                    let drain = self.drain()?;
+                    drain.stop_requested = drain.stop_requested.take().or(Some((by.clone(), now)));
+                    if intent.discard {
+                        drain.discard =
+                            drain.discard.take().or(Some(Discard { requested_by: by.clone(), requested_at: now }));
+                        self.t.wake = true;
+                    }
+                    if let Some((attestation, sealed_at)) = &intent.attestation {
+                        let (outcome, detail) = match weigh(attestation, run, &self.stored.reports) {
+                            Ok(()) => (AttestationOutcome::Accepted, None),
+                            Err(refuted) => (AttestationOutcome::Ignored, Some(refuted.detail)),
+                        };
+                        self.t.attestations.push(StoredAttestation {
+                            id: ids("att"),
+                            run_id: run.id.clone(),
+                            attestation: attestation.clone(),
+                            sealed_at: sealed_at.clone(),
+                            outcome,
+                            detail: detail.clone(),
+                            attested_by: by.clone(),
+                            attested_at: now,
+                        });
+                        self.t.wake |= outcome == AttestationOutcome::Accepted;
+                        completion = Some((outcome, detail));
+                    }
+                } else if intent.attestation.is_some() {
+                    let detail = if capture {
+                        "executor: the workspace has no executor for the attestation to name"
+                    } else {
+                        "executor: the workspace is not capture-sourced; its executor holds nothing to attest"
+                    };
+                    completion = Some((AttestationOutcome::Ignored, Some(detail.to_owned())));
+                }
+                self.t.answer = Answer::Stop { completion };
+            }
+            Request::Restart => {
+                let workspace = &self.stored.workspace;
+                restart_allowed(workspace)?;
+                let run = Run {
+                    id: ids("run"),
+                    workspace_id: workspace.id.clone(),
+                    relation: RunRelation::Launch,
+                    trigger_type: TriggerType::Api,
+                    trigger_ref: None,
+                    status: WorkspaceStatus::Queued,
+                    launch_id: None,
+                    spec: workspace.spec.clone(),
+                    runtime: None,
+                    published_image: None,
+                    error: None,
+                    queued_at: now,
+                    created_at: now,
+                    updated_at: now,
+                    linked_at: now,
+                    started_at: None,
+                    finished_at: None,
+                    runtime_removed_at: None,
+                    launch_attempt: 1,
+                };
+                let data = json!({"relation": "launch", "triggerType": "api", "restartOf": workspace.current_run_id});
+                self.queue(run, "restart queued", data);
+                let workspace = &mut self.t.workspace;
+                workspace.desired_state = DesiredState::Running;
+                workspace.status = WorkspaceStatus::Queued;
+                workspace.updated_at = now;
+                workspace.finished_at = None;
+                self.t.wake = true;
+            }
+            Request::Recover => {
+                let retained = self.is_current()
+                    && self.stored.run.as_ref().is_some_and(|r| r.status == WorkspaceStatus::Retained);
+                let retention = self.t.drain.as_mut().and_then(|d| d.retention.as_mut()).filter(|_| retained);
+                let recoverable = match retention {
+                    Some(retention) => {
+                        retention.next_recovery_at = Some(now);
+                        self.t.wake = true;
+                        Some(retention.recoverable)
+                    }
+                    None => None,
+                };
+                self.t.answer = Answer::Recover { recoverable };
+            }
+            Request::Expire => {
+                let due = self.stored.workspace.expires_at.is_some_and(|at| at <= now);
+                if due {
+                    self.t.wake = self.want_stopped();
+                }
+            }
+            Request::Report { report, detail } => self.report(report.clone(), detail.clone())?,
+        }
+        Ok(())
+    }
+}
+
+/// The next state after `change`, at `now`; `ids` names new records by
+/// their kind ("run", "att"). A rejection leaves everything as stored.
+pub fn transition(
+    stored: &Stored,
+    change: &Change,
+    now: i64,
+    ids: &mut dyn FnMut(&'static str) -> String,
+) -> Result<Transition, Rejection> {
+    let t = Transition {
+        workspace: stored.workspace.clone(),
+        run: stored.run.clone(),
+        drain: stored.drain.clone(),
+        queued_run: None,
+        attestations: Vec::new(),
+        report: None,
+        events: Vec::new(),
+        forget_secrets: Vec::new(),
+        wake: false,
+        answer: Answer::None,
+    };
+    let mut next = Next { stored, now, t };
+    match change {
+        Change::Outcome(outcome) => next.outcome(outcome, ids)?,
+        Change::Request(request) => next.request(request, ids)?,
+    }
+    Ok(next.t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{run, workspace};
+    use DesiredState as D;
+    use DrainState as Ds;
+    use EventType as E;
+    use RuntimeStatus as Rt;
+    use WorkspaceStatus as S;
+    use sluice_protocol::Origin;
+    use sluice_protocol::attest::Attestation;
+
+    const NOW: i64 = 9_000;
+
+    /// A workspace in `status` wanting `desired`, with its current run in
+    /// `run_status`, launched or not, capture-sourced or not.
+    fn stored(status: S, desired: D, run_status: S, launched: bool, capture: bool) -> Stored {
+        let mut workspace = workspace(status, desired);
+        if capture {
+            workspace.spec =
+                crate::spec::Spec::parse(json!({"source": {"kind": "capture", "sessionId": "cs_1"}})).unwrap();
+        }
+        Stored {
+            workspace,
+            run: Some(run("cur", run_status, launched, false)),
+            drain: None,
+            reports: vec![],
+            accepted: vec![],
+        }
+    }
+
+    fn origin(observation: u64, head_n: u64) -> Origin {
+        Origin {
+            epoch: 2,
+            launch: "cur".into(),
+            boot_id: "b".into(),
+            boot_generation: 1,
+            observation,
+            head_n: Some(head_n),
+        }
+    }
+
+    fn attestation(head_n: u64) -> Attestation {
+        Attestation {
+            capture_n: head_n,
+            epoch: 2,
+            executor_id: "res".into(),
+            launch_id: None,
+            origin: Some(origin(10, head_n)),
+        }
+    }
+
+    fn apply(stored: &Stored, change: Change) -> Result<Transition, Rejection> {
+        let mut n = 0;
+        transition(stored, &change, NOW, &mut |kind| {
+            n += 1;
+            format!("{kind}_{n}")
+        })
+    }
+
+    fn outcome(o: Outcome) -> Change {
+        Change::Outcome(o)
+    }
+
+    fn launched() -> Outcome {
+        let runtime = RuntimeRecord {
+            adapter: RuntimeAdapter::Docker,
+            resource_id: "res".into(),
+            reference: "ref".into(),
+            status: Rt::Running,
+            endpoint: None,
+            deadline: Some(50_000),
+        };
+        Outcome::Launched { runtime, published: None, preservation_starts_at: Some(40_000) }
+    }
+
+    fn failed(retry: bool) -> Outcome {
+        Outcome::Failed { error: RunError { message: "boom".into(), code: Some("x".into()) }, retry }
+    }
+
+    fn retained() -> Outcome {
+        Outcome::Retained { reason: "unsaved".into(), recoverable: true, first_attempt_at: NOW + 1 }
+    }
+
+    fn observed(state: Ds, saved: bool) -> Outcome {
+        let report = Some(Report { origin: origin(20, 5), saved });
+        Outcome::DrainObserved(DrainObservation { state, detail: None, report, progress: DrainProgress::default() })
+    }
+
+    fn stop(discard: bool, attest: Option<u64>) -> Change {
+        let attestation = attest.map(|n| (attestation(n), None));
+        Change::Request(Request::Stop { by: "o".into(), intent: StopIntent { discard, attestation } })
+    }
+
+    /// What one row expects of the next state.
+    struct Expect {
+        workspace: S,
+        desired: D,
+        run: S,
+        runtime: Option<Rt>,
+        drain: Option<Ds>,
+        events: &'static [E],
+        queued: bool,
+        wake: bool,
+    }
+
+    fn check(name: &str, stored: &Stored, change: Change, e: Expect) -> Transition {
+        let t = apply(stored, change).unwrap_or_else(|r| panic!("{name}: rejected {r:?}"));
+        let run = t.run.as_ref().unwrap();
+        assert_eq!(t.workspace.status, e.workspace, "{name}: workspace status");
+        assert_eq!(t.workspace.desired_state, e.desired, "{name}: desired state");
+        assert_eq!(run.status, e.run, "{name}: run status");
+        assert_eq!(run.runtime.as_ref().map(|r| r.status), e.runtime, "{name}: runtime status");
+        assert_eq!(t.drain.as_ref().and_then(|d| d.state), e.drain, "{name}: drain state");
+        let events: Vec<E> = t.events.iter().map(|e| e.event_type).collect();
+        assert_eq!(events, e.events, "{name}: events");
+        assert_eq!(t.queued_run.is_some(), e.queued, "{name}: queued run");
+        assert_eq!(t.wake, e.wake, "{name}: wake");
+        t
+    }
+
+    /// The table: each change from the states it is made in.
+    #[test]
+    fn each_change_moves_to_its_complete_next_state() {
+        let base = |ws, d, r, l, c| stored(ws, d, r, l, c);
+        let mut rows: Vec<(&str, Stored, Change, Expect)> = vec![
+            (
+                "launched",
+                base(S::Queued, D::Running, S::Queued, false, true),
+                outcome(launched()),
+                Expect {
+                    workspace: S::Running,
+                    desired: D::Running,
+                    run: S::Running,
+                    runtime: Some(Rt::Running),
+                    drain: None,
+                    events: &[E::AttemptRunning, E::RuntimeRunning],
+                    queued: false,
+                    wake: false,
+                },
+            ),
+            (
+                "ready",
+                base(S::Running, D::Running, S::Running, true, false),
+                outcome(Outcome::Ready),
+                Expect {
+                    workspace: S::Ready,
+                    desired: D::Running,
+                    run: S::Ready,
+                    runtime: Some(Rt::Ready),
+                    drain: None,
+                    events: &[E::RuntimeReady, E::AttemptSucceeded],
+                    queued: false,
+                    wake: false,
+                },
+            ),
+            (
+                "failed, retried",
+                base(S::Running, D::Running, S::Running, true, false),
+                outcome(failed(true)),
+                Expect {
+                    workspace: S::Queued,
+                    desired: D::Running,
+                    run: S::Failed,
+                    runtime: Some(Rt::Failed),
+                    drain: None,
+                    events: &[E::RuntimeFailed, E::AttemptFailed, E::AttemptQueued],
+                    queued: true,
+                    wake: false,
+                },
+            ),
+            (
+                "failed before a runtime",
+                base(S::Queued, D::Running, S::Queued, false, false),
+                outcome(failed(false)),
+                Expect {
+                    workspace: S::Failed,
+                    desired: D::Running,
+                    run: S::Failed,
+                    runtime: None,
+                    drain: None,
+                    events: &[E::AttemptFailed],
+                    queued: false,
+                    wake: false,
+                },
+            ),
+            (
+                "removed while stopping",
+                base(S::Ready, D::Stopped, S::Ready, true, false),
+                outcome(Outcome::Removed),
+                Expect {
+                    workspace: S::Stopped,
+                    desired: D::Stopped,
+                    run: S::Stopped,
+                    runtime: Some(Rt::Stopped),
+                    drain: None,
+                    events: &[E::RuntimeStopped],
+                    queued: false,
+                    wake: false,
+                },
+            ),
+            (
+                "failed run removed while stopping",
+                base(S::Failed, D::Stopped, S::Failed, true, false),
+                outcome(Outcome::Removed),
+                Expect {
+                    workspace: S::Stopped,
+                    desired: D::Stopped,
+                    run: S::Failed,
+                    runtime: Some(Rt::Stopped),
+                    drain: None,
+                    events: &[E::RuntimeStopped],
+                    queued: false,
+                    wake: false,
+                },
+            ),
+            (
+                "retained executor that ended on its own, removed once saved",
+                base(S::Retained, D::Running, S::Retained, true, true),
+                outcome(Outcome::Removed),
+                Expect {
+                    workspace: S::Failed,
+                    desired: D::Running,
+                    run: S::Failed,
+                    runtime: Some(Rt::Stopped),
+                    drain: None,
+                    events: &[E::RuntimeStopped],
+                    queued: false,
+                    wake: false,
+                },
+            ),
+            (
+                "cancelled",
+                base(S::Queued, D::Stopped, S::Queued, false, false),
+                outcome(Outcome::Cancelled),
+                Expect {
+                    workspace: S::Stopped,
+                    desired: D::Stopped,
+                    run: S::Cancelled,
+                    runtime: None,
+                    drain: None,
+                    events: &[E::AttemptCancelled],
+                    queued: false,
+                    wake: false,
+                },
+            ),
+            (
+                "retained",
+                base(S::Ready, D::Stopped, S::Ready, true, true),
+                outcome(retained()),
+                Expect {
+                    workspace: S::Retained,
+                    desired: D::Stopped,
+                    run: S::Retained,
+                    runtime: Some(Rt::Retained),
+                    drain: Some(Ds::Gone),
+                    events: &[E::RuntimeFailed],
+                    queued: false,
+                    wake: false,
+                },
+            ),
+            (
+                "drain saved",
+                base(S::Ready, D::Stopped, S::Ready, true, true),
+                outcome(observed(Ds::Saved, true)),
+                Expect {
+                    workspace: S::Ready,
+                    desired: D::Stopped,
+                    run: S::Ready,
+                    runtime: Some(Rt::Running),
+                    drain: Some(Ds::Saved),
+                    events: &[],
+                    queued: false,
+                    wake: false,
+                },
+            ),
+            (
+                "stop failed",
+                base(S::Ready, D::Stopped, S::Ready, true, true),
+                outcome(Outcome::StopFailed { error: "e".into() }),
+                Expect {
+                    workspace: S::Ready,
+                    desired: D::Stopped,
+                    run: S::Ready,
+                    runtime: Some(Rt::Running),
+                    drain: Some(Ds::StopFailed),
+                    events: &[],
+                    queued: false,
+                    wake: false,
+                },
+            ),
+            (
+                "lost",
+                base(S::Retained, D::Stopped, S::Retained, true, true),
+                outcome(Outcome::Lost { reason: "gone".into() }),
+                Expect {
+                    workspace: S::Failed,
+                    desired: D::Stopped,
+                    run: S::Failed,
+                    runtime: Some(Rt::Failed),
+                    drain: Some(Ds::Gone),
+                    events: &[E::AttemptFailed],
+                    queued: false,
+                    wake: false,
+                },
+            ),
+            (
+                "preservation",
+                base(S::Ready, D::Running, S::Ready, true, true),
+                outcome(Outcome::PreservationBegun),
+                Expect {
+                    workspace: S::Ready,
+                    desired: D::Stopped,
+                    run: S::Ready,
+                    runtime: Some(Rt::Running),
+                    drain: None,
+                    events: &[],
+                    queued: false,
+                    wake: false,
+                },
+            ),
+            (
+                "stop",
+                base(S::Ready, D::Running, S::Ready, true, false),
+                stop(false, None),
+                Expect {
+                    workspace: S::Ready,
+                    desired: D::Stopped,
+                    run: S::Ready,
+                    runtime: Some(Rt::Running),
+                    drain: None,
+                    events: &[],
+                    queued: false,
+                    wake: true,
+                },
+            ),
+            (
+                "stop again",
+                base(S::Ready, D::Stopped, S::Ready, true, false),
+                stop(false, None),
+                Expect {
+                    workspace: S::Ready,
+                    desired: D::Stopped,
+                    run: S::Ready,
+                    runtime: Some(Rt::Running),
+                    drain: None,
+                    events: &[],
+                    queued: false,
+                    wake: false,
+                },
+            ),
+            (
+                "discard after a stop",
+                base(S::Retained, D::Stopped, S::Retained, true, true),
+                stop(true, None),
+                Expect {
+                    workspace: S::Retained,
+                    desired: D::Stopped,
+                    run: S::Retained,
+                    runtime: Some(Rt::Running),
+                    drain: None,
+                    events: &[],
+                    queued: false,
+                    wake: true,
+                },
+            ),
+            (
+                "restart",
+                base(S::Ready, D::Running, S::Ready, true, false),
+                Change::Request(Request::Restart),
+                Expect {
+                    workspace: S::Queued,
+                    desired: D::Running,
+                    run: S::Ready,
+                    runtime: Some(Rt::Running),
+                    drain: None,
+                    events: &[E::AttemptQueued],
+                    queued: true,
+                    wake: true,
+                },
+            ),
+        ];
+        // The drain of a discard is recorded, not observed yet.
+        rows[15].3.drain = None;
+        for (name, stored, change, expect) in rows {
+            check(name, &stored, change, expect);
+        }
+    }
+
+    /// Details the table does not show: what is kept, counted and queued.
+    #[test]
+    fn what_each_change_keeps_and_counts() {
+        let capture = stored(S::Queued, D::Running, S::Queued, false, true);
+        let t = apply(&capture, outcome(launched())).unwrap();
+        assert_eq!(t.drain.unwrap().preservation_starts_at, Some(40_000), "drained ahead of the deadline");
+        assert_eq!(t.workspace.started_at, Some(NOW));
+
+        let ready = stored(S::Running, D::Running, S::Running, true, true);
+        let t = apply(&ready, outcome(Outcome::Ready)).unwrap();
+        assert_eq!(t.forget_secrets, [SecretKind::CaptureToken, SecretKind::ExecEnv]);
+
+        let t = apply(&ready, outcome(failed(true))).unwrap();
+        let retry = t.queued_run.unwrap();
+        assert_eq!(
+            (retry.relation, retry.trigger_ref.as_deref(), retry.launch_attempt),
+            (RunRelation::Retry, Some("cur"), 2)
+        );
+        assert_eq!(t.workspace.current_run_id.as_deref(), Some(retry.id.as_str()));
+        assert_eq!(t.events[2].attempt_id.as_deref(), Some(retry.id.as_str()), "the queued event names the retry");
+
+        // A retention on record goes on: its start and attempts stay.
+        let mut again = stored(S::Ready, D::Stopped, S::Ready, true, true);
+        let earlier = Retention {
+            since: 7,
+            reason: "old".into(),
+            recoverable: false,
+            attempts: 3,
+            next_recovery_at: Some(8),
+            last_error: None,
+        };
+        again.drain = Some(Drain { retention: Some(earlier), ..Drain::new("cur", "ws") });
+        let t = apply(&again, outcome(retained())).unwrap();
+        let retention = t.drain.unwrap().retention.unwrap();
+        assert_eq!((retention.since, retention.attempts, retention.next_recovery_at), (7, 3, Some(8)));
+        assert_eq!((retention.reason.as_str(), retention.recoverable), ("unsaved", true));
+
+        let t = apply(&again, outcome(Outcome::RecoveryAttempted { error: Some("no".into()), next_at: 99 })).unwrap();
+        let retention = t.drain.unwrap().retention.unwrap();
+        assert_eq!(
+            (retention.attempts, retention.last_error.as_deref(), retention.next_recovery_at),
+            (4, Some("no"), Some(99))
+        );
+
+        // A discarded drain ends discarded; its retention's schedule ends.
+        let mut discarded = again.clone();
+        discarded.drain.as_mut().unwrap().discard = Some(Discard { requested_by: "o".into(), requested_at: 1 });
+        discarded.workspace.status = S::Retained;
+        let t = apply(&discarded, outcome(Outcome::Removed)).unwrap();
+        let drain = t.drain.unwrap();
+        assert_eq!(drain.state, Some(Ds::Discarded));
+        assert_eq!(drain.retention.unwrap().next_recovery_at, None);
+
+        // A drain that reads saved once stays final-complete.
+        let t = apply(&again, outcome(observed(Ds::Saved, true))).unwrap();
+        let mut saved = again.clone();
+        saved.drain = t.drain;
+        let t = apply(&saved, outcome(observed(Ds::Kept, false))).unwrap();
+        assert!(t.drain.unwrap().final_complete);
+
+        // A stale run's removal leaves the workspace as it is.
+        let mut stale = stored(S::Ready, D::Running, S::Ready, true, false);
+        stale.run.as_mut().unwrap().id = "old".into();
+        let t = apply(&stale, outcome(Outcome::Removed)).unwrap();
+        assert_eq!(t.workspace, stale.workspace);
+        assert_eq!(t.run.unwrap().runtime_removed_at, Some(NOW));
+    }
+
+    #[test]
+    fn attestations_are_weighed_once_and_revoked_by_what_refutes_them() {
+        let s = stored(S::Ready, D::Running, S::Ready, true, true);
+        let t = apply(&s, stop(false, Some(5))).unwrap();
+        let [accepted] = t.attestations.as_slice() else { panic!("one attestation: {:?}", t.attestations) };
+        assert_eq!(accepted.outcome, AttestationOutcome::Accepted);
+        assert!(t.wake);
+        assert_eq!(t.answer, Answer::Stop { completion: Some((AttestationOutcome::Accepted, None)) });
+
+        // A later report of unsaved work past the seal revokes it.
+        let mut later = s.clone();
+        later.accepted = vec![accepted.clone()];
+        let report = Report { origin: origin(20, 5), saved: false };
+        let t = apply(&later, Change::Request(Request::Report { report: report.clone(), detail: None })).unwrap();
+        assert_eq!(t.attestations.len(), 1);
+        assert_eq!(t.attestations[0].outcome, AttestationOutcome::Revoked);
+        assert!(t.attestations[0].detail.as_deref().unwrap().starts_with(&format!("revoked at {NOW}: ")));
+        assert_eq!(t.report, Some((report, None)));
+        // A saved report revokes nothing.
+        let saved = Report { origin: origin(20, 5), saved: true };
+        let t = apply(&later, Change::Request(Request::Report { report: saved, detail: None })).unwrap();
+        assert!(t.attestations.is_empty());
+
+        // Contradicted at arrival (a stored report already refutes it): ignored.
+        let mut contradicted = s.clone();
+        contradicted.workspace.desired_state = D::Stopped;
+        contradicted.reports = vec![Report { origin: origin(20, 5), saved: false }];
+        let t = apply(&contradicted, stop(false, Some(5))).unwrap();
+        assert_eq!(t.attestations[0].outcome, AttestationOutcome::Ignored);
+        assert!(!t.wake, "asked to stop again, with nothing accepted: nothing new to do");
+        // Forged (another executor) is ignored too.
+        let mut forged = attestation(5);
+        forged.executor_id = "someone-else".into();
+        let intent = StopIntent { discard: false, attestation: Some((forged, None)) };
+        let t = apply(&s, Change::Request(Request::Stop { by: "o".into(), intent })).unwrap();
+        assert_eq!(t.attestations[0].outcome, AttestationOutcome::Ignored);
+
+        // Nothing to attest: not capture-sourced, or nothing launched.
+        let plain = stored(S::Ready, D::Running, S::Ready, true, false);
+        let t = apply(&plain, stop(false, Some(5))).unwrap();
+        assert!(t.attestations.is_empty());
+        assert!(matches!(t.answer, Answer::Stop { completion: Some((AttestationOutcome::Ignored, Some(_))) }));
+    }
+
+    #[test]
+    fn requests_the_rules_refuse_change_nothing() {
+        let never = stored(S::Queued, D::Running, S::Queued, false, false);
+        let refused = apply(&never, stop(false, None)).unwrap_err();
+        assert!(matches!(refused, Rejection::Refused(Refusal { code: "never-launched", .. })));
+        let retained = stored(S::Retained, D::Stopped, S::Retained, true, false);
+        let refused = apply(&retained, Change::Request(Request::Restart)).unwrap_err();
+        assert!(matches!(refused, Rejection::Refused(Refusal { code: "retained", .. })));
+        let mut no_run = retained.clone();
+        no_run.run = None;
+        assert_eq!(apply(&no_run, outcome(Outcome::Ready)).unwrap_err(), Rejection::NoRun);
+    }
+
+    #[test]
+    fn recovery_and_expiry_requests() {
+        let mut retained = stored(S::Retained, D::Stopped, S::Retained, true, true);
+        let retention = Retention {
+            since: 1,
+            reason: "r".into(),
+            recoverable: true,
+            attempts: 2,
+            next_recovery_at: Some(50_000),
+            last_error: None,
+        };
+        retained.drain = Some(Drain { retention: Some(retention), ..Drain::new("cur", "ws") });
+        let t = apply(&retained, Change::Request(Request::Recover)).unwrap();
+        assert_eq!(t.answer, Answer::Recover { recoverable: Some(true) });
+        assert_eq!(t.drain.unwrap().retention.unwrap().next_recovery_at, Some(NOW));
+        assert!(t.wake);
+        let ready = stored(S::Ready, D::Running, S::Ready, true, true);
+        let t = apply(&ready, Change::Request(Request::Recover)).unwrap();
+        assert_eq!(t.answer, Answer::Recover { recoverable: None });
+        assert!(!t.wake);
+
+        let mut expiring = ready.clone();
+        expiring.workspace.expires_at = Some(NOW);
+        let t = apply(&expiring, Change::Request(Request::Expire)).unwrap();
+        assert_eq!((t.workspace.desired_state, t.wake), (D::Stopped, true));
+        expiring.workspace.expires_at = Some(NOW + 1);
+        let t = apply(&expiring, Change::Request(Request::Expire)).unwrap();
+        assert_eq!((t.workspace.desired_state, t.wake), (D::Running, false), "not due yet");
+    }
+
+    fn every_change() -> Vec<Change> {
+        let mut changes: Vec<Change> = [
+            launched(),
+            Outcome::Ready,
+            failed(true),
+            failed(false),
+            Outcome::Removed,
+            Outcome::Cancelled,
+            retained(),
+            observed(Ds::Saved, true),
+            observed(Ds::Kept, false),
+            observed(Ds::Draining, false),
+            Outcome::StopFailed { error: "e".into() },
+            Outcome::RecoveryAttempted { error: None, next_at: NOW + 5 },
+            Outcome::Lost { reason: "gone".into() },
+            Outcome::PreservationBegun,
+        ]
+        .into_iter()
+        .map(Change::Outcome)
+        .collect();
+        changes.extend([stop(false, None), stop(true, None), stop(false, Some(5))]);
+        changes.extend([Request::Restart, Request::Recover, Request::Expire].map(Change::Request));
+        changes
+    }
+
+    /// Every change from every state: the rules every next state keeps.
+    #[test]
+    fn every_change_from_every_state_keeps_the_rules() {
+        for &status in S::ALL {
+            for &desired in D::ALL {
+                for &run_status in S::ALL {
+                    for launched in [false, true] {
+                        for capture in [false, true] {
+                            let s = stored(status, desired, run_status, launched, capture);
+                            for change in every_change() {
+                                let name = format!(
+                                    "{change:?} from {status}/{desired}, run {run_status}, launched {launched}, capture {capture}"
+                                );
+                                let Ok(t) = apply(&s, change.clone()) else { continue };
+                                assert_eq!(apply(&s, change.clone()).ok(), Some(t.clone()), "{name}: deterministic");
+                                let finished = matches!(t.workspace.status, S::Stopped | S::Failed | S::Cancelled);
+                                if t.workspace.status != s.workspace.status {
+                                    assert_eq!(t.workspace.finished_at.is_some(), finished, "{name}: finish time");
+                                }
+                                // Only a stop, an expiry or a preservation asks
+                                // for a stop; only a restart asks to run again.
+                                if t.workspace.desired_state != s.workspace.desired_state {
+                                    let asks_stop = matches!(
+                                        &change,
+                                        Change::Request(Request::Stop { .. } | Request::Expire)
+                                            | Change::Outcome(Outcome::PreservationBegun)
+                                    );
+                                    let asks_run = matches!(&change, Change::Request(Request::Restart));
+                                    assert!(asks_stop || asks_run, "{name}: desired state moved");
+                                }
+                                // A request never changes the run itself.
+                                if let Change::Request(_) = &change {
+                                    let before = s.run.as_ref().map(|r| (r.status, r.runtime_removed_at));
+                                    let after = t.run.as_ref().map(|r| (r.status, r.runtime_removed_at));
+                                    assert_eq!(before, after, "{name}: a request moved the run");
+                                }
+                                // Every event names the run it is about.
+                                let runs = [t.run.as_ref(), t.queued_run.as_ref()];
+                                for event in &t.events {
+                                    let named = runs.iter().flatten().any(|r| Some(&r.id) == event.attempt_id.as_ref());
+                                    assert!(named, "{name}: {:?} names no run of the change", event.event_type);
+                                }
+                                // The runtime is gone only where the worker said so.
+                                let removed = t.run.as_ref().is_some_and(|r| r.runtime_removed_at.is_some());
+                                if removed {
+                                    assert!(
+                                        matches!(&change, Change::Outcome(Outcome::Removed | Outcome::Lost { .. })),
+                                        "{name}: removed without a removal"
+                                    );
+                                }
+                                // A retained run leaves retention only by its runtime going.
+                                let was_retained = run_status == S::Retained;
+                                let still = t.run.as_ref().is_some_and(|r| r.status == S::Retained);
+                                if was_retained && !still {
+                                    assert!(
+                                        removed
+                                            || matches!(
+                                                &change,
+                                                Change::Outcome(
+                                                    Outcome::Launched { .. }
+                                                        | Outcome::Ready
+                                                        | Outcome::Failed { .. }
+                                                        | Outcome::Cancelled
+                                                )
+                                            ),
+                                        "{name}: retention ended with the runtime in place"
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
