@@ -6,11 +6,34 @@ use sluice_protocol::attest::{self, Attestation, Refuted, Report};
 
 use crate::model::*;
 
-/// Weighs an attestation of `run` against every report stored of its
-/// executor: the protocol's rule, applied here for every caller (a stop
-/// that brings one, a report that may revoke one, a drain that relies on
-/// one). A run with no runtime resource has no executor to attest.
-pub fn weigh(attestation: &Attestation, run: &Run, reports: &[Report]) -> Result<(), Refuted> {
+/// What is known of an executor that an attestation is weighed against:
+/// every report stored of it, and the newest capture-session epoch it
+/// claimed (a daemon claims the session at every boot, so an executor
+/// restarted on its disk holds a newer epoch than any seal of its earlier
+/// boots, even before anything of the new boot was reported).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Evidence<'a> {
+    pub reports: &'a [Report],
+    pub claimed_epoch: Option<u64>,
+    /// sluice tried to start the executor again on its disk (a recovery):
+    /// a boot whose claim never reached the store may have written since.
+    pub restarted: bool,
+}
+
+impl<'a> Evidence<'a> {
+    /// The evidence the store holds of an executor with `drain`.
+    pub fn of(reports: &'a [Report], claimed_epoch: Option<u64>, drain: Option<&Drain>) -> Evidence<'a> {
+        let restarted = drain.and_then(|d| d.retention.as_ref()).is_some_and(|r| r.attempts > 0);
+        Evidence { reports, claimed_epoch, restarted }
+    }
+}
+
+/// Weighs an attestation of `run` against the evidence of its executor:
+/// the protocol's rule over its reports, and the epoch it claimed last.
+/// Applied here for every caller (a stop that brings one, a report that
+/// may revoke one, a drain that relies on one). A run with no runtime
+/// resource has no executor to attest.
+pub fn weigh(attestation: &Attestation, run: &Run, evidence: Evidence<'_>) -> Result<(), Refuted> {
     let Some(runtime) = &run.runtime else {
         let rule = attest::Rule::Executor;
         return Err(Refuted { rule, detail: format!("{}: the run has no executor to attest", rule.as_str()) });
@@ -21,7 +44,26 @@ pub fn weigh(attestation: &Attestation, run: &Run, reports: &[Report]) -> Result
         reference: &runtime.reference,
         launch_id: run.launch_id.as_deref(),
     };
-    attest::weigh(attestation, executor, reports)
+    attest::weigh(attestation, executor, evidence.reports)?;
+    if let Some(claimed) = evidence.claimed_epoch.filter(|e| *e > attestation.epoch) {
+        let rule = attest::Rule::OlderEpoch;
+        let detail = format!(
+            "{}: epoch {} is older than epoch {claimed} the executor claimed since (it was started again)",
+            rule.as_str(),
+            attestation.epoch
+        );
+        return Err(Refuted { rule, detail });
+    }
+    if evidence.restarted {
+        let rule = attest::Rule::OlderEpoch;
+        let detail = format!(
+            "{}: the executor was started again on its disk since it was retained; a seal of an earlier boot \
+             does not cover what a later one wrote (it goes once its final flush completes, or by a discard)",
+            rule.as_str()
+        );
+        return Err(Refuted { rule, detail });
+    }
+    Ok(())
 }
 
 /// Who asked for a discard, and when.

@@ -278,6 +278,40 @@ pub struct Run {
     pub launch_attempt: i64,
 }
 
+impl Run {
+    /// A run just queued at `now`: a first launch attempt the owner asked
+    /// for through the API, nothing of it started yet.
+    pub fn queued(
+        id: String,
+        workspace_id: String,
+        spec: crate::spec::Spec,
+        launch_id: Option<String>,
+        now: i64,
+    ) -> Run {
+        Run {
+            id,
+            workspace_id,
+            relation: RunRelation::Launch,
+            trigger_type: TriggerType::Api,
+            trigger_ref: None,
+            status: WorkspaceStatus::Queued,
+            launch_id,
+            spec,
+            runtime: None,
+            published_image: None,
+            error: None,
+            queued_at: now,
+            created_at: now,
+            updated_at: now,
+            linked_at: now,
+            started_at: None,
+            finished_at: None,
+            runtime_removed_at: None,
+            launch_attempt: 1,
+        }
+    }
+}
+
 /// A workspace together with its current run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WorkspaceView {

@@ -27,6 +27,8 @@ pub struct ReconcileState {
     /// The run that holds the capture session's lease now (capture-sourced
     /// workspaces): a newer executor on the session, or this one.
     pub session_holder: Option<String>,
+    /// The newest session epoch the current run's executor claimed.
+    pub claimed_epoch: Option<u64>,
 }
 
 /// What the store knows of the run a labelled runtime resource names: the
@@ -168,7 +170,8 @@ fn because(action: Action, reason: &'static str) -> Decision {
 /// report stored of its executor.
 pub fn attestation_holds(state: &ReconcileState, run: &Run) -> bool {
     let Some(stored) = &state.attestation else { return false };
-    stored.run_id == run.id && crate::drain::weigh(&stored.attestation, run, &state.reports).is_ok()
+    let evidence = crate::drain::Evidence::of(&state.reports, state.claimed_epoch, state.drain.as_ref());
+    stored.run_id == run.id && crate::drain::weigh(&stored.attestation, run, evidence).is_ok()
 }
 
 /// Decides the next action for one workspace.
@@ -469,6 +472,7 @@ mod tests {
             reports: Vec::new(),
             attestation: None,
             session_holder: None,
+            claimed_epoch: None,
         }
     }
 
@@ -733,6 +737,36 @@ mod tests {
         let mut other = state(WorkspaceStatus::Ready, DesiredState::Stopped, true, true);
         other.attestation = Some(StoredAttestation { run_id: "old".into(), ..attested(1) });
         assert!(!attestation_holds(&other, other.current_run.as_ref().unwrap()), "another run's attestation");
+    }
+
+    /// A seal of an earlier boot does not cover an executor started again
+    /// on its disk since (it claimed a newer epoch), even when nothing of
+    /// its new boot was reported before it ended: it is kept.
+    #[test]
+    fn an_attestation_of_an_earlier_boot_does_not_cover_a_restarted_executor() {
+        let p = Policy::default();
+        let (label, attestation, reports) = attestations().into_iter().find(|(l, ..)| *l == "holds").unwrap();
+        let mut s = state(WorkspaceStatus::Retained, DesiredState::Stopped, true, true);
+        s.current_run.as_mut().unwrap().status = WorkspaceStatus::Retained;
+        s.attestation = attestation;
+        s.reports = reports;
+        let epoch = s.attestation.as_ref().unwrap().attestation.epoch;
+        s.claimed_epoch = Some(epoch);
+        assert_eq!(
+            decide(&s, &Observation::Exited, NOW, &p).action,
+            Action::Remove { run_id: "cur".into() },
+            "{label}"
+        );
+        s.claimed_epoch = Some(epoch + 1);
+        let action = decide(&s, &Observation::Exited, NOW, &p).action;
+        assert!(!matches!(action, Action::Remove { .. }), "kept: {action:?}");
+        // A recovery was attempted, and its boot's claim never reached the
+        // store: it may have written all the same.
+        s.claimed_epoch = Some(epoch);
+        let retention = Retention { attempts: 1, ..retention(true, None) };
+        s.drain = Some(Drain { retention: Some(retention), ..drain(Some(DrainState::Gone)) });
+        let action = decide(&s, &Observation::Exited, NOW, &p).action;
+        assert!(!matches!(action, Action::Remove { .. }), "kept after a recovery: {action:?}");
     }
 
     fn status(complete: Option<bool>, reason: Option<&str>) -> CaptureStatus {

@@ -26,6 +26,8 @@ pub struct Stored {
     pub reports: Vec<Report>,
     /// The run's attestations that stand accepted.
     pub accepted: Vec<StoredAttestation>,
+    /// The newest capture-session epoch the run's executor claimed.
+    pub claimed_epoch: Option<u64>,
 }
 
 /// What the worker observed and did to a run's executor.
@@ -172,16 +174,16 @@ fn set_runtime_status(run: &mut Run, status: RuntimeStatus) {
     }
 }
 
-/// The accepted attestations that `reports` now refute, revoked with the
+/// The accepted attestations that `evidence` now refutes, revoked with the
 /// rule's detail.
-fn revoked(run: &Run, accepted: &[StoredAttestation], reports: &[Report], now: i64) -> Vec<StoredAttestation> {
+fn revoked(run: &Run, accepted: &[StoredAttestation], evidence: Evidence<'_>, now: i64) -> Vec<StoredAttestation> {
     if run.runtime.is_none() {
         return Vec::new();
     }
     accepted
         .iter()
         .filter_map(|stored| {
-            let refuted = weigh(&stored.attestation, run, reports).err()?;
+            let refuted = weigh(&stored.attestation, run, evidence).err()?;
             Some(StoredAttestation {
                 outcome: AttestationOutcome::Revoked,
                 detail: Some(format!("revoked at {now}: {}", refuted.detail)),
@@ -302,24 +304,19 @@ impl Next<'_> {
                 let data = json!({"message": error.message, "code": error.code, "retry": retry});
                 self.event(EventType::AttemptFailed, error.message.clone(), Some(data));
                 if *retry {
+                    let queued = Run::queued(
+                        ids("run"),
+                        failed.workspace_id.clone(),
+                        failed.spec.clone(),
+                        failed.launch_id.clone(),
+                        now,
+                    );
                     let retry_run = Run {
-                        id: ids("run"),
                         relation: RunRelation::Retry,
                         trigger_type: TriggerType::Retry,
                         trigger_ref: Some(failed.id.clone()),
-                        status: WorkspaceStatus::Queued,
-                        runtime: None,
-                        published_image: None,
-                        error: None,
-                        queued_at: now,
-                        created_at: now,
-                        updated_at: now,
-                        linked_at: now,
-                        started_at: None,
-                        finished_at: None,
-                        runtime_removed_at: None,
                         launch_attempt: failed.launch_attempt + 1,
-                        ..failed.clone()
+                        ..queued
                     };
                     let data = json!({"relation": "retry", "triggerType": "retry", "retryOf": failed.id, "launchAttempt": retry_run.launch_attempt});
                     self.queue(retry_run, "retry queued", data);
@@ -472,7 +469,8 @@ impl Next<'_> {
         if !report.saved {
             let mut reports = self.stored.reports.clone();
             reports.push(report.clone());
-            self.t.attestations = revoked(run, &self.stored.accepted, &reports, self.now);
+            let evidence = Evidence::of(&reports, self.stored.claimed_epoch, self.stored.drain.as_ref());
+            self.t.attestations = revoked(run, &self.stored.accepted, evidence, self.now);
         }
         self.t.report = Some((report, detail));
         Ok(())
@@ -495,7 +493,9 @@ impl Next<'_> {
                         self.t.wake = true;
                     }
                     if let Some((attestation, sealed_at)) = &intent.attestation {
-                        let (outcome, detail) = match weigh(attestation, run, &self.stored.reports) {
+                        let evidence =
+                            Evidence::of(&self.stored.reports, self.stored.claimed_epoch, self.stored.drain.as_ref());
+                        let (outcome, detail) = match weigh(attestation, run, evidence) {
                             Ok(()) => (AttestationOutcome::Accepted, None),
                             Err(refuted) => (AttestationOutcome::Ignored, Some(refuted.detail)),
                         };
@@ -525,27 +525,7 @@ impl Next<'_> {
             Request::Restart => {
                 let workspace = &self.stored.workspace;
                 restart_allowed(workspace)?;
-                let run = Run {
-                    id: ids("run"),
-                    workspace_id: workspace.id.clone(),
-                    relation: RunRelation::Launch,
-                    trigger_type: TriggerType::Api,
-                    trigger_ref: None,
-                    status: WorkspaceStatus::Queued,
-                    launch_id: None,
-                    spec: workspace.spec.clone(),
-                    runtime: None,
-                    published_image: None,
-                    error: None,
-                    queued_at: now,
-                    created_at: now,
-                    updated_at: now,
-                    linked_at: now,
-                    started_at: None,
-                    finished_at: None,
-                    runtime_removed_at: None,
-                    launch_attempt: 1,
-                };
+                let run = Run::queued(ids("run"), workspace.id.clone(), workspace.spec.clone(), None, now);
                 let data = json!({"relation": "launch", "triggerType": "api", "restartOf": workspace.current_run_id});
                 self.queue(run, "restart queued", data);
                 let workspace = &mut self.t.workspace;
@@ -637,6 +617,7 @@ mod tests {
             drain: None,
             reports: vec![],
             accepted: vec![],
+            claimed_epoch: None,
         }
     }
 
@@ -715,6 +696,20 @@ mod tests {
         wake: bool,
     }
 
+    /// A row's expectation: (workspace, desired, run) statuses, runtime and
+    /// drain state, events, whether a run is queued, whether a reconcile is due.
+    #[allow(clippy::too_many_arguments)]
+    fn expect(
+        (workspace, desired, run): (S, D, S),
+        runtime: Option<Rt>,
+        drain: Option<Ds>,
+        events: &'static [E],
+        queued: bool,
+        wake: bool,
+    ) -> Expect {
+        Expect { workspace, desired, run, runtime, drain, events, queued, wake }
+    }
+
     fn check(name: &str, stored: &Stored, change: Change, e: Expect) -> Transition {
         let t = apply(stored, change).unwrap_or_else(|r| panic!("{name}: rejected {r:?}"));
         let run = t.run.as_ref().unwrap();
@@ -734,265 +729,159 @@ mod tests {
     #[test]
     fn each_change_moves_to_its_complete_next_state() {
         let base = |ws, d, r, l, c| stored(ws, d, r, l, c);
-        let mut rows: Vec<(&str, Stored, Change, Expect)> = vec![
+        let rows: Vec<(&str, Stored, Change, Expect)> = vec![
             (
                 "launched",
                 base(S::Queued, D::Running, S::Queued, false, true),
                 outcome(launched()),
-                Expect {
-                    workspace: S::Running,
-                    desired: D::Running,
-                    run: S::Running,
-                    runtime: Some(Rt::Running),
-                    drain: None,
-                    events: &[E::AttemptRunning, E::RuntimeRunning],
-                    queued: false,
-                    wake: false,
-                },
+                expect(
+                    (S::Running, D::Running, S::Running),
+                    Some(Rt::Running),
+                    None,
+                    &[E::AttemptRunning, E::RuntimeRunning],
+                    false,
+                    false,
+                ),
             ),
             (
                 "ready",
                 base(S::Running, D::Running, S::Running, true, false),
                 outcome(Outcome::Ready),
-                Expect {
-                    workspace: S::Ready,
-                    desired: D::Running,
-                    run: S::Ready,
-                    runtime: Some(Rt::Ready),
-                    drain: None,
-                    events: &[E::RuntimeReady, E::AttemptSucceeded],
-                    queued: false,
-                    wake: false,
-                },
+                expect(
+                    (S::Ready, D::Running, S::Ready),
+                    Some(Rt::Ready),
+                    None,
+                    &[E::RuntimeReady, E::AttemptSucceeded],
+                    false,
+                    false,
+                ),
             ),
             (
                 "failed, retried",
                 base(S::Running, D::Running, S::Running, true, false),
                 outcome(failed(true)),
-                Expect {
-                    workspace: S::Queued,
-                    desired: D::Running,
-                    run: S::Failed,
-                    runtime: Some(Rt::Failed),
-                    drain: None,
-                    events: &[E::RuntimeFailed, E::AttemptFailed, E::AttemptQueued],
-                    queued: true,
-                    wake: false,
-                },
+                expect(
+                    (S::Queued, D::Running, S::Failed),
+                    Some(Rt::Failed),
+                    None,
+                    &[E::RuntimeFailed, E::AttemptFailed, E::AttemptQueued],
+                    true,
+                    false,
+                ),
             ),
             (
                 "failed before a runtime",
                 base(S::Queued, D::Running, S::Queued, false, false),
                 outcome(failed(false)),
-                Expect {
-                    workspace: S::Failed,
-                    desired: D::Running,
-                    run: S::Failed,
-                    runtime: None,
-                    drain: None,
-                    events: &[E::AttemptFailed],
-                    queued: false,
-                    wake: false,
-                },
+                expect((S::Failed, D::Running, S::Failed), None, None, &[E::AttemptFailed], false, false),
             ),
             (
                 "removed while stopping",
                 base(S::Ready, D::Stopped, S::Ready, true, false),
                 outcome(Outcome::Removed),
-                Expect {
-                    workspace: S::Stopped,
-                    desired: D::Stopped,
-                    run: S::Stopped,
-                    runtime: Some(Rt::Stopped),
-                    drain: None,
-                    events: &[E::RuntimeStopped],
-                    queued: false,
-                    wake: false,
-                },
+                expect(
+                    (S::Stopped, D::Stopped, S::Stopped),
+                    Some(Rt::Stopped),
+                    None,
+                    &[E::RuntimeStopped],
+                    false,
+                    false,
+                ),
             ),
             (
                 "failed run removed while stopping",
                 base(S::Failed, D::Stopped, S::Failed, true, false),
                 outcome(Outcome::Removed),
-                Expect {
-                    workspace: S::Stopped,
-                    desired: D::Stopped,
-                    run: S::Failed,
-                    runtime: Some(Rt::Stopped),
-                    drain: None,
-                    events: &[E::RuntimeStopped],
-                    queued: false,
-                    wake: false,
-                },
+                expect(
+                    (S::Stopped, D::Stopped, S::Failed),
+                    Some(Rt::Stopped),
+                    None,
+                    &[E::RuntimeStopped],
+                    false,
+                    false,
+                ),
             ),
             (
                 "retained executor that ended on its own, removed once saved",
                 base(S::Retained, D::Running, S::Retained, true, true),
                 outcome(Outcome::Removed),
-                Expect {
-                    workspace: S::Failed,
-                    desired: D::Running,
-                    run: S::Failed,
-                    runtime: Some(Rt::Stopped),
-                    drain: None,
-                    events: &[E::RuntimeStopped],
-                    queued: false,
-                    wake: false,
-                },
+                expect((S::Failed, D::Running, S::Failed), Some(Rt::Stopped), None, &[E::RuntimeStopped], false, false),
             ),
             (
                 "cancelled",
                 base(S::Queued, D::Stopped, S::Queued, false, false),
                 outcome(Outcome::Cancelled),
-                Expect {
-                    workspace: S::Stopped,
-                    desired: D::Stopped,
-                    run: S::Cancelled,
-                    runtime: None,
-                    drain: None,
-                    events: &[E::AttemptCancelled],
-                    queued: false,
-                    wake: false,
-                },
+                expect((S::Stopped, D::Stopped, S::Cancelled), None, None, &[E::AttemptCancelled], false, false),
             ),
             (
                 "retained",
                 base(S::Ready, D::Stopped, S::Ready, true, true),
                 outcome(retained()),
-                Expect {
-                    workspace: S::Retained,
-                    desired: D::Stopped,
-                    run: S::Retained,
-                    runtime: Some(Rt::Retained),
-                    drain: Some(Ds::Gone),
-                    events: &[E::RuntimeFailed],
-                    queued: false,
-                    wake: false,
-                },
+                expect(
+                    (S::Retained, D::Stopped, S::Retained),
+                    Some(Rt::Retained),
+                    Some(Ds::Gone),
+                    &[E::RuntimeFailed],
+                    false,
+                    false,
+                ),
             ),
             (
                 "drain saved",
                 base(S::Ready, D::Stopped, S::Ready, true, true),
                 outcome(observed(Ds::Saved, true)),
-                Expect {
-                    workspace: S::Ready,
-                    desired: D::Stopped,
-                    run: S::Ready,
-                    runtime: Some(Rt::Running),
-                    drain: Some(Ds::Saved),
-                    events: &[],
-                    queued: false,
-                    wake: false,
-                },
+                expect((S::Ready, D::Stopped, S::Ready), Some(Rt::Running), Some(Ds::Saved), &[], false, false),
             ),
             (
                 "stop failed",
                 base(S::Ready, D::Stopped, S::Ready, true, true),
                 outcome(Outcome::StopFailed { error: "e".into() }),
-                Expect {
-                    workspace: S::Ready,
-                    desired: D::Stopped,
-                    run: S::Ready,
-                    runtime: Some(Rt::Running),
-                    drain: Some(Ds::StopFailed),
-                    events: &[],
-                    queued: false,
-                    wake: false,
-                },
+                expect((S::Ready, D::Stopped, S::Ready), Some(Rt::Running), Some(Ds::StopFailed), &[], false, false),
             ),
             (
                 "lost",
                 base(S::Retained, D::Stopped, S::Retained, true, true),
                 outcome(Outcome::Lost { reason: "gone".into() }),
-                Expect {
-                    workspace: S::Failed,
-                    desired: D::Stopped,
-                    run: S::Failed,
-                    runtime: Some(Rt::Failed),
-                    drain: Some(Ds::Gone),
-                    events: &[E::AttemptFailed],
-                    queued: false,
-                    wake: false,
-                },
+                expect(
+                    (S::Failed, D::Stopped, S::Failed),
+                    Some(Rt::Failed),
+                    Some(Ds::Gone),
+                    &[E::AttemptFailed],
+                    false,
+                    false,
+                ),
             ),
             (
                 "preservation",
                 base(S::Ready, D::Running, S::Ready, true, true),
                 outcome(Outcome::PreservationBegun),
-                Expect {
-                    workspace: S::Ready,
-                    desired: D::Stopped,
-                    run: S::Ready,
-                    runtime: Some(Rt::Running),
-                    drain: None,
-                    events: &[],
-                    queued: false,
-                    wake: false,
-                },
+                expect((S::Ready, D::Stopped, S::Ready), Some(Rt::Running), None, &[], false, false),
             ),
             (
                 "stop",
                 base(S::Ready, D::Running, S::Ready, true, false),
                 stop(false, None),
-                Expect {
-                    workspace: S::Ready,
-                    desired: D::Stopped,
-                    run: S::Ready,
-                    runtime: Some(Rt::Running),
-                    drain: None,
-                    events: &[],
-                    queued: false,
-                    wake: true,
-                },
+                expect((S::Ready, D::Stopped, S::Ready), Some(Rt::Running), None, &[], false, true),
             ),
             (
                 "stop again",
                 base(S::Ready, D::Stopped, S::Ready, true, false),
                 stop(false, None),
-                Expect {
-                    workspace: S::Ready,
-                    desired: D::Stopped,
-                    run: S::Ready,
-                    runtime: Some(Rt::Running),
-                    drain: None,
-                    events: &[],
-                    queued: false,
-                    wake: false,
-                },
+                expect((S::Ready, D::Stopped, S::Ready), Some(Rt::Running), None, &[], false, false),
             ),
             (
                 "discard after a stop",
                 base(S::Retained, D::Stopped, S::Retained, true, true),
                 stop(true, None),
-                Expect {
-                    workspace: S::Retained,
-                    desired: D::Stopped,
-                    run: S::Retained,
-                    runtime: Some(Rt::Running),
-                    drain: None,
-                    events: &[],
-                    queued: false,
-                    wake: true,
-                },
+                expect((S::Retained, D::Stopped, S::Retained), Some(Rt::Running), None, &[], false, true),
             ),
             (
                 "restart",
                 base(S::Ready, D::Running, S::Ready, true, false),
                 Change::Request(Request::Restart),
-                Expect {
-                    workspace: S::Queued,
-                    desired: D::Running,
-                    run: S::Ready,
-                    runtime: Some(Rt::Running),
-                    drain: None,
-                    events: &[E::AttemptQueued],
-                    queued: true,
-                    wake: true,
-                },
+                expect((S::Queued, D::Running, S::Ready), Some(Rt::Running), None, &[E::AttemptQueued], true, true),
             ),
         ];
-        // The drain of a discard is recorded, not observed yet.
-        rows[15].3.drain = None;
         for (name, stored, change, expect) in rows {
             check(name, &stored, change, expect);
         }
@@ -1102,6 +991,18 @@ mod tests {
         let intent = StopIntent { discard: false, attestation: Some((forged, None)) };
         let t = apply(&s, Change::Request(Request::Stop { by: "o".into(), intent })).unwrap();
         assert_eq!(t.attestations[0].outcome, AttestationOutcome::Ignored);
+
+        // Started again since (it claimed a newer epoch): the seal of its
+        // earlier boot no longer covers it, reported or not.
+        let mut restarted = s.clone();
+        restarted.claimed_epoch = Some(3);
+        let t = apply(&restarted, stop(false, Some(5))).unwrap();
+        assert_eq!(t.attestations[0].outcome, AttestationOutcome::Ignored);
+        assert!(t.attestations[0].detail.as_deref().unwrap().starts_with("older-epoch:"));
+        restarted.accepted = vec![accepted.clone()];
+        let saved = Report { origin: origin(30, 5), saved: false };
+        let t = apply(&restarted, Change::Request(Request::Report { report: saved, detail: None })).unwrap();
+        assert_eq!(t.attestations[0].outcome, AttestationOutcome::Revoked);
 
         // Nothing to attest: not capture-sourced, or nothing launched.
         let plain = stored(S::Ready, D::Running, S::Ready, true, false);

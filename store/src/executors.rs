@@ -24,6 +24,10 @@ pub(crate) async fn owned_workspace(
     row.map(|r| workspace_from_row(&r)).transpose()
 }
 
+/// The newest session epoch a run's executor claimed (`epoch`, NULL when
+/// it claimed none).
+pub(crate) const NEWEST_CLAIM: &str = "SELECT MAX(epoch) AS epoch FROM capture_claims WHERE run_id = $1";
+
 impl Store {
     /// Loads what a reconcile pass of `workspace_id` decides from; `None`
     /// when the workspace does not exist.
@@ -57,7 +61,8 @@ impl Store {
             }
         }
         let has_capture_source = workspace.spec.capture_session().is_some();
-        let (mut drain, mut reports, mut attestation, mut session_holder) = (None, Vec::new(), None, None);
+        let (mut drain, mut reports, mut attestation, mut session_holder, mut claimed_epoch) =
+            (None, Vec::new(), None, None, None);
         if let (true, Some(run)) = (has_capture_source, &current_run) {
             drain = self.drain(&run.id).await?;
             reports = self.executor_reports(&run.id).await?;
@@ -65,6 +70,7 @@ impl Store {
             if let Some(session) = workspace.spec.capture_session() {
                 session_holder = self.capture_session(session).await?.and_then(|s| s.claimed_run_id);
             }
+            claimed_epoch = self.claimed_epoch(&run.id).await?;
         }
         Ok(Some(ReconcileState {
             workspace,
@@ -75,6 +81,7 @@ impl Store {
             reports,
             attestation,
             session_holder,
+            claimed_epoch,
         }))
     }
 
@@ -99,6 +106,12 @@ impl Store {
                 .capture_session()
                 .is_some(),
         }))
+    }
+
+    /// The newest capture-session epoch `run_id`'s executor claimed.
+    pub async fn claimed_epoch(&self, run_id: &str) -> Result<Option<u64>, StoreError> {
+        let row = self.pool.fetch_optional(NEWEST_CLAIM, args![run_id]).await?;
+        Ok(row.map(|r| r.opt_int("epoch")).transpose()?.flatten().map(|e| e as u64))
     }
 
     pub async fn get_run(&self, run_id: &str) -> Result<Option<Run>, StoreError> {

@@ -13,6 +13,7 @@ use crate::clock::{new_id, now_ms};
 use crate::db::{BackendKind, Tx, args};
 use crate::drains::{ATTESTATION_COLUMNS, DRAIN_COLUMNS, attestation_from_row, drain_from_row, report_from_row};
 use crate::error::StoreError;
+use crate::executors::NEWEST_CLAIM;
 use crate::jobs::{Lease, begin_fenced, enqueue};
 use crate::model::*;
 use crate::workspaces::{RUN_COLUMNS, WORKSPACE_COLUMNS, append_event, run_from_row, workspace_from_row};
@@ -67,7 +68,7 @@ async fn load(tx: &mut Tx, kind: BackendKind, subject: &Subject<'_>) -> Result<O
             .transpose()?,
         None => None,
     };
-    let (mut drain, mut reports, mut accepted) = (None, Vec::new(), Vec::new());
+    let (mut drain, mut reports, mut accepted, mut claimed_epoch) = (None, Vec::new(), Vec::new(), None);
     if let Some(run) = &run {
         drain = tx
             .fetch_optional(&format!("SELECT {DRAIN_COLUMNS} FROM drains WHERE run_id = $1"), args![&run.id])
@@ -94,9 +95,16 @@ async fn load(tx: &mut Tx, kind: BackendKind, subject: &Subject<'_>) -> Result<O
                 .iter()
                 .map(attestation_from_row)
                 .collect::<Result<_, _>>()?;
+            claimed_epoch = tx
+                .fetch_optional(NEWEST_CLAIM, args![&run.id])
+                .await?
+                .map(|r| r.opt_int("epoch"))
+                .transpose()?
+                .flatten()
+                .map(|e| e as u64);
         }
     }
-    Ok(Some(Stored { workspace, run, drain, reports, accepted }))
+    Ok(Some(Stored { workspace, run, drain, reports, accepted, claimed_epoch }))
 }
 
 fn origin_text(origin: &sluice_protocol::Origin) -> String {

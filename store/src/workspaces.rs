@@ -358,27 +358,7 @@ impl Store {
         tx.commit().await?;
 
         // What was just written, without reading it back.
-        let run = Run {
-            id: run_id.clone(),
-            workspace_id: workspace_id.clone(),
-            relation: RunRelation::Launch,
-            trigger_type: TriggerType::Api,
-            trigger_ref: None,
-            status: WorkspaceStatus::Queued,
-            launch_id: new.launch_id.clone(),
-            spec: new.spec.clone(),
-            runtime: None,
-            published_image: None,
-            error: None,
-            queued_at: now,
-            created_at: now,
-            updated_at: now,
-            linked_at: now,
-            started_at: None,
-            finished_at: None,
-            runtime_removed_at: None,
-            launch_attempt: 1,
-        };
+        let run = Run::queued(run_id.clone(), workspace_id.clone(), new.spec.clone(), new.launch_id.clone(), now);
         let workspace = Workspace {
             id: workspace_id,
             owner_user_id: new.owner_user_id,

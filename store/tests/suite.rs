@@ -925,3 +925,53 @@ async fn broker_snapshots_claim_their_keys_and_hold_the_quota() {
         assert_eq!(due.iter().map(|d| d.snapshot_id.as_str()).collect::<Vec<_>>(), vec![second.as_str()]);
     }
 }
+
+/// A seal of an executor's earlier boot does not cover it once it claimed
+/// the session again (it was started again on its disk): an attestation of
+/// that seal is ignored on arrival, or revoked by the next report, and the
+/// reconcile state no longer lets it cover the ended executor.
+#[tokio::test]
+async fn an_attestation_of_an_earlier_boot_gives_way_to_a_newer_claim() {
+    for db in databases().await {
+        let store = open(&db).await;
+        let (session, _) = store.create_capture_session("alice", None).await.unwrap();
+        let mut new = new_workspace("alice", None);
+        new.spec =
+            sluice_store::spec::Spec::parse(json!({"source": {"kind": "capture", "sessionId": session.id}})).unwrap();
+        new.capture_token = Some(Secret::new("capture-token-value-123456".into()));
+        let view = created(store.create_workspace(new).await.unwrap());
+        let (id, run_id) = (view.workspace.id.clone(), view.current_run.unwrap().id);
+        let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
+        store.record(&lease, &run_id, launched(&running_runtime(), None)).await.unwrap();
+        let first = store.claim_capture_session(&session.id, &run_id, "launch-1").await.unwrap().epoch;
+        let seal = sluice_protocol::attest::Attestation {
+            capture_n: 4,
+            epoch: first as u64,
+            executor_id: "r1".into(),
+            launch_id: Some("launch-1".into()),
+            origin: Some(sluice_protocol::Origin { head_n: Some(4), ..stamp(first as u64, 5) }),
+        };
+        let intent = StopIntent { discard: false, attestation: Some((seal, None)) };
+        let accepted = completion(store.request("alice", &id, stop("alice", intent.clone())).await.unwrap());
+        assert_eq!(accepted, Some((AttestationOutcome::Accepted, None)), "{}", db.label);
+        let state = store.load_reconcile_state(&id).await.unwrap().unwrap();
+        let run = state.current_run.clone().unwrap();
+        assert!(sluice_domain::reconcile::attestation_holds(&state, &run), "{}", db.label);
+
+        // Started again on its disk: its daemon claims the session anew.
+        store.claim_capture_session(&session.id, &run_id, "launch-1").await.unwrap();
+        let state = store.load_reconcile_state(&id).await.unwrap().unwrap();
+        assert_eq!(state.claimed_epoch, Some(first as u64 + 1), "{}", db.label);
+        assert!(!sluice_domain::reconcile::attestation_holds(&state, &run), "{}: no longer covers it", db.label);
+        let again = completion(store.request("alice", &id, stop("alice", intent)).await.unwrap());
+        assert!(
+            matches!(&again, Some((AttestationOutcome::Ignored, Some(d))) if d.starts_with("older-epoch")),
+            "{}: {again:?}",
+            db.label
+        );
+        // The next report of the executor revokes the accepted one on record.
+        let report = sluice_protocol::attest::Report { origin: stamp(first as u64 + 1, 1), saved: false };
+        store.record_report(&run_id, &report, None).await.unwrap();
+        assert!(store.accepted_attestation(&run_id).await.unwrap().is_none(), "{}: revoked", db.label);
+    }
+}

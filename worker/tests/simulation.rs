@@ -88,6 +88,12 @@ struct Executor {
     /// The stamp of the last final flush that answered complete: what a
     /// true attestation names.
     sealed: Option<Origin>,
+    /// The capture session it captures into, and the epoch it claimed.
+    session: String,
+    epoch: u64,
+    /// The boot whose daemon claimed the session (a boot that has not yet
+    /// cannot save: the registrar takes nothing from it).
+    claimed_boot: u64,
 }
 
 /// The world the fakes share with the simulation.
@@ -99,6 +105,10 @@ struct World {
     order: Vec<String>,
     /// Workspaces their owner asked to discard.
     discarded: BTreeSet<String>,
+    /// Each workspace's capture session, and the run that claimed each
+    /// session last.
+    sessions: BTreeMap<String, String>,
+    holders: BTreeMap<String, String>,
     object_store_down: bool,
     /// How a final flush treats writers: stops them (as sluiced does) or,
     /// for the demonstration, leaves them running.
@@ -143,7 +153,23 @@ impl Stats {
     }
 }
 
+/// What a call into a daemon meets besides the executor itself.
+#[derive(Debug, Clone, Copy)]
+struct Env {
+    store_down: bool,
+    leaves_writers: bool,
+    /// The daemon holds its session: claimed by its boot, not since by another.
+    holds: bool,
+}
+
 impl World {
+    fn env_of(&self, run_id: &str) -> Env {
+        let holds = self.executors.get(run_id).is_some_and(|e| {
+            e.claimed_boot == e.boot && self.holders.get(&e.session).map(String::as_str) == Some(run_id)
+        });
+        Env { store_down: self.object_store_down, leaves_writers: self.final_leaves_writers, holds }
+    }
+
     fn draw(&mut self, permille: u64) -> bool {
         let mut rng = Rng(self.rng_state);
         let hit = rng.chance(permille);
@@ -192,6 +218,7 @@ async fn fault(world: &Shared, db: &WriteLock) -> bool {
 
 struct FakeRuntime {
     world: Shared,
+    store: Store,
     db: Arc<WriteLock>,
     dir: PathBuf,
 }
@@ -208,6 +235,7 @@ impl Runtime for FakeRuntime {
             }
             let record = {
                 let mut world = self.world.lock().unwrap();
+                let world_sessions = world.sessions.clone();
                 if !world.executors.contains_key(&request.run_id) {
                     world.order.push(request.run_id.clone());
                 }
@@ -224,6 +252,9 @@ impl Runtime for FakeRuntime {
                     boot: 0,
                     observation: 0,
                     sealed: None,
+                    session: world_sessions.get(&request.workspace_id).cloned().unwrap_or_default(),
+                    epoch: 0,
+                    claimed_boot: 0,
                 });
                 if executor.removed {
                     return Err(WorkerError::Transient("the executor was removed".into()));
@@ -249,6 +280,8 @@ impl Runtime for FakeRuntime {
                     deadline: None,
                 }
             };
+            // Its daemon boots and claims the session.
+            claim(&self.world, &self.store, &request.run_id).await;
             if fault(&self.world, &self.db).await {
                 return die().await;
             }
@@ -333,7 +366,30 @@ impl Runtime for FakeRuntime {
 #[derive(Debug)]
 struct FakeDaemons {
     world: Shared,
+    store: Store,
     db: Arc<WriteLock>,
+}
+
+/// A daemon's claim of its capture session, as its registrar makes it
+/// through the store: at every boot, and again at its next call while a
+/// claim failed (the database away). The epoch grows with each claim.
+async fn claim(world: &Shared, store: &Store, run_id: &str) {
+    let wanted = {
+        let world = world.lock().unwrap();
+        world
+            .executors
+            .get(run_id)
+            .filter(|e| e.running && !e.removed && e.claimed_boot != e.boot)
+            .map(|e| (e.session.clone(), e.launch.clone(), e.boot))
+    };
+    let Some((session, launch, boot)) = wanted else { return };
+    if let Ok(claimed) = store.claim_capture_session(&session, run_id, &launch).await {
+        let mut world = world.lock().unwrap();
+        world.holders.insert(session, run_id.to_owned());
+        let e = world.executors.get_mut(run_id).expect("the claiming executor");
+        e.epoch = claimed.epoch as u64;
+        e.claimed_boot = boot;
+    }
 }
 
 impl std::fmt::Debug for World {
@@ -342,20 +398,25 @@ impl std::fmt::Debug for World {
     }
 }
 
-fn status_of(executor: &mut Executor) -> CaptureStatus {
+fn status_of(executor: &mut Executor, holds: bool) -> CaptureStatus {
     executor.observation += 1;
     let complete = executor.complete;
+    let reason = match (holds, executor.finalizing) {
+        (false, _) => incomplete::FENCED,
+        (true, true) => incomplete::PENDING,
+        (true, false) => incomplete::NOT_FINAL,
+    };
     CaptureStatus {
-        epoch: 1,
+        epoch: executor.epoch,
         worktree_id: "wt".into(),
         head_n: Some(executor.observation),
         pending: u64::from(executor.unsaved > 0),
         pending_bytes: Some(executor.unsaved),
         complete: Some(complete),
-        incomplete_reason: (!complete)
-            .then(|| if executor.finalizing { incomplete::PENDING } else { incomplete::NOT_FINAL }.to_owned()),
+        incomplete_reason: (!complete).then(|| reason.to_owned()),
+        fenced: !holds,
         origin: Some(Origin {
-            epoch: 1,
+            epoch: executor.epoch,
             launch: executor.launch.clone(),
             boot_id: format!("boot-{}", executor.boot),
             boot_generation: executor.boot,
@@ -368,19 +429,21 @@ fn status_of(executor: &mut Executor) -> CaptureStatus {
 
 /// A flush as the daemon does it: a final takes no new work and stops every
 /// writer first (unless told to leave them, for the demonstration); the
-/// snap is saved when the object store answers.
-fn flush(e: &mut Executor, kind: FlushKind, store_down: bool, leaves_writers: bool) -> CaptureStatus {
+/// snap is saved when the object store answers and the daemon holds the
+/// session (`holds`: claimed by this boot, and not claimed by another
+/// executor since).
+fn flush(e: &mut Executor, kind: FlushKind, store_down: bool, leaves_writers: bool, holds: bool) -> CaptureStatus {
     if kind == FlushKind::Final {
         e.finalizing = true;
         if !leaves_writers {
             e.writers = 0;
         }
     }
-    if !store_down {
+    if !store_down && holds {
         e.unsaved = 0;
         e.complete = kind == FlushKind::Final;
     }
-    let status = status_of(e);
+    let status = status_of(e, holds);
     if e.complete {
         e.sealed = status.origin.clone();
     }
@@ -389,15 +452,11 @@ fn flush(e: &mut Executor, kind: FlushKind, store_down: bool, leaves_writers: bo
 
 impl FakeDaemons {
     /// The executor a call reaches, if its daemon answers.
-    fn answering<T>(
-        &self,
-        target: Target<'_>,
-        then: impl FnOnce(&mut Executor, bool, bool) -> T,
-    ) -> Result<T, ExecutorError> {
+    fn answering<T>(&self, target: Target<'_>, then: impl FnOnce(&mut Executor, Env) -> T) -> Result<T, ExecutorError> {
         let mut world = self.world.lock().unwrap();
-        let (store_down, leaves) = (world.object_store_down, world.final_leaves_writers);
+        let env = world.env_of(target.run_id);
         match world.executors.get_mut(target.run_id) {
-            Some(e) if e.running && !e.silent && !e.removed => Ok(then(e, store_down, leaves)),
+            Some(e) if e.running && !e.silent && !e.removed => Ok(then(e, env)),
             _ => Err(ExecutorError::Unreachable("the daemon does not answer".into())),
         }
     }
@@ -409,11 +468,14 @@ fn not_simulated<'a, T: Send + 'a>() -> ExecutorFuture<'a, T> {
 
 impl Executors for FakeDaemons {
     fn healthy<'a>(&'a self, target: Target<'a>) -> Pin<Box<dyn Future<Output = bool> + Send + 'a>> {
-        Box::pin(async move { self.answering(target, |_, _, _| ()).is_ok() })
+        Box::pin(async move { self.answering(target, |_, _| ()).is_ok() })
     }
 
     fn capture_status<'a>(&'a self, target: Target<'a>, _timeout: Duration) -> ExecutorFuture<'a, CaptureStatus> {
-        Box::pin(async move { self.answering(target, |e, _, _| status_of(e)) })
+        Box::pin(async move {
+            claim(&self.world, &self.store, target.run_id).await;
+            self.answering(target, |e, env| status_of(e, env.holds))
+        })
     }
 
     fn capture_flush<'a>(
@@ -426,8 +488,9 @@ impl Executors for FakeDaemons {
             if fault(&self.world, &self.db).await {
                 return die().await;
             }
-            let answer = self
-                .answering(target, |e, store_down, leaves_writers| flush(e, request.kind, store_down, leaves_writers));
+            claim(&self.world, &self.store, target.run_id).await;
+            let answer =
+                self.answering(target, |e, env| flush(e, request.kind, env.store_down, env.leaves_writers, env.holds));
             if fault(&self.world, &self.db).await {
                 return die().await;
             }
@@ -473,7 +536,7 @@ impl Executors for FakeDaemons {
             if fault(&self.world, &self.db).await {
                 return die().await;
             }
-            let answer = self.answering(target, |e, _, _| {
+            let answer = self.answering(target, |e, _| {
                 if e.finalizing {
                     return Err(ExecutorError::Refused {
                         code: sluice_protocol::RefusalCode::ExecutorFinalized,
@@ -534,8 +597,13 @@ const MAX_WORKSPACES: usize = 4;
 const DATABASE_WAIT: Duration = Duration::from_millis(10);
 
 fn new_worker(sim_world: &Shared, store: &Store, db: &Arc<WriteLock>, dir: &std::path::Path, n: u64) -> Arc<Worker> {
-    let runtime = Arc::new(FakeRuntime { world: sim_world.clone(), db: db.clone(), dir: dir.to_path_buf() });
-    let executors = Arc::new(FakeDaemons { world: sim_world.clone(), db: db.clone() });
+    let runtime = Arc::new(FakeRuntime {
+        world: sim_world.clone(),
+        store: store.clone(),
+        db: db.clone(),
+        dir: dir.to_path_buf(),
+    });
+    let executors = Arc::new(FakeDaemons { world: sim_world.clone(), store: store.clone(), db: db.clone() });
     let objects =
         sluice_worker::objects::Objects::open(&sluice_worker::objects::ObjectStoreUrl::Local(dir.join("objects")))
             .unwrap();
@@ -577,7 +645,13 @@ impl Sim {
     }
 
     async fn create(&mut self) {
-        let spec = sluice_store::spec::Spec::parse(json!({"source": {"kind": "capture", "sessionId": "cs_sim"}}))
+        // Each workspace captures into a session of its own.
+        let session = match self.store.create_capture_session(OWNER, None).await {
+            Ok((session, _)) => session.id,
+            Err(StoreError::Unavailable(_)) => return,
+            Err(e) => panic!("a capture session failed: {e}"),
+        };
+        let spec = sluice_store::spec::Spec::parse(json!({"source": {"kind": "capture", "sessionId": session}}))
             .expect("a capture-sourced spec");
         let new = NewWorkspace {
             owner_user_id: OWNER.into(),
@@ -595,6 +669,7 @@ impl Sim {
         };
         match self.store.create_workspace(new).await {
             Ok(sluice_store::CreateOutcome::Created(view) | sluice_store::CreateOutcome::Replayed(view)) => {
+                self.world.lock().unwrap().sessions.insert(view.workspace.id.clone(), session);
                 self.workspaces.push(view.workspace.id)
             }
             // The client hears a 503 and may come back.
@@ -631,11 +706,14 @@ impl Sim {
     /// its report stored as the API stores it.
     async fn owner_final(&mut self, id: &str) {
         let Some((run, _, _)) = self.executor_of(id).await else { return };
+        claim(&self.world, &self.store, &run.id).await;
         let status = {
             let mut world = self.world.lock().unwrap();
-            let (store_down, leaves) = (world.object_store_down, world.final_leaves_writers);
+            let env = world.env_of(&run.id);
             match world.executors.get_mut(&run.id) {
-                Some(e) if e.running && !e.silent && !e.removed => flush(e, FlushKind::Final, store_down, leaves),
+                Some(e) if e.running && !e.silent && !e.removed => {
+                    flush(e, FlushKind::Final, env.store_down, env.leaves_writers, env.holds)
+                }
                 _ => return,
             }
         };
