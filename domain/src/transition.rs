@@ -292,86 +292,8 @@ impl Next<'_> {
                 // executor has it.
                 self.t.forget_secrets = vec![SecretKind::CaptureToken, SecretKind::ExecEnv];
             }
-            Outcome::Failed { error, retry } => {
-                let run = self.run()?;
-                run.status = WorkspaceStatus::Failed;
-                set_runtime_status(run, RuntimeStatus::Failed);
-                run.error = Some(error.clone());
-                run.updated_at = now;
-                run.finished_at = Some(now);
-                let failed = run.clone();
-                self.runtime_event(EventType::RuntimeFailed, error.message.clone(), None);
-                let data = json!({"message": error.message, "code": error.code, "retry": retry});
-                self.event(EventType::AttemptFailed, error.message.clone(), Some(data));
-                if *retry {
-                    let queued = Run::queued(
-                        ids("run"),
-                        failed.workspace_id.clone(),
-                        failed.spec.clone(),
-                        failed.launch_id.clone(),
-                        now,
-                    );
-                    let retry_run = Run {
-                        relation: RunRelation::Retry,
-                        trigger_type: TriggerType::Retry,
-                        trigger_ref: Some(failed.id.clone()),
-                        launch_attempt: failed.launch_attempt + 1,
-                        ..queued
-                    };
-                    let data = json!({"relation": "retry", "triggerType": "retry", "retryOf": failed.id, "launchAttempt": retry_run.launch_attempt});
-                    self.queue(retry_run, "retry queued", data);
-                    set_status(&mut self.t.workspace, WorkspaceStatus::Queued, now);
-                } else {
-                    set_status(&mut self.t.workspace, WorkspaceStatus::Failed, now);
-                }
-            }
-            Outcome::Removed => {
-                let is_current = self.is_current();
-                let stopping = self.stored.workspace.desired_state == DesiredState::Stopped;
-                let run = self.run()?;
-                run.runtime_removed_at = Some(now);
-                run.updated_at = now;
-                if run.runtime.as_ref().is_some_and(|r| r.status != RuntimeStatus::Failed) {
-                    set_runtime_status(run, RuntimeStatus::Stopped);
-                }
-                let ended_on_its_own = is_current && !stopping && run.status == WorkspaceStatus::Retained;
-                if ended_on_its_own {
-                    // It ended on its own and was kept until its work was saved.
-                    run.status = WorkspaceStatus::Failed;
-                    run.error = run.error.take().or_else(|| {
-                        Some(RunError {
-                            message: "the executor ended on its own; its work was saved before it was removed".into(),
-                            code: Some("executor-exited".into()),
-                        })
-                    });
-                    run.finished_at = run.finished_at.or(Some(now));
-                }
-                if is_current && stopping {
-                    if run.status != WorkspaceStatus::Failed {
-                        run.status = WorkspaceStatus::Stopped;
-                    }
-                    run.finished_at = run.finished_at.or(Some(now));
-                }
-                if let Some(drain) = &mut self.t.drain {
-                    drain.state =
-                        Some(if drain.discard.is_some() { DrainState::Discarded } else { DrainState::Stopped });
-                    drain.detail = None;
-                    drain.observed_at = Some(now);
-                    if let Some(retention) = &mut drain.retention {
-                        retention.next_recovery_at = None;
-                    }
-                }
-                if ended_on_its_own {
-                    set_status(&mut self.t.workspace, WorkspaceStatus::Failed, now);
-                }
-                if is_current && stopping {
-                    set_status(&mut self.t.workspace, WorkspaceStatus::Stopped, now);
-                }
-                if let Some(runtime) = self.t.run.as_ref().and_then(|r| r.runtime.as_ref()) {
-                    let message = format!("{} executor {} removed", runtime.adapter, runtime.reference);
-                    self.runtime_event(EventType::RuntimeStopped, message, None);
-                }
-            }
+            Outcome::Failed { error, retry } => self.failed(error, *retry, ids)?,
+            Outcome::Removed => self.removed()?,
             Outcome::Cancelled => {
                 let run = self.run()?;
                 run.status = WorkspaceStatus::Cancelled;
@@ -463,6 +385,100 @@ impl Next<'_> {
         Ok(())
     }
 
+    /// The run failed; with `retry`, a new run is queued in its place.
+    fn failed(
+        &mut self,
+        error: &RunError,
+        retry: bool,
+        ids: &mut dyn FnMut(&'static str) -> String,
+    ) -> Result<(), Rejection> {
+        let now = self.now;
+        let run = self.run()?;
+        run.status = WorkspaceStatus::Failed;
+        set_runtime_status(run, RuntimeStatus::Failed);
+        run.error = Some(error.clone());
+        run.updated_at = now;
+        run.finished_at = Some(now);
+        let failed = run.clone();
+        self.runtime_event(EventType::RuntimeFailed, error.message.clone(), None);
+        let data = json!({"message": error.message, "code": error.code, "retry": retry});
+        self.event(EventType::AttemptFailed, error.message.clone(), Some(data));
+        if retry {
+            let queued = Run::queued(
+                ids("run"),
+                failed.workspace_id.clone(),
+                failed.spec.clone(),
+                failed.launch_id.clone(),
+                now,
+            );
+            let retry_run = Run {
+                relation: RunRelation::Retry,
+                trigger_type: TriggerType::Retry,
+                trigger_ref: Some(failed.id.clone()),
+                launch_attempt: failed.launch_attempt + 1,
+                ..queued
+            };
+            let data = json!({"relation": "retry", "triggerType": "retry", "retryOf": failed.id, "launchAttempt": retry_run.launch_attempt});
+            self.queue(retry_run, "retry queued", data);
+            set_status(&mut self.t.workspace, WorkspaceStatus::Queued, now);
+        } else {
+            set_status(&mut self.t.workspace, WorkspaceStatus::Failed, now);
+        }
+        Ok(())
+    }
+
+    /// The run's runtime resource is gone: the workspace ends with it when it
+    /// was asked to stop, or when a retained executor that ended on its own
+    /// was removed once its work was saved.
+    fn removed(&mut self) -> Result<(), Rejection> {
+        let now = self.now;
+        let is_current = self.is_current();
+        let stopping = self.stored.workspace.desired_state == DesiredState::Stopped;
+        let run = self.run()?;
+        run.runtime_removed_at = Some(now);
+        run.updated_at = now;
+        if run.runtime.as_ref().is_some_and(|r| r.status != RuntimeStatus::Failed) {
+            set_runtime_status(run, RuntimeStatus::Stopped);
+        }
+        let ended_on_its_own = is_current && !stopping && run.status == WorkspaceStatus::Retained;
+        if ended_on_its_own {
+            // It ended on its own and was kept until its work was saved.
+            run.status = WorkspaceStatus::Failed;
+            run.error = run.error.take().or_else(|| {
+                Some(RunError {
+                    message: "the executor ended on its own; its work was saved before it was removed".into(),
+                    code: Some("executor-exited".into()),
+                })
+            });
+            run.finished_at = run.finished_at.or(Some(now));
+        }
+        if is_current && stopping {
+            if run.status != WorkspaceStatus::Failed {
+                run.status = WorkspaceStatus::Stopped;
+            }
+            run.finished_at = run.finished_at.or(Some(now));
+        }
+        if let Some(drain) = &mut self.t.drain {
+            drain.state = Some(if drain.discard.is_some() { DrainState::Discarded } else { DrainState::Stopped });
+            drain.detail = None;
+            drain.observed_at = Some(now);
+            if let Some(retention) = &mut drain.retention {
+                retention.next_recovery_at = None;
+            }
+        }
+        if ended_on_its_own {
+            set_status(&mut self.t.workspace, WorkspaceStatus::Failed, now);
+        }
+        if is_current && stopping {
+            set_status(&mut self.t.workspace, WorkspaceStatus::Stopped, now);
+        }
+        if let Some(runtime) = self.t.run.as_ref().and_then(|r| r.runtime.as_ref()) {
+            let message = format!("{} executor {} removed", runtime.adapter, runtime.reference);
+            self.runtime_event(EventType::RuntimeStopped, message, None);
+        }
+        Ok(())
+    }
+
     /// Appends `report` and revokes the accepted attestations it refutes.
     fn report(&mut self, report: Report, detail: Option<String>) -> Result<(), Rejection> {
         let run = self.t.run.as_ref().ok_or(Rejection::NoRun)?;
@@ -476,52 +492,63 @@ impl Next<'_> {
         Ok(())
     }
 
+    /// The owner's stop: intent recorded on the drain of a launched
+    /// capture-sourced executor, its attestation weighed once here.
+    fn stop(
+        &mut self,
+        by: &str,
+        intent: &StopIntent,
+        ids: &mut dyn FnMut(&'static str) -> String,
+    ) -> Result<(), Rejection> {
+        let now = self.now;
+        stop_allowed(&self.stored.workspace, self.stored.run.as_ref())?;
+        self.t.wake = self.want_stopped();
+        let capture = self.stored.workspace.spec.capture_session().is_some();
+        let mut completion = None;
+        if let Some(run) = self.stored.run.as_ref().filter(|r| r.runtime.is_some() && capture) {
+            let drain = self.drain()?;
+            drain.stop_requested = drain.stop_requested.take().or(Some((by.to_owned(), now)));
+            if intent.discard {
+                drain.discard =
+                    drain.discard.take().or(Some(Discard { requested_by: by.to_owned(), requested_at: now }));
+                self.t.wake = true;
+            }
+            if let Some((attestation, sealed_at)) = &intent.attestation {
+                let evidence =
+                    Evidence::of(&self.stored.reports, self.stored.claimed_epoch, self.stored.drain.as_ref());
+                let (outcome, detail) = match weigh(attestation, run, evidence) {
+                    Ok(()) => (AttestationOutcome::Accepted, None),
+                    Err(refuted) => (AttestationOutcome::Ignored, Some(refuted.detail)),
+                };
+                self.t.attestations.push(StoredAttestation {
+                    id: ids("att"),
+                    run_id: run.id.clone(),
+                    attestation: attestation.clone(),
+                    sealed_at: sealed_at.clone(),
+                    outcome,
+                    detail: detail.clone(),
+                    attested_by: by.to_owned(),
+                    attested_at: now,
+                });
+                self.t.wake |= outcome == AttestationOutcome::Accepted;
+                completion = Some((outcome, detail));
+            }
+        } else if intent.attestation.is_some() {
+            let detail = if capture {
+                "executor: the workspace has no executor for the attestation to name"
+            } else {
+                "executor: the workspace is not capture-sourced; its executor holds nothing to attest"
+            };
+            completion = Some((AttestationOutcome::Ignored, Some(detail.to_owned())));
+        }
+        self.t.answer = Answer::Stop { completion };
+        Ok(())
+    }
+
     fn request(&mut self, request: &Request, ids: &mut dyn FnMut(&'static str) -> String) -> Result<(), Rejection> {
         let now = self.now;
         match request {
-            Request::Stop { by, intent } => {
-                stop_allowed(&self.stored.workspace, self.stored.run.as_ref())?;
-                self.t.wake = self.want_stopped();
-                let capture = self.stored.workspace.spec.capture_session().is_some();
-                let mut completion = None;
-                if let Some(run) = self.stored.run.as_ref().filter(|r| r.runtime.is_some() && capture) {
-                    let drain = self.drain()?;
-                    drain.stop_requested = drain.stop_requested.take().or(Some((by.clone(), now)));
-                    if intent.discard {
-                        drain.discard =
-                            drain.discard.take().or(Some(Discard { requested_by: by.clone(), requested_at: now }));
-                        self.t.wake = true;
-                    }
-                    if let Some((attestation, sealed_at)) = &intent.attestation {
-                        let evidence =
-                            Evidence::of(&self.stored.reports, self.stored.claimed_epoch, self.stored.drain.as_ref());
-                        let (outcome, detail) = match weigh(attestation, run, evidence) {
-                            Ok(()) => (AttestationOutcome::Accepted, None),
-                            Err(refuted) => (AttestationOutcome::Ignored, Some(refuted.detail)),
-                        };
-                        self.t.attestations.push(StoredAttestation {
-                            id: ids("att"),
-                            run_id: run.id.clone(),
-                            attestation: attestation.clone(),
-                            sealed_at: sealed_at.clone(),
-                            outcome,
-                            detail: detail.clone(),
-                            attested_by: by.clone(),
-                            attested_at: now,
-                        });
-                        self.t.wake |= outcome == AttestationOutcome::Accepted;
-                        completion = Some((outcome, detail));
-                    }
-                } else if intent.attestation.is_some() {
-                    let detail = if capture {
-                        "executor: the workspace has no executor for the attestation to name"
-                    } else {
-                        "executor: the workspace is not capture-sourced; its executor holds nothing to attest"
-                    };
-                    completion = Some((AttestationOutcome::Ignored, Some(detail.to_owned())));
-                }
-                self.t.answer = Answer::Stop { completion };
-            }
+            Request::Stop { by, intent } => self.stop(by, intent, ids)?,
             Request::Restart => {
                 let workspace = &self.stored.workspace;
                 restart_allowed(workspace)?;
