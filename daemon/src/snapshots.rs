@@ -204,7 +204,13 @@ mod tests {
         std::fs::write(target.join("stale.txt"), "gone after").unwrap();
         let dir = target.display().to_string();
         let prepared = prepare(&dir, &answer.small, &answer.bulk, 64 << 10).unwrap();
-        assert_eq!(prepared.write, vec!["tree/big.bin".to_owned(), "tree/src/a.txt".to_owned()]);
+        assert_eq!(
+            prepared.write,
+            vec![
+                sluice_protocol::names::Name::from("tree/big.bin"),
+                sluice_protocol::names::Name::from("tree/src/a.txt")
+            ]
+        );
         assert!(!target.join("stale.txt").exists(), "what the snapshot lacks is removed");
 
         // The big file in two parts, the small one with the second.

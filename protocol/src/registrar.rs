@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::capture::CaptureClass;
+use crate::names::Name;
 use crate::stamp::Origin;
 
 /// `POST`: claim the session (the epoch grows; older executors are fenced
@@ -72,8 +73,8 @@ pub enum EntryKind {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct Entry {
-    /// Virtual: `tree/…`, `.git/…` or `harness/…`.
-    pub path: String,
+    /// Virtual: `tree/…`, `.git/…` or `harness/…`, as bytes.
+    pub path: Name,
     pub kind: EntryKind,
     /// Permission bits (`0o7777` at most).
     pub mode: u32,
@@ -83,9 +84,9 @@ pub struct Entry {
     /// large one, none for an empty one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub objects: Vec<String>,
-    /// A symlink's target.
+    /// A symlink's target, as bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target: Option<String>,
+    pub target: Option<Name>,
 }
 
 /// One class's capture: its entries, sorted by path, each path once.
@@ -100,7 +101,7 @@ pub struct ManifestDelta {
     /// New and changed entries, sorted by path.
     pub upserts: Vec<Entry>,
     /// Paths that are gone, sorted.
-    pub removed: Vec<String>,
+    pub removed: Vec<Name>,
 }
 
 impl ManifestDelta {
@@ -165,12 +166,12 @@ impl Manifest {
 
     /// `self` with `delta` applied.
     pub fn apply(&self, delta: &ManifestDelta) -> Manifest {
-        let mut by_path: BTreeMap<&str, &Entry> = self.entries.iter().map(|e| (e.path.as_str(), e)).collect();
+        let mut by_path: BTreeMap<&Name, &Entry> = self.entries.iter().map(|e| (&e.path, e)).collect();
         for path in &delta.removed {
-            by_path.remove(path.as_str());
+            by_path.remove(path);
         }
         for entry in &delta.upserts {
-            by_path.insert(entry.path.as_str(), entry);
+            by_path.insert(&entry.path, entry);
         }
         Manifest { entries: by_path.into_values().cloned().collect() }
     }
@@ -319,7 +320,7 @@ mod tests {
         let new = Manifest { entries: vec![file("tree/a", "1"), file("tree/b", "9"), file("tree/d", "4")] };
         let delta = old.diff(&new);
         assert_eq!(delta.upserts, vec![file("tree/b", "9"), file("tree/d", "4")]);
-        assert_eq!(delta.removed, vec!["tree/c".to_owned()]);
+        assert_eq!(delta.removed, vec![Name::from("tree/c")]);
         assert_eq!(old.apply(&delta), new);
         assert!(new.diff(&new).is_empty());
         let mut mode_only = new.clone();

@@ -70,7 +70,7 @@ pub struct PrepareRequest {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct Prepared {
-    pub write: Vec<String>,
+    pub write: Vec<crate::names::Name>,
 }
 
 /// Objects `from..to` of one file; the part with `from == 0` starts the

@@ -15,7 +15,8 @@ use sluice_tests::server::{DataDir, Server};
 /// and every file's digest: what a restore must reproduce exactly.
 const LISTING: &str = "cd /workspace 2>/dev/null || cd ~; \
     busybox find . -mindepth 1 -exec busybox stat -c '%n %a %F %s %N' {} + | busybox sort; \
-    busybox find . -type f -exec busybox sha256sum {} + | busybox sort";
+    busybox find . -type f -exec busybox sha256sum {} + | busybox sort; \
+    busybox find . -mindepth 1 | busybox sort | busybox od -An -tx1; busybox readlink oddlink | busybox od -An -tx1";
 
 async fn capture_status(server: &Server, id: &str) -> Value {
     let (status, body) = server.get(&format!("/v1/workspaces/{id}/capture?ownerUserId=alice")).await;
@@ -58,7 +59,10 @@ const TREE: &str = "cd /workspace 2>/dev/null || cd ~; set -e; \
     busybox printf 'ref: refs/heads/main\\n' > .git/HEAD; \
     busybox ln -s src/a.txt link; busybox ln -s /nowhere/at/all dangling; \
     busybox dd if=/dev/urandom of=big.bin bs=1024 count=6144 2>/dev/null; \
-    busybox touch empty.txt";
+    busybox touch empty.txt; \
+    busybox mkdir \"$(busybox printf 'odd\\376dir')\"; \
+    busybox printf a > \"$(busybox printf 'odd\\376dir/bad\\377name')\"; \
+    busybox ln -s \"$(busybox printf 'to\\375x')\" oddlink";
 
 #[tokio::test]
 async fn captures_restore_exactly_fence_replan_and_seal() {
@@ -69,9 +73,13 @@ async fn captures_restore_exactly_fence_replan_and_seal() {
         let session = session(&server, None).await;
         let (a, run_a) = launch(&server, &session, "launch-a").await;
         sh_ok(&server, &a, TREE).await;
-        // The automatic snap after the exec ships the tree.
+        // The automatic snap after the exec ships the tree (a timed snap
+        // may have caught it halfway, before the large file was written).
         let settled = wait_status(&server, &a, "the tree registered", |s| {
-            s["headN"].as_u64().unwrap_or(0) >= 1 && s["pending"] == 0 && s["bulkBuilding"] == false
+            s["headN"].as_u64().unwrap_or(0) >= 1
+                && s["pending"] == 0
+                && s["bulkBuilding"] == false
+                && s["uploadedBytes"].as_u64().unwrap_or(0) >= 6 << 20
         })
         .await;
         assert_eq!(settled["fenced"], false);
@@ -140,7 +148,7 @@ async fn captures_restore_exactly_fence_replan_and_seal() {
         assert_eq!(replanned["filesWritten"], 1, "only the changed file is written: {replanned}");
         assert_eq!(replanned["bytesWritten"], 8);
         assert_eq!(replanned["removed"], 1, "late.txt is not in the head: {replanned}");
-        assert_eq!(replanned["filesSkipped"], 4, "run.sh, HEAD, big.bin, empty.txt: {replanned}");
+        assert_eq!(replanned["filesSkipped"], 5, "run.sh, HEAD, big.bin, empty.txt, the odd name: {replanned}");
         assert_eq!(replanned["epoch"], 3);
         let again = server.post(&format!("/v1/workspaces/{a}/capture/replan"), &json!({"ownerUserId": "alice"})).await;
         assert_eq!(again.1["unchanged"], true, "idempotent: {}", again.1);

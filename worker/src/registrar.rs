@@ -451,8 +451,9 @@ pub fn manifest_problem(class: CaptureClass, manifest: &Manifest) -> Option<Stri
     for entry in &manifest.entries {
         let path_ok = entry.path.len() <= MAX_PATH_BYTES
             && ["tree/", ".git/", "harness/"].iter().any(|p| entry.path.starts_with(p))
-            && !entry.path.split('/').any(|part| part.is_empty() || part == "." || part == "..")
-            && !entry.path.contains('\0');
+            && !entry.path.parts().any(|part| part.is_empty() || part == b"." || part == b"..")
+            && !entry.path.as_bytes().contains(&0)
+            && entry.target.as_ref().is_none_or(|t| !t.as_bytes().contains(&0));
         if !path_ok {
             return Some("a manifest path is not a virtual path (tree/…, .git/…, harness/…)".into());
         }

@@ -169,13 +169,13 @@ pub async fn restore(
     let (small, bulk) = manifests(objects, small_manifest, bulk_manifest).await?;
     let prepare = PrepareRequest { dir: dir.to_owned(), small, bulk };
     let prepared = client.snapshot_prepare(&prepare, CALL_TIMEOUT).await.map_err(daemon)?;
-    let write: HashSet<&str> = prepared.write.iter().map(String::as_str).collect();
+    let write: HashSet<&sluice_protocol::names::Name> = prepared.write.iter().collect();
     let mut files: Vec<&sluice_protocol::registrar::Entry> = prepare
         .small
         .entries
         .iter()
         .chain(&prepare.bulk.entries)
-        .filter(|e| e.kind == EntryKind::File && write.contains(e.path.as_str()))
+        .filter(|e| e.kind == EntryKind::File && write.contains(&e.path))
         .collect();
     files.sort_by(|a, b| a.path.cmp(&b.path));
     // Every object in write order, read from the store a few ahead.

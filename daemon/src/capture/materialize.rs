@@ -11,6 +11,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use sluice_protocol::capture::{CaptureClass, Replanned};
+use sluice_protocol::names::Name;
 use sluice_protocol::registrar::{Entry, EntryKind, MAX_FETCH_BATCH, Manifest, Plan};
 
 use super::registrar::{RegistrarClient, RegistrarError};
@@ -27,15 +28,24 @@ pub enum MaterializeError {
     Corrupt(String),
 }
 
-/// Where a virtual path lives under the worktree.
-pub fn disk_path(worktree: &Path, vpath: &str) -> Option<PathBuf> {
+/// Where a virtual path lives under the worktree (its name's bytes as they
+/// are: Linux names need not be UTF-8).
+pub fn disk_path(worktree: &Path, vpath: &Name) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
     let rest =
-        vpath.strip_prefix("tree/").map(|r| (r, false)).or_else(|| vpath.strip_prefix(".git/").map(|r| (r, true)));
+        vpath.strip_prefix(b"tree/").map(|r| (r, false)).or_else(|| vpath.strip_prefix(b".git/").map(|r| (r, true)));
     let (rest, git) = rest?;
-    if rest.split('/').any(|p| p.is_empty() || p == "." || p == "..") {
+    if rest.split(|b| *b == b'/').any(|p| p.is_empty() || p == b"." || p == b"..") {
         return None;
     }
+    let rest = std::ffi::OsStr::from_bytes(rest);
     Some(if git { worktree.join(".git").join(rest) } else { worktree.join(rest) })
+}
+
+/// A symlink's target as the file system takes it.
+fn target_path(target: Option<&Name>) -> &std::ffi::OsStr {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::OsStr::from_bytes(target.map_or(&[][..], Name::as_bytes))
 }
 
 /// Plan for the disk: what to write, what is already there, what to remove.
@@ -56,12 +66,11 @@ pub(crate) fn prepare(config: &SnapConfig, head: &[&Entry]) -> std::io::Result<W
         Ok(s) => s.manifests,
         Err(e) => return Err(std::io::Error::other(e.to_string())),
     };
-    let disk: HashMap<&str, &Entry> =
-        on_disk.values().flat_map(|m| m.entries.iter()).map(|e| (e.path.as_str(), e)).collect();
-    let wanted: BTreeSet<&str> = head.iter().map(|e| e.path.as_str()).collect();
+    let disk: HashMap<&Name, &Entry> = on_disk.values().flat_map(|m| m.entries.iter()).map(|e| (&e.path, e)).collect();
+    let wanted: BTreeSet<&Name> = head.iter().map(|e| &e.path).collect();
     let mut work = Work { write: Vec::new(), skipped_files: 0, skipped_bytes: 0, removed: 0 };
     // Deepest first, so a directory is emptied before it goes.
-    let mut gone: Vec<&&Entry> = disk.values().filter(|e| !wanted.contains(e.path.as_str())).collect();
+    let mut gone: Vec<&&Entry> = disk.values().filter(|e| !wanted.contains(&e.path)).collect();
     gone.sort_by(|a, b| b.path.cmp(&a.path));
     for entry in gone {
         let Some(path) = disk_path(worktree, &entry.path) else { continue };
@@ -77,7 +86,7 @@ pub(crate) fn prepare(config: &SnapConfig, head: &[&Entry]) -> std::io::Result<W
     }
     for entry in head {
         let Some(path) = disk_path(worktree, &entry.path) else { continue };
-        let present = disk.get(entry.path.as_str());
+        let present = disk.get(&entry.path);
         let same_kind = present.is_some_and(|p| p.kind == entry.kind);
         if present.is_some() && !same_kind {
             let _ = std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
@@ -92,12 +101,12 @@ pub(crate) fn prepare(config: &SnapConfig, head: &[&Entry]) -> std::io::Result<W
                 }
             }
             EntryKind::Symlink => {
-                if !same_kind || present.and_then(|p| p.target.as_deref()) != entry.target.as_deref() {
+                if !same_kind || present.and_then(|p| p.target.as_ref()) != entry.target.as_ref() {
                     let _ = std::fs::remove_file(&path);
                     if let Some(parent) = path.parent() {
                         std::fs::create_dir_all(parent)?;
                     }
-                    std::os::unix::fs::symlink(entry.target.as_deref().unwrap_or_default(), &path)?;
+                    std::os::unix::fs::symlink(target_path(entry.target.as_ref()), &path)?;
                 }
             }
             EntryKind::File => {
@@ -133,7 +142,10 @@ fn write_file(worktree: &Path, entry: &Entry, chunks: &[bytes::Bytes]) -> std::i
     let target = if fresh {
         path.clone()
     } else {
-        path.with_file_name(format!(".{}.sluice-restore", path.file_name().unwrap_or_default().to_string_lossy()))
+        let mut name = std::ffi::OsString::from(".");
+        name.push(path.file_name().unwrap_or_default());
+        name.push(".sluice-restore");
+        path.with_file_name(name)
     };
     let _ = (!fresh).then(|| std::fs::remove_file(&target));
     let mut file = std::fs::OpenOptions::new()
@@ -260,4 +272,61 @@ pub fn merged(small: &Manifest, bulk: &Manifest) -> Vec<Entry> {
 /// The manifests of a plan, by class.
 pub fn plan_manifests(plan: &Plan) -> BTreeMap<CaptureClass, Manifest> {
     BTreeMap::from([(CaptureClass::Small, plan.small.clone()), (CaptureClass::Bulk, plan.bulk.clone())])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::ffi::OsStrExt;
+
+    fn config(dir: &Path) -> SnapConfig {
+        SnapConfig { worktree: dir.to_path_buf(), bulk_threshold: 4 << 20, bulk_paths: Vec::new() }
+    }
+
+    /// Names are bytes: a file, a directory and a symlink target that are
+    /// not UTF-8 are captured (a final snap has nothing unreadable) and
+    /// materialized into another worktree exactly.
+    #[test]
+    fn names_that_are_not_utf8_are_captured_and_put_back_exactly() {
+        let from = tempfile::tempdir().unwrap();
+        let name = |bytes: &[u8]| std::ffi::OsStr::from_bytes(bytes).to_owned();
+        std::fs::create_dir(from.path().join(name(b"dir\xfe"))).unwrap();
+        std::fs::write(from.path().join(name(b"dir\xfe")).join(name(b"bad\xffname")), "a").unwrap();
+        std::fs::write(from.path().join("plain.txt"), "b").unwrap();
+        std::os::unix::fs::symlink(name(b"to\xfdx"), from.path().join("link")).unwrap();
+        let snapped = snap(
+            &config(from.path()),
+            SnapKind::Final,
+            &BTreeMap::new(),
+            &mut super::super::snap::SeenFiles::default(),
+        )
+        .expect("a final snap: nothing unreadable");
+        let small = &snapped.manifests[&CaptureClass::Small];
+        let paths: Vec<&[u8]> = small.entries.iter().map(|e| e.path.as_bytes()).collect();
+        assert_eq!(paths, [&b"tree/dir\xfe"[..], b"tree/dir\xfe/bad\xffname", b"tree/link", b"tree/plain.txt"]);
+        let link = small.entries.iter().find(|e| e.path == "tree/link").unwrap();
+        assert_eq!(link.target.as_ref().unwrap().as_bytes(), b"to\xfdx");
+        // Through the wire and back.
+        let wire: Manifest = serde_json::from_str(&serde_json::to_string(small).unwrap()).unwrap();
+        assert_eq!(&wire, small);
+
+        let to = tempfile::tempdir().unwrap();
+        let head: Vec<&Entry> = wire.entries.iter().collect();
+        let work = prepare(&config(to.path()), &head).unwrap();
+        let bytes: HashMap<&str, bytes::Bytes> =
+            snapped.objects.iter().map(|o| (o.key.as_str(), o.bytes.clone().expect("kept"))).collect();
+        for entry in &work.write {
+            let chunks: Vec<bytes::Bytes> = entry.objects.iter().map(|k| bytes[k.as_str()].clone()).collect();
+            write_file(to.path(), entry, &chunks).unwrap();
+        }
+        let again =
+            snap(&config(to.path()), SnapKind::Final, &BTreeMap::new(), &mut super::super::snap::SeenFiles::default())
+                .unwrap();
+        let strip = |m: &Manifest| -> Vec<(Name, EntryKind, Option<Name>, Vec<String>)> {
+            m.entries.iter().map(|e| (e.path.clone(), e.kind, e.target.clone(), e.objects.clone())).collect()
+        };
+        assert_eq!(strip(&again.manifests[&CaptureClass::Small]), strip(small));
+        let content = std::fs::read(to.path().join(name(b"dir\xfe")).join(name(b"bad\xffname"))).unwrap();
+        assert_eq!(content, b"a");
+    }
 }

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 use sluice_protocol::capture::CaptureClass;
+use sluice_protocol::names::Name;
 use sluice_protocol::registrar::{Entry, EntryKind, MAX_OBJECT_BYTES, Manifest};
 
 /// Content-defined chunk sizes for files larger than one object.
@@ -31,11 +32,11 @@ pub struct SnapConfig {
 }
 
 impl SnapConfig {
-    fn class_of(&self, path: &str, size: u64) -> CaptureClass {
+    fn class_of(&self, path: &Name, size: u64) -> CaptureClass {
         let bulk_path = self
             .bulk_paths
             .iter()
-            .any(|p| path == p || path.strip_prefix(p.as_str()).is_some_and(|r| r.starts_with('/')));
+            .any(|p| path == p.as_str() || path.strip_prefix(p.as_bytes()).is_some_and(|r| r.first() == Some(&b'/')));
         if size > self.bulk_threshold || bulk_path { CaptureClass::Bulk } else { CaptureClass::Small }
     }
 }
@@ -63,7 +64,7 @@ pub struct Seen {
 /// an unchanged tree allocates nothing for it).
 #[derive(Debug, Default)]
 pub struct SeenFiles {
-    files: HashMap<String, Seen>,
+    files: HashMap<Name, Seen>,
     walks: u64,
 }
 
@@ -84,7 +85,8 @@ pub struct Snapped {
     pub manifests: BTreeMap<CaptureClass, Manifest>,
     /// The objects of files read by this snap (each key once).
     pub objects: Vec<ObjectRef>,
-    /// Paths that could not be read, by class, small first.
+    /// Paths that could not be read, by class, small first (as shown:
+    /// a byte that is not UTF-8 reads `\xNN`).
     pub unreadable: Vec<(CaptureClass, String)>,
     /// Of those, how many had a captured entry that was carried forward.
     pub carried: u64,
@@ -200,16 +202,16 @@ impl Walk<'_> {
 
     /// A path that could not be read: its last entry (and, for a
     /// directory, everything under it) is carried forward.
-    fn unreadable(&mut self, vpath: &str, dir: bool) {
+    fn unreadable(&mut self, vpath: &Name, dir: bool) {
         let mut carried: Vec<(CaptureClass, Entry)> = Vec::new();
         for (class, manifest) in self.previous {
             // Sorted by path: the path itself, then (for a directory) what is under it.
-            let start = manifest.entries.partition_point(|e| e.path.as_str() < vpath);
+            let start = manifest.entries.partition_point(|e| &e.path < vpath);
             for entry in &manifest.entries[start..] {
-                let under = dir && entry.path.strip_prefix(vpath).is_some_and(|r| r.starts_with('/'));
-                if entry.path == vpath || under {
+                let under = dir && entry.path.is_under(vpath);
+                if &entry.path == vpath || under {
                     carried.push((*class, entry.clone()));
-                } else if !entry.path.starts_with(vpath) {
+                } else if entry.path.strip_prefix(vpath.as_bytes()).is_none() {
                     break;
                 }
             }
@@ -221,10 +223,10 @@ impl Walk<'_> {
         for (class, entry) in carried {
             self.push(class, entry);
         }
-        self.out.unreadable.push((class, vpath.to_owned()));
+        self.out.unreadable.push((class, vpath.to_string()));
     }
 
-    fn file(&mut self, dir: &Path, name: &str, vpath: String, meta: &std::fs::Metadata) {
+    fn file(&mut self, dir: &Path, name: &std::ffi::OsStr, vpath: Name, meta: &std::fs::Metadata) {
         let class = self.config.class_of(&vpath, meta.size());
         let stats = (
             meta.size(),
@@ -299,21 +301,18 @@ impl Walk<'_> {
         self.push(class, entry);
     }
 
-    fn dir(&mut self, dir: &Path, vdir: Option<&str>) -> std::io::Result<()> {
+    fn dir(&mut self, dir: &Path, vdir: Option<&Name>) -> std::io::Result<()> {
+        use std::os::unix::ffi::OsStrExt;
         let mut entries: Vec<(std::ffi::OsString, std::fs::DirEntry)> =
             std::fs::read_dir(dir)?.map(|e| e.map(|e| (e.file_name(), e))).collect::<Result<_, _>>()?;
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         for (name, dir_entry) in entries {
-            let Some(name) = name.to_str() else {
-                // A name the manifest cannot hold: reported, never dropped silently.
-                let shown = format!("{}/{}", vdir.unwrap_or("tree"), name.to_string_lossy());
-                self.out.unreadable.push((CaptureClass::Small, shown));
-                continue;
-            };
+            // A name is its bytes: Linux names need not be UTF-8.
+            let name = name.as_os_str();
             let vpath = match vdir {
-                None if name == ".git" => ".git".to_owned(),
-                None => format!("tree/{name}"),
-                Some(parent) => format!("{parent}/{name}"),
+                None if name == ".git" => Name::from(".git"),
+                None => Name::from("tree").child(name.as_bytes()),
+                Some(parent) => parent.child(name.as_bytes()),
             };
             // Stat'ed relative to the open directory, without following a symlink.
             let meta = match dir_entry.metadata() {
@@ -341,8 +340,10 @@ impl Walk<'_> {
                     self.unreadable(&vpath, true);
                 }
             } else if kind.is_symlink() {
-                match std::fs::read_link(dir.join(name)).map(|t| t.to_str().map(str::to_owned)) {
-                    Ok(Some(target)) => {
+                match std::fs::read_link(dir.join(name)) {
+                    Ok(target) => {
+                        let target =
+                            Name::from_bytes(std::os::unix::ffi::OsStringExt::into_vec(target.into_os_string()));
                         let entry = Entry {
                             path: vpath,
                             kind: EntryKind::Symlink,
@@ -354,7 +355,7 @@ impl Walk<'_> {
                         };
                         self.push(CaptureClass::Small, entry);
                     }
-                    _ => self.unreadable(&vpath, false),
+                    Err(_) => self.unreadable(&vpath, false),
                 }
             } else if kind.is_file() {
                 self.file(dir, name, vpath, &meta);
@@ -418,7 +419,7 @@ mod tests {
         std::os::unix::fs::symlink("src/main.rs", root.join("link")).unwrap();
         let out = snap(&config(root), SnapKind::Final, &BTreeMap::new(), &mut SeenFiles::default()).unwrap();
         let small: Vec<(&str, EntryKind)> =
-            out.manifests[&CaptureClass::Small].entries.iter().map(|e| (e.path.as_str(), e.kind)).collect();
+            out.manifests[&CaptureClass::Small].entries.iter().map(|e| (e.path.to_str().unwrap(), e.kind)).collect();
         assert_eq!(
             small,
             [
@@ -432,13 +433,14 @@ mod tests {
                 ("tree/vendor", EntryKind::Dir),
             ]
         );
-        let bulk: Vec<&str> = out.manifests[&CaptureClass::Bulk].entries.iter().map(|e| e.path.as_str()).collect();
+        let bulk: Vec<&str> =
+            out.manifests[&CaptureClass::Bulk].entries.iter().map(|e| e.path.to_str().unwrap()).collect();
         assert_eq!(bulk, ["tree/vendor/lib.a"]);
         let run = out.manifests[&CaptureClass::Small].entries.iter().find(|e| e.path == "tree/run.sh").unwrap();
         assert_eq!(run.mode, 0o750);
         assert_eq!(run.objects, [key_of(b"#!/bin/sh")]);
         let link = out.manifests[&CaptureClass::Small].entries.iter().find(|e| e.path == "tree/link").unwrap();
-        assert_eq!(link.target.as_deref(), Some("src/main.rs"));
+        assert_eq!(link.target.as_ref().and_then(Name::to_str), Some("src/main.rs"));
     }
 
     #[test]
