@@ -92,17 +92,7 @@ pub async fn run_until(
         Err(SpawnError::Io(e)) => {
             // A program that cannot start is a result, as a shell reports it.
             let code = if e.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 };
-            return Ok(ExecResponse {
-                exit_code: code,
-                stdout: String::new(),
-                stderr: format!("sluiced: cannot run {program}: {e}\n"),
-                stdout_truncated: false,
-                stderr_truncated: false,
-                timed_out: false,
-                stdout_b64: None,
-                stderr_b64: None,
-                stopped_by_final: false,
-            });
+            return Ok(ExecResponse::exited(code, String::new(), format!("sluiced: cannot run {program}: {e}\n")));
         }
     };
     let pgid = child.id();

@@ -191,6 +191,24 @@ pub struct ExecResponse {
     pub stopped_by_final: bool,
 }
 
+impl ExecResponse {
+    /// A command that exited with `exit_code` and wrote `stdout` and
+    /// `stderr` as text, nothing cut, within its time.
+    pub fn exited(exit_code: i32, stdout: String, stderr: String) -> ExecResponse {
+        ExecResponse {
+            exit_code,
+            stdout,
+            stderr,
+            stdout_truncated: false,
+            stderr_truncated: false,
+            timed_out: false,
+            stdout_b64: None,
+            stderr_b64: None,
+            stopped_by_final: false,
+        }
+    }
+}
+
 /// Why a daemon refused a call: the closed set callers match on. The
 /// daemon turns each into its HTTP status in one place; callers read the
 /// code, never the status.

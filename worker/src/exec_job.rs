@@ -134,17 +134,7 @@ mod tests {
     use super::*;
 
     fn answer(stdout: String, stderr: String) -> ExecResponse {
-        ExecResponse {
-            exit_code: 0,
-            stdout,
-            stderr,
-            stdout_truncated: false,
-            stderr_truncated: false,
-            timed_out: false,
-            stdout_b64: None,
-            stderr_b64: None,
-            stopped_by_final: false,
-        }
+        ExecResponse::exited(0, stdout, stderr)
     }
 
     #[test]

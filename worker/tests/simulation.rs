@@ -544,17 +544,7 @@ impl Executors for FakeDaemons {
                     });
                 }
                 e.unsaved += 64;
-                Ok(sluice_protocol::ExecResponse {
-                    exit_code: 0,
-                    stdout: String::new(),
-                    stderr: String::new(),
-                    stdout_truncated: false,
-                    stderr_truncated: false,
-                    timed_out: false,
-                    stdout_b64: None,
-                    stderr_b64: None,
-                    stopped_by_final: false,
-                })
+                Ok(sluice_protocol::ExecResponse::exited(0, String::new(), String::new()))
             });
             if fault(&self.world, &self.db).await {
                 return die().await;
