@@ -43,6 +43,16 @@ pub struct ApiConfig {
     /// Reaches executors' daemons; `None` where this API cannot (then
     /// capture calls answer 409).
     pub control: Option<std::sync::Arc<dyn sluice_executor::Executors>>,
+    /// What a capture session created without rules of its own keeps and
+    /// may hold.
+    pub capture_defaults: CaptureDefaults,
+}
+
+/// The install's capture session defaults.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CaptureDefaults {
+    pub retention: sluice_store::capture::Retention,
+    pub quota_bytes: Option<u64>,
 }
 
 #[derive(Clone, Debug)]
@@ -91,6 +101,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/jobs/retry", post(routes::jobs::retry_job))
         .route("/v1/capture-sessions", post(routes::capture_sessions::create_capture_session))
         .route("/v1/capture-sessions/{sessionId}", get(routes::capture_sessions::get_capture_session))
+        .route("/v1/capture-sessions/{sessionId}/captures", get(routes::capture_sessions::list_captures))
         .route_layer(middleware::from_fn_with_state(state.clone(), auth::require_api_token));
 
     Router::new()

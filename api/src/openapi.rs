@@ -50,6 +50,7 @@ impl Modify for SecuritySchemes {
         crate::routes::jobs::retry_job,
         crate::routes::capture_sessions::create_capture_session,
         crate::routes::capture_sessions::get_capture_session,
+        crate::routes::capture_sessions::list_captures,
         crate::health,
     ),
     modifiers(&SecuritySchemes)

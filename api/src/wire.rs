@@ -311,6 +311,20 @@ pub struct OwnerLimitQuery {
     pub limit: Option<String>,
 }
 
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct CaptureListQuery {
+    /// The session's owner (required).
+    pub owner_user_id: Option<OwnerUserId>,
+    /// 1 to 1000 (default 100).
+    #[param(pattern = r"^(?:[1-9][0-9]{0,2}|1000)$")]
+    pub limit: Option<String>,
+    /// Only captures after this chain position (a page's `nextAfter`).
+    #[param(pattern = r"^[0-9]{1,18}$")]
+    pub after: Option<String>,
+}
+
 // ---------------------------------------------------------------- responses
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -1078,9 +1092,69 @@ pub struct Health {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateCaptureSessionRequest {
     pub owner_user_id: OwnerUserId,
-    /// The most bytes the session's head may hold; absent: no limit.
+    /// The most bytes the session may hold in the object store (what its
+    /// kept captures need, counted as objects are uploaded); absent: the
+    /// install's default.
     #[schema(minimum = 1)]
     pub quota_bytes: Option<i64>,
+    /// Which captures are kept; absent: the install's policy.
+    pub retention: Option<RetentionPolicy>,
+}
+
+/// Which captures a session keeps: the newest `keepLast`, and every one
+/// registered within `keepWithinSeconds` (either rule keeps a capture; with
+/// neither, every capture is kept). The head and the final seal are always
+/// kept.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RetentionPolicy {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1)]
+    pub keep_last: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0, maximum = 9_223_372_036_854_775_i64)]
+    pub keep_within_seconds: Option<i64>,
+}
+
+/// One kept capture in a session's timeline.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CaptureTimelineEntry {
+    pub n: u64,
+    pub epoch: u64,
+    pub registered_at: String,
+    /// The executor (run) that registered it, and its launch identity.
+    pub executor_id: String,
+    pub launch: String,
+    /// The daemon's origin stamp on it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub origin: Option<sluice_protocol::Origin>,
+    #[schema(value_type = Vec<String>)]
+    pub classes: Vec<sluice_protocol::capture::CaptureClass>,
+    /// The bytes of the files of the classes it captured.
+    pub bytes: u64,
+    /// The files of its whole tree, and the paths added, changed and removed
+    /// since the capture before it (absent for a capture registered before
+    /// sluice counted them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub added: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changed: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub removed: Option<u64>,
+}
+
+/// A page of a session's kept captures, in chain order.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CaptureTimelineResponse {
+    pub captures: Vec<CaptureTimelineEntry>,
+    /// Pass as `after` for the next page; absent on the last.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_after: Option<u64>,
 }
 
 /// A new session. The token is shown here once and never again.
@@ -1134,7 +1208,13 @@ pub struct CaptureSessionResponse {
     pub head_n: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quota_bytes: Option<u64>,
+    /// The bytes of the files the head names.
     pub used_bytes: u64,
+    /// The bytes the kept captures hold in the object store (as of the last
+    /// collection, plus what was uploaded since): what the quota bounds.
+    pub stored_bytes: u64,
+    /// The retention policy in force (no rule: every capture is kept).
+    pub retention: RetentionPolicy,
     /// The newest captures (at most 100), in chain order.
     pub captures: Vec<CaptureSummary>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -196,7 +196,7 @@ async fn sluice_side(root: &Path, tree: &Path, args: &BenchCaptureArgs) -> anyho
     let objects =
         sluice_worker::objects::Objects::open(&sluice_worker::objects::ObjectStoreUrl::Local(objects_dir.clone()))?;
     let host = sluice_worker::registrar::RegistrarHost::new(store.clone(), objects);
-    let (session, token) = store.create_capture_session("bench", None).await?;
+    let (session, token) = store.create_capture_session("bench", None, Default::default()).await?;
     let socket = |run: &str| root.join(format!("{run}.sock"));
     let bind = |run: &str| sluice_worker::registrar::Binding {
         run_id: run.into(),

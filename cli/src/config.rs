@@ -159,6 +159,12 @@ pub struct WorkerArgs {
     /// How often a kept drain is looked at again, in milliseconds.
     #[arg(long, env = "SLUICE_KEPT_POLL_MS", default_value_t = 5000, value_parser = clap::value_parser!(u64).range(50..))]
     pub kept_poll_ms: u64,
+    /// Cron schedule (with seconds) of the object store's collection.
+    #[arg(long, env = "SLUICE_COLLECT_SCHEDULE", default_value = "0 17 * * * *")]
+    pub collect_schedule: String,
+    /// Objects written within this many seconds are never collected.
+    #[arg(long, env = "SLUICE_COLLECT_GRACE_SECONDS", default_value_t = 3600)]
+    pub collect_grace_seconds: u64,
     /// Fault injection for crash tests: pause before removing an executor,
     /// in milliseconds.
     #[arg(long, env = "SLUICE_FAULT_PAUSE_BEFORE_REMOVE_MS", hide = true)]
@@ -276,6 +282,8 @@ impl WorkerArgs {
             pause_before_remove: self.fault_pause_before_remove_ms.map(std::time::Duration::from_millis),
             reaper_schedule: self.reaper_schedule.clone(),
             orphan_schedule: self.orphan_schedule.clone(),
+            collect_schedule: self.collect_schedule.clone(),
+            collect_grace: std::time::Duration::from_secs(self.collect_grace_seconds),
             pause_after_launch: self.fault_pause_after_launch_ms.map(std::time::Duration::from_millis),
             capture_interval: std::time::Duration::from_millis(self.capture_interval_ms),
             max_job_attempts: self.max_job_attempts,
@@ -315,6 +323,18 @@ pub struct ApiArgs {
     /// Lifetime of workspaces whose create names no ttlSeconds.
     #[arg(long, env = "SLUICE_DEFAULT_TTL_SECONDS", value_parser = clap::value_parser!(i64).range(1..))]
     pub default_ttl_seconds: Option<i64>,
+    /// How many of its newest captures a capture session keeps when its
+    /// create names no retention (0: no count rule).
+    #[arg(long, env = "SLUICE_CAPTURE_KEEP_LAST", default_value_t = 20)]
+    pub capture_keep_last: u64,
+    /// How long a capture session keeps every capture when its create names
+    /// no retention, in seconds (0: no age rule).
+    #[arg(long, env = "SLUICE_CAPTURE_KEEP_WITHIN_SECONDS", default_value_t = 7 * 86_400)]
+    pub capture_keep_within_seconds: u64,
+    /// The most bytes a capture session may hold in the object store when
+    /// its create names no quotaBytes (0: no limit).
+    #[arg(long, env = "SLUICE_CAPTURE_QUOTA_BYTES", default_value_t = 20 << 30)]
+    pub capture_quota_bytes: u64,
     /// How long a client may take to send a request's line and headers.
     #[arg(long, env = "SLUICE_HEADER_READ_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub header_read_timeout_ms: u64,
@@ -330,6 +350,18 @@ pub struct ApiArgs {
 }
 
 impl ApiArgs {
+    /// The install's capture session defaults.
+    pub fn capture_defaults(&self) -> sluice_api::CaptureDefaults {
+        sluice_api::CaptureDefaults {
+            retention: sluice_store::capture::Retention {
+                keep_last: (self.capture_keep_last > 0).then_some(self.capture_keep_last),
+                keep_within_ms: (self.capture_keep_within_seconds > 0)
+                    .then(|| self.capture_keep_within_seconds.saturating_mul(1000)),
+            },
+            quota_bytes: (self.capture_quota_bytes > 0).then_some(self.capture_quota_bytes),
+        }
+    }
+
     pub fn http_limits(&self) -> sluice_api::HttpLimits {
         sluice_api::HttpLimits {
             header_read_timeout: std::time::Duration::from_millis(self.header_read_timeout_ms),

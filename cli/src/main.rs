@@ -5,6 +5,7 @@ mod bench_capture;
 mod bench_ready;
 mod broker;
 mod config;
+mod gc;
 mod operate;
 
 use std::sync::Arc;
@@ -23,6 +24,8 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once at start: the size of its largest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// API and worker in one process: the embedded default (SQLite, one data directory).
@@ -81,6 +84,9 @@ enum Command {
     Discard(operate::WorkspaceArgs),
     /// Follow a workspace's drain live until its executor is gone (or retained).
     Drain(operate::DrainArgs),
+    /// Collect the object store now: forget captures past their retention and
+    /// delete objects nothing kept names (the worker does it on a schedule).
+    Gc(gc::GcArgs),
     /// The worker's jobs that failed too often and are parked (talks to the API).
     #[command(subcommand)]
     Jobs(operate::JobsCommand),
@@ -109,6 +115,7 @@ async fn main() -> anyhow::Result<()> {
             | Command::Drain(_)
             | Command::Jobs(_)
             | Command::Broker(_)
+            | Command::Gc(_)
     );
     init_tracing(if quiet { "warn" } else { "info,sqlx=warn" });
     match cli.command {
@@ -138,6 +145,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Bench(args) => bench::run(args).await,
         Command::BenchReady(args) => bench_ready::run(args).await,
         Command::BenchCapture(args) => bench_capture::run(args).await,
+        Command::Gc(args) => gc::run(args).await,
         Command::Broker(command) => broker::run(command).await,
         Command::Retained(args) => operate::retained(args).await,
         Command::Recover(args) => operate::recover(args).await,
@@ -227,6 +235,7 @@ async fn run_api(store_args: StoreArgs, api_args: ApiArgs, worker_args: Option<W
         default_ttl_seconds: api_args.default_ttl_seconds,
         http: api_args.http_limits(),
         unenforceable,
+        capture_defaults: api_args.capture_defaults(),
         control: Some(Arc::new(sluice_worker::executors::LocalExecutors::new(store.clone(), objects.clone()))),
     };
     let listener = tokio::net::TcpListener::bind(&api_args.listen)

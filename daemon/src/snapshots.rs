@@ -5,7 +5,6 @@
 //! files the control plane pushes. Everything runs on the file worker.
 
 use std::collections::{HashMap, VecDeque};
-use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -112,7 +111,10 @@ pub fn prepare(dir: &str, small: &Manifest, bulk: &Manifest, bulk_threshold: u64
     }
     let refs: Vec<_> = head.iter().collect();
     let work = crate::capture::materialize::prepare(&config(dir, bulk_threshold), &refs)?;
-    Ok(Prepared { write: work.write.into_iter().map(|e| e.path).collect() })
+    // A snapshot's hard links are restored as copies.
+    let mut write: Vec<_> = work.write.into_iter().chain(work.links).map(|e| e.path).collect();
+    write.sort();
+    Ok(Prepared { write })
 }
 
 /// Splits the next frame off `frames`: its key and bytes.
@@ -155,15 +157,20 @@ pub fn write(batch: &WriteBatch, mut frames: &[u8]) -> Result<(), SnapshotError>
                 .mode(0o600)
                 .open(&tmp)?
         } else {
-            std::fs::OpenOptions::new().append(true).custom_flags(libc::O_NOFOLLOW).open(&tmp)?
+            let mut file = std::fs::OpenOptions::new().write(true).custom_flags(libc::O_NOFOLLOW).open(&tmp)?;
+            // Its length is where the part before it ended (a hole included).
+            std::io::Seek::seek(&mut file, std::io::SeekFrom::End(0))?;
+            file
         };
+        let mut chunks = Vec::with_capacity(part.to - part.from);
         for key in &entry.objects[part.from..part.to] {
             let (named, bytes) = next_frame(&mut frames)?;
             if named != key.as_bytes() || snap::key_of(bytes) != *key {
                 return Err(SnapshotError::Corrupt);
             }
-            file.write_all(bytes)?;
+            chunks.push(bytes);
         }
+        crate::capture::materialize::write_content(&mut file, chunks, None)?;
         if part.to == entry.objects.len() {
             file.set_permissions(std::fs::Permissions::from_mode(entry.mode))?;
             let when = std::time::UNIX_EPOCH + std::time::Duration::from_millis(entry.mtime_ms.max(0) as u64);

@@ -12,6 +12,7 @@ pub mod jobs;
 pub mod lifecycle;
 pub mod model;
 pub mod reconcile;
+pub mod retention;
 pub mod spec;
 #[doc(hidden)]
 pub mod testing;

@@ -192,7 +192,7 @@ mod tests {
         let later_unsaved = Report { origin: origin(2, 1, 11, Some(5)), saved: false };
         assert_eq!(rule(weigh(&good, EXECUTOR, std::slice::from_ref(&later_unsaved))), Some(Rule::NotSaved));
         let earlier_unsaved = Report { origin: origin(2, 1, 9, Some(5)), saved: false };
-        assert_eq!(weigh(&good, EXECUTOR, &[earlier_unsaved.clone()]), Ok(()), "placed before the seal");
+        assert_eq!(weigh(&good, EXECUTOR, std::slice::from_ref(&earlier_unsaved)), Ok(()), "placed before the seal");
         let without_origin = attestation(2, 5, None);
         assert_eq!(
             rule(weigh(&without_origin, EXECUTOR, &[earlier_unsaved])),

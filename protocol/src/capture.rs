@@ -116,6 +116,12 @@ pub struct CaptureStatus {
     pub carried: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unreadable_paths: Option<Vec<String>>,
+    /// Sockets and device nodes the last snap met: not work, so not kept
+    /// (and no reason for a final to be incomplete), but named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_kept: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_kept_paths: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub register_refused: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -67,6 +67,8 @@ pub enum EntryKind {
     File,
     Dir,
     Symlink,
+    /// A named pipe: recreated empty (what passes through one is not kept).
+    Fifo,
 }
 
 /// One path of a capture.
@@ -87,6 +89,19 @@ pub struct Entry {
     /// A symlink's target, as bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<Name>,
+    /// A file that is a hard link of another path of the capture: the path
+    /// the walk met first. The entry still names its objects, so a restore
+    /// that cannot link writes a copy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hard_link: Option<Name>,
+}
+
+impl Entry {
+    /// An entry with no content of its own: a directory, a fifo, or a
+    /// symlink (whose target is set after).
+    pub fn contentless(path: Name, kind: EntryKind, mode: u32, mtime_ms: i64) -> Entry {
+        Entry { path, kind, mode, size: 0, mtime_ms, objects: Vec::new(), target: None, hard_link: None }
+    }
 }
 
 /// One class's capture: its entries, sorted by path, each path once.
@@ -268,6 +283,9 @@ pub mod refusal {
     pub const UNAVAILABLE: &str = "unavailable";
     /// The token is not this session's.
     pub const UNAUTHENTICATED: &str = "unauthenticated";
+    /// The upload would take what the session holds in the store past its
+    /// byte quota: nothing of it was stored.
+    pub const QUOTA: &str = "quota";
 }
 
 /// A refusal from the registrar.
@@ -311,6 +329,7 @@ mod tests {
             mtime_ms: 0,
             objects: vec![key.into()],
             target: None,
+            hard_link: None,
         }
     }
 

@@ -16,6 +16,7 @@ use crate::db::{DbRow, Tx, args};
 use crate::error::StoreError;
 use crate::model::Refusal;
 use crate::seal::{Secret, new_token};
+pub use sluice_domain::retention::Retention;
 
 /// How many of the newest captures a session read lists.
 pub const LISTED_CAPTURES: i64 = 100;
@@ -38,7 +39,13 @@ pub struct CaptureSession {
     /// 0 while nothing is registered.
     pub head_n: u64,
     pub quota_bytes: Option<u64>,
+    /// The bytes of the files the head names.
     pub used_bytes: u64,
+    /// The bytes the session's kept captures hold in the object store, as
+    /// of the last sweep, and what it uploaded since.
+    pub stored_bytes: u64,
+    /// The session's own retention rules (none: the install's).
+    pub retention: Retention,
     /// Each class's head manifest document and how many deltas deep it is.
     pub small: Option<ManifestHead>,
     pub bulk: Option<ManifestHead>,
@@ -76,6 +83,19 @@ pub struct CaptureRecord {
     pub classes: Vec<CaptureClass>,
     /// The bytes of the files its classes hold.
     pub bytes: u64,
+    pub origin: Option<Origin>,
+    /// Absent for a capture registered before they were counted.
+    pub counts: Option<CaptureCounts>,
+}
+
+/// What a capture holds and changed since the one before it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CaptureCounts {
+    /// The files of its whole tree (both classes).
+    pub files: u64,
+    pub added: u64,
+    pub changed: u64,
+    pub removed: u64,
 }
 
 /// The capture a FINAL flush sealed.
@@ -102,10 +122,13 @@ pub struct NewCapture {
     pub bytes: u64,
     pub used_bytes: u64,
     pub origin: Origin,
+    /// The object sweep generation read before its objects were checked.
+    pub sweep_generation: u64,
+    pub counts: CaptureCounts,
 }
 
 const SESSION_COLUMNS: &str = "id, owner_user_id, worktree_id, epoch, head_n, quota_bytes, used_bytes, \
-    small_manifest, small_depth, bulk_manifest, bulk_depth, claimed_run_id, seal_capture_n, seal_epoch, \
+    stored_bytes, keep_last, keep_within_ms, small_manifest, small_depth, bulk_manifest, bulk_depth, claimed_run_id, seal_capture_n, seal_epoch, \
     seal_executor_id, seal_launch_id, seal_at, seal_origin, created_at";
 
 fn unsigned(row: &DbRow, column: &str) -> Result<u64, StoreError> {
@@ -144,6 +167,11 @@ fn session_from_row(row: &DbRow) -> Result<CaptureSession, StoreError> {
         head_n: unsigned(row, "head_n")?,
         quota_bytes: row.opt_int("quota_bytes")?.map(|q| q as u64),
         used_bytes: unsigned(row, "used_bytes")?,
+        stored_bytes: unsigned(row, "stored_bytes")?,
+        retention: Retention {
+            keep_last: row.opt_int("keep_last")?.map(|n| n.max(0) as u64),
+            keep_within_ms: row.opt_int("keep_within_ms")?.map(|n| n.max(0) as u64),
+        },
         small: head_from(row, "small_manifest", "small_depth")?,
         bulk: head_from(row, "bulk_manifest", "bulk_depth")?,
         claimed_run_id: row.opt_text("claimed_run_id")?,
@@ -163,8 +191,21 @@ fn capture_from_row(row: &DbRow) -> Result<CaptureRecord, StoreError> {
         registered_at: row.int("registered_at")?,
         classes,
         bytes: unsigned(row, "bytes")?,
+        origin: row.opt_text("origin")?.and_then(|o| serde_json::from_str(&o).ok()),
+        counts: match row.opt_int("files")? {
+            Some(files) => Some(CaptureCounts {
+                files: files.max(0) as u64,
+                added: unsigned(row, "added")?,
+                changed: unsigned(row, "changed")?,
+                removed: unsigned(row, "removed")?,
+            }),
+            None => None,
+        },
     })
 }
+
+const CAPTURE_COLUMNS: &str =
+    "n, epoch, launch, run_id, registered_at, classes, bytes, origin, files, added, changed, removed";
 
 fn fenced(epoch: u64, current: u64) -> StoreError {
     Refusal {
@@ -195,6 +236,7 @@ impl Store {
         &self,
         owner: &str,
         quota_bytes: Option<u64>,
+        retention: Retention,
     ) -> Result<(CaptureSession, Secret<String>), StoreError> {
         let token = new_token();
         let token = Secret::new(format!("slcap_{}", token.expose()));
@@ -204,8 +246,17 @@ impl Store {
         self.pool
             .execute(
                 "INSERT INTO capture_sessions (id, owner_user_id, worktree_id, token_hash, quota_bytes, \
-                 created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)",
-                args![&id, owner, &worktree_id, self.capture_token_hash(token.expose()), quota_bytes.map(signed), now],
+                 keep_last, keep_within_ms, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)",
+                args![
+                    &id,
+                    owner,
+                    &worktree_id,
+                    self.capture_token_hash(token.expose()),
+                    quota_bytes.map(signed),
+                    retention.keep_last.map(signed),
+                    retention.keep_within_ms.map(signed),
+                    now
+                ],
             )
             .await?;
         let session = self.capture_session(&id).await?.ok_or_else(|| StoreError::Corrupt("session vanished".into()))?;
@@ -237,14 +288,35 @@ impl Store {
         let rows = self
             .pool
             .fetch_all(
-                "SELECT n, epoch, launch, run_id, registered_at, classes, bytes FROM captures \
-                 WHERE session_id = $1 ORDER BY n DESC LIMIT $2",
+                &format!("SELECT {CAPTURE_COLUMNS} FROM captures WHERE session_id = $1 ORDER BY n DESC LIMIT $2"),
                 args![session_id, LISTED_CAPTURES],
             )
             .await?;
         let mut captures = rows.iter().map(capture_from_row).collect::<Result<Vec<_>, _>>()?;
         captures.reverse();
         Ok(Some(CaptureSessionView { session, captures }))
+    }
+
+    /// A page of the owner's session's kept captures in chain order, from
+    /// after `after`; `None` when the session is not the owner's.
+    pub async fn list_captures(
+        &self,
+        owner: &str,
+        session_id: &str,
+        after: u64,
+        limit: u64,
+    ) -> Result<Option<Vec<CaptureRecord>>, StoreError> {
+        if self.capture_session(session_id).await?.is_none_or(|s| s.owner_user_id != owner) {
+            return Ok(None);
+        }
+        let rows = self
+            .pool
+            .fetch_all(
+                &format!("SELECT {CAPTURE_COLUMNS} FROM captures WHERE session_id = $1 AND n > $2 ORDER BY n LIMIT $3"),
+                args![session_id, signed(after), signed(limit)],
+            )
+            .await?;
+        rows.iter().map(capture_from_row).collect::<Result<Vec<_>, _>>().map(Some)
     }
 
     /// Whether `token` is the session's token.
@@ -300,6 +372,7 @@ impl Store {
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
         let head_n = held_head(&mut tx, session_id, capture.epoch, &capture.run_id).await?;
+        crate::collection::check_fence(&mut tx, self.pool.kind(), capture.sweep_generation).await?;
         if capture.n != head_n + 1 {
             return Err(Refusal {
                 message: format!("capture {} is not the head's next (the head is {head_n})", capture.n),
@@ -311,9 +384,13 @@ impl Store {
         let (small, bulk) = (head_of(CaptureClass::Small), head_of(CaptureClass::Bulk));
         let classes: Vec<CaptureClass> = capture.classes.iter().map(|(c, _)| *c).collect();
         let origin = serde_json::to_string(&capture.origin).map_err(|_| StoreError::Corrupt("origin".into()))?;
+        // Each capture names both classes' manifests (a class it did not
+        // capture again is the head's), so forgetting one loses no other.
         tx.execute(
             "INSERT INTO captures (session_id, n, epoch, run_id, launch, classes, bytes, small_manifest, \
-             bulk_manifest, origin, registered_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+             bulk_manifest, origin, registered_at, files, added, changed, removed) SELECT $1, $2, $3, $4, $5, $6, $7, \
+             COALESCE($8, small_manifest), COALESCE($9, bulk_manifest), $10, $11, $12, $13, $14, $15 \
+             FROM capture_sessions WHERE id = $1",
             args![
                 session_id,
                 signed(capture.n),
@@ -325,7 +402,11 @@ impl Store {
                 small.map(|h| h.key.clone()),
                 bulk.map(|h| h.key.clone()),
                 origin,
-                now
+                now,
+                signed(capture.counts.files),
+                signed(capture.counts.added),
+                signed(capture.counts.changed),
+                signed(capture.counts.removed)
             ],
         )
         .await?;

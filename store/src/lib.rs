@@ -12,6 +12,7 @@ pub mod broker;
 pub mod broker_snapshots;
 pub mod capture;
 pub mod clock;
+pub mod collection;
 mod create_keys;
 mod db;
 mod drains;

@@ -583,6 +583,8 @@ fn capture(epoch: u64, n: u64, run: &str, key: &str) -> capture::NewCapture {
         bytes: 10,
         used_bytes: 10 * n,
         origin: stamp(epoch, n),
+        sweep_generation: 0,
+        counts: Default::default(),
     }
 }
 
@@ -590,7 +592,7 @@ fn capture(epoch: u64, n: u64, run: &str, key: &str) -> capture::NewCapture {
 async fn capture_sessions_fence_older_claims_and_keep_their_chain() {
     for db in databases().await {
         let store = open(&db).await;
-        let (session, token) = store.create_capture_session("alice", Some(1 << 20)).await.unwrap();
+        let (session, token) = store.create_capture_session("alice", Some(1 << 20), Default::default()).await.unwrap();
         assert!(token.expose().starts_with("slcap_"));
         assert!(store.capture_token_matches(&session.id, token.expose()).await.unwrap());
         assert!(!store.capture_token_matches(&session.id, "slcap_wrong").await.unwrap());
@@ -634,6 +636,102 @@ async fn capture_sessions_fence_older_claims_and_keep_their_chain() {
         let chain: Vec<_> = view.captures.iter().map(|c| (c.n, c.epoch, c.run_id.as_str())).collect();
         assert_eq!(chain, vec![(1, 1, "run-a"), (2, 2, "run-b")], "{}", db.label);
         assert_eq!(view.session.final_seal, Some(seal), "{}", db.label);
+    }
+}
+
+/// Retention forgets what no rule keeps (never the head or the seal), each
+/// kept capture still names both classes' manifests, uploads are counted
+/// against the quota, and a registration that a sweep could have raced is
+/// refused until it checks its objects again.
+#[tokio::test]
+async fn captures_are_kept_by_policy_counted_by_upload_and_fenced_by_sweeps() {
+    use sluice_protocol::capture::CaptureClass;
+    for db in databases().await {
+        let store = open(&db).await;
+        let policy = capture::Retention { keep_last: Some(2), keep_within_ms: None };
+        let (session, _) = store.create_capture_session("alice", Some(100), policy).await.unwrap();
+        assert_eq!(session.retention, policy);
+        store.claim_capture_session(&session.id, "run-a", "launch-1").await.unwrap();
+        let mut first = capture(1, 1, "run-a", "small-1");
+        first.classes.push((CaptureClass::Bulk, capture::ManifestHead { key: "bulk-1".into(), depth: 0 }));
+        store.register_capture(&session.id, &first).await.unwrap();
+        for n in 2..=5 {
+            store.register_capture(&session.id, &capture(1, n, "run-a", &format!("small-{n}"))).await.unwrap();
+        }
+        let now = sluice_store::clock::now_ms();
+        let asked = store.forget_captures(&session.id, Default::default(), now, false).await.unwrap();
+        assert_eq!(asked, vec![1, 2, 3], "{}", db.label);
+        assert_eq!(store.get_capture_session("alice", &session.id).await.unwrap().unwrap().captures.len(), 5);
+        let forgotten = store.forget_captures(&session.id, Default::default(), now, true).await;
+        assert_eq!(forgotten.unwrap(), vec![1, 2, 3], "{}", db.label);
+        let view = store.get_capture_session("alice", &session.id).await.unwrap().unwrap();
+        assert_eq!(view.captures.iter().map(|c| c.n).collect::<Vec<_>>(), vec![4, 5]);
+        let live: Vec<(String, Option<u64>)> = store
+            .live_manifests()
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|m| m.session_id.as_deref() == Some(session.id.as_str()))
+            .map(|m| (m.key, m.capture_n))
+            .collect();
+        let expected = [
+            ("bulk-1", None),
+            ("bulk-1", Some(4)),
+            ("bulk-1", Some(5)),
+            ("small-4", Some(4)),
+            ("small-5", None),
+            ("small-5", Some(5)),
+        ];
+        let expected: Vec<(String, Option<u64>)> = expected.iter().map(|(k, n)| (k.to_string(), *n)).collect();
+        assert_eq!(live, expected, "{}: the bulk class of 1 is named by every kept capture and the head", db.label);
+
+        // Uploads count against the quota; one that would pass it counts nothing.
+        assert!(store.reserve_stored_bytes(&session.id, 60).await.unwrap());
+        assert!(!store.reserve_stored_bytes(&session.id, 41).await.unwrap(), "{}", db.label);
+        assert!(store.reserve_stored_bytes(&session.id, 40).await.unwrap());
+        let counted = store.stored_counts().await.unwrap();
+        let counted = counted.into_iter().find(|c| c.session_id == session.id).unwrap();
+        assert_eq!(counted.stored_bytes, 100);
+        store.recount_stored_bytes(&counted, 30).await.unwrap();
+        let now = store.capture_session(&session.id).await.unwrap().unwrap();
+        assert_eq!(now.stored_bytes, 30, "{}: recounted to what the kept captures need", db.label);
+
+        // A sweep deleting: registrations wait; one checked under the
+        // generation before it checks again.
+        let before = store.object_sweep_generation().await.unwrap();
+        let until = sluice_store::clock::now_ms() + 60_000;
+        let generation = store.begin_object_deletion(until).await.unwrap().expect("no other sweep");
+        assert_eq!(generation, before + 1);
+        assert_eq!(
+            store.begin_object_deletion(until).await.unwrap(),
+            None,
+            "{}: one sweep deletes at a time",
+            db.label
+        );
+        let mut next = capture(1, 6, "run-a", "small-6");
+        next.sweep_generation = generation;
+        let err = store.register_capture(&session.id, &next).await.unwrap_err();
+        assert!(matches!(err, StoreError::Conflict { code: "unavailable", .. }), "{}: {err}", db.label);
+        assert!(store.renew_object_deletion(generation, until + 1).await.unwrap());
+        store.end_object_deletion(generation).await.unwrap();
+        next.sweep_generation = before;
+        let err = store.register_capture(&session.id, &next).await.unwrap_err();
+        assert!(
+            matches!(err, StoreError::Conflict { code: "unavailable", .. }),
+            "{}: checked before the sweep",
+            db.label
+        );
+        next.sweep_generation = generation;
+        let err = store.register_capture(&session.id, &next).await.unwrap_err();
+        assert!(
+            matches!(err, StoreError::Conflict { code: "unavailable", .. }),
+            "{}: checked while it deleted",
+            db.label
+        );
+        next.sweep_generation = store.object_sweep_generation().await.unwrap();
+        assert_eq!(next.sweep_generation, generation + 1);
+        store.register_capture(&session.id, &next).await.unwrap();
+        assert!(!store.renew_object_deletion(generation, until).await.unwrap(), "{}: an ended sweep", db.label);
     }
 }
 
@@ -934,7 +1032,7 @@ async fn broker_snapshots_claim_their_keys_and_hold_the_quota() {
 async fn an_attestation_of_an_earlier_boot_gives_way_to_a_newer_claim() {
     for db in databases().await {
         let store = open(&db).await;
-        let (session, _) = store.create_capture_session("alice", None).await.unwrap();
+        let (session, _) = store.create_capture_session("alice", None, Default::default()).await.unwrap();
         let mut new = new_workspace("alice", None);
         new.spec =
             sluice_store::spec::Spec::parse(json!({"source": {"kind": "capture", "sessionId": session.id}})).unwrap();

@@ -42,6 +42,11 @@ impl App {
             http: Default::default(),
             unenforceable: None,
             control: None,
+            // As an install's defaults are.
+            capture_defaults: sluice_api::CaptureDefaults {
+                retention: sluice_store::capture::Retention { keep_last: Some(20), keep_within_ms: Some(604_800_000) },
+                quota_bytes: None,
+            },
         };
         adjust(&mut config);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

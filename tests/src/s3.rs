@@ -98,6 +98,11 @@ impl S3Server {
         }
         count(&self.root.path().join(BUCKET))
     }
+
+    /// The bytes of every file the server keeps for the bucket.
+    pub fn stored_bytes(&self) -> u64 {
+        crate::capture::bytes_under(&self.root.path().join(BUCKET))
+    }
 }
 
 impl Drop for S3Server {

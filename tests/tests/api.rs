@@ -679,6 +679,30 @@ async fn capture_sessions_show_their_token_once_and_gate_capture_sourced_creates
         let (status, bad) = app.post("/v1/capture-sessions", &json!({"ownerUserId": "alice", "quotaBytes": 0})).await;
         assert_eq!(status, 400, "{bad}");
         assert!(bad["message"].as_str().unwrap().contains("quotaBytes"));
+        // The install's policy when none is named; a named one as given.
+        assert_eq!(read["retention"], json!({"keepLast": 20, "keepWithinSeconds": 604_800}), "{read}");
+        let named = json!({"keepLast": 5, "keepWithinSeconds": 3600});
+        let (status, own) =
+            app.post("/v1/capture-sessions", &json!({"ownerUserId": "alice", "retention": named})).await;
+        assert_eq!(status, 201, "{own}");
+        let own_id = own["sessionId"].as_str().unwrap();
+        let (_, own_read) = app.get(&format!("/v1/capture-sessions/{own_id}?ownerUserId=alice")).await;
+        assert_eq!(own_read["retention"], named, "{own_read}");
+        assert_eq!(own_read["storedBytes"], 0);
+        for (retention, field) in [
+            (json!({"keepLast": 0}), "retention.keepLast"),
+            (json!({"keepWithinSeconds": -1}), "retention.keepWithinSeconds"),
+            (json!({"keepWithinSeconds": i64::MAX}), "retention.keepWithinSeconds"),
+            (json!({"keepEverything": true}), "keepEverything"),
+        ] {
+            let body = json!({"ownerUserId": "alice", "retention": retention});
+            let (status, bad) = app.post("/v1/capture-sessions", &body).await;
+            assert_eq!(status, 400, "{}: {retention}: {bad}", app.label);
+            assert!(bad["message"].as_str().unwrap().contains(field), "{retention}: {bad}");
+        }
+        let (status, page) = app.get(&format!("/v1/capture-sessions/{id}/captures?ownerUserId=alice")).await;
+        assert_eq!((status, page["captures"].clone()), (200, json!([])), "{page}");
+        assert!(page.get("nextAfter").is_none(), "{page}");
 
         let source = json!({"kind": "capture", "sessionId": id});
         let capture_create = |token: Option<&str>, source: Option<&Value>, owner: &str| {

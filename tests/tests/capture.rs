@@ -13,10 +13,18 @@ use sluice_tests::server::{DataDir, Server};
 
 /// Every path of the worktree with its mode, kind, size and link target,
 /// and every file's digest: what a restore must reproduce exactly.
+/// The sparse file's content is read only where its data is (2 GiB of
+/// zeros would be read in every listing), and its allocation is checked on
+/// its own.
 const LISTING: &str = "cd /workspace 2>/dev/null || cd ~; \
-    busybox find . -mindepth 1 -exec busybox stat -c '%n %a %F %s %N' {} + | busybox sort; \
-    busybox find . -type f -exec busybox sha256sum {} + | busybox sort; \
-    busybox find . -mindepth 1 | busybox sort | busybox od -An -tx1; busybox readlink oddlink | busybox od -An -tx1";
+    busybox find . -mindepth 1 -exec busybox stat -c '%n %a %F %s %h %N' {} + | busybox sort; \
+    busybox find . -type f ! -name sparse.img -exec busybox sha256sum {} + | busybox sort; \
+    busybox dd if=sparse.img bs=1048576 skip=1024 count=2 2>/dev/null | busybox sha256sum; \
+    busybox find . -mindepth 1 | busybox sort | busybox od -An -tx1; busybox readlink oddlink | busybox od -An -tx1; \
+    [ linked.txt -ef src/a.txt ] && echo linked";
+
+/// The sparse file's allocation in KiB.
+const SPARSE_KIB: &str = "cd /workspace 2>/dev/null || cd ~; busybox du -k sparse.img | busybox cut -f1";
 
 async fn capture_status(server: &Server, id: &str) -> Value {
     let (status, body) = server.get(&format!("/v1/workspaces/{id}/capture?ownerUserId=alice")).await;
@@ -62,7 +70,10 @@ const TREE: &str = "cd /workspace 2>/dev/null || cd ~; set -e; \
     busybox touch empty.txt; \
     busybox mkdir \"$(busybox printf 'odd\\376dir')\"; \
     busybox printf a > \"$(busybox printf 'odd\\376dir/bad\\377name')\"; \
-    busybox ln -s \"$(busybox printf 'to\\375x')\" oddlink";
+    busybox ln -s \"$(busybox printf 'to\\375x')\" oddlink; \
+    busybox ln src/a.txt linked.txt; busybox mkfifo -m 640 pipe; \
+    busybox truncate -s 2G sparse.img; \
+    busybox dd if=/dev/urandom of=sparse.img bs=1048576 seek=1024 count=1 conv=notrunc 2>/dev/null";
 
 #[tokio::test]
 async fn captures_restore_exactly_fence_replan_and_seal() {
@@ -110,6 +121,10 @@ async fn captures_restore_exactly_fence_replan_and_seal() {
         let listing_a = sh_ok(&server, &a, LISTING).await;
         assert!(listing_a.contains("./deep/er 700 directory"), "{listing_a}");
         assert!(listing_a.contains("./src/run.sh 750"), "{listing_a}");
+        assert!(listing_a.contains("./pipe 640 fifo 0 1"), "{listing_a}");
+        assert!(listing_a.contains(" regular file 6 2 ./linked.txt"), "{listing_a}");
+        assert!(listing_a.ends_with("linked\n"), "{listing_a}");
+        let sparse_a: u64 = sh_ok(&server, &a, SPARSE_KIB).await.trim().parse().unwrap();
         // A checkpoint with nothing new registers nothing new.
         let head = settled["headN"].as_u64().unwrap();
         let checkpoint = flush(&server, &a, json!({"kind": "suspend"})).await;
@@ -123,6 +138,11 @@ async fn captures_restore_exactly_fence_replan_and_seal() {
         let (b, run_b) = launch(&server, &session, "launch-b").await;
         let listing_b = sh_ok(&server, &b, LISTING).await;
         assert_eq!(listing_b, listing_a, "{flavor:?}: the restored tree is the captured one");
+        let sparse: u64 = sh_ok(&server, &b, SPARSE_KIB).await.trim().parse().unwrap();
+        assert!(
+            sparse <= sparse_a.max(1024) + 128,
+            "{flavor:?}: 1 MiB of data in 2 GiB allocates {sparse} KiB restored, {sparse_a} KiB where it was made"
+        );
         let view = session_view(&server, &session.0).await;
         assert_eq!(view["epoch"], 2, "{view}");
 
@@ -145,10 +165,14 @@ async fn captures_restore_exactly_fence_replan_and_seal() {
             server.post(&format!("/v1/workspaces/{a}/capture/replan"), &json!({"ownerUserId": "alice"})).await;
         assert_eq!(status, 200, "{replanned}");
         assert_eq!(replanned["unchanged"], false);
-        assert_eq!(replanned["filesWritten"], 1, "only the changed file is written: {replanned}");
         assert_eq!(replanned["bytesWritten"], 8);
         assert_eq!(replanned["removed"], 1, "late.txt is not in the head: {replanned}");
-        assert_eq!(replanned["filesSkipped"], 5, "run.sh, HEAD, big.bin, empty.txt, the odd name: {replanned}");
+        // The changed file's hard link is made again (the rewrite is a new inode).
+        assert_eq!(replanned["filesWritten"], 2, "only the changed file and its link: {replanned}");
+        assert_eq!(
+            replanned["filesSkipped"], 6,
+            "run.sh, HEAD, big.bin, empty.txt, the odd name, sparse.img: {replanned}"
+        );
         assert_eq!(replanned["epoch"], 3);
         let again = server.post(&format!("/v1/workspaces/{a}/capture/replan"), &json!({"ownerUserId": "alice"})).await;
         assert_eq!(again.1["unchanged"], true, "idempotent: {}", again.1);
@@ -156,6 +180,7 @@ async fn captures_restore_exactly_fence_replan_and_seal() {
 
         // A final flush stops the managed process, ships everything and seals.
         sh_ok(&server, &a, "cd /workspace 2>/dev/null || cd ~; busybox printf last > last.txt").await;
+        let listing_final = sh_ok(&server, &a, LISTING).await;
         let done = flush(&server, &a, json!({"kind": "final", "graceMs": 2000})).await;
         assert_eq!(done["complete"], true, "{done}");
         assert!(done.get("incompleteReason").is_none(), "{done}");
@@ -173,6 +198,7 @@ async fn captures_restore_exactly_fence_replan_and_seal() {
         // A repeated final converges on the same answer.
         let again = flush(&server, &a, json!({"kind": "final"})).await;
         assert_eq!(again["complete"], true, "{again}");
+
         // The other executor, fenced now, cannot complete a final.
         let fenced_final = flush(&server, &b, json!({"kind": "final", "graceMs": 1000})).await;
         assert_eq!(
@@ -180,6 +206,17 @@ async fn captures_restore_exactly_fence_replan_and_seal() {
             (Some(false), Some("fenced"))
         );
         let _ = run_b;
+
+        // Stopped, the executor's work restores into the next one exactly.
+        let (status, stopping) =
+            server.post(&format!("/v1/workspaces/{a}/stop"), &json!({"ownerUserId": "alice"})).await;
+        assert_eq!(status, 202, "{stopping}");
+        let stopped = server.wait_for("alice", &a, READY_WITHIN, |w| w["status"] == "stopped").await;
+        assert_eq!(stopped["status"], "stopped", "{stopped}");
+        let (c, _) = launch(&server, &session, "launch-c").await;
+        assert_eq!(sh_ok(&server, &c, LISTING).await, listing_final, "{flavor:?}: the stopped executor's tree");
+        let sparse: u64 = sh_ok(&server, &c, SPARSE_KIB).await.trim().parse().unwrap();
+        assert!(sparse <= sparse_a.max(1024) + 128, "{flavor:?}: 1 MiB of data in 2 GiB allocates {sparse} KiB");
         server.stop();
     }
 }

@@ -9,6 +9,7 @@
 //! still tries to write is refused.
 
 pub mod cadence;
+pub mod collect;
 pub mod error;
 mod exec_job;
 pub mod executors;
@@ -54,6 +55,9 @@ pub struct WorkerConfig {
     pub reaper_schedule: String,
     pub orphan_schedule: String,
     pub maintenance_schedule: String,
+    /// When the object store is collected, and the grace its newest objects get.
+    pub collect_schedule: String,
+    pub collect_grace: Duration,
     /// Fault injection for crash tests: pause this long after a runtime
     /// made an executor and before the launch is recorded.
     pub pause_after_launch: Option<Duration>,
@@ -85,6 +89,8 @@ impl Default for WorkerConfig {
             reaper_schedule: "*/5 * * * * *".into(),
             orphan_schedule: "0 * * * * *".into(),
             maintenance_schedule: "0 0 * * * *".into(),
+            collect_schedule: "0 17 * * * *".into(),
+            collect_grace: Duration::from_secs(3600),
             pause_after_launch: None,
             capture_interval: Duration::from_secs(10),
             preservation_lead: Duration::from_secs(300),

@@ -80,6 +80,14 @@ fn store_error(e: object_store::Error) -> ObjectsError {
     ObjectsError::Store(e.to_string())
 }
 
+/// One object as a listing shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredObject {
+    pub key: String,
+    pub bytes: u64,
+    pub modified_ms: i64,
+}
+
 /// The hex SHA-256 of `bytes`: an object's key.
 pub fn object_key(bytes: &[u8]) -> String {
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
@@ -163,6 +171,26 @@ impl Objects {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(store_error(e)),
         }
+    }
+
+    /// Every object the store holds: its key, size and when it was last
+    /// written. Anything under the objects prefix that is not named by a
+    /// key is left out.
+    pub async fn list(&self) -> Result<Vec<StoredObject>, ObjectsError> {
+        let prefix = ObjectPath::from(format!("{}objects", self.prefix));
+        let listed: Vec<object_store::ObjectMeta> =
+            self.store.list(Some(&prefix)).try_collect().await.map_err(store_error)?;
+        Ok(listed
+            .into_iter()
+            .filter_map(|meta| {
+                let key = meta.location.filename()?.to_owned();
+                is_object_key(&key).then(|| StoredObject {
+                    key,
+                    bytes: meta.size,
+                    modified_ms: meta.last_modified.timestamp_millis(),
+                })
+            })
+            .collect())
     }
 
     /// The keys of `keys` the store does not hold, in the order given.

@@ -27,8 +27,9 @@ use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use sluice_protocol::capture::CaptureClass;
+use sluice_protocol::names::Name;
 use sluice_protocol::registrar::{self as wire, Manifest, ManifestDelta, RegistrarRefusal, refusal};
-use sluice_store::capture::{CaptureSession, FinalSeal, ManifestHead, NewCapture};
+use sluice_store::capture::{CaptureCounts, CaptureSession, FinalSeal, ManifestHead, NewCapture};
 use sluice_store::{Store, StoreError};
 
 use crate::objects::{Objects, ObjectsError};
@@ -57,23 +58,33 @@ enum HeadDocument {
 
 /// Reads a class's head manifest, following its deltas to the full one.
 pub async fn load_manifest(objects: &Objects, head: Option<&ManifestHead>) -> Result<Manifest, ObjectsError> {
-    let Some(head) = head else { return Ok(Manifest::default()) };
+    match head {
+        None => Ok(Manifest::default()),
+        Some(head) => Ok(resolve_document(objects, &head.key).await?.0),
+    }
+}
+
+/// A manifest document resolved through its chain of deltas: the manifest,
+/// and the key of every document the chain holds (its own first).
+pub async fn resolve_document(objects: &Objects, key: &str) -> Result<(Manifest, Vec<String>), ObjectsError> {
     let mut deltas = Vec::new();
-    let mut key = head.key.clone();
+    let mut chain = vec![key.to_owned()];
     loop {
         if deltas.len() as u64 > MAX_DELTA_DEPTH + 1 {
-            return Err(ObjectsError::Store(format!("manifest {} is deeper than allowed", head.key)));
+            return Err(ObjectsError::Store(format!("manifest {key} is deeper than allowed")));
         }
-        let bytes = objects.get(&key).await?;
+        let at = chain.last().expect("a key");
+        let bytes = objects.get(at).await?;
         let document: HeadDocument = serde_json::from_slice(&bytes)
-            .map_err(|e| ObjectsError::Store(format!("manifest document {key} does not parse: {e}")))?;
+            .map_err(|e| ObjectsError::Store(format!("manifest document {at} does not parse: {e}")))?;
         match document {
             HeadDocument::Full { manifest } => {
-                return Ok(deltas.iter().rev().fold(manifest, |m: Manifest, d: &ManifestDelta| m.apply(d)));
+                let manifest = deltas.iter().rev().fold(manifest, |m: Manifest, d: &ManifestDelta| m.apply(d));
+                return Ok((manifest, chain));
             }
             HeadDocument::Delta { base, delta } => {
                 deltas.push(delta);
-                key = base;
+                chain.push(base);
             }
         }
     }
@@ -386,41 +397,37 @@ async fn upload(State(served): State<Arc<Served>>, headers: HeaderMap, body: Bod
         .and_then(|v| v.parse::<u64>().ok())
         .ok_or_else(|| invalid(format!("the {} header must name the epoch", wire::EPOCH_HEADER)))?;
     check_epoch(&served, &session(&served).await?, epoch)?;
+    let host = &served.host;
     let mut stream = body.into_data_stream();
     let mut buffer = BytesMut::new();
     let mut done = Uploaded { objects: 0, bytes: 0 };
     let mut ended = false;
+    // Whole frames wait in a batch until it is counted against the quota.
+    let mut batch: Vec<(String, Bytes)> = Vec::new();
+    let mut batch_bytes = 0u64;
     // Objects are stored several at a time, at most this many in flight.
     let mut storing = futures::stream::FuturesUnordered::new();
     loop {
-        // A whole frame is buffered before it is checked and stored.
-        let frame = if buffer.len() >= 72 {
-            let key = std::str::from_utf8(&buffer[..64]).ok().filter(|k| wire::is_object_key(k)).map(str::to_owned);
-            let Some(key) = key else { return Err(invalid("a frame does not start with an object key")) };
-            let len = u64::from_be_bytes(buffer[64..72].try_into().expect("eight bytes"));
-            if len > wire::MAX_OBJECT_BYTES as u64 {
-                return Err(invalid(format!("an object may hold at most {} bytes", wire::MAX_OBJECT_BYTES)));
+        while let Some((key, bytes)) = next_frame(&mut buffer)? {
+            batch_bytes += bytes.len() as u64;
+            batch.push((key, bytes));
+        }
+        if batch_bytes >= COUNT_BATCH_BYTES || (ended && !batch.is_empty()) {
+            // Counted before any of it is stored: past the quota, nothing is.
+            let counted = host.store.reserve_stored_bytes(&served.binding.session_id, batch_bytes);
+            if !counted.await.map_err(from_store)? {
+                return Err(refused(refusal::QUOTA, "the upload would take the session past its byte quota"));
             }
-            let total = 72 + len as usize;
-            if buffer.len() >= total {
-                buffer.advance(72);
-                Some((key, buffer.split_to(len as usize).freeze()))
-            } else {
-                None
+            for (key, bytes) in batch.drain(..) {
+                let objects = host.objects.clone();
+                done.objects += 1;
+                done.bytes += bytes.len() as u64;
+                storing.push(async move { objects.put_verified(&key, bytes).await });
+                if storing.len() >= STORE_CONCURRENCY {
+                    storing.next().await.expect("one in flight").map_err(from_objects)?;
+                }
             }
-        } else {
-            None
-        };
-        if let Some((key, bytes)) = frame {
-            let len = bytes.len() as u64;
-            let objects = served.host.objects.clone();
-            storing.push(async move { objects.put_verified(&key, bytes).await });
-            if storing.len() >= STORE_CONCURRENCY {
-                storing.next().await.expect("one in flight").map_err(from_objects)?;
-            }
-            done.objects += 1;
-            done.bytes += len;
-            continue;
+            batch_bytes = 0;
         }
         if ended {
             if !buffer.is_empty() {
@@ -440,6 +447,27 @@ async fn upload(State(served): State<Arc<Served>>, headers: HeaderMap, body: Bod
     }
 }
 
+/// How many uploaded bytes are counted against the quota at a time.
+const COUNT_BATCH_BYTES: u64 = 4 << 20;
+
+/// Splits the next whole frame off `buffer`, if it holds one.
+fn next_frame(buffer: &mut BytesMut) -> Result<Option<(String, Bytes)>, Refused> {
+    if buffer.len() < 72 {
+        return Ok(None);
+    }
+    let key = std::str::from_utf8(&buffer[..64]).ok().filter(|k| wire::is_object_key(k)).map(str::to_owned);
+    let Some(key) = key else { return Err(invalid("a frame does not start with an object key")) };
+    let len = u64::from_be_bytes(buffer[64..72].try_into().expect("eight bytes"));
+    if len > wire::MAX_OBJECT_BYTES as u64 {
+        return Err(invalid(format!("an object may hold at most {} bytes", wire::MAX_OBJECT_BYTES)));
+    }
+    if buffer.len() < 72 + len as usize {
+        return Ok(None);
+    }
+    buffer.advance(72);
+    Ok(Some((key, buffer.split_to(len as usize).freeze())))
+}
+
 /// What is wrong with a manifest from a daemon, if anything.
 pub fn manifest_problem(class: CaptureClass, manifest: &Manifest) -> Option<String> {
     if manifest.entries.len() > MAX_ENTRIES {
@@ -448,12 +476,19 @@ pub fn manifest_problem(class: CaptureClass, manifest: &Manifest) -> Option<Stri
     if !manifest.is_canonical() {
         return Some(format!("the {} manifest is not sorted by path with each path once", class.as_str()));
     }
+    let is_virtual = |path: &Name| {
+        path.len() <= MAX_PATH_BYTES
+            && ["tree/", ".git/", "harness/"].iter().any(|p| path.starts_with(p))
+            && !path.parts().any(|part| part.is_empty() || part == b"." || part == b"..")
+            && !path.as_bytes().contains(&0)
+    };
     for entry in &manifest.entries {
-        let path_ok = entry.path.len() <= MAX_PATH_BYTES
-            && ["tree/", ".git/", "harness/"].iter().any(|p| entry.path.starts_with(p))
-            && !entry.path.parts().any(|part| part.is_empty() || part == b"." || part == b"..")
-            && !entry.path.as_bytes().contains(&0)
-            && entry.target.as_ref().is_none_or(|t| !t.as_bytes().contains(&0));
+        let path_ok = is_virtual(&entry.path)
+            && entry.target.as_ref().is_none_or(|t| !t.as_bytes().contains(&0))
+            && entry
+                .hard_link
+                .as_ref()
+                .is_none_or(|l| entry.kind == wire::EntryKind::File && l != &entry.path && is_virtual(l));
         if !path_ok {
             return Some("a manifest path is not a virtual path (tree/…, .git/…, harness/…)".into());
         }
@@ -496,6 +531,9 @@ async fn register(
     for (class, manifest) in &request.classes {
         check_manifest(*class, manifest)?;
     }
+    // Read before any object is found to exist: a sweep that deletes after
+    // this fails the registration, which then checks again.
+    let sweep_generation = host.store.object_sweep_generation().await.map_err(from_store)?;
     // Each class's current head, and what the capture changes in it.
     let mut heads = BTreeMap::new();
     for class in CaptureClass::ALL {
@@ -526,25 +564,31 @@ async fn register(
         let message = format!("the capture names {} or more objects the store does not hold", missing.len());
         return Err(refused_with(refusal::MISSING_OBJECTS, message, missing));
     }
-    // The quota: classes are taken small first; one that would take the
-    // head past the quota is refused and keeps its head.
+    // The quota was counted as the objects were uploaded: every class
+    // whose objects are stored is taken.
     let mut used: BTreeMap<CaptureClass, u64> = heads.iter().map(|(c, m)| (*c, m.bytes())).collect();
-    let mut accepted = Vec::new();
-    let mut refused_classes = Vec::new();
     for (class, manifest) in &request.classes {
-        let mut with = used.clone();
-        with.insert(*class, manifest.bytes());
-        let total: u64 = with.values().sum();
-        if session.quota_bytes.is_some_and(|q| total > q) {
-            refused_classes.push(*class);
-        } else {
-            used = with;
-            accepted.push(*class);
-        }
+        used.insert(*class, manifest.bytes());
     }
     let used_bytes: u64 = used.values().sum();
+    let accepted: Vec<CaptureClass> = request.classes.keys().copied().collect();
+    let mut counts = CaptureCounts::default();
+    for class in CaptureClass::ALL {
+        let tree = request.classes.get(&class).unwrap_or(&heads[&class]);
+        counts.files += tree.entries.iter().filter(|e| e.kind == wire::EntryKind::File).count() as u64;
+        if let Some(delta) = deltas.get(&class) {
+            let before = &heads[&class];
+            for entry in &delta.upserts {
+                match before.entries.binary_search_by(|e| e.path.cmp(&entry.path)) {
+                    Ok(_) => counts.changed += 1,
+                    Err(_) => counts.added += 1,
+                }
+            }
+            counts.removed += delta.removed.len() as u64;
+        }
+    }
     if accepted.is_empty() {
-        return Ok(Json(wire::Registered { n: None, refused: refused_classes, used_bytes: session.used_bytes }));
+        return Ok(Json(wire::Registered { n: None, refused: Vec::new(), used_bytes: session.used_bytes }));
     }
     let mut classes = Vec::new();
     let mut bytes = 0;
@@ -572,9 +616,11 @@ async fn register(
         bytes,
         used_bytes,
         origin: request.origin,
+        sweep_generation,
+        counts,
     };
     host.store.register_capture(&served.binding.session_id, &capture).await.map_err(from_store)?;
-    Ok(Json(wire::Registered { n: Some(request.n), refused: refused_classes, used_bytes }))
+    Ok(Json(wire::Registered { n: Some(request.n), refused: Vec::new(), used_bytes }))
 }
 
 async fn seal(
@@ -648,6 +694,7 @@ mod tests {
             mtime_ms: 0,
             objects: vec![key.into()],
             target: None,
+            hard_link: None,
         }
     }
 
@@ -658,8 +705,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let objects = Objects::open(&ObjectStoreUrl::Local(dir.path().join("objects"))).unwrap();
         let host = RegistrarHost::new(store.clone(), objects.clone());
-        let (session, token) = store.create_capture_session("alice", Some(100)).await.unwrap();
-        let (other, _) = store.create_capture_session("bob", None).await.unwrap();
+        let (session, token) = store.create_capture_session("alice", Some(100), Default::default()).await.unwrap();
+        let (other, _) = store.create_capture_session("bob", None, Default::default()).await.unwrap();
         let socket = dir.path().join("registrar.sock");
         let binding = Binding { run_id: "run-a".into(), session_id: session.id.clone(), launch: "l".into() };
         host.ensure(&socket, binding).unwrap();
@@ -709,14 +756,18 @@ mod tests {
             let bad = Manifest { entries: vec![file(path, &hello)] };
             assert_eq!(call(&socket, "POST", wire::REGISTER, token, "", &register(&bad)).await.0, 400, "{path}");
         }
-        // Past the quota (100 bytes): the class is refused and nothing is registered.
+        // Past the quota (100 bytes): an upload that would pass it is
+        // refused whole, and nothing of it is stored or counted.
         assert_eq!(call(&socket, "POST", wire::OBJECTS, token, epoch, &frame(&hello, b"hello")).await.0, 200);
-        let mut big = file("tree/big", &hello);
-        big.size = 1000;
-        let (status, answer) =
-            call(&socket, "POST", wire::REGISTER, token, "", &register(&Manifest { entries: vec![big] })).await;
-        assert_eq!((status, json(&answer)["refused"].clone()), (200, serde_json::json!(["small"])));
-        assert_eq!(store.capture_session(&session.id).await.unwrap().unwrap().head_n, 0);
+        let counted = store.capture_session(&session.id).await.unwrap().unwrap().stored_bytes;
+        let (a, b) = (vec![b'a'; 50], vec![b'b'; 50]);
+        let mut frames = frame(&object_key(&a), &a);
+        frames.extend(frame(&object_key(&b), &b));
+        let (status, answer) = call(&socket, "POST", wire::OBJECTS, token, epoch, &frames).await;
+        assert_eq!((status, json(&answer)["code"].as_str()), (409, Some("quota")), "{}", json(&answer));
+        let keys = [object_key(&a), object_key(&b)];
+        assert_eq!(objects.missing(&keys).await.unwrap(), keys, "nothing of a refused upload is stored");
+        assert_eq!(store.capture_session(&session.id).await.unwrap().unwrap().stored_bytes, counted);
 
         // Objects are served only when a plan answered to this executor named them.
         let (status, _) =
@@ -749,7 +800,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let objects = Objects::open(&ObjectStoreUrl::Local(dir.path().join("objects"))).unwrap();
         let host = RegistrarHost::new(store.clone(), objects);
-        let (session, token) = store.create_capture_session("alice", None).await.unwrap();
+        let (session, token) = store.create_capture_session("alice", None, Default::default()).await.unwrap();
         let token = token.expose().as_str();
         let socket = |run: &str| dir.path().join(format!("{run}.sock"));
         for run in ["run-a", "run-b"] {

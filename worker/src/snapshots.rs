@@ -180,7 +180,7 @@ pub async fn restore(
     files.sort_by(|a, b| a.path.cmp(&b.path));
     // Every object in write order, read from the store a few ahead.
     let wanted: Vec<String> = files.iter().flat_map(|e| e.objects.iter().cloned()).collect();
-    let mut reads = futures::stream::iter(wanted.into_iter())
+    let mut reads = futures::stream::iter(wanted)
         .map(|key| async move { objects.get(&key).await.map(|bytes| (key, bytes)) })
         .buffered(READ_AHEAD);
     let mut restored = Restored { files_written: 0, bytes_written: 0 };
@@ -222,7 +222,16 @@ mod tests {
     use sluice_protocol::snapshot::{Scanned, ScannedObject};
 
     fn file(path: &str, objects: Vec<String>) -> Entry {
-        Entry { path: path.into(), kind: EntryKind::File, mode: 0o644, size: 4, mtime_ms: 0, objects, target: None }
+        Entry {
+            path: path.into(),
+            kind: EntryKind::File,
+            mode: 0o644,
+            size: 4,
+            mtime_ms: 0,
+            objects,
+            target: None,
+            hard_link: None,
+        }
     }
 
     /// A daemon that answers `scanned` to a scan and `frames` to a pull.

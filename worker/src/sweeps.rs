@@ -1,7 +1,8 @@
 //! Periodic sweeps on cron schedules: the expiry reaper (asks expired
 //! workspaces to stop), the orphan sweep (removes labelled runtime
 //! resources no live record needs; reports and keeps any that may hold
-//! unsaved work) and maintenance (forgets old create-key records).
+//! unsaved work), the collection of the object store, and maintenance
+//! (forgets old create-key records).
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -159,6 +160,22 @@ pub async fn run(worker: Arc<Worker>, stop: watch::Receiver<bool>) {
         }
     });
     let w = worker.clone();
+    every(&mut tasks, &config.collect_schedule, "collection", stop.clone(), move || {
+        let w = w.clone();
+        async move {
+            let options = crate::collect::CollectOptions { grace: w.config.collect_grace, ..Default::default() };
+            match crate::collect::collect(&w.store, w.objects(), &options).await {
+                Ok(done) => tracing::info!(
+                    forgotten = done.captures_forgotten,
+                    deleted = done.objects_deleted,
+                    bytes = done.bytes_deleted,
+                    "object store collected"
+                ),
+                Err(e) => tracing::warn!(error = %e, "collection failed; the next one tries again"),
+            }
+        }
+    });
+    let w = worker.clone();
     every(&mut tasks, &config.maintenance_schedule, "maintenance", stop, move || {
         let w = w.clone();
         async move {
@@ -197,7 +214,9 @@ mod tests {
     #[test]
     fn default_schedules_parse() {
         let config = WorkerConfig::default();
-        for s in [&config.reaper_schedule, &config.orphan_schedule, &config.maintenance_schedule] {
+        for s in
+            [&config.reaper_schedule, &config.orphan_schedule, &config.maintenance_schedule, &config.collect_schedule]
+        {
             assert!(schedule(s, "test").is_some(), "{s}");
         }
     }

@@ -387,7 +387,7 @@ async fn claim(world: &Shared, store: &Store, run_id: &str) {
         let mut world = world.lock().unwrap();
         world.holders.insert(session, run_id.to_owned());
         let e = world.executors.get_mut(run_id).expect("the claiming executor");
-        e.epoch = claimed.epoch as u64;
+        e.epoch = claimed.epoch;
         e.claimed_boot = boot;
     }
 }
@@ -636,7 +636,7 @@ impl Sim {
 
     async fn create(&mut self) {
         // Each workspace captures into a session of its own.
-        let session = match self.store.create_capture_session(OWNER, None).await {
+        let session = match self.store.create_capture_session(OWNER, None, Default::default()).await {
             Ok((session, _)) => session.id,
             Err(StoreError::Unavailable(_)) => return,
             Err(e) => panic!("a capture session failed: {e}"),

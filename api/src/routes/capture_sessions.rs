@@ -5,7 +5,7 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use sluice_store::capture::CaptureSessionView;
+use sluice_store::capture::{CaptureSessionView, Retention};
 use sluice_store::clock::rfc3339;
 
 use crate::AppState;
@@ -14,6 +14,10 @@ use crate::error::responses::{Internal, InvalidRequest, NotFound, Unauthenticate
 use crate::extract::{JsonBody, QueryOf};
 use crate::validate;
 use crate::wire::*;
+
+/// The longest `retention.keepWithinSeconds` (its milliseconds fit a
+/// database integer).
+pub const MAX_KEEP_WITHIN_SECONDS: i64 = i64::MAX / 1000;
 
 /// Create a capture session (201). Its token is shown once.
 #[utoipa::path(post, path = "/v1/capture-sessions", tag = "capture", operation_id = "createCaptureSession",
@@ -24,11 +28,32 @@ pub async fn create_capture_session(
     State(app): State<AppState>,
     JsonBody(req): JsonBody<CreateCaptureSessionRequest>,
 ) -> Result<(StatusCode, Json<CreateCaptureSessionResponse>), ApiError> {
+    let defaults = app.config.capture_defaults;
     let quota = match req.quota_bytes {
         Some(q) if q < 1 => return Err(ApiError::bad_request("quotaBytes must be 1 or more")),
-        other => other.map(|q| q as u64),
+        Some(q) => Some(q as u64),
+        None => defaults.quota_bytes,
     };
-    let (session, token) = app.store.create_capture_session(req.owner_user_id.as_str(), quota).await?;
+    let retention = match req.retention {
+        None => defaults.retention,
+        Some(policy) => {
+            let keep_last = match policy.keep_last {
+                Some(n) if n < 1 => return Err(ApiError::bad_request("retention.keepLast must be 1 or more")),
+                other => other.map(|n| n as u64),
+            };
+            let keep_within_ms = match policy.keep_within_seconds {
+                Some(s) if !(0..=MAX_KEEP_WITHIN_SECONDS).contains(&s) => {
+                    return Err(ApiError::bad_request(format!(
+                        "retention.keepWithinSeconds must be 0 to {MAX_KEEP_WITHIN_SECONDS}"
+                    )));
+                }
+                other => other.map(|s| s as u64 * 1000),
+            };
+            // Neither rule: every capture is kept.
+            Retention { keep_last, keep_within_ms }
+        }
+    };
+    let (session, token) = app.store.create_capture_session(req.owner_user_id.as_str(), quota, retention).await?;
     let body = CreateCaptureSessionResponse {
         session_id: session.id,
         worktree_id: session.worktree_id,
@@ -53,6 +78,56 @@ pub async fn get_capture_session(
     Ok(Json(session_response(view)))
 }
 
+/// A session's kept captures, oldest first, a page at a time: when each was
+/// made, by which executor, and what it holds and changed.
+#[utoipa::path(get, path = "/v1/capture-sessions/{sessionId}/captures", tag = "capture",
+    operation_id = "listCaptures",
+    params(("sessionId" = String, Path), CaptureListQuery),
+    responses((status = 200, body = CaptureTimelineResponse), InvalidRequest, Unauthenticated, NotFound, Internal),
+    security(("apiToken" = [])))]
+pub async fn list_captures(
+    State(app): State<AppState>,
+    Path(session_id): Path<String>,
+    QueryOf(q): QueryOf<CaptureListQuery>,
+) -> Result<Json<CaptureTimelineResponse>, ApiError> {
+    let owner = validate::owner(q.owner_user_id)?;
+    let limit = validate::limit(q.limit.as_deref())? as u64;
+    let after = match q.after.as_deref() {
+        None => 0,
+        Some(text) => text
+            .parse::<u64>()
+            .ok()
+            .filter(|_| text.len() <= 18)
+            .ok_or_else(|| ApiError::bad_request("after must be a chain position (0 or more)"))?,
+    };
+    let page = app
+        .store
+        .list_captures(owner.as_str(), &session_id, after, limit + 1)
+        .await?
+        .ok_or(ApiError::SessionNotFound)?;
+    let more = page.len() as u64 > limit;
+    let captures: Vec<CaptureTimelineEntry> = page
+        .into_iter()
+        .take(limit as usize)
+        .map(|c| CaptureTimelineEntry {
+            n: c.n,
+            epoch: c.epoch,
+            registered_at: rfc3339(c.registered_at),
+            executor_id: c.run_id,
+            launch: c.launch,
+            origin: c.origin,
+            classes: c.classes,
+            bytes: c.bytes,
+            files: c.counts.map(|k| k.files),
+            added: c.counts.map(|k| k.added),
+            changed: c.counts.map(|k| k.changed),
+            removed: c.counts.map(|k| k.removed),
+        })
+        .collect();
+    let next_after = if more { captures.last().map(|c| c.n) } else { None };
+    Ok(Json(CaptureTimelineResponse { captures, next_after }))
+}
+
 fn session_response(view: CaptureSessionView) -> CaptureSessionResponse {
     let CaptureSessionView { session, captures } = view;
     CaptureSessionResponse {
@@ -62,6 +137,11 @@ fn session_response(view: CaptureSessionView) -> CaptureSessionResponse {
         head_n: (session.head_n > 0).then_some(session.head_n),
         quota_bytes: session.quota_bytes,
         used_bytes: session.used_bytes,
+        stored_bytes: session.stored_bytes,
+        retention: RetentionPolicy {
+            keep_last: session.retention.keep_last.map(|n| n as i64),
+            keep_within_seconds: session.retention.keep_within_ms.map(|ms| (ms / 1000) as i64),
+        },
         captures: captures
             .into_iter()
             .map(|c| CaptureSummary {

@@ -257,16 +257,16 @@ pub async fn get_workspace(
     let owner = q.owner_user_id.ok_or(ApiError::NotFound)?.into_string();
     let view = owned(&app, &owner, &workspace_id).await?;
     let mut capture_drain = None;
-    if let Some(run) = view.current_run.as_ref().filter(|_| view.workspace.spec.capture_session().is_some()) {
-        if let Some(drain) = app.store.drain(&run.id).await? {
-            let completion = app.store.accepted_attestation(&run.id).await?;
-            let mut view = WorkspaceCaptureDrain::of(run, &drain, completion.as_ref());
-            if completion.is_none() {
-                view.completion_revoked =
-                    app.store.revoked_attestation(&run.id).await?.as_ref().map(CaptureDrainRevoked::of);
-            }
-            capture_drain = Some(view);
+    if let Some(run) = view.current_run.as_ref().filter(|_| view.workspace.spec.capture_session().is_some())
+        && let Some(drain) = app.store.drain(&run.id).await?
+    {
+        let completion = app.store.accepted_attestation(&run.id).await?;
+        let mut view = WorkspaceCaptureDrain::of(run, &drain, completion.as_ref());
+        if completion.is_none() {
+            view.completion_revoked =
+                app.store.revoked_attestation(&run.id).await?.as_ref().map(CaptureDrainRevoked::of);
         }
+        capture_drain = Some(view);
     }
     Ok(Json(WorkspaceDetails { summary: (&view).into(), spec: view.workspace.spec.document().clone(), capture_drain }))
 }

@@ -81,6 +81,8 @@ struct Account {
     unreadable: Vec<String>,
     unreadable_count: u64,
     carried: u64,
+    not_kept: Vec<String>,
+    not_kept_count: u64,
     register_refused: Option<String>,
     register_refused_n: Option<u64>,
     register_missing: Vec<String>,
@@ -137,6 +139,8 @@ impl Account {
             unreadable: Some(self.unreadable_count),
             carried: Some(self.carried),
             unreadable_paths: (!self.unreadable.is_empty()).then(|| self.unreadable.clone()),
+            not_kept: Some(self.not_kept_count),
+            not_kept_paths: (!self.not_kept.is_empty()).then(|| self.not_kept.clone()),
             register_refused: self.register_refused.clone(),
             register_refused_n: self.register_refused_n,
             register_missing: (!self.register_missing.is_empty()).then(|| self.register_missing.clone()),
@@ -312,6 +316,13 @@ struct Staged {
 }
 
 /// Why shipping stopped.
+/// Why an upload stopped short.
+enum UploadStop {
+    /// The session's quota refused it: nothing of the batch was stored.
+    Quota,
+    Outcome(ShipOutcome),
+}
+
 enum ShipOutcome {
     /// Everything staged is registered.
     Done,
@@ -495,6 +506,8 @@ impl Engine {
                 a.unreadable_count = s.unreadable.len() as u64;
                 a.carried = s.carried;
                 a.unreadable = s.unreadable.iter().take(NAMED_UNREADABLE).map(|(_, p)| p.clone()).collect();
+                a.not_kept_count = s.not_kept.len() as u64;
+                a.not_kept = s.not_kept.iter().take(NAMED_UNREADABLE).cloned().collect();
             }
             for class in CaptureClass::ALL {
                 let account = a.snaps.entry(class).or_default();
@@ -608,23 +621,59 @@ impl Engine {
                 }
             }
             let to_upload: Vec<ObjectRef> = unknown.into_iter().filter(|o| missing.contains(&o.key)).cloned().collect();
-            if let Some(outcome) = self.upload(to_upload).await {
-                return outcome;
+            // The small class's objects first: past the quota, a class whose
+            // objects were all stored is still registered.
+            let small = manifests.get(&CaptureClass::Small).map(Manifest::object_keys).unwrap_or_default();
+            let (first, rest): (Vec<ObjectRef>, Vec<ObjectRef>) =
+                to_upload.into_iter().partition(|o| small.contains(o.key.as_str()));
+            let mut past_quota: BTreeSet<CaptureClass> = BTreeSet::new();
+            // A bulk class that shares an object with a refused small one
+            // cannot be registered without it.
+            let bulk = manifests.get(&CaptureClass::Bulk).map(Manifest::object_keys).unwrap_or_default();
+            let shared = first.iter().any(|o| bulk.contains(o.key.as_str()));
+            for (class, part) in [(CaptureClass::Small, first), (CaptureClass::Bulk, rest)] {
+                if class == CaptureClass::Bulk && shared && past_quota.contains(&CaptureClass::Small) {
+                    past_quota.insert(class);
+                    continue;
+                }
+                match self.upload(part).await {
+                    None => {}
+                    Some(UploadStop::Quota) => {
+                        past_quota.insert(class);
+                    }
+                    Some(UploadStop::Outcome(outcome)) => return outcome,
+                }
+            }
+            let classes: BTreeMap<CaptureClass, Manifest> =
+                manifests.iter().filter(|(c, _)| !past_quota.contains(c)).map(|(c, m)| (*c, m.clone())).collect();
+            if classes.is_empty() {
+                for class in &past_quota {
+                    eprintln!("sluiced: the registrar refused the {} class: the session's quota", class.as_str());
+                }
+                self.staged = None;
+                self.with_account(|a| {
+                    a.refused = past_quota;
+                    a.pending = 0;
+                    a.staged_bytes = 0;
+                    a.pending_bulk = 0;
+                });
+                return ShipOutcome::Done;
             }
             let request = wire::RegisterRequest {
                 epoch: self.epoch,
                 n: self.head_n + 1,
-                classes: manifests.clone(),
+                classes,
                 origin: (self.stamper)(self.epoch, Some(self.head_n)),
             };
             match self.client.register(&request).await {
                 Ok(registered) => {
-                    for class in &registered.refused {
+                    let mut refused: BTreeSet<CaptureClass> = registered.refused.iter().copied().collect();
+                    refused.extend(past_quota);
+                    for class in &refused {
                         eprintln!("sluiced: the registrar refused the {} class: the session's quota", class.as_str());
                     }
-                    let refused: BTreeSet<CaptureClass> = registered.refused.iter().copied().collect();
                     let head = Arc::make_mut(&mut self.registered);
-                    for (class, manifest) in manifests {
+                    for (class, manifest) in request.classes {
                         if !refused.contains(&class) && registered.n.is_some() {
                             head.insert(class, manifest);
                         }
@@ -635,7 +684,7 @@ impl Engine {
                     self.staged = None;
                     let head = registered.n;
                     self.with_account(|a| {
-                        a.refused.extend(refused);
+                        a.refused = refused;
                         if head.is_some() {
                             a.head_n = head;
                             a.registered += 1;
@@ -703,7 +752,7 @@ impl Engine {
 
     /// Reads each object from disk (checking it still hashes to its key)
     /// and uploads them in batches. `None` when all are stored.
-    async fn upload(&mut self, objects: Vec<ObjectRef>) -> Option<ShipOutcome> {
+    async fn upload(&mut self, objects: Vec<ObjectRef>) -> Option<UploadStop> {
         // Batches of at most UPLOAD_BATCH_BYTES; the next is read from disk
         // while the one before it is sent.
         let mut batches: Vec<Vec<ObjectRef>> = Vec::new();
@@ -725,7 +774,7 @@ impl Engine {
         while let Some(reading) = next.take() {
             let (frames, batch) = match reading.await {
                 Ok(Ok(Ok(read))) => read,
-                _ => return Some(ShipOutcome::Stale),
+                _ => return Some(UploadStop::Outcome(ShipOutcome::Stale)),
             };
             let following = batches.next().map(read);
             let client = self.client.clone();
@@ -735,7 +784,10 @@ impl Engine {
                 if let Some(following) = following {
                     following.abort();
                 }
-                return Some(self.refused_or_pending(e));
+                if e.code() == Some(refusal::QUOTA) {
+                    return Some(UploadStop::Quota);
+                }
+                return Some(UploadStop::Outcome(self.refused_or_pending(e)));
             }
             let bytes: u64 = batch.iter().map(|o| u64::from(o.len)).sum();
             let count = batch.len() as u64;

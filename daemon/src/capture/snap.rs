@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -92,6 +92,8 @@ pub struct Snapped {
     pub carried: u64,
     /// Bytes this snap read from disk.
     pub read_bytes: u64,
+    /// Sockets and device nodes met and not kept (as shown), sorted.
+    pub not_kept: Vec<String>,
 }
 
 /// Why a snap failed: it stages nothing.
@@ -135,46 +137,123 @@ pub fn open_nofollow(path: &Path) -> std::io::Result<std::fs::File> {
     })
 }
 
+/// A run of zeros as long as the longest object, so a hole is shipped
+/// without being read (bytes the binary does not carry: they are zeroed).
+static ZEROS: [u8; MAX_OBJECT_BYTES] = [0; MAX_OBJECT_BYTES];
+
+/// The key of `len` zeros (that of a whole object's worth computed once).
+fn zeros_key(len: usize) -> String {
+    static WHOLE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    if len == MAX_OBJECT_BYTES { WHOLE.get_or_init(|| key_of(&ZEROS)).clone() } else { key_of(&ZEROS[..len]) }
+}
+
+/// The file's data extents as `(offset, length)`, found with `SEEK_DATA`
+/// and `SEEK_HOLE`; the rest up to `size` is holes. A file system that
+/// cannot tell answers one extent: the whole file.
+fn data_extents(file: &std::fs::File, size: u64) -> std::io::Result<Vec<(u64, u64)>> {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    let mut extents = Vec::new();
+    let mut at = 0u64;
+    while at < size {
+        // SAFETY: lseek on a descriptor this function borrows; it moves
+        // only the file offset, which every later read sets again.
+        let data = unsafe { libc::lseek(fd, at as libc::off_t, libc::SEEK_DATA) };
+        if data < 0 {
+            let e = std::io::Error::last_os_error();
+            return match e.raw_os_error() {
+                // No data past `at`: the rest is a hole.
+                Some(libc::ENXIO) => Ok(extents),
+                Some(libc::EINVAL) if extents.is_empty() => Ok(vec![(0, size)]),
+                _ => Err(e),
+            };
+        }
+        // SAFETY: as above.
+        let hole = unsafe { libc::lseek(fd, data, libc::SEEK_HOLE) };
+        if hole < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let (start, end) = (data as u64, (hole as u64).min(size));
+        if end > start {
+            extents.push((start, end - start));
+        }
+        at = end.max(start + 1);
+    }
+    Ok(extents)
+}
+
+/// What [`objects_of`] tells of each object: its key, offset, bytes, and
+/// whether it is a hole's zeros.
+type Found<'a> = dyn FnMut(String, u64, &[u8], bool) + 'a;
+
 /// Reads a file into objects: one for a file of at most one object's size,
-/// content-defined chunks for a larger one. Calls `found` for each.
+/// content-defined chunks for a larger one. Calls `found` for each, with
+/// its offset. A large file with holes is read only where it has data:
+/// each hole is objects of zeros, which a restore leaves as holes.
 pub fn objects_of(
-    file: std::fs::File,
+    mut file: std::fs::File,
     size: u64,
-    mut found: impl FnMut(String, u64, &[u8]),
+    sparse: bool,
+    mut found: impl FnMut(String, u64, &[u8], bool),
 ) -> std::io::Result<(Vec<String>, u64)> {
+    use std::io::Seek;
     let mut keys = Vec::new();
     if size == 0 {
         return Ok((keys, 0));
     }
     if size <= MAX_OBJECT_BYTES as u64 {
         let mut bytes = Vec::with_capacity(size as usize);
-        file.take(MAX_OBJECT_BYTES as u64 + 1).read_to_end(&mut bytes)?;
+        (&mut file).take(MAX_OBJECT_BYTES as u64 + 1).read_to_end(&mut bytes)?;
         if bytes.len() as u64 != size {
             return Err(std::io::Error::other("the file changed while it was read"));
         }
         let key = key_of(&bytes);
-        found(key.clone(), 0, &bytes);
+        found(key.clone(), 0, &bytes, false);
         keys.push(key);
         return Ok((keys, size));
     }
+    let extents = if sparse { data_extents(&file, size)? } else { vec![(0, size)] };
+    let mut at = 0u64;
     let mut read = 0u64;
-    let chunker = fastcdc::v2020::StreamCDC::new(
-        std::io::BufReader::with_capacity(1 << 20, file),
-        CHUNK_MIN,
-        CHUNK_AVG,
-        CHUNK_MAX,
-    );
-    for chunk in chunker {
-        let chunk = chunk.map_err(|e| match e {
-            fastcdc::v2020::Error::IoError(e) => e,
-            other => std::io::Error::other(other.to_string()),
-        })?;
-        let key = key_of(&chunk.data);
-        found(key.clone(), chunk.offset, &chunk.data);
-        read += chunk.length as u64;
-        keys.push(key);
+    // A hole: zeros of at most one object each, not read.
+    let zeros = |found: &mut Found<'_>, keys: &mut Vec<String>, from: u64, to: u64| {
+        let mut offset = from;
+        while offset < to {
+            let len = (to - offset).min(MAX_OBJECT_BYTES as u64) as usize;
+            let key = zeros_key(len);
+            found(key.clone(), offset, &ZEROS[..len], true);
+            keys.push(key);
+            offset += len as u64;
+        }
+    };
+    for (start, len) in extents {
+        zeros(&mut found, &mut keys, at, start);
+        file.seek(std::io::SeekFrom::Start(start))?;
+        let chunker = fastcdc::v2020::StreamCDC::new(
+            std::io::BufReader::with_capacity(1 << 20, (&file).take(len)),
+            CHUNK_MIN,
+            CHUNK_AVG,
+            CHUNK_MAX,
+        );
+        let mut extent_read = 0u64;
+        for chunk in chunker {
+            let chunk = chunk.map_err(|e| match e {
+                fastcdc::v2020::Error::IoError(e) => e,
+                other => std::io::Error::other(other.to_string()),
+            })?;
+            let key = key_of(&chunk.data);
+            found(key.clone(), start + chunk.offset, &chunk.data, false);
+            extent_read += chunk.length as u64;
+            keys.push(key);
+        }
+        if extent_read != len {
+            return Err(std::io::Error::other("the file changed while it was read"));
+        }
+        read += extent_read;
+        at = start + len;
     }
-    if read != size {
+    zeros(&mut found, &mut keys, at, size);
+    if file.metadata()?.len() != size {
         return Err(std::io::Error::other("the file changed while it was read"));
     }
     Ok((keys, read))
@@ -187,6 +266,8 @@ struct Walk<'a> {
     seen: &'a mut SeenFiles,
     out: Snapped,
     keys: HashSet<String>,
+    /// The first path of each inode with several names, by device and inode.
+    links: HashMap<(u64, u64), Name>,
     /// Bytes of new objects kept in memory for shipping, so it need not
     /// read them again.
     kept_bytes: usize,
@@ -255,18 +336,18 @@ impl Walk<'_> {
                     }
                     let mut refs = Vec::new();
                     let kept = &mut self.kept_bytes;
-                    let (keys, read) = objects_of(file, meta.size(), |key, offset, data| {
-                        let keep = *kept + data.len() <= KEEP_BYTES;
-                        if keep {
+                    // Fewer blocks than bytes: the file has holes to skip.
+                    let sparse = meta.blocks().saturating_mul(512) < meta.size();
+                    let (keys, read) = objects_of(file, meta.size(), sparse, |key, offset, data, zeros| {
+                        let bytes = if zeros {
+                            Some(bytes::Bytes::from_static(&ZEROS[..data.len()]))
+                        } else if *kept + data.len() <= KEEP_BYTES {
                             *kept += data.len();
-                        }
-                        refs.push(ObjectRef {
-                            key,
-                            path: path.to_path_buf(),
-                            offset,
-                            len: data.len() as u32,
-                            bytes: keep.then(|| bytes::Bytes::copy_from_slice(data)),
-                        })
+                            Some(bytes::Bytes::copy_from_slice(data))
+                        } else {
+                            None
+                        };
+                        refs.push(ObjectRef { key, path: path.to_path_buf(), offset, len: data.len() as u32, bytes })
                     })?;
                     Ok((keys, read, refs))
                 });
@@ -289,6 +370,19 @@ impl Walk<'_> {
             let seen = Seen { size, mtime_ns, ctime_ns, ino, dev, objects: objects.clone(), walk };
             self.seen.files.insert(vpath.clone(), seen);
         }
+        // The first path of an inode with more than one name is the one
+        // the others link to.
+        let hard_link = if meta.nlink() > 1 {
+            match self.links.entry((meta.dev(), meta.ino())) {
+                std::collections::hash_map::Entry::Occupied(first) => Some(first.get().clone()),
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(vpath.clone());
+                    None
+                }
+            }
+        } else {
+            None
+        };
         let entry = Entry {
             path: vpath,
             kind: EntryKind::File,
@@ -297,6 +391,7 @@ impl Walk<'_> {
             mtime_ms: mtime_ms(meta),
             objects,
             target: None,
+            hard_link,
         };
         self.push(class, entry);
     }
@@ -325,15 +420,8 @@ impl Walk<'_> {
             let kind = meta.file_type();
             if kind.is_dir() {
                 if vpath != ".git" {
-                    let entry = Entry {
-                        path: vpath.clone(),
-                        kind: EntryKind::Dir,
-                        mode: meta.mode() & 0o7777,
-                        size: 0,
-                        mtime_ms: mtime_ms(&meta),
-                        objects: Vec::new(),
-                        target: None,
-                    };
+                    let entry =
+                        Entry::contentless(vpath.clone(), EntryKind::Dir, meta.mode() & 0o7777, mtime_ms(&meta));
                     self.push(CaptureClass::Small, entry);
                 }
                 if self.dir(&dir.join(name), Some(&vpath)).is_err() {
@@ -344,23 +432,22 @@ impl Walk<'_> {
                     Ok(target) => {
                         let target =
                             Name::from_bytes(std::os::unix::ffi::OsStringExt::into_vec(target.into_os_string()));
-                        let entry = Entry {
-                            path: vpath,
-                            kind: EntryKind::Symlink,
-                            mode: 0o777,
-                            size: 0,
-                            mtime_ms: mtime_ms(&meta),
-                            objects: Vec::new(),
-                            target: Some(target),
-                        };
+                        let mut entry = Entry::contentless(vpath, EntryKind::Symlink, 0o777, mtime_ms(&meta));
+                        entry.target = Some(target);
                         self.push(CaptureClass::Small, entry);
                     }
                     Err(_) => self.unreadable(&vpath, false),
                 }
             } else if kind.is_file() {
                 self.file(dir, name, vpath, &meta);
+            } else if kind.is_fifo() {
+                let entry = Entry::contentless(vpath, EntryKind::Fifo, meta.mode() & 0o7777, mtime_ms(&meta));
+                self.push(CaptureClass::Small, entry);
+            } else {
+                // A socket belongs to a process and a device node to the
+                // host: neither is work to keep, but both are named.
+                self.out.not_kept.push(vpath.to_string());
             }
-            // Sockets, pipes and devices are not work to keep.
         }
         Ok(())
     }
@@ -380,7 +467,7 @@ pub fn snap(
     for (class, manifest) in previous {
         out.manifests.insert(*class, Manifest { entries: Vec::with_capacity(manifest.entries.len()) });
     }
-    let mut walk = Walk { config, previous, seen, out, keys: HashSet::new(), kept_bytes: 0 };
+    let mut walk = Walk { config, previous, seen, out, keys: HashSet::new(), links: HashMap::new(), kept_bytes: 0 };
     walk.dir(&config.worktree, None).map_err(SnapError::Root)?;
     let mut out = walk.out;
     let this_walk = seen.walks;
@@ -389,6 +476,7 @@ pub fn snap(
         out.manifests.entry(class).or_default().canonicalize();
     }
     out.unreadable.sort();
+    out.not_kept.sort();
     if kind == SnapKind::Final && !out.unreadable.is_empty() {
         return Err(SnapError::Unreadable(out.unreadable.len(), Box::new(out)));
     }
@@ -473,7 +561,7 @@ mod tests {
         let chunks = |data: &[u8]| {
             let path = dir.path().join("big");
             std::fs::write(&path, data).unwrap();
-            objects_of(std::fs::File::open(&path).unwrap(), data.len() as u64, |_, _, _: &[u8]| {}).unwrap().0
+            objects_of(std::fs::File::open(&path).unwrap(), data.len() as u64, false, |_, _, _: &[u8], _| {}).unwrap().0
         };
         let before = chunks(&data);
         data.splice(2 << 20..2 << 20, b"inserted in the middle".iter().copied());

@@ -1,0 +1,189 @@
+//! Collection end to end: the real `sluice serve` and `sluice gc` binaries,
+//! a real executor rewriting a large file, captures into the local object
+//! store and a real S3-compatible server. Retention forgets the captures no
+//! rule keeps; `sluice gc` deletes what nothing kept names, and killed at
+//! any point it loses nothing a kept capture needs.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use sluice_tests::capture::*;
+use sluice_tests::s3::BUCKET;
+use sluice_tests::server::{DataDir, Options, Server};
+use sluice_tests::sluice_binary;
+
+/// How many times the file is rewritten, and how large it is.
+const REWRITES: u64 = 20;
+const FILE_MIB: u64 = 50;
+/// Captures kept besides the head.
+const KEEP_LAST: u64 = 3;
+
+async fn capture_status(server: &Server, id: &str) -> serde_json::Value {
+    let (status, body) = server.get(&format!("/v1/workspaces/{id}/capture?ownerUserId=alice")).await;
+    assert_eq!(status, 200, "{body}");
+    body
+}
+
+/// Runs `sluice gc` against the server's data directory and store.
+fn gc(dir: &DataDir, s3: Option<&sluice_tests::s3::S3Server>, args: &[&str]) -> std::process::Command {
+    let mut command = std::process::Command::new(sluice_binary());
+    // A killed collection's fence holds registrations off for this long.
+    command.arg("gc").arg("--data-dir").arg(dir.path()).arg("--fence-seconds").arg("5").args(args);
+    if let Some(s3) = s3 {
+        command.arg("--object-store").arg(format!("s3://{BUCKET}/captures"));
+        for (name, value) in s3.env() {
+            command.env(name, value);
+        }
+    }
+    command
+}
+
+fn gc_output(mut command: std::process::Command) -> String {
+    let out = command.output().expect("sluice gc runs");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "sluice gc failed: {text}");
+    text
+}
+
+/// The bytes a line of `sluice gc` names in parentheses, `(N bytes)`.
+fn bytes_in(line: &str) -> u64 {
+    let start = line.rfind('(').expect("a (N bytes) part") + 1;
+    line[start..].split(' ').next().unwrap().parse().unwrap()
+}
+
+#[tokio::test]
+async fn a_rewritten_file_is_collected_down_to_what_the_kept_captures_need() {
+    for s3 in stores() {
+        let label = if s3.is_some() { "S3" } else { "local objects" };
+        eprintln!("{label}");
+        let dir = DataDir::new();
+        let stored = || match &s3 {
+            Some(s3) => s3.stored_bytes(),
+            None => bytes_under(&dir.path().join("objects")),
+        };
+        // Snapped only after each exec, so every capture holds a whole rewrite.
+        let options = Options::serve().arg("--runtime").arg("local").arg("--capture-interval-ms").arg("600000");
+        let server = Server::start_with(&dir.path(), with_store(options, s3.as_ref())).await;
+        let body = json!({"ownerUserId": "alice", "retention": {"keepLast": KEEP_LAST}});
+        let (status, created) = server.post("/v1/capture-sessions", &body).await;
+        assert_eq!(status, 201, "{created}");
+        let session =
+            (created["sessionId"].as_str().unwrap().to_owned(), created["token"].as_str().unwrap().to_owned());
+        let (_, view) = server.get(&format!("/v1/capture-sessions/{}?ownerUserId=alice", session.0)).await;
+        assert_eq!(view["retention"], json!({"keepLast": KEEP_LAST}), "the policy in force: {view}");
+
+        let (a, _) = launch(&server, &session, "launch-a").await;
+        let started = Instant::now();
+        let mut last_digest = String::new();
+        for i in 1..=REWRITES {
+            let script = format!(
+                "cd /workspace 2>/dev/null || cd ~; busybox dd if=/dev/urandom of=data.bin bs=1048576 count={FILE_MIB} 2>/dev/null; \
+                 busybox sha256sum data.bin"
+            );
+            last_digest = sh_ok(&server, &a, &script).await;
+            // Each rewrite is captured before the next one starts.
+            let mut settled = false;
+            for _ in 0..600 {
+                let status = capture_status(&server, &a).await;
+                let uploaded = status["uploadedBytes"].as_u64().unwrap_or(0);
+                if status["pending"] == 0 && status["bulkBuilding"] == false && uploaded >= (i * FILE_MIB) << 20 {
+                    settled = true;
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            assert!(settled, "{label}: rewrite {i} was never captured: {}", capture_status(&server, &a).await);
+        }
+        eprintln!("{label}: {REWRITES} rewrites captured in {:?}", started.elapsed());
+        let (status, stopping) =
+            server.post(&format!("/v1/workspaces/{a}/stop"), &json!({"ownerUserId": "alice"})).await;
+        assert_eq!(status, 202, "{stopping}");
+        let stopped = server.wait_for("alice", &a, READY_WITHIN, |w| w["status"] == "stopped").await;
+        assert_eq!(stopped["status"], "stopped", "{stopped}");
+        eprintln!("{label}: stopped at {:?}", started.elapsed());
+        // The timeline, a page at a time: each rewrite changed one file.
+        let mut timeline: Vec<serde_json::Value> = Vec::new();
+        let mut after = 0;
+        loop {
+            let path = format!("/v1/capture-sessions/{}/captures?ownerUserId=alice&limit=8&after={after}", session.0);
+            let (status, page) = server.get(&path).await;
+            assert_eq!(status, 200, "{page}");
+            timeline.extend(page["captures"].as_array().unwrap().iter().cloned());
+            match page["nextAfter"].as_u64() {
+                Some(next) => after = next,
+                None => break,
+            }
+        }
+        let positions: Vec<u64> = timeline.iter().map(|c| c["n"].as_u64().unwrap()).collect();
+        assert_eq!(positions, (1..=REWRITES).collect::<Vec<_>>(), "{label}");
+        assert_eq!((timeline[0]["added"].as_u64(), timeline[0]["files"].as_u64()), (Some(1), Some(1)), "{label}");
+        for capture in &timeline[1..] {
+            let counts = (&capture["added"], &capture["changed"], &capture["removed"], &capture["files"]);
+            assert_eq!(counts, (&json!(0), &json!(1), &json!(0), &json!(1)), "{label}: {capture}");
+            assert_eq!(capture["launch"], "launch-a");
+            assert_eq!(capture["origin"]["launch"], "launch-a");
+        }
+        let (status, _) = server.get(&format!("/v1/capture-sessions/{}/captures?ownerUserId=bob", session.0)).await;
+        assert_eq!(status, 404, "another owner's session is not found");
+        let (status, bad) =
+            server.get(&format!("/v1/capture-sessions/{}/captures?ownerUserId=alice&after=-1", session.0)).await;
+        assert_eq!(status, 400, "{bad}");
+        assert!(bad["message"].as_str().unwrap().contains("after"), "{bad}");
+        let before = stored();
+        assert!(before >= (REWRITES * FILE_MIB) << 20, "{label}: every rewrite was stored ({before} bytes)");
+
+        // A dry run names what would go and deletes nothing.
+        let dry = gc_output(gc(&dir, s3.as_ref(), &["--dry-run", "--grace-seconds", "0"]));
+        let would = dry.lines().find(|l| l.contains("would be deleted")).unwrap_or_else(|| panic!("{dry}"));
+        assert!(bytes_in(would) >= ((REWRITES - KEEP_LAST - 1) * FILE_MIB) << 20, "{label}: {dry}");
+        assert_eq!(stored(), before, "{label}: a dry run deletes nothing");
+
+        // Killed at random points, it loses nothing a kept capture needs.
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..5 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let mut child = gc(&dir, s3.as_ref(), &["--grace-seconds", "0"])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            tokio::time::sleep(Duration::from_millis(seed % 400)).await;
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        // The fence a killed collection held runs out; this one finishes.
+        let mut done = String::new();
+        for _ in 0..30 {
+            let out = gc(&dir, s3.as_ref(), &["--grace-seconds", "0"]).output().unwrap();
+            done = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+            if out.status.success() {
+                break;
+            }
+            assert!(done.contains("another collection is deleting"), "{label}: {done}");
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+        eprintln!("{label}: collected at {:?}", started.elapsed());
+        let need_line = done.lines().find(|l| l.contains(&session.0)).unwrap_or_else(|| panic!("{label}: {done}"));
+        let need = bytes_in(need_line);
+        // The kept captures: the newest KEEP_LAST (the head and the seal among them).
+        let expected = (KEEP_LAST * FILE_MIB) << 20;
+        assert!(
+            need >= expected && need <= expected + expected / 20,
+            "{label}: the kept captures hold {need} bytes, about {expected}: {done}"
+        );
+        let after = stored();
+        assert!(after <= need + need / 10, "{label}: {after} bytes stored for {need} needed: {done}");
+        let (_, view) = server.get(&format!("/v1/capture-sessions/{}?ownerUserId=alice", session.0)).await;
+        let kept: Vec<u64> = view["captures"].as_array().unwrap().iter().map(|c| c["n"].as_u64().unwrap()).collect();
+        assert_eq!(kept.len() as u64, KEEP_LAST, "{label}: {view}");
+        assert_eq!(view["storedBytes"].as_u64(), Some(need), "{label}: recounted: {view}");
+
+        // The head restores byte for byte after all of it.
+        let (b, _) = launch(&server, &session, "launch-b").await;
+        let digest = sh_ok(&server, &b, "cd /workspace 2>/dev/null || cd ~; busybox sha256sum data.bin").await;
+        assert_eq!(digest, last_digest, "{label}: the last rewrite restores exactly");
+        server.stop();
+    }
+}
