@@ -103,10 +103,12 @@ mod tests {
         let paths = doc["paths"].as_object().unwrap();
         assert_eq!(
             paths.len(),
-            24,
-            "17 workspace paths, 2 capture-session paths, /v1/runs/{{runId}}, /v1/retained-executors, 2 job paths and /healthz"
+            25,
+            "17 workspace paths, 3 capture-session paths, /v1/runs/{{runId}}, /v1/retained-executors, 2 job paths and /healthz"
         );
         assert_eq!(paths["/v1/retained-executors"]["get"]["security"], json!([{"apiToken": []}]));
+        let captures = &paths["/v1/capture-sessions/{sessionId}/captures"]["get"];
+        assert_eq!(captures["security"], json!([{"apiToken": []}]));
         assert_eq!(paths["/v1/jobs/failed"]["get"]["security"], json!([{"apiToken": []}]));
         assert_eq!(paths["/v1/jobs/retry"]["post"]["security"], json!([{"apiToken": []}]));
         assert_eq!(paths["/v1/capture-sessions"]["post"]["security"], json!([{"apiToken": []}]));
