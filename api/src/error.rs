@@ -37,6 +37,9 @@ pub enum ApiError {
     /// Uniform, like `NotFound`, for capture sessions.
     #[error("capture session not found")]
     SessionNotFound,
+    /// The session keeps no capture at that position.
+    #[error("capture {0} is not kept by this session")]
+    CaptureNotFound(u64),
     #[error("{message}")]
     Conflict { message: String, code: Option<&'static str> },
     /// A request this install cannot serve, refused rather than ignored.
@@ -75,6 +78,10 @@ impl ApiError {
             ApiError::SessionNotFound => {
                 (StatusCode::NOT_FOUND, body("CaptureSessionNotFoundError", "capture session not found".into(), None))
             }
+            ApiError::CaptureNotFound(n) => (
+                StatusCode::NOT_FOUND,
+                body("CaptureNotFoundError", format!("capture {n} is not kept by this session"), None),
+            ),
             ApiError::Conflict { message, code } => {
                 (StatusCode::CONFLICT, body("WorkspaceConflictError", message.clone(), *code))
             }

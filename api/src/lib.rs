@@ -46,6 +46,9 @@ pub struct ApiConfig {
     /// What a capture session created without rules of its own keeps and
     /// may hold.
     pub capture_defaults: CaptureDefaults,
+    /// Reads captures back out of the object store; `None` where this API
+    /// has no store (then the timeline's reads of trees answer 503).
+    pub captures: Option<std::sync::Arc<dyn sluice_executor::CaptureReader>>,
 }
 
 /// The install's capture session defaults.
@@ -102,6 +105,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/capture-sessions", post(routes::capture_sessions::create_capture_session))
         .route("/v1/capture-sessions/{sessionId}", get(routes::capture_sessions::get_capture_session))
         .route("/v1/capture-sessions/{sessionId}/captures", get(routes::capture_sessions::list_captures))
+        .route("/v1/capture-sessions/{sessionId}/captures/{n}/diff", get(routes::capture_sessions::diff_captures))
         .route_layer(middleware::from_fn_with_state(state.clone(), auth::require_api_token));
 
     Router::new()

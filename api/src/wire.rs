@@ -325,6 +325,18 @@ pub struct CaptureListQuery {
     pub after: Option<String>,
 }
 
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct CaptureDiffQuery {
+    /// The session's owner (required).
+    pub owner_user_id: Option<OwnerUserId>,
+    /// The capture to compare with (default: the kept capture before; none
+    /// before it compares with an empty tree).
+    #[param(pattern = r"^[0-9]{1,18}$")]
+    pub against: Option<String>,
+}
+
 // ---------------------------------------------------------------- responses
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -1145,6 +1157,29 @@ pub struct CaptureTimelineEntry {
     pub changed: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub removed: Option<u64>,
+}
+
+/// The paths that differ between two captures' trees (both classes), each
+/// list sorted and together at most 10,000 long; a path is a string, or
+/// `{"hex": …}` where it is not UTF-8.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CaptureDiffResponse {
+    pub n: u64,
+    /// 0: an empty tree.
+    pub against: u64,
+    #[schema(value_type = Vec<Object>)]
+    pub added: Vec<sluice_protocol::names::Name>,
+    #[schema(value_type = Vec<Object>)]
+    pub changed: Vec<sluice_protocol::names::Name>,
+    #[schema(value_type = Vec<Object>)]
+    pub removed: Vec<sluice_protocol::names::Name>,
+    /// How many of each there are, listed or not.
+    pub added_count: u64,
+    pub changed_count: u64,
+    pub removed_count: u64,
+    /// Whether the lists stop short of the counts.
+    pub truncated: bool,
 }
 
 /// A page of a session's kept captures, in chain order.

@@ -237,6 +237,7 @@ async fn run_api(store_args: StoreArgs, api_args: ApiArgs, worker_args: Option<W
         unenforceable,
         capture_defaults: api_args.capture_defaults(),
         control: Some(Arc::new(sluice_worker::executors::LocalExecutors::new(store.clone(), objects.clone()))),
+        captures: Some(Arc::new(sluice_worker::executors::LocalExecutors::new(store.clone(), objects.clone()))),
     };
     let listener = tokio::net::TcpListener::bind(&api_args.listen)
         .await

@@ -35,7 +35,7 @@ pub enum SnapshotState {
 }
 
 impl SnapshotState {
-    fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             SnapshotState::Taking => "taking",
             SnapshotState::Ready => "ready",

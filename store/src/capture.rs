@@ -319,6 +319,29 @@ impl Store {
         rows.iter().map(capture_from_row).collect::<Result<Vec<_>, _>>().map(Some)
     }
 
+    /// The manifest documents (small, bulk) of the owner's session's kept
+    /// capture `n`: `None` when the session is not the owner's, `Some(None)`
+    /// when it keeps no capture `n`.
+    #[allow(clippy::type_complexity)]
+    pub async fn capture_manifests(
+        &self,
+        owner: &str,
+        session_id: &str,
+        n: u64,
+    ) -> Result<Option<Option<(Option<String>, Option<String>)>>, StoreError> {
+        if self.capture_session(session_id).await?.is_none_or(|s| s.owner_user_id != owner) {
+            return Ok(None);
+        }
+        let row = self
+            .pool
+            .fetch_optional(
+                "SELECT small_manifest, bulk_manifest FROM captures WHERE session_id = $1 AND n = $2",
+                args![session_id, signed(n)],
+            )
+            .await?;
+        row.map(|r| Ok((r.opt_text("small_manifest")?, r.opt_text("bulk_manifest")?))).transpose().map(Some)
+    }
+
     /// Whether `token` is the session's token.
     pub async fn capture_token_matches(&self, session_id: &str, token: &str) -> Result<bool, StoreError> {
         let row = self

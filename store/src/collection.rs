@@ -14,6 +14,7 @@
 use sluice_domain::retention::{self, Registered, Retention};
 
 use crate::Store;
+use crate::broker_snapshots::SnapshotState;
 use crate::clock::now_ms;
 use crate::db::{BackendKind, Tx, args};
 use crate::error::StoreError;
@@ -201,8 +202,8 @@ impl Store {
         let rows = self
             .pool
             .fetch_all(
-                "SELECT small_manifest AS a, bulk_manifest AS b FROM broker_snapshots WHERE state IN ('taking', 'ready')",
-                args![],
+                "SELECT small_manifest AS a, bulk_manifest AS b FROM broker_snapshots WHERE state IN ($1, $2)",
+                args![SnapshotState::Taking.as_str(), SnapshotState::Ready.as_str()],
             )
             .await?;
         for row in &rows {

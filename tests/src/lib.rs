@@ -47,6 +47,7 @@ impl App {
                 retention: sluice_store::capture::Retention { keep_last: Some(20), keep_within_ms: Some(604_800_000) },
                 quota_bytes: None,
             },
+            captures: None,
         };
         adjust(&mut config);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -125,6 +125,27 @@ async fn a_rewritten_file_is_collected_down_to_what_the_kept_captures_need() {
         }
         let (status, _) = server.get(&format!("/v1/capture-sessions/{}/captures?ownerUserId=bob", session.0)).await;
         assert_eq!(status, 404, "another owner's session is not found");
+        // What two captures differ by: the rewritten file, whichever way.
+        let diff_path = |n: u64, against: Option<u64>, owner: &str| {
+            let against = against.map(|a| format!("&against={a}")).unwrap_or_default();
+            format!("/v1/capture-sessions/{}/captures/{n}/diff?ownerUserId={owner}{against}", session.0)
+        };
+        let (status, diff) = server.get(&diff_path(5, Some(2), "alice")).await;
+        assert_eq!(status, 200, "{diff}");
+        assert_eq!((diff["changed"].clone(), diff["added"].clone()), (json!(["tree/data.bin"]), json!([])), "{diff}");
+        assert_eq!(
+            (diff["n"].as_u64(), diff["against"].as_u64(), diff["truncated"].as_bool()),
+            (Some(5), Some(2), Some(false))
+        );
+        let (_, first) = server.get(&diff_path(1, None, "alice")).await;
+        assert_eq!((first["against"].as_u64(), first["added"].clone()), (Some(0), json!(["tree/data.bin"])), "{first}");
+        let (_, same) = server.get(&diff_path(3, Some(3), "alice")).await;
+        assert_eq!(same["changedCount"].as_u64(), Some(0), "{same}");
+        let (status, _) = server.get(&diff_path(5, Some(2), "bob")).await;
+        assert_eq!(status, 404);
+        let (status, missing) = server.get(&diff_path(99, None, "alice")).await;
+        assert_eq!(status, 404, "{missing}");
+        assert!(missing["message"].as_str().unwrap().contains("99"), "{missing}");
         let (status, bad) =
             server.get(&format!("/v1/capture-sessions/{}/captures?ownerUserId=alice&after=-1", session.0)).await;
         assert_eq!(status, 400, "{bad}");

@@ -172,11 +172,8 @@ async fn a_stop_drains_a_workspace_whose_writers_keep_writing_and_loses_no_line(
             // a writer left running past the snap would outgrow the capture.
             let mut most = 0;
             let started = Instant::now();
-            loop {
-                match lines_on_disk(flavor, &dir, &run_id) {
-                    Some(n) => most = most.max(n),
-                    None => break,
-                }
+            while let Some(n) = lines_on_disk(flavor, &dir, &run_id) {
+                most = most.max(n);
                 assert!(started.elapsed() < Duration::from_secs(90), "the drain did not remove the executor");
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }

@@ -36,6 +36,31 @@ impl LocalExecutors {
     }
 }
 
+impl sluice_executor::CaptureReader for LocalExecutors {
+    fn capture_tree<'a>(
+        &'a self,
+        small: Option<&'a str>,
+        bulk: Option<&'a str>,
+    ) -> ExecutorFuture<'a, sluice_executor::CaptureTree> {
+        Box::pin(async move {
+            let objects = self
+                .objects
+                .as_ref()
+                .ok_or_else(|| ExecutorError::NotHere("this process has no object store (run sluice serve)".into()))?;
+            let read = |key: Option<&'a str>| async move {
+                match key {
+                    None => Ok(Default::default()),
+                    Some(key) => crate::registrar::resolve_document(objects, key)
+                        .await
+                        .map(|(manifest, _)| manifest)
+                        .map_err(|e| ExecutorError::Unreachable(format!("the capture's manifest: {e}"))),
+                }
+            };
+            Ok(sluice_executor::CaptureTree { small: read(small).await?, bulk: read(bulk).await? })
+        })
+    }
+}
+
 impl Executors for LocalExecutors {
     fn healthy<'a>(
         &'a self,

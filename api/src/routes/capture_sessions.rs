@@ -5,12 +5,14 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use sluice_protocol::names::Name;
+use sluice_protocol::registrar::Entry;
 use sluice_store::capture::{CaptureSessionView, Retention};
 use sluice_store::clock::rfc3339;
 
 use crate::AppState;
 use crate::error::ApiError;
-use crate::error::responses::{Internal, InvalidRequest, NotFound, Unauthenticated};
+use crate::error::responses::{Internal, InvalidRequest, NotFound, Unauthenticated, Unavailable};
 use crate::extract::{JsonBody, QueryOf};
 use crate::validate;
 use crate::wire::*;
@@ -94,11 +96,7 @@ pub async fn list_captures(
     let limit = validate::limit(q.limit.as_deref())? as u64;
     let after = match q.after.as_deref() {
         None => 0,
-        Some(text) => text
-            .parse::<u64>()
-            .ok()
-            .filter(|_| text.len() <= 18)
-            .ok_or_else(|| ApiError::bad_request("after must be a chain position (0 or more)"))?,
+        Some(text) => chain_position(text, "after")?,
     };
     let page = app
         .store
@@ -126,6 +124,96 @@ pub async fn list_captures(
         .collect();
     let next_after = if more { captures.last().map(|c| c.n) } else { None };
     Ok(Json(CaptureTimelineResponse { captures, next_after }))
+}
+
+/// The most paths a diff lists.
+pub const MAX_DIFF_PATHS: usize = 10_000;
+
+/// What differs between two kept captures of a session: the paths added,
+/// changed (content, mode, kind, link or time) and removed, over both classes.
+#[utoipa::path(get, path = "/v1/capture-sessions/{sessionId}/captures/{n}/diff", tag = "capture",
+    operation_id = "diffCaptures",
+    params(("sessionId" = String, Path), ("n" = u64, Path), CaptureDiffQuery),
+    responses((status = 200, body = CaptureDiffResponse), InvalidRequest, Unauthenticated, NotFound, Unavailable,
+        Internal),
+    security(("apiToken" = [])))]
+pub async fn diff_captures(
+    State(app): State<AppState>,
+    Path((session_id, n)): Path<(String, String)>,
+    QueryOf(q): QueryOf<CaptureDiffQuery>,
+) -> Result<Json<CaptureDiffResponse>, ApiError> {
+    let owner = validate::owner(q.owner_user_id)?;
+    let n = chain_position(&n, "n")?;
+    let owner = owner.as_str();
+    let newer = tree(&app, owner, &session_id, n).await?;
+    let against = match q.against.as_deref() {
+        Some(text) => chain_position(text, "against")?,
+        None => {
+            // The kept capture before n, if any.
+            let before = app.store.list_captures(owner, &session_id, 0, u64::MAX >> 2).await?.unwrap_or_default();
+            before.iter().filter(|c| c.n < n).map(|c| c.n).max().unwrap_or(0)
+        }
+    };
+    let older = if against == 0 { Default::default() } else { tree(&app, owner, &session_id, against).await? };
+    let merged = |t: &sluice_executor::CaptureTree| -> std::collections::BTreeMap<Name, Entry> {
+        t.small.entries.iter().chain(&t.bulk.entries).map(|e| (e.path.clone(), e.clone())).collect()
+    };
+    let (old, new) = (merged(&older), merged(&newer));
+    let mut diff = CaptureDiffResponse {
+        n,
+        against,
+        added: Vec::new(),
+        changed: Vec::new(),
+        removed: Vec::new(),
+        added_count: 0,
+        changed_count: 0,
+        removed_count: 0,
+        truncated: false,
+    };
+    let mut listed = 0usize;
+    let mut list = |paths: &mut Vec<Name>, count: &mut u64, path: &Name| {
+        *count += 1;
+        if listed < MAX_DIFF_PATHS {
+            paths.push(path.clone());
+            listed += 1;
+        }
+    };
+    for (path, entry) in &new {
+        match old.get(path) {
+            None => list(&mut diff.added, &mut diff.added_count, path),
+            Some(before) if before != entry => list(&mut diff.changed, &mut diff.changed_count, path),
+            Some(_) => {}
+        }
+    }
+    for path in old.keys().filter(|p| !new.contains_key(*p)) {
+        list(&mut diff.removed, &mut diff.removed_count, path);
+    }
+    diff.truncated = listed < (diff.added_count + diff.changed_count + diff.removed_count) as usize;
+    Ok(Json(diff))
+}
+
+/// A chain position from a path or query parameter, named in a 400.
+fn chain_position(text: &str, field: &str) -> Result<u64, ApiError> {
+    text.parse::<u64>()
+        .ok()
+        .filter(|_| text.len() <= 18)
+        .ok_or_else(|| ApiError::bad_request(format!("{field} must be a chain position (0 or more)")))
+}
+
+/// The tree of the owner's session's kept capture `n`.
+async fn tree(app: &AppState, owner: &str, session_id: &str, n: u64) -> Result<sluice_executor::CaptureTree, ApiError> {
+    let manifests = app.store.capture_manifests(owner, session_id, n).await?.ok_or(ApiError::SessionNotFound)?;
+    let (small, bulk) = manifests.ok_or(ApiError::CaptureNotFound(n))?;
+    let reader = app.config.captures.as_deref().ok_or_else(|| {
+        ApiError::ServiceUnavailable("this API process has no object store to read captures from".into())
+    })?;
+    reader.capture_tree(small.as_deref(), bulk.as_deref()).await.map_err(|e| match e {
+        sluice_executor::ExecutorError::NotHere(message) => ApiError::ServiceUnavailable(message),
+        other => {
+            tracing::warn!(error = %other, "a capture's tree could not be read");
+            ApiError::ServiceUnavailable("the capture's tree cannot be read now; try again".into())
+        }
+    })
 }
 
 fn session_response(view: CaptureSessionView) -> CaptureSessionResponse {
