@@ -40,6 +40,10 @@ pub enum ApiError {
     /// The session keeps no capture at that position.
     #[error("capture {0} is not kept by this session")]
     CaptureNotFound(u64),
+    /// The capture holds no file at the path asked for (not quoted: it is
+    /// the caller's).
+    #[error("capture {0} holds no file at that path")]
+    FileNotFound(u64),
     #[error("{message}")]
     Conflict { message: String, code: Option<&'static str> },
     /// A request this install cannot serve, refused rather than ignored.
@@ -81,6 +85,10 @@ impl ApiError {
             ApiError::CaptureNotFound(n) => (
                 StatusCode::NOT_FOUND,
                 body("CaptureNotFoundError", format!("capture {n} is not kept by this session"), None),
+            ),
+            ApiError::FileNotFound(n) => (
+                StatusCode::NOT_FOUND,
+                body("CaptureFileNotFoundError", format!("capture {n} holds no file at that path"), None),
             ),
             ApiError::Conflict { message, code } => {
                 (StatusCode::CONFLICT, body("WorkspaceConflictError", message.clone(), *code))

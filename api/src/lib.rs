@@ -106,6 +106,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/capture-sessions/{sessionId}", get(routes::capture_sessions::get_capture_session))
         .route("/v1/capture-sessions/{sessionId}/captures", get(routes::capture_sessions::list_captures))
         .route("/v1/capture-sessions/{sessionId}/captures/{n}/diff", get(routes::capture_sessions::diff_captures))
+        .route("/v1/capture-sessions/{sessionId}/captures/{n}/files", get(routes::capture_sessions::read_capture_file))
         .route_layer(middleware::from_fn_with_state(state.clone(), auth::require_api_token));
 
     Router::new()

@@ -52,6 +52,7 @@ impl Modify for SecuritySchemes {
         crate::routes::capture_sessions::get_capture_session,
         crate::routes::capture_sessions::list_captures,
         crate::routes::capture_sessions::diff_captures,
+        crate::routes::capture_sessions::read_capture_file,
         crate::health,
     ),
     modifiers(&SecuritySchemes)
@@ -104,8 +105,8 @@ mod tests {
         let paths = doc["paths"].as_object().unwrap();
         assert_eq!(
             paths.len(),
-            26,
-            "17 workspace paths, 4 capture-session paths, /v1/runs/{{runId}}, /v1/retained-executors, 2 job paths and /healthz"
+            27,
+            "17 workspace paths, 5 capture-session paths, /v1/runs/{{runId}}, /v1/retained-executors, 2 job paths and /healthz"
         );
         assert_eq!(paths["/v1/retained-executors"]["get"]["security"], json!([{"apiToken": []}]));
         let captures = &paths["/v1/capture-sessions/{sessionId}/captures"]["get"];

@@ -337,6 +337,16 @@ pub struct CaptureDiffQuery {
     pub against: Option<String>,
 }
 
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct CaptureFileQuery {
+    /// The session's owner (required).
+    pub owner_user_id: Option<OwnerUserId>,
+    /// The file's virtual path, `tree/…` or `.git/…` (required).
+    pub path: Option<String>,
+}
+
 // ---------------------------------------------------------------- responses
 
 #[derive(Debug, Clone, Serialize, ToSchema)]

@@ -65,6 +65,8 @@ pub trait CaptureReader: Send + Sync + std::fmt::Debug {
     /// The tree a capture's manifest documents (its row's keys) resolve to;
     /// a class without a document is empty.
     fn capture_tree<'a>(&'a self, small: Option<&'a str>, bulk: Option<&'a str>) -> ExecutorFuture<'a, CaptureTree>;
+    /// One object's bytes (checked against its key).
+    fn object<'a>(&'a self, key: &'a str) -> ExecutorFuture<'a, Vec<u8>>;
 }
 
 /// Every call into an executor.

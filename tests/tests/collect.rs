@@ -7,6 +7,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use sha2::Digest;
 use sluice_tests::capture::*;
 use sluice_tests::s3::BUCKET;
 use sluice_tests::server::{DataDir, Options, Server};
@@ -143,6 +144,21 @@ async fn a_rewritten_file_is_collected_down_to_what_the_kept_captures_need() {
         assert_eq!(same["changedCount"].as_u64(), Some(0), "{same}");
         let (status, _) = server.get(&diff_path(5, Some(2), "bob")).await;
         assert_eq!(status, 404);
+        // One file of a capture, read back out of the store.
+        let file = |n: u64, path: &str| {
+            let url = format!(
+                "{}/v1/capture-sessions/{}/captures/{n}/files?ownerUserId=alice&path={path}",
+                server.base, session.0
+            );
+            reqwest::Client::new().get(url).bearer_auth(&server.token).send()
+        };
+        let read = file(REWRITES, "tree/data.bin").await.unwrap();
+        assert_eq!(read.status(), 200);
+        let bytes = read.bytes().await.unwrap();
+        assert_eq!(bytes.len() as u64, FILE_MIB << 20, "{label}");
+        let hex: String = sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+        assert!(last_digest.starts_with(&hex), "{label}: the last capture's file is the last rewrite");
+        assert_eq!(file(REWRITES, "tree/nothing-here").await.unwrap().status(), 404);
         let (status, missing) = server.get(&diff_path(99, None, "alice")).await;
         assert_eq!(status, 404, "{missing}");
         assert!(missing["message"].as_str().unwrap().contains("99"), "{missing}");

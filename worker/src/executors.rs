@@ -59,6 +59,20 @@ impl sluice_executor::CaptureReader for LocalExecutors {
             Ok(sluice_executor::CaptureTree { small: read(small).await?, bulk: read(bulk).await? })
         })
     }
+
+    fn object<'a>(&'a self, key: &'a str) -> ExecutorFuture<'a, Vec<u8>> {
+        Box::pin(async move {
+            let objects = self
+                .objects
+                .as_ref()
+                .ok_or_else(|| ExecutorError::NotHere("this process has no object store (run sluice serve)".into()))?;
+            let bytes = objects.get(key).await.map_err(|e| ExecutorError::Unreachable(format!("object {key}: {e}")))?;
+            if crate::objects::object_key(&bytes) != key {
+                return Err(ExecutorError::Unreachable(format!("object {key} does not hash to its key")));
+            }
+            Ok(bytes.to_vec())
+        })
+    }
 }
 
 impl Executors for LocalExecutors {

@@ -5,6 +5,7 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use futures::StreamExt;
 use sluice_protocol::names::Name;
 use sluice_protocol::registrar::Entry;
 use sluice_store::capture::{CaptureSessionView, Retention};
@@ -190,6 +191,59 @@ pub async fn diff_captures(
     }
     diff.truncated = listed < (diff.added_count + diff.changed_count + diff.removed_count) as usize;
     Ok(Json(diff))
+}
+
+/// One file of a kept capture, its bytes as captured (a hole reads as
+/// zeros). Objects are read one at a time as the body is sent.
+#[utoipa::path(get, path = "/v1/capture-sessions/{sessionId}/captures/{n}/files", tag = "capture",
+    operation_id = "readCaptureFile",
+    params(("sessionId" = String, Path), ("n" = u64, Path), CaptureFileQuery),
+    responses((status = 200, content_type = "application/octet-stream", body = Vec<u8>,
+        description = "The file's bytes"), InvalidRequest, Unauthenticated, NotFound, Unavailable, Internal),
+    security(("apiToken" = [])))]
+pub async fn read_capture_file(
+    State(app): State<AppState>,
+    Path((session_id, n)): Path<(String, String)>,
+    QueryOf(q): QueryOf<CaptureFileQuery>,
+) -> Result<axum::response::Response, ApiError> {
+    use axum::response::IntoResponse;
+    let owner = validate::owner(q.owner_user_id)?;
+    let n = chain_position(&n, "n")?;
+    let path = q.path.filter(|p| !p.is_empty()).ok_or_else(|| ApiError::bad_request("path is required"))?;
+    let tree = tree(&app, owner.as_str(), &session_id, n).await?;
+    let wanted = Name::from(path.as_str());
+    let entry = tree
+        .small
+        .entries
+        .iter()
+        .chain(&tree.bulk.entries)
+        .find(|e| e.path == wanted && e.kind == sluice_protocol::registrar::EntryKind::File)
+        .cloned()
+        .ok_or(ApiError::FileNotFound(n))?;
+    let reader = app.config.captures.clone().ok_or_else(|| {
+        ApiError::ServiceUnavailable("this API process has no object store to read captures from".into())
+    })?;
+    // The first object is read before the answer starts, so a store that is
+    // away is a 503 rather than a cut body.
+    let mut keys = entry.objects.clone().into_iter();
+    let first = match keys.next() {
+        Some(key) => Some(reader.object(&key).await.map_err(|e| {
+            tracing::warn!(error = %e, "a capture's object could not be read");
+            ApiError::ServiceUnavailable("the capture's objects cannot be read now; try again".into())
+        })?),
+        None => None,
+    };
+    let rest = futures::stream::unfold((reader, keys), |(reader, mut keys)| async move {
+        let key = keys.next()?;
+        let read = reader.object(&key).await.map_err(std::io::Error::other);
+        Some((read, (reader, keys)))
+    });
+    let body = futures::stream::iter(first.map(Ok::<Vec<u8>, std::io::Error>)).chain(rest);
+    let headers = [
+        (axum::http::header::CONTENT_TYPE, "application/octet-stream".to_owned()),
+        (axum::http::header::CONTENT_LENGTH, entry.size.to_string()),
+    ];
+    Ok((headers, axum::body::Body::from_stream(body)).into_response())
 }
 
 /// A chain position from a path or query parameter, named in a 400.
