@@ -63,7 +63,14 @@ async fn a_rewritten_file_is_collected_down_to_what_the_kept_captures_need() {
             None => bytes_under(&dir.path().join("objects")),
         };
         // Snapped only after each exec, so every capture holds a whole rewrite.
-        let options = Options::serve().arg("--runtime").arg("local").arg("--capture-interval-ms").arg("600000");
+        // No scheduled collection in the test's run (the test collects itself).
+        let options = Options::serve()
+            .arg("--runtime")
+            .arg("local")
+            .arg("--capture-interval-ms")
+            .arg("600000")
+            .arg("--collect-schedule")
+            .arg("0 0 0 1 1 * 2099");
         let server = Server::start_with(&dir.path(), with_store(options, s3.as_ref())).await;
         let body = json!({"ownerUserId": "alice", "retention": {"keepLast": KEEP_LAST}});
         let (status, created) = server.post("/v1/capture-sessions", &body).await;
