@@ -229,6 +229,8 @@ async fn run_api(store_args: StoreArgs, api_args: ApiArgs, worker_args: Option<W
     let unenforceable = worker
         .as_ref()
         .map(|w| w.runtime.unenforceable().into_iter().map(|(resource, why)| (resource.to_owned(), why)).collect());
+    // One reaches executors' daemons and reads captures back out of the store.
+    let local = Arc::new(sluice_worker::executors::LocalExecutors::new(store.clone(), objects.clone()));
     let config = ApiConfig {
         api_tokens,
         gateway_tokens,
@@ -236,8 +238,8 @@ async fn run_api(store_args: StoreArgs, api_args: ApiArgs, worker_args: Option<W
         http: api_args.http_limits(),
         unenforceable,
         capture_defaults: api_args.capture_defaults(),
-        control: Some(Arc::new(sluice_worker::executors::LocalExecutors::new(store.clone(), objects.clone()))),
-        captures: Some(Arc::new(sluice_worker::executors::LocalExecutors::new(store.clone(), objects.clone()))),
+        control: Some(local.clone()),
+        captures: Some(local),
     };
     let listener = tokio::net::TcpListener::bind(&api_args.listen)
         .await

@@ -171,6 +171,8 @@ pub async fn run(worker: Arc<Worker>, stop: watch::Receiver<bool>) {
                     bytes = done.bytes_deleted,
                     "object store collected"
                 ),
+                // Another worker's collection is deleting: it does the work.
+                Err(crate::collect::CollectError::Busy) => tracing::debug!("another collection is running"),
                 Err(e) => tracing::warn!(error = %e, "collection failed; the next one tries again"),
             }
         }
