@@ -139,8 +139,10 @@ async fn captures_restore_exactly_fence_replan_and_seal() {
         let listing_b = sh_ok(&server, &b, LISTING).await;
         assert_eq!(listing_b, listing_a, "{flavor:?}: the restored tree is the captured one");
         let sparse: u64 = sh_ok(&server, &b, SPARSE_KIB).await.trim().parse().unwrap();
+        // Filesystems differ in what they allocate around a write (extent
+        // blocks, speculative preallocation); the holes are what must stay.
         assert!(
-            sparse <= sparse_a.max(1024) + 128,
+            sparse <= sparse_a.max(1024) * 4,
             "{flavor:?}: 1 MiB of data in 2 GiB allocates {sparse} KiB restored, {sparse_a} KiB where it was made"
         );
         let view = session_view(&server, &session.0).await;
