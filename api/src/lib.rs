@@ -3,6 +3,7 @@
 //! so tests run the real server on port 0.
 
 pub mod auth;
+mod capture_archive;
 pub mod error;
 mod extract;
 pub mod listener;
@@ -107,6 +108,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/capture-sessions/{sessionId}/captures", get(routes::capture_sessions::list_captures))
         .route("/v1/capture-sessions/{sessionId}/captures/{n}/diff", get(routes::capture_sessions::diff_captures))
         .route("/v1/capture-sessions/{sessionId}/captures/{n}/files", get(routes::capture_sessions::read_capture_file))
+        .route("/v1/capture-sessions/{sessionId}/captures/{n}/archive", get(routes::capture_sessions::archive_capture))
         .route_layer(middleware::from_fn_with_state(state.clone(), auth::require_api_token));
 
     Router::new()

@@ -53,6 +53,7 @@ impl Modify for SecuritySchemes {
         crate::routes::capture_sessions::list_captures,
         crate::routes::capture_sessions::diff_captures,
         crate::routes::capture_sessions::read_capture_file,
+        crate::routes::capture_sessions::archive_capture,
         crate::health,
     ),
     modifiers(&SecuritySchemes)
@@ -105,7 +106,7 @@ mod tests {
         let paths = doc["paths"].as_object().unwrap();
         assert_eq!(
             paths.len(),
-            27,
+            28,
             "17 workspace paths, 5 capture-session paths, /v1/runs/{{runId}}, /v1/retained-executors, 2 job paths and /healthz"
         );
         assert_eq!(paths["/v1/retained-executors"]["get"]["security"], json!([{"apiToken": []}]));

@@ -343,8 +343,20 @@ pub struct CaptureDiffQuery {
 pub struct CaptureFileQuery {
     /// The session's owner (required).
     pub owner_user_id: Option<OwnerUserId>,
-    /// The file's virtual path, `tree/…` or `.git/…` (required).
+    /// The file's virtual path, `tree/…` or `.git/…` (this or `pathHex`).
     pub path: Option<String>,
+    /// The path's bytes in hex, for a name that is not UTF-8 (as a diff
+    /// lists it: `{"hex": …}`).
+    #[param(pattern = r"^(?:[0-9a-fA-F]{2}){1,4096}$")]
+    pub path_hex: Option<String>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct CaptureArchiveQuery {
+    /// The session's owner (required).
+    pub owner_user_id: Option<OwnerUserId>,
 }
 
 // ---------------------------------------------------------------- responses
@@ -1167,6 +1179,10 @@ pub struct CaptureTimelineEntry {
     pub changed: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub removed: Option<u64>,
+    /// The earlier capture whose tree this one restored: the first capture
+    /// of a workspace created with `spec.source.captureN`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restored_from: Option<u64>,
 }
 
 /// The paths that differ between two captures' trees (both classes), each

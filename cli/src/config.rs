@@ -165,10 +165,25 @@ pub struct WorkerArgs {
     /// Objects written within this many seconds are never collected.
     #[arg(long, env = "SLUICE_COLLECT_GRACE_SECONDS", default_value_t = 3600)]
     pub collect_grace_seconds: u64,
+    /// Events older than this many days are forgotten (at least 1).
+    #[arg(long, env = "SLUICE_EVENT_RETENTION_DAYS", default_value_t = 180, value_parser = clap::value_parser!(u64).range(1..))]
+    pub event_retention_days: u64,
+    /// Finished exec runs (their output with them) older than this many days
+    /// are forgotten (at least 1).
+    #[arg(long, env = "SLUICE_EXEC_RESULT_RETENTION_DAYS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    pub exec_result_retention_days: u64,
+    /// The drain reports of executors removed from their runtime are
+    /// forgotten after this many days (at least 1).
+    #[arg(long, env = "SLUICE_DRAIN_REPORT_RETENTION_DAYS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    pub drain_report_retention_days: u64,
     /// Fault injection for crash tests: pause before removing an executor,
     /// in milliseconds.
     #[arg(long, env = "SLUICE_FAULT_PAUSE_BEFORE_REMOVE_MS", hide = true)]
     pub fault_pause_before_remove_ms: Option<u64>,
+}
+
+fn days(days: u64) -> std::time::Duration {
+    std::time::Duration::from_secs(days.saturating_mul(24 * 3600))
 }
 
 impl WorkerArgs {
@@ -284,6 +299,11 @@ impl WorkerArgs {
             orphan_schedule: self.orphan_schedule.clone(),
             collect_schedule: self.collect_schedule.clone(),
             collect_grace: std::time::Duration::from_secs(self.collect_grace_seconds),
+            record_retention: sluice_worker::RecordRetention {
+                events: days(self.event_retention_days),
+                exec_results: days(self.exec_result_retention_days),
+                drain_reports: days(self.drain_report_retention_days),
+            },
             pause_after_launch: self.fault_pause_after_launch_ms.map(std::time::Duration::from_millis),
             capture_interval: std::time::Duration::from_millis(self.capture_interval_ms),
             max_job_attempts: self.max_job_attempts,

@@ -4,7 +4,9 @@ mod bench;
 mod bench_capture;
 mod bench_ready;
 mod broker;
+mod capture;
 mod config;
+mod export;
 mod gc;
 mod operate;
 
@@ -76,8 +78,9 @@ enum Command {
     /// Operate the execution broker: tokens (leases) and admission, against the database.
     #[command(subcommand)]
     Broker(broker::BrokerCommand),
-    /// List retained executors: why, since when, recovery attempts, next attempt (talks to the API).
-    Retained(operate::ApiClientArgs),
+    /// List retained executors: why, since when, recovery attempts, next attempt (talks to the API);
+    /// `sluice retained export` archives one's disk.
+    Retained(operate::RetainedArgs),
     /// Ask for a recovery attempt of a workspace's retained executor now.
     Recover(operate::WorkspaceArgs),
     /// End a workspace without saving its unsaved work (the owner's discard).
@@ -87,6 +90,9 @@ enum Command {
     /// Collect the object store now: forget captures past their retention and
     /// delete objects nothing kept names (the worker does it on a schedule).
     Gc(gc::GcArgs),
+    /// A capture session's timeline: list, diff, export (tar) or restore its captures (talks to the API).
+    #[command(subcommand)]
+    Capture(capture::CaptureCommand),
     /// The worker's jobs that failed too often and are parked (talks to the API).
     #[command(subcommand)]
     Jobs(operate::JobsCommand),
@@ -116,6 +122,7 @@ async fn main() -> anyhow::Result<()> {
             | Command::Jobs(_)
             | Command::Broker(_)
             | Command::Gc(_)
+            | Command::Capture(_)
     );
     init_tracing(if quiet { "warn" } else { "info,sqlx=warn" });
     match cli.command {
@@ -146,8 +153,12 @@ async fn main() -> anyhow::Result<()> {
         Command::BenchReady(args) => bench_ready::run(args).await,
         Command::BenchCapture(args) => bench_capture::run(args).await,
         Command::Gc(args) => gc::run(args).await,
+        Command::Capture(command) => capture::run(command).await,
         Command::Broker(command) => broker::run(command).await,
-        Command::Retained(args) => operate::retained(args).await,
+        Command::Retained(operate::RetainedArgs { command: Some(operate::RetainedCommand::Export(args)), .. }) => {
+            export::run(*args).await
+        }
+        Command::Retained(args) => operate::retained(args.api).await,
         Command::Recover(args) => operate::recover(args).await,
         Command::Jobs(command) => operate::jobs(command).await,
         Command::Discard(args) => operate::discard(args).await,

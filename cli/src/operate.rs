@@ -25,6 +25,21 @@ pub struct ApiClientArgs {
 }
 
 #[derive(Args, Debug, Clone)]
+pub struct RetainedArgs {
+    #[command(subcommand)]
+    pub command: Option<RetainedCommand>,
+    #[command(flatten)]
+    pub api: ApiClientArgs,
+}
+
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum RetainedCommand {
+    /// Archive a retained executor's disk as tar, on its host, straight from
+    /// the runtime (nothing needs to run): `sluice retained export WS --owner O > disk.tar`.
+    Export(Box<crate::export::ExportArgs>),
+}
+
+#[derive(Args, Debug, Clone)]
 pub struct WorkspaceArgs {
     /// The workspace.
     pub workspace_id: String,
@@ -47,14 +62,14 @@ pub struct DrainArgs {
     pub timeout_seconds: u64,
 }
 
-struct Api {
+pub(crate) struct Api {
     base: String,
     token: String,
     client: reqwest::Client,
 }
 
 impl Api {
-    fn new(args: &ApiClientArgs) -> anyhow::Result<Api> {
+    pub(crate) fn new(args: &ApiClientArgs) -> anyhow::Result<Api> {
         let token = match &args.api_token {
             Some(token) => token.clone(),
             None => {
@@ -80,8 +95,29 @@ impl Api {
         Ok(body)
     }
 
-    async fn get(&self, path: &str) -> anyhow::Result<Value> {
+    pub(crate) async fn get(&self, path: &str) -> anyhow::Result<Value> {
         self.call(self.client.get(format!("{}{path}", self.base))).await
+    }
+
+    /// A body too long for one request's time bound (an archive): only the
+    /// connection and each read are bounded.
+    pub(crate) async fn download(&self, path: &str) -> anyhow::Result<reqwest::Response> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .read_timeout(Duration::from_secs(120))
+            .build()?;
+        let response = client
+            .get(format!("{}{path}", self.base))
+            .bearer_auth(&self.token)
+            .send()
+            .await
+            .context("the API cannot be reached")?;
+        let status = response.status();
+        if !status.is_success() {
+            let body: Value = response.json().await.unwrap_or(Value::Null);
+            bail!("the API answered {status}: {}", body["message"].as_str().unwrap_or("no message"));
+        }
+        Ok(response)
     }
 
     async fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {

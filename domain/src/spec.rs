@@ -50,6 +50,9 @@ pub struct WorkspaceSpec {
     /// `spec.source = {"kind": "capture", "sessionId": …}`: the capture
     /// session the executor restores from and captures into.
     pub capture_session: Option<String>,
+    /// `spec.source.captureN`: the session's capture the first executor
+    /// restores instead of the head.
+    pub capture_point: Option<u64>,
 }
 
 /// A workspace's spec, parsed once where it enters (the API, the broker, a
@@ -83,6 +86,12 @@ impl Spec {
     /// saved.
     pub fn capture_session(&self) -> Option<&str> {
         self.typed.capture_session.as_deref()
+    }
+
+    /// The earlier capture of [`Spec::capture_session`] the first executor
+    /// restores (`None`: the head).
+    pub fn capture_point(&self) -> Option<u64> {
+        self.typed.capture_point
     }
 }
 
@@ -157,27 +166,37 @@ impl WorkspaceSpec {
             }
         }
         if let Some(source) = spec.get("source") {
-            parsed.capture_session = Some(parse_source(source)?);
+            let (session, point) = parse_source(source)?;
+            parsed.capture_session = Some(session);
+            parsed.capture_point = point;
         }
         Ok(parsed)
     }
 }
 
-/// The capture session a `spec.source` names.
-fn parse_source(source: &Value) -> Result<String, SpecError> {
+/// The capture session a `spec.source` names, and the capture of it to
+/// restore when it names one.
+fn parse_source(source: &Value) -> Result<(String, Option<u64>), SpecError> {
     let Some(source) = source.as_object() else { return refuse("spec.source must be an object") };
     match source.get("kind").and_then(Value::as_str) {
         Some("capture") => {}
         _ => return refuse("spec.source.kind must be \"capture\" (the one source sluice materializes)"),
     }
-    if let Some(key) = source.keys().find(|k| !matches!(k.as_str(), "kind" | "sessionId")) {
-        return refuse(format!("spec.source.{key} is not a field of a capture source (kind, sessionId)"));
+    if let Some(key) = source.keys().find(|k| !matches!(k.as_str(), "kind" | "sessionId" | "captureN")) {
+        return refuse(format!("spec.source.{key} is not a field of a capture source (kind, sessionId, captureN)"));
     }
+    let point = match source.get("captureN") {
+        None => None,
+        Some(n) => match n.as_u64().filter(|n| (1..=i64::MAX as u64).contains(n)) {
+            Some(n) => Some(n),
+            None => return refuse("spec.source.captureN must be a capture's number (a whole number from 1)"),
+        },
+    };
     let id = source.get("sessionId").and_then(Value::as_str);
     match id.filter(|id| {
         !id.is_empty() && id.len() <= 128 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
     }) {
-        Some(id) => Ok(id.to_owned()),
+        Some(id) => Ok((id.to_owned(), point)),
         None => refuse("spec.source.sessionId must name a capture session (1 to 128 of A-Z, a-z, 0-9, '_', '-')"),
     }
 }
@@ -237,6 +256,9 @@ mod tests {
         assert_eq!(spec.resources.asked(), ["cpus", "memoryMiB", "pids", "diskMiB"]);
         assert_eq!(spec.ssh_principals, ["bob"]);
         assert_eq!(spec.capture_session.as_deref(), Some("cs_1"));
+        assert_eq!(spec.capture_point, None);
+        let at = WorkspaceSpec::parse(&json!({"source": {"kind": "capture", "sessionId": "cs_1", "captureN": 7}}));
+        assert_eq!(at.unwrap().capture_point, Some(7));
         assert_eq!(WorkspaceSpec::parse(&json!({})).unwrap(), WorkspaceSpec::default());
     }
 
@@ -261,6 +283,10 @@ mod tests {
             (json!({"source": {"kind": "capture"}}), "spec.source.sessionId"),
             (json!({"source": {"kind": "capture", "sessionId": "../x"}}), "spec.source.sessionId"),
             (json!({"source": {"kind": "capture", "sessionId": "a", "ref": 1}}), "spec.source.ref"),
+            (json!({"source": {"kind": "capture", "sessionId": "a", "captureN": 0}}), "spec.source.captureN"),
+            (json!({"source": {"kind": "capture", "sessionId": "a", "captureN": -1}}), "spec.source.captureN"),
+            (json!({"source": {"kind": "capture", "sessionId": "a", "captureN": 1.5}}), "spec.source.captureN"),
+            (json!({"source": {"kind": "capture", "sessionId": "a", "captureN": "2"}}), "spec.source.captureN"),
         ] {
             let err = WorkspaceSpec::parse(&spec).unwrap_err();
             assert!(err.0.starts_with(key), "{spec}: {err}");

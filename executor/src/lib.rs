@@ -67,6 +67,15 @@ pub trait CaptureReader: Send + Sync + std::fmt::Debug {
     fn capture_tree<'a>(&'a self, small: Option<&'a str>, bulk: Option<&'a str>) -> ExecutorFuture<'a, CaptureTree>;
     /// One object's bytes (checked against its key).
     fn object<'a>(&'a self, key: &'a str) -> ExecutorFuture<'a, Vec<u8>>;
+    /// What each object of `keys` is, without reading it.
+    fn shapes<'a>(&'a self, keys: &'a [String]) -> ExecutorFuture<'a, Vec<ObjectShape>>;
+}
+
+/// An object's length, and whether it is all zeros (a file's hole).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ObjectShape {
+    pub len: u64,
+    pub zeros: bool,
 }
 
 /// Every call into an executor.

@@ -10,6 +10,7 @@ pub mod names;
 pub mod registrar;
 pub mod snapshot;
 pub mod stamp;
+pub mod tar;
 
 use std::collections::BTreeMap;
 

@@ -104,6 +104,20 @@ impl Entry {
     }
 }
 
+/// Where a virtual path lives in the worktree, relative to its root:
+/// `tree/x` is `x`, `.git/x` is `.git/x`; other paths (and any with an
+/// empty, `.` or `..` part) have no place there.
+pub fn worktree_path(path: &Name) -> Option<Vec<u8>> {
+    let (rest, git) = match path.strip_prefix(b"tree/") {
+        Some(rest) => (rest, false),
+        None => (path.strip_prefix(b".git/")?, true),
+    };
+    if rest.split(|b| *b == b'/').any(|p| p.is_empty() || p == b"." || p == b"..") {
+        return None;
+    }
+    Some(if git { [&b".git/"[..], rest].concat() } else { rest.to_vec() })
+}
+
 /// One class's capture: its entries, sorted by path, each path once.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Manifest {

@@ -86,6 +86,9 @@ pub struct CaptureRecord {
     pub origin: Option<Origin>,
     /// Absent for a capture registered before they were counted.
     pub counts: Option<CaptureCounts>,
+    /// The earlier capture whose tree this one restored (a workspace
+    /// created at `spec.source.captureN`).
+    pub restored_from: Option<u64>,
 }
 
 /// What a capture holds and changed since the one before it.
@@ -201,11 +204,70 @@ fn capture_from_row(row: &DbRow) -> Result<CaptureRecord, StoreError> {
             }),
             None => None,
         },
+        restored_from: row.opt_int("restored_from")?.map(|n| n.max(0) as u64),
     })
 }
 
 const CAPTURE_COLUMNS: &str =
-    "n, epoch, launch, run_id, registered_at, classes, bytes, origin, files, added, changed, removed";
+    "n, epoch, launch, run_id, registered_at, classes, bytes, origin, files, added, changed, removed, restored_from";
+
+/// What a claim restores in place of the head: the tree of an earlier
+/// capture, registered as the session's next capture under the new epoch.
+#[derive(Debug, Clone)]
+pub struct Rewind {
+    /// The capture restored.
+    pub point: u64,
+    /// The head the rest was worked out against: a claim that finds
+    /// another is refused, to be worked out again.
+    pub expected_head: u64,
+    /// The point's manifests; `None` when the point is the head (nothing
+    /// to register).
+    pub tree: Option<RewoundTree>,
+}
+
+/// The restored point's tree as a capture.
+#[derive(Debug, Clone)]
+pub struct RewoundTree {
+    pub small: Option<ManifestHead>,
+    pub bulk: Option<ManifestHead>,
+    pub bytes: u64,
+    pub counts: CaptureCounts,
+    pub origin: Origin,
+}
+
+/// Records the capture a new workspace's first executor restores, inside
+/// the create's transaction.
+pub(crate) async fn insert_restore_point(
+    tx: &mut Tx,
+    workspace_id: &str,
+    session_id: &str,
+    point: u64,
+    now: i64,
+) -> Result<(), StoreError> {
+    // Taking the session's row first orders this create with a collection
+    // forgetting captures of it (which takes the row too): the point is
+    // either seen pinned or found forgotten here.
+    let lock = match tx {
+        Tx::Postgres(_) => " FOR UPDATE",
+        Tx::Sqlite(_) => "",
+    };
+    tx.fetch_optional(&format!("SELECT id FROM capture_sessions WHERE id = $1{lock}"), args![session_id]).await?;
+    let inserted = tx
+        .execute(
+            "INSERT INTO capture_restore_points (workspace_id, session_id, capture_n, created_at) \
+             SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM captures WHERE session_id = $2 AND n = $3)",
+            args![workspace_id, session_id, signed(point), now],
+        )
+        .await?;
+    if inserted == 0 {
+        return Err(Refusal {
+            message: format!("spec.source.captureN: the session keeps no capture {point}"),
+            code: "capture-not-kept",
+        }
+        .into());
+    }
+    Ok(())
+}
 
 fn fenced(epoch: u64, current: u64) -> StoreError {
     Refusal {
@@ -213,6 +275,94 @@ fn fenced(epoch: u64, current: u64) -> StoreError {
         code: sluice_protocol::registrar::refusal::FENCED,
     }
     .into()
+}
+
+/// Applies a workspace's restore point as its first claim takes the
+/// session: the point's tree registered as the next capture, at the epoch
+/// the claim is about to take. A point already applied (a racing claim of
+/// the same workspace) is left alone.
+async fn apply_rewind(
+    tx: &mut Tx,
+    session_id: &str,
+    run_id: &str,
+    launch: &str,
+    rewind: &Rewind,
+    now: i64,
+) -> Result<(), StoreError> {
+    let taken = tx
+        .execute(
+            "UPDATE capture_restore_points SET applied_at = $1 WHERE applied_at IS NULL AND session_id = $2 \
+             AND workspace_id = (SELECT workspace_id FROM runs WHERE id = $3)",
+            args![now, session_id, run_id],
+        )
+        .await?;
+    if taken == 0 {
+        return Ok(());
+    }
+    let row = tx
+        .fetch_optional("SELECT epoch, head_n FROM capture_sessions WHERE id = $1", args![session_id])
+        .await?
+        .ok_or_else(|| StoreError::Corrupt(format!("capture session {session_id} does not exist")))?;
+    let head_n = unsigned(&row, "head_n")?;
+    if head_n != rewind.expected_head {
+        return Err(Refusal {
+            message: format!("the head moved to {head_n} while capture {} was being restored", rewind.point),
+            code: sluice_protocol::registrar::refusal::CONFLICT,
+        }
+        .into());
+    }
+    let Some(tree) = &rewind.tree else { return Ok(()) };
+    let (n, epoch) = (head_n + 1, unsigned(&row, "epoch")? + 1);
+    let classes: Vec<CaptureClass> = CaptureClass::ALL
+        .into_iter()
+        .filter(|c| match c {
+            CaptureClass::Small => tree.small.is_some(),
+            CaptureClass::Bulk => tree.bulk.is_some(),
+        })
+        .collect();
+    let origin = serde_json::to_string(&tree.origin).map_err(|_| StoreError::Corrupt("origin".into()))?;
+    let key = |h: &Option<ManifestHead>| h.as_ref().map(|h| h.key.clone());
+    let depth = |h: &Option<ManifestHead>| h.as_ref().map_or(0, |h| signed(h.depth));
+    tx.execute(
+        "INSERT INTO captures (session_id, n, epoch, run_id, launch, classes, bytes, small_manifest, bulk_manifest, \
+         origin, registered_at, files, added, changed, removed, restored_from) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
+        args![
+            session_id,
+            signed(n),
+            signed(epoch),
+            run_id,
+            launch,
+            serde_json::json!(classes).to_string(),
+            signed(tree.bytes),
+            key(&tree.small),
+            key(&tree.bulk),
+            origin,
+            now,
+            signed(tree.counts.files),
+            signed(tree.counts.added),
+            signed(tree.counts.changed),
+            signed(tree.counts.removed),
+            signed(rewind.point)
+        ],
+    )
+    .await?;
+    tx.execute(
+        "UPDATE capture_sessions SET head_n = $2, used_bytes = $3, small_manifest = $4, small_depth = $5, \
+         bulk_manifest = $6, bulk_depth = $7, updated_at = $8 WHERE id = $1",
+        args![
+            session_id,
+            signed(n),
+            signed(tree.bytes),
+            key(&tree.small),
+            depth(&tree.small),
+            key(&tree.bulk),
+            depth(&tree.bulk),
+            now
+        ],
+    )
+    .await?;
+    Ok(())
 }
 
 /// The session's head, read inside `tx`, when `run_id` holds `epoch`, the
@@ -356,16 +506,36 @@ impl Store {
             && stored.bytes().zip(presented.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0)
     }
 
+    /// The earlier capture `run_id`'s workspace was created to restore, while
+    /// no executor of it has claimed the session yet.
+    pub async fn pending_restore_point(&self, run_id: &str) -> Result<Option<u64>, StoreError> {
+        let row = self
+            .pool
+            .fetch_optional(
+                "SELECT p.capture_n FROM capture_restore_points p JOIN runs r ON r.workspace_id = p.workspace_id \
+                 WHERE r.id = $1 AND p.applied_at IS NULL",
+                args![run_id],
+            )
+            .await?;
+        row.map(|r| unsigned(&r, "capture_n")).transpose()
+    }
+
     /// Claims the session for an executor: the epoch grows by one and every
-    /// executor holding an older one is fenced from now on.
+    /// executor holding an older one is fenced from now on. With `rewind`
+    /// (the workspace's pending restore point) the point is applied in the
+    /// same transaction: its tree becomes the head, once per workspace.
     pub async fn claim_capture_session(
         &self,
         session_id: &str,
         run_id: &str,
         launch: &str,
+        rewind: Option<&Rewind>,
     ) -> Result<CaptureSession, StoreError> {
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
+        if let Some(rewind) = rewind {
+            apply_rewind(&mut tx, session_id, run_id, launch, rewind, now).await?;
+        }
         let row = tx
             .fetch_optional(
                 "UPDATE capture_sessions SET epoch = epoch + 1, claimed_run_id = $2, claimed_launch = $3, \

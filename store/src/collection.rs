@@ -165,7 +165,19 @@ impl Store {
             .collect::<Result<Vec<_>, StoreError>>()?;
         let head_n = unsigned(session.int("head_n")?);
         let sealed = session.opt_int("seal_capture_n")?.map(unsigned);
-        let gone = retention::forgotten(&captures, head_n, sealed, policy, now_ms);
+        // A capture a workspace is waiting to restore stays until it is restored.
+        let pinned = tx
+            .fetch_all(
+                "SELECT p.capture_n FROM capture_restore_points p JOIN workspaces w ON w.id = p.workspace_id \
+                 WHERE p.session_id = $1 AND p.applied_at IS NULL",
+                args![session_id],
+            )
+            .await?
+            .iter()
+            .map(|r| Ok(unsigned(r.int("capture_n")?)))
+            .collect::<Result<std::collections::BTreeSet<u64>, StoreError>>()?;
+        let mut gone = retention::forgotten(&captures, head_n, sealed, policy, now_ms);
+        gone.retain(|n| !pinned.contains(n));
         if !apply {
             return Ok(gone);
         }

@@ -35,6 +35,27 @@ pub struct NewWorkspace {
     pub broker: Option<crate::broker::NewBrokerWorkspace>,
 }
 
+impl NewWorkspace {
+    /// A create of `repository:tag` from `registry_id` for `owner` with an
+    /// empty spec and nothing else: what the rest is set on.
+    pub fn of(owner: &str, name: &str, registry_id: &str, repository: &str, tag: &str) -> NewWorkspace {
+        NewWorkspace {
+            owner_user_id: owner.into(),
+            name: name.into(),
+            registry_id: registry_id.into(),
+            repository: repository.into(),
+            tag: tag.into(),
+            spec: Default::default(),
+            ttl_ms: None,
+            launch_id: None,
+            idempotency: None,
+            secret_env: None,
+            capture_token: None,
+            broker: None,
+        }
+    }
+}
+
 /// An idempotent create's key and the keyed digest of its request.
 #[derive(Debug, Clone)]
 pub struct Idempotency {
@@ -308,6 +329,9 @@ impl Store {
         )
         .await?;
 
+        if let (Some(session), Some(point)) = (new.spec.capture_session(), new.spec.capture_point()) {
+            crate::capture::insert_restore_point(&mut tx, &workspace_id, session, point, now).await?;
+        }
         if let Some(env) = &new.secret_env {
             let plain = serde_json::to_vec(env.expose()).map_err(|e| StoreError::Seal(e.to_string()))?;
             self.insert_sealed(&mut tx, &workspace_id, SecretKind::SecretEnv, &plain, now).await?;

@@ -494,6 +494,11 @@ async fn exec_stdin_is_sealed_and_dropped_when_the_run_ends() {
         assert_eq!(exec_lease.kind, JobKind::Exec);
         store.finish_exec_run(&exec_lease, &exec.id, Some(0), None).await.unwrap();
         assert!(store.open_exec_stdin(&exec.id).await.unwrap().is_empty(), "{}: dropped at the end", db.label);
+        // Finished, its results are forgotten once they are older than the retention.
+        let purge = |before| store.purge_records(sluice_store::records::Record::ExecResults, before, 100);
+        assert_eq!(purge(0).await.unwrap(), 0, "{}", db.label);
+        assert_eq!(purge(sluice_store::clock::now_ms() + 1).await.unwrap(), 1, "{}", db.label);
+        assert!(store.load_exec_run(&exec.id).await.unwrap().is_none(), "{}", db.label);
         assert!(
             store.create_exec_run("alice", &id, vec![command("cat")], vec![]).await.is_err(),
             "one stdin entry per command"
@@ -600,14 +605,14 @@ async fn capture_sessions_fence_older_claims_and_keep_their_chain() {
         assert!(store.get_capture_session("bob", &session.id).await.unwrap().is_none(), "owner-scoped");
         assert_eq!((session.epoch, session.head_n, session.quota_bytes), (0, 0, Some(1 << 20)));
 
-        let first = store.claim_capture_session(&session.id, "run-a", "launch-1").await.unwrap();
+        let first = store.claim_capture_session(&session.id, "run-a", "launch-1", None).await.unwrap();
         assert_eq!(first.epoch, 1);
         store.register_capture(&session.id, &capture(1, 1, "run-a", "k1")).await.unwrap();
         // Not the head's next: refused, nothing written.
         let err = store.register_capture(&session.id, &capture(1, 3, "run-a", "k3")).await.unwrap_err();
         assert!(matches!(err, StoreError::Conflict { code: "conflict", .. }), "{}: {err}", db.label);
 
-        let second = store.claim_capture_session(&session.id, "run-b", "launch-2").await.unwrap();
+        let second = store.claim_capture_session(&session.id, "run-b", "launch-2", None).await.unwrap();
         assert_eq!(second.epoch, 2);
         assert_eq!(second.small, Some(capture::ManifestHead { key: "k1".into(), depth: 0 }));
         for (epoch, run) in [(1, "run-a"), (2, "run-a")] {
@@ -651,7 +656,7 @@ async fn captures_are_kept_by_policy_counted_by_upload_and_fenced_by_sweeps() {
         let policy = capture::Retention { keep_last: Some(2), keep_within_ms: None };
         let (session, _) = store.create_capture_session("alice", Some(100), policy).await.unwrap();
         assert_eq!(session.retention, policy);
-        store.claim_capture_session(&session.id, "run-a", "launch-1").await.unwrap();
+        store.claim_capture_session(&session.id, "run-a", "launch-1", None).await.unwrap();
         let mut first = capture(1, 1, "run-a", "small-1");
         first.classes.push((CaptureClass::Bulk, capture::ManifestHead { key: "bulk-1".into(), depth: 0 }));
         store.register_capture(&session.id, &first).await.unwrap();
@@ -1041,7 +1046,7 @@ async fn an_attestation_of_an_earlier_boot_gives_way_to_a_newer_claim() {
         let (id, run_id) = (view.workspace.id.clone(), view.current_run.unwrap().id);
         let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
         store.record(&lease, &run_id, launched(&running_runtime(), None)).await.unwrap();
-        let first = store.claim_capture_session(&session.id, &run_id, "launch-1").await.unwrap().epoch;
+        let first = store.claim_capture_session(&session.id, &run_id, "launch-1", None).await.unwrap().epoch;
         let seal = sluice_protocol::attest::Attestation {
             capture_n: 4,
             epoch: first as u64,
@@ -1057,7 +1062,7 @@ async fn an_attestation_of_an_earlier_boot_gives_way_to_a_newer_claim() {
         assert!(sluice_domain::reconcile::attestation_holds(&state, &run), "{}", db.label);
 
         // Started again on its disk: its daemon claims the session anew.
-        store.claim_capture_session(&session.id, &run_id, "launch-1").await.unwrap();
+        store.claim_capture_session(&session.id, &run_id, "launch-1", None).await.unwrap();
         let state = store.load_reconcile_state(&id).await.unwrap().unwrap();
         assert_eq!(state.claimed_epoch, Some(first as u64 + 1), "{}", db.label);
         assert!(!sluice_domain::reconcile::attestation_holds(&state, &run), "{}: no longer covers it", db.label);
@@ -1071,5 +1076,101 @@ async fn an_attestation_of_an_earlier_boot_gives_way_to_a_newer_claim() {
         let report = sluice_protocol::attest::Report { origin: stamp(first as u64 + 1, 1), saved: false };
         store.record_report(&run_id, &report, None).await.unwrap();
         assert!(store.accepted_attestation(&run_id).await.unwrap().is_none(), "{}: revoked", db.label);
+    }
+}
+
+/// A workspace created at an earlier capture pins it against retention
+/// until its first executor claims the session; that claim registers the
+/// point's tree as the next capture, once, and a point no longer kept
+/// cannot be asked for.
+#[tokio::test]
+async fn a_restore_point_is_pinned_until_its_first_claim_applies_it_once() {
+    use sluice_protocol::capture::CaptureClass;
+    for db in databases().await {
+        let store = open(&db).await;
+        let policy = capture::Retention { keep_last: Some(1), keep_within_ms: None };
+        let (session, _) = store.create_capture_session("alice", None, policy).await.unwrap();
+        store.claim_capture_session(&session.id, "run-a", "launch-1", None).await.unwrap();
+        for n in 1..=3 {
+            store.register_capture(&session.id, &capture(1, n, "run-a", &format!("small-{n}"))).await.unwrap();
+        }
+        let at = |n: u64| {
+            let mut new = new_workspace("alice", None);
+            new.spec = sluice_store::spec::Spec::parse(
+                json!({"source": {"kind": "capture", "sessionId": session.id, "captureN": n}}),
+            )
+            .unwrap();
+            new.capture_token = Some(Secret::new("capture-token-value-123456".into()));
+            new
+        };
+        let view = created(store.create_workspace(at(2)).await.unwrap());
+        let run_id = view.current_run.unwrap().id;
+        assert_eq!(store.pending_restore_point(&run_id).await.unwrap(), Some(2), "{}", db.label);
+        let now = sluice_store::clock::now_ms();
+        let forgotten = store.forget_captures(&session.id, Default::default(), now, true).await.unwrap();
+        assert_eq!(forgotten, vec![1], "{}: 2 is pinned by the waiting workspace", db.label);
+        let err = store.create_workspace(at(1)).await.unwrap_err();
+        assert!(matches!(err, StoreError::Conflict { code: "capture-not-kept", .. }), "{}: {err}", db.label);
+
+        // A claim worked out against another head is refused, applying nothing.
+        let tree = capture::RewoundTree {
+            small: Some(capture::ManifestHead { key: "small-2".into(), depth: 1 }),
+            bulk: None,
+            bytes: 10,
+            counts: capture::CaptureCounts { files: 1, added: 0, changed: 1, removed: 0 },
+            origin: stamp(2, 0),
+        };
+        let stale = capture::Rewind { point: 2, expected_head: 2, tree: Some(tree.clone()) };
+        let err = store.claim_capture_session(&session.id, &run_id, "launch-2", Some(&stale)).await.unwrap_err();
+        assert!(matches!(err, StoreError::Conflict { code: "conflict", .. }), "{}: {err}", db.label);
+        assert_eq!(store.pending_restore_point(&run_id).await.unwrap(), Some(2), "{}", db.label);
+
+        let rewind = capture::Rewind { point: 2, expected_head: 3, tree: Some(tree) };
+        let claimed = store.claim_capture_session(&session.id, &run_id, "launch-2", Some(&rewind)).await.unwrap();
+        assert_eq!((claimed.epoch, claimed.head_n, claimed.used_bytes), (2, 4, 10), "{}", db.label);
+        assert_eq!(claimed.head(CaptureClass::Small), Some(&capture::ManifestHead { key: "small-2".into(), depth: 1 }));
+        let listed = store.list_captures("alice", &session.id, 3, 10).await.unwrap().unwrap();
+        let restored: Vec<_> = listed.iter().map(|c| (c.n, c.epoch, c.restored_from)).collect();
+        assert_eq!(restored, vec![(4, 2, Some(2))], "{}", db.label);
+        assert_eq!(store.pending_restore_point(&run_id).await.unwrap(), None, "{}: applied", db.label);
+        // Claimed again (its daemon started anew), the point is not applied twice.
+        let again = store.claim_capture_session(&session.id, &run_id, "launch-2", Some(&rewind)).await.unwrap();
+        assert_eq!((again.epoch, again.head_n), (3, 4), "{}", db.label);
+        let forgotten = store.forget_captures(&session.id, Default::default(), now, true).await.unwrap();
+        assert_eq!(forgotten, vec![2, 3], "{}: no longer pinned", db.label);
+    }
+}
+
+/// Events and the reports of removed executors are forgotten by age, a
+/// batch at a time; a report of an executor still on its runtime is kept
+/// however old. (Exec results: in the exec run test.)
+#[tokio::test]
+async fn old_records_are_forgotten_by_age_in_batches() {
+    use sluice_store::records::Record;
+    for db in databases().await {
+        let store = open(&db).await;
+        let view = created(store.create_workspace(new_workspace("alice", None)).await.unwrap());
+        let (id, run_id) = (view.workspace.id.clone(), view.current_run.unwrap().id);
+        let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
+        store.record(&lease, &run_id, launched(&running_runtime(), None)).await.unwrap();
+        store.record_report(&run_id, &report(1, false), None).await.unwrap();
+        store.record_report(&run_id, &report(2, false), None).await.unwrap();
+        let later = sluice_store::clock::now_ms() + 1;
+        let events = store.list_events("alice", &id, 1000).await.unwrap().unwrap().len() as u64;
+        assert!(events >= 2, "{}: the create and the launch wrote events", db.label);
+        assert_eq!(store.purge_records(Record::Events, 0, 100).await.unwrap(), 0, "{}: none that old", db.label);
+        assert_eq!(store.purge_records(Record::Events, later, 1).await.unwrap(), 1, "{}: one batch", db.label);
+        assert_eq!(store.purge_records(Record::Events, later, 100).await.unwrap(), events - 1, "{}", db.label);
+        assert!(store.list_events("alice", &id, 1000).await.unwrap().unwrap().is_empty());
+        let kept = store.purge_records(Record::DrainReports, later, 100).await.unwrap();
+        assert_eq!(kept, 0, "{}: its executor is still on its runtime", db.label);
+        store.request("alice", &id, stop("alice", StopIntent::default())).await.unwrap();
+        store.record(&lease, &run_id, Outcome::Removed).await.unwrap();
+        let reports = store.executor_reports(&run_id).await.unwrap().len() as u64;
+        assert!(reports >= 1, "{}", db.label);
+        assert_eq!(store.purge_records(Record::DrainReports, later, 100).await.unwrap(), reports, "{}", db.label);
+        assert!(store.executor_reports(&run_id).await.unwrap().is_empty(), "{}", db.label);
+        // Events written since are newer than the cut-off.
+        assert_eq!(store.purge_records(Record::Events, later - 1, 100).await.unwrap(), 0, "{}", db.label);
     }
 }

@@ -74,12 +74,32 @@ pub async fn session(server: &Server, quota: Option<u64>) -> (String, String) {
 
 /// Creates a capture-sourced workspace on the session and waits until it is ready.
 pub async fn launch(server: &Server, session: &(String, String), launch_id: &str) -> (String, String) {
-    let body = json!({
+    launch_at(server, session, launch_id, None).await
+}
+
+/// The body that creates a workspace on the session, restoring capture
+/// `capture_n` (`None`: the head).
+pub fn workspace_body(session: &(String, String), launch_id: &str, capture_n: Option<u64>) -> Value {
+    let mut source = json!({"kind": "capture", "sessionId": session.0});
+    if let Some(n) = capture_n {
+        source["captureN"] = json!(n);
+    }
+    json!({
         "ownerUserId": "alice", "registryId": "local", "repository": "sluice-test/busybox", "tag": "1",
         "launchId": launch_id,
-        "spec": {"command": ["sleep", "600"], "source": {"kind": "capture", "sessionId": session.0}},
+        "spec": {"command": ["sleep", "600"], "source": source},
         "captureToken": session.1,
-    });
+    })
+}
+
+/// [`launch`], restoring capture `capture_n` of the session.
+pub async fn launch_at(
+    server: &Server,
+    session: &(String, String),
+    launch_id: &str,
+    capture_n: Option<u64>,
+) -> (String, String) {
+    let body = workspace_body(session, launch_id, capture_n);
     let (status, created) = server.post("/v1/workspaces", &body).await;
     assert_eq!(status, 202, "{created}");
     let id = created["workspaceId"].as_str().unwrap().to_owned();

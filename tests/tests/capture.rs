@@ -26,6 +26,63 @@ const LISTING: &str = "cd /workspace 2>/dev/null || cd ~; \
 /// The sparse file's allocation in KiB.
 const SPARSE_KIB: &str = "cd /workspace 2>/dev/null || cd ~; busybox du -k sparse.img | busybox cut -f1";
 
+/// Downloads capture `n`'s archive and extracts it with GNU tar, into
+/// `tree` of the directory answered.
+async fn untar_capture(server: &Server, session: &str, n: u64) -> tempfile::TempDir {
+    use futures::StreamExt;
+    use std::io::Write;
+    let url = format!("{}/v1/capture-sessions/{session}/captures/{n}/archive?ownerUserId=alice", server.base);
+    let response = reqwest::Client::new().get(url).bearer_auth(&server.token).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["content-type"], "application/x-tar");
+    let dir = tempfile::tempdir().unwrap();
+    let archive = dir.path().join("capture.tar");
+    let mut file = std::fs::File::create(&archive).unwrap();
+    let mut body = response.bytes_stream();
+    while let Some(chunk) = body.next().await {
+        file.write_all(&chunk.expect("the archive arrives whole")).unwrap();
+    }
+    drop(file);
+    let into = dir.path().join("tree");
+    std::fs::create_dir(&into).unwrap();
+    let out = std::process::Command::new("tar").arg("-xf").arg(&archive).arg("-C").arg(&into).output().unwrap();
+    assert!(out.status.success(), "tar: {}", String::from_utf8_lossy(&out.stderr));
+    std::fs::remove_file(&archive).unwrap();
+    dir
+}
+
+/// [`LISTING`] run on the host in `dir`, with the host's busybox.
+fn host_listing(dir: &std::path::Path) -> String {
+    let script = LISTING.split_once("; ").unwrap().1;
+    let out = std::process::Command::new("busybox").args(["sh", "-c", script]).current_dir(dir).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A listing without each directory's size and link count, which depend
+/// on the file system it is on, and without the mode of `.git` itself,
+/// which a capture does not hold (a restore makes it as its daemon's umask
+/// gives, an extraction as tar's).
+fn without_directory_sizes(listing: &str) -> String {
+    listing
+        .lines()
+        .map(|line| {
+            let fields: Vec<&str> = line.split(' ').collect();
+            if fields.len() > 4 && fields[2] == "directory" {
+                let mode = if fields[0] == "./.git" { "-" } else { fields[1] };
+                [&[fields[0], mode, fields[2]][..], &fields[5..]].concat().join(" ")
+            } else {
+                line.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A file's allocation in KiB.
+fn host_kib(path: &std::path::Path) -> u64 {
+    std::os::unix::fs::MetadataExt::blocks(&std::fs::metadata(path).unwrap()) / 2
+}
+
 async fn capture_status(server: &Server, id: &str) -> Value {
     let (status, body) = server.get(&format!("/v1/workspaces/{id}/capture?ownerUserId=alice")).await;
     assert_eq!(status, 200, "{body}");
@@ -125,6 +182,23 @@ async fn captures_restore_exactly_fence_replan_and_seal() {
         assert!(listing_a.contains(" regular file 6 2 ./linked.txt"), "{listing_a}");
         assert!(listing_a.ends_with("linked\n"), "{listing_a}");
         let sparse_a: u64 = sh_ok(&server, &a, SPARSE_KIB).await.trim().parse().unwrap();
+        // The head's archive untars to exactly that tree, holes and all.
+        let head_n = settled["headN"].as_u64().unwrap();
+        let extracted = untar_capture(&server, &session.0, head_n).await;
+        let listing_x = host_listing(&extracted.path().join("tree"));
+        assert_eq!(without_directory_sizes(&listing_x), without_directory_sizes(&listing_a), "{flavor:?}: the archive");
+        let sparse_x = host_kib(&extracted.path().join("tree/sparse.img"));
+        assert!(sparse_x <= 4096, "{flavor:?}: the archive's sparse file allocates {sparse_x} KiB");
+        // A name that is not UTF-8 is read by its bytes.
+        let odd = format!(
+            "{}/v1/capture-sessions/{}/captures/{head_n}/files?ownerUserId=alice&pathHex={}",
+            server.base,
+            session.0,
+            b"tree/odd\xfedir/bad\xffname".iter().map(|b| format!("{b:02x}")).collect::<String>()
+        );
+        let read = reqwest::Client::new().get(odd).bearer_auth(&server.token).send().await.unwrap();
+        assert_eq!(read.status(), 200);
+        assert_eq!(read.bytes().await.unwrap().as_ref(), b"a");
         // A checkpoint with nothing new registers nothing new.
         let head = settled["headN"].as_u64().unwrap();
         let checkpoint = flush(&server, &a, json!({"kind": "suspend"})).await;

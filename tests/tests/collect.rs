@@ -82,13 +82,13 @@ async fn a_rewritten_file_is_collected_down_to_what_the_kept_captures_need() {
 
         let (a, _) = launch(&server, &session, "launch-a").await;
         let started = Instant::now();
-        let mut last_digest = String::new();
+        let mut digests = vec![String::new()];
         for i in 1..=REWRITES {
             let script = format!(
                 "cd /workspace 2>/dev/null || cd ~; busybox dd if=/dev/urandom of=data.bin bs=1048576 count={FILE_MIB} 2>/dev/null; \
                  busybox sha256sum data.bin"
             );
-            last_digest = sh_ok(&server, &a, &script).await;
+            digests.push(sh_ok(&server, &a, &script).await);
             // Each rewrite is captured before the next one starts.
             let mut settled = false;
             for _ in 0..600 {
@@ -164,7 +164,7 @@ async fn a_rewritten_file_is_collected_down_to_what_the_kept_captures_need() {
         let bytes = read.bytes().await.unwrap();
         assert_eq!(bytes.len() as u64, FILE_MIB << 20, "{label}");
         let hex: String = sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
-        assert!(last_digest.starts_with(&hex), "{label}: the last capture's file is the last rewrite");
+        assert!(digests[REWRITES as usize].starts_with(&hex), "{label}: the last capture's file is the last rewrite");
         assert_eq!(file(REWRITES, "tree/nothing-here").await.unwrap().status(), 404);
         let (status, missing) = server.get(&diff_path(99, None, "alice")).await;
         assert_eq!(status, 404, "{missing}");
@@ -173,6 +173,30 @@ async fn a_rewritten_file_is_collected_down_to_what_the_kept_captures_need() {
             server.get(&format!("/v1/capture-sessions/{}/captures?ownerUserId=alice&after=-1", session.0)).await;
         assert_eq!(status, 400, "{bad}");
         assert!(bad["message"].as_str().unwrap().contains("after"), "{bad}");
+        // The same timeline from the command line.
+        let cli = |command: &str, rest: &[&str]| {
+            let out = std::process::Command::new(sluice_binary())
+                .args(["capture", command, session.0.as_str()])
+                .args(rest)
+                .args(["--owner", "alice", "--api-url", &server.base])
+                .env("SLUICE_API_TOKEN", &server.token)
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            assert!(out.status.success(), "sluice capture {command}: {text}{}", String::from_utf8_lossy(&out.stderr));
+            text
+        };
+        let listed = cli("list", &[]);
+        assert_eq!(listed.lines().count() as u64, REWRITES + 1, "{label}: a header and a line a capture: {listed}");
+        assert!(listed.lines().nth(5).unwrap().trim_start().starts_with("5 "), "{listed}");
+        assert_eq!(cli("diff", &["5", "--against", "2"]), "~ tree/data.bin\n", "{label}");
+        let restored = tempfile::tempdir().unwrap();
+        let into = restored.path().join("at-7");
+        cli("restore", &["7", "--into", into.to_str().unwrap()]);
+        let bytes = std::fs::read(into.join("data.bin")).unwrap();
+        let hex: String = sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+        assert!(digests[7].starts_with(&hex), "{label}: capture 7 restored into a directory is rewrite 7");
+        drop(restored);
         let before = stored();
         assert!(before >= (REWRITES * FILE_MIB) << 20, "{label}: every rewrite was stored ({before} bytes)");
 
@@ -224,10 +248,27 @@ async fn a_rewritten_file_is_collected_down_to_what_the_kept_captures_need() {
         assert_eq!(kept.len() as u64, KEEP_LAST, "{label}: {view}");
         assert_eq!(view["storedBytes"].as_u64(), Some(need), "{label}: recounted: {view}");
 
-        // The head restores byte for byte after all of it.
+        // Every kept capture restores byte for byte after all of it: the
+        // head as the session stands, each earlier one at its captureN.
+        let read_digest = "cd /workspace 2>/dev/null || cd ~; busybox sha256sum data.bin";
         let (b, _) = launch(&server, &session, "launch-b").await;
-        let digest = sh_ok(&server, &b, "cd /workspace 2>/dev/null || cd ~; busybox sha256sum data.bin").await;
-        assert_eq!(digest, last_digest, "{label}: the last rewrite restores exactly");
+        let digest = sh_ok(&server, &b, read_digest).await;
+        assert_eq!(digest, digests[REWRITES as usize], "{label}: the last rewrite restores exactly");
+        let (status, refused) = server.post("/v1/workspaces", &workspace_body(&session, "launch-gone", Some(1))).await;
+        assert_eq!(status, 400, "{label}: {refused}");
+        assert!(refused["message"].as_str().unwrap().contains("spec.source.captureN"), "{refused}");
+        let mut head = REWRITES;
+        for n in kept.iter().copied().filter(|n| *n != REWRITES) {
+            let (at, _) = launch_at(&server, &session, &format!("launch-at-{n}"), Some(n)).await;
+            let digest = sh_ok(&server, &at, read_digest).await;
+            assert_eq!(digest, digests[n as usize], "{label}: capture {n} restores its own rewrite");
+            head += 1;
+            let path = format!("/v1/capture-sessions/{}/captures?ownerUserId=alice&after={}", session.0, head - 1);
+            let (_, page) = server.get(&path).await;
+            let restored = &page["captures"][0];
+            assert_eq!((restored["n"].as_u64(), restored["restoredFrom"].as_u64()), (Some(head), Some(n)), "{page}");
+            assert_eq!((restored["changed"].as_u64(), restored["files"].as_u64()), (Some(1), Some(1)), "{page}");
+        }
         server.stop();
     }
 }

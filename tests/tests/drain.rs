@@ -40,6 +40,31 @@ fn docker(args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
+/// `sluice retained export` of the workspace's executor, extracted with
+/// GNU tar into the directory answered.
+fn export_disk(flavor: Flavor, dir: &DataDir, id: &str) -> tempfile::TempDir {
+    let runtime = if flavor == Flavor::Docker { "docker" } else { "local" };
+    let out = Command::new(sluice_tests::sluice_binary())
+        .args(["retained", "export", id, "--owner", "alice", "--runtime", runtime, "--data-dir"])
+        .arg(dir.path())
+        .env_remove("SLUICE_DATABASE_URL")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "sluice retained export: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(!out.stdout.is_empty(), "the archive went to stdout");
+    let into = tempfile::tempdir().unwrap();
+    let mut tar = Command::new("tar")
+        .args(["-x", "-f", "-", "-C"])
+        .arg(into.path())
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(tar.stdin.as_mut().unwrap(), &out.stdout).unwrap();
+    drop(tar.stdin.take());
+    assert!(tar.wait().unwrap().success(), "the export is a tar archive");
+    into
+}
+
 /// Whether the run's executor (with its disk) is still on its runtime.
 fn executor_exists(flavor: Flavor, dir: &DataDir, run_id: &str) -> bool {
     match flavor {
@@ -300,6 +325,10 @@ async fn an_executor_killed_mid_drain_is_retained_then_recovered_on_its_own_disk
             let draft = dir.executors().join(&run_id).join("workspace/notes/draft.txt");
             assert_eq!(std::fs::read_to_string(draft).unwrap(), "unsaved until drained\n");
         }
+        // Its disk, exported on its host while it cannot run, holds the work.
+        let exported = export_disk(flavor, &dir, &id);
+        let draft = exported.path().join("workspace/notes/draft.txt");
+        assert_eq!(std::fs::read_to_string(draft).unwrap(), "unsaved until drained\n", "{flavor:?}: the export");
         // Operators see it across owners.
         let (status, list) = server.get("/v1/retained-executors").await;
         assert_eq!(status, 200, "{list}");

@@ -259,7 +259,7 @@ mod tests {
                 .await
                 .unwrap();
             let (session, _) = store.create_capture_session("alice", None, Default::default()).await.unwrap();
-            store.claim_capture_session(&session.id, "run-a", "l").await.unwrap();
+            store.claim_capture_session(&session.id, "run-a", "l", None).await.unwrap();
             let capture = NewCapture {
                 epoch: 1,
                 n: 1,

@@ -4,6 +4,7 @@
 //! make it). Snapshots also need the object store, which only a process
 //! serving a worker has.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use sluice_executor::daemon::{CommandCall, DaemonClient};
@@ -71,6 +72,35 @@ impl sluice_executor::CaptureReader for LocalExecutors {
                 return Err(ExecutorError::Unreachable(format!("object {key} does not hash to its key")));
             }
             Ok(bytes.to_vec())
+        })
+    }
+
+    fn shapes<'a>(&'a self, keys: &'a [String]) -> ExecutorFuture<'a, Vec<sluice_executor::ObjectShape>> {
+        Box::pin(async move {
+            let objects = self
+                .objects
+                .as_ref()
+                .ok_or_else(|| ExecutorError::NotHere("this process has no object store (run sluice serve)".into()))?;
+            // A file's holes are one object many times over: each key is asked once.
+            let mut distinct: Vec<String> = keys.to_vec();
+            distinct.sort();
+            distinct.dedup();
+            let sizes =
+                objects.sizes(&distinct).await.map_err(|e| ExecutorError::Unreachable(format!("objects: {e}")))?;
+            let size_of: HashMap<&str, u64> = distinct.iter().map(String::as_str).zip(sizes).collect();
+            // An object of zeros has the key of that many zeros; each length
+            // is hashed once.
+            let mut zero_keys: HashMap<u64, String> = HashMap::new();
+            let zeros = vec![0u8; sluice_protocol::registrar::MAX_OBJECT_BYTES];
+            let mut shapes = Vec::with_capacity(keys.len());
+            for key in keys {
+                let len = size_of[key.as_str()];
+                let is_zeros = len <= zeros.len() as u64
+                    && *zero_keys.entry(len).or_insert_with(|| crate::objects::object_key(&zeros[..len as usize]))
+                        == *key;
+                shapes.push(sluice_executor::ObjectShape { len, zeros: is_zeros });
+            }
+            Ok(shapes)
         })
     }
 }

@@ -35,6 +35,43 @@ pub use sweeps::maintain;
 /// Create-key records are kept at least this long.
 pub const MIN_KEY_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
 
+/// How long events, finished exec runs and removed executors' drain
+/// reports are kept; each at least [`MIN_RECORD_RETENTION`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordRetention {
+    pub events: Duration,
+    pub exec_results: Duration,
+    pub drain_reports: Duration,
+}
+
+/// The shortest any record is kept, whatever is configured.
+pub const MIN_RECORD_RETENTION: Duration = Duration::from_secs(24 * 3600);
+
+const DAY: u64 = 24 * 3600;
+
+impl Default for RecordRetention {
+    fn default() -> Self {
+        RecordRetention {
+            events: Duration::from_secs(180 * DAY),
+            exec_results: Duration::from_secs(30 * DAY),
+            drain_reports: Duration::from_secs(30 * DAY),
+        }
+    }
+}
+
+impl RecordRetention {
+    /// How long `record` is kept.
+    pub fn of(&self, record: sluice_store::records::Record) -> Duration {
+        use sluice_store::records::Record;
+        let configured = match record {
+            Record::Events => self.events,
+            Record::ExecResults => self.exec_results,
+            Record::DrainReports => self.drain_reports,
+        };
+        configured.max(MIN_RECORD_RETENTION)
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct WorkerConfig {
     /// Names this worker as a lease owner.
@@ -58,6 +95,8 @@ pub struct WorkerConfig {
     /// When the object store is collected, and the grace its newest objects get.
     pub collect_schedule: String,
     pub collect_grace: Duration,
+    /// How long the records that would otherwise grow forever are kept.
+    pub record_retention: RecordRetention,
     /// Fault injection for crash tests: pause this long after a runtime
     /// made an executor and before the launch is recorded.
     pub pause_after_launch: Option<Duration>,
@@ -91,6 +130,7 @@ impl Default for WorkerConfig {
             maintenance_schedule: "0 0 * * * *".into(),
             collect_schedule: "0 17 * * * *".into(),
             collect_grace: Duration::from_secs(3600),
+            record_retention: RecordRetention::default(),
             pause_after_launch: None,
             capture_interval: Duration::from_secs(10),
             preservation_lead: Duration::from_secs(300),

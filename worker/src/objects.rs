@@ -193,6 +193,20 @@ impl Objects {
             .collect())
     }
 
+    /// The length of each object of `keys`, in the order given.
+    pub async fn sizes(&self, keys: &[String]) -> Result<Vec<u64>, ObjectsError> {
+        let heads = futures::stream::iter(keys.iter().cloned())
+            .map(|key| async move {
+                match self.store.head(&self.path(&key)?).await {
+                    Ok(meta) => Ok(meta.size),
+                    Err(object_store::Error::NotFound { .. }) => Err(ObjectsError::NotFound(key)),
+                    Err(e) => Err(store_error(e)),
+                }
+            })
+            .buffered(CHECK_CONCURRENCY);
+        heads.try_collect().await
+    }
+
     /// The keys of `keys` the store does not hold, in the order given.
     pub async fn missing(&self, keys: &[String]) -> Result<Vec<String>, ObjectsError> {
         let checks = futures::stream::iter(keys.iter().cloned())

@@ -29,7 +29,7 @@ use sha2::{Digest, Sha256};
 use sluice_protocol::capture::CaptureClass;
 use sluice_protocol::names::Name;
 use sluice_protocol::registrar::{self as wire, Manifest, ManifestDelta, RegistrarRefusal, refusal};
-use sluice_store::capture::{CaptureCounts, CaptureSession, FinalSeal, ManifestHead, NewCapture};
+use sluice_store::capture::{CaptureCounts, CaptureSession, FinalSeal, ManifestHead, NewCapture, Rewind, RewoundTree};
 use sluice_store::{Store, StoreError};
 
 use crate::objects::{Objects, ObjectsError};
@@ -307,14 +307,82 @@ fn check_epoch(served: &Served, session: &CaptureSession, epoch: u64) -> Result<
 
 async fn claim(State(served): State<Arc<Served>>) -> Result<Json<wire::Plan>, Refused> {
     let binding = &served.binding;
-    let session = served
-        .host
-        .store
-        .claim_capture_session(&binding.session_id, &binding.run_id, &binding.launch)
-        .await
-        .map_err(from_store)?;
+    let store = &served.host.store;
+    let mut conflicts = 0;
+    let session = loop {
+        let rewind = match store.pending_restore_point(&binding.run_id).await.map_err(from_store)? {
+            Some(point) => Some(rewind_to(&served, point).await?),
+            None => None,
+        };
+        let claimed =
+            store.claim_capture_session(&binding.session_id, &binding.run_id, &binding.launch, rewind.as_ref()).await;
+        match claimed {
+            // The head moved while the point was worked out: work it out again.
+            Err(StoreError::Conflict { code, .. }) if code == refusal::CONFLICT && conflicts < 3 => conflicts += 1,
+            claimed => break claimed.map_err(from_store)?,
+        }
+    };
     tracing::info!(run = %binding.run_id, session = %binding.session_id, epoch = session.epoch, "capture session claimed");
     answer_plan(&served, &session).await
+}
+
+/// The restore of capture `point` as the session's next capture: its
+/// manifest documents (kept, as a pending restore pins them) named again.
+async fn rewind_to(served: &Served, point: u64) -> Result<Rewind, Refused> {
+    let host = &served.host;
+    let session = session(served).await?;
+    let kept = host.store.capture_manifests(&session.owner_user_id, &session.id, point).await.map_err(from_store)?;
+    let Some((small, bulk)) = kept.flatten() else {
+        return Err(refused(refusal::CONFLICT, format!("capture {point} is no longer kept: it cannot be restored")));
+    };
+    let mut rewind = Rewind { point, expected_head: session.head_n, tree: None };
+    if point == session.head_n {
+        return Ok(rewind);
+    }
+    let (mut heads, mut counts, mut bytes) = (BTreeMap::new(), CaptureCounts::default(), 0);
+    for (class, key) in [(CaptureClass::Small, small), (CaptureClass::Bulk, bulk)] {
+        let before = load_manifest(&host.objects, session.head(class)).await.map_err(from_objects)?;
+        let (tree, head) = match key {
+            Some(key) => {
+                let (tree, chain) = resolve_document(&host.objects, &key).await.map_err(from_objects)?;
+                (tree, Some(ManifestHead { key, depth: chain.len() as u64 - 1 }))
+            }
+            None => (Manifest::default(), None),
+        };
+        count_class(&mut counts, &before, &tree, Some(&before.diff(&tree)));
+        bytes += tree.bytes();
+        heads.insert(class, head);
+    }
+    let origin = sluice_protocol::Origin {
+        epoch: session.epoch + 1,
+        launch: served.binding.launch.clone(),
+        boot_id: format!("restore-of-{point}"),
+        boot_generation: 0,
+        observation: 0,
+        head_n: Some(session.head_n),
+    };
+    rewind.tree = Some(RewoundTree {
+        small: heads.remove(&CaptureClass::Small).flatten(),
+        bulk: heads.remove(&CaptureClass::Bulk).flatten(),
+        bytes,
+        counts,
+        origin,
+    });
+    Ok(rewind)
+}
+
+/// Adds what a class's tree holds, and what `delta` changed in `before`, to `counts`.
+fn count_class(counts: &mut CaptureCounts, before: &Manifest, tree: &Manifest, delta: Option<&ManifestDelta>) {
+    counts.files += tree.entries.iter().filter(|e| e.kind == wire::EntryKind::File).count() as u64;
+    if let Some(delta) = delta {
+        for entry in &delta.upserts {
+            match before.entries.binary_search_by(|e| e.path.cmp(&entry.path)) {
+                Ok(_) => counts.changed += 1,
+                Err(_) => counts.added += 1,
+            }
+        }
+        counts.removed += delta.removed.len() as u64;
+    }
 }
 
 async fn lease(State(served): State<Arc<Served>>) -> Result<Json<wire::Lease>, Refused> {
@@ -575,17 +643,7 @@ async fn register(
     let mut counts = CaptureCounts::default();
     for class in CaptureClass::ALL {
         let tree = request.classes.get(&class).unwrap_or(&heads[&class]);
-        counts.files += tree.entries.iter().filter(|e| e.kind == wire::EntryKind::File).count() as u64;
-        if let Some(delta) = deltas.get(&class) {
-            let before = &heads[&class];
-            for entry in &delta.upserts {
-                match before.entries.binary_search_by(|e| e.path.cmp(&entry.path)) {
-                    Ok(_) => counts.changed += 1,
-                    Err(_) => counts.added += 1,
-                }
-            }
-            counts.removed += delta.removed.len() as u64;
-        }
+        count_class(&mut counts, &heads[&class], tree, deltas.get(&class));
     }
     if accepted.is_empty() {
         return Ok(Json(wire::Registered { n: None, refused: Vec::new(), used_bytes: session.used_bytes }));

@@ -8,6 +8,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use sluice_store::clock::now_ms;
+use sluice_store::records::Record;
 use sluice_store::{Store, StoreError};
 
 use sluice_domain::reconcile::{ResourceVerdict, orphan_verdict};
@@ -15,11 +16,39 @@ use tokio::sync::watch;
 
 use crate::{MIN_KEY_RETENTION, Worker, WorkerConfig};
 
-/// One maintenance pass; returns how many key records were forgotten.
-pub async fn maintain(store: &Store, config: &WorkerConfig) -> Result<u64, StoreError> {
+/// How many rows one purge statement deletes, and how many statements one
+/// pass runs per kind (what is left waits for the next pass).
+const PURGE_BATCH: u64 = 1000;
+const PURGE_BATCHES: usize = 100;
+
+/// What one maintenance pass forgot.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Maintained {
+    pub keys: u64,
+    /// Per kind of record, by its name.
+    pub records: Vec<(&'static str, u64)>,
+}
+
+/// One maintenance pass: create-key records past their retention, then
+/// the events, exec results and drain reports past theirs.
+pub async fn maintain(store: &Store, config: &WorkerConfig) -> Result<Maintained, StoreError> {
     let retention = config.key_retention.max(MIN_KEY_RETENTION);
-    let cutoff = now_ms() - retention.as_millis() as i64;
-    store.purge_create_keys(cutoff).await
+    let now = now_ms();
+    let mut done =
+        Maintained { keys: store.purge_create_keys(now - retention.as_millis() as i64).await?, ..Default::default() };
+    for record in Record::ALL {
+        let before = now - config.record_retention.of(record).as_millis() as i64;
+        let mut forgotten = 0;
+        for _ in 0..PURGE_BATCHES {
+            let deleted = store.purge_records(record, before, PURGE_BATCH).await?;
+            forgotten += deleted;
+            if deleted < PURGE_BATCH {
+                break;
+            }
+        }
+        done.records.push((record.name(), forgotten));
+    }
+    Ok(done)
 }
 
 /// Asks every expired workspace to stop.
@@ -182,8 +211,14 @@ pub async fn run(worker: Arc<Worker>, stop: watch::Receiver<bool>) {
         let w = w.clone();
         async move {
             match maintain(&w.store, &w.config).await {
-                Ok(0) => {}
-                Ok(n) => tracing::info!(forgotten = n, "expired idempotency key records removed"),
+                Ok(done) => {
+                    if done.keys > 0 {
+                        tracing::info!(forgotten = done.keys, "expired idempotency key records removed");
+                    }
+                    for (record, forgotten) in done.records.into_iter().filter(|(_, n)| *n > 0) {
+                        tracing::info!(record, forgotten, "records past their retention forgotten");
+                    }
+                }
                 Err(e) => tracing::warn!(error = %e, "maintenance pass failed"),
             }
         }
@@ -203,9 +238,19 @@ mod tests {
         for db in testing::databases().await {
             let store = testing::open(&db).await;
             store.cancel_create_key("alice", "k").await.unwrap();
-            // Even a configured retention of zero keeps records for seven days.
-            let config = WorkerConfig { key_retention: Duration::ZERO, ..Default::default() };
-            assert_eq!(maintain(&store, &config).await.unwrap(), 0, "{}", db.label);
+            let new = sluice_store::NewWorkspace::of("alice", "w", "local", "r", "t");
+            store.create_workspace(new).await.unwrap();
+            // Even a configured retention of zero keeps key records for seven
+            // days, and events (and the rest) for one.
+            let zero = crate::RecordRetention {
+                events: Duration::ZERO,
+                exec_results: Duration::ZERO,
+                drain_reports: Duration::ZERO,
+            };
+            let config = WorkerConfig { key_retention: Duration::ZERO, record_retention: zero, ..Default::default() };
+            let done = maintain(&store, &config).await.unwrap();
+            assert_eq!(done.keys, 0, "{}", db.label);
+            assert_eq!(done.records, vec![("events", 0), ("exec results", 0), ("drain reports", 0)], "{}", db.label);
             assert_eq!(
                 store.get_create_key("alice", "k").await.unwrap().state,
                 sluice_store::CreateKeyState::Cancelled

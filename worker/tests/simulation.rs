@@ -361,6 +361,14 @@ impl Runtime for FakeRuntime {
     fn recoverable(&self) -> bool {
         true
     }
+    fn export_disk<'a>(
+        &'a self,
+        run_id: &'a str,
+        _resource_id: &'a str,
+    ) -> RuntimeFuture<'a, sluice_worker::runtime::archive::DiskArchive> {
+        // The simulation's executors have no disks to read.
+        Box::pin(async move { Err(WorkerError::Transient(format!("run {run_id}: no disk in the simulation"))) })
+    }
 }
 
 #[derive(Debug)]
@@ -383,7 +391,7 @@ async fn claim(world: &Shared, store: &Store, run_id: &str) {
             .map(|e| (e.session.clone(), e.launch.clone(), e.boot))
     };
     let Some((session, launch, boot)) = wanted else { return };
-    if let Ok(claimed) = store.claim_capture_session(&session, run_id, &launch).await {
+    if let Ok(claimed) = store.claim_capture_session(&session, run_id, &launch, None).await {
         let mut world = world.lock().unwrap();
         world.holders.insert(session, run_id.to_owned());
         let e = world.executors.get_mut(run_id).expect("the claiming executor");
@@ -644,18 +652,8 @@ impl Sim {
         let spec = sluice_store::spec::Spec::parse(json!({"source": {"kind": "capture", "sessionId": session}}))
             .expect("a capture-sourced spec");
         let new = NewWorkspace {
-            owner_user_id: OWNER.into(),
-            name: format!("w{}", self.workspaces.len()),
-            registry_id: "local".into(),
-            repository: "sim".into(),
-            tag: "1".into(),
             spec,
-            ttl_ms: None,
-            launch_id: None,
-            idempotency: None,
-            secret_env: None,
-            capture_token: None,
-            broker: None,
+            ..NewWorkspace::of(OWNER, &format!("w{}", self.workspaces.len()), "local", "sim", "1")
         };
         match self.store.create_workspace(new).await {
             Ok(sluice_store::CreateOutcome::Created(view) | sluice_store::CreateOutcome::Replayed(view)) => {

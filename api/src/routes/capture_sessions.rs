@@ -121,6 +121,7 @@ pub async fn list_captures(
             added: c.counts.map(|k| k.added),
             changed: c.counts.map(|k| k.changed),
             removed: c.counts.map(|k| k.removed),
+            restored_from: c.restored_from,
         })
         .collect();
     let next_after = if more { captures.last().map(|c| c.n) } else { None };
@@ -209,9 +210,14 @@ pub async fn read_capture_file(
     use axum::response::IntoResponse;
     let owner = validate::owner(q.owner_user_id)?;
     let n = chain_position(&n, "n")?;
-    let path = q.path.filter(|p| !p.is_empty()).ok_or_else(|| ApiError::bad_request("path is required"))?;
+    let wanted = match (q.path.filter(|p| !p.is_empty()), q.path_hex) {
+        (Some(path), None) => Name::from(path.as_str()),
+        (None, Some(hex)) => Name::from_bytes(
+            from_hex(&hex).ok_or_else(|| ApiError::bad_request("pathHex must be the path's bytes in hex"))?,
+        ),
+        _ => return Err(ApiError::bad_request("one of path and pathHex is required")),
+    };
     let tree = tree(&app, owner.as_str(), &session_id, n).await?;
-    let wanted = Name::from(path.as_str());
     let entry = tree
         .small
         .entries
@@ -244,6 +250,42 @@ pub async fn read_capture_file(
         (axum::http::header::CONTENT_LENGTH, entry.size.to_string()),
     ];
     Ok((headers, axum::body::Body::from_stream(body)).into_response())
+}
+
+/// A kept capture's tree as a tar archive, streamed as it is read: the
+/// worktree with names as bytes, modes, times, symlinks, hard links, fifos
+/// and empty directories, and a sparse file's holes kept as holes.
+#[utoipa::path(get, path = "/v1/capture-sessions/{sessionId}/captures/{n}/archive", tag = "capture",
+    operation_id = "archiveCapture",
+    params(("sessionId" = String, Path), ("n" = u64, Path), CaptureArchiveQuery),
+    responses((status = 200, content_type = "application/x-tar", body = Vec<u8>,
+        description = "The tree as a POSIX pax archive"), InvalidRequest, Unauthenticated, NotFound, Unavailable, Internal),
+    security(("apiToken" = [])))]
+pub async fn archive_capture(
+    State(app): State<AppState>,
+    Path((session_id, n)): Path<(String, String)>,
+    QueryOf(q): QueryOf<CaptureArchiveQuery>,
+) -> Result<axum::response::Response, ApiError> {
+    use axum::response::IntoResponse;
+    let owner = validate::owner(q.owner_user_id)?;
+    let n = chain_position(&n, "n")?;
+    let tree = tree(&app, owner.as_str(), &session_id, n).await?;
+    let reader = app.config.captures.clone().ok_or_else(|| {
+        ApiError::ServiceUnavailable("this API process has no object store to read captures from".into())
+    })?;
+    let headers = [
+        (axum::http::header::CONTENT_TYPE, "application/x-tar".to_owned()),
+        (axum::http::header::CONTENT_DISPOSITION, format!("attachment; filename=\"{session_id}-{n}.tar\"")),
+    ];
+    Ok((headers, crate::capture_archive::body(tree, reader)).into_response())
+}
+
+/// Bytes from their hex, two digits each.
+fn from_hex(hex: &str) -> Option<Vec<u8>> {
+    if hex.is_empty() || !hex.len().is_multiple_of(2) || hex.len() > 8192 {
+        return None;
+    }
+    (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok()).collect()
 }
 
 /// A chain position from a path or query parameter, named in a 400.

@@ -106,6 +106,15 @@ pub async fn create_workspace(
     }
     let capture_token = validate::optional_text("captureToken", req.capture_token.as_deref(), 4096)?;
     check_capture_source(&app, &owner, spec.capture_session(), capture_token.as_deref()).await?;
+    if let (Some(session), Some(point)) = (spec.capture_session(), spec.capture_point()) {
+        let kept = app.store.capture_manifests(&owner, session, point).await?;
+        if kept.flatten().is_none() {
+            return Err(ApiError::bad_request(format!(
+                "spec.source.captureN: the session keeps no capture {point} (list them at \
+                 /v1/capture-sessions/{session}/captures)"
+            )));
+        }
+    }
     let ttl_seconds = req.ttl_seconds.map(|t| validate::ttl_seconds("ttlSeconds", t)).transpose()?;
     let launch_id = req.launch_id.as_deref().map(|l| validate::launch_id("launchId", l)).transpose()?;
     let key = match (&req.idempotency_key, headers.get("idempotency-key")) {

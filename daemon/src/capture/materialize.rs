@@ -32,14 +32,8 @@ pub enum MaterializeError {
 /// are: Linux names need not be UTF-8).
 pub fn disk_path(worktree: &Path, vpath: &Name) -> Option<PathBuf> {
     use std::os::unix::ffi::OsStrExt;
-    let rest =
-        vpath.strip_prefix(b"tree/").map(|r| (r, false)).or_else(|| vpath.strip_prefix(b".git/").map(|r| (r, true)));
-    let (rest, git) = rest?;
-    if rest.split(|b| *b == b'/').any(|p| p.is_empty() || p == b"." || p == b"..") {
-        return None;
-    }
-    let rest = std::ffi::OsStr::from_bytes(rest);
-    Some(if git { worktree.join(".git").join(rest) } else { worktree.join(rest) })
+    let relative = sluice_protocol::registrar::worktree_path(vpath)?;
+    Some(worktree.join(std::ffi::OsStr::from_bytes(&relative)))
 }
 
 /// A symlink's target as the file system takes it.

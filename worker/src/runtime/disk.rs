@@ -63,6 +63,11 @@ fn mount_points() -> Vec<PathBuf> {
 }
 
 /// Whether something is mounted on `dir`.
+/// Whether the run's directory holds a disk image of its own.
+pub fn has_image(run_dir: &Path) -> bool {
+    run_dir.join(IMAGE).is_file()
+}
+
 pub fn is_mounted(dir: &Path) -> bool {
     mount_points().iter().any(|m| m == dir)
 }

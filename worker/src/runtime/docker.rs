@@ -15,8 +15,8 @@ use bollard::Docker;
 use bollard::errors::Error as DockerError;
 use bollard::models::{ContainerCreateBody, HostConfig};
 use bollard::query_parameters::{
-    CreateContainerOptions, InspectContainerOptions, ListContainersOptions, RemoveContainerOptions,
-    StartContainerOptions, StopContainerOptions,
+    CreateContainerOptions, DownloadFromContainerOptionsBuilder, InspectContainerOptions, ListContainersOptions,
+    RemoveContainerOptions, StartContainerOptions, StopContainerOptions,
 };
 use sluice_store::{PublishedImage, RuntimeAdapter, RuntimeRecord, RuntimeStatus};
 
@@ -334,6 +334,38 @@ impl Adapter for DockerRuntime {
             self.identities.release(ids.slot);
         }
         Ok(())
+    }
+
+    async fn export_disk(&self, _run_id: &str, container_id: &str) -> Result<super::archive::DiskArchive, WorkerError> {
+        use futures::StreamExt;
+        match self.docker.inspect_container(container_id, None::<InspectContainerOptions>).await {
+            Ok(_) => {}
+            Err(e) if status_of(&e) == Some(404) => {
+                return Err(WorkerError::Permanent {
+                    message: format!("container {container_id} is not on this engine"),
+                    code: "no-disk",
+                });
+            }
+            Err(e) => return Err(transient("inspecting the container", e)),
+        }
+        // The engine archives a container's path whether it runs or not;
+        // its members sit under `workspace/`, as a local disk's do.
+        let (sender, receiver) = tokio::sync::mpsc::channel::<std::io::Result<bytes::Bytes>>(4);
+        let (docker, container) = (self.docker.clone(), container_id.to_owned());
+        tokio::spawn(async move {
+            let options = DownloadFromContainerOptionsBuilder::new().path("/workspace").build();
+            let mut archive = std::pin::pin!(docker.download_from_container(&container, Some(options)));
+            while let Some(chunk) = archive.next().await {
+                let chunk = chunk.map_err(std::io::Error::other);
+                let failed = chunk.is_err();
+                if sender.send(chunk).await.is_err() || failed {
+                    return;
+                }
+            }
+        });
+        Ok(Box::pin(futures::stream::unfold(receiver, |mut receiver| async move {
+            receiver.recv().await.map(|chunk| (chunk, receiver))
+        })))
     }
 
     async fn list_owned(&self) -> Result<Vec<OwnedResource>, WorkerError> {

@@ -633,6 +633,25 @@ impl Adapter for LocalRuntime {
 
     /// Executors found on the host: run directories and cgroups (a cgroup
     /// outlives a directory removed by hand, with its processes).
+    async fn export_disk(&self, run_id: &str, _resource_id: &str) -> Result<super::archive::DiskArchive, WorkerError> {
+        let dir = run_dir(&self.executors_dir, run_id);
+        let workspace = dir.join("workspace");
+        if !workspace.is_dir() {
+            return Err(WorkerError::Permanent {
+                message: format!("the executor of run {run_id} has no disk on this host"),
+                code: "no-disk",
+            });
+        }
+        // A disk of its own that is not mounted (the host restarted) is
+        // mounted again to be read; the image is only ever mounted, not made.
+        if let DiskSupport::Loop { mkfs, mount, .. } = &self.disk
+            && disk::has_image(&dir)
+        {
+            disk::attach((mkfs, mount), &dir, &workspace, 0, None).await.map_err(|e| transient("executor disk", e))?;
+        }
+        Ok(super::archive::directory_archive(workspace))
+    }
+
     async fn list_owned(&self) -> Result<Vec<OwnedResource>, WorkerError> {
         let entries = std::fs::read_dir(&self.executors_dir).map_err(|e| transient("executors directory", e))?;
         let mut runs: std::collections::BTreeSet<String> = entries

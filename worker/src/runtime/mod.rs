@@ -3,6 +3,7 @@
 //! reports whether it still runs, removes it, and lists the resources it
 //! labelled, for the orphan sweep.
 
+pub mod archive;
 pub mod cgroup;
 pub mod disk;
 pub mod docker;
@@ -91,6 +92,13 @@ pub trait Adapter: Send + Sync {
     /// Whether an ended executor can be started again on its own disk
     /// (launching with no boot secret does it).
     fn recoverable(&self) -> bool;
+    /// The executor's disk as a tar archive (under `workspace/`), read from
+    /// this host whether or not the executor runs.
+    fn export_disk(
+        &self,
+        run_id: &str,
+        resource_id: &str,
+    ) -> impl Future<Output = Result<archive::DiskArchive, WorkerError>> + Send;
 }
 
 pub type RuntimeFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = Result<T, WorkerError>> + Send + 'a>>;
@@ -107,6 +115,7 @@ pub trait Runtime: Send + Sync {
     fn registrar_socket(&self, run_id: &str) -> PathBuf;
     fn unenforceable(&self) -> Vec<(&'static str, String)>;
     fn recoverable(&self) -> bool;
+    fn export_disk<'a>(&'a self, run_id: &'a str, resource_id: &'a str) -> RuntimeFuture<'a, archive::DiskArchive>;
 }
 
 impl<T: Adapter> Runtime for T {
@@ -136,6 +145,9 @@ impl<T: Adapter> Runtime for T {
     }
     fn recoverable(&self) -> bool {
         Adapter::recoverable(self)
+    }
+    fn export_disk<'a>(&'a self, run_id: &'a str, resource_id: &'a str) -> RuntimeFuture<'a, archive::DiskArchive> {
+        Box::pin(Adapter::export_disk(self, run_id, resource_id))
     }
 }
 

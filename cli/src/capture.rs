@@ -1,0 +1,208 @@
+//! `sluice capture`: a session's timeline from the command line, talking
+//! to a running sluice API: list the kept captures, compare two, export one
+//! as a tar archive, or restore one into a directory.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::{Args, Subcommand};
+use futures::StreamExt;
+use indicatif::{HumanBytes, ProgressBar, ProgressStyle};
+use serde_json::Value;
+
+use crate::operate::{Api, ApiClientArgs};
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum CaptureCommand {
+    /// The session's kept captures: when, by which executor, what changed.
+    List {
+        #[command(flatten)]
+        session: SessionArgs,
+    },
+    /// The paths added (+), changed (~) and removed (-) between two captures.
+    Diff {
+        #[command(flatten)]
+        session: SessionArgs,
+        /// The capture.
+        n: u64,
+        /// The capture to compare with (default: the kept one before).
+        #[arg(long)]
+        against: Option<u64>,
+    },
+    /// Write capture N's tree as a tar archive (to stdout, or --output).
+    Export {
+        #[command(flatten)]
+        session: SessionArgs,
+        n: u64,
+        /// The file to write (default: stdout, which must not be a terminal).
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
+    /// Restore capture N's tree into a directory, with the system's tar.
+    Restore {
+        #[command(flatten)]
+        session: SessionArgs,
+        n: u64,
+        /// The directory (made if missing; it must be empty).
+        #[arg(long)]
+        into: PathBuf,
+    },
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct SessionArgs {
+    /// The capture session.
+    pub session_id: String,
+    /// Its owner.
+    #[arg(long = "owner")]
+    pub owner_user_id: String,
+    #[command(flatten)]
+    pub api: ApiClientArgs,
+}
+
+pub async fn run(command: CaptureCommand) -> anyhow::Result<()> {
+    match command {
+        CaptureCommand::List { session } => list(&session).await,
+        CaptureCommand::Diff { session, n, against } => diff(&session, n, against).await,
+        CaptureCommand::Export { session, n, output } => export(&session, n, output).await,
+        CaptureCommand::Restore { session, n, into } => restore(&session, n, into).await,
+    }
+}
+
+fn captures_path(s: &SessionArgs) -> String {
+    format!("/v1/capture-sessions/{}/captures", s.session_id)
+}
+
+async fn list(s: &SessionArgs) -> anyhow::Result<()> {
+    let api = Api::new(&s.api)?;
+    println!(
+        "{:>6} {:<24} {:<28} {:>8} {:>8} {:>8} {:>8} {:>10} NOTE",
+        "N", "WHEN", "EXECUTOR", "FILES", "ADDED", "CHANGED", "REMOVED", "BYTES"
+    );
+    let mut after = 0;
+    loop {
+        let path = format!("{}?ownerUserId={}&limit=1000&after={after}", captures_path(s), s.owner_user_id);
+        let page = api.get(&path).await?;
+        for c in page["captures"].as_array().into_iter().flatten() {
+            let count = |key: &str| c[key].as_u64().map_or("-".to_owned(), |n| n.to_string());
+            let note = c["restoredFrom"].as_u64().map(|n| format!("restored {n}")).unwrap_or_default();
+            println!(
+                "{:>6} {:<24} {:<28} {:>8} {:>8} {:>8} {:>8} {:>10} {note}",
+                c["n"],
+                c["registeredAt"].as_str().unwrap_or(""),
+                c["executorId"].as_str().unwrap_or(""),
+                count("files"),
+                count("added"),
+                count("changed"),
+                count("removed"),
+                HumanBytes(c["bytes"].as_u64().unwrap_or(0)).to_string(),
+            );
+        }
+        match page["nextAfter"].as_u64() {
+            Some(next) => after = next,
+            None => return Ok(()),
+        }
+    }
+}
+
+/// A path as the API gives it: a string, or `{"hex": …}` for one that is
+/// not UTF-8 (printed with its bytes escaped).
+fn path_text(path: &Value) -> String {
+    match (path.as_str(), path["hex"].as_str()) {
+        (Some(text), _) => text.to_owned(),
+        (None, Some(hex)) => {
+            let bytes: Vec<u8> =
+                (0..hex.len() / 2).filter_map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()).collect();
+            bytes.escape_ascii().to_string()
+        }
+        _ => path.to_string(),
+    }
+}
+
+async fn diff(s: &SessionArgs, n: u64, against: Option<u64>) -> anyhow::Result<()> {
+    let api = Api::new(&s.api)?;
+    let against = against.map(|a| format!("&against={a}")).unwrap_or_default();
+    let path = format!("{}/{n}/diff?ownerUserId={}{against}", captures_path(s), s.owner_user_id);
+    let diff = api.get(&path).await?;
+    for (mark, key) in [("+", "added"), ("~", "changed"), ("-", "removed")] {
+        for path in diff[key].as_array().into_iter().flatten() {
+            println!("{mark} {}", path_text(path));
+        }
+    }
+    let counts = (&diff["addedCount"], &diff["changedCount"], &diff["removedCount"]);
+    eprintln!("{n} against {}: {} added, {} changed, {} removed", diff["against"], counts.0, counts.1, counts.2);
+    if diff["truncated"].as_bool() == Some(true) {
+        eprintln!("(the lists stop short of the counts)");
+    }
+    Ok(())
+}
+
+/// Streams capture `n`'s archive into `sink`, showing progress on a terminal.
+async fn stream_archive(s: &SessionArgs, n: u64, sink: &mut dyn Write) -> anyhow::Result<u64> {
+    let api = Api::new(&s.api)?;
+    let path = format!("{}/{n}/archive?ownerUserId={}", captures_path(s), s.owner_user_id);
+    let response = api.download(&path).await?;
+    let progress = ProgressBar::new_spinner();
+    progress.set_style(ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("a valid template"));
+    progress.enable_steady_tick(Duration::from_millis(120));
+    let mut body = response.bytes_stream();
+    let mut written = 0u64;
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.context("the archive was cut short (the store failed or the API went away)")?;
+        sink.write_all(&chunk)?;
+        written += chunk.len() as u64;
+        progress.set_message(format!("{} of capture {n}", HumanBytes(written)));
+    }
+    sink.flush()?;
+    progress.finish_and_clear();
+    Ok(written)
+}
+
+async fn export(s: &SessionArgs, n: u64, output: Option<PathBuf>) -> anyhow::Result<()> {
+    let written = match &output {
+        Some(path) => {
+            let partial = path.with_extension("partial");
+            let mut file = std::fs::File::create(&partial).with_context(|| partial.display().to_string())?;
+            let written = stream_archive(s, n, &mut file).await;
+            if written.is_err() {
+                let _ = std::fs::remove_file(&partial);
+            }
+            let written = written?;
+            file.sync_all()?;
+            std::fs::rename(&partial, path)?;
+            written
+        }
+        None if std::io::stdout().is_terminal() => {
+            bail!("the archive is binary: redirect stdout to a file, or pass --output")
+        }
+        None => stream_archive(s, n, &mut std::io::stdout().lock()).await?,
+    };
+    eprintln!("capture {n}: {} archived", HumanBytes(written));
+    Ok(())
+}
+
+async fn restore(s: &SessionArgs, n: u64, into: PathBuf) -> anyhow::Result<()> {
+    std::fs::create_dir_all(&into).with_context(|| into.display().to_string())?;
+    if std::fs::read_dir(&into)?.next().is_some() {
+        bail!("{} is not empty: restore into an empty directory", into.display());
+    }
+    // Permissions as archived (-p), holes kept; tar reads the pax headers.
+    let mut tar = std::process::Command::new("tar")
+        .args(["-x", "-p", "-f", "-", "-C"])
+        .arg(&into)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .context("tar could not be started (install GNU tar, or use `sluice capture export`)")?;
+    let mut stdin = tar.stdin.take().expect("a piped stdin");
+    let streamed = stream_archive(s, n, &mut stdin).await;
+    drop(stdin);
+    let status = tar.wait()?;
+    let written = streamed?;
+    if !status.success() {
+        bail!("tar could not extract the archive ({status})");
+    }
+    eprintln!("capture {n}: {} restored into {}", HumanBytes(written), into.display());
+    Ok(())
+}
