@@ -105,9 +105,12 @@ impl Entry {
 }
 
 /// Where a virtual path lives in the worktree, relative to its root:
-/// `tree/x` is `x`, `.git/x` is `.git/x`; other paths (and any with an
-/// empty, `.` or `..` part) have no place there.
+/// `tree/x` is `x`, `.git/x` is `.git/x` and `.git` is `.git`; other paths
+/// (and any with an empty, `.` or `..` part) have no place there.
 pub fn worktree_path(path: &Name) -> Option<Vec<u8>> {
+    if path.as_bytes() == GIT_DIR {
+        return Some(GIT_DIR.to_vec());
+    }
     let (rest, git) = match path.strip_prefix(b"tree/") {
         Some(rest) => (rest, false),
         None => (path.strip_prefix(b".git/")?, true),
@@ -117,6 +120,10 @@ pub fn worktree_path(path: &Name) -> Option<Vec<u8>> {
     }
     Some(if git { [&b".git/"[..], rest].concat() } else { rest.to_vec() })
 }
+
+/// The virtual path of the worktree's `.git` directory itself (what is in
+/// it is `.git/…`).
+pub const GIT_DIR: &[u8] = b".git";
 
 /// One class's capture: its entries, sorted by path, each path once.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]

@@ -14,6 +14,7 @@ pub mod error;
 mod exec_job;
 pub mod executors;
 pub mod objects;
+pub mod packs;
 pub mod reconcile;
 pub mod registrar;
 pub mod runtime;

@@ -546,7 +546,7 @@ pub fn manifest_problem(class: CaptureClass, manifest: &Manifest) -> Option<Stri
     }
     let is_virtual = |path: &Name| {
         path.len() <= MAX_PATH_BYTES
-            && ["tree/", ".git/", "harness/"].iter().any(|p| path.starts_with(p))
+            && (["tree/", ".git/", "harness/"].iter().any(|p| path.starts_with(p)) || path.as_bytes() == wire::GIT_DIR)
             && !path.parts().any(|part| part.is_empty() || part == b"." || part == b"..")
             && !path.as_bytes().contains(&0)
     };

@@ -68,8 +68,15 @@ pub(crate) fn prepare(config: &SnapConfig, head: &[&Entry]) -> std::io::Result<W
     // A hard link is made only to a file the head has that is not a link itself.
     let linkable: HashMap<&Name, &Entry> =
         head.iter().filter(|e| e.kind == EntryKind::File && e.hard_link.is_none()).map(|e| (&e.path, *e)).collect();
-    // Deepest first, so a directory is emptied before it goes.
-    let mut gone: Vec<&&Entry> = disk.values().filter(|e| !wanted.contains(&e.path)).collect();
+    // Deepest first, so a directory is emptied before it goes. A directory
+    // the head holds paths under stays even where the head does not name it
+    // (`.git` itself, in a capture made before it was captured).
+    let holds_wanted = |dir: &Name| {
+        let under = Name::from_bytes([dir.as_bytes(), b"/"].concat());
+        wanted.range::<&Name, _>(&under..).next().is_some_and(|w| w.is_under(dir))
+    };
+    let kept = |e: &Entry| wanted.contains(&e.path) || (e.kind == EntryKind::Dir && holds_wanted(&e.path));
+    let mut gone: Vec<&&Entry> = disk.values().filter(|e| !kept(e)).collect();
     gone.sort_by(|a, b| b.path.cmp(&a.path));
     for entry in gone {
         let Some(path) = disk_path(worktree, &entry.path) else { continue };
@@ -720,6 +727,27 @@ mod exact_trees {
         let restored = std::fs::read(to.path().join("disk.img")).unwrap();
         assert_eq!(&restored[64 << 20..(64 << 20) + 100_000], &[7u8; 100_000][..]);
         assert!(restored[..64 << 20].iter().all(|b| *b == 0));
+    }
+
+    /// `.git` keeps its own mode through a restore; a capture made before
+    /// `.git` itself was captured restores over it without losing what is in it.
+    #[test]
+    fn the_git_directory_keeps_its_mode_and_an_older_capture_keeps_its_contents() {
+        use std::os::unix::fs::PermissionsExt;
+        let (from, to) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        std::fs::create_dir_all(from.path().join(".git/refs")).unwrap();
+        std::fs::write(from.path().join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::set_permissions(from.path().join(".git"), std::fs::Permissions::from_mode(0o750)).unwrap();
+        let original = capture(from.path());
+        restore(to.path(), &original.manifests, &objects(&original));
+        let mode = std::fs::metadata(to.path().join(".git")).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode, 0o750);
+
+        let mut older = original.manifests.clone();
+        older.get_mut(&CaptureClass::Small).unwrap().entries.retain(|e| e.path != ".git");
+        restore(to.path(), &older, &objects(&original));
+        assert_eq!(std::fs::read_to_string(to.path().join(".git/HEAD")).unwrap(), "ref: refs/heads/main\n");
+        assert!(to.path().join(".git/refs").is_dir());
     }
 
     /// Sockets are named, not kept, and do not make a final incomplete.

@@ -419,11 +419,9 @@ impl Walk<'_> {
             };
             let kind = meta.file_type();
             if kind.is_dir() {
-                if vpath != ".git" {
-                    let entry =
-                        Entry::contentless(vpath.clone(), EntryKind::Dir, meta.mode() & 0o7777, mtime_ms(&meta));
-                    self.push(CaptureClass::Small, entry);
-                }
+                // `.git` itself too: its mode and time are the worktree's.
+                let entry = Entry::contentless(vpath.clone(), EntryKind::Dir, meta.mode() & 0o7777, mtime_ms(&meta));
+                self.push(CaptureClass::Small, entry);
                 if self.dir(&dir.join(name), Some(&vpath)).is_err() {
                     self.unreadable(&vpath, true);
                 }
@@ -511,6 +509,7 @@ mod tests {
         assert_eq!(
             small,
             [
+                (".git", EntryKind::Dir),
                 (".git/HEAD", EntryKind::File),
                 (".git/refs", EntryKind::Dir),
                 ("tree/link", EntryKind::Symlink),
