@@ -188,23 +188,31 @@ async fn captures_restore_exactly_fence_replan_and_seal() {
         assert!(listing_a.contains(" regular file 6 2 ./linked.txt"), "{listing_a}");
         assert!(listing_a.ends_with("linked\n"), "{listing_a}");
         let sparse_a: u64 = sh_ok(&server, &a, SPARSE_KIB).await.trim().parse().unwrap();
-        // The head's archive untars to exactly that tree, holes and all.
+        // The head's archive untars to exactly that tree, holes and all. It
+        // is read from the object store, whatever ran the executor: checked
+        // once a store.
         let head_n = settled["headN"].as_u64().unwrap();
-        let extracted = untar_capture(&server, &session.0, head_n).await;
-        let listing_x = host_listing(&extracted.path().join("tree"));
-        assert_eq!(without_directory_sizes(&listing_x), without_directory_sizes(&listing_a), "{flavor:?}: the archive");
-        let sparse_x = host_kib(&extracted.path().join("tree/sparse.img"));
-        assert!(keeps_holes(sparse_x, sparse_a), "{flavor:?}: the archive's sparse file allocates {sparse_x} KiB");
-        // A name that is not UTF-8 is read by its bytes.
-        let odd = format!(
-            "{}/v1/capture-sessions/{}/captures/{head_n}/files?ownerUserId=alice&pathHex={}",
-            server.base,
-            session.0,
-            b"tree/odd\xfedir/bad\xffname".iter().map(|b| format!("{b:02x}")).collect::<String>()
-        );
-        let read = reqwest::Client::new().get(odd).bearer_auth(&server.token).send().await.unwrap();
-        assert_eq!(read.status(), 200);
-        assert_eq!(read.bytes().await.unwrap().as_ref(), b"a");
+        if flavor == Flavor::Bubblewrap {
+            let extracted = untar_capture(&server, &session.0, head_n).await;
+            let listing_x = host_listing(&extracted.path().join("tree"));
+            assert_eq!(
+                without_directory_sizes(&listing_x),
+                without_directory_sizes(&listing_a),
+                "{flavor:?}: the archive"
+            );
+            let sparse_x = host_kib(&extracted.path().join("tree/sparse.img"));
+            assert!(keeps_holes(sparse_x, sparse_a), "{flavor:?}: the archive's sparse file allocates {sparse_x} KiB");
+            // A name that is not UTF-8 is read by its bytes.
+            let odd = format!(
+                "{}/v1/capture-sessions/{}/captures/{head_n}/files?ownerUserId=alice&pathHex={}",
+                server.base,
+                session.0,
+                b"tree/odd\xfedir/bad\xffname".iter().map(|b| format!("{b:02x}")).collect::<String>()
+            );
+            let read = reqwest::Client::new().get(odd).bearer_auth(&server.token).send().await.unwrap();
+            assert_eq!(read.status(), 200);
+            assert_eq!(read.bytes().await.unwrap().as_ref(), b"a");
+        }
         // A checkpoint with nothing new registers nothing new.
         let head = settled["headN"].as_u64().unwrap();
         let checkpoint = flush(&server, &a, json!({"kind": "suspend"})).await;
