@@ -110,14 +110,9 @@ async fn list(s: &SessionArgs) -> anyhow::Result<()> {
 /// A path as the API gives it: a string, or `{"hex": …}` for one that is
 /// not UTF-8 (printed with its bytes escaped).
 fn path_text(path: &Value) -> String {
-    match (path.as_str(), path["hex"].as_str()) {
-        (Some(text), _) => text.to_owned(),
-        (None, Some(hex)) => {
-            let bytes: Vec<u8> =
-                (0..hex.len() / 2).filter_map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()).collect();
-            bytes.escape_ascii().to_string()
-        }
-        _ => path.to_string(),
+    match serde_json::from_value::<sluice_protocol::names::Name>(path.clone()) {
+        Ok(name) => name.to_str().map_or_else(|| name.as_bytes().escape_ascii().to_string(), str::to_owned),
+        Err(_) => path.to_string(),
     }
 }
 

@@ -116,6 +116,13 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+impl Name {
+    /// A name from its bytes in hex, two digits a byte (as `{"hex": …}` gives it).
+    pub fn from_hex(text: &str) -> Option<Name> {
+        unhex(text).map(Name)
+    }
+}
+
 fn unhex(text: &str) -> Option<Vec<u8>> {
     if !text.len().is_multiple_of(2) {
         return None;

@@ -212,9 +212,9 @@ pub async fn read_capture_file(
     let n = chain_position(&n, "n")?;
     let wanted = match (q.path.filter(|p| !p.is_empty()), q.path_hex) {
         (Some(path), None) => Name::from(path.as_str()),
-        (None, Some(hex)) => Name::from_bytes(
-            from_hex(&hex).ok_or_else(|| ApiError::bad_request("pathHex must be the path's bytes in hex"))?,
-        ),
+        (None, Some(hex)) => Name::from_hex(&hex)
+            .filter(|n| !n.is_empty() && n.len() <= 4096)
+            .ok_or_else(|| ApiError::bad_request("pathHex must be the path's bytes in hex"))?,
         _ => return Err(ApiError::bad_request("one of path and pathHex is required")),
     };
     let tree = tree(&app, owner.as_str(), &session_id, n).await?;
@@ -226,9 +226,7 @@ pub async fn read_capture_file(
         .find(|e| e.path == wanted && e.kind == sluice_protocol::registrar::EntryKind::File)
         .cloned()
         .ok_or(ApiError::FileNotFound(n))?;
-    let reader = app.config.captures.clone().ok_or_else(|| {
-        ApiError::ServiceUnavailable("this API process has no object store to read captures from".into())
-    })?;
+    let reader = capture_reader(&app)?;
     // The first object is read before the answer starts, so a store that is
     // away is a 503 rather than a cut body.
     let mut keys = entry.objects.clone().into_iter();
@@ -270,9 +268,7 @@ pub async fn archive_capture(
     let owner = validate::owner(q.owner_user_id)?;
     let n = chain_position(&n, "n")?;
     let tree = tree(&app, owner.as_str(), &session_id, n).await?;
-    let reader = app.config.captures.clone().ok_or_else(|| {
-        ApiError::ServiceUnavailable("this API process has no object store to read captures from".into())
-    })?;
+    let reader = capture_reader(&app)?;
     let headers = [
         (axum::http::header::CONTENT_TYPE, "application/x-tar".to_owned()),
         (axum::http::header::CONTENT_DISPOSITION, format!("attachment; filename=\"{session_id}-{n}.tar\"")),
@@ -280,12 +276,11 @@ pub async fn archive_capture(
     Ok((headers, crate::capture_archive::body(tree, reader)).into_response())
 }
 
-/// Bytes from their hex, two digits each.
-fn from_hex(hex: &str) -> Option<Vec<u8>> {
-    if hex.is_empty() || !hex.len().is_multiple_of(2) || hex.len() > 8192 {
-        return None;
-    }
-    (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok()).collect()
+/// What reads captures out of the object store, where this process has one.
+fn capture_reader(app: &AppState) -> Result<std::sync::Arc<dyn sluice_executor::CaptureReader>, ApiError> {
+    app.config.captures.clone().ok_or_else(|| {
+        ApiError::ServiceUnavailable("this API process has no object store to read captures from".into())
+    })
 }
 
 /// A chain position from a path or query parameter, named in a 400.
@@ -300,9 +295,7 @@ fn chain_position(text: &str, field: &str) -> Result<u64, ApiError> {
 async fn tree(app: &AppState, owner: &str, session_id: &str, n: u64) -> Result<sluice_executor::CaptureTree, ApiError> {
     let manifests = app.store.capture_manifests(owner, session_id, n).await?.ok_or(ApiError::SessionNotFound)?;
     let (small, bulk) = manifests.ok_or(ApiError::CaptureNotFound(n))?;
-    let reader = app.config.captures.as_deref().ok_or_else(|| {
-        ApiError::ServiceUnavailable("this API process has no object store to read captures from".into())
-    })?;
+    let reader = capture_reader(app)?;
     reader.capture_tree(small.as_deref(), bulk.as_deref()).await.map_err(|e| match e {
         sluice_executor::ExecutorError::NotHere(message) => ApiError::ServiceUnavailable(message),
         other => {
