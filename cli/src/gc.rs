@@ -33,7 +33,7 @@ pub async fn run(args: GcArgs) -> anyhow::Result<()> {
         Some(text) => ObjectStoreUrl::parse(text).map_err(|e| anyhow::anyhow!("--object-store: {e}"))?,
         None => ObjectStoreUrl::Local(std::path::absolute(args.store.data_dir.join("objects"))?),
     };
-    let objects = Objects::open(&url).context("cannot open the object store")?;
+    let objects = Objects::open(&url, store.clone()).context("cannot open the object store")?;
     let options = sluice_worker::collect::CollectOptions {
         grace: std::time::Duration::from_secs(args.grace_seconds),
         dry_run: args.dry_run,
@@ -50,10 +50,13 @@ pub async fn run(args: GcArgs) -> anyhow::Result<()> {
         done.objects_live,
         done.objects_young
     );
+    println!("packs: {} listed ({})", done.packs_listed, HumanBytes(done.pack_bytes_listed));
     let verb = if args.dry_run { "would be deleted" } else { "deleted" };
     println!(
-        "{} objects {verb}: {} ({} bytes)",
+        "{} objects and {} packs {verb}, {} packs rewritten: {} ({} bytes)",
         done.objects_deleted,
+        done.packs_deleted,
+        done.packs_rewritten,
         HumanBytes(done.bytes_deleted),
         done.bytes_deleted
     );

@@ -190,7 +190,8 @@ async fn start_worker(
         tracing::info!(posture = %runtime.posture(), "runtime ready");
     }
     let objects_url = args.object_store(&store_args.data_dir)?;
-    let objects = sluice_worker::objects::Objects::open(&objects_url).context("cannot open the object store")?;
+    let objects =
+        sluice_worker::objects::Objects::open(&objects_url, store.clone()).context("cannot open the object store")?;
     tracing::info!(objects = %objects_url.describe(), "capture object store");
     Ok(sluice_worker::Worker::new(store, runtime, args.worker_config(), wake, objects))
 }

@@ -11,6 +11,7 @@ pub mod drain;
 pub mod jobs;
 pub mod lifecycle;
 pub mod model;
+pub mod packing;
 pub mod reconcile;
 pub mod retention;
 pub mod spec;

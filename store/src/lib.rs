@@ -21,6 +21,7 @@ mod exec_runs;
 mod executors;
 pub mod guard;
 pub mod jobs;
+pub mod packs;
 pub mod records;
 pub mod seal;
 #[doc(hidden)]

@@ -1174,3 +1174,81 @@ async fn old_records_are_forgotten_by_age_in_batches() {
         assert_eq!(store.purge_records(Record::Events, later - 1, 100).await.unwrap(), 0, "{}", db.label);
     }
 }
+
+#[tokio::test]
+async fn a_pack_holds_its_members_until_a_newer_pack_or_a_repack_takes_them() {
+    use sluice_store::packs::{PackMember, PackState, PackedObject};
+    let member = |key: &str, offset: u64, length: u64| PackMember { object_key: key.into(), offset, length };
+    let keys = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+    for db in databases().await {
+        let store = open(&db).await;
+        // More members than one statement binds.
+        let many: Vec<PackMember> = (0..450).map(|i| member(&format!("k{i:03}"), i * 10, 10)).collect();
+        store.begin_pack("p1", 4500).await.unwrap();
+        assert!(
+            store.packed_objects(&keys(&["k000"])).await.unwrap().is_empty(),
+            "{}: written, not yet found",
+            db.label
+        );
+        assert!(store.record_pack("p1", &many).await.unwrap());
+        store.begin_pack("p2", 30).await.unwrap();
+        assert!(store.record_pack("p2", &[member("k001", 0, 10), member("x", 10, 20)]).await.unwrap());
+        let found = store.packed_objects(&keys(&["k000", "k001", "x", "absent"])).await.unwrap();
+        assert_eq!(found.len(), 3, "{}: {found:?}", db.label);
+        assert_eq!(found["k000"], PackedObject { pack_key: "p1".into(), offset: 0, length: 10 });
+        assert_eq!(found["k001"].pack_key, "p2", "{}: the newer pack holds an object written again", db.label);
+        let all: Vec<String> = (0..450).map(|i| format!("k{i:03}")).collect();
+        assert_eq!(store.packed_objects(&all).await.unwrap().len(), 450, "{}", db.label);
+
+        let packs = store.recorded_packs().await.unwrap();
+        let shape: Vec<(&str, PackState, usize)> =
+            packs.iter().map(|p| (p.pack_key.as_str(), p.state, p.members.len())).collect();
+        assert_eq!(shape, [("p1", PackState::Ready, 449), ("p2", PackState::Ready, 2)], "{}", db.label);
+        assert!(packs[0].members.windows(2).all(|w| w[0].offset < w[1].offset), "in pack order");
+
+        // A repack moves what it keeps; what p2 took stays with p2, the rest of p1 is gone.
+        let kept = [member("k000", 0, 10), member("k001", 10, 10)];
+        store.begin_pack("p3", 20).await.unwrap();
+        assert!(store.repack(&["p1".into()], "p3", &kept).await.unwrap());
+        let found = store.packed_objects(&keys(&["k000", "k001", "k002"])).await.unwrap();
+        assert_eq!(found["k000"], PackedObject { pack_key: "p3".into(), offset: 0, length: 10 }, "{}", db.label);
+        assert_eq!(found["k001"].pack_key, "p2", "{}", db.label);
+        assert!(!found.contains_key("k002"), "{}: a member not kept is forgotten", db.label);
+        let states = |packs: Vec<sluice_store::packs::RecordedPack>| {
+            packs.into_iter().map(|p| (p.pack_key, p.state)).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            states(store.recorded_packs().await.unwrap()),
+            [
+                ("p1".to_string(), PackState::Deleting),
+                ("p2".to_string(), PackState::Ready),
+                ("p3".to_string(), PackState::Ready)
+            ]
+        );
+        store.forget_pack("p1").await.unwrap();
+
+        // Retired, a pack holds nothing; a write under its key that was
+        // under way cannot record it.
+        assert!(store.retire_pack("p2", PackState::Ready).await.unwrap());
+        assert!(!store.retire_pack("p2", PackState::Ready).await.unwrap(), "{}: once", db.label);
+        assert!(store.packed_objects(&keys(&["k001", "x"])).await.unwrap().is_empty(), "{}", db.label);
+        store.begin_pack("p2", 30).await.unwrap();
+        assert!(!store.record_pack("p2", &[member("x", 10, 20)]).await.unwrap(), "{}", db.label);
+        assert!(store.packed_objects(&keys(&["x"])).await.unwrap().is_empty(), "{}", db.label);
+        store.forget_pack("p2").await.unwrap();
+        // A file no row names is claimed once; then a write under its key fails.
+        assert!(store.claim_unrecorded_pack("p4", 5).await.unwrap());
+        assert!(!store.claim_unrecorded_pack("p4", 5).await.unwrap());
+        store.begin_pack("p4", 5).await.unwrap();
+        assert!(!store.record_pack("p4", &[member("y", 0, 5)]).await.unwrap(), "{}", db.label);
+        store.forget_pack("p4").await.unwrap();
+        // A write that ran out of time under a sweep: the sweep retires it first.
+        store.begin_pack("p5", 5).await.unwrap();
+        assert!(store.retire_pack("p5", PackState::Writing).await.unwrap());
+        assert!(!store.record_pack("p5", &[member("z", 0, 5)]).await.unwrap(), "{}", db.label);
+        store.forget_pack("p5").await.unwrap();
+        // Recording the same pack twice (a write made again) is one pack.
+        assert!(store.record_pack("p3", &kept).await.unwrap());
+        assert_eq!(states(store.recorded_packs().await.unwrap()), [("p3".to_string(), PackState::Ready)]);
+    }
+}

@@ -49,6 +49,20 @@ pub fn stores() -> Vec<Option<S3Server>> {
     stores
 }
 
+/// Every runtime and every object store, each at least once: bubblewrap
+/// on each store, plain on the local directory, Docker on S3 where there is
+/// one (else the local directory). The store is the registrar's business,
+/// the same whatever ran the executor, so pairing every runtime with every
+/// store adds minutes and no coverage.
+pub fn runtimes_and_stores() -> Vec<(Flavor, Option<S3Server>)> {
+    let mut pairs: Vec<(Flavor, Option<S3Server>)> = stores().into_iter().map(|s| (Flavor::Bubblewrap, s)).collect();
+    pairs.push((Flavor::Plain, None));
+    if Flavor::all().contains(&Flavor::Docker) {
+        pairs.push((Flavor::Docker, S3Server::start()));
+    }
+    pairs
+}
+
 pub fn with_store(options: Options, s3: Option<&S3Server>) -> Options {
     match s3 {
         None => options,

@@ -6,6 +6,7 @@
 //! Only the control plane holds the store's credentials: executors reach
 //! objects through the registrar, never directly.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -14,6 +15,10 @@ use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, PutPayload};
 use sha2::{Digest, Sha256};
 use sluice_protocol::registrar::is_object_key;
+use sluice_store::Store;
+use sluice_store::packs::PackMember;
+
+use crate::packs::Pack;
 
 /// How many existence checks run at once.
 const CHECK_CONCURRENCY: usize = 32;
@@ -69,18 +74,24 @@ impl ObjectStoreUrl {
     }
 }
 
-/// The capture object store.
+/// The capture object store, and the pack index (in the database) that
+/// finds the objects stored in packs.
 #[derive(Clone, Debug)]
 pub struct Objects {
-    store: Arc<dyn ObjectStore>,
+    backend: Arc<dyn ObjectStore>,
     prefix: String,
+    index: Store,
 }
 
 fn store_error(e: object_store::Error) -> ObjectsError {
     ObjectsError::Store(e.to_string())
 }
 
-/// One object as a listing shows it.
+fn index_error(e: sluice_store::StoreError) -> ObjectsError {
+    ObjectsError::Store(format!("the pack index: {e}"))
+}
+
+/// One object (or pack) as a listing shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredObject {
     pub key: String,
@@ -90,17 +101,77 @@ pub struct StoredObject {
 
 /// The hex SHA-256 of `bytes`: an object's key.
 pub fn object_key(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    let digest = Sha256::digest(bytes);
+    let mut key = String::with_capacity(64);
+    for b in digest {
+        key.push(char::from_digit(u32::from(b >> 4), 16).expect("a hex digit"));
+        key.push(char::from_digit(u32::from(b & 15), 16).expect("a hex digit"));
+    }
+    key
+}
+
+/// An object whose bytes were checked to hash to its key: only such an
+/// object is stored under a key it names.
+#[derive(Debug, Clone)]
+pub struct Verified {
+    key: String,
+    bytes: Bytes,
+}
+
+impl Verified {
+    /// Checks that `bytes` hash to `key`.
+    pub fn check(key: String, bytes: Bytes) -> Result<Verified, ObjectsError> {
+        if object_key(&bytes) != key {
+            return Err(ObjectsError::Mismatch { key: key.chars().take(80).collect() });
+        }
+        Ok(Verified { key, bytes })
+    }
+
+    /// `bytes` under their own key.
+    pub fn of(bytes: Bytes) -> Verified {
+        Verified { key: object_key(&bytes), bytes }
+    }
+
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+/// Checks each object against its key on the blocking pool, split across
+/// the cores; the answer keeps the order given.
+pub async fn verify_all(objects: Vec<(String, Bytes)>) -> Result<Vec<Verified>, ObjectsError> {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let per_part = objects.len().div_ceil(cores).max(1);
+    let mut parts = Vec::new();
+    let mut objects = objects.into_iter();
+    loop {
+        let part: Vec<(String, Bytes)> = objects.by_ref().take(per_part).collect();
+        if part.is_empty() {
+            break;
+        }
+        parts.push(tokio::task::spawn_blocking(move || {
+            part.into_iter().map(|(key, bytes)| Verified::check(key, bytes)).collect::<Result<Vec<_>, _>>()
+        }));
+    }
+    let mut verified = Vec::new();
+    for part in parts {
+        verified.extend(part.await.map_err(|e| ObjectsError::Store(e.to_string()))??);
+    }
+    Ok(verified)
 }
 
 impl Objects {
-    pub fn open(url: &ObjectStoreUrl) -> Result<Objects, ObjectsError> {
+    pub fn open(url: &ObjectStoreUrl, index: Store) -> Result<Objects, ObjectsError> {
         match url {
             ObjectStoreUrl::Local(dir) => {
                 std::fs::create_dir_all(dir).map_err(|e| ObjectsError::Config(format!("{}: {e}", dir.display())))?;
                 let store = object_store::local::LocalFileSystem::new_with_prefix(dir)
                     .map_err(|e| ObjectsError::Config(e.to_string()))?;
-                Ok(Objects { store: Arc::new(store), prefix: String::new() })
+                Ok(Objects { backend: Arc::new(store), prefix: String::new(), index })
             }
             ObjectStoreUrl::S3 { bucket, prefix } => {
                 // A store that is away is reported soon, so captures pend
@@ -122,64 +193,181 @@ impl Objects {
                 }
                 let store = builder.build().map_err(|e| ObjectsError::Config(e.to_string()))?;
                 let prefix = if prefix.is_empty() { String::new() } else { format!("{prefix}/") };
-                Ok(Objects { store: Arc::new(store), prefix })
+                Ok(Objects { backend: Arc::new(store), prefix, index })
             }
         }
     }
 
     fn path(&self, key: &str) -> Result<ObjectPath, ObjectsError> {
+        self.path_under("objects", key)
+    }
+
+    fn pack_path(&self, key: &str) -> Result<ObjectPath, ObjectsError> {
+        self.path_under("packs", key)
+    }
+
+    fn path_under(&self, folder: &str, key: &str) -> Result<ObjectPath, ObjectsError> {
         if !is_object_key(key) {
             return Err(ObjectsError::BadKey(key.chars().take(80).collect()));
         }
-        Ok(ObjectPath::from(format!("{}objects/{}/{key}", self.prefix, &key[..2])))
+        Ok(ObjectPath::from(format!("{}{folder}/{}/{key}", self.prefix, &key[..2])))
     }
 
     /// Stores `bytes` under `key` after checking that they hash to it.
     pub async fn put_verified(&self, key: &str, bytes: Bytes) -> Result<(), ObjectsError> {
-        let path = self.path(key)?;
-        let hashed = {
-            let bytes = bytes.clone();
-            tokio::task::spawn_blocking(move || object_key(&bytes))
-                .await
-                .map_err(|e| ObjectsError::Store(e.to_string()))?
-        };
-        if hashed != key {
-            return Err(ObjectsError::Mismatch { key: key.into() });
-        }
-        self.store.put(&path, PutPayload::from_bytes(bytes)).await.map_err(store_error)?;
+        let mut verified = verify_all(vec![(key.to_owned(), bytes)]).await?;
+        self.put_alone(verified.pop().expect("one object")).await
+    }
+
+    /// Stores a checked object as a file of its own.
+    pub async fn put_alone(&self, object: Verified) -> Result<(), ObjectsError> {
+        let path = self.path(&object.key)?;
+        self.backend.put(&path, PutPayload::from_bytes(object.bytes)).await.map_err(store_error)?;
         Ok(())
     }
 
     /// Stores `bytes` under their own key and returns it.
     pub async fn put(&self, bytes: Bytes) -> Result<String, ObjectsError> {
-        let key = object_key(&bytes);
-        self.store.put(&self.path(&key)?, PutPayload::from_bytes(bytes)).await.map_err(store_error)?;
+        let object = Verified::of(bytes);
+        let key = object.key.clone();
+        self.put_alone(object).await?;
         Ok(key)
     }
 
+    /// Writes a pack between its two index records: its members are found
+    /// once it is whole (killed in between, it is a write that died, and a
+    /// sweep collects it).
+    pub async fn put_pack(&self, pack: Pack) -> Result<(), ObjectsError> {
+        let (key, members) = self.write_pack(pack).await?;
+        match self.index.record_pack(&key, &members).await.map_err(index_error)? {
+            true => Ok(()),
+            false => Err(ObjectsError::Store(format!("pack {key} was collected while it was written"))),
+        }
+    }
+
+    /// Writes a pack's file after noting it in the index as being written;
+    /// answers its key and its members, for the index.
+    pub async fn write_pack(&self, pack: Pack) -> Result<(String, Vec<PackMember>), ObjectsError> {
+        let Pack { key, bytes, members } = pack;
+        let path = self.pack_path(&key)?;
+        self.index.begin_pack(&key, bytes.len() as u64).await.map_err(index_error)?;
+        self.backend.put(&path, PutPayload::from_bytes(bytes)).await.map_err(store_error)?;
+        Ok((key, members))
+    }
+
+    /// The index the packs are found through.
+    pub fn index(&self) -> &Store {
+        &self.index
+    }
+
     pub async fn get(&self, key: &str) -> Result<Bytes, ObjectsError> {
-        match self.store.get(&self.path(key)?).await {
+        let mut read = self.get_many(&[key.to_owned()]).await?;
+        Ok(read.pop().expect("one object asked, one answered"))
+    }
+
+    /// The objects of `keys`, in the order given: packed ones read as
+    /// ranges of their packs (one request for each run of them), the rest
+    /// one by one.
+    pub async fn get_many(&self, keys: &[String]) -> Result<Vec<Bytes>, ObjectsError> {
+        if let Some(bad) = keys.iter().find(|k| !is_object_key(k)) {
+            return Err(ObjectsError::BadKey(bad.chars().take(80).collect()));
+        }
+        let mut found: Vec<Option<Bytes>> = vec![None; keys.len()];
+        // A pack a sweep repacked since its members were looked up is gone:
+        // they are looked up once more.
+        for _attempt in 0..2 {
+            let wanted: Vec<usize> = (0..keys.len()).filter(|i| found[*i].is_none()).collect();
+            if wanted.is_empty() {
+                break;
+            }
+            let wanted_keys: Vec<String> = wanted.iter().map(|i| keys[*i].clone()).collect();
+            let packed = self.index.packed_objects(&wanted_keys).await.map_err(index_error)?;
+            let mut by_pack: BTreeMap<String, Vec<(usize, std::ops::Range<u64>)>> = BTreeMap::new();
+            let mut reads: Vec<Read> = Vec::new();
+            for i in wanted {
+                match packed.get(&keys[i]) {
+                    Some(p) => by_pack.entry(p.pack_key.clone()).or_default().push((i, p.offset..p.offset + p.length)),
+                    None => reads.push(Read::Alone(i)),
+                }
+            }
+            reads.extend(by_pack.into_iter().map(|(pack, ranges)| Read::Packed(pack, ranges)));
+            let mut done = futures::stream::iter(reads)
+                .map(|read| async move {
+                    let result = match &read {
+                        Read::Alone(i) => match self.backend.get(&self.path(&keys[*i])?).await {
+                            Ok(got) => got.bytes().await.map(|b| vec![(*i, b)]),
+                            Err(e) => Err(e),
+                        },
+                        Read::Packed(pack, ranges) => {
+                            let spans: Vec<std::ops::Range<u64>> = ranges.iter().map(|(_, r)| r.clone()).collect();
+                            self.backend
+                                .get_ranges(&self.pack_path(pack)?, &spans)
+                                .await
+                                .map(|bytes| ranges.iter().map(|(i, _)| *i).zip(bytes).collect())
+                        }
+                    };
+                    match result {
+                        Ok(read) => Ok(read),
+                        Err(object_store::Error::NotFound { .. }) => Ok(Vec::new()),
+                        Err(e) => Err(store_error(e)),
+                    }
+                })
+                .buffer_unordered(CHECK_CONCURRENCY);
+            while let Some(read) = done.next().await {
+                for (i, bytes) in read? {
+                    found[i] = Some(bytes);
+                }
+            }
+        }
+        found
+            .into_iter()
+            .zip(keys)
+            .map(|(bytes, key)| bytes.ok_or_else(|| ObjectsError::NotFound(key.clone())))
+            .collect()
+    }
+
+    /// Deletes an object stored on its own; one already gone counts as deleted.
+    pub async fn delete(&self, key: &str) -> Result<(), ObjectsError> {
+        self.delete_at(self.path(key)?).await
+    }
+
+    /// Deletes a pack's file (its index rows go first, under a sweep's fence).
+    pub async fn delete_pack(&self, key: &str) -> Result<(), ObjectsError> {
+        self.delete_at(self.pack_path(key)?).await
+    }
+
+    async fn delete_at(&self, path: ObjectPath) -> Result<(), ObjectsError> {
+        match self.backend.delete(&path).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(store_error(e)),
+        }
+    }
+
+    /// A whole pack's bytes.
+    pub async fn read_pack(&self, key: &str) -> Result<Bytes, ObjectsError> {
+        match self.backend.get(&self.pack_path(key)?).await {
             Ok(found) => found.bytes().await.map_err(store_error),
             Err(object_store::Error::NotFound { .. }) => Err(ObjectsError::NotFound(key.into())),
             Err(e) => Err(store_error(e)),
         }
     }
 
-    /// Deletes an object; one already gone counts as deleted.
-    pub async fn delete(&self, key: &str) -> Result<(), ObjectsError> {
-        match self.store.delete(&self.path(key)?).await {
-            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-            Err(e) => Err(store_error(e)),
-        }
+    /// Every object the store holds on its own: its key, size and when it
+    /// was last written. Anything under the objects prefix that is not
+    /// named by a key is left out.
+    pub async fn list(&self) -> Result<Vec<StoredObject>, ObjectsError> {
+        self.list_under("objects").await
     }
 
-    /// Every object the store holds: its key, size and when it was last
-    /// written. Anything under the objects prefix that is not named by a
-    /// key is left out.
-    pub async fn list(&self) -> Result<Vec<StoredObject>, ObjectsError> {
-        let prefix = ObjectPath::from(format!("{}objects", self.prefix));
+    /// Every pack file the store holds, recorded in the index or not.
+    pub async fn list_packs(&self) -> Result<Vec<StoredObject>, ObjectsError> {
+        self.list_under("packs").await
+    }
+
+    async fn list_under(&self, folder: &str) -> Result<Vec<StoredObject>, ObjectsError> {
+        let prefix = ObjectPath::from(format!("{}{folder}", self.prefix));
         let listed: Vec<object_store::ObjectMeta> =
-            self.store.list(Some(&prefix)).try_collect().await.map_err(store_error)?;
+            self.backend.list(Some(&prefix)).try_collect().await.map_err(store_error)?;
         Ok(listed
             .into_iter()
             .filter_map(|meta| {
@@ -195,12 +383,19 @@ impl Objects {
 
     /// The length of each object of `keys`, in the order given.
     pub async fn sizes(&self, keys: &[String]) -> Result<Vec<u64>, ObjectsError> {
+        let packed = self.index.packed_objects(keys).await.map_err(index_error)?;
         let heads = futures::stream::iter(keys.iter().cloned())
-            .map(|key| async move {
-                match self.store.head(&self.path(&key)?).await {
-                    Ok(meta) => Ok(meta.size),
-                    Err(object_store::Error::NotFound { .. }) => Err(ObjectsError::NotFound(key)),
-                    Err(e) => Err(store_error(e)),
+            .map(|key| {
+                let packed = packed.get(&key).map(|p| p.length);
+                async move {
+                    if let Some(length) = packed {
+                        return Ok(length);
+                    }
+                    match self.backend.head(&self.path(&key)?).await {
+                        Ok(meta) => Ok(meta.size),
+                        Err(object_store::Error::NotFound { .. }) => Err(ObjectsError::NotFound(key)),
+                        Err(e) => Err(store_error(e)),
+                    }
                 }
             })
             .buffered(CHECK_CONCURRENCY);
@@ -209,9 +404,14 @@ impl Objects {
 
     /// The keys of `keys` the store does not hold, in the order given.
     pub async fn missing(&self, keys: &[String]) -> Result<Vec<String>, ObjectsError> {
-        let checks = futures::stream::iter(keys.iter().cloned())
+        if let Some(bad) = keys.iter().find(|k| !is_object_key(k)) {
+            return Err(ObjectsError::BadKey(bad.chars().take(80).collect()));
+        }
+        let packed = self.index.packed_objects(keys).await.map_err(index_error)?;
+        let loose: Vec<String> = keys.iter().filter(|k| !packed.contains_key(k.as_str())).cloned().collect();
+        let checks = futures::stream::iter(loose)
             .map(|key| async move {
-                match self.store.head(&self.path(&key)?).await {
+                match self.backend.head(&self.path(&key)?).await {
                     Ok(_) => Ok(None),
                     Err(object_store::Error::NotFound { .. }) => Ok(Some(key)),
                     Err(e) => Err(store_error(e)),
@@ -221,6 +421,13 @@ impl Objects {
         let found: Vec<Option<String>> = checks.try_collect().await?;
         Ok(found.into_iter().flatten().collect())
     }
+}
+
+/// One read of [`Objects::get_many`]: an object on its own (by its place
+/// in the keys), or ranges of one pack.
+enum Read {
+    Alone(usize),
+    Packed(String, Vec<(usize, std::ops::Range<u64>)>),
 }
 
 #[cfg(test)]
@@ -241,8 +448,10 @@ mod tests {
 
     #[tokio::test]
     async fn objects_are_stored_only_under_their_own_hash() {
+        let db = sluice_store::testing::sqlite();
         let dir = tempfile::tempdir().unwrap();
-        let objects = Objects::open(&ObjectStoreUrl::Local(dir.path().into())).unwrap();
+        let objects =
+            Objects::open(&ObjectStoreUrl::Local(dir.path().into()), sluice_store::testing::open(&db).await).unwrap();
         let bytes = Bytes::from_static(b"hello");
         let key = object_key(&bytes);
         let other = object_key(b"other");
@@ -255,5 +464,45 @@ mod tests {
         assert!(matches!(objects.get(&other).await, Err(ObjectsError::NotFound(_))));
         assert!(matches!(objects.get("../../etc/passwd").await, Err(ObjectsError::BadKey(_))));
         assert!(dir.path().join("objects").join(&key[..2]).join(&key).exists());
+    }
+
+    #[tokio::test]
+    async fn packed_objects_read_back_through_the_index_in_any_order() {
+        let db = sluice_store::testing::sqlite();
+        let dir = tempfile::tempdir().unwrap();
+        let index = sluice_store::testing::open(&db).await;
+        let objects = Objects::open(&ObjectStoreUrl::Local(dir.path().into()), index.clone()).unwrap();
+        let contents: Vec<Bytes> =
+            (0..300u32).map(|i| Bytes::from(format!("object {i} ").repeat(i as usize + 1))).collect();
+        let keys: Vec<String> = contents.iter().map(|b| object_key(b)).collect();
+        let mut builder = crate::packs::PackBuilder::new();
+        for bytes in &contents[..200] {
+            assert!(builder.add(&Verified::of(bytes.clone())));
+        }
+        let pack = builder.finish();
+        let pack_key = pack.key.clone();
+        assert_eq!(objects.missing(&keys[..2]).await.unwrap(), keys[..2].to_vec(), "not yet written");
+        objects.put_pack(pack).await.unwrap();
+        for bytes in &contents[200..] {
+            objects.put(bytes.clone()).await.unwrap();
+        }
+        assert!(objects.missing(&keys).await.unwrap().is_empty());
+        assert_eq!(objects.list().await.unwrap().len(), 100, "the packed ones are not files of their own");
+        let listed: Vec<String> = objects.list_packs().await.unwrap().into_iter().map(|p| p.key).collect();
+        assert_eq!(listed, std::slice::from_ref(&pack_key));
+        // Packed and unpacked, interleaved and repeated, in the order asked.
+        let mut asked: Vec<String> = keys.iter().rev().step_by(7).cloned().collect();
+        asked.push(keys[3].clone());
+        asked.push(keys[3].clone());
+        let read = objects.get_many(&asked).await.unwrap();
+        for (key, bytes) in asked.iter().zip(&read) {
+            assert_eq!(&object_key(bytes), key);
+        }
+        let sizes = objects.sizes(&keys).await.unwrap();
+        assert_eq!(sizes, contents.iter().map(|b| b.len() as u64).collect::<Vec<_>>());
+        // A retired pack is not read from.
+        assert!(index.retire_pack(&pack_key, sluice_store::packs::PackState::Ready).await.unwrap());
+        assert_eq!(objects.missing(&keys[..1]).await.unwrap(), keys[..1].to_vec());
+        assert!(matches!(objects.get(&keys[0]).await, Err(ObjectsError::NotFound(_))));
     }
 }

@@ -5,15 +5,18 @@
 //! magic. A pack reads on its own: an index kept elsewhere (for lookups)
 //! can always be rebuilt from the packs themselves.
 //!
-//! This is the format and its checks; the registrar does not write packs
-//! yet (objects are stored one a file).
+//! A pack is named by the hash of its index: the index names every
+//! member's hash, so the name commits to the contents without hashing the
+//! members' bytes a second time.
 
 use std::collections::HashSet;
 
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
-use crate::objects::object_key;
+use sluice_store::packs::PackMember;
+
+use crate::objects::{Verified, object_key};
 
 /// The last bytes of every pack.
 pub const MAGIC: &[u8; 8] = b"SLUPACK1";
@@ -30,25 +33,25 @@ pub const PACKED_MAX_OBJECT: usize = 256 << 10;
 /// The most members a pack may name (a bound on what an index read costs).
 pub const MAX_MEMBERS: usize = 1 << 17;
 
-/// Where one object is in its pack.
+/// One member as the pack's own index names it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Member {
-    pub key: String,
-    pub offset: u64,
-    pub length: u64,
+struct IndexEntry {
+    key: String,
+    offset: u64,
+    length: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Index {
-    members: Vec<Member>,
+    members: Vec<IndexEntry>,
 }
 
-/// A closed pack: its bytes, its key (the hash of them) and its members.
+/// A closed pack: its bytes, its key (the hash of its index) and its members.
 #[derive(Debug, Clone)]
 pub struct Pack {
     pub key: String,
     pub bytes: Bytes,
-    pub members: Vec<Member>,
+    pub members: Vec<PackMember>,
 }
 
 /// Why a pack's bytes are not a pack.
@@ -68,7 +71,7 @@ pub enum PackError {
 #[derive(Debug, Default)]
 pub struct PackBuilder {
     bytes: Vec<u8>,
-    members: Vec<Member>,
+    members: Vec<IndexEntry>,
     keys: HashSet<String>,
 }
 
@@ -77,15 +80,24 @@ impl PackBuilder {
         PackBuilder::default()
     }
 
-    /// Adds an object (its key already checked against its bytes);
-    /// answers false for one the pack holds already.
-    pub fn add(&mut self, key: &str, bytes: &[u8]) -> bool {
+    /// Adds a checked object; answers false for one the pack holds already.
+    pub fn add(&mut self, object: &Verified) -> bool {
+        let (key, bytes) = (object.key(), object.bytes());
         if !self.keys.insert(key.to_owned()) {
             return false;
         }
-        self.members.push(Member { key: key.to_owned(), offset: self.bytes.len() as u64, length: bytes.len() as u64 });
+        self.members.push(IndexEntry {
+            key: key.to_owned(),
+            offset: self.bytes.len() as u64,
+            length: bytes.len() as u64,
+        });
         self.bytes.extend_from_slice(bytes);
         true
+    }
+
+    /// The bytes of the members so far.
+    pub fn len(&self) -> usize {
+        self.bytes.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -99,18 +111,19 @@ impl PackBuilder {
 
     pub fn finish(self) -> Pack {
         let PackBuilder { mut bytes, members, .. } = self;
-        let index = serde_json::to_vec(&Index { members }).expect("an index serializes");
-        bytes.extend_from_slice(&index);
-        bytes.extend_from_slice(&(index.len() as u32).to_be_bytes());
+        let index = Index { members };
+        let index_bytes = serde_json::to_vec(&index).expect("an index serializes");
+        bytes.extend_from_slice(&index_bytes);
+        bytes.extend_from_slice(&(index_bytes.len() as u32).to_be_bytes());
         bytes.extend_from_slice(MAGIC);
-        let Index { members } = serde_json::from_slice(&index).expect("it was just written");
-        Pack { key: object_key(&bytes), bytes: Bytes::from(bytes), members }
+        let members = index.members.into_iter().map(member_of).collect();
+        Pack { key: object_key(&index_bytes), bytes: Bytes::from(bytes), members }
     }
 }
 
 /// A pack's members, read from its own index, each checked to lie within
 /// the data before the index.
-pub fn members_of(pack: &[u8]) -> Result<Vec<Member>, PackError> {
+pub fn members_of(pack: &[u8]) -> Result<Vec<PackMember>, PackError> {
     if pack.len() < TRAILER || &pack[pack.len() - MAGIC.len()..] != MAGIC {
         return Err(PackError::NoTrailer);
     }
@@ -126,16 +139,21 @@ pub fn members_of(pack: &[u8]) -> Result<Vec<Member>, PackError> {
             return Err(PackError::OutOfBounds(member.key.chars().take(80).collect()));
         }
     }
-    Ok(index.members)
+    Ok(index.members.into_iter().map(member_of).collect())
+}
+
+fn member_of(entry: IndexEntry) -> PackMember {
+    PackMember { object_key: entry.key, offset: entry.offset, length: entry.length }
 }
 
 /// One member's bytes out of a whole pack, checked against its key.
-pub fn member_bytes<'a>(pack: &'a [u8], member: &Member) -> Result<&'a [u8], PackError> {
-    let start = usize::try_from(member.offset).map_err(|_| PackError::OutOfBounds(member.key.clone()))?;
+pub fn member_bytes<'a>(pack: &'a [u8], member: &PackMember) -> Result<&'a [u8], PackError> {
+    let outside = || PackError::OutOfBounds(member.object_key.chars().take(80).collect());
+    let start = usize::try_from(member.offset).map_err(|_| outside())?;
     let end = start.checked_add(member.length as usize).filter(|end| *end <= pack.len());
-    let bytes = &pack[start..end.ok_or_else(|| PackError::OutOfBounds(member.key.clone()))?];
-    if object_key(bytes) != member.key {
-        return Err(PackError::Mismatch(member.key.chars().take(80).collect()));
+    let bytes = &pack[start..end.ok_or_else(outside)?];
+    if object_key(bytes) != member.object_key {
+        return Err(PackError::Mismatch(member.object_key.chars().take(80).collect()));
     }
     Ok(bytes)
 }
@@ -147,7 +165,7 @@ mod tests {
     fn built(objects: &[&[u8]]) -> Pack {
         let mut builder = PackBuilder::new();
         for bytes in objects {
-            builder.add(&object_key(bytes), bytes);
+            builder.add(&Verified::of(Bytes::copy_from_slice(bytes)));
         }
         builder.finish()
     }
@@ -157,7 +175,9 @@ mod tests {
         let objects: [&[u8]; 4] = [b"first", b"", b"a third, longer than the others", b"first"];
         let pack = built(&objects);
         assert_eq!(pack.members.len(), 3, "a key is packed once");
-        assert_eq!(pack.key, object_key(&pack.bytes));
+        let index_len = u32::from_be_bytes(pack.bytes[pack.bytes.len() - TRAILER..][..4].try_into().unwrap());
+        let index = &pack.bytes[pack.bytes.len() - TRAILER - index_len as usize..pack.bytes.len() - TRAILER];
+        assert_eq!(pack.key, object_key(index), "named by its index");
         let members = members_of(&pack.bytes).unwrap();
         assert_eq!(members, pack.members);
         for (member, bytes) in members.iter().zip(objects) {
@@ -176,16 +196,19 @@ mod tests {
         long[at..at + 4].copy_from_slice(&u32::MAX.to_be_bytes());
         assert_eq!(members_of(&long), Err(PackError::BadIndex));
         // A member that reaches into the index.
-        let mut members = pack.members.clone();
-        members[1].length += 1;
         let mut forged = PackBuilder::new();
         forged.bytes = pack.bytes[..6].to_vec();
-        forged.members = members;
+        forged.members = pack
+            .members
+            .iter()
+            .map(|m| IndexEntry { key: m.object_key.clone(), offset: m.offset, length: m.length })
+            .collect();
+        forged.members[1].length += 1;
         let forged = forged.finish();
         assert!(matches!(members_of(&forged.bytes), Err(PackError::OutOfBounds(_))));
         // Bytes that are not the member's.
         let mut swapped = pack.members[0].clone();
-        swapped.key = pack.members[1].key.clone();
+        swapped.object_key = pack.members[1].object_key.clone();
         assert!(matches!(member_bytes(&pack.bytes, &swapped), Err(PackError::Mismatch(_))));
     }
 
@@ -197,7 +220,7 @@ mod tests {
         while !builder.is_full() {
             let mut bytes = object.clone();
             bytes[..4].copy_from_slice(&n.to_be_bytes());
-            assert!(builder.add(&object_key(&bytes), &bytes));
+            assert!(builder.add(&Verified::of(Bytes::from(bytes))));
             n += 1;
         }
         assert_eq!(n as usize, PACK_TARGET_BYTES / PACKED_MAX_OBJECT);

@@ -32,7 +32,8 @@ use sluice_protocol::registrar::{self as wire, Manifest, ManifestDelta, Registra
 use sluice_store::capture::{CaptureCounts, CaptureSession, FinalSeal, ManifestHead, NewCapture, Rewind, RewoundTree};
 use sluice_store::{Store, StoreError};
 
-use crate::objects::{Objects, ObjectsError};
+use crate::objects::{Objects, ObjectsError, verify_all};
+use crate::packs::{PACKED_MAX_OBJECT, PackBuilder};
 
 /// How many deltas may stack on a full manifest before the next head is
 /// written whole again.
@@ -418,17 +419,7 @@ async fn fetch(State(served): State<Arc<Served>>, Json(request): Json<wire::Fetc
             return Err(invalid(format!("{key} is not an object of a plan answered to this executor")));
         }
     }
-    let read: Vec<Bytes> = futures::stream::iter(request.keys.clone())
-        .map(|key| {
-            let objects = served.host.objects.clone();
-            async move { objects.get(&key).await }
-        })
-        .buffered(STORE_CONCURRENCY)
-        .collect::<Vec<_>>()
-        .await
-        .into_iter()
-        .collect::<Result<_, _>>()
-        .map_err(from_objects)?;
+    let read = served.host.objects.get_many(&request.keys).await.map_err(from_objects)?;
     let mut body = Vec::with_capacity(read.iter().map(|b| 72 + b.len()).sum());
     for (key, bytes) in request.keys.iter().zip(read) {
         body.extend_from_slice(&wire::frame_header(key, bytes.len() as u64));
@@ -473,7 +464,9 @@ async fn upload(State(served): State<Arc<Served>>, headers: HeaderMap, body: Bod
     // Whole frames wait in a batch until it is counted against the quota.
     let mut batch: Vec<(String, Bytes)> = Vec::new();
     let mut batch_bytes = 0u64;
-    // Objects are stored several at a time, at most this many in flight.
+    // Small objects gather into a pack; larger ones are stored on their own.
+    let mut pack = PackBuilder::new();
+    // Writes run while more frames arrive, at most this many in flight.
     let mut storing = futures::stream::FuturesUnordered::new();
     loop {
         while let Some((key, bytes)) = next_frame(&mut buffer)? {
@@ -486,13 +479,22 @@ async fn upload(State(served): State<Arc<Served>>, headers: HeaderMap, body: Bod
             if !counted.await.map_err(from_store)? {
                 return Err(refused(refusal::QUOTA, "the upload would take the session past its byte quota"));
             }
-            for (key, bytes) in batch.drain(..) {
-                let objects = host.objects.clone();
+            // Each object is hashed once here, and stored only if it is what its key says.
+            for object in verify_all(std::mem::take(&mut batch)).await.map_err(from_objects)? {
                 done.objects += 1;
-                done.bytes += bytes.len() as u64;
-                storing.push(async move { objects.put_verified(&key, bytes).await });
-                if storing.len() >= STORE_CONCURRENCY {
-                    storing.next().await.expect("one in flight").map_err(from_objects)?;
+                done.bytes += object.bytes().len() as u64;
+                let objects = host.objects.clone();
+                if object.bytes().len() > PACKED_MAX_OBJECT {
+                    storing.push(tokio::spawn(async move { objects.put_alone(object).await }));
+                } else {
+                    pack.add(&object);
+                    if pack.is_full() {
+                        let closed = std::mem::take(&mut pack).finish();
+                        storing.push(tokio::spawn(async move { objects.put_pack(closed).await }));
+                    }
+                }
+                while storing.len() >= STORE_CONCURRENCY {
+                    stored(storing.next().await)?;
                 }
             }
             batch_bytes = 0;
@@ -501,8 +503,13 @@ async fn upload(State(served): State<Arc<Served>>, headers: HeaderMap, body: Bod
             if !buffer.is_empty() {
                 return Err(invalid("the upload ended inside a frame"));
             }
-            while let Some(stored) = storing.next().await {
-                stored.map_err(from_objects)?;
+            if !pack.is_empty() {
+                let objects = host.objects.clone();
+                let closed = std::mem::take(&mut pack).finish();
+                storing.push(tokio::spawn(async move { objects.put_pack(closed).await }));
+            }
+            while let Some(write) = storing.next().await {
+                stored(Some(write))?;
             }
             return Ok(Json(done));
         }
@@ -512,6 +519,17 @@ async fn upload(State(served): State<Arc<Served>>, headers: HeaderMap, body: Bod
             Ok(Some(Ok(chunk))) => buffer.extend_from_slice(&chunk),
             Ok(Some(Err(_))) => return Err(invalid("the upload could not be read")),
         }
+    }
+}
+
+/// The outcome of one write of an upload. Writes run as tasks of their
+/// own: a daemon that hangs up mid-upload never leaves a pack written and
+/// not recorded.
+fn stored(write: Option<Result<Result<(), ObjectsError>, tokio::task::JoinError>>) -> Result<(), Refused> {
+    match write {
+        None | Some(Ok(Ok(()))) => Ok(()),
+        Some(Ok(Err(e))) => Err(from_objects(e)),
+        Some(Err(e)) => Err(from_objects(ObjectsError::Store(e.to_string()))),
     }
 }
 
@@ -761,7 +779,7 @@ mod tests {
         let db = sluice_store::testing::sqlite();
         let store = sluice_store::testing::open(&db).await;
         let dir = tempfile::tempdir().unwrap();
-        let objects = Objects::open(&ObjectStoreUrl::Local(dir.path().join("objects"))).unwrap();
+        let objects = Objects::open(&ObjectStoreUrl::Local(dir.path().join("objects")), store.clone()).unwrap();
         let host = RegistrarHost::new(store.clone(), objects.clone());
         let (session, token) = store.create_capture_session("alice", Some(100), Default::default()).await.unwrap();
         let (other, _) = store.create_capture_session("bob", None, Default::default()).await.unwrap();
@@ -856,7 +874,7 @@ mod tests {
         let db = sluice_store::testing::sqlite();
         let store = sluice_store::testing::open(&db).await;
         let dir = tempfile::tempdir().unwrap();
-        let objects = Objects::open(&ObjectStoreUrl::Local(dir.path().join("objects"))).unwrap();
+        let objects = Objects::open(&ObjectStoreUrl::Local(dir.path().join("objects")), store.clone()).unwrap();
         let host = RegistrarHost::new(store.clone(), objects);
         let (session, token) = store.create_capture_session("alice", None, Default::default()).await.unwrap();
         let token = token.expose().as_str();

@@ -8,7 +8,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Duration;
 
-use futures::StreamExt;
+use futures::{StreamExt, TryStreamExt};
 use sluice_protocol::capture::CaptureClass;
 use sluice_protocol::registrar::{EntryKind, MAX_OBJECT_BYTES, Manifest, frame_header};
 use sluice_protocol::snapshot::{BATCH_BYTES, ObjectsRequest, PrepareRequest, WriteBatch, WritePart};
@@ -22,7 +22,9 @@ use sluice_protocol::RefusalCode;
 /// How long one call to the daemon may take.
 const CALL_TIMEOUT: Duration = Duration::from_secs(300);
 /// How many objects are read from the store ahead of a restore's writes.
-const READ_AHEAD: usize = 16;
+const READ_AHEAD: usize = 4;
+/// How many objects one read asks for.
+const READ_BATCH: usize = 16;
 /// The most file parts one write batch names.
 const MAX_PARTS: usize = 4096;
 
@@ -180,9 +182,15 @@ pub async fn restore(
     files.sort_by(|a, b| a.path.cmp(&b.path));
     // Every object in write order, read from the store a few ahead.
     let wanted: Vec<String> = files.iter().flat_map(|e| e.objects.iter().cloned()).collect();
-    let mut reads = futures::stream::iter(wanted)
-        .map(|key| async move { objects.get(&key).await.map(|bytes| (key, bytes)) })
-        .buffered(READ_AHEAD);
+    // Read in batches, so a pack's members come in one request.
+    let batches: Vec<Vec<String>> = wanted.chunks(READ_BATCH).map(<[String]>::to_vec).collect();
+    let mut reads = futures::stream::iter(batches)
+        .map(|keys| async move {
+            let read = objects.get_many(&keys).await?;
+            Ok::<_, ObjectsError>(futures::stream::iter(keys.into_iter().zip(read).map(Ok::<_, ObjectsError>)))
+        })
+        .buffered(READ_AHEAD)
+        .try_flatten();
     let mut restored = Restored { files_written: 0, bytes_written: 0 };
     let mut parts: Vec<WritePart> = Vec::new();
     let mut frames: Vec<u8> = Vec::new();
@@ -277,7 +285,10 @@ mod tests {
         ];
         for (case, scanned, frames) in cases {
             let dir = tempfile::tempdir().unwrap();
-            let objects = Objects::open(&crate::objects::ObjectStoreUrl::Local(dir.path().join("objects"))).unwrap();
+            let db = sluice_store::testing::sqlite();
+            let index = sluice_store::testing::open(&db).await;
+            let objects =
+                Objects::open(&crate::objects::ObjectStoreUrl::Local(dir.path().join("objects")), index).unwrap();
             let client = hostile_daemon(dir.path(), scanned, frames).await;
             let refused = take(&client, &objects, "snap_x", "/work").await.unwrap_err();
             // More than was asked for is past the answer's bound.

@@ -197,6 +197,8 @@ pub async fn run(worker: Arc<Worker>, stop: watch::Receiver<bool>) {
                 Ok(done) => tracing::info!(
                     forgotten = done.captures_forgotten,
                     deleted = done.objects_deleted,
+                    packs_deleted = done.packs_deleted,
+                    packs_rewritten = done.packs_rewritten,
                     bytes = done.bytes_deleted,
                     "object store collected"
                 ),

@@ -602,9 +602,11 @@ fn new_worker(sim_world: &Shared, store: &Store, db: &Arc<WriteLock>, dir: &std:
         dir: dir.to_path_buf(),
     });
     let executors = Arc::new(FakeDaemons { world: sim_world.clone(), store: store.clone(), db: db.clone() });
-    let objects =
-        sluice_worker::objects::Objects::open(&sluice_worker::objects::ObjectStoreUrl::Local(dir.join("objects")))
-            .unwrap();
+    let objects = sluice_worker::objects::Objects::open(
+        &sluice_worker::objects::ObjectStoreUrl::Local(dir.join("objects")),
+        store.clone(),
+    )
+    .unwrap();
     let config = WorkerConfig { id: format!("sim-worker-{n}"), ..WorkerConfig::default() };
     Worker::with_executors(store.clone(), runtime, executors, config, Arc::new(tokio::sync::Notify::new()), objects)
 }
