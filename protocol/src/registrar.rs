@@ -157,8 +157,12 @@ impl Manifest {
         self.entries.windows(2).all(|w| w[0].path < w[1].path)
     }
 
-    /// Sorts the entries by path.
+    /// Sorts the entries by path, each path once (checked first: a walk's
+    /// entries are nearly always in order already).
     pub fn canonicalize(&mut self) {
+        if self.is_canonical() {
+            return;
+        }
         self.entries.sort_by(|a, b| a.path.cmp(&b.path));
         self.entries.dedup_by(|a, b| a.path == b.path);
     }

@@ -64,7 +64,9 @@ pub struct Seen {
 /// an unchanged tree allocates nothing for it).
 #[derive(Debug, Default)]
 pub struct SeenFiles {
-    files: HashMap<Name, Seen>,
+    // Looked up once a file a walk: a fast hash (the names are the
+    // workload's, but a flood of colliding names only slows its own snaps).
+    files: rustc_hash::FxHashMap<Name, Seen>,
     walks: u64,
 }
 
