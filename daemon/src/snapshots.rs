@@ -165,7 +165,7 @@ pub fn write(batch: &WriteBatch, mut frames: &[u8]) -> Result<(), SnapshotError>
         let mut chunks = Vec::with_capacity(part.to - part.from);
         for key in &entry.objects[part.from..part.to] {
             let (named, bytes) = next_frame(&mut frames)?;
-            if named != key.as_bytes() || snap::key_of(bytes) != *key {
+            if named != key.as_bytes() || sluice_protocol::registrar::object_key(bytes) != *key {
                 return Err(SnapshotError::Corrupt);
             }
             chunks.push(bytes);

@@ -46,6 +46,18 @@ pub const MAX_MISSING_BATCH: usize = 4096;
 /// How many missing keys a refusal names.
 pub const MISSING_NAMED: usize = 20;
 
+/// The key of an object holding `bytes`: the lowercase hex SHA-256 of them.
+pub fn object_key(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(bytes);
+    let mut key = String::with_capacity(64);
+    for b in digest {
+        key.push(char::from_digit(u32::from(b >> 4), 16).expect("a hex digit"));
+        key.push(char::from_digit(u32::from(b & 15), 16).expect("a hex digit"));
+    }
+    key
+}
+
 /// Whether `key` is an object key: 64 lowercase hex digits.
 pub fn is_object_key(key: &str) -> bool {
     key.len() == 64 && key.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
@@ -270,14 +282,16 @@ pub struct FetchRequest {
 }
 
 /// A capture to register: the next chain position and the full manifest of
-/// each class it captured (a class left out keeps its head).
+/// each class it captured (a class left out keeps its head). A daemon sends
+/// it with borrowed manifests (`RegisterRequest<&Manifest>`, the same JSON),
+/// so a large tree is not copied to be sent.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct RegisterRequest {
+pub struct RegisterRequest<M = Manifest> {
     pub epoch: u64,
     /// The chain position this capture takes: the head's plus one.
     pub n: u64,
-    pub classes: BTreeMap<CaptureClass, Manifest>,
+    pub classes: BTreeMap<CaptureClass, M>,
     pub origin: Origin,
 }
 

@@ -13,7 +13,6 @@ use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, PutPayload};
-use sha2::{Digest, Sha256};
 use sluice_protocol::registrar::is_object_key;
 use sluice_store::Store;
 use sluice_store::packs::PackMember;
@@ -99,16 +98,7 @@ pub struct StoredObject {
     pub modified_ms: i64,
 }
 
-/// The hex SHA-256 of `bytes`: an object's key.
-pub fn object_key(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut key = String::with_capacity(64);
-    for b in digest {
-        key.push(char::from_digit(u32::from(b >> 4), 16).expect("a hex digit"));
-        key.push(char::from_digit(u32::from(b & 15), 16).expect("a hex digit"));
-    }
-    key
-}
+pub use sluice_protocol::registrar::object_key;
 
 /// An object whose bytes were checked to hash to its key: only such an
 /// object is stored under a key it names.

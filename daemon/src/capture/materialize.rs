@@ -390,7 +390,7 @@ async fn fetch_all(
     let mut out = HashMap::new();
     for batch in keys.chunks(MAX_FETCH_BATCH) {
         for (key, bytes) in client.fetch(batch.to_vec()).await? {
-            if super::snap::key_of(&bytes) != key {
+            if sluice_protocol::registrar::object_key(&bytes) != key {
                 return Err(MaterializeError::Corrupt(key));
             }
             out.insert(key, bytes);

@@ -323,6 +323,16 @@ enum UploadStop {
     Outcome(ShipOutcome),
 }
 
+/// What became of a staged capture.
+enum Shipped {
+    /// Registered: these classes are the head now.
+    Registered(Vec<CaptureClass>),
+    /// Given up (every class past the quota).
+    Done(ShipOutcome),
+    /// Kept, to ship again.
+    Kept(ShipOutcome),
+}
+
 enum ShipOutcome {
     /// Everything staged is registered.
     Done,
@@ -593,18 +603,41 @@ impl Engine {
         if self.account.lock().unwrap().fenced {
             return ShipOutcome::Fenced;
         }
-        let Some(staged) = self.staged.as_ref() else { return ShipOutcome::Done };
+        // Taken out while it ships (not copied: a large tree's manifests
+        // are the engine's largest memory), and put back unless it is done.
+        let Some(staged) = self.staged.take() else { return ShipOutcome::Done };
         self.step(Some("ship"));
-        let outcome = self.ship_staged(staged.objects.clone(), staged.manifests.clone()).await;
+        let shipped = self.ship_staged(&staged.objects, &staged.manifests).await;
         self.step(None);
-        outcome
+        match shipped {
+            Shipped::Registered(adopted) => {
+                let Staged { mut manifests, objects } = staged;
+                self.fs.drop_later(objects);
+                // The registered classes become the head: moved, not copied.
+                let head = Arc::make_mut(&mut self.registered);
+                for class in adopted {
+                    if let Some(manifest) = manifests.remove(&class) {
+                        if let Some(old) = head.insert(class, manifest) {
+                            self.fs.drop_later(old);
+                        }
+                    }
+                }
+                self.fs.drop_later(manifests);
+                ShipOutcome::Done
+            }
+            Shipped::Done(outcome) => {
+                self.fs.drop_later(staged);
+                outcome
+            }
+            Shipped::Kept(outcome) => {
+                self.staged = Some(staged);
+                outcome
+            }
+        }
     }
 
-    async fn ship_staged(
-        &mut self,
-        objects: Vec<ObjectRef>,
-        manifests: BTreeMap<CaptureClass, Manifest>,
-    ) -> ShipOutcome {
+    /// Uploads and registers a staged capture.
+    async fn ship_staged(&mut self, objects: &[ObjectRef], manifests: &BTreeMap<CaptureClass, Manifest>) -> Shipped {
         loop {
             let unknown: Vec<&ObjectRef> = objects.iter().filter(|o| !self.known.contains(&o.key)).collect();
             let mut missing: HashSet<String> = HashSet::new();
@@ -612,7 +645,7 @@ impl Engine {
                 let keys = batch.iter().map(|o| o.key.clone()).collect();
                 match self.client.missing(self.epoch, keys).await {
                     Ok(m) => missing.extend(m),
-                    Err(e) => return self.refused_or_pending(e),
+                    Err(e) => return Shipped::Kept(self.refused_or_pending(e)),
                 }
             }
             for o in &unknown {
@@ -620,11 +653,11 @@ impl Engine {
                     self.known.insert(o.key.clone());
                 }
             }
-            let to_upload: Vec<ObjectRef> = unknown.into_iter().filter(|o| missing.contains(&o.key)).cloned().collect();
+            let to_upload: Vec<&ObjectRef> = unknown.into_iter().filter(|o| missing.contains(&o.key)).collect();
             // The small class's objects first: past the quota, a class whose
             // objects were all stored is still registered.
             let small = manifests.get(&CaptureClass::Small).map(Manifest::object_keys).unwrap_or_default();
-            let (first, rest): (Vec<ObjectRef>, Vec<ObjectRef>) =
+            let (first, rest): (Vec<&ObjectRef>, Vec<&ObjectRef>) =
                 to_upload.into_iter().partition(|o| small.contains(o.key.as_str()));
             let mut past_quota: BTreeSet<CaptureClass> = BTreeSet::new();
             // A bulk class that shares an object with a refused small one
@@ -641,23 +674,22 @@ impl Engine {
                     Some(UploadStop::Quota) => {
                         past_quota.insert(class);
                     }
-                    Some(UploadStop::Outcome(outcome)) => return outcome,
+                    Some(UploadStop::Outcome(outcome)) => return Shipped::Kept(outcome),
                 }
             }
-            let classes: BTreeMap<CaptureClass, Manifest> =
-                manifests.iter().filter(|(c, _)| !past_quota.contains(c)).map(|(c, m)| (*c, m.clone())).collect();
+            let classes: BTreeMap<CaptureClass, &Manifest> =
+                manifests.iter().filter(|(c, _)| !past_quota.contains(c)).map(|(c, m)| (*c, m)).collect();
             if classes.is_empty() {
                 for class in &past_quota {
                     eprintln!("sluiced: the registrar refused the {} class: the session's quota", class.as_str());
                 }
-                self.staged = None;
                 self.with_account(|a| {
                     a.refused = past_quota;
                     a.pending = 0;
                     a.staged_bytes = 0;
                     a.pending_bulk = 0;
                 });
-                return ShipOutcome::Done;
+                return Shipped::Done(ShipOutcome::Done);
             }
             let request = wire::RegisterRequest {
                 epoch: self.epoch,
@@ -672,16 +704,13 @@ impl Engine {
                     for class in &refused {
                         eprintln!("sluiced: the registrar refused the {} class: the session's quota", class.as_str());
                     }
-                    let head = Arc::make_mut(&mut self.registered);
-                    for (class, manifest) in request.classes {
-                        if !refused.contains(&class) && registered.n.is_some() {
-                            head.insert(class, manifest);
-                        }
-                    }
+                    let adopted: Vec<CaptureClass> = match registered.n {
+                        Some(_) => request.classes.keys().filter(|c| !refused.contains(c)).copied().collect(),
+                        None => Vec::new(),
+                    };
                     if let Some(n) = registered.n {
                         self.head_n = n;
                     }
-                    self.staged = None;
                     let head = registered.n;
                     self.with_account(|a| {
                         a.refused = refused;
@@ -697,7 +726,7 @@ impl Engine {
                         a.register_refused_n = None;
                         a.register_missing.clear();
                     });
-                    return ShipOutcome::Done;
+                    return Shipped::Registered(adopted);
                 }
                 Err(RegistrarError::Refused(r)) if r.code == refusal::MISSING_OBJECTS => {
                     // Upload again what the store lost, then register again.
@@ -721,15 +750,15 @@ impl Engine {
                                 }
                             }
                         }
-                        return ShipOutcome::Stale;
+                        return Shipped::Kept(ShipOutcome::Stale);
                     }
                 }
                 Err(RegistrarError::Refused(r)) if r.code == refusal::CONFLICT => match self.client.plan().await {
                     Ok(plan) if plan.epoch == self.epoch => self.head_n = plan.head_n.unwrap_or(0),
-                    Ok(_) => return self.fenced(),
-                    Err(e) => return self.refused_or_pending(e),
+                    Ok(_) => return Shipped::Kept(self.fenced()),
+                    Err(e) => return Shipped::Kept(self.refused_or_pending(e)),
                 },
-                Err(e) => return self.refused_or_pending(e),
+                Err(e) => return Shipped::Kept(self.refused_or_pending(e)),
             }
         }
     }
@@ -752,10 +781,10 @@ impl Engine {
 
     /// Reads each object from disk (checking it still hashes to its key)
     /// and uploads them in batches. `None` when all are stored.
-    async fn upload(&mut self, objects: Vec<ObjectRef>) -> Option<UploadStop> {
-        // Batches of at most UPLOAD_BATCH_BYTES; the next is read from disk
-        // while the one before it is sent.
-        let mut batches: Vec<Vec<ObjectRef>> = Vec::new();
+    async fn upload(&mut self, objects: Vec<&ObjectRef>) -> Option<UploadStop> {
+        // Batches of at most UPLOAD_BATCH_BYTES (each copied when it is
+        // read); the next is read from disk while the one before it is sent.
+        let mut batches: Vec<Vec<&ObjectRef>> = Vec::new();
         let mut size = 0usize;
         for object in objects {
             if batches.is_empty() || size + object.len as usize > UPLOAD_BATCH_BYTES {
@@ -765,8 +794,9 @@ impl Engine {
             size += object.len as usize;
             batches.last_mut().expect("a batch").push(object);
         }
-        let read = |batch: Vec<ObjectRef>| {
+        let read = |batch: Vec<&ObjectRef>| {
             let fs = self.fs.clone();
+            let batch: Vec<ObjectRef> = batch.into_iter().cloned().collect();
             tokio::spawn(async move { fs.run(move || read_frames(&batch).map(|frames| (frames, batch))).await })
         };
         let mut batches = batches.into_iter();
@@ -943,7 +973,7 @@ pub(crate) fn read_frames(objects: &[ObjectRef]) -> std::io::Result<Vec<u8>> {
         file.seek(std::io::SeekFrom::Start(object.offset))?;
         let mut bytes = vec![0u8; object.len as usize];
         file.read_exact(&mut bytes)?;
-        if snap::key_of(&bytes) != object.key {
+        if sluice_protocol::registrar::object_key(&bytes) != object.key {
             return Err(std::io::Error::other("the file changed since it was snapped"));
         }
         frames.extend_from_slice(&wire::frame_header(&object.key, bytes.len() as u64));

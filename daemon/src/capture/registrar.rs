@@ -157,7 +157,10 @@ impl RegistrarClient {
         Ok(objects)
     }
 
-    pub async fn register(&self, request: &wire::RegisterRequest) -> Result<wire::Registered, RegistrarError> {
+    pub async fn register(
+        &self,
+        request: &wire::RegisterRequest<&wire::Manifest>,
+    ) -> Result<wire::Registered, RegistrarError> {
         self.json(Method::POST, wire::REGISTER, request).await
     }
 

@@ -11,10 +11,9 @@ use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
 use sluice_protocol::capture::CaptureClass;
 use sluice_protocol::names::Name;
-use sluice_protocol::registrar::{Entry, EntryKind, MAX_OBJECT_BYTES, Manifest};
+use sluice_protocol::registrar::{Entry, EntryKind, MAX_OBJECT_BYTES, Manifest, object_key};
 
 /// Content-defined chunk sizes for files larger than one object.
 pub const CHUNK_MIN: u32 = 8 << 10;
@@ -116,17 +115,6 @@ fn nanos(seconds: i64, nanos: i64) -> i128 {
     i128::from(seconds) * 1_000_000_000 + i128::from(nanos)
 }
 
-/// The hex SHA-256 of `bytes`.
-pub fn key_of(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut key = String::with_capacity(64);
-    for b in digest {
-        key.push(char::from_digit(u32::from(b >> 4), 16).expect("a nibble"));
-        key.push(char::from_digit(u32::from(b & 0xf), 16).expect("a nibble"));
-    }
-    key
-}
-
 /// Opens a file without following a symlink in its last component.
 pub fn open_nofollow(path: &Path) -> std::io::Result<std::fs::File> {
     std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NOATIME).open(path).or_else(|e| {
@@ -146,7 +134,7 @@ static ZEROS: [u8; MAX_OBJECT_BYTES] = [0; MAX_OBJECT_BYTES];
 /// The key of `len` zeros (that of a whole object's worth computed once).
 fn zeros_key(len: usize) -> String {
     static WHOLE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    if len == MAX_OBJECT_BYTES { WHOLE.get_or_init(|| key_of(&ZEROS)).clone() } else { key_of(&ZEROS[..len]) }
+    if len == MAX_OBJECT_BYTES { WHOLE.get_or_init(|| object_key(&ZEROS)).clone() } else { object_key(&ZEROS[..len]) }
 }
 
 /// The file's data extents as `(offset, length)`, found with `SEEK_DATA`
@@ -209,7 +197,7 @@ pub fn objects_of(
         if bytes.len() as u64 != size {
             return Err(std::io::Error::other("the file changed while it was read"));
         }
-        let key = key_of(&bytes);
+        let key = object_key(&bytes);
         found(key.clone(), 0, &bytes, false);
         keys.push(key);
         return Ok((keys, size));
@@ -243,7 +231,7 @@ pub fn objects_of(
                 fastcdc::v2020::Error::IoError(e) => e,
                 other => std::io::Error::other(other.to_string()),
             })?;
-            let key = key_of(&chunk.data);
+            let key = object_key(&chunk.data);
             found(key.clone(), start + chunk.offset, &chunk.data, false);
             extent_read += chunk.length as u64;
             keys.push(key);
@@ -527,7 +515,7 @@ mod tests {
         assert_eq!(bulk, ["tree/vendor/lib.a"]);
         let run = out.manifests[&CaptureClass::Small].entries.iter().find(|e| e.path == "tree/run.sh").unwrap();
         assert_eq!(run.mode, 0o750);
-        assert_eq!(run.objects, [key_of(b"#!/bin/sh")]);
+        assert_eq!(run.objects, [object_key(b"#!/bin/sh")]);
         let link = out.manifests[&CaptureClass::Small].entries.iter().find(|e| e.path == "tree/link").unwrap();
         assert_eq!(link.target.as_ref().and_then(Name::to_str), Some("src/main.rs"));
     }
