@@ -33,6 +33,8 @@ use crate::workload::FsWorker;
 
 /// Bytes per upload request.
 const UPLOAD_BATCH_BYTES: usize = 8 << 20;
+/// How many upload batches are sent at once.
+const UPLOADS_IN_FLIGHT: usize = 2;
 /// How long a snap or a ship may run before it shows as overdue.
 const STEP_BOUND: Duration = Duration::from_secs(120);
 /// The longest pause between attempts to ship a pending capture.
@@ -801,19 +803,41 @@ impl Engine {
         };
         let mut batches = batches.into_iter();
         let mut next = batches.next().map(read);
-        while let Some(reading) = next.take() {
-            let (frames, batch) = match reading.await {
-                Ok(Ok(Ok(read))) => read,
-                _ => return Some(UploadStop::Outcome(ShipOutcome::Stale)),
-            };
-            let following = batches.next().map(read);
-            let client = self.client.clone();
-            let epoch = self.epoch;
-            let sent = client.upload(epoch, frames).await;
+        // Sent while the next is read, up to UPLOADS_IN_FLIGHT at once (the
+        // registrar checks and stores one while the next arrives); each
+        // is accounted for in order.
+        let mut sending: std::collections::VecDeque<(
+            tokio::task::JoinHandle<Result<(), RegistrarError>>,
+            Vec<ObjectRef>,
+        )> = std::collections::VecDeque::new();
+        let stop = |sending: &mut std::collections::VecDeque<(tokio::task::JoinHandle<_>, _)>,
+                    next: Option<tokio::task::JoinHandle<_>>| {
+            for (send, _) in sending.drain(..) {
+                send.abort();
+            }
+            if let Some(next) = next {
+                next.abort();
+            }
+        };
+        loop {
+            while sending.len() < UPLOADS_IN_FLIGHT {
+                let Some(reading) = next.take() else { break };
+                let (frames, batch) = match reading.await {
+                    Ok(Ok(Ok(read))) => read,
+                    _ => {
+                        stop(&mut sending, None);
+                        return Some(UploadStop::Outcome(ShipOutcome::Stale));
+                    }
+                };
+                next = batches.next().map(read);
+                let (client, epoch) = (self.client.clone(), self.epoch);
+                let send = tokio::spawn(async move { client.upload(epoch, frames).await });
+                sending.push_back((send, batch));
+            }
+            let Some((send, batch)) = sending.pop_front() else { break };
+            let sent = send.await.unwrap_or_else(|e| Err(RegistrarError::Unavailable(e.to_string())));
             if let Err(e) = sent {
-                if let Some(following) = following {
-                    following.abort();
-                }
+                stop(&mut sending, next.take());
                 if e.code() == Some(refusal::QUOTA) {
                     return Some(UploadStop::Quota);
                 }
@@ -828,7 +852,6 @@ impl Engine {
                 a.uploaded_objects += count;
                 a.uploaded_bytes += bytes;
             });
-            next = following;
         }
         None
     }
