@@ -353,7 +353,8 @@ async fn rewrite(
                 tracing::warn!(pack = %pack.key, "a pack member does not match its key: the pack is not rewritten");
                 return Ok(());
             };
-            builder.add(&Verified::check(member.object_key.clone(), Bytes::copy_from_slice(content))?);
+            let object = Verified::check(member.object_key.clone(), Bytes::copy_from_slice(content));
+            builder.add(&object.map_err(ObjectsError::from)?);
         }
     }
     let new_bytes = builder.len() as u64;

@@ -20,6 +20,7 @@ pub mod registrar;
 pub mod runtime;
 pub mod snapshots;
 mod sweeps;
+pub mod verified;
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};

@@ -37,6 +37,12 @@ pub enum ObjectsError {
     Store(String),
 }
 
+impl From<crate::verified::Mismatch> for ObjectsError {
+    fn from(e: crate::verified::Mismatch) -> ObjectsError {
+        ObjectsError::Mismatch { key: e.key }
+    }
+}
+
 /// Where objects live, as configured.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ObjectStoreUrl {
@@ -100,36 +106,7 @@ pub struct StoredObject {
 
 pub use sluice_protocol::registrar::object_key;
 
-/// An object whose bytes were checked to hash to its key: only such an
-/// object is stored under a key it names.
-#[derive(Debug, Clone)]
-pub struct Verified {
-    key: String,
-    bytes: Bytes,
-}
-
-impl Verified {
-    /// Checks that `bytes` hash to `key`.
-    pub fn check(key: String, bytes: Bytes) -> Result<Verified, ObjectsError> {
-        if object_key(&bytes) != key {
-            return Err(ObjectsError::Mismatch { key: key.chars().take(80).collect() });
-        }
-        Ok(Verified { key, bytes })
-    }
-
-    /// `bytes` under their own key.
-    pub fn of(bytes: Bytes) -> Verified {
-        Verified { key: object_key(&bytes), bytes }
-    }
-
-    pub fn key(&self) -> &str {
-        &self.key
-    }
-
-    pub fn bytes(&self) -> &[u8] {
-        &self.bytes
-    }
-}
+pub use crate::verified::Verified;
 
 /// Checks each object against its key on the blocking pool, split across
 /// the cores; the answer keeps the order given.
@@ -144,7 +121,9 @@ pub async fn verify_all(objects: Vec<(String, Bytes)>) -> Result<Vec<Verified>, 
             break;
         }
         parts.push(tokio::task::spawn_blocking(move || {
-            part.into_iter().map(|(key, bytes)| Verified::check(key, bytes)).collect::<Result<Vec<_>, _>>()
+            part.into_iter()
+                .map(|(key, bytes)| Verified::check(key, bytes).map_err(ObjectsError::from))
+                .collect::<Result<Vec<_>, _>>()
         }));
     }
     let mut verified = Vec::new();
@@ -211,15 +190,15 @@ impl Objects {
 
     /// Stores a checked object as a file of its own.
     pub async fn put_alone(&self, object: Verified) -> Result<(), ObjectsError> {
-        let path = self.path(&object.key)?;
-        self.backend.put(&path, PutPayload::from_bytes(object.bytes)).await.map_err(store_error)?;
+        let (key, bytes) = object.into_parts();
+        self.backend.put(&self.path(&key)?, PutPayload::from_bytes(bytes)).await.map_err(store_error)?;
         Ok(())
     }
 
     /// Stores `bytes` under their own key and returns it.
     pub async fn put(&self, bytes: Bytes) -> Result<String, ObjectsError> {
         let object = Verified::of(bytes);
-        let key = object.key.clone();
+        let key = object.key().to_owned();
         self.put_alone(object).await?;
         Ok(key)
     }

@@ -16,7 +16,9 @@ use serde::{Deserialize, Serialize};
 
 use sluice_store::packs::PackMember;
 
-use crate::objects::{Verified, object_key};
+use sluice_protocol::registrar::object_key;
+
+use crate::verified::Verified;
 
 /// The last bytes of every pack.
 pub const MAGIC: &[u8; 8] = b"SLUPACK1";

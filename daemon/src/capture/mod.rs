@@ -325,6 +325,9 @@ enum UploadStop {
     Outcome(ShipOutcome),
 }
 
+/// One upload batch on its way to the registrar.
+type Sending = tokio::task::JoinHandle<Result<(), RegistrarError>>;
+
 /// What became of a staged capture.
 enum Shipped {
     /// Registered: these classes are the head now.
@@ -618,10 +621,8 @@ impl Engine {
                 // The registered classes become the head: moved, not copied.
                 let head = Arc::make_mut(&mut self.registered);
                 for class in adopted {
-                    if let Some(manifest) = manifests.remove(&class) {
-                        if let Some(old) = head.insert(class, manifest) {
-                            self.fs.drop_later(old);
-                        }
+                    if let Some(old) = manifests.remove(&class).and_then(|manifest| head.insert(class, manifest)) {
+                        self.fs.drop_later(old);
                     }
                 }
                 self.fs.drop_later(manifests);
@@ -806,11 +807,8 @@ impl Engine {
         // Sent while the next is read, up to UPLOADS_IN_FLIGHT at once (the
         // registrar checks and stores one while the next arrives); each
         // is accounted for in order.
-        let mut sending: std::collections::VecDeque<(
-            tokio::task::JoinHandle<Result<(), RegistrarError>>,
-            Vec<ObjectRef>,
-        )> = std::collections::VecDeque::new();
-        let stop = |sending: &mut std::collections::VecDeque<(tokio::task::JoinHandle<_>, _)>,
+        let mut sending: std::collections::VecDeque<(Sending, Vec<ObjectRef>)> = std::collections::VecDeque::new();
+        let stop = |sending: &mut std::collections::VecDeque<(Sending, _)>,
                     next: Option<tokio::task::JoinHandle<_>>| {
             for (send, _) in sending.drain(..) {
                 send.abort();
