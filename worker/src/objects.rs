@@ -224,11 +224,6 @@ impl Objects {
         Ok((key, members))
     }
 
-    /// The index the packs are found through.
-    pub fn index(&self) -> &Store {
-        &self.index
-    }
-
     pub async fn get(&self, key: &str) -> Result<Bytes, ObjectsError> {
         let mut read = self.get_many(&[key.to_owned()]).await?;
         Ok(read.pop().expect("one object asked, one answered"))
