@@ -151,6 +151,18 @@ named_enum!(
 );
 
 named_enum!(
+    /// Whether a host's executors can be reached through a worker of it:
+    /// `unreachable` once no worker of it has beaten for the grace (its
+    /// executors may hold unsaved work and are kept), `lost` once an
+    /// operator declared it gone with its executors.
+    HostState {
+        Up => "up",
+        Unreachable => "unreachable",
+        Lost => "lost",
+    }
+);
+
+named_enum!(
     /// An exec run's status: `failed` only when the machinery broke.
     ExecRunStatus {
         Queued => "queued",
@@ -276,6 +288,8 @@ pub struct Run {
     pub runtime_removed_at: Option<i64>,
     /// 1 for a launch, counting up through its retries.
     pub launch_attempt: i64,
+    /// The host its executor was placed on; `None` until placed.
+    pub host: Option<String>,
 }
 
 impl Run {
@@ -308,6 +322,7 @@ impl Run {
             finished_at: None,
             runtime_removed_at: None,
             launch_attempt: 1,
+            host: None,
         }
     }
 }

@@ -56,5 +56,6 @@ pub fn run(id: &str, status: crate::model::WorkspaceStatus, runtime: bool, remov
         finished_at: None,
         runtime_removed_at: removed.then_some(5),
         launch_attempt: 1,
+        host: None,
     }
 }

@@ -19,6 +19,7 @@ mod drains;
 pub mod error;
 mod exec_runs;
 mod executors;
+pub mod fleet;
 pub mod guard;
 pub mod jobs;
 pub mod packs;

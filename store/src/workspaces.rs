@@ -84,7 +84,7 @@ pub(crate) const WORKSPACE_COLUMNS: &str = "id, owner_user_id, name, registry_id
 pub(crate) const RUN_COLUMNS: &str = "id, workspace_id, relation, trigger_type, trigger_ref, status, launch_id, spec, \
     runtime_adapter, runtime_resource_id, runtime_reference, runtime_status, runtime_endpoint, runtime_deadline, \
     published_reference, published_digest_reference, published_digest, error_message, error_code, \
-    queued_at, created_at, updated_at, linked_at, started_at, finished_at, runtime_removed_at, launch_attempt";
+    queued_at, created_at, updated_at, linked_at, started_at, finished_at, runtime_removed_at, launch_attempt, host";
 const EVENT_COLUMNS: &str = "id, workspace_id, seq, attempt_id, type, occurred_at, message, data";
 
 pub(crate) fn parse_json(column: &str, text: &str) -> Result<Value, StoreError> {
@@ -164,6 +164,7 @@ pub(crate) fn run_from_row(row: &DbRow) -> Result<Run, StoreError> {
         finished_at: row.opt_int("finished_at")?,
         runtime_removed_at: row.opt_int("runtime_removed_at")?,
         launch_attempt: row.int("launch_attempt")?,
+        host: row.opt_text("host")?,
     })
 }
 

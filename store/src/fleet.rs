@@ -1,0 +1,260 @@
+//! The fleet as stored: workers' memberships and heartbeats, the hosts they
+//! run executors on (cordoned, unreachable, forgotten), and the placement
+//! of a new executor on a host. Which host is chosen, and when a host is
+//! unreachable, is decided by [`sluice_domain::fleet`]; this persists it.
+
+use sluice_domain::fleet::{HostLoad, WorkerHealth, choose_host};
+
+use crate::Store;
+use crate::clock::now_ms;
+use crate::db::{BackendKind, DbRow, Tx, args};
+use crate::error::StoreError;
+use crate::jobs::{Lease, begin_fenced};
+use crate::model::{HostState, WorkspaceStatus};
+
+/// What a worker declares of itself when it joins and on every heartbeat.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerMember {
+    /// Unique to the worker process (its lease-owner name).
+    pub id: String,
+    /// The host its executors run on; workers of one host share its data
+    /// directory, so any of them can drive its executors.
+    pub host: String,
+    /// The runtime adapter it drives (`local`, `docker`).
+    pub runtime: String,
+    /// How many executors its host may hold.
+    pub capacity: i64,
+    /// Where the rest of sluice reaches it (its internal API), if it serves one.
+    pub internal_url: Option<String>,
+    pub version: String,
+}
+
+/// A registered worker, as operators see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerRecord {
+    pub member: WorkerMember,
+    pub started_at: i64,
+    pub heartbeat_at: i64,
+    pub health: WorkerHealth,
+}
+
+/// A host, as operators see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostRecord {
+    pub load: HostLoad,
+    pub state_changed_at: i64,
+    pub last_seen_at: i64,
+    /// Who cordoned it and when.
+    pub cordoned: Option<(String, i64)>,
+    /// Who declared it lost and when.
+    pub forgotten: Option<(String, i64)>,
+}
+
+/// Where a run's executor goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Placement {
+    /// On the asking worker's host.
+    Here,
+    /// On another host: a worker of it launches it.
+    Elsewhere(String),
+    /// No host has room (or none takes new work): try again later.
+    NoRoom,
+}
+
+/// The executors a host holds: placed there, and not removed from its
+/// runtime (a placed run not launched yet counts, a retained one too).
+const HOST_LOAD: &str = "SELECT COUNT(*) FROM runs r WHERE r.host = h.name AND r.runtime_removed_at IS NULL \
+     AND (r.runtime_adapter IS NOT NULL OR r.status = 'queued')";
+
+fn host_columns() -> String {
+    format!(
+        "h.name, h.state, h.state_changed_at, h.last_seen_at, h.cordoned_at, h.cordoned_by, h.forgotten_at, \
+         h.forgotten_by, \
+         (SELECT COUNT(*) FROM workers w WHERE w.host = h.name AND w.fresh_until >= $1) AS live_workers, \
+         (SELECT COALESCE(MAX(w.capacity), 0) FROM workers w WHERE w.host = h.name AND w.fresh_until >= $1) \
+           AS capacity, \
+         ({HOST_LOAD}) AS load"
+    )
+}
+
+fn host_from_row(row: &DbRow) -> Result<HostRecord, StoreError> {
+    let who_when = |who: &str, when: &str| -> Result<Option<(String, i64)>, StoreError> {
+        Ok(row.opt_int(when)?.map(|at| (row.opt_text(who).ok().flatten().unwrap_or_default(), at)))
+    };
+    let cordoned = who_when("cordoned_by", "cordoned_at")?;
+    Ok(HostRecord {
+        load: HostLoad {
+            name: row.text("name")?,
+            state: row.parsed("state")?,
+            cordoned: cordoned.is_some(),
+            live_workers: row.int("live_workers")?,
+            capacity: row.int("capacity")?,
+            load: row.int("load")?,
+        },
+        state_changed_at: row.int("state_changed_at")?,
+        last_seen_at: row.int("last_seen_at")?,
+        cordoned,
+        forgotten: who_when("forgotten_by", "forgotten_at")?,
+    })
+}
+
+async fn hosts_in(tx: &mut Tx, now: i64) -> Result<Vec<HostRecord>, StoreError> {
+    let sql = format!("SELECT {} FROM hosts h ORDER BY h.name", host_columns());
+    tx.fetch_all(&sql, args![now]).await?.iter().map(host_from_row).collect()
+}
+
+impl Store {
+    /// Joins the fleet, or beats: the worker's row says it is alive until
+    /// `fresh_for_ms` from now, and its host was seen now. A host seen for
+    /// the first time is `up`.
+    pub async fn beat(&self, member: &WorkerMember, fresh_for_ms: i64) -> Result<(), StoreError> {
+        let now = now_ms();
+        let mut tx = self.pool.begin().await?;
+        tx.execute(
+            "INSERT INTO workers (id, host, runtime, capacity, internal_url, version, started_at, heartbeat_at, \
+             fresh_until) VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8) \
+             ON CONFLICT (id) DO UPDATE SET host = excluded.host, runtime = excluded.runtime, \
+             capacity = excluded.capacity, internal_url = excluded.internal_url, version = excluded.version, \
+             heartbeat_at = excluded.heartbeat_at, fresh_until = excluded.fresh_until",
+            args![
+                &member.id,
+                &member.host,
+                &member.runtime,
+                member.capacity,
+                member.internal_url.clone(),
+                &member.version,
+                now,
+                now + fresh_for_ms
+            ],
+        )
+        .await?;
+        tx.execute(
+            "INSERT INTO hosts (name, state, state_changed_at, last_seen_at, created_at) VALUES ($1, $2, $3, $3, $3) \
+             ON CONFLICT (name) DO UPDATE SET last_seen_at = excluded.last_seen_at",
+            args![&member.host, HostState::Up.as_str(), now],
+        )
+        .await?;
+        tx.commit().await
+    }
+
+    /// Leaves the fleet (an orderly shutdown). Its host stays, with the
+    /// executors that outlive the worker.
+    pub async fn leave(&self, worker_id: &str) -> Result<(), StoreError> {
+        self.pool.execute("DELETE FROM workers WHERE id = $1", args![worker_id]).await?;
+        Ok(())
+    }
+
+    /// Every registered worker, by host.
+    pub async fn workers(&self) -> Result<Vec<WorkerRecord>, StoreError> {
+        let now = now_ms();
+        let rows = self
+            .pool
+            .fetch_all(
+                "SELECT id, host, runtime, capacity, internal_url, version, started_at, heartbeat_at, fresh_until \
+                 FROM workers ORDER BY host, id",
+                args![],
+            )
+            .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(WorkerRecord {
+                    member: WorkerMember {
+                        id: row.text("id")?,
+                        host: row.text("host")?,
+                        runtime: row.text("runtime")?,
+                        capacity: row.int("capacity")?,
+                        internal_url: row.opt_text("internal_url")?,
+                        version: row.text("version")?,
+                    },
+                    started_at: row.int("started_at")?,
+                    heartbeat_at: row.int("heartbeat_at")?,
+                    health: WorkerHealth::of(row.int("fresh_until")?, now),
+                })
+            })
+            .collect()
+    }
+
+    /// Every host known to the fleet, with its load.
+    pub async fn hosts(&self) -> Result<Vec<HostRecord>, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let hosts = hosts_in(&mut tx, now_ms()).await?;
+        tx.commit().await?;
+        Ok(hosts)
+    }
+
+    /// Cordons a host (`by` names who) or, with `None`, lets it take new
+    /// executors again. Answers whether the host is known.
+    pub async fn cordon(&self, host: &str, by: Option<&str>) -> Result<bool, StoreError> {
+        let now = now_ms();
+        let changed = match by {
+            Some(by) => {
+                self.pool
+                    .execute(
+                        "UPDATE hosts SET cordoned_at = COALESCE(cordoned_at, $1), \
+                         cordoned_by = COALESCE(cordoned_by, $2) WHERE name = $3",
+                        args![now, by, host],
+                    )
+                    .await?
+            }
+            None => {
+                self.pool
+                    .execute("UPDATE hosts SET cordoned_at = NULL, cordoned_by = NULL WHERE name = $1", args![host])
+                    .await?
+            }
+        };
+        Ok(changed == 1)
+    }
+
+    /// The live workspaces whose current executor is on `host`, as (owner,
+    /// workspace id): what draining the host stops.
+    pub async fn workspaces_on_host(&self, host: &str) -> Result<Vec<(String, String)>, StoreError> {
+        let rows = self
+            .pool
+            .fetch_all(
+                "SELECT w.owner_user_id, w.id FROM workspaces w JOIN runs r ON r.id = w.current_run_id \
+                 WHERE r.host = $1 AND r.runtime_removed_at IS NULL AND w.desired_state = 'running' \
+                 ORDER BY w.created_at, w.id",
+                args![host],
+            )
+            .await?;
+        rows.iter().map(|r| Ok((r.text("owner_user_id")?, r.text("id")?))).collect()
+    }
+
+    /// Places `run_id`'s executor, under the lease of its workspace's job:
+    /// on the host it was placed on already, or on the one the fleet's
+    /// placement rule chooses now (recorded, so every later job of the
+    /// executor goes to that host). `here` is the asking worker's host.
+    pub async fn place_run(&self, lease: &Lease, run_id: &str, here: &str) -> Result<Placement, StoreError> {
+        let (mut tx, now) = begin_fenced(&self.pool, lease).await?;
+        if self.pool.kind() == BackendKind::Postgres {
+            // Placements run one at a time, so two never fill one slot.
+            tx.fetch_all("SELECT name FROM hosts ORDER BY name FOR UPDATE", args![]).await?;
+        }
+        let row = tx
+            .fetch_optional("SELECT host, status FROM runs WHERE id = $1", args![run_id])
+            .await?
+            .ok_or_else(|| StoreError::Corrupt(format!("the job's run {run_id} is not stored")))?;
+        let placed = match row.opt_text("host")? {
+            Some(host) => host,
+            None => {
+                let status: WorkspaceStatus = row.parsed("status")?;
+                if status != WorkspaceStatus::Queued {
+                    return Err(StoreError::Conflict {
+                        message: format!("run {run_id} is {status}: only a queued run is placed"),
+                        code: "not-queued",
+                    });
+                }
+                let hosts: Vec<HostLoad> = hosts_in(&mut tx, now).await?.into_iter().map(|h| h.load).collect();
+                let Some(host) = choose_host(&hosts).map(str::to_owned) else { return Ok(Placement::NoRoom) };
+                tx.execute(
+                    "UPDATE runs SET host = $1, updated_at = $2 WHERE id = $3 AND host IS NULL",
+                    args![&host, now, run_id],
+                )
+                .await?;
+                tx.commit().await?;
+                host
+            }
+        };
+        Ok(if placed == here { Placement::Here } else { Placement::Elsewhere(placed) })
+    }
+}
