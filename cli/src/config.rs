@@ -93,6 +93,19 @@ pub struct WorkerArgs {
     /// Registry hosts by registryId, comma-separated ID=HOST pairs; unmapped ids use the bare repository.
     #[arg(long = "registry", env = "SLUICE_REGISTRIES", value_delimiter = ',')]
     pub registries: Vec<String>,
+    /// The host this worker's executors run on, as the fleet names it; the
+    /// machine's host name by default. Workers of one host share its data
+    /// directory and runtime.
+    #[arg(long, env = "SLUICE_HOST_NAME", value_parser = parse_host_name)]
+    pub host_name: Option<String>,
+    /// How many executors this host may hold; a host at its limit gets no
+    /// new ones.
+    #[arg(long, env = "SLUICE_MAX_EXECUTORS", default_value_t = 64, value_parser = clap::value_parser!(i64).range(1..))]
+    pub max_executors: i64,
+    /// How long a host's workers may miss their heartbeat before the host
+    /// is unreachable, in seconds.
+    #[arg(long, env = "SLUICE_HOST_GRACE_SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    pub host_grace_seconds: u64,
     /// How many jobs this worker runs at once.
     #[arg(long, env = "SLUICE_WORKER_CONCURRENCY", default_value_t = 16)]
     pub worker_concurrency: usize,
@@ -307,9 +320,22 @@ impl WorkerArgs {
             pause_after_launch: self.fault_pause_after_launch_ms.map(std::time::Duration::from_millis),
             capture_interval: std::time::Duration::from_millis(self.capture_interval_ms),
             max_job_attempts: self.max_job_attempts,
+            host: self.host_name.clone().unwrap_or(defaults.host.clone()),
+            capacity: self.max_executors,
+            host_grace: std::time::Duration::from_secs(self.host_grace_seconds),
             ..defaults
         }
     }
+}
+
+/// A host name as the fleet stores it: 1 to 253 characters of letters,
+/// digits, `.`, `-` and `_`.
+fn parse_host_name(name: &str) -> Result<String, String> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_');
+    if name.is_empty() || name.len() > 253 || !name.chars().all(allowed) {
+        return Err("a host name is 1 to 253 letters, digits, '.', '-' or '_'".into());
+    }
+    Ok(name.to_owned())
 }
 
 #[derive(Args, Debug, Clone)]

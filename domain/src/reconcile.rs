@@ -174,6 +174,18 @@ pub fn attestation_holds(state: &ReconcileState, run: &Run) -> bool {
     stored.run_id == run.id && crate::drain::weigh(&stored.attestation, run, evidence).is_ok()
 }
 
+/// The earlier run whose executor a pass acts on before the current run:
+/// the oldest one still on its runtime and not retained already.
+pub fn first_stale_to_act_on(state: &ReconcileState) -> Option<&Run> {
+    state.stale_runs.iter().find(|r| has_live_runtime(r) && r.status != WorkspaceStatus::Retained)
+}
+
+/// The run a pass acts on next, whose host's workers run it (the store's
+/// job claim mirrors this choice).
+pub fn run_acted_on(state: &ReconcileState) -> Option<&Run> {
+    first_stale_to_act_on(state).or(state.current_run.as_ref())
+}
+
 /// Decides the next action for one workspace.
 pub fn decide(state: &ReconcileState, observation: &Observation, now: i64, policy: &Policy) -> Decision {
     let capture = state.has_capture_source;
@@ -181,15 +193,13 @@ pub fn decide(state: &ReconcileState, observation: &Observation, now: i64, polic
 
     // Executors of earlier runs go first: a restart's old executor must not
     // outlive the switch. One that may hold unsaved work is kept instead.
-    if let Some(stale) = state.stale_runs.iter().find(|r| has_live_runtime(r)) {
+    if let Some(stale) = first_stale_to_act_on(state) {
         let run_id = stale.id.clone();
         if !capture {
             return because(Action::Remove { run_id }, "an earlier run's executor is still there");
         }
-        if stale.status != WorkspaceStatus::Retained {
-            let reason = "an earlier executor may hold unsaved work";
-            return because(Action::Retain { run_id, reason: reason.into() }, reason);
-        }
+        let reason = "an earlier executor may hold unsaved work";
+        return because(Action::Retain { run_id, reason: reason.into() }, reason);
     }
 
     let Some(run) = &state.current_run else { return because(Action::Done, "the workspace has no run") };

@@ -95,6 +95,19 @@ pub(crate) async fn begin_fenced(pool: &Pool, lease: &Lease) -> Result<(Tx, i64)
     Ok((tx, now))
 }
 
+/// The host whose workers run job `j`: that of the executor its next pass
+/// acts on, as the reconcile decision picks it (an earlier run's executor
+/// still on its runtime and not retained, else the current run's), or an
+/// exec run's executor. NULL (any worker) while that executor is not
+/// placed, or is gone from its runtime.
+const JOB_HOST: &str = "CASE j.kind WHEN 'exec' THEN \
+       (SELECT r.host FROM exec_runs e JOIN runs r ON r.id = e.attempt_id \
+        WHERE e.id = j.subject AND r.runtime_removed_at IS NULL) \
+     ELSE (SELECT CASE WHEN r.runtime_removed_at IS NULL THEN r.host END FROM runs r JOIN workspaces w ON w.id = r.workspace_id \
+        WHERE r.workspace_id = j.subject AND (r.id = w.current_run_id OR (r.runtime_adapter IS NOT NULL \
+          AND r.runtime_removed_at IS NULL AND r.status <> 'retained')) \
+        ORDER BY CASE WHEN r.id = w.current_run_id THEN 1 ELSE 0 END, r.created_at, r.id LIMIT 1) END";
+
 impl Store {
     /// Asks for a job to run at `run_at` (or sooner, if it is already due).
     pub async fn enqueue_job(&self, kind: JobKind, subject: &str, run_at: i64) -> Result<(), StoreError> {
@@ -104,9 +117,17 @@ impl Store {
     }
 
     /// Claims up to `limit` due jobs whose lease is free or expired, each with
-    /// a lease of `lease_ms` under a new generation. PostgreSQL skips rows
-    /// another claimer holds locked; SQLite serializes writers.
-    pub async fn claim_jobs(&self, owner: &str, limit: i64, lease_ms: i64) -> Result<Vec<Lease>, StoreError> {
+    /// a lease of `lease_ms` under a new generation, for a worker of `host`.
+    /// A job whose executor lives on another host is left to that host's
+    /// workers (see [`JOB_HOST`]). PostgreSQL skips rows another claimer
+    /// holds locked; SQLite serializes writers.
+    pub async fn claim_jobs(
+        &self,
+        owner: &str,
+        host: &str,
+        limit: i64,
+        lease_ms: i64,
+    ) -> Result<Vec<Lease>, StoreError> {
         let now = now_ms();
         let lock = match self.pool.kind() {
             BackendKind::Postgres => " FOR UPDATE SKIP LOCKED",
@@ -115,11 +136,12 @@ impl Store {
         let sql = format!(
             "UPDATE jobs SET lease_owner = $1, lease_expires_at = $2, generation = generation + 1, \
              attempts = attempts + 1, updated_at = $3 \
-             WHERE (kind, subject) IN (SELECT kind, subject FROM jobs WHERE run_at <= $3 AND failed_at IS NULL \
-               AND (lease_expires_at IS NULL OR lease_expires_at < $3) ORDER BY run_at LIMIT $4{lock}) \
+             WHERE (kind, subject) IN (SELECT j.kind, j.subject FROM jobs j WHERE j.run_at <= $3 \
+               AND j.failed_at IS NULL AND (j.lease_expires_at IS NULL OR j.lease_expires_at < $3) \
+               AND COALESCE(({JOB_HOST}), $5) = $5 ORDER BY j.run_at LIMIT $4{lock}) \
              RETURNING kind, subject, generation, nudge, lease_expires_at, attempts"
         );
-        let rows = self.pool.fetch_all(&sql, args![owner, now + lease_ms, now, limit]).await?;
+        let rows = self.pool.fetch_all(&sql, args![owner, now + lease_ms, now, limit, host]).await?;
         rows.iter()
             .map(|row| {
                 Ok(Lease {

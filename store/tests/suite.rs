@@ -224,7 +224,7 @@ async fn secrets_are_sealed_and_open_back() {
         let token = store.open_secret(&id, SecretKind::CaptureToken).await.unwrap().unwrap();
         assert_eq!(token.expose(), b"capture-token-xyz");
         // Once the executor is ready, its daemon holds the session token: the store drops it.
-        let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
+        let lease = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().remove(0);
         let run_id = store.load_reconcile_state(&id).await.unwrap().unwrap().current_run.unwrap().id;
         store.record(&lease, &run_id, launched(&running_runtime(), None)).await.unwrap();
         store.record(&lease, &run_id, Outcome::Ready).await.unwrap();
@@ -323,12 +323,12 @@ async fn a_stale_lease_holders_writes_are_refused() {
         let view = created(store.create_workspace(new_workspace("alice", None)).await.unwrap());
         let run_id = view.current_run.unwrap().id;
 
-        let first = store.claim_jobs("worker-a", 10, 60_000).await.unwrap();
+        let first = store.claim_jobs("worker-a", "host-a", 10, 60_000).await.unwrap();
         assert_eq!(first.len(), 1, "{}: the create's reconcile job is due", db.label);
         let a = first[0].clone();
         assert_eq!((a.kind, a.subject.as_str()), (JobKind::Reconcile, view.workspace.id.as_str()));
         assert!(
-            store.claim_jobs("worker-b", 10, 60_000).await.unwrap().is_empty(),
+            store.claim_jobs("worker-b", "host-a", 10, 60_000).await.unwrap().is_empty(),
             "{}: held leases are not claimable",
             db.label
         );
@@ -336,7 +336,7 @@ async fn a_stale_lease_holders_writes_are_refused() {
         assert_eq!(renewed.generation, a.generation, "{}: renewal keeps the generation", db.label);
 
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        let taken = store.claim_jobs("worker-b", 10, 60_000).await.unwrap();
+        let taken = store.claim_jobs("worker-b", "host-a", 10, 60_000).await.unwrap();
         assert_eq!(taken.len(), 1, "{}: an expired lease is taken over", db.label);
         let b = taken[0].clone();
         assert_eq!(b.generation, a.generation + 1, "{}: takeover increments the generation", db.label);
@@ -355,7 +355,7 @@ async fn a_stale_lease_holders_writes_are_refused() {
         assert_eq!(state.workspace.status, WorkspaceStatus::Running, "{}", db.label);
         store.finish_job(&b, None, None).await.unwrap();
         assert!(
-            store.claim_jobs("worker-c", 10, 60_000).await.unwrap().is_empty(),
+            store.claim_jobs("worker-c", "host-a", 10, 60_000).await.unwrap().is_empty(),
             "{}: a finished job is gone",
             db.label
         );
@@ -369,7 +369,7 @@ async fn a_nudge_during_a_pass_survives_its_finish() {
     for db in databases().await {
         let store = open(&db).await;
         let id = created(store.create_workspace(new_workspace("alice", None)).await.unwrap()).workspace.id;
-        let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
+        let lease = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().remove(0);
         let run_id = store.get_workspace("alice", &id).await.unwrap().unwrap().current_run.unwrap().id;
         store.record(&lease, &run_id, launched(&running_runtime(), None)).await.unwrap();
         store
@@ -378,7 +378,7 @@ async fn a_nudge_during_a_pass_survives_its_finish() {
             .unwrap()
             .expect("the owner's workspace");
         store.finish_job(&lease, None, None).await.unwrap();
-        let again = store.claim_jobs("w", 1, 60_000).await.unwrap();
+        let again = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap();
         assert_eq!(again.len(), 1, "{}: the stop's nudge kept the job", db.label);
         assert_eq!(again[0].generation, lease.generation + 1);
     }
@@ -391,10 +391,10 @@ async fn a_parked_job_waits_for_a_retry_or_a_new_request() {
     for db in databases().await {
         let store = open(&db).await;
         let id = created(store.create_workspace(new_workspace("alice", None)).await.unwrap()).workspace.id;
-        let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
+        let lease = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().remove(0);
         assert_eq!(lease.attempts, 1);
         store.park_job(&lease, "stored data is inconsistent: a test").await.unwrap();
-        assert!(store.claim_jobs("w", 10, 60_000).await.unwrap().is_empty(), "{}: parked", db.label);
+        assert!(store.claim_jobs("w", "host-a", 10, 60_000).await.unwrap().is_empty(), "{}: parked", db.label);
         assert_eq!(store.job_counts().await.unwrap(), (1, 0), "{}: it exists but is not due", db.label);
         let failed = store.failed_jobs(10).await.unwrap();
         assert_eq!(failed.len(), 1, "{}", db.label);
@@ -407,7 +407,7 @@ async fn a_parked_job_waits_for_a_retry_or_a_new_request() {
         assert!(store.retry_job(JobKind::Reconcile, &id).await.unwrap(), "{}", db.label);
         assert!(!store.retry_job(JobKind::Reconcile, &id).await.unwrap(), "{}: only a parked job is retried", db.label);
         assert!(store.failed_jobs(10).await.unwrap().is_empty());
-        let again = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
+        let again = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().remove(0);
         assert_eq!(again.attempts, 1, "{}: counted afresh", db.label);
 
         // Parked again, then the owner asks for a stop: the request brings it back.
@@ -415,7 +415,7 @@ async fn a_parked_job_waits_for_a_retry_or_a_new_request() {
         store.record(&again, &run_id, launched(&running_runtime(), None)).await.unwrap();
         store.park_job(&again, "again").await.unwrap();
         store.request("alice", &id, stop("alice", StopIntent::default())).await.unwrap().unwrap();
-        let revived = store.claim_jobs("w", 1, 60_000).await.unwrap();
+        let revived = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap();
         assert_eq!(revived.len(), 1, "{}: a new request revives a parked job", db.label);
         assert_eq!(revived[0].attempts, 1);
         assert!(store.failed_jobs(10).await.unwrap().is_empty());
@@ -428,7 +428,7 @@ async fn lifecycle_requests_leave_work_due() {
     for db in databases().await {
         let store = open(&db).await;
         let id = created(store.create_workspace(new_workspace("alice", None)).await.unwrap()).workspace.id;
-        let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
+        let lease = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().remove(0);
         store.finish_job(&lease, None, None).await.unwrap();
 
         // Queued and wanting to run: mid-launch.
@@ -448,7 +448,7 @@ async fn lifecycle_requests_leave_work_due() {
         assert!(store.stop_expired(sluice_store::clock::now_ms(), 10).await.unwrap().is_empty(), "{}: once", db.label);
         let state = store.load_reconcile_state(&id).await.unwrap().unwrap();
         assert_eq!(state.workspace.desired_state, DesiredState::Stopped);
-        assert_eq!(store.claim_jobs("w", 5, 60_000).await.unwrap().len(), 1, "{}", db.label);
+        assert_eq!(store.claim_jobs("w", "host-a", 5, 60_000).await.unwrap().len(), 1, "{}", db.label);
     }
 }
 
@@ -460,7 +460,7 @@ async fn exec_stdin_is_sealed_and_dropped_when_the_run_ends() {
         let store = open(&db).await;
         let view = created(store.create_workspace(new_workspace("alice", None)).await.unwrap());
         let (id, run_id) = (view.workspace.id.clone(), view.current_run.unwrap().id);
-        let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
+        let lease = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().remove(0);
         let runtime = running_runtime();
         store.record(&lease, &run_id, launched(&runtime, None)).await.unwrap();
         store.record(&lease, &run_id, Outcome::Ready).await.unwrap();
@@ -490,7 +490,7 @@ async fn exec_stdin_is_sealed_and_dropped_when_the_run_ends() {
         assert_eq!(inputs[0].as_ref().map(|s| s.expose().as_str()), Some(secret_input));
         assert!(inputs[1].is_none());
 
-        let exec_lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
+        let exec_lease = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().remove(0);
         assert_eq!(exec_lease.kind, JobKind::Exec);
         store.finish_exec_run(&exec_lease, &exec.id, Some(0), None).await.unwrap();
         assert!(store.open_exec_stdin(&exec.id).await.unwrap().is_empty(), "{}: dropped at the end", db.label);
@@ -505,7 +505,7 @@ async fn exec_stdin_is_sealed_and_dropped_when_the_run_ends() {
         );
         // Its executor failed: no longer ready, so no command runs.
         store.enqueue_job(JobKind::Reconcile, &id, 0).await.unwrap();
-        let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
+        let lease = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().remove(0);
         let error = RunError { message: "it broke".into(), code: None };
         store.record(&lease, &run_id, Outcome::Failed { error, retry: false }).await.unwrap();
         let refused = store.create_exec_run("alice", &id, vec![command("cat")], vec![None]).await;
@@ -535,7 +535,7 @@ async fn resource_facts_come_from_the_records() {
             "{}: a launch may be in flight",
             db.label
         );
-        let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
+        let lease = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().remove(0);
         let runtime = running_runtime();
         store.record(&lease, &run_id, launched(&runtime, None)).await.unwrap();
         assert!(store.resource_facts(&run_id).await.unwrap().unwrap().recorded);
@@ -553,7 +553,7 @@ async fn resource_facts_come_from_the_records() {
         capture.capture_token = Some(Secret::new("capture-token-value-123456".into()));
         let view = created(store.create_workspace(capture).await.unwrap());
         let first = view.current_run.unwrap().id;
-        let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
+        let lease = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().remove(0);
         let error = RunError { message: "boom".into(), code: Some("launch-failed".into()) };
         let next = store.record(&lease, &first, Outcome::Failed { error, retry: true }).await.unwrap();
         let retry = next.queued_run.map(|r| r.id);
@@ -778,7 +778,7 @@ async fn drains_record_intent_evidence_attestations_and_retention() {
         assert!(matches!(refused, Err(StoreError::Conflict { code: "never-launched", .. })), "{}", db.label);
         assert!(store.drain(&run_id).await.unwrap().is_none());
 
-        let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
+        let lease = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().remove(0);
         store.record(&lease, &run_id, launched(&running_runtime(), Some(123))).await.unwrap();
         assert_eq!(store.drain(&run_id).await.unwrap().unwrap().preservation_starts_at, Some(123), "{}", db.label);
 
@@ -1044,7 +1044,7 @@ async fn an_attestation_of_an_earlier_boot_gives_way_to_a_newer_claim() {
         new.capture_token = Some(Secret::new("capture-token-value-123456".into()));
         let view = created(store.create_workspace(new).await.unwrap());
         let (id, run_id) = (view.workspace.id.clone(), view.current_run.unwrap().id);
-        let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
+        let lease = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().remove(0);
         store.record(&lease, &run_id, launched(&running_runtime(), None)).await.unwrap();
         let first = store.claim_capture_session(&session.id, &run_id, "launch-1", None).await.unwrap().epoch;
         let seal = sluice_protocol::attest::Attestation {
@@ -1151,7 +1151,7 @@ async fn old_records_are_forgotten_by_age_in_batches() {
         let store = open(&db).await;
         let view = created(store.create_workspace(new_workspace("alice", None)).await.unwrap());
         let (id, run_id) = (view.workspace.id.clone(), view.current_run.unwrap().id);
-        let lease = store.claim_jobs("w", 1, 60_000).await.unwrap().remove(0);
+        let lease = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().remove(0);
         store.record(&lease, &run_id, launched(&running_runtime(), None)).await.unwrap();
         store.record_report(&run_id, &report(1, false), None).await.unwrap();
         store.record_report(&run_id, &report(2, false), None).await.unwrap();
@@ -1250,5 +1250,116 @@ async fn a_pack_holds_its_members_until_a_newer_pack_or_a_repack_takes_them() {
         // Recording the same pack twice (a write made again) is one pack.
         assert!(store.record_pack("p3", &kept).await.unwrap());
         assert_eq!(states(store.recorded_packs().await.unwrap()), [("p3".to_string(), PackState::Ready)]);
+    }
+}
+
+fn member(id: &str, host: &str, capacity: i64) -> sluice_store::fleet::WorkerMember {
+    sluice_store::fleet::WorkerMember {
+        id: id.into(),
+        host: host.into(),
+        runtime: "local".into(),
+        capacity,
+        internal_url: Some(format!("https://{host}:7421")),
+        version: "test".into(),
+    }
+}
+
+/// Claims a workspace's due reconcile job as a worker of `host`, and
+/// places its queued run from there.
+async fn place(store: &Store, host: &str, id: &str, run_id: &str) -> sluice_store::fleet::Placement {
+    let lease = store.claim_jobs(&format!("w-{host}"), host, 10, 60_000).await.unwrap();
+    let lease = lease.into_iter().find(|l| l.subject == id).expect("the workspace's job is claimable");
+    let placed = store.place_run(&lease, run_id, host).await.unwrap();
+    store.finish_job(&lease, Some(0), None).await.unwrap();
+    placed
+}
+
+#[tokio::test]
+async fn placement_fills_the_least_loaded_host_and_jobs_stay_with_their_host() {
+    use sluice_store::fleet::Placement;
+    for db in databases().await {
+        let store = open(&db).await;
+        assert!(store.hosts().await.unwrap().is_empty(), "{}", db.label);
+        store.beat(&member("a1", "host-a", 2), 60_000).await.unwrap();
+        store.beat(&member("b1", "host-b", 1), 60_000).await.unwrap();
+        let hosts = store.hosts().await.unwrap();
+        let names: Vec<&str> = hosts.iter().map(|h| h.load.name.as_str()).collect();
+        assert_eq!(names, ["host-a", "host-b"], "{}", db.label);
+        assert!(hosts.iter().all(|h| h.load.live_workers == 1 && h.load.load == 0 && h.load.state == HostState::Up));
+
+        // First workspace: both empty, ties go by name, so host-a; asked
+        // from host-b, it is placed elsewhere.
+        let first = created(store.create_workspace(new_workspace("alice", None)).await.unwrap());
+        let (first_id, first_run) = (first.workspace.id.clone(), first.current_run.unwrap().id);
+        assert_eq!(place(&store, "host-b", &first_id, &first_run).await, Placement::Elsewhere("host-a".into()));
+        // Placed, the job goes to host-a's workers only.
+        assert!(store.claim_jobs("w-b", "host-b", 10, 60_000).await.unwrap().is_empty(), "{}", db.label);
+        assert_eq!(place(&store, "host-a", &first_id, &first_run).await, Placement::Here, "{}", db.label);
+
+        // Second: host-b has less load now.
+        let second = created(store.create_workspace(new_workspace("bob", None)).await.unwrap());
+        let (second_id, second_run) = (second.workspace.id.clone(), second.current_run.unwrap().id);
+        assert_eq!(place(&store, "host-b", &second_id, &second_run).await, Placement::Here, "{}", db.label);
+        // Third: host-b is full (capacity 1), host-a has room for one more.
+        let third = created(store.create_workspace(new_workspace("carol", None)).await.unwrap());
+        let (third_id, third_run) = (third.workspace.id.clone(), third.current_run.unwrap().id);
+        assert_eq!(place(&store, "host-b", &third_id, &third_run).await, Placement::Elsewhere("host-a".into()));
+        // Fourth: nobody has room.
+        let fourth = created(store.create_workspace(new_workspace("dave", None)).await.unwrap());
+        let (fourth_id, fourth_run) = (fourth.workspace.id.clone(), fourth.current_run.unwrap().id);
+        assert_eq!(place(&store, "host-b", &fourth_id, &fourth_run).await, Placement::NoRoom, "{}", db.label);
+        let loads: Vec<i64> = store.hosts().await.unwrap().iter().map(|h| h.load.load).collect();
+        assert_eq!(loads, [2, 1], "{}", db.label);
+
+        // A cordoned host gets nothing new, even with room.
+        store.beat(&member("b1", "host-b", 5), 60_000).await.unwrap();
+        assert!(store.cordon("host-b", Some("ops")).await.unwrap());
+        assert!(!store.cordon("host-z", Some("ops")).await.unwrap(), "{}: unknown host", db.label);
+        assert_eq!(place(&store, "host-b", &fourth_id, &fourth_run).await, Placement::NoRoom, "{}", db.label);
+        let b = store.hosts().await.unwrap().remove(1);
+        assert_eq!(b.cordoned.as_ref().map(|(who, _)| who.as_str()), Some("ops"), "{}", db.label);
+        store.cordon("host-b", None).await.unwrap();
+        // A host whose workers all missed their heartbeat gets nothing new.
+        store.beat(&member("b1", "host-b", 5), -1).await.unwrap();
+        assert_eq!(place(&store, "host-b", &fourth_id, &fourth_run).await, Placement::NoRoom, "{}", db.label);
+        let workers = store.workers().await.unwrap();
+        let health: Vec<_> = workers.iter().map(|w| (w.member.id.as_str(), w.health)).collect();
+        use sluice_domain::fleet::WorkerHealth;
+        assert_eq!(health, [("a1", WorkerHealth::Healthy), ("b1", WorkerHealth::Missing)], "{}", db.label);
+        store.beat(&member("b1", "host-b", 5), 60_000).await.unwrap();
+        assert_eq!(place(&store, "host-b", &fourth_id, &fourth_run).await, Placement::Here, "{}", db.label);
+
+        // Every later job of an executor is claimed by its host's workers
+        // only, a second worker of the host included; exec jobs too.
+        let runtime = running_runtime();
+        let lease = store.claim_jobs("a1", "host-a", 10, 60_000).await.unwrap();
+        let subjects: Vec<&str> = lease.iter().map(|l| l.subject.as_str()).collect();
+        assert!(subjects.contains(&first_id.as_str()) && subjects.contains(&third_id.as_str()), "{}", db.label);
+        assert!(!subjects.contains(&second_id.as_str()) && !subjects.contains(&fourth_id.as_str()));
+        let first_lease = lease.iter().find(|l| l.subject == first_id).unwrap().clone();
+        store.record(&first_lease, &first_run, launched(&runtime, None)).await.unwrap();
+        store.record(&first_lease, &first_run, Outcome::Ready).await.unwrap();
+        for lease in &lease {
+            store.finish_job(lease, None, None).await.unwrap();
+        }
+        let command = ExecCommand { argv: vec!["true".into()], cwd: None, env: None, stdin_digest: None, timeout_ms: None };
+        let exec = store.create_exec_run("alice", &first_id, vec![command], vec![None]).await.unwrap().unwrap();
+        let b_jobs = store.claim_jobs("b1", "host-b", 10, 60_000).await.unwrap();
+        assert!(b_jobs.iter().all(|l| l.subject != exec.id && l.subject != first_id), "{}: {b_jobs:?}", db.label);
+        let a_jobs = store.claim_jobs("a2", "host-a", 10, 60_000).await.unwrap();
+        assert!(a_jobs.iter().any(|l| l.kind == JobKind::Exec && l.subject == exec.id), "{}: {a_jobs:?}", db.label);
+
+        // Draining a host stops what runs there.
+        assert_eq!(
+            store.workspaces_on_host("host-a").await.unwrap(),
+            [("alice".to_owned(), first_id.clone()), ("carol".to_owned(), third_id.clone())],
+            "{}",
+            db.label
+        );
+        // A worker that leaves is gone from the list; its host stays.
+        store.leave("a1").await.unwrap();
+        let ids: Vec<String> = store.workers().await.unwrap().into_iter().map(|w| w.member.id).collect();
+        assert_eq!(ids, ["b1"], "{}", db.label);
+        assert_eq!(store.hosts().await.unwrap().len(), 2, "{}", db.label);
     }
 }

@@ -76,8 +76,17 @@ impl RecordRetention {
 
 #[derive(Debug, Clone)]
 pub struct WorkerConfig {
-    /// Names this worker as a lease owner.
+    /// Names this worker as a lease owner and a fleet member.
     pub id: String,
+    /// The host its executors run on (workers of one host share its data
+    /// directory and runtime).
+    pub host: String,
+    /// How many executors its host may hold.
+    pub capacity: i64,
+    /// Where the rest of sluice reaches its internal API, if it serves one.
+    pub internal_url: Option<String>,
+    /// How long a host's workers may be silent before it is unreachable.
+    pub host_grace: Duration,
     /// How long a claimed job's lease lasts without a heartbeat.
     pub lease: Duration,
     /// How many jobs run at once.
@@ -120,6 +129,10 @@ impl Default for WorkerConfig {
     fn default() -> Self {
         WorkerConfig {
             id: default_worker_id(),
+            host: host_name(),
+            capacity: 64,
+            internal_url: None,
+            host_grace: Duration::from_secs(60),
             lease: Duration::from_secs(60),
             concurrency: 16,
             claim_base: Duration::from_millis(50),
@@ -143,10 +156,36 @@ impl Default for WorkerConfig {
     }
 }
 
+/// The kernel's name for this machine (`localhost` if it has none).
+pub fn host_name() -> String {
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    match name.trim() {
+        "" => "localhost".to_owned(),
+        name => name.to_owned(),
+    }
+}
+
 /// A lease-owner name unique to this process.
 pub fn default_worker_id() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-    format!("{}-{}-{}", host.trim(), std::process::id(), &sluice_store::clock::new_id("w")[28..])
+    format!("{}-{}-{}", host_name(), std::process::id(), &sluice_store::clock::new_id("w")[28..])
+}
+
+impl WorkerConfig {
+    /// What this worker declares of itself to the fleet.
+    pub fn member(&self, runtime: &str) -> sluice_store::fleet::WorkerMember {
+        sluice_store::fleet::WorkerMember {
+            id: self.id.clone(),
+            host: self.host.clone(),
+            runtime: runtime.to_owned(),
+            capacity: self.capacity,
+            internal_url: self.internal_url.clone(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        }
+    }
+
+    fn heartbeat_interval_ms(&self) -> i64 {
+        sluice_domain::fleet::heartbeat_interval_ms(self.host_grace.as_millis() as i64)
+    }
 }
 
 /// What every job of this worker shares.
@@ -211,6 +250,12 @@ impl Worker {
         &self.registrars.objects
     }
 
+    /// Beats once: the worker is alive, and its host reachable.
+    pub async fn beat(&self) -> Result<(), StoreError> {
+        let fresh_for = sluice_domain::fleet::heartbeat_fresh_for_ms(self.config.heartbeat_interval_ms());
+        self.store.beat(&self.config.member(self.runtime.adapter().as_str()), fresh_for).await
+    }
+
     fn note_next(&self, at: i64) {
         let mut next = self.next_due.lock().unwrap();
         *next = Some(next.map_or(at, |n| n.min(at)));
@@ -248,7 +293,9 @@ async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreError>
 /// simulation) owns the clock. Answers the job it ran, if one was due.
 pub async fn step(worker: &Worker) -> Result<Option<(JobKind, String)>, StoreError> {
     let lease_ms = worker.config.lease.as_millis() as i64;
-    let Some(lease) = worker.store.claim_jobs(&worker.config.id, 1, lease_ms).await?.pop() else { return Ok(None) };
+    worker.beat().await?;
+    let claimed = worker.store.claim_jobs(&worker.config.id, &worker.config.host, 1, lease_ms).await?;
+    let Some(lease) = claimed.into_iter().next() else { return Ok(None) };
     let job = (lease.kind, lease.subject.clone());
     if !parked_as_lost(worker, &lease).await {
         let outcome = pass(worker, &lease).await;
@@ -344,7 +391,7 @@ pub async fn run_jobs(worker: Arc<Worker>, shutdown: impl Future<Output = ()>) {
         let delay = if free == 0 {
             Some(worker.config.claim_base)
         } else {
-            match worker.store.claim_jobs(&worker.config.id, free as i64, lease_ms).await {
+            match worker.store.claim_jobs(&worker.config.id, &worker.config.host, free as i64, lease_ms).await {
                 Ok(leases) if !leases.is_empty() => {
                     cadence.work();
                     for lease in leases {
@@ -401,15 +448,35 @@ pub async fn run_jobs(worker: Arc<Worker>, shutdown: impl Future<Output = ()>) {
     }
 }
 
-/// Runs the job loop and the sweeps until `shutdown` resolves.
+/// Runs the job loop and the sweeps until `shutdown` resolves, beating
+/// for the worker's membership all the while; leaves the fleet at the end.
 pub async fn run(worker: Arc<Worker>, shutdown: impl Future<Output = ()> + Send + 'static) {
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    if let Err(e) = worker.beat().await {
+        tracing::warn!(error = %e, "could not join the fleet; retrying with the heartbeat");
+    }
+    let heartbeat = tokio::spawn(heartbeat(worker.clone()));
     let sweeps = tokio::spawn(sweeps::run(worker.clone(), stop_rx));
     let stopping = async move {
         shutdown.await;
         let _ = stop_tx.send(true);
     };
-    run_jobs(worker, stopping).await;
+    run_jobs(worker.clone(), stopping).await;
     let _ = sweeps.await;
+    heartbeat.abort();
+    if let Err(e) = worker.store.leave(&worker.config.id).await {
+        tracing::warn!(error = %e, "could not leave the fleet; the membership lapses with its heartbeat");
+    }
     tracing::info!("worker stopped");
+}
+
+/// Beats for the worker's membership until aborted.
+async fn heartbeat(worker: Arc<Worker>) {
+    let interval = Duration::from_millis(worker.config.heartbeat_interval_ms() as u64);
+    loop {
+        tokio::time::sleep(interval).await;
+        if let Err(e) = worker.beat().await {
+            tracing::warn!(error = %e, "heartbeat failed");
+        }
+    }
 }

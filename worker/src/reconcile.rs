@@ -8,7 +8,8 @@ use sluice_store::{Lease, ReconcileState, RunError, Secret, SecretKind, StoreErr
 
 use crate::Worker;
 use crate::runtime::{LaunchRequest, Presence, WorkerError};
-use sluice_domain::reconcile::{Action, FlushAnswer, Observation, decide, retry_allowed};
+use sluice_domain::reconcile::{Action, FlushAnswer, Observation, decide, retry_allowed, run_acted_on};
+use sluice_store::fleet::Placement;
 use sluice_domain::transition::Outcome;
 use sluice_executor::daemon::{DaemonClient, DaemonError};
 use sluice_executor::{ExecutorError, Target};
@@ -18,6 +19,13 @@ use sluice_store::DrainState;
 /// The longest a launch pass waits for its new daemon's first answer (never
 /// longer than the ready timeout).
 const FIRST_ANSWER_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// How soon a job another host's worker should have claimed is looked at
+/// again (by that host, as a rule).
+const HANDOFF_PAUSE_MS: i64 = 1_000;
+
+/// How soon a launch no host has room for is tried again.
+const NO_ROOM_PAUSE_MS: i64 = 2_000;
 
 /// The control token of a run's daemon: derived from the seal key, so any
 /// worker can talk to any executor and the token is stored nowhere in plain.
@@ -169,6 +177,12 @@ const STATUS_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 /// Runs one pass. `Ok(None)`: nothing more to do until asked.
 pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreError> {
     let Some(state) = worker.store.load_reconcile_state(&lease.subject).await? else { return Ok(None) };
+    if let Some(host) = run_acted_on(&state).and_then(|r| r.host.as_deref()).filter(|h| *h != worker.config.host) {
+        // The claim routes a job to its executor's host; the state moved
+        // since. That host's workers take the next pass.
+        tracing::debug!(workspace = %lease.subject, %host, "the executor is on another host");
+        return Ok(Some(now_ms() + HANDOFF_PAUSE_MS));
+    }
     let observation = observe(worker, &state).await;
     let policy = &worker.config.policy;
     let decision = decide(&state, &observation, now_ms(), policy);
@@ -177,6 +191,17 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
     let store = &worker.store;
     match action {
         Action::Launch { run_id } => {
+            match store.place_run(lease, &run_id, &worker.config.host).await? {
+                Placement::Here => {}
+                Placement::Elsewhere(host) => {
+                    tracing::info!(workspace = %lease.subject, run = %run_id, %host, "executor placed on another host");
+                    return Ok(Some(now_ms()));
+                }
+                Placement::NoRoom => {
+                    tracing::info!(workspace = %lease.subject, run = %run_id, "no host has room for the executor yet");
+                    return Ok(Some(now_ms() + NO_ROOM_PAUSE_MS));
+                }
+            }
             let request = launch_request(worker, &state, false).await?;
             match worker.runtime.launch(&request).await {
                 Ok(launched) => {
