@@ -34,6 +34,9 @@ pub enum ApiError {
     /// Uniform: says nothing about whether the workspace exists.
     #[error("workspace not found")]
     NotFound,
+    /// The fleet never knew a host of that name.
+    #[error("no such host")]
+    HostNotFound,
     /// Uniform, like `NotFound`, for capture sessions.
     #[error("capture session not found")]
     SessionNotFound,
@@ -78,6 +81,9 @@ impl ApiError {
             }
             ApiError::NotFound => {
                 (StatusCode::NOT_FOUND, body("WorkspaceNotFoundError", "workspace not found".into(), None))
+            }
+            ApiError::HostNotFound => {
+                (StatusCode::NOT_FOUND, body("HostNotFoundError", "no such host in the fleet".into(), None))
             }
             ApiError::SessionNotFound => {
                 (StatusCode::NOT_FOUND, body("CaptureSessionNotFoundError", "capture session not found".into(), None))

@@ -48,6 +48,10 @@ impl Modify for SecuritySchemes {
         crate::routes::workspaces::list_retained_executors,
         crate::routes::jobs::list_failed_jobs,
         crate::routes::jobs::retry_job,
+        crate::routes::fleet::list_workers,
+        crate::routes::fleet::cordon_host,
+        crate::routes::fleet::uncordon_host,
+        crate::routes::fleet::drain_host,
         crate::routes::capture_sessions::create_capture_session,
         crate::routes::capture_sessions::get_capture_session,
         crate::routes::capture_sessions::list_captures,
@@ -97,6 +101,7 @@ mod tests {
         assert_eq!(documented("TriggerType"), wire(TriggerType::ALL));
         assert_eq!(documented("RuntimeAdapter"), wire(RuntimeAdapter::ALL));
         assert_eq!(documented("RuntimeStatus"), wire(RuntimeStatus::ALL));
+        assert_eq!(documented("HostState"), wire(sluice_store::HostState::ALL));
         assert_eq!(documented("WorkspaceStatus")[0], "queued");
     }
 
@@ -114,6 +119,8 @@ mod tests {
         assert_eq!(captures["security"], json!([{"apiToken": []}]));
         assert_eq!(paths["/v1/jobs/failed"]["get"]["security"], json!([{"apiToken": []}]));
         assert_eq!(paths["/v1/jobs/retry"]["post"]["security"], json!([{"apiToken": []}]));
+        assert_eq!(paths["/v1/workers"]["get"]["security"], json!([{"apiToken": []}]));
+        assert_eq!(paths["/v1/hosts/{host}/drain"]["post"]["security"], json!([{"apiToken": []}]));
         assert_eq!(paths["/v1/capture-sessions"]["post"]["security"], json!([{"apiToken": []}]));
         assert_eq!(paths["/v1/capture-sessions/{sessionId}"]["get"]["security"], json!([{"apiToken": []}]));
         assert_eq!(paths["/v1/runs/{runId}"]["get"]["security"], json!([{"apiToken": []}]));

@@ -1281,3 +1281,125 @@ pub struct CaptureSessionResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub final_seal: Option<CaptureFinalSeal>,
 }
+
+// ------------------------------------------------------------------ fleet
+
+/// A worker of the fleet, as it last declared itself.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FleetWorker {
+    pub id: String,
+    /// The host its executors run on.
+    pub host: String,
+    /// The runtime it drives (`local`, `docker`).
+    pub runtime: String,
+    /// How many executors its host may hold; absent: no limit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<i64>,
+    /// Where the rest of sluice reaches it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub internal_url: Option<String>,
+    pub version: String,
+    pub started_at: String,
+    pub heartbeat_at: String,
+    /// `healthy`, or `missing` once its heartbeat is overdue (it gets
+    /// nothing new).
+    pub health: String,
+}
+
+impl From<sluice_store::fleet::WorkerRecord> for FleetWorker {
+    fn from(w: sluice_store::fleet::WorkerRecord) -> Self {
+        FleetWorker {
+            id: w.member.id,
+            host: w.member.host,
+            runtime: w.member.runtime,
+            capacity: w.member.capacity,
+            internal_url: w.member.internal_url,
+            version: w.member.version,
+            started_at: rfc3339(w.started_at),
+            heartbeat_at: rfc3339(w.heartbeat_at),
+            health: w.health.as_str().into(),
+        }
+    }
+}
+
+/// Who did something to a host, and when.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OperatorMark {
+    pub by: String,
+    pub at: String,
+}
+
+impl OperatorMark {
+    fn of(mark: Option<(String, i64)>) -> Option<OperatorMark> {
+        mark.map(|(by, at)| OperatorMark { by, at: rfc3339(at) })
+    }
+}
+
+/// A host executors run on.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FleetHost {
+    pub name: String,
+    /// `up`, `unreachable` (no worker of it beat within the grace: its
+    /// executors are kept) or `lost` (an operator forgot it).
+    pub state: model::HostState,
+    pub state_changed_at: String,
+    pub last_seen_at: String,
+    /// Workers of it whose heartbeat is fresh.
+    pub live_workers: i64,
+    /// How many executors it may hold; absent: no limit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<i64>,
+    /// Executors placed on it and not removed.
+    pub load: i64,
+    /// Whether a new executor may go there now.
+    pub takes_new_work: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cordoned: Option<OperatorMark>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forgotten: Option<OperatorMark>,
+}
+
+impl From<sluice_store::fleet::HostRecord> for FleetHost {
+    fn from(h: sluice_store::fleet::HostRecord) -> Self {
+        FleetHost {
+            takes_new_work: h.load.takes_new_work(),
+            name: h.load.name,
+            state: h.load.state,
+            state_changed_at: rfc3339(h.state_changed_at),
+            last_seen_at: rfc3339(h.last_seen_at),
+            live_workers: h.load.live_workers,
+            capacity: h.load.capacity,
+            load: h.load.load,
+            cordoned: OperatorMark::of(h.cordoned),
+            forgotten: OperatorMark::of(h.forgotten),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ListWorkersResponse {
+    /// Every registered worker, by host.
+    pub items: Vec<FleetWorker>,
+    /// Every host the fleet knows, by name.
+    pub hosts: Vec<FleetHost>,
+}
+
+/// Who asks (an operator's name, recorded with what it did).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OperatorRequest {
+    #[schema(min_length = 1, max_length = 256, pattern = r"^\S(?:.*\S)?$")]
+    pub by: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DrainHostResponse {
+    pub host: FleetHost,
+    /// The workspaces whose stop this asked for (their executors drain as
+    /// any stop does: saved first, or retained).
+    pub stopping: Vec<String>,
+}

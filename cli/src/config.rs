@@ -99,9 +99,9 @@ pub struct WorkerArgs {
     #[arg(long, env = "SLUICE_HOST_NAME", value_parser = parse_host_name)]
     pub host_name: Option<String>,
     /// How many executors this host may hold; a host at its limit gets no
-    /// new ones.
-    #[arg(long, env = "SLUICE_MAX_EXECUTORS", default_value_t = 64, value_parser = clap::value_parser!(i64).range(1..))]
-    pub max_executors: i64,
+    /// new ones. No limit when not given.
+    #[arg(long, env = "SLUICE_MAX_EXECUTORS", value_parser = clap::value_parser!(i64).range(1..))]
+    pub max_executors: Option<i64>,
     /// How long a host's workers may miss their heartbeat before the host
     /// is unreachable, in seconds.
     #[arg(long, env = "SLUICE_HOST_GRACE_SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]

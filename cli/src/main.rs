@@ -96,6 +96,9 @@ enum Command {
     /// The worker's jobs that failed too often and are parked (talks to the API).
     #[command(subcommand)]
     Jobs(operate::JobsCommand),
+    /// The fleet: workers with health, load and version, and their hosts;
+    /// `cordon`, `uncordon` and `drain` a host (talks to the API).
+    Workers(operate::WorkersArgs),
 }
 
 #[tokio::main]
@@ -120,6 +123,7 @@ async fn main() -> anyhow::Result<()> {
             | Command::Discard(_)
             | Command::Drain(_)
             | Command::Jobs(_)
+            | Command::Workers(_)
             | Command::Broker(_)
             | Command::Gc(_)
             | Command::Capture(_)
@@ -161,6 +165,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Retained(args) => operate::retained(args.api).await,
         Command::Recover(args) => operate::recover(args).await,
         Command::Jobs(command) => operate::jobs(command).await,
+        Command::Workers(args) => operate::workers(args).await,
         Command::Discard(args) => operate::discard(args).await,
         Command::Drain(args) => operate::drain(args).await,
     }

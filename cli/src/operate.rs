@@ -215,6 +215,110 @@ pub async fn jobs(command: JobsCommand) -> anyhow::Result<()> {
     }
 }
 
+#[derive(Args, Debug, Clone)]
+pub struct WorkersArgs {
+    #[command(subcommand)]
+    pub command: Option<WorkersCommand>,
+    #[command(flatten)]
+    pub api: ApiClientArgs,
+}
+
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum WorkersCommand {
+    /// The host takes no new executor; what runs there goes on.
+    Cordon(HostArgs),
+    /// The host takes new executors again.
+    Uncordon(HostArgs),
+    /// Cordon the host, then stop every workspace on it (each drains as any
+    /// stop does: saved first, or retained).
+    Drain(HostArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct HostArgs {
+    /// The host, as `sluice workers` lists it.
+    pub host: String,
+    /// Who asks (recorded with the change); the login name by default.
+    #[arg(long, env = "USER", default_value = "operator")]
+    pub by: String,
+    #[command(flatten)]
+    pub api: ApiClientArgs,
+}
+
+fn host_path(host: &str, action: &str) -> anyhow::Result<String> {
+    // Host names are letters, digits, '.', '-' and '_' (see --host-name).
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_');
+    anyhow::ensure!(!host.is_empty() && host.chars().all(plain), "no host is named like that: {host:?}");
+    Ok(format!("/v1/hosts/{host}/{action}"))
+}
+
+/// `sluice workers` and its host commands.
+pub async fn workers(args: WorkersArgs) -> anyhow::Result<()> {
+    let (action, host) = match args.command {
+        None => return list_workers(&Api::new(&args.api)?).await,
+        Some(WorkersCommand::Cordon(h)) => ("cordon", h),
+        Some(WorkersCommand::Uncordon(h)) => ("uncordon", h),
+        Some(WorkersCommand::Drain(h)) => ("drain", h),
+    };
+    let api = Api::new(&host.api)?;
+    let answer = api.post(&host_path(&host.host, action)?, &json!({"by": host.by})).await?;
+    match action {
+        "drain" => {
+            let stopping = answer["stopping"].as_array().cloned().unwrap_or_default();
+            println!("{}: cordoned; stopping {} workspaces", host.host, stopping.len());
+            for id in stopping {
+                println!("  {}", id.as_str().unwrap_or(""));
+            }
+        }
+        _ => println!("{}: {action}ed", host.host),
+    }
+    Ok(())
+}
+
+async fn list_workers(api: &Api) -> anyhow::Result<()> {
+    let fleet = api.get("/v1/workers").await?;
+    let hosts = fleet["hosts"].as_array().cloned().unwrap_or_default();
+    if hosts.is_empty() {
+        println!("no workers have joined");
+        return Ok(());
+    }
+    println!("{:<24} {:<12} {:>8} {:>7} {:<10} NOTE", "HOST", "STATE", "LOAD", "WORKERS", "NEW WORK");
+    for host in &hosts {
+        let mut note = String::new();
+        if let Some(by) = host["cordoned"]["by"].as_str() {
+            note.push_str(&format!("cordoned by {by} at {}", host["cordoned"]["at"].as_str().unwrap_or("")));
+        }
+        if let Some(by) = host["forgotten"]["by"].as_str() {
+            note.push_str(&format!("forgotten by {by} at {}", host["forgotten"]["at"].as_str().unwrap_or("")));
+        }
+        println!(
+            "{:<24} {:<12} {:>8} {:>7} {:<10} {note}",
+            host["name"].as_str().unwrap_or(""),
+            host["state"].as_str().unwrap_or(""),
+            match host["capacity"].as_i64() {
+                Some(capacity) => format!("{}/{capacity}", host["load"].as_i64().unwrap_or(0)),
+                None => format!("{}", host["load"].as_i64().unwrap_or(0)),
+            },
+            host["liveWorkers"].as_i64().unwrap_or(0),
+            if host["takesNewWork"].as_bool() == Some(true) { "yes" } else { "no" },
+        );
+    }
+    println!();
+    println!("{:<40} {:<24} {:<8} {:<10} {:<10} LAST HEARTBEAT", "WORKER", "HOST", "RUNTIME", "HEALTH", "VERSION");
+    for worker in fleet["items"].as_array().cloned().unwrap_or_default() {
+        println!(
+            "{:<40} {:<24} {:<8} {:<10} {:<10} {}",
+            worker["id"].as_str().unwrap_or(""),
+            worker["host"].as_str().unwrap_or(""),
+            worker["runtime"].as_str().unwrap_or(""),
+            worker["health"].as_str().unwrap_or(""),
+            worker["version"].as_str().unwrap_or(""),
+            worker["heartbeatAt"].as_str().unwrap_or(""),
+        );
+    }
+    Ok(())
+}
+
 /// `sluice recover`: a recovery attempt of the retained executor, now.
 pub async fn recover(args: WorkspaceArgs) -> anyhow::Result<()> {
     let api = Api::new(&args.api)?;

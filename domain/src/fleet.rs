@@ -13,9 +13,9 @@ pub struct HostLoad {
     pub cordoned: bool,
     /// How many of its workers' heartbeats are still fresh.
     pub live_workers: i64,
-    /// How many executors it may hold: the largest capacity its live
-    /// workers declare.
-    pub capacity: i64,
+    /// How many executors it may hold (`None`: no limit): the largest
+    /// capacity its live workers declare.
+    pub capacity: Option<i64>,
     /// The executors placed on it whose runtime has not been removed.
     pub load: i64,
 }
@@ -23,7 +23,10 @@ pub struct HostLoad {
 impl HostLoad {
     /// Whether a new executor may go here.
     pub fn takes_new_work(&self) -> bool {
-        self.state == HostState::Up && !self.cordoned && self.live_workers > 0 && self.load < self.capacity
+        self.state == HostState::Up
+            && !self.cordoned
+            && self.live_workers > 0
+            && self.capacity.is_none_or(|c| self.load < c)
     }
 }
 
@@ -91,7 +94,14 @@ mod tests {
     use super::*;
 
     fn host(name: &str, load: i64, capacity: i64) -> HostLoad {
-        HostLoad { name: name.into(), state: HostState::Up, cordoned: false, live_workers: 1, capacity, load }
+        HostLoad {
+            name: name.into(),
+            state: HostState::Up,
+            cordoned: false,
+            live_workers: 1,
+            capacity: Some(capacity),
+            load,
+        }
     }
 
     #[test]
@@ -104,6 +114,7 @@ mod tests {
             // Full hosts get nothing.
             (vec![host("a", 10, 10), host("b", 9, 10)], Some("b")),
             (vec![host("a", 10, 10), host("b", 4, 4)], None),
+            (vec![host("a", 10, 10), HostLoad { capacity: None, ..host("b", 400, 0) }], Some("b")),
             // Cordoned, unreachable, lost, and worker-less hosts get nothing.
             (vec![HostLoad { cordoned: true, ..host("a", 0, 10) }, host("b", 5, 10)], Some("b")),
             (vec![HostLoad { state: HostState::Unreachable, ..host("a", 0, 10) }, host("b", 5, 10)], Some("b")),

@@ -1,14 +1,15 @@
 -- The fleet: the workers that drive executors and the hosts they run on.
 -- A worker's row lives while it runs (an orderly shutdown deletes it); its
--- heartbeat moves `fresh_until` ahead. A host's row outlives its workers:
--- `last_seen_at` is the newest heartbeat of any of them, from which the
--- host is found unreachable; cordoning and forgetting are recorded with who
--- and when. Every run records the host its executor was placed on.
+-- heartbeat moves `fresh_until` ahead; a NULL capacity sets no limit. A
+-- host's row outlives its workers: `last_seen_at` is the newest heartbeat
+-- of any of them, from which the host is found unreachable; cordoning and
+-- forgetting are recorded with who and when. Every run records the host
+-- its executor was placed on.
 CREATE TABLE workers (
     id           TEXT PRIMARY KEY,
     host         TEXT NOT NULL,
     runtime      TEXT NOT NULL,
-    capacity     INTEGER NOT NULL,
+    capacity     INTEGER,
     internal_url TEXT,
     version      TEXT NOT NULL,
     started_at   INTEGER NOT NULL,

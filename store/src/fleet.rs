@@ -22,8 +22,8 @@ pub struct WorkerMember {
     pub host: String,
     /// The runtime adapter it drives (`local`, `docker`).
     pub runtime: String,
-    /// How many executors its host may hold.
-    pub capacity: i64,
+    /// How many executors its host may hold (`None`: no limit).
+    pub capacity: Option<i64>,
     /// Where the rest of sluice reaches it (its internal API), if it serves one.
     pub internal_url: Option<String>,
     pub version: String,
@@ -71,8 +71,8 @@ fn host_columns() -> String {
         "h.name, h.state, h.state_changed_at, h.last_seen_at, h.cordoned_at, h.cordoned_by, h.forgotten_at, \
          h.forgotten_by, \
          (SELECT COUNT(*) FROM workers w WHERE w.host = h.name AND w.fresh_until >= $1) AS live_workers, \
-         (SELECT COALESCE(MAX(w.capacity), 0) FROM workers w WHERE w.host = h.name AND w.fresh_until >= $1) \
-           AS capacity, \
+         (SELECT CASE WHEN COUNT(*) > COUNT(w.capacity) THEN NULL ELSE MAX(w.capacity) END FROM workers w \
+           WHERE w.host = h.name AND w.fresh_until >= $1) AS capacity, \
          ({HOST_LOAD}) AS load"
     )
 }
@@ -88,7 +88,7 @@ fn host_from_row(row: &DbRow) -> Result<HostRecord, StoreError> {
             state: row.parsed("state")?,
             cordoned: cordoned.is_some(),
             live_workers: row.int("live_workers")?,
-            capacity: row.int("capacity")?,
+            capacity: row.opt_int("capacity")?,
             load: row.int("load")?,
         },
         state_changed_at: row.int("state_changed_at")?,
@@ -162,7 +162,7 @@ impl Store {
                         id: row.text("id")?,
                         host: row.text("host")?,
                         runtime: row.text("runtime")?,
-                        capacity: row.int("capacity")?,
+                        capacity: row.opt_int("capacity")?,
                         internal_url: row.opt_text("internal_url")?,
                         version: row.text("version")?,
                     },
@@ -180,6 +180,13 @@ impl Store {
         let hosts = hosts_in(&mut tx, now_ms()).await?;
         tx.commit().await?;
         Ok(hosts)
+    }
+
+    /// One host, with its load; `None` when the fleet never knew it.
+    pub async fn host(&self, name: &str) -> Result<Option<HostRecord>, StoreError> {
+        let sql = format!("SELECT {} FROM hosts h WHERE h.name = $2", host_columns());
+        let row = self.pool.fetch_optional(&sql, args![now_ms(), name]).await?;
+        row.as_ref().map(host_from_row).transpose()
     }
 
     /// Cordons a host (`by` names who) or, with `None`, lets it take new

@@ -1258,7 +1258,7 @@ fn member(id: &str, host: &str, capacity: i64) -> sluice_store::fleet::WorkerMem
         id: id.into(),
         host: host.into(),
         runtime: "local".into(),
-        capacity,
+        capacity: Some(capacity),
         internal_url: Some(format!("https://{host}:7421")),
         version: "test".into(),
     }
@@ -1342,7 +1342,8 @@ async fn placement_fills_the_least_loaded_host_and_jobs_stay_with_their_host() {
         for lease in &lease {
             store.finish_job(lease, None, None).await.unwrap();
         }
-        let command = ExecCommand { argv: vec!["true".into()], cwd: None, env: None, stdin_digest: None, timeout_ms: None };
+        let command =
+            ExecCommand { argv: vec!["true".into()], cwd: None, env: None, stdin_digest: None, timeout_ms: None };
         let exec = store.create_exec_run("alice", &first_id, vec![command], vec![None]).await.unwrap().unwrap();
         let b_jobs = store.claim_jobs("b1", "host-b", 10, 60_000).await.unwrap();
         assert!(b_jobs.iter().all(|l| l.subject != exec.id && l.subject != first_id), "{}: {b_jobs:?}", db.label);
@@ -1361,5 +1362,13 @@ async fn placement_fills_the_least_loaded_host_and_jobs_stay_with_their_host() {
         let ids: Vec<String> = store.workers().await.unwrap().into_iter().map(|w| w.member.id).collect();
         assert_eq!(ids, ["b1"], "{}", db.label);
         assert_eq!(store.hosts().await.unwrap().len(), 2, "{}", db.label);
+        // A worker that sets no limit lifts its host's.
+        store
+            .beat(&sluice_store::fleet::WorkerMember { capacity: None, ..member("b2", "host-b", 0) }, 60_000)
+            .await
+            .unwrap();
+        let b = store.host("host-b").await.unwrap().unwrap();
+        assert_eq!((b.load.capacity, b.load.live_workers, b.load.takes_new_work()), (None, 2, true), "{}", db.label);
+        assert!(store.host("host-z").await.unwrap().is_none(), "{}", db.label);
     }
 }

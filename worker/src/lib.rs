@@ -81,8 +81,8 @@ pub struct WorkerConfig {
     /// The host its executors run on (workers of one host share its data
     /// directory and runtime).
     pub host: String,
-    /// How many executors its host may hold.
-    pub capacity: i64,
+    /// How many executors its host may hold (`None`: no limit).
+    pub capacity: Option<i64>,
     /// Where the rest of sluice reaches its internal API, if it serves one.
     pub internal_url: Option<String>,
     /// How long a host's workers may be silent before it is unreachable.
@@ -130,7 +130,7 @@ impl Default for WorkerConfig {
         WorkerConfig {
             id: default_worker_id(),
             host: host_name(),
-            capacity: 64,
+            capacity: None,
             internal_url: None,
             host_grace: Duration::from_secs(60),
             lease: Duration::from_secs(60),
@@ -252,7 +252,7 @@ impl Worker {
 
     /// Beats once: the worker is alive, and its host reachable.
     pub async fn beat(&self) -> Result<(), StoreError> {
-        let fresh_for = sluice_domain::fleet::heartbeat_fresh_for_ms(self.config.heartbeat_interval_ms());
+        let fresh_for = sluice_domain::fleet::heartbeat_fresh_for_ms(self.config.host_grace.as_millis() as i64);
         self.store.beat(&self.config.member(self.runtime.adapter().as_str()), fresh_for).await
     }
 

@@ -9,12 +9,12 @@ use sluice_store::{Lease, ReconcileState, RunError, Secret, SecretKind, StoreErr
 use crate::Worker;
 use crate::runtime::{LaunchRequest, Presence, WorkerError};
 use sluice_domain::reconcile::{Action, FlushAnswer, Observation, decide, retry_allowed, run_acted_on};
-use sluice_store::fleet::Placement;
 use sluice_domain::transition::Outcome;
 use sluice_executor::daemon::{DaemonClient, DaemonError};
 use sluice_executor::{ExecutorError, Target};
 use sluice_protocol::capture::{CaptureStatus, FlushKind, FlushRequest};
 use sluice_store::DrainState;
+use sluice_store::fleet::Placement;
 
 /// The longest a launch pass waits for its new daemon's first answer (never
 /// longer than the ready timeout).
