@@ -106,6 +106,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/hosts/{host}/cordon", post(routes::fleet::cordon_host))
         .route("/v1/hosts/{host}/uncordon", post(routes::fleet::uncordon_host))
         .route("/v1/hosts/{host}/drain", post(routes::fleet::drain_host))
+        .route("/v1/hosts/{host}/forget", post(routes::fleet::forget_host))
         .route("/v1/jobs/retry", post(routes::jobs::retry_job))
         .route("/v1/capture-sessions", post(routes::capture_sessions::create_capture_session))
         .route("/v1/capture-sessions/{sessionId}", get(routes::capture_sessions::get_capture_session))

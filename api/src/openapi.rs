@@ -52,6 +52,7 @@ impl Modify for SecuritySchemes {
         crate::routes::fleet::cordon_host,
         crate::routes::fleet::uncordon_host,
         crate::routes::fleet::drain_host,
+        crate::routes::fleet::forget_host,
         crate::routes::capture_sessions::create_capture_session,
         crate::routes::capture_sessions::get_capture_session,
         crate::routes::capture_sessions::list_captures,
@@ -111,8 +112,9 @@ mod tests {
         let paths = doc["paths"].as_object().unwrap();
         assert_eq!(
             paths.len(),
-            28,
-            "17 workspace paths, 5 capture-session paths, /v1/runs/{{runId}}, /v1/retained-executors, 2 job paths and /healthz"
+            33,
+            "17 workspace paths, 5 capture-session paths, /v1/runs/{{runId}}, /v1/retained-executors, 2 job paths, \
+             /v1/workers, 4 host paths and /healthz"
         );
         assert_eq!(paths["/v1/retained-executors"]["get"]["security"], json!([{"apiToken": []}]));
         let captures = &paths["/v1/capture-sessions/{sessionId}/captures"]["get"];
@@ -120,7 +122,10 @@ mod tests {
         assert_eq!(paths["/v1/jobs/failed"]["get"]["security"], json!([{"apiToken": []}]));
         assert_eq!(paths["/v1/jobs/retry"]["post"]["security"], json!([{"apiToken": []}]));
         assert_eq!(paths["/v1/workers"]["get"]["security"], json!([{"apiToken": []}]));
-        assert_eq!(paths["/v1/hosts/{host}/drain"]["post"]["security"], json!([{"apiToken": []}]));
+        for action in ["cordon", "uncordon", "drain", "forget"] {
+            let host = &paths[&format!("/v1/hosts/{{host}}/{action}")]["post"];
+            assert_eq!(host["security"], json!([{"apiToken": []}]), "{action}");
+        }
         assert_eq!(paths["/v1/capture-sessions"]["post"]["security"], json!([{"apiToken": []}]));
         assert_eq!(paths["/v1/capture-sessions/{sessionId}"]["get"]["security"], json!([{"apiToken": []}]));
         assert_eq!(paths["/v1/runs/{runId}"]["get"]["security"], json!([{"apiToken": []}]));

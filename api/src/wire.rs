@@ -1403,3 +1403,11 @@ pub struct DrainHostResponse {
     /// any stop does: saved first, or retained).
     pub stopping: Vec<String>,
 }
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ForgetHostResponse {
+    pub host: FleetHost,
+    /// The runs whose executors were written off with the host.
+    pub lost_runs: Vec<String>,
+}

@@ -97,7 +97,7 @@ enum Command {
     #[command(subcommand)]
     Jobs(operate::JobsCommand),
     /// The fleet: workers with health, load and version, and their hosts;
-    /// `cordon`, `uncordon` and `drain` a host (talks to the API).
+    /// `cordon`, `uncordon`, `drain` or `forget` a host (talks to the API).
     Workers(operate::WorkersArgs),
 }
 

@@ -232,6 +232,9 @@ pub enum WorkersCommand {
     /// Cordon the host, then stop every workspace on it (each drains as any
     /// stop does: saved first, or retained).
     Drain(HostArgs),
+    /// Declare the host lost with its executors: each is failed as
+    /// executor-lost, and whatever it had not saved is given up.
+    Forget(HostArgs),
 }
 
 #[derive(Args, Debug, Clone)]
@@ -259,6 +262,7 @@ pub async fn workers(args: WorkersArgs) -> anyhow::Result<()> {
         Some(WorkersCommand::Cordon(h)) => ("cordon", h),
         Some(WorkersCommand::Uncordon(h)) => ("uncordon", h),
         Some(WorkersCommand::Drain(h)) => ("drain", h),
+        Some(WorkersCommand::Forget(h)) => ("forget", h),
     };
     let api = Api::new(&host.api)?;
     let answer = api.post(&host_path(&host.host, action)?, &json!({"by": host.by})).await?;
@@ -268,6 +272,13 @@ pub async fn workers(args: WorkersArgs) -> anyhow::Result<()> {
             println!("{}: cordoned; stopping {} workspaces", host.host, stopping.len());
             for id in stopping {
                 println!("  {}", id.as_str().unwrap_or(""));
+            }
+        }
+        "forget" => {
+            let lost = answer["lostRuns"].as_array().cloned().unwrap_or_default();
+            println!("{}: declared lost; {} executors written off", host.host, lost.len());
+            for run in lost {
+                println!("  {}", run.as_str().unwrap_or(""));
             }
         }
         _ => println!("{}: {action}ed", host.host),

@@ -7,6 +7,7 @@ use sluice_protocol::capture::{CaptureStatus, incomplete};
 
 use crate::drain::{DrainObservation, DrainProgress, Retention};
 use crate::model::{DesiredState, DrainState, Run, RunError, Workspace, WorkspaceStatus};
+use crate::transition::unreachable_with_host;
 
 /// Everything stored that a reconcile pass of one workspace decides from.
 #[derive(Debug, Clone, PartialEq)]
@@ -136,6 +137,8 @@ pub enum Action {
     Lose { run_id: String, reason: String },
     /// The runtime's deadline is near: begin the final drain now.
     Preserve { run_id: String },
+    /// Its host is back and the executor runs as before: ready again.
+    Readopt { run_id: String },
     /// Nothing to change now; look again at `at`.
     Wait { at: i64 },
     /// Nothing left to do until someone asks for something.
@@ -208,6 +211,24 @@ pub fn decide(state: &ReconcileState, observation: &Observation, now: i64, polic
     let ended = matches!(observation, Observation::Exited | Observation::Absent);
     let retain =
         |run_id: String, reason: &'static str| because(Action::Retain { run_id, reason: reason.into() }, reason);
+
+    if live && unreachable_with_host(run) {
+        let discarded = state.drain.as_ref().is_some_and(|d| d.discard.is_some());
+        match observation {
+            Observation::Running { daemon_healthy: true } if desired == DesiredState::Running && !discarded => {
+                return because(Action::Readopt { run_id }, "its host is back and the executor runs");
+            }
+            Observation::Unknown | Observation::NotLaunched => {
+                return because(Action::Wait { at: now + policy.kept_poll_ms }, "its host is not back yet");
+            }
+            Observation::Exited if capture => {
+                return retain(run_id, "the executor ended while its host was unreachable");
+            }
+            // Otherwise as any retained or failed executor: drained,
+            // removed, or written off once it is gone.
+            _ => {}
+        }
+    }
 
     if capture && live {
         let discarded = state.drain.as_ref().is_some_and(|d| d.discard.is_some());
@@ -580,19 +601,28 @@ mod tests {
                         for capture in [false, true] {
                             for (drain_label, drain) in drains() {
                                 for (attestation_label, attestation, reports) in attestations() {
-                                    let mut s = state(status, desired, runtime, capture);
-                                    s.drain = drain.clone();
-                                    s.attestation = attestation;
-                                    s.reports = reports;
-                                    let decision = decide(&s, observation, NOW, &policy);
-                                    assert!(!decision.reason.is_empty());
-                                    let label = format!(
-                                        "{status} {observation:?} {desired} runtime={runtime} capture={capture} \
-                                         drain={drain_label} attestation={attestation_label}: {:?}",
-                                        decision.action
-                                    );
-                                    check(&s, observation, &decision.action, &label);
-                                    seen += 1;
+                                    for host_gone in [false, true] {
+                                        let mut s = state(status, desired, runtime, capture);
+                                        s.drain = drain.clone();
+                                        s.attestation = attestation.clone();
+                                        s.reports = reports.clone();
+                                        if host_gone {
+                                            s.current_run.as_mut().unwrap().error = Some(RunError {
+                                                message: "gone".into(),
+                                                code: Some(crate::transition::HOST_UNREACHABLE.into()),
+                                            });
+                                        }
+                                        let decision = decide(&s, observation, NOW, &policy);
+                                        assert!(!decision.reason.is_empty());
+                                        let label = format!(
+                                            "{status} {observation:?} {desired} runtime={runtime} capture={capture} \
+                                             drain={drain_label} attestation={attestation_label} \
+                                             host_gone={host_gone}: {:?}",
+                                            decision.action
+                                        );
+                                        check(&s, observation, &decision.action, &label);
+                                        seen += 1;
+                                    }
                                 }
                             }
                         }
@@ -600,7 +630,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(seen, 7 * 6 * 2 * 2 * 2 * 15 * 3);
+        assert_eq!(seen, 7 * 6 * 2 * 2 * 2 * 15 * 3 * 2);
     }
 
     fn check(s: &ReconcileState, observation: &Observation, action: &Action, label: &str) {
@@ -613,6 +643,11 @@ mod tests {
         let ended = matches!(observation, Observation::Exited | Observation::Absent);
         let running = matches!(observation, Observation::Running { .. });
         match action {
+            Action::Readopt { .. } => {
+                assert!(unreachable_with_host(run) && runtime, "only what its host took away is adopted: {label}");
+                assert_eq!(*observation, Observation::Running { daemon_healthy: true }, "{label}");
+                assert!(desired == DesiredState::Running && !discarded, "{label}");
+            }
             Action::Remove { .. } => {
                 if capture {
                     assert!(runtime, "{label}");

@@ -57,6 +57,14 @@ pub enum Outcome {
     Lost { reason: String },
     /// The final drain starts ahead of the runtime's deadline.
     PreservationBegun,
+    /// Its host came back and the executor runs with its daemon answering,
+    /// as nobody asked it to stop: it is ready again.
+    Readopted,
+    /// No worker of the run's host beat within the grace (a sweep saw it):
+    /// its executor cannot be reached, and may hold unsaved work.
+    HostUnreachable { host: String },
+    /// An operator declared the run's host lost, with its executors.
+    HostLost { host: String, by: String },
 }
 
 /// What the owner, an operator or a sweep asks of a workspace.
@@ -73,6 +81,16 @@ pub enum Request {
     /// A capture status read from the executor outside a drain (through
     /// the API), with the daemon's detail.
     Report { report: Report, detail: Option<String> },
+}
+
+/// The error code of a run whose host stopped answering.
+pub const HOST_UNREACHABLE: &str = "host-unreachable";
+
+/// Whether `run` was written off as unreachable with its host (and so may
+/// be adopted again when the host comes back).
+pub fn unreachable_with_host(run: &Run) -> bool {
+    run.error.as_ref().and_then(|e| e.code.as_deref()) == Some(HOST_UNREACHABLE)
+        && matches!(run.status, WorkspaceStatus::Retained | WorkspaceStatus::Failed)
 }
 
 #[derive(Debug, Clone)]
@@ -304,6 +322,10 @@ impl Next<'_> {
             }
             Outcome::Retained { reason, recoverable, first_attempt_at } => {
                 let run = self.run()?;
+                if unreachable_with_host(run) {
+                    // Its host is back: it is retained for what it holds now.
+                    run.error = None;
+                }
                 run.status = WorkspaceStatus::Retained;
                 run.updated_at = now;
                 set_runtime_status(run, RuntimeStatus::Retained);
@@ -381,7 +403,99 @@ impl Next<'_> {
                 let drain = self.drain()?;
                 drain.stop_requested = drain.stop_requested.take().or(Some(("sluice:preservation".into(), now)));
             }
+            Outcome::Readopted => {
+                let is_current = self.is_current();
+                let run = self.run()?;
+                if !unreachable_with_host(run) || !is_current {
+                    return Ok(());
+                }
+                run.status = WorkspaceStatus::Ready;
+                run.error = None;
+                run.finished_at = None;
+                run.updated_at = now;
+                set_runtime_status(run, RuntimeStatus::Ready);
+                let host = run.host.clone().unwrap_or_default();
+                if let Some(drain) = self.t.drain.as_mut() {
+                    drain.state = None;
+                    drain.detail = None;
+                    drain.retention = None;
+                    drain.observed_at = Some(now);
+                }
+                set_status(&mut self.t.workspace, WorkspaceStatus::Ready, now);
+                self.runtime_event(EventType::RuntimeReady, format!("host {host} is back: executor adopted"), None);
+            }
+            Outcome::HostUnreachable { host } => self.host_unreachable(host)?,
+            Outcome::HostLost { host, by } => self.host_lost(host, by)?,
         }
+        Ok(())
+    }
+
+    /// The run's host stopped answering: a launched executor that may hold
+    /// unsaved work is retained (never written off, never relaunched over
+    /// its session while the host may come back); any other fails.
+    fn host_unreachable(&mut self, host: &str) -> Result<(), Rejection> {
+        let now = self.now;
+        let is_current = self.is_current();
+        let capture = self.stored.workspace.spec.capture_session().is_some();
+        let run = self.run()?;
+        let live = run.runtime.is_some() && run.runtime_removed_at.is_none();
+        if !live || !matches!(run.status, WorkspaceStatus::Running | WorkspaceStatus::Ready) {
+            return Ok(());
+        }
+        let message = format!("host {host} is unreachable: none of its workers beat within the grace");
+        run.error = Some(RunError { message: message.clone(), code: Some(HOST_UNREACHABLE.into()) });
+        run.updated_at = now;
+        if capture {
+            run.status = WorkspaceStatus::Retained;
+            set_runtime_status(run, RuntimeStatus::Retained);
+            let drain = self.drain()?;
+            drain.state = Some(DrainState::Kept);
+            drain.detail = Some(message.clone());
+            drain.observed_at = Some(now);
+            let retention = drain.retention.get_or_insert(Retention {
+                since: now,
+                reason: String::new(),
+                recoverable: false,
+                attempts: 0,
+                next_recovery_at: None,
+                last_error: None,
+            });
+            retention.reason = HOST_UNREACHABLE.into();
+            retention.recoverable = false;
+            retention.next_recovery_at = None;
+            if is_current {
+                set_status(&mut self.t.workspace, WorkspaceStatus::Retained, now);
+            }
+            self.runtime_event(
+                EventType::RuntimeFailed,
+                format!("executor retained: {message}"),
+                Some(("retained", json!(HOST_UNREACHABLE))),
+            );
+        } else {
+            run.status = WorkspaceStatus::Failed;
+            run.finished_at = Some(now);
+            set_runtime_status(run, RuntimeStatus::Failed);
+            if is_current {
+                set_status(&mut self.t.workspace, WorkspaceStatus::Failed, now);
+            }
+            self.runtime_event(EventType::RuntimeFailed, message.clone(), None);
+            let data = json!({"message": message, "code": HOST_UNREACHABLE, "retry": false});
+            self.event(EventType::AttemptFailed, message, Some(data));
+        }
+        self.t.wake = true;
+        Ok(())
+    }
+
+    /// An operator declared the run's host lost: its executor is gone with
+    /// its disk, so a new executor may take its session.
+    fn host_lost(&mut self, host: &str, by: &str) -> Result<(), Rejection> {
+        let run = self.run()?;
+        if run.runtime.is_none() || run.runtime_removed_at.is_some() {
+            return Ok(());
+        }
+        let reason = format!("host {host} was declared lost by {by}");
+        self.outcome(&Outcome::Lost { reason }, &mut |_| unreachable!("a loss queues no run"))?;
+        self.t.wake = true;
         Ok(())
     }
 
@@ -1081,6 +1195,55 @@ mod tests {
         assert_eq!((t.workspace.desired_state, t.wake), (D::Running, false), "not due yet");
     }
 
+    #[test]
+    fn a_host_that_goes_away_keeps_what_may_be_unsaved_and_adopts_it_back() {
+        let unreachable = || outcome(Outcome::HostUnreachable { host: "h1".into() });
+        // A capture-sourced executor is retained, with the host as its reason.
+        let t = apply(&stored(S::Ready, D::Running, S::Ready, true, true), unreachable()).unwrap();
+        let run = t.run.clone().unwrap();
+        assert_eq!((t.workspace.status, run.status, run.runtime_removed_at), (S::Retained, S::Retained, None));
+        let retention = t.drain.clone().unwrap().retention.unwrap();
+        assert_eq!((retention.reason.as_str(), retention.recoverable), (HOST_UNREACHABLE, false));
+        assert_eq!(retention.next_recovery_at, None, "never relaunched while the host may come back");
+        assert!(t.wake && unreachable_with_host(&run));
+        // Back, and running as before: ready again, retention over.
+        let mut back = stored(S::Retained, D::Running, S::Retained, true, true);
+        back.run = t.run.clone();
+        back.drain = t.drain.clone();
+        let t = apply(&back, outcome(Outcome::Readopted)).unwrap();
+        let run = t.run.clone().unwrap();
+        assert_eq!((t.workspace.status, run.status, run.error), (S::Ready, S::Ready, None));
+        assert_eq!(t.drain.unwrap().retention, None);
+        assert_eq!(t.events.last().unwrap().event_type, E::RuntimeReady);
+        // Retained again for what it holds once it ended: the host's mark goes.
+        let t = apply(&back, outcome(retained())).unwrap();
+        assert!(!unreachable_with_host(t.run.as_ref().unwrap()));
+
+        // Any other executor fails with the host's code, and is not retried.
+        let t = apply(&stored(S::Ready, D::Running, S::Ready, true, false), unreachable()).unwrap();
+        let run = t.run.clone().unwrap();
+        assert_eq!((t.workspace.status, run.status, t.queued_run), (S::Failed, S::Failed, None));
+        assert_eq!(run.error.unwrap().code.as_deref(), Some(HOST_UNREACHABLE));
+        // Nothing launched, or nothing left on the runtime: nothing to mark.
+        for s in [
+            stored(S::Queued, D::Running, S::Queued, false, true),
+            stored(S::Stopped, D::Stopped, S::Stopped, true, true),
+        ] {
+            let t = apply(&s, unreachable()).unwrap();
+            assert_eq!((t.run, t.workspace), (s.run, s.workspace));
+        }
+        // Readopting an executor that was never written off changes nothing.
+        let ready = stored(S::Ready, D::Running, S::Ready, true, true);
+        assert_eq!(apply(&ready, outcome(Outcome::Readopted)).unwrap().run, ready.run);
+
+        // Declared lost: gone with its disk, failed as executor-lost.
+        let t = apply(&back, outcome(Outcome::HostLost { host: "h1".into(), by: "ops".into() })).unwrap();
+        let run = t.run.unwrap();
+        assert!(run.runtime_removed_at.is_some());
+        assert_eq!((run.status, run.error.unwrap().code.as_deref()), (S::Failed, Some("executor-lost")));
+        assert_eq!(t.workspace.status, S::Failed);
+    }
+
     fn every_change() -> Vec<Change> {
         let mut changes: Vec<Change> = [
             launched(),
@@ -1097,6 +1260,9 @@ mod tests {
             Outcome::RecoveryAttempted { error: None, next_at: NOW + 5 },
             Outcome::Lost { reason: "gone".into() },
             Outcome::PreservationBegun,
+            Outcome::Readopted,
+            Outcome::HostUnreachable { host: "h".into() },
+            Outcome::HostLost { host: "h".into(), by: "ops".into() },
         ]
         .into_iter()
         .map(Change::Outcome)
@@ -1152,7 +1318,12 @@ mod tests {
                                 let removed = t.run.as_ref().is_some_and(|r| r.runtime_removed_at.is_some());
                                 if removed {
                                     assert!(
-                                        matches!(&change, Change::Outcome(Outcome::Removed | Outcome::Lost { .. })),
+                                        matches!(
+                                            &change,
+                                            Change::Outcome(
+                                                Outcome::Removed | Outcome::Lost { .. } | Outcome::HostLost { .. }
+                                            )
+                                        ),
                                         "{name}: removed without a removal"
                                     );
                                 }
@@ -1169,6 +1340,7 @@ mod tests {
                                                         | Outcome::Ready
                                                         | Outcome::Failed { .. }
                                                         | Outcome::Cancelled
+                                                        | Outcome::Readopted
                                                 )
                                             ),
                                         "{name}: retention ended with the runtime in place"

@@ -9,8 +9,10 @@ use crate::Store;
 use crate::clock::now_ms;
 use crate::db::{BackendKind, DbRow, Tx, args};
 use crate::error::StoreError;
-use crate::jobs::{Lease, begin_fenced};
-use crate::model::{HostState, WorkspaceStatus};
+use crate::jobs::{Lease, begin_fenced, enqueue};
+use crate::model::{HostState, JobKind, WorkspaceStatus};
+use crate::transitions::Subject;
+use sluice_domain::transition::{Change, Outcome};
 
 /// What a worker declares of itself when it joins and on every heartbeat.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,6 +100,18 @@ fn host_from_row(row: &DbRow) -> Result<HostRecord, StoreError> {
     })
 }
 
+/// The runs with an executor on `host`'s runtime.
+async fn live_runs_on(tx: &mut Tx, host: &str) -> Result<Vec<String>, StoreError> {
+    let rows = tx
+        .fetch_all(
+            "SELECT id FROM runs WHERE host = $1 AND runtime_adapter IS NOT NULL AND runtime_removed_at IS NULL \
+             ORDER BY created_at, id",
+            args![host],
+        )
+        .await?;
+    rows.iter().map(|r| r.text("id")).collect()
+}
+
 async fn hosts_in(tx: &mut Tx, now: i64) -> Result<Vec<HostRecord>, StoreError> {
     let sql = format!("SELECT {} FROM hosts h ORDER BY h.name", host_columns());
     tx.fetch_all(&sql, args![now]).await?.iter().map(host_from_row).collect()
@@ -134,7 +148,99 @@ impl Store {
             args![&member.host, HostState::Up.as_str(), now],
         )
         .await?;
-        tx.commit().await
+        // A host that was unreachable or lost is back: its workers adopt
+        // what still runs there (their reconcile jobs are due already).
+        let came_back = tx
+            .execute(
+                "UPDATE hosts SET state = $1, state_changed_at = $2, forgotten_at = NULL, forgotten_by = NULL \
+                 WHERE name = $3 AND state <> $1",
+                args![HostState::Up.as_str(), now, &member.host],
+            )
+            .await?;
+        tx.commit().await?;
+        if came_back == 1 {
+            tracing::info!(host = %member.host, "host is back");
+        }
+        Ok(())
+    }
+
+    /// Marks every host whose workers have all been silent for `grace_ms`
+    /// unreachable, and with it the executors on it: one that may hold
+    /// unsaved work is retained, any other fails (see
+    /// [`Outcome::HostUnreachable`]). Each host is one transaction, applied
+    /// by whichever worker finds it first. Answers the hosts marked.
+    pub async fn sweep_unreachable_hosts(&self, grace_ms: i64) -> Result<Vec<String>, StoreError> {
+        let now = now_ms();
+        let cutoff = now - grace_ms;
+        let silent = self
+            .pool
+            .fetch_all(
+                "SELECT name FROM hosts WHERE state = $1 AND last_seen_at < $2 ORDER BY name",
+                args![HostState::Up.as_str(), cutoff],
+            )
+            .await?;
+        let mut marked = Vec::new();
+        for row in silent {
+            let host = row.text("name")?;
+            let mut tx = self.pool.begin().await?;
+            let flipped = tx
+                .execute(
+                    "UPDATE hosts SET state = $1, state_changed_at = $2 WHERE name = $3 AND state = $4 \
+                     AND last_seen_at < $5",
+                    args![HostState::Unreachable.as_str(), now, &host, HostState::Up.as_str(), cutoff],
+                )
+                .await?;
+            if flipped == 0 {
+                continue;
+            }
+            let outcome = Outcome::HostUnreachable { host: host.clone() };
+            let runs = live_runs_on(&mut tx, &host).await?;
+            for run_id in &runs {
+                self.apply(&mut tx, Subject::Run(run_id), Change::Outcome(outcome.clone()), now).await?;
+            }
+            tx.commit().await?;
+            tracing::warn!(%host, executors = runs.len(), grace_ms, "host unreachable: its executors are kept");
+            marked.push(host);
+        }
+        Ok(marked)
+    }
+
+    /// Declares a host lost, with its executors (an operator's word, `by`
+    /// recorded): each is failed as `executor-lost`, its session free for
+    /// a new executor, and a launch placed there but not made goes
+    /// elsewhere. Answers the executors written off; `None` when the host
+    /// is unknown.
+    pub async fn forget_host(&self, host: &str, by: &str) -> Result<Option<Vec<String>>, StoreError> {
+        let now = now_ms();
+        let mut tx = self.pool.begin().await?;
+        let known = tx
+            .execute(
+                "UPDATE hosts SET state = $1, state_changed_at = $2, forgotten_at = $2, forgotten_by = $3 \
+                 WHERE name = $4",
+                args![HostState::Lost.as_str(), now, by, host],
+            )
+            .await?;
+        if known == 0 {
+            return Ok(None);
+        }
+        let outcome = Outcome::HostLost { host: host.to_owned(), by: by.to_owned() };
+        let runs = live_runs_on(&mut tx, host).await?;
+        for run_id in &runs {
+            self.apply(&mut tx, Subject::Run(run_id), Change::Outcome(outcome.clone()), now).await?;
+        }
+        let unplaced = tx
+            .fetch_all(
+                "UPDATE runs SET host = NULL, updated_at = $1 WHERE host = $2 AND runtime_adapter IS NULL \
+                 AND status = $3 RETURNING workspace_id",
+                args![now, host, WorkspaceStatus::Queued.as_str()],
+            )
+            .await?;
+        for row in unplaced {
+            enqueue(&mut tx, JobKind::Reconcile, &row.text("workspace_id")?, now, now).await?;
+        }
+        tx.commit().await?;
+        tracing::warn!(%host, %by, executors = runs.len(), "host declared lost");
+        Ok(Some(runs))
     }
 
     /// Leaves the fleet (an orderly shutdown). Its host stays, with the

@@ -20,7 +20,7 @@ use crate::workspaces::{RUN_COLUMNS, WORKSPACE_COLUMNS, append_event, run_from_r
 use sluice_domain::drain::{Drain, StoredAttestation};
 
 /// Whose state a change starts from.
-enum Subject<'a> {
+pub(crate) enum Subject<'a> {
     /// The run a worker's outcome names, and its workspace.
     Run(&'a str),
     /// The owner's workspace, and its current run.
@@ -363,7 +363,7 @@ fn rejected(rejection: Rejection) -> StoreError {
 impl Store {
     /// Applies `change` to `subject`'s stored state in `tx` at `now`;
     /// `None` when the subject does not exist. The caller commits.
-    async fn apply(
+    pub(crate) async fn apply(
         &self,
         tx: &mut Tx,
         subject: Subject<'_>,

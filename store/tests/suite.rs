@@ -1372,3 +1372,88 @@ async fn placement_fills_the_least_loaded_host_and_jobs_stay_with_their_host() {
         assert!(store.host("host-z").await.unwrap().is_none(), "{}", db.label);
     }
 }
+
+/// Launches `id`'s queued run on `host` (placed there), ready.
+async fn launch_on(store: &Store, host: &str, id: &str, run_id: &str) {
+    let leases = store.claim_jobs(&format!("w-{host}"), host, 10, 60_000).await.unwrap();
+    let lease = leases.iter().find(|l| l.subject == id).expect("the job is claimable by the host").clone();
+    assert_eq!(store.place_run(&lease, run_id, host).await.unwrap(), sluice_store::fleet::Placement::Here);
+    store.record(&lease, run_id, launched(&running_runtime(), None)).await.unwrap();
+    store.record(&lease, run_id, Outcome::Ready).await.unwrap();
+    for lease in leases {
+        store.finish_job(&lease, None, None).await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_silent_host_keeps_its_executors_and_a_forgotten_one_gives_them_up() {
+    for db in databases().await {
+        let store = open(&db).await;
+        store.beat(&member("a1", "host-a", 10), 60_000).await.unwrap();
+        let mut capture = new_workspace("alice", None);
+        capture.spec =
+            sluice_store::spec::Spec::parse(json!({"source": {"kind": "capture", "sessionId": "cs_1"}})).unwrap();
+        capture.capture_token = Some(Secret::new("capture-token-value-123456".into()));
+        let kept = created(store.create_workspace(capture).await.unwrap());
+        let (kept_id, kept_run) = (kept.workspace.id.clone(), kept.current_run.unwrap().id);
+        launch_on(&store, "host-a", &kept_id, &kept_run).await;
+        let plain = created(store.create_workspace(new_workspace("bob", None)).await.unwrap());
+        let (plain_id, plain_run) = (plain.workspace.id.clone(), plain.current_run.unwrap().id);
+        launch_on(&store, "host-a", &plain_id, &plain_run).await;
+
+        // Within the grace nothing moves.
+        assert!(store.sweep_unreachable_hosts(60_000).await.unwrap().is_empty(), "{}", db.label);
+        tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+        assert_eq!(store.sweep_unreachable_hosts(10).await.unwrap(), ["host-a"], "{}", db.label);
+        assert!(store.sweep_unreachable_hosts(10).await.unwrap().is_empty(), "{}: once", db.label);
+        assert_eq!(store.host("host-a").await.unwrap().unwrap().load.state, HostState::Unreachable);
+        let state = store.load_reconcile_state(&kept_id).await.unwrap().unwrap();
+        let run = state.current_run.unwrap();
+        assert_eq!((state.workspace.status, run.status), (WorkspaceStatus::Retained, WorkspaceStatus::Retained));
+        assert_eq!(run.runtime_removed_at, None, "{}: nothing is written off", db.label);
+        let retention = state.drain.unwrap().retention.unwrap();
+        assert_eq!(retention.reason, "host-unreachable", "{}", db.label);
+        let plain_state = store.load_reconcile_state(&plain_id).await.unwrap().unwrap();
+        assert_eq!(plain_state.workspace.status, WorkspaceStatus::Failed, "{}", db.label);
+        assert_eq!(plain_state.current_run.unwrap().error.unwrap().code.as_deref(), Some("host-unreachable"));
+        // Their jobs wait for the host's own workers.
+        store.beat(&member("b1", "host-b", 10), 60_000).await.unwrap();
+        assert!(store.claim_jobs("b1", "host-b", 10, 60_000).await.unwrap().is_empty(), "{}", db.label);
+
+        // Back: the host is up, and its worker finds the jobs due.
+        store.beat(&member("a1", "host-a", 10), 60_000).await.unwrap();
+        assert_eq!(store.host("host-a").await.unwrap().unwrap().load.state, HostState::Up, "{}", db.label);
+        let leases = store.claim_jobs("a1", "host-a", 10, 60_000).await.unwrap();
+        let lease = leases.iter().find(|l| l.subject == kept_id).expect("the retained one's job").clone();
+        store.record(&lease, &kept_run, Outcome::Readopted).await.unwrap();
+        let state = store.load_reconcile_state(&kept_id).await.unwrap().unwrap();
+        assert_eq!(state.workspace.status, WorkspaceStatus::Ready, "{}: adopted again", db.label);
+        for lease in &leases {
+            store.finish_job(lease, None, None).await.unwrap();
+        }
+
+        // Forgotten: written off, and a launch placed there goes elsewhere.
+        let queued = created(store.create_workspace(new_workspace("carol", None)).await.unwrap());
+        let (queued_id, queued_run) = (queued.workspace.id.clone(), queued.current_run.unwrap().id);
+        store.cordon("host-b", Some("ops")).await.unwrap();
+        let lease = store.claim_jobs("a1", "host-a", 10, 60_000).await.unwrap().remove(0);
+        assert_eq!(lease.subject, queued_id);
+        store.place_run(&lease, &queued_run, "host-a").await.unwrap();
+        store.finish_job(&lease, None, None).await.unwrap();
+        assert!(store.forget_host("host-z", "ops").await.unwrap().is_none(), "{}", db.label);
+        let lost = store.forget_host("host-a", "night-shift").await.unwrap().unwrap();
+        assert_eq!(lost.len(), 2, "{}: {lost:?}", db.label);
+        let a = store.host("host-a").await.unwrap().unwrap();
+        assert_eq!(a.load.state, HostState::Lost, "{}", db.label);
+        assert_eq!(a.forgotten.map(|(by, _)| by), Some("night-shift".to_owned()), "{}", db.label);
+        let state = store.load_reconcile_state(&kept_id).await.unwrap().unwrap();
+        let run = state.current_run.unwrap();
+        assert!(run.runtime_removed_at.is_some(), "{}", db.label);
+        assert_eq!(run.error.unwrap().code.as_deref(), Some("executor-lost"), "{}", db.label);
+        let placed = store.load_reconcile_state(&queued_id).await.unwrap().unwrap().current_run.unwrap();
+        assert_eq!(placed.host, None, "{}: placed anew", db.label);
+        store.cordon("host-b", None).await.unwrap();
+        let b_jobs = store.claim_jobs("b1", "host-b", 10, 60_000).await.unwrap();
+        assert!(b_jobs.iter().any(|l| l.subject == queued_id), "{}: {b_jobs:?}", db.label);
+    }
+}

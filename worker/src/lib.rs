@@ -470,13 +470,19 @@ pub async fn run(worker: Arc<Worker>, shutdown: impl Future<Output = ()> + Send 
     tracing::info!("worker stopped");
 }
 
-/// Beats for the worker's membership until aborted.
+/// Beats for the worker's membership until aborted, and marks the hosts
+/// whose workers have all gone silent for the grace unreachable.
 async fn heartbeat(worker: Arc<Worker>) {
     let interval = Duration::from_millis(worker.config.heartbeat_interval_ms() as u64);
+    let grace_ms = worker.config.host_grace.as_millis() as i64;
     loop {
         tokio::time::sleep(interval).await;
         if let Err(e) = worker.beat().await {
             tracing::warn!(error = %e, "heartbeat failed");
+            continue;
+        }
+        if let Err(e) = worker.store.sweep_unreachable_hosts(grace_ms).await {
+            tracing::warn!(error = %e, "could not look for unreachable hosts");
         }
     }
 }

@@ -355,6 +355,11 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
             store.record(lease, &run_id, Outcome::Cancelled).await?;
             Ok(Some(now_ms()))
         }
+        Action::Readopt { run_id } => {
+            store.record(lease, &run_id, Outcome::Readopted).await?;
+            tracing::info!(workspace = %lease.subject, run = %run_id, "its host is back: executor adopted");
+            Ok(Some(now_ms() + policy.watch_poll_ms))
+        }
         Action::Wait { at } => Ok(Some(at)),
         Action::Done => Ok(None),
     }

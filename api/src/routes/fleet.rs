@@ -104,3 +104,24 @@ pub async fn drain_host(
     tracing::info!(%host, %by, stopping = stopping.len(), "host draining");
     Ok(Json(DrainHostResponse { host: known_host(&app, host).await?, stopping }))
 }
+
+/// Declares the host lost with its executors, on the operator's word: each
+/// is failed as `executor-lost` (its unsaved work with it), its capture
+/// session free for a new executor, and a launch placed there but not
+/// made goes elsewhere. A worker of the host that beats again brings it
+/// back, with nothing of what was written off.
+#[utoipa::path(post, path = "/v1/hosts/{host}/forget", tag = "operators", operation_id = "forgetHost",
+    params(("host" = String, Path)),
+    request_body = OperatorRequest,
+    responses((status = 200, body = ForgetHostResponse), InvalidRequest, Unauthenticated, NotFound, Internal),
+    security(("apiToken" = [])))]
+pub async fn forget_host(
+    State(app): State<AppState>,
+    Path(host): Path<String>,
+    JsonBody(req): JsonBody<OperatorRequest>,
+) -> Result<Json<ForgetHostResponse>, ApiError> {
+    let (host, by) = (host_name(&host)?, operator(&req)?);
+    let lost_runs = app.store.forget_host(host, &by).await?.ok_or(ApiError::HostNotFound)?;
+    app.work_enqueued();
+    Ok(Json(ForgetHostResponse { host: known_host(&app, host).await?, lost_runs }))
+}
