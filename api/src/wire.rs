@@ -857,6 +857,9 @@ pub struct WorkspaceAttemptSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 0)]
     pub duration_ms: Option<i64>,
+    /// The host its executor was placed on (sluice).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 impl From<&model::Run> for WorkspaceAttemptSummary {
@@ -882,6 +885,7 @@ impl From<&model::Run> for WorkspaceAttemptSummary {
                 (Some(s), Some(f)) => Some((f - s).max(0)),
                 _ => None,
             },
+            host: r.host.clone(),
         }
     }
 }

@@ -62,6 +62,13 @@ pub(crate) fn upstream(e: ExecutorError) -> BrokerError {
         ExecutorError::Unreachable(_) => "unreachable",
         ExecutorError::NotHere(_) => "not reachable from this process",
         ExecutorError::Refused { code, .. } => code.as_str(),
+        ExecutorError::HostUnavailable { host, .. } => {
+            tracing::warn!(%host, "the workspace's host does not answer");
+            let message = format!("the workspace's host {host} does not answer; try again shortly");
+            return BrokerError::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", message)
+                .reason("host_unavailable")
+                .retry_after(5);
+        }
     };
     tracing::warn!(daemon = %class, "the executor's daemon failed a broker call");
     let mut error = BrokerError::new(StatusCode::BAD_GATEWAY, "upstream_error", "the workspace's sandbox failed");

@@ -106,6 +106,17 @@ pub struct WorkerArgs {
     /// is unreachable, in seconds.
     #[arg(long, env = "SLUICE_HOST_GRACE_SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     pub host_grace_seconds: u64,
+    /// Serve this host's executors to the rest of sluice (the API, the
+    /// broker, other hosts) over HTTPS at HOST:PORT, callers authenticated
+    /// by the install's cluster credential. Needed once executors run on
+    /// more than one host.
+    #[arg(long, env = "SLUICE_INTERNAL_LISTEN")]
+    pub internal_listen: Option<String>,
+    /// The https:// URL the rest of sluice reaches --internal-listen at;
+    /// https://HOST:PORT of --internal-listen by default (which must then
+    /// name an address others can reach, not 0.0.0.0).
+    #[arg(long, env = "SLUICE_ADVERTISE_URL", requires = "internal_listen")]
+    pub advertise_url: Option<String>,
     /// How many jobs this worker runs at once.
     #[arg(long, env = "SLUICE_WORKER_CONCURRENCY", default_value_t = 16)]
     pub worker_concurrency: usize,
@@ -287,6 +298,37 @@ impl WorkerArgs {
         })
     }
 
+    /// Where the rest of sluice reaches this worker's internal API: its
+    /// URL and the host part of it (the name its certificate carries).
+    pub fn advertised(&self) -> anyhow::Result<Option<(String, String)>> {
+        let Some(listen) = &self.internal_listen else { return Ok(None) };
+        let url = match &self.advertise_url {
+            Some(url) => url.trim_end_matches('/').to_owned(),
+            None => {
+                let address: std::net::SocketAddr =
+                    listen.parse().with_context(|| format!("--internal-listen {listen:?} is not HOST:PORT"))?;
+                anyhow::ensure!(
+                    !address.ip().is_unspecified(),
+                    "--internal-listen {listen} is reachable at no one address: give --advertise-url"
+                );
+                format!("https://{address}")
+            }
+        };
+        let rest = url
+            .strip_prefix("https://")
+            .with_context(|| format!("--advertise-url must start with https:// (it is {url:?})"))?;
+        let authority = rest.split('/').next().unwrap_or_default();
+        let host = match authority.strip_prefix('[') {
+            Some(v6) => v6.split(']').next().unwrap_or_default(),
+            None => authority.rsplit_once(':').map_or(authority, |(host, _)| host),
+        };
+        anyhow::ensure!(
+            !host.is_empty() && rest.len() == authority.len(),
+            "--advertise-url must be https://HOST[:PORT]"
+        );
+        Ok(Some((url.clone(), host.to_owned())))
+    }
+
     fn max_lifetime(&self) -> Option<std::time::Duration> {
         self.executor_max_lifetime_seconds.map(std::time::Duration::from_secs)
     }
@@ -321,6 +363,7 @@ impl WorkerArgs {
             capture_interval: std::time::Duration::from_millis(self.capture_interval_ms),
             max_job_attempts: self.max_job_attempts,
             host: self.host_name.clone().unwrap_or(defaults.host.clone()),
+            internal_url: self.advertised().ok().flatten().map(|(url, _)| url),
             capacity: self.max_executors,
             host_grace: std::time::Duration::from_secs(self.host_grace_seconds),
             ..defaults

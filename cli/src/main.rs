@@ -8,6 +8,7 @@ mod capture;
 mod config;
 mod export;
 mod gc;
+mod internal;
 mod operate;
 
 use std::sync::Arc;
@@ -134,10 +135,17 @@ async fn main() -> anyhow::Result<()> {
         Command::Api { store, api } => run_api(store, api, None).await,
         Command::Worker { store: store_args, worker } => {
             let store = store_args.open().await?;
-            let worker = start_worker(&store_args, &worker, store.clone(), Arc::new(Notify::new())).await?;
+            let worker_args = worker;
+            let worker = start_worker(&store_args, &worker_args, store.clone(), Arc::new(Notify::new())).await?;
             let (stop, stopped) = shutdown_signal();
             tokio::spawn(stop);
+            let host = worker.config.host.clone();
+            let internal =
+                internal::serve(&worker_args, &store, &host, worker.executors.clone(), wait(stopped.clone())).await?;
             sluice_worker::run(worker, wait(stopped)).await;
+            if let Some((_, serving)) = internal {
+                let _ = tokio::time::timeout(HTTP_DRAIN_DEADLINE, serving).await;
+            }
             store.close().await;
             Ok(())
         }
@@ -246,8 +254,11 @@ async fn run_api(store_args: StoreArgs, api_args: ApiArgs, worker_args: Option<W
     let unenforceable = worker
         .as_ref()
         .map(|w| w.runtime.unenforceable().into_iter().map(|(resource, why)| (resource.to_owned(), why)).collect());
-    // One reaches executors' daemons and reads captures back out of the store.
+    // One reaches executors' daemons (here, or on their hosts) and reads
+    // captures back out of the store.
     let local = Arc::new(sluice_worker::executors::LocalExecutors::new(store.clone(), objects.clone()));
+    let here = worker.as_ref().map(|w| w.config.host.clone());
+    let control = internal::routed(&store, here, local.clone())?;
     let config = ApiConfig {
         api_tokens,
         gateway_tokens,
@@ -255,7 +266,7 @@ async fn run_api(store_args: StoreArgs, api_args: ApiArgs, worker_args: Option<W
         http: api_args.http_limits(),
         unenforceable,
         capture_defaults: api_args.capture_defaults(),
-        control: Some(local.clone()),
+        control: Some(control.clone()),
         captures: Some(local),
     };
     let listener = tokio::net::TcpListener::bind(&api_args.listen)
@@ -266,6 +277,13 @@ async fn run_api(store_args: StoreArgs, api_args: ApiArgs, worker_args: Option<W
     let (stop, stopped) = shutdown_signal();
     tokio::spawn(stop);
     let mut state = AppState::new(store.clone(), config);
+    let internal = match (&worker, &worker_args) {
+        (Some(worker), Some(args)) => {
+            let host = worker.config.host.clone();
+            internal::serve(args, &store, &host, worker.executors.clone(), wait(stopped.clone())).await?
+        }
+        _ => None,
+    };
     let worker = worker.map(|worker| {
         state.wake = Some(wake);
         tokio::spawn(sluice_worker::run(worker, wait(stopped.clone())))
@@ -284,7 +302,7 @@ async fn run_api(store_args: StoreArgs, api_args: ApiArgs, worker_args: Option<W
             let router = sluice_broker::router(sluice_broker::BrokerState {
                 store: store.clone(),
                 wake: Some(broker_wake.clone()),
-                control: Some(Arc::new(sluice_worker::executors::LocalExecutors::new(store.clone(), objects.clone()))),
+                control: Some(control.clone()),
             });
             let limits = sluice_api::listener::HttpLimits {
                 max_body_bytes: sluice_broker::MAX_BODY_BYTES,
@@ -313,6 +331,9 @@ async fn run_api(store_args: StoreArgs, api_args: ApiArgs, worker_args: Option<W
     }
     if let Some(worker) = worker {
         worker.await?;
+    }
+    if let Some((_, serving)) = internal {
+        let _ = tokio::time::timeout(HTTP_DRAIN_DEADLINE, serving).await;
     }
     store.close().await;
     tracing::info!("sluice stopped");

@@ -2,9 +2,9 @@
 //! re-plan, bind, exec, files, durable commands, snapshots) goes through
 //! [`Executors`], whoever makes it (the workspaces API, the broker). The
 //! part of sluice that reaches executors implements it: on this host, over
-//! each executor's control socket with [`daemon::DaemonClient`]; a later
-//! implementation routes a call to the host that runs the executor. The
-//! callers only know the port and its closed error.
+//! each executor's control socket with [`daemon::DaemonClient`]; across
+//! hosts, routed to a worker of the executor's host, which makes it there.
+//! The callers only know the port and its closed error.
 
 pub mod daemon;
 
@@ -28,6 +28,10 @@ pub enum ExecutorError {
     /// say): a matter of where the call was sent, not of the executor.
     #[error("{0}")]
     NotHere(String),
+    /// The executor runs on another host, and no worker of that host
+    /// answered: try again once it is back.
+    #[error("host {host} does not answer: {reason}")]
+    HostUnavailable { host: String, reason: String },
 }
 
 impl ExecutorError {

@@ -280,6 +280,20 @@ impl Store {
             .collect()
     }
 
+    /// Where a worker of `host` serves its internal API: the one that beat
+    /// last among those whose heartbeat is fresh and that serve one.
+    pub async fn worker_address(&self, host: &str) -> Result<Option<String>, StoreError> {
+        let row = self
+            .pool
+            .fetch_optional(
+                "SELECT internal_url FROM workers WHERE host = $1 AND internal_url IS NOT NULL AND fresh_until >= $2 \
+                 ORDER BY heartbeat_at DESC, id LIMIT 1",
+                args![host, now_ms()],
+            )
+            .await?;
+        row.map(|r| r.text("internal_url")).transpose()
+    }
+
     /// Every host known to the fleet, with its load.
     pub async fn hosts(&self) -> Result<Vec<HostRecord>, StoreError> {
         let mut tx = self.pool.begin().await?;

@@ -135,6 +135,15 @@ impl Sealer {
             .map_err(|_| StoreError::Seal("a sealed secret does not open with the configured key".into()))
     }
 
+    /// A secret derived from the key for one purpose (`label`): every
+    /// process holding the key derives the same, and none reveals the key.
+    pub fn derived_secret(&self, label: &str) -> Secret<[u8; 32]> {
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.digest_key).expect("HMAC accepts any key length");
+        mac.update(b"sluice derived secret v1/");
+        mac.update(label.as_bytes());
+        Secret(mac.finalize().into_bytes().into())
+    }
+
     /// A keyed digest (HMAC-SHA-256, hex) of data that may contain secrets.
     pub fn keyed_digest(&self, data: &[u8]) -> String {
         let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.digest_key).expect("HMAC accepts any key length");

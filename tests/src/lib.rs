@@ -3,6 +3,7 @@
 
 pub mod broker;
 pub mod capture;
+pub mod hosts;
 pub mod s3;
 pub mod server;
 

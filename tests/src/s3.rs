@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-const ACCESS_KEY: &str = "sluice-test-access";
-const SECRET_KEY: &str = "sluice-test-secret-key-0123456789";
+pub const ACCESS_KEY: &str = "sluice-test-access";
+pub const SECRET_KEY: &str = "sluice-test-secret-key-0123456789";
 pub const BUCKET: &str = "sluice-captures";
 
-fn binary() -> Option<PathBuf> {
+pub fn binary() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("SLUICE_TEST_S3S_FS") {
         return Some(path.into());
     }
@@ -20,6 +20,18 @@ fn binary() -> Option<PathBuf> {
         .map(|dir| dir.join("s3s-fs"))
         .chain([PathBuf::from("/var/tmp/sluice-tools/bin/s3s-fs")])
         .find(|p| p.is_file())
+}
+
+/// The environment a sluice process needs to use the bucket at `endpoint`.
+pub fn env_for(endpoint: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("AWS_ENDPOINT", endpoint.to_owned()),
+        ("AWS_ACCESS_KEY_ID", ACCESS_KEY.into()),
+        ("AWS_SECRET_ACCESS_KEY", SECRET_KEY.into()),
+        ("AWS_REGION", "us-east-1".into()),
+        ("AWS_ALLOW_HTTP", "true".into()),
+        ("AWS_VIRTUAL_HOSTED_STYLE_REQUEST", "false".into()),
+    ]
 }
 
 pub struct S3Server {
@@ -74,14 +86,7 @@ impl S3Server {
 
     /// The environment a sluice process needs to use the bucket.
     pub fn env(&self) -> Vec<(&'static str, String)> {
-        vec![
-            ("AWS_ENDPOINT", format!("http://127.0.0.1:{}", self.port)),
-            ("AWS_ACCESS_KEY_ID", ACCESS_KEY.into()),
-            ("AWS_SECRET_ACCESS_KEY", SECRET_KEY.into()),
-            ("AWS_REGION", "us-east-1".into()),
-            ("AWS_ALLOW_HTTP", "true".into()),
-            ("AWS_VIRTUAL_HOSTED_STYLE_REQUEST", "false".into()),
-        ]
+        env_for(&format!("http://127.0.0.1:{}", self.port))
     }
 
     /// The secret key, which must never reach an executor.

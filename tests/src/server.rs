@@ -30,6 +30,9 @@ pub struct Options {
     pub env: Vec<(String, String)>,
     /// Runs the server as this uid (and gid) instead of the test's own.
     pub run_as: Option<u32>,
+    /// Runs the server in this network namespace, listening on all its
+    /// addresses and reached at `reach` (an address inside it).
+    pub netns: Option<(String, String)>,
 }
 
 impl Options {
@@ -41,7 +44,14 @@ impl Options {
             args: Vec::new(),
             env: Vec::new(),
             run_as: None,
+            netns: None,
         }
+    }
+
+    /// Runs in the network namespace `name`, reached at `address` there.
+    pub fn netns(mut self, name: &str, address: &str) -> Options {
+        self.netns = Some((name.to_owned(), address.to_owned()));
+        self
     }
 
     pub fn command(command: &'static str) -> Options {
@@ -105,9 +115,18 @@ impl Server {
     /// Starts the command; an HTTP one is waited for until healthy.
     pub async fn start_with(data_dir: &Path, options: Options) -> Server {
         let port = free_port();
-        let listen = format!("127.0.0.1:{port}");
+        let (listen, base) = match &options.netns {
+            Some((_, address)) => (format!("0.0.0.0:{port}"), format!("http://{address}:{port}")),
+            None => (format!("127.0.0.1:{port}"), format!("http://127.0.0.1:{port}")),
+        };
         let http = options.command != "worker";
         let mut cmd = match options.run_as {
+            _ if options.netns.is_some() => {
+                let (name, _) = options.netns.as_ref().unwrap();
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", name]).arg(sluice_binary());
+                c
+            }
             Some(uid) => {
                 let mut c = Command::new("/usr/bin/setpriv");
                 c.arg(format!("--reuid={uid}")).arg(format!("--regid={uid}")).args(["--clear-groups", "--"]);
@@ -145,14 +164,8 @@ impl Server {
             drain(child.stderr.take().unwrap(), output.clone()),
         ];
         // Owned by the Server from here, so a failed start still stops the process.
-        let mut server = Server {
-            child: Some(child),
-            output,
-            readers,
-            base: format!("http://127.0.0.1:{port}"),
-            token: String::new(),
-            client: crate::http_client(),
-        };
+        let mut server =
+            Server { child: Some(child), output, readers, base, token: String::new(), client: crate::http_client() };
         if !http {
             return server;
         }

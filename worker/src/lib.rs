@@ -9,6 +9,7 @@
 //! still tries to write is refused.
 
 pub mod cadence;
+pub mod cluster;
 pub mod collect;
 pub mod error;
 mod exec_job;
@@ -17,6 +18,7 @@ pub mod objects;
 pub mod packs;
 pub mod reconcile;
 pub mod registrar;
+pub mod remote;
 pub mod runtime;
 pub mod snapshots;
 mod sweeps;

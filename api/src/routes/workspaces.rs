@@ -427,6 +427,7 @@ fn daemon_failed(e: sluice_executor::ExecutorError) -> ApiError {
             ApiError::conflict(e.to_string(), Some("daemon-unreachable"))
         }
         ExecutorError::Refused { .. } => ApiError::conflict(e.to_string(), Some("daemon-refused")),
+        ExecutorError::HostUnavailable { .. } => ApiError::ServiceUnavailable(e.to_string()),
     }
 }
 

@@ -1,0 +1,51 @@
+//! The worker's internal API (its host's executors, served to the rest of
+//! sluice), and the executor port of a process that routes its calls to
+//! the executors' hosts.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use sluice_store::Store;
+use sluice_worker::cluster::ClusterTls;
+use sluice_worker::remote::{RoutedExecutors, Serving};
+
+use crate::config::WorkerArgs;
+
+/// The name a process that only calls out puts in its certificate.
+const CALLER_NAME: &str = "sluice-caller";
+
+/// Serves the worker's internal API when it is asked for: answers its URL,
+/// and the task serving it until `shutdown` resolves.
+pub async fn serve(
+    args: &WorkerArgs,
+    store: &Store,
+    host: &str,
+    local: Arc<dyn sluice_executor::Executors>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<Option<(String, tokio::task::JoinHandle<std::io::Result<()>>)>> {
+    let (Some(listen), Some((url, name))) = (&args.internal_listen, args.advertised()?) else { return Ok(None) };
+    let tls = ClusterTls::new(store.sealer(), &[name]).context("the internal API's certificate")?;
+    let acceptor = tokio_rustls::TlsAcceptor::from(tls.server_config()?);
+    let listener = tokio::net::TcpListener::bind(listen).await.with_context(|| format!("cannot listen on {listen}"))?;
+    tracing::info!(address = %listener.local_addr()?, advertised = %url, "internal API listening (cluster credential)");
+    let router = sluice_worker::remote::router(Serving { store: store.clone(), host: host.to_owned(), local });
+    let limits = sluice_api::listener::HttpLimits {
+        idle_timeout: std::time::Duration::from_secs(16 * 60),
+        max_body_bytes: sluice_worker::remote::MAX_CALL_BYTES,
+        ..Default::default()
+    };
+    let serving = sluice_api::listener::serve_over(router, listener, limits, Some(acceptor), shutdown);
+    Ok(Some((url, tokio::spawn(serving))))
+}
+
+/// The executor port of an API or broker: calls for executors of `here`
+/// (this process's own worker's host) or of no recorded host go through
+/// `local`; the others to a worker of their host.
+pub fn routed(
+    store: &Store,
+    here: Option<String>,
+    local: Arc<dyn sluice_executor::Executors>,
+) -> anyhow::Result<Arc<RoutedExecutors>> {
+    let tls = ClusterTls::new(store.sealer(), &[CALLER_NAME.to_owned()]).context("the cluster credential")?;
+    Ok(Arc::new(RoutedExecutors::new(store.clone(), here, local, &tls)?))
+}

@@ -1,0 +1,199 @@
+//! sluice across hosts, end to end: PostgreSQL, s3s-fs and one `sluice
+//! api` in a hub namespace, and two `sluice worker`s each in a namespace of
+//! its own joined to the hub by a veth pair, so the API reaches a host's
+//! executors only through its worker's advertised address. Executors are
+//! placed on both hosts and every call into them is routed there; a worker
+//! killed outright leaves its host unreachable (503 naming it, then its
+//! executors retained as `host-unreachable`, nothing removed); started
+//! again, it adopts them, and a stop drains them as on one host.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use sluice_tests::capture::{session, sh_ok, workspace_body};
+use sluice_tests::hosts::{HubObjects, HubPostgres, Network};
+use sluice_tests::server::{DataDir, Options, Server};
+
+const GRACE_SECONDS: &str = "3";
+const WITHIN: Duration = Duration::from_secs(90);
+
+struct Host {
+    n: u8,
+    namespace: String,
+    dir: DataDir,
+}
+
+fn worker(network: &Network, objects: &HubObjects, db: &HubPostgres, seal_key: &str, host: &Host) -> Options {
+    let hub = network.hub_address(host.n);
+    let options = Options::command("worker")
+        .database(Some(&db.url(&hub)))
+        .netns(&host.namespace, &network.host_address(host.n))
+        .arg("--seal-key-file")
+        .arg(seal_key)
+        .arg("--runtime")
+        .arg("local")
+        .arg("--host-name")
+        .arg(format!("host-{}", host.n))
+        .arg("--internal-listen")
+        .arg(format!("{}:7421", network.host_address(host.n)))
+        .arg("--host-grace-seconds")
+        .arg(GRACE_SECONDS)
+        .arg("--lease-seconds")
+        .arg("3");
+    objects.options(options, &hub)
+}
+
+async fn fleet(api: &Server) -> Value {
+    let (status, fleet) = api.get("/v1/workers").await;
+    assert_eq!(status, 200, "{fleet}");
+    fleet
+}
+
+async fn wait_for_workers(api: &Server, healthy: usize) -> Value {
+    let deadline = tokio::time::Instant::now() + WITHIN;
+    loop {
+        let fleet = fleet(api).await;
+        let live = fleet["items"].as_array().unwrap().iter().filter(|w| w["health"] == "healthy").count();
+        if live == healthy {
+            return fleet;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{healthy} workers never joined: {fleet}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The host a workspace's current executor was placed on.
+async fn host_of(api: &Server, id: &str) -> String {
+    let (_, workspace) = api.get(&format!("/v1/workspaces/{id}?ownerUserId=alice")).await;
+    let run_id = workspace["runtime"]["runId"].as_str().unwrap().to_owned();
+    let (_, attempts) = api.get(&format!("/v1/workspaces/{id}/attempts?ownerUserId=alice")).await;
+    let attempt = attempts["items"].as_array().unwrap().iter().find(|a| a["attemptId"] == run_id.as_str());
+    attempt.and_then(|a| a["host"].as_str()).unwrap_or_default().to_owned()
+}
+
+#[tokio::test]
+async fn executors_on_two_hosts_are_reached_through_their_workers_and_a_dead_host_loses_nothing() {
+    let Some(mut network) = Network::new() else { return };
+    let db = HubPostgres::start(&network);
+    let Some(objects) = HubObjects::start(&network) else {
+        assert!(std::env::var_os("CI").is_none(), "CI needs s3s-fs");
+        return;
+    };
+    let api_dir = DataDir::new();
+    let seal_key = api_dir.root().join("seal-key");
+    std::fs::write(&seal_key, format!("{}\n", "5a".repeat(32))).unwrap();
+    let seal_key = seal_key.display().to_string();
+    let api = Server::start_with(
+        &api_dir.path(),
+        Options::command("api")
+            .database(Some(&db.url(&network.hub_address(0))))
+            .netns(&network.hub(), &network.hub_address(0))
+            .arg("--seal-key-file")
+            .arg(&seal_key),
+    )
+    .await;
+    let hosts: Vec<Host> = (0..2)
+        .map(|_| {
+            let (n, namespace) = network.add_host();
+            Host { n, namespace, dir: DataDir::new() }
+        })
+        .collect();
+    let mut workers: Vec<Option<Server>> = Vec::new();
+    for host in &hosts {
+        let options = worker(&network, &objects, &db, &seal_key, host);
+        workers.push(Some(Server::start_with(&host.dir.path(), options).await));
+    }
+    let joined = wait_for_workers(&api, 2).await;
+    for (worker, host) in joined["items"].as_array().unwrap().iter().zip(&hosts) {
+        let advertised = format!("https://{}:7421", network.host_address(host.n));
+        assert_eq!(worker["internalUrl"], advertised.as_str(), "{joined}");
+    }
+
+    // Two capture-sourced workspaces: one on each host (least loaded first).
+    let mut ids = Vec::new();
+    let mut sessions = Vec::new();
+    for launch in ["one", "two"] {
+        let session = session(&api, None).await;
+        let (status, created) = api.post("/v1/workspaces", &workspace_body(&session, launch, None)).await;
+        assert_eq!(status, 202, "{created}");
+        let id = created["workspaceId"].as_str().unwrap().to_owned();
+        let ready = api.wait_for("alice", &id, WITHIN, |w| w["status"] == "ready" || w["status"] == "failed").await;
+        assert_eq!(ready["status"], "ready", "{ready}\n{}", workers[0].as_ref().unwrap().output());
+        ids.push(id);
+        sessions.push(session);
+    }
+    let placed = [host_of(&api, &ids[0]).await, host_of(&api, &ids[1]).await];
+    assert_eq!(placed, ["host-1", "host-2"], "one executor on each host");
+
+    // Every call is routed to the executor's host: exec (a job of its
+    // host's worker), capture status, flush and re-plan, bind (the API's
+    // own calls, through the worker's internal API).
+    for (i, id) in ids.iter().enumerate() {
+        let written =
+            sh_ok(&api, id, &format!("mkdir -p /workspace/w && echo from-{i} > /workspace/w/f && cat /workspace/w/f"))
+                .await;
+        assert_eq!(written.trim(), format!("from-{i}"));
+        let (status, capture) = api.get(&format!("/v1/workspaces/{id}/capture?ownerUserId=alice")).await;
+        assert_eq!(status, 200, "{capture}");
+        let (status, flushed) = api
+            .post(&format!("/v1/workspaces/{id}/capture/flush"), &json!({"ownerUserId": "alice", "kind": "suspend"}))
+            .await;
+        assert_eq!(status, 200, "{flushed}");
+        let (status, replanned) =
+            api.post(&format!("/v1/workspaces/{id}/capture/replan"), &json!({"ownerUserId": "alice"})).await;
+        assert_eq!(status, 200, "{replanned}");
+    }
+
+    // Host 1's worker is killed outright: calls into its executor answer
+    // 503 naming the host, never hang.
+    workers[0].take().unwrap().kill();
+    let started = tokio::time::Instant::now();
+    let response = api
+        .client
+        .get(format!("{}/v1/workspaces/{}/capture?ownerUserId=alice", api.base, ids[0]))
+        .bearer_auth(&api.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 503);
+    assert!(response.headers().contains_key("retry-after"));
+    let body: Value = response.json().await.unwrap();
+    assert!(body["message"].as_str().unwrap().contains("host-1"), "{body}");
+    assert!(started.elapsed() < Duration::from_secs(20), "answered in {:?}", started.elapsed());
+    // Host 2 goes on.
+    assert_eq!(sh_ok(&api, &ids[1], "cat /workspace/w/f").await.trim(), "from-1");
+
+    // After the grace, its executor is retained for the host, not removed.
+    let retained = api.wait_for("alice", &ids[0], WITHIN, |w| w["status"] == "retained").await;
+    assert_eq!(retained["captureDrain"]["retained"]["reason"], "host-unreachable", "{retained}");
+    let fleet_now = fleet(&api).await;
+    let host_one = fleet_now["hosts"].as_array().unwrap().iter().find(|h| h["name"] == "host-1").unwrap().clone();
+    assert_eq!(host_one["state"], "unreachable", "{fleet_now}");
+    assert!(!hosts[0].dir.live_local_executors().is_empty(), "its executor still runs on its host");
+
+    // Started again, the worker adopts it: ready, and its files are there.
+    let options = worker(&network, &objects, &db, &seal_key, &hosts[0]);
+    workers[0] = Some(Server::start_with(&hosts[0].dir.path(), options).await);
+    let ready = api.wait_for("alice", &ids[0], WITHIN, |w| w["status"] == "ready").await;
+    assert_eq!(ready["status"], "ready", "{ready}");
+    assert_eq!(sh_ok(&api, &ids[0], "cat /workspace/w/f").await.trim(), "from-0");
+
+    // A stop drains it as on one host: saved, then removed; the next
+    // executor of its session holds its files.
+    let (status, stopped) =
+        api.post(&format!("/v1/workspaces/{}/stop", ids[0]), &json!({"ownerUserId": "alice"})).await;
+    assert_eq!(status, 202, "{stopped}");
+    let gone = api.wait_for("alice", &ids[0], WITHIN, |w| w["status"] == "stopped").await;
+    assert_eq!(gone["captureDrain"]["state"], "stopped", "{gone}");
+    let (status, created) = api.post("/v1/workspaces", &workspace_body(&sessions[0], "one-again", None)).await;
+    assert_eq!(status, 202, "{created}");
+    let next = created["workspaceId"].as_str().unwrap().to_owned();
+    api.wait_for("alice", &next, WITHIN, |w| w["status"] == "ready").await;
+    assert_eq!(sh_ok(&api, &next, "cat /workspace/w/f").await.trim(), "from-0");
+
+    for worker in workers.into_iter().flatten() {
+        worker.stop();
+    }
+    api.stop();
+    drop(hosts);
+}

@@ -1,0 +1,139 @@
+//! The cluster credential. Every sluice process of an install derives the
+//! same certificate authority from the shared seal key, and issues itself
+//! a certificate under it. A worker serves its internal API with its
+//! certificate and accepts only callers that present one; the rest of
+//! sluice calls it presenting its own. Nothing that lacks the key (an
+//! executor's workload, another install) can get either side.
+
+use std::sync::Arc;
+
+use rcgen::{
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
+    KeyUsagePurpose, PKCS_ED25519,
+};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use sluice_store::Sealer;
+
+/// Why the credential could not be made.
+#[derive(Debug, thiserror::Error)]
+#[error("cluster credential: {0}")]
+pub struct ClusterTlsError(String);
+
+impl ClusterTlsError {
+    pub(crate) fn from_message(message: String) -> ClusterTlsError {
+        ClusterTlsError(message)
+    }
+}
+
+fn failed(e: impl std::fmt::Display) -> ClusterTlsError {
+    ClusterTlsError(e.to_string())
+}
+
+/// This process's certificate under the install's authority.
+#[derive(Debug)]
+pub struct ClusterTls {
+    authority: CertificateDer<'static>,
+    certificate: CertificateDer<'static>,
+    key: PrivatePkcs8KeyDer<'static>,
+}
+
+/// An Ed25519 key as PKCS#8 (RFC 8410) from its 32-byte seed.
+fn ed25519_pkcs8(seed: &[u8; 32]) -> Vec<u8> {
+    const PREFIX: [u8; 16] =
+        [0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20];
+    let mut der = PREFIX.to_vec();
+    der.extend_from_slice(seed);
+    der
+}
+
+fn authority_params() -> CertificateParams {
+    let mut params = CertificateParams::default();
+    let mut name = DistinguishedName::new();
+    name.push(DnType::CommonName, "sluice cluster authority");
+    params.distinguished_name = name;
+    params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
+    params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+    params.serial_number = Some(rcgen::SerialNumber::from(vec![1]));
+    params
+}
+
+impl ClusterTls {
+    /// The authority from `sealer`'s key, and a fresh certificate under it
+    /// for `names` (the host names or addresses this process is reached at;
+    /// a process that only calls out may give any).
+    pub fn new(sealer: &Sealer, names: &[String]) -> Result<ClusterTls, ClusterTlsError> {
+        let seed = sealer.derived_secret("cluster authority");
+        let pkcs8 = PrivatePkcs8KeyDer::from(ed25519_pkcs8(seed.expose()));
+        let authority_key = KeyPair::from_pkcs8_der_and_sign_algo(&pkcs8, &PKCS_ED25519).map_err(failed)?;
+        let authority = authority_params().self_signed(&authority_key).map_err(failed)?;
+        let issuer = Issuer::new(authority_params(), authority_key);
+
+        let key = KeyPair::generate_for(&PKCS_ED25519).map_err(failed)?;
+        let mut params = CertificateParams::new(names.to_vec()).map_err(failed)?;
+        let mut name = DistinguishedName::new();
+        name.push(DnType::CommonName, "sluice cluster member");
+        params.distinguished_name = name;
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth, ExtendedKeyUsagePurpose::ClientAuth];
+        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+        let certificate = params.signed_by(&key, &issuer).map_err(failed)?;
+        Ok(ClusterTls {
+            authority: authority.der().clone(),
+            certificate: certificate.der().clone(),
+            key: PrivatePkcs8KeyDer::from(key.serialize_der()),
+        })
+    }
+
+    fn roots(&self) -> Result<Arc<rustls::RootCertStore>, ClusterTlsError> {
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(self.authority.clone()).map_err(failed)?;
+        Ok(Arc::new(roots))
+    }
+
+    fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+        Arc::new(rustls::crypto::ring::default_provider())
+    }
+
+    /// What a worker's internal API serves with: its certificate, and only
+    /// callers presenting one of the same authority.
+    pub fn server_config(&self) -> Result<Arc<rustls::ServerConfig>, ClusterTlsError> {
+        let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(self.roots()?, Self::provider())
+            .build()
+            .map_err(failed)?;
+        let config = rustls::ServerConfig::builder_with_provider(Self::provider())
+            .with_safe_default_protocol_versions()
+            .map_err(failed)?
+            .with_client_cert_verifier(verifier)
+            .with_single_cert(vec![self.certificate.clone()], PrivateKeyDer::Pkcs8(self.key.clone_key()))
+            .map_err(failed)?;
+        Ok(Arc::new(config))
+    }
+
+    /// What a caller of a worker's internal API connects with: it trusts
+    /// only the authority, and presents its own certificate.
+    pub fn client_config(&self) -> Result<rustls::ClientConfig, ClusterTlsError> {
+        rustls::ClientConfig::builder_with_provider(Self::provider())
+            .with_safe_default_protocol_versions()
+            .map_err(failed)?
+            .with_root_certificates(self.roots()?)
+            .with_client_auth_cert(vec![self.certificate.clone()], PrivateKeyDer::Pkcs8(self.key.clone_key()))
+            .map_err(failed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_key_one_authority_and_each_process_its_own_certificate() {
+        let sealer = Sealer::from_key([7; 32]);
+        let a = ClusterTls::new(&sealer, &["10.0.0.1".into()]).unwrap();
+        let b = ClusterTls::new(&sealer, &["worker-b".into()]).unwrap();
+        assert_eq!(a.authority, b.authority, "the authority is the key's, whoever derives it");
+        assert_ne!(a.certificate, b.certificate);
+        let other = ClusterTls::new(&Sealer::from_key([8; 32]), &["10.0.0.1".into()]).unwrap();
+        assert_ne!(a.authority, other.authority, "another key, another authority");
+        a.server_config().unwrap();
+        a.client_config().unwrap();
+    }
+}

@@ -1,0 +1,468 @@
+//! Executor calls across hosts. A worker serves its host's executors on an
+//! internal API (HTTPS, callers authenticated by the cluster credential);
+//! [`RoutedExecutors`] sends each call for an executor of another host to a
+//! worker of that host, and makes the others here. The serving worker
+//! finds the executor from its own records, never from the caller's word,
+//! and only for a run placed on its host.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Json;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::routing::post;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use sluice_executor::daemon::CommandCall;
+use sluice_executor::{ExecutorError, ExecutorFuture, Executors, RefusalCode, TakenSnapshot, Target};
+use sluice_protocol::capture::{BindRequest, Binds, CaptureStatus, FlushRequest, Replanned};
+use sluice_protocol::{CommandStatus, ExecRequest, ExecResponse, FileContents, FileRead, FileWrite};
+use sluice_store::Store;
+
+/// The path every call is posted to.
+pub const CALL_PATH: &str = "/internal/v1/executor-calls";
+
+/// The largest call or answer (a file write or read, base64, with room).
+pub const MAX_CALL_BYTES: usize = 64 << 20;
+
+/// The longest any one call may be given.
+const MAX_CALL_TIME: Duration = Duration::from_secs(15 * 60);
+
+/// How long a call without its own bound may take (as on the host).
+const CALL_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Time on top of a call's own bound for the hop between hosts.
+const HOP_MARGIN: Duration = Duration::from_secs(5);
+
+/// How long a worker's address is remembered before it is read again.
+const ADDRESS_TTL: Duration = Duration::from_secs(2);
+
+/// One call into an executor, as sent between hosts.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "call", rename_all = "kebab-case")]
+pub enum Call {
+    Healthy,
+    CaptureStatus { timeout_ms: u64 },
+    CaptureFlush { request: FlushRequest, timeout_ms: u64 },
+    CaptureReplan,
+    Bind { request: BindRequest },
+    ReadFile { request: FileRead },
+    WriteFile { request: FileWrite },
+    CommandStart { identity: String, request: ExecRequest },
+    CommandRead { identity: String },
+    CommandCancel { identity: String },
+    Snapshot { snapshot_id: String, dir: String },
+    Exec { request: ExecRequest, timeout_ms: u64 },
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallRequest {
+    pub run_id: String,
+    pub call: Call,
+}
+
+/// How a call ended, as answered between hosts: the port's closed error,
+/// or the value.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "kebab-case")]
+pub enum CallAnswer {
+    Ok { value: serde_json::Value },
+    Unreachable { message: String },
+    Refused { code: RefusalCode, message: String },
+    NotHere { message: String },
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WireSnapshot {
+    small_manifest: String,
+    bulk_manifest: String,
+    files: u64,
+    bytes: u64,
+}
+
+fn millis(d: Duration) -> u64 {
+    d.min(MAX_CALL_TIME).as_millis() as u64
+}
+
+// ---------------------------------------------------------------- serving
+
+/// What the internal API needs: the store, this host's name, and the
+/// executors of this host.
+#[derive(Clone)]
+pub struct Serving {
+    pub store: Store,
+    pub host: String,
+    pub local: Arc<dyn Executors>,
+}
+
+/// The internal API a worker serves to the rest of sluice.
+pub fn router(serving: Serving) -> axum::Router {
+    axum::Router::new()
+        .route(CALL_PATH, post(serve_call))
+        .layer(DefaultBodyLimit::max(MAX_CALL_BYTES))
+        .with_state(serving)
+}
+
+fn answer<T: Serialize>(result: Result<T, ExecutorError>) -> CallAnswer {
+    match result {
+        Ok(value) => match serde_json::to_value(value) {
+            Ok(value) => CallAnswer::Ok { value },
+            Err(e) => CallAnswer::Unreachable { message: format!("the answer does not serialize: {e}") },
+        },
+        Err(ExecutorError::Unreachable(message)) => CallAnswer::Unreachable { message },
+        Err(ExecutorError::Refused { code, message }) => CallAnswer::Refused { code, message },
+        Err(ExecutorError::NotHere(message)) => CallAnswer::NotHere { message },
+        Err(e @ ExecutorError::HostUnavailable { .. }) => CallAnswer::NotHere { message: e.to_string() },
+    }
+}
+
+async fn serve_call(State(serving): State<Serving>, Json(request): Json<CallRequest>) -> Json<CallAnswer> {
+    Json(make_call(&serving, request).await)
+}
+
+async fn make_call(serving: &Serving, request: CallRequest) -> CallAnswer {
+    let run = match serving.store.get_run(&request.run_id).await {
+        Ok(Some(run)) => run,
+        Ok(None) => return CallAnswer::NotHere { message: "no such executor".into() },
+        Err(e) => return CallAnswer::Unreachable { message: format!("the store: {e}") },
+    };
+    if run.host.as_deref() != Some(serving.host.as_str()) {
+        return CallAnswer::NotHere { message: format!("the executor is not on host {}", serving.host) };
+    }
+    let endpoint = match run.runtime.as_ref().filter(|_| run.runtime_removed_at.is_none()) {
+        Some(runtime) => match &runtime.endpoint {
+            Some(endpoint) => endpoint.clone(),
+            None => return CallAnswer::Unreachable { message: "the executor has no control endpoint".into() },
+        },
+        None => return CallAnswer::Unreachable { message: "the executor is not on its runtime".into() },
+    };
+    let target = Target { run_id: &run.id, endpoint: &endpoint };
+    let local = &serving.local;
+    let bounded = |ms: u64| Duration::from_millis(ms).min(MAX_CALL_TIME);
+    match request.call {
+        Call::Healthy => CallAnswer::Ok { value: serde_json::Value::Bool(local.healthy(target).await) },
+        Call::CaptureStatus { timeout_ms } => answer(local.capture_status(target, bounded(timeout_ms)).await),
+        Call::CaptureFlush { request, timeout_ms } => {
+            answer(local.capture_flush(target, request, bounded(timeout_ms)).await)
+        }
+        Call::CaptureReplan => answer(local.capture_replan(target).await),
+        Call::Bind { request } => answer(local.bind(target, request).await),
+        Call::ReadFile { request } => answer(local.read_file(target, request).await),
+        Call::WriteFile { request } => answer(local.write_file(target, request).await),
+        Call::CommandStart { identity, request } => {
+            answer(local.command(target, &identity, CommandCall::Start(request)).await)
+        }
+        Call::CommandRead { identity } => answer(local.command(target, &identity, CommandCall::Read).await),
+        Call::CommandCancel { identity } => answer(local.command(target, &identity, CommandCall::Cancel).await),
+        Call::Snapshot { snapshot_id, dir } => {
+            answer(local.snapshot(target, &snapshot_id, &dir).await.map(|t| WireSnapshot {
+                small_manifest: t.small_manifest,
+                bulk_manifest: t.bulk_manifest,
+                files: t.files,
+                bytes: t.bytes,
+            }))
+        }
+        Call::Exec { request, timeout_ms } => answer(local.exec(target, request, bounded(timeout_ms)).await),
+    }
+}
+
+// ---------------------------------------------------------------- calling
+
+/// Where a call for one executor goes.
+enum Route {
+    Here,
+    Host { host: String, url: String },
+}
+
+/// The executor port of a process that may not run the executor itself:
+/// calls for executors of this process's host (or of no recorded host) are
+/// made here, the others on a worker of their host.
+#[derive(Debug)]
+pub struct RoutedExecutors {
+    store: Store,
+    /// The host this process's own worker drives, if it runs one.
+    here: Option<String>,
+    local: Arc<dyn Executors>,
+    client: reqwest::Client,
+    /// A run's host never changes once placed.
+    hosts: Mutex<HashMap<String, Option<String>>>,
+    addresses: Mutex<HashMap<String, (Instant, Option<String>)>>,
+}
+
+impl RoutedExecutors {
+    pub fn new(
+        store: Store,
+        here: Option<String>,
+        local: Arc<dyn Executors>,
+        tls: &crate::cluster::ClusterTls,
+    ) -> Result<RoutedExecutors, crate::cluster::ClusterTlsError> {
+        let client = reqwest::Client::builder()
+            .use_preconfigured_tls(tls.client_config()?)
+            .connect_timeout(Duration::from_secs(3))
+            .pool_idle_timeout(Duration::from_secs(60))
+            .build()
+            .map_err(|e| crate::cluster::ClusterTlsError::from_message(e.to_string()))?;
+        Ok(RoutedExecutors {
+            store,
+            here,
+            local,
+            client,
+            hosts: Mutex::new(HashMap::new()),
+            addresses: Mutex::new(HashMap::new()),
+        })
+    }
+
+    async fn host_of(&self, run_id: &str) -> Result<Option<String>, ExecutorError> {
+        if let Some(host) = self.hosts.lock().unwrap().get(run_id) {
+            return Ok(host.clone());
+        }
+        let run =
+            self.store.get_run(run_id).await.map_err(|e| ExecutorError::Unreachable(format!("the store: {e}")))?;
+        let host = run.and_then(|r| r.host);
+        if host.is_some() {
+            let mut hosts = self.hosts.lock().unwrap();
+            if hosts.len() > 10_000 {
+                hosts.clear();
+            }
+            hosts.insert(run_id.to_owned(), host.clone());
+        }
+        Ok(host)
+    }
+
+    async fn address_of(&self, host: &str) -> Result<Option<String>, ExecutorError> {
+        if let Some((at, url)) = self.addresses.lock().unwrap().get(host)
+            && at.elapsed() < ADDRESS_TTL
+        {
+            return Ok(url.clone());
+        }
+        let url =
+            self.store.worker_address(host).await.map_err(|e| ExecutorError::Unreachable(format!("the store: {e}")))?;
+        self.addresses.lock().unwrap().insert(host.to_owned(), (Instant::now(), url.clone()));
+        Ok(url)
+    }
+
+    async fn route(&self, run_id: &str) -> Result<Route, ExecutorError> {
+        match self.host_of(run_id).await? {
+            None => Ok(Route::Here),
+            Some(host) if Some(&host) == self.here.as_ref() => Ok(Route::Here),
+            Some(host) => match self.address_of(&host).await? {
+                Some(url) => Ok(Route::Host { host, url }),
+                None => Err(ExecutorError::HostUnavailable {
+                    host,
+                    reason: "no worker of it is serving (its heartbeat stopped, or it has no --advertise-url)".into(),
+                }),
+            },
+        }
+    }
+
+    async fn send<T: DeserializeOwned>(
+        &self,
+        host: &str,
+        url: &str,
+        run_id: &str,
+        call: Call,
+        bound: Duration,
+    ) -> Result<T, ExecutorError> {
+        let unavailable = |reason: String| ExecutorError::HostUnavailable { host: host.to_owned(), reason };
+        let request = CallRequest { run_id: run_id.to_owned(), call };
+        let sent = self
+            .client
+            .post(format!("{}{CALL_PATH}", url.trim_end_matches('/')))
+            .timeout(bound.min(MAX_CALL_TIME) + HOP_MARGIN)
+            .json(&request)
+            .send()
+            .await
+            .map_err(|e| unavailable(describe(&e)))?;
+        if !sent.status().is_success() {
+            return Err(unavailable(format!("its worker answered {}", sent.status())));
+        }
+        let body = read_bounded(sent).await.map_err(unavailable)?;
+        let answer: CallAnswer =
+            serde_json::from_slice(&body).map_err(|e| unavailable(format!("its worker's answer: {e}")))?;
+        match answer {
+            CallAnswer::Ok { value } => serde_json::from_value(value)
+                .map_err(|e| ExecutorError::Unreachable(format!("the executor's answer does not read: {e}"))),
+            CallAnswer::Unreachable { message } => Err(ExecutorError::Unreachable(message)),
+            CallAnswer::Refused { code, message } => Err(ExecutorError::Refused { code, message }),
+            CallAnswer::NotHere { message } => Err(unavailable(message)),
+        }
+    }
+}
+
+/// A transport error in a few words: the message stays short, and names
+/// no address.
+fn describe(e: &reqwest::Error) -> String {
+    if e.is_timeout() {
+        "its worker did not answer in time".into()
+    } else if e.is_connect() {
+        "its worker cannot be reached".into()
+    } else if e.is_body() || e.is_decode() {
+        "its worker's answer broke off".into()
+    } else {
+        "the call to its worker failed".into()
+    }
+}
+
+async fn read_bounded(mut response: reqwest::Response) -> Result<Vec<u8>, String> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| describe(&e))? {
+        if body.len() + chunk.len() > MAX_CALL_BYTES {
+            return Err(format!("its worker's answer is over {MAX_CALL_BYTES} bytes"));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+impl Executors for RoutedExecutors {
+    fn healthy<'a>(&'a self, target: Target<'a>) -> std::pin::Pin<Box<dyn Future<Output = bool> + Send + 'a>> {
+        Box::pin(async move {
+            match self.route(target.run_id).await {
+                Ok(Route::Here) => self.local.healthy(target).await,
+                Ok(Route::Host { host, url }) => {
+                    let answer = self.send(&host, &url, target.run_id, Call::Healthy, Duration::from_secs(5)).await;
+                    answer.unwrap_or(false)
+                }
+                Err(_) => false,
+            }
+        })
+    }
+
+    fn capture_status<'a>(&'a self, target: Target<'a>, timeout: Duration) -> ExecutorFuture<'a, CaptureStatus> {
+        Box::pin(async move {
+            match self.route(target.run_id).await? {
+                Route::Here => self.local.capture_status(target, timeout).await,
+                Route::Host { host, url } => {
+                    let call = Call::CaptureStatus { timeout_ms: millis(timeout) };
+                    self.send(&host, &url, target.run_id, call, timeout).await
+                }
+            }
+        })
+    }
+
+    fn capture_flush<'a>(
+        &'a self,
+        target: Target<'a>,
+        request: FlushRequest,
+        timeout: Duration,
+    ) -> ExecutorFuture<'a, CaptureStatus> {
+        Box::pin(async move {
+            match self.route(target.run_id).await? {
+                Route::Here => self.local.capture_flush(target, request, timeout).await,
+                Route::Host { host, url } => {
+                    let call = Call::CaptureFlush { request, timeout_ms: millis(timeout) };
+                    self.send(&host, &url, target.run_id, call, timeout).await
+                }
+            }
+        })
+    }
+
+    fn capture_replan<'a>(&'a self, target: Target<'a>) -> ExecutorFuture<'a, Replanned> {
+        Box::pin(async move {
+            match self.route(target.run_id).await? {
+                Route::Here => self.local.capture_replan(target).await,
+                Route::Host { host, url } => {
+                    self.send(&host, &url, target.run_id, Call::CaptureReplan, CALL_TIMEOUT).await
+                }
+            }
+        })
+    }
+
+    fn bind<'a>(&'a self, target: Target<'a>, request: BindRequest) -> ExecutorFuture<'a, Binds> {
+        Box::pin(async move {
+            match self.route(target.run_id).await? {
+                Route::Here => self.local.bind(target, request).await,
+                Route::Host { host, url } => {
+                    self.send(&host, &url, target.run_id, Call::Bind { request }, CALL_TIMEOUT).await
+                }
+            }
+        })
+    }
+
+    fn read_file<'a>(&'a self, target: Target<'a>, request: FileRead) -> ExecutorFuture<'a, FileContents> {
+        Box::pin(async move {
+            match self.route(target.run_id).await? {
+                Route::Here => self.local.read_file(target, request).await,
+                Route::Host { host, url } => {
+                    self.send(&host, &url, target.run_id, Call::ReadFile { request }, CALL_TIMEOUT).await
+                }
+            }
+        })
+    }
+
+    fn write_file<'a>(&'a self, target: Target<'a>, request: FileWrite) -> ExecutorFuture<'a, ()> {
+        Box::pin(async move {
+            match self.route(target.run_id).await? {
+                Route::Here => self.local.write_file(target, request).await,
+                Route::Host { host, url } => {
+                    self.send(&host, &url, target.run_id, Call::WriteFile { request }, CALL_TIMEOUT).await
+                }
+            }
+        })
+    }
+
+    fn command<'a>(
+        &'a self,
+        target: Target<'a>,
+        identity: &'a str,
+        call: CommandCall,
+    ) -> ExecutorFuture<'a, CommandStatus> {
+        Box::pin(async move {
+            match self.route(target.run_id).await? {
+                Route::Here => self.local.command(target, identity, call).await,
+                Route::Host { host, url } => {
+                    let identity = identity.to_owned();
+                    let call = match call {
+                        CommandCall::Start(request) => Call::CommandStart { identity, request },
+                        CommandCall::Read => Call::CommandRead { identity },
+                        CommandCall::Cancel => Call::CommandCancel { identity },
+                    };
+                    self.send(&host, &url, target.run_id, call, CALL_TIMEOUT).await
+                }
+            }
+        })
+    }
+
+    fn snapshot<'a>(
+        &'a self,
+        target: Target<'a>,
+        snapshot_id: &'a str,
+        dir: &'a str,
+    ) -> ExecutorFuture<'a, TakenSnapshot> {
+        Box::pin(async move {
+            match self.route(target.run_id).await? {
+                Route::Here => self.local.snapshot(target, snapshot_id, dir).await,
+                Route::Host { host, url } => {
+                    let call = Call::Snapshot { snapshot_id: snapshot_id.to_owned(), dir: dir.to_owned() };
+                    let t: WireSnapshot = self.send(&host, &url, target.run_id, call, MAX_CALL_TIME).await?;
+                    Ok(TakenSnapshot {
+                        small_manifest: t.small_manifest,
+                        bulk_manifest: t.bulk_manifest,
+                        files: t.files,
+                        bytes: t.bytes,
+                    })
+                }
+            }
+        })
+    }
+
+    fn exec<'a>(
+        &'a self,
+        target: Target<'a>,
+        request: ExecRequest,
+        timeout: Duration,
+    ) -> ExecutorFuture<'a, ExecResponse> {
+        Box::pin(async move {
+            match self.route(target.run_id).await? {
+                Route::Here => self.local.exec(target, request, timeout).await,
+                Route::Host { host, url } => {
+                    let call = Call::Exec { request, timeout_ms: millis(timeout) };
+                    self.send(&host, &url, target.run_id, call, timeout).await
+                }
+            }
+        })
+    }
+}
