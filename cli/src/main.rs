@@ -3,6 +3,7 @@
 mod bench;
 mod bench_capture;
 mod bench_ready;
+mod bench_routed;
 mod broker;
 mod capture;
 mod config;
@@ -74,6 +75,8 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Measure create → ready latency per runtime against starting the daemon bare.
     BenchReady(bench_ready::BenchReadyArgs),
+    /// Measure an exec routed through the executor's worker against the same exec made on its host.
+    BenchRouted(bench_routed::BenchRoutedArgs),
     /// Measure capture, incremental capture, restore and a no-change FINAL against restic.
     BenchCapture(bench_capture::BenchCaptureArgs),
     /// Operate the execution broker: tokens (leases) and admission, against the database.
@@ -118,6 +121,7 @@ async fn main() -> anyhow::Result<()> {
         cli.command,
         Command::Bench(_)
             | Command::BenchReady(_)
+            | Command::BenchRouted(_)
             | Command::BenchCapture(_)
             | Command::Retained(_)
             | Command::Recover(_)
@@ -163,6 +167,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Daemon(_) => unreachable!("handled before tracing starts"),
         Command::Bench(args) => bench::run(args).await,
         Command::BenchReady(args) => bench_ready::run(args).await,
+        Command::BenchRouted(args) => bench_routed::run(args).await,
         Command::BenchCapture(args) => bench_capture::run(args).await,
         Command::Gc(args) => gc::run(args).await,
         Command::Capture(command) => capture::run(command).await,
