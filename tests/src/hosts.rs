@@ -86,10 +86,11 @@ impl Network {
         (n, name)
     }
 
-    /// A command run inside namespace `name`.
+    /// A command run inside namespace `name` (its network only: the
+    /// filesystem, /sys included, is the machine's).
     pub fn command_in(&self, name: &str, program: impl AsRef<std::ffi::OsStr>) -> Command {
-        let mut command = Command::new("ip");
-        command.args(["netns", "exec", name]).arg(program);
+        let mut command = Command::new("nsenter");
+        command.arg(format!("--net=/run/netns/{name}")).arg("--").arg(program);
         command
     }
 }
@@ -156,7 +157,7 @@ impl HubPostgres {
             dir.path().display(),
             dir.path().display(),
         );
-        // `ip netns exec` needs root: enter the namespace, then become postgres.
+        // Entering a namespace needs root: enter it, then become postgres.
         let status = network
             .command_in(&network.hub(), "su")
             .args(["postgres", "-s", "/bin/sh", "-c", &start])

@@ -122,9 +122,11 @@ impl Server {
         let http = options.command != "worker";
         let mut cmd = match options.run_as {
             _ if options.netns.is_some() => {
+                // Only the network namespace: `ip netns exec` would also
+                // mount a sysfs of its own, without the host's cgroups.
                 let (name, _) = options.netns.as_ref().unwrap();
-                let mut c = Command::new("ip");
-                c.args(["netns", "exec", name]).arg(sluice_binary());
+                let mut c = Command::new("nsenter");
+                c.arg(format!("--net=/run/netns/{name}")).arg("--").arg(sluice_binary());
                 c
             }
             Some(uid) => {

@@ -9,7 +9,10 @@
 
 use std::time::Duration;
 
+use base64::Engine;
+use reqwest::Method;
 use serde_json::{Value, json};
+use sluice_tests::broker::{Answer, Broker};
 use sluice_tests::capture::{session, sh_ok, workspace_body};
 use sluice_tests::hosts::{HubObjects, HubPostgres, Network};
 use sluice_tests::server::{DataDir, Options, Server};
@@ -62,6 +65,72 @@ async fn wait_for_workers(api: &Server, healthy: usize) -> Value {
     }
 }
 
+/// The broker of the API in the hub: its self-signed certificate names
+/// `localhost`, which the client resolves to the hub's address.
+fn broker_client(dir: &DataDir, hub: &str, port: u16) -> (reqwest::Client, String) {
+    let cert = std::fs::read(dir.path().join("broker-tls/cert.pem")).expect("the broker wrote its certificate");
+    let client = reqwest::Client::builder()
+        .use_rustls_tls()
+        .tls_built_in_root_certs(false)
+        .add_root_certificate(reqwest::Certificate::from_pem(&cert).unwrap())
+        .resolve("localhost", format!("{hub}:{port}").parse().unwrap())
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    (client, format!("https://localhost:{port}/broker"))
+}
+
+fn b64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+fn unb64(text: &Value) -> Vec<u8> {
+    base64::engine::general_purpose::STANDARD.decode(text.as_str().unwrap_or_default()).unwrap()
+}
+
+/// Every broker call into the workspace, routed to its host: exec, a file
+/// written and read back, a durable command, a snapshot.
+async fn broker_calls(broker: &Broker, token: &str, id: &str, tag: &str) {
+    let call = |method: Method, path: String, body: Value| async move {
+        broker.call(method, &format!("/v1/workspaces/{id}{path}"), Some(token), Some(&body)).await
+    };
+    let pwd = call(Method::POST, "/exec".into(), json!({"argv": ["pwd"]})).await;
+    assert_eq!(pwd.status, 200, "{pwd:?}");
+    let root = String::from_utf8(unb64(&pwd.body["stdout_b64"])).unwrap().trim().to_owned();
+    let path = format!("{root}/proj/{tag}.txt");
+    let written =
+        call(Method::POST, "/files/write".into(), json!({"path": path, "contents_b64": b64(tag.as_bytes())})).await;
+    assert_eq!(written.status, 204, "{written:?}");
+    let read = call(Method::POST, "/files/read".into(), json!({"path": path})).await;
+    assert_eq!((read.status, unb64(&read.body["contents_b64"])), (200, tag.as_bytes().to_vec()), "{read:?}");
+    let started = call(Method::PUT, format!("/commands/{tag}.1"), json!({"argv": ["sh", "-c", "echo durable"]})).await;
+    assert_eq!(started.status, 202, "{started:?}");
+    let mut done = Value::Null;
+    for _ in 0..200 {
+        done = broker.get(&format!("/v1/workspaces/{id}/commands/{tag}.1"), token).await.body;
+        if done["state"] == "completed" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        (done["state"].as_str(), unb64(&done["stdout_b64"])),
+        (Some("completed"), b"durable\n".to_vec()),
+        "{done}"
+    );
+    let snapshot = broker
+        .client
+        .post(format!("{}/v1/workspaces/{id}/snapshots", broker.base))
+        .bearer_auth(token)
+        .header("idempotency-key", format!("snap-{tag}"))
+        .json(&json!({"dir": format!("{root}/proj")}))
+        .send()
+        .await
+        .unwrap();
+    let snapshot = Answer::of(snapshot).await;
+    assert!(snapshot.status == 200 || snapshot.status == 201, "{snapshot:?}");
+}
+
 /// The host a workspace's current executor was placed on.
 async fn host_of(api: &Server, id: &str) -> String {
     let (_, workspace) = api.get(&format!("/v1/workspaces/{id}?ownerUserId=alice")).await;
@@ -83,15 +152,21 @@ async fn executors_on_two_hosts_are_reached_through_their_workers_and_a_dead_hos
     let seal_key = api_dir.root().join("seal-key");
     std::fs::write(&seal_key, format!("{}\n", "5a".repeat(32))).unwrap();
     let seal_key = seal_key.display().to_string();
-    let api = Server::start_with(
+    let broker_port = sluice_tests::free_port();
+    let server = Server::start_with(
         &api_dir.path(),
         Options::command("api")
             .database(Some(&db.url(&network.hub_address(0))))
             .netns(&network.hub(), &network.hub_address(0))
             .arg("--seal-key-file")
-            .arg(&seal_key),
+            .arg(&seal_key)
+            .arg("--broker-listen")
+            .arg(format!("0.0.0.0:{broker_port}")),
     )
     .await;
+    let (client, base) = broker_client(&api_dir, &network.hub_address(0), broker_port);
+    let broker = Broker { server, base, client };
+    let api = &broker.server;
     let hosts: Vec<Host> = (0..2)
         .map(|_| {
             let (n, namespace) = network.add_host();
@@ -103,7 +178,7 @@ async fn executors_on_two_hosts_are_reached_through_their_workers_and_a_dead_hos
         let options = worker(&network, &objects, &db, &seal_key, host);
         workers.push(Some(Server::start_with(&host.dir.path(), options).await));
     }
-    let joined = wait_for_workers(&api, 2).await;
+    let joined = wait_for_workers(api, 2).await;
     for (worker, host) in joined["items"].as_array().unwrap().iter().zip(&hosts) {
         let advertised = format!("https://{}:7421", network.host_address(host.n));
         assert_eq!(worker["internalUrl"], advertised.as_str(), "{joined}");
@@ -113,7 +188,7 @@ async fn executors_on_two_hosts_are_reached_through_their_workers_and_a_dead_hos
     let mut ids = Vec::new();
     let mut sessions = Vec::new();
     for launch in ["one", "two"] {
-        let session = session(&api, None).await;
+        let session = session(api, None).await;
         let (status, created) = api.post("/v1/workspaces", &workspace_body(&session, launch, None)).await;
         assert_eq!(status, 202, "{created}");
         let id = created["workspaceId"].as_str().unwrap().to_owned();
@@ -122,15 +197,53 @@ async fn executors_on_two_hosts_are_reached_through_their_workers_and_a_dead_hos
         ids.push(id);
         sessions.push(session);
     }
-    let placed = [host_of(&api, &ids[0]).await, host_of(&api, &ids[1]).await];
+    let placed = [host_of(api, &ids[0]).await, host_of(api, &ids[1]).await];
     assert_eq!(placed, ["host-1", "host-2"], "one executor on each host");
+
+    // Two broker workspaces, one more on each host; every broker call into
+    // them is made on their host.
+    let store = ["--database-url", &db.url(&network.hub_address(0)), "--seal-key-file", &seal_key];
+    let token =
+        sluice_tests::broker::operate_with(&["token", "issue", "--instance", "fleet"], &store).trim().to_owned();
+    for tag in ["b1", "b2"] {
+        let acquired = broker
+            .client
+            .post(format!("{}/v1/workspaces", broker.base))
+            .bearer_auth(&token)
+            .header("idempotency-key", tag)
+            .json(&json!({"label": tag, "egress": {"allowed_domains": []}}))
+            .send()
+            .await
+            .unwrap();
+        let acquired = Answer::of(acquired).await;
+        assert_eq!(acquired.status, 201, "{acquired:?}");
+        let id = acquired.body["workspace_id"].as_str().unwrap().to_owned();
+        let mut state = Value::Null;
+        for _ in 0..900 {
+            state = broker.get(&format!("/v1/workspaces/{id}"), &token).await.body;
+            if state["state"] == "running" {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        if state["state"] != "running" {
+            let logs: Vec<String> = workers.iter().flatten().map(|w| w.output()).collect();
+            let tail: Vec<&str> =
+                logs.iter().flat_map(|l| l.lines().filter(|l| l.contains("WARN") || l.contains("ERROR"))).collect();
+            panic!("{state}\n{}", tail.join("\n"));
+        }
+        broker_calls(&broker, &token, &id, tag).await;
+    }
+    let loads: Vec<i64> =
+        fleet(api).await["hosts"].as_array().unwrap().iter().map(|h| h["load"].as_i64().unwrap()).collect();
+    assert_eq!(loads, [2, 2], "the broker's workspaces went one to each host");
 
     // Every call is routed to the executor's host: exec (a job of its
     // host's worker), capture status, flush and re-plan, bind (the API's
     // own calls, through the worker's internal API).
     for (i, id) in ids.iter().enumerate() {
         let written =
-            sh_ok(&api, id, &format!("mkdir -p /workspace/w && echo from-{i} > /workspace/w/f && cat /workspace/w/f"))
+            sh_ok(api, id, &format!("mkdir -p /workspace/w && echo from-{i} > /workspace/w/f && cat /workspace/w/f"))
                 .await;
         assert_eq!(written.trim(), format!("from-{i}"));
         let (status, capture) = api.get(&format!("/v1/workspaces/{id}/capture?ownerUserId=alice")).await;
@@ -142,6 +255,12 @@ async fn executors_on_two_hosts_are_reached_through_their_workers_and_a_dead_hos
         let (status, replanned) =
             api.post(&format!("/v1/workspaces/{id}/capture/replan"), &json!({"ownerUserId": "alice"})).await;
         assert_eq!(status, 200, "{replanned}");
+        let (status, bound) =
+            api.post(&format!("/v1/workspaces/{id}/bind"), &json!({"ownerUserId": "alice", "subpath": "w"})).await;
+        assert_eq!(status, 200, "{bound}");
+        let (status, unbound) =
+            api.post(&format!("/v1/workspaces/{id}/bind"), &json!({"ownerUserId": "alice", "subpath": ""})).await;
+        assert_eq!(status, 200, "{unbound}");
     }
 
     // Host 1's worker is killed outright: calls into its executor answer
@@ -161,12 +280,12 @@ async fn executors_on_two_hosts_are_reached_through_their_workers_and_a_dead_hos
     assert!(body["message"].as_str().unwrap().contains("host-1"), "{body}");
     assert!(started.elapsed() < Duration::from_secs(20), "answered in {:?}", started.elapsed());
     // Host 2 goes on.
-    assert_eq!(sh_ok(&api, &ids[1], "cat /workspace/w/f").await.trim(), "from-1");
+    assert_eq!(sh_ok(api, &ids[1], "cat /workspace/w/f").await.trim(), "from-1");
 
     // After the grace, its executor is retained for the host, not removed.
     let retained = api.wait_for("alice", &ids[0], WITHIN, |w| w["status"] == "retained").await;
     assert_eq!(retained["captureDrain"]["retained"]["reason"], "host-unreachable", "{retained}");
-    let fleet_now = fleet(&api).await;
+    let fleet_now = fleet(api).await;
     let host_one = fleet_now["hosts"].as_array().unwrap().iter().find(|h| h["name"] == "host-1").unwrap().clone();
     assert_eq!(host_one["state"], "unreachable", "{fleet_now}");
     assert!(!hosts[0].dir.live_local_executors().is_empty(), "its executor still runs on its host");
@@ -176,7 +295,7 @@ async fn executors_on_two_hosts_are_reached_through_their_workers_and_a_dead_hos
     workers[0] = Some(Server::start_with(&hosts[0].dir.path(), options).await);
     let ready = api.wait_for("alice", &ids[0], WITHIN, |w| w["status"] == "ready").await;
     assert_eq!(ready["status"], "ready", "{ready}");
-    assert_eq!(sh_ok(&api, &ids[0], "cat /workspace/w/f").await.trim(), "from-0");
+    assert_eq!(sh_ok(api, &ids[0], "cat /workspace/w/f").await.trim(), "from-0");
 
     // A stop drains it as on one host: saved, then removed; the next
     // executor of its session holds its files.
@@ -189,11 +308,11 @@ async fn executors_on_two_hosts_are_reached_through_their_workers_and_a_dead_hos
     assert_eq!(status, 202, "{created}");
     let next = created["workspaceId"].as_str().unwrap().to_owned();
     api.wait_for("alice", &next, WITHIN, |w| w["status"] == "ready").await;
-    assert_eq!(sh_ok(&api, &next, "cat /workspace/w/f").await.trim(), "from-0");
+    assert_eq!(sh_ok(api, &next, "cat /workspace/w/f").await.trim(), "from-0");
 
     for worker in workers.into_iter().flatten() {
         worker.stop();
     }
-    api.stop();
+    broker.server.stop();
     drop(hosts);
 }
