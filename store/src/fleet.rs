@@ -10,7 +10,7 @@ use crate::clock::now_ms;
 use crate::db::{BackendKind, DbRow, Tx, args};
 use crate::error::StoreError;
 use crate::jobs::{Lease, begin_fenced, enqueue};
-use crate::model::{HostState, JobKind, WorkspaceStatus};
+use crate::model::{DesiredState, HostState, JobKind, WorkspaceStatus};
 use crate::transitions::Subject;
 use sluice_domain::transition::{Change, Outcome};
 
@@ -65,17 +65,25 @@ pub enum Placement {
 
 /// The executors a host holds: placed there, and not removed from its
 /// runtime (a placed run not launched yet counts, a retained one too).
-const HOST_LOAD: &str = "SELECT COUNT(*) FROM runs r WHERE r.host = h.name AND r.runtime_removed_at IS NULL \
-     AND (r.runtime_adapter IS NOT NULL OR r.status = 'queued')";
+/// `queued` names the parameter that holds the queued status.
+fn host_load(queued: &str) -> String {
+    format!(
+        "SELECT COUNT(*) FROM runs r WHERE r.host = h.name AND r.runtime_removed_at IS NULL \
+         AND (r.runtime_adapter IS NOT NULL OR r.status = {queued})"
+    )
+}
 
-fn host_columns() -> String {
+/// A host's columns; `$1` is now and `queued` the parameter that holds the
+/// queued status.
+fn host_columns(queued: &str) -> String {
     format!(
         "h.name, h.state, h.state_changed_at, h.last_seen_at, h.cordoned_at, h.cordoned_by, h.forgotten_at, \
          h.forgotten_by, \
          (SELECT COUNT(*) FROM workers w WHERE w.host = h.name AND w.fresh_until >= $1) AS live_workers, \
          (SELECT CASE WHEN COUNT(*) > COUNT(w.capacity) THEN NULL ELSE MAX(w.capacity) END FROM workers w \
            WHERE w.host = h.name AND w.fresh_until >= $1) AS capacity, \
-         ({HOST_LOAD}) AS load"
+         ({}) AS load",
+        host_load(queued)
     )
 }
 
@@ -113,8 +121,8 @@ async fn live_runs_on(tx: &mut Tx, host: &str) -> Result<Vec<String>, StoreError
 }
 
 async fn hosts_in(tx: &mut Tx, now: i64) -> Result<Vec<HostRecord>, StoreError> {
-    let sql = format!("SELECT {} FROM hosts h ORDER BY h.name", host_columns());
-    tx.fetch_all(&sql, args![now]).await?.iter().map(host_from_row).collect()
+    let sql = format!("SELECT {} FROM hosts h ORDER BY h.name", host_columns("$2"));
+    tx.fetch_all(&sql, args![now, WorkspaceStatus::Queued.as_str()]).await?.iter().map(host_from_row).collect()
 }
 
 impl Store {
@@ -304,8 +312,8 @@ impl Store {
 
     /// One host, with its load; `None` when the fleet never knew it.
     pub async fn host(&self, name: &str) -> Result<Option<HostRecord>, StoreError> {
-        let sql = format!("SELECT {} FROM hosts h WHERE h.name = $2", host_columns());
-        let row = self.pool.fetch_optional(&sql, args![now_ms(), name]).await?;
+        let sql = format!("SELECT {} FROM hosts h WHERE h.name = $2", host_columns("$3"));
+        let row = self.pool.fetch_optional(&sql, args![now_ms(), name, WorkspaceStatus::Queued.as_str()]).await?;
         row.as_ref().map(host_from_row).transpose()
     }
 
@@ -339,9 +347,9 @@ impl Store {
             .pool
             .fetch_all(
                 "SELECT w.owner_user_id, w.id FROM workspaces w JOIN runs r ON r.id = w.current_run_id \
-                 WHERE r.host = $1 AND r.runtime_removed_at IS NULL AND w.desired_state = 'running' \
+                 WHERE r.host = $1 AND r.runtime_removed_at IS NULL AND w.desired_state = $2 \
                  ORDER BY w.created_at, w.id",
-                args![host],
+                args![host, DesiredState::Running.as_str()],
             )
             .await?;
         rows.iter().map(|r| Ok((r.text("owner_user_id")?, r.text("id")?))).collect()

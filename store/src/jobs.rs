@@ -12,7 +12,7 @@ use crate::Store;
 use crate::clock::now_ms;
 use crate::db::{BackendKind, Pool, Tx, args};
 use crate::error::StoreError;
-use crate::model::JobKind;
+use crate::model::{JobKind, WorkspaceStatus};
 
 /// A held job lease. Every write a job makes presents it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,13 +99,13 @@ pub(crate) async fn begin_fenced(pool: &Pool, lease: &Lease) -> Result<(Tx, i64)
 /// acts on, as the reconcile decision picks it (an earlier run's executor
 /// still on its runtime and not retained, else the current run's), or an
 /// exec run's executor. NULL (any worker) while that executor is not
-/// placed, or is gone from its runtime.
+/// placed, or is gone from its runtime. `$6` is the retained status.
 const JOB_HOST: &str = "CASE j.kind WHEN 'exec' THEN \
        (SELECT r.host FROM exec_runs e JOIN runs r ON r.id = e.attempt_id \
         WHERE e.id = j.subject AND r.runtime_removed_at IS NULL) \
      ELSE (SELECT CASE WHEN r.runtime_removed_at IS NULL THEN r.host END FROM runs r JOIN workspaces w ON w.id = r.workspace_id \
         WHERE r.workspace_id = j.subject AND (r.id = w.current_run_id OR (r.runtime_adapter IS NOT NULL \
-          AND r.runtime_removed_at IS NULL AND r.status <> 'retained')) \
+          AND r.runtime_removed_at IS NULL AND r.status <> $6)) \
         ORDER BY CASE WHEN r.id = w.current_run_id THEN 1 ELSE 0 END, r.created_at, r.id LIMIT 1) END";
 
 impl Store {
@@ -141,7 +141,10 @@ impl Store {
                AND COALESCE(({JOB_HOST}), $5) = $5 ORDER BY j.run_at LIMIT $4{lock}) \
              RETURNING kind, subject, generation, nudge, lease_expires_at, attempts"
         );
-        let rows = self.pool.fetch_all(&sql, args![owner, now + lease_ms, now, limit, host]).await?;
+        let rows = self
+            .pool
+            .fetch_all(&sql, args![owner, now + lease_ms, now, limit, host, WorkspaceStatus::Retained.as_str()])
+            .await?;
         rows.iter()
             .map(|row| {
                 Ok(Lease {

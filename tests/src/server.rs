@@ -33,6 +33,9 @@ pub struct Options {
     /// Runs the server in this network namespace, listening on all its
     /// addresses and reached at `reach` (an address inside it).
     pub netns: Option<(String, String)>,
+    /// Directories the server cannot see: each covered by an empty tmpfs in
+    /// a mount namespace of its own (with `netns` only).
+    pub hidden: Vec<PathBuf>,
 }
 
 impl Options {
@@ -45,7 +48,14 @@ impl Options {
             env: Vec::new(),
             run_as: None,
             netns: None,
+            hidden: Vec::new(),
         }
+    }
+
+    /// Hides `dir` from the server (see [`Options::hidden`]).
+    pub fn hide(mut self, dir: &Path) -> Options {
+        self.hidden.push(dir.to_owned());
+        self
     }
 
     /// Runs in the network namespace `name`, reached at `address` there.
@@ -126,7 +136,14 @@ impl Server {
                 // mount a sysfs of its own, without the host's cgroups.
                 let (name, _) = options.netns.as_ref().unwrap();
                 let mut c = Command::new("nsenter");
-                c.arg(format!("--net=/run/netns/{name}")).arg("--").arg(sluice_binary());
+                c.arg(format!("--net=/run/netns/{name}")).arg("--");
+                if !options.hidden.is_empty() {
+                    let mounts: Vec<String> =
+                        options.hidden.iter().map(|d| format!("mount -t tmpfs hidden '{}' && ", d.display())).collect();
+                    c.args(["unshare", "-m", "--propagation", "private", "sh", "-c"])
+                        .arg(format!("{}exec \"$0\" \"$@\"", mounts.concat()));
+                }
+                c.arg(sluice_binary());
                 c
             }
             Some(uid) => {

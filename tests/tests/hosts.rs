@@ -152,6 +152,12 @@ async fn executors_on_two_hosts_are_reached_through_their_workers_and_a_dead_hos
     let seal_key = api_dir.root().join("seal-key");
     std::fs::write(&seal_key, format!("{}\n", "5a".repeat(32))).unwrap();
     let seal_key = seal_key.display().to_string();
+    let hosts: Vec<Host> = (0..2)
+        .map(|_| {
+            let (n, namespace) = network.add_host();
+            Host { n, namespace, dir: DataDir::new() }
+        })
+        .collect();
     let broker_port = sluice_tests::free_port();
     let server = Server::start_with(
         &api_dir.path(),
@@ -161,18 +167,16 @@ async fn executors_on_two_hosts_are_reached_through_their_workers_and_a_dead_hos
             .arg("--seal-key-file")
             .arg(&seal_key)
             .arg("--broker-listen")
-            .arg(format!("0.0.0.0:{broker_port}")),
+            .arg(format!("0.0.0.0:{broker_port}"))
+            // The executors' sockets are files on their hosts: the API
+            // sees none of them.
+            .hide(hosts[0].dir.root())
+            .hide(hosts[1].dir.root()),
     )
     .await;
     let (client, base) = broker_client(&api_dir, &network.hub_address(0), broker_port);
     let broker = Broker { server, base, client };
     let api = &broker.server;
-    let hosts: Vec<Host> = (0..2)
-        .map(|_| {
-            let (n, namespace) = network.add_host();
-            Host { n, namespace, dir: DataDir::new() }
-        })
-        .collect();
     let mut workers: Vec<Option<Server>> = Vec::new();
     for host in &hosts {
         let options = worker(&network, &objects, &db, &seal_key, host);
@@ -199,6 +203,11 @@ async fn executors_on_two_hosts_are_reached_through_their_workers_and_a_dead_hos
     }
     let placed = [host_of(api, &ids[0]).await, host_of(api, &ids[1]).await];
     assert_eq!(placed, ["host-1", "host-2"], "one executor on each host");
+    for host in &hosts {
+        let sockets = format!("/proc/{}/root{}", api.pid(), host.dir.executors().display());
+        assert!(!host.dir.live_local_executors().is_empty(), "host {} runs executors", host.n);
+        assert!(std::fs::read_dir(&sockets).is_err(), "the API cannot see {sockets}");
+    }
 
     // Two broker workspaces, one more on each host; every broker call into
     // them is made on their host.
@@ -297,8 +306,15 @@ async fn executors_on_two_hosts_are_reached_through_their_workers_and_a_dead_hos
     assert_eq!(ready["status"], "ready", "{ready}");
     assert_eq!(sh_ok(api, &ids[0], "cat /workspace/w/f").await.trim(), "from-0");
 
-    // A stop drains it as on one host: saved, then removed; the next
-    // executor of its session holds its files.
+    // Host 2's workspace was never touched by any of it.
+    let (_, untouched) = api.get(&format!("/v1/workspaces/{}?ownerUserId=alice", ids[1])).await;
+    assert_eq!(untouched["status"], "ready", "{untouched}");
+    let (_, events) = api.get(&format!("/v1/workspaces/{}/events?ownerUserId=alice&limit=500", ids[1])).await;
+    let failed = events["items"].as_array().unwrap().iter().filter(|e| e["type"] == "runtime.failed").count();
+    assert_eq!(failed, 0, "{events}");
+
+    // A stop drains each as on one host: saved, then removed; the next
+    // executor of each session holds its files.
     let (status, stopped) =
         api.post(&format!("/v1/workspaces/{}/stop", ids[0]), &json!({"ownerUserId": "alice"})).await;
     assert_eq!(status, 202, "{stopped}");
