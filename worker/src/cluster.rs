@@ -136,4 +136,41 @@ mod tests {
         a.server_config().unwrap();
         a.client_config().unwrap();
     }
+
+    /// A TLS handshake over an in-memory pipe: whether both sides accept.
+    async fn handshake(server: &ClusterTls, client: rustls::ClientConfig, name: &str) -> bool {
+        let (near, far) = tokio::io::duplex(64 << 10);
+        let acceptor = tokio_rustls::TlsAcceptor::from(server.server_config().unwrap());
+        let connector = tokio_rustls::TlsConnector::from(Arc::new(client));
+        let name = rustls::pki_types::ServerName::try_from(name.to_owned()).unwrap();
+        let (accepted, connected) = tokio::join!(acceptor.accept(far), connector.connect(name, near));
+        accepted.is_ok() && connected.is_ok()
+    }
+
+    #[tokio::test]
+    async fn only_members_of_the_install_get_through() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let sealer = Sealer::from_key([7; 32]);
+        let worker = ClusterTls::new(&sealer, &["10.0.0.1".into()]).unwrap();
+        let member = ClusterTls::new(&sealer, &["caller".into()]).unwrap();
+        assert!(handshake(&worker, member.client_config().unwrap(), "10.0.0.1").await, "a member calls in");
+
+        // Another install's process: its certificate is not of this authority.
+        let stranger = ClusterTls::new(&Sealer::from_key([8; 32]), &["caller".into()]).unwrap();
+        assert!(!handshake(&worker, stranger.client_config().unwrap(), "10.0.0.1").await);
+        // No certificate at all (a workload that reached the port).
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(worker.authority.clone()).unwrap();
+        let anonymous = rustls::ClientConfig::builder_with_provider(ClusterTls::provider())
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        assert!(!handshake(&worker, anonymous, "10.0.0.1").await, "no certificate, no call");
+        // A member does not take a stranger's worker for one of its own.
+        let impostor = ClusterTls::new(&Sealer::from_key([8; 32]), &["10.0.0.1".into()]).unwrap();
+        assert!(!handshake(&impostor, member.client_config().unwrap(), "10.0.0.1").await);
+        // Nor its own worker under another name.
+        assert!(!handshake(&worker, member.client_config().unwrap(), "10.0.0.9").await);
+    }
 }
