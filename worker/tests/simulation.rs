@@ -137,6 +137,7 @@ struct Stats {
     exec_runs: u64,
     attestations_accepted: u64,
     attestations_refused: u64,
+    hosts_unreachable: u64,
 }
 
 impl Stats {
@@ -150,6 +151,7 @@ impl Stats {
         self.exec_runs += other.exec_runs;
         self.attestations_accepted += other.attestations_accepted;
         self.attestations_refused += other.attestations_refused;
+        self.hosts_unreachable += other.hosts_unreachable;
     }
 }
 
@@ -930,6 +932,15 @@ async fn run(seed: u64, final_leaves_writers: bool) -> Result<Stats, String> {
                     let claim = [Claim::Valid, Claim::Stale, Claim::Forged, Claim::Contradicted][rng.below(4) as usize];
                     sim.attest(&id, claim).await;
                 }
+                // Another host's worker finds this host silent (after a
+                // clock jump, its last beat is old): its executors are
+                // kept as unreachable until its worker beats again.
+                45..=46 => {
+                    let grace = [0, 1_000, 60_000][rng.below(3) as usize];
+                    if let Ok(marked) = sim.store.sweep_unreachable_hosts(grace).await {
+                        sim.world.lock().unwrap().stats.hosts_unreachable += marked.len() as u64;
+                    }
+                }
                 _ => {
                     sim.step_worker().await;
                 }
@@ -1070,6 +1081,7 @@ async fn no_schedule_removes_unsaved_work_and_every_stop_ends() {
         assert!(total.kills > 0 && total.crashes > 0 && total.recoveries > 0, "{total:?}");
         assert!(total.db_outages > 0 && total.exec_runs > 0, "{total:?}");
         assert!(total.attestations_accepted > 0 && total.attestations_refused > 0, "{total:?}");
+        assert!(total.hosts_unreachable > 0, "no schedule found its host silent: {total:?}");
     }
 }
 
