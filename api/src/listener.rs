@@ -97,6 +97,11 @@ pub async fn serve(
     serve_over(app, listener, limits, None, shutdown).await
 }
 
+/// Whether the client of a TLS connection presented a certificate its
+/// acceptor verified (in every request's extensions over TLS).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientCertified(pub bool);
+
 /// As [`serve`], over TLS when `tls` is given: a connection that does not
 /// complete its handshake within the header read timeout (plaintext HTTP
 /// among them) is closed without an answer.
@@ -133,7 +138,7 @@ pub async fn serve_over(
             _ = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        let service = TowerToHyperService::new(app.clone());
+        let app = app.clone();
         let limits = limits.clone();
         let stopping = stopping.clone();
         let tls = tls.clone();
@@ -144,9 +149,14 @@ pub async fn serve_over(
             let io = Tracked { stream, started, last_activity_ms: last_activity_ms.clone() };
             let activity = Activity { started, last_activity_ms };
             match tls {
-                None => drive(TokioIo::new(io), service, &limits, stopping, activity).await,
+                None => drive(TokioIo::new(io), TowerToHyperService::new(app), &limits, stopping, activity).await,
                 Some(acceptor) => match tokio::time::timeout(limits.header_read_timeout, acceptor.accept(io)).await {
-                    Ok(Ok(stream)) => drive(TokioIo::new(stream), service, &limits, stopping, activity).await,
+                    Ok(Ok(stream)) => {
+                        // A certificate the acceptor's verifier let through.
+                        let certified = stream.get_ref().1.peer_certificates().is_some_and(|c| !c.is_empty());
+                        let service = TowerToHyperService::new(app.layer(axum::Extension(ClientCertified(certified))));
+                        drive(TokioIo::new(stream), service, &limits, stopping, activity).await
+                    }
                     Ok(Err(e)) => tracing::debug!(error = %e, "a TLS handshake failed"),
                     Err(_) => tracing::debug!("a TLS handshake timed out"),
                 },

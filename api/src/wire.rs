@@ -1115,6 +1115,24 @@ pub struct WorkspaceSshTarget {
     pub workspace_id: String,
     pub attempt_id: String,
     pub runtime: SshTargetRuntime,
+    /// How a gateway connects to `runtime.endpoint` when it is the
+    /// executor's worker (sluice).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gateway: Option<SshTargetGateway>,
+}
+
+/// The credential for one executor's worker, and what its certificate is
+/// checked against.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SshTargetGateway {
+    /// Sent as `Authorization: Bearer …` to the endpoint; good for this
+    /// executor until `ticketExpiresAt`.
+    pub ticket: String,
+    pub ticket_expires_at: String,
+    /// The install's cluster authority (PEM): the worker's certificate is
+    /// issued under it.
+    pub certificate_authority: String,
 }
 
 #[derive(Debug, Serialize, ToSchema)]

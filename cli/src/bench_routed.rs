@@ -131,7 +131,7 @@ pub async fn run(args: BenchRoutedArgs) -> anyhow::Result<()> {
     let tls = sluice_worker::cluster::ClusterTls::new(store.sealer(), &["127.0.0.1".to_owned()])?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("https://{}", listener.local_addr()?);
-    let router = sluice_worker::remote::router(sluice_worker::remote::Serving {
+    let router = crate::internal::router(sluice_worker::remote::Serving {
         store: store.clone(),
         host: HOST.into(),
         local: local.clone(),

@@ -28,7 +28,7 @@ pub async fn serve(
     let acceptor = tokio_rustls::TlsAcceptor::from(tls.server_config()?);
     let listener = tokio::net::TcpListener::bind(listen).await.with_context(|| format!("cannot listen on {listen}"))?;
     tracing::info!(address = %listener.local_addr()?, advertised = %url, "internal API listening (cluster credential)");
-    let router = sluice_worker::remote::router(Serving { store: store.clone(), host: host.to_owned(), local });
+    let router = router(Serving { store: store.clone(), host: host.to_owned(), local });
     let limits = sluice_api::listener::HttpLimits {
         idle_timeout: std::time::Duration::from_secs(16 * 60),
         max_body_bytes: sluice_worker::remote::MAX_CALL_BYTES,
@@ -36,6 +36,29 @@ pub async fn serve(
     };
     let serving = sluice_api::listener::serve_over(router, listener, limits, Some(acceptor), shutdown);
     Ok(Some((url, tokio::spawn(serving))))
+}
+
+/// The worker's internal API: executor calls only from members of the
+/// install (a client certificate of its authority, verified in the
+/// handshake); gateways with their tickets.
+pub fn router(serving: Serving) -> axum::Router {
+    sluice_worker::remote::router(serving).layer(axum::middleware::from_fn(members_only))
+}
+
+async fn members_only(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let member = request.extensions().get::<sluice_api::listener::ClientCertified>().is_some_and(|c| c.0);
+    if request.uri().path() == sluice_worker::remote::CALL_PATH && !member {
+        let body = serde_json::json!({"message": "executor calls need the install's cluster credential"});
+        return (axum::http::StatusCode::UNAUTHORIZED, axum::Json(body)).into_response();
+    }
+    next.run(request).await
+}
+
+/// The install's cluster authority (PEM), for the gateways' tickets.
+pub fn authority(store: &Store) -> anyhow::Result<String> {
+    let tls = ClusterTls::new(store.sealer(), &[CALLER_NAME.to_owned()]).context("the cluster credential")?;
+    Ok(tls.authority_pem().to_owned())
 }
 
 /// The executor port of an API or broker: calls for executors of `here`

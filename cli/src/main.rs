@@ -273,6 +273,7 @@ async fn run_api(store_args: StoreArgs, api_args: ApiArgs, worker_args: Option<W
         capture_defaults: api_args.capture_defaults(),
         control: Some(control.clone()),
         captures: Some(local),
+        cluster_authority: Some(internal::authority(&store)?),
     };
     let listener = tokio::net::TcpListener::bind(&api_args.listen)
         .await

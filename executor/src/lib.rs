@@ -7,6 +7,7 @@
 //! The callers only know the port and its closed error.
 
 pub mod daemon;
+pub mod ticket;
 
 use std::future::Future;
 use std::pin::Pin;

@@ -49,6 +49,7 @@ impl App {
                 quota_bytes: None,
             },
             captures: None,
+            cluster_authority: None,
         };
         adjust(&mut config);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

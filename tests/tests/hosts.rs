@@ -131,6 +131,97 @@ async fn broker_calls(broker: &Broker, token: &str, id: &str, tag: &str) {
     assert!(snapshot.status == 200 || snapshot.status == 201, "{snapshot:?}");
 }
 
+/// curl from the hub: the HTTP status and the body.
+fn curl_from_hub(network: &Network, args: &[&str]) -> (u16, String) {
+    let out = network
+        .command_in(&network.hub(), "curl")
+        .args(["-s", "--max-time", "10", "-w", "\n%{http_code}"])
+        .args(args)
+        .output()
+        .expect("curl runs");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (body, status) = text.rsplit_once('\n').unwrap_or(("", "0"));
+    (status.trim().parse().unwrap_or(0), body.to_owned())
+}
+
+/// The SSH target of each workspace is its worker's address, naming the
+/// executor; a gateway gets through with the ticket the API gave it, and
+/// with nothing else (and never to the executor calls of members).
+async fn gateways_reach_executors_only_with_their_ticket(
+    network: &Network,
+    api_dir: &DataDir,
+    api: &Server,
+    ids: &[String],
+    hosts: &[Host],
+) {
+    let gateway_token = std::fs::read_to_string(api_dir.path().join("gateway-token")).unwrap().trim().to_owned();
+    let mut targets = Vec::new();
+    for (id, host) in ids.iter().zip(hosts) {
+        let answer = api
+            .client
+            .get(format!("{}/v1/workspaces/{id}/ssh-target", api.base))
+            .header("x-sealant-gateway-token", &gateway_token)
+            .header("x-sealant-principal-id", "alice")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 200);
+        let target: Value = answer.json().await.unwrap();
+        let endpoint = target["runtime"]["endpoint"].as_str().unwrap().to_owned();
+        let expected = format!(
+            "https://{}:7421/gateway/v1/executors/{}",
+            network.host_address(host.n),
+            target["attemptId"].as_str().unwrap()
+        );
+        assert_eq!(endpoint, expected, "the executor's worker, naming the executor: {target}");
+        targets.push((endpoint, target["gateway"].clone()));
+    }
+    let authority = api_dir.root().join("cluster-authority.pem");
+    std::fs::write(&authority, targets[0].1["certificateAuthority"].as_str().unwrap()).unwrap();
+    let authority = authority.display().to_string();
+    let bearer = |ticket: &Value| format!("Authorization: Bearer {}", ticket.as_str().unwrap());
+    for (i, (endpoint, gateway)) in targets.iter().enumerate() {
+        let (status, body) =
+            curl_from_hub(network, &["--cacert", &authority, "-H", &bearer(&gateway["ticket"]), endpoint]);
+        assert_eq!(status, 200, "{body}");
+        let reached: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!((reached["workspaceId"].as_str(), reached["ready"].as_bool()), (Some(ids[i].as_str()), Some(true)));
+        // No ticket, another executor's ticket, a ticket changed: refused.
+        let (status, _) = curl_from_hub(network, &["--cacert", &authority, endpoint]);
+        assert_eq!(status, 401);
+        let other = &targets[1 - i].1["ticket"];
+        let (status, _) = curl_from_hub(network, &["--cacert", &authority, "-H", &bearer(other), endpoint]);
+        assert_eq!(status, 401);
+        let forged = gateway["ticket"].as_str().unwrap().replacen("slgt1.7b", "slgt1.7c", 1);
+        let (status, _) = curl_from_hub(
+            network,
+            &["--cacert", &authority, "-H", &format!("Authorization: Bearer {forged}"), endpoint],
+        );
+        assert_eq!(status, 401);
+        // A ticket is no way into the members' executor calls.
+        let calls = endpoint.replace(
+            &format!("/gateway/v1/executors/{}", reached["runId"].as_str().unwrap()),
+            "/internal/v1/executor-calls",
+        );
+        let call = json!({"runId": reached["runId"], "call": {"call": "exec", "request": {"argv": ["id"]}, "timeout_ms": 1000}}).to_string();
+        let (status, body) = curl_from_hub(
+            network,
+            &[
+                "--cacert",
+                &authority,
+                "-H",
+                &bearer(&gateway["ticket"]),
+                "-H",
+                "content-type: application/json",
+                "-d",
+                &call,
+                &calls,
+            ],
+        );
+        assert_eq!(status, 401, "{body}");
+    }
+}
+
 /// The host a workspace's current executor was placed on.
 async fn host_of(api: &Server, id: &str) -> String {
     let (_, workspace) = api.get(&format!("/v1/workspaces/{id}?ownerUserId=alice")).await;
@@ -203,6 +294,7 @@ async fn executors_on_two_hosts_are_reached_through_their_workers_and_a_dead_hos
     }
     let placed = [host_of(api, &ids[0]).await, host_of(api, &ids[1]).await];
     assert_eq!(placed, ["host-1", "host-2"], "one executor on each host");
+    gateways_reach_executors_only_with_their_ticket(&network, &api_dir, api, &ids, &hosts).await;
     for host in &hosts {
         let sockets = format!("/proc/{}/root{}", api.pid(), host.dir.executors().display());
         assert!(!host.dir.live_local_executors().is_empty(), "host {} runs executors", host.n);

@@ -1,9 +1,12 @@
 //! The cluster credential. Every sluice process of an install derives the
 //! same certificate authority from the shared seal key, and issues itself
 //! a certificate under it. A worker serves its internal API with its
-//! certificate and accepts only callers that present one; the rest of
-//! sluice calls it presenting its own. Nothing that lacks the key (an
-//! executor's workload, another install) can get either side.
+//! certificate; the rest of sluice calls it presenting its own, and only
+//! such callers may make executor calls there. Nothing that lacks the key
+//! (an executor's workload, another install) can get either side. A client
+//! without a certificate (an SSH gateway, with a ticket) gets through the
+//! handshake but not to those calls; one with a certificate of another
+//! authority does not get through at all.
 
 use std::sync::Arc;
 
@@ -33,6 +36,7 @@ fn failed(e: impl std::fmt::Display) -> ClusterTlsError {
 #[derive(Debug)]
 pub struct ClusterTls {
     authority: CertificateDer<'static>,
+    authority_pem: String,
     certificate: CertificateDer<'static>,
     key: PrivatePkcs8KeyDer<'static>,
 }
@@ -78,9 +82,16 @@ impl ClusterTls {
         let certificate = params.signed_by(&key, &issuer).map_err(failed)?;
         Ok(ClusterTls {
             authority: authority.der().clone(),
+            authority_pem: authority.pem(),
             certificate: certificate.der().clone(),
             key: PrivatePkcs8KeyDer::from(key.serialize_der()),
         })
+    }
+
+    /// The authority's certificate (PEM): public, for a client that checks
+    /// a worker's certificate without being a member (a gateway).
+    pub fn authority_pem(&self) -> &str {
+        &self.authority_pem
     }
 
     fn roots(&self) -> Result<Arc<rustls::RootCertStore>, ClusterTlsError> {
@@ -93,10 +104,11 @@ impl ClusterTls {
         Arc::new(rustls::crypto::ring::default_provider())
     }
 
-    /// What a worker's internal API serves with: its certificate, and only
-    /// callers presenting one of the same authority.
+    /// What a worker's internal API serves with: its certificate; a caller's
+    /// certificate, if it presents one, must be of the same authority.
     pub fn server_config(&self) -> Result<Arc<rustls::ServerConfig>, ClusterTlsError> {
         let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(self.roots()?, Self::provider())
+            .allow_unauthenticated()
             .build()
             .map_err(failed)?;
         let config = rustls::ServerConfig::builder_with_provider(Self::provider())
@@ -137,14 +149,20 @@ mod tests {
         a.client_config().unwrap();
     }
 
-    /// A TLS handshake over an in-memory pipe: whether both sides accept.
-    async fn handshake(server: &ClusterTls, client: rustls::ClientConfig, name: &str) -> bool {
+    fn other_pem_of(sealer: &Sealer) -> String {
+        ClusterTls::new(sealer, &["elsewhere".into()]).unwrap().authority_pem().to_owned()
+    }
+
+    /// A TLS handshake over an in-memory pipe: `None` when either side
+    /// refused, else whether the server saw a verified client certificate.
+    async fn handshake(server: &ClusterTls, client: rustls::ClientConfig, name: &str) -> Option<bool> {
         let (near, far) = tokio::io::duplex(64 << 10);
         let acceptor = tokio_rustls::TlsAcceptor::from(server.server_config().unwrap());
         let connector = tokio_rustls::TlsConnector::from(Arc::new(client));
         let name = rustls::pki_types::ServerName::try_from(name.to_owned()).unwrap();
         let (accepted, connected) = tokio::join!(acceptor.accept(far), connector.connect(name, near));
-        accepted.is_ok() && connected.is_ok()
+        let (accepted, _) = (accepted.ok()?, connected.ok()?);
+        Some(accepted.get_ref().1.peer_certificates().is_some_and(|c| !c.is_empty()))
     }
 
     #[tokio::test]
@@ -153,24 +171,30 @@ mod tests {
         let sealer = Sealer::from_key([7; 32]);
         let worker = ClusterTls::new(&sealer, &["10.0.0.1".into()]).unwrap();
         let member = ClusterTls::new(&sealer, &["caller".into()]).unwrap();
-        assert!(handshake(&worker, member.client_config().unwrap(), "10.0.0.1").await, "a member calls in");
+        assert_eq!(handshake(&worker, member.client_config().unwrap(), "10.0.0.1").await, Some(true));
 
         // Another install's process: its certificate is not of this authority.
         let stranger = ClusterTls::new(&Sealer::from_key([8; 32]), &["caller".into()]).unwrap();
-        assert!(!handshake(&worker, stranger.client_config().unwrap(), "10.0.0.1").await);
-        // No certificate at all (a workload that reached the port).
+        assert_eq!(handshake(&worker, stranger.client_config().unwrap(), "10.0.0.1").await, None);
+        // No certificate at all (a gateway, or a workload that reached the
+        // port): through the handshake, but not a member.
+        use rustls::pki_types::pem::PemObject;
+        let pem = worker.authority_pem();
+        let der = rustls::pki_types::CertificateDer::from_pem_slice(pem.as_bytes()).unwrap();
+        assert_eq!(pem, other_pem_of(&sealer), "every process derives the same authority");
+        assert_eq!(der, worker.authority, "the PEM is the authority's certificate");
         let mut roots = rustls::RootCertStore::empty();
-        roots.add(worker.authority.clone()).unwrap();
+        roots.add(der).unwrap();
         let anonymous = rustls::ClientConfig::builder_with_provider(ClusterTls::provider())
             .with_safe_default_protocol_versions()
             .unwrap()
             .with_root_certificates(roots)
             .with_no_client_auth();
-        assert!(!handshake(&worker, anonymous, "10.0.0.1").await, "no certificate, no call");
+        assert_eq!(handshake(&worker, anonymous, "10.0.0.1").await, Some(false));
         // A member does not take a stranger's worker for one of its own.
         let impostor = ClusterTls::new(&Sealer::from_key([8; 32]), &["10.0.0.1".into()]).unwrap();
-        assert!(!handshake(&impostor, member.client_config().unwrap(), "10.0.0.1").await);
+        assert_eq!(handshake(&impostor, member.client_config().unwrap(), "10.0.0.1").await, None);
         // Nor its own worker under another name.
-        assert!(!handshake(&worker, member.client_config().unwrap(), "10.0.0.9").await);
+        assert_eq!(handshake(&worker, member.client_config().unwrap(), "10.0.0.9").await, None);
     }
 }

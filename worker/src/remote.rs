@@ -98,12 +98,71 @@ pub struct Serving {
     pub local: Arc<dyn Executors>,
 }
 
-/// The internal API a worker serves to the rest of sluice.
+pub use sluice_executor::ticket::GATEWAY_PATH;
+
+/// The internal API a worker serves to the rest of sluice (executor calls,
+/// for members only: the caller wraps it with that check) and to SSH
+/// gateways (with a ticket the API issued).
 pub fn router(serving: Serving) -> axum::Router {
     axum::Router::new()
         .route(CALL_PATH, post(serve_call))
+        .route(&format!("{GATEWAY_PATH}{{run_id}}"), axum::routing::get(gateway_target))
         .layer(DefaultBodyLimit::max(MAX_CALL_BYTES))
         .with_state(serving)
+}
+
+/// What a gateway learns of the executor it may reach.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GatewayTarget {
+    pub run_id: String,
+    pub workspace_id: String,
+    pub host: String,
+    /// Whether its daemon answers now.
+    pub ready: bool,
+}
+
+fn gateway_refused(status: axum::http::StatusCode, message: &str) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    (status, Json(serde_json::json!({"message": message}))).into_response()
+}
+
+/// A gateway connecting to an executor of this host: it must carry a
+/// ticket for that run (see [`sluice_executor::ticket`]).
+async fn gateway_target(
+    State(serving): State<Serving>,
+    axum::extract::Path(run_id): axum::extract::Path<String>,
+    headers: axum::http::HeaderMap,
+) -> axum::response::Response {
+    use axum::http::StatusCode;
+    use axum::response::IntoResponse;
+    let presented = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    let Some(presented) = presented else {
+        return gateway_refused(StatusCode::UNAUTHORIZED, "a gateway ticket is required");
+    };
+    let now = sluice_store::clock::now_ms();
+    if let Err(refused) = sluice_executor::ticket::Ticket::check(serving.store.sealer(), presented, &run_id, now) {
+        tracing::info!(run = %run_id, %refused, "a gateway ticket was refused");
+        return gateway_refused(StatusCode::UNAUTHORIZED, "the gateway ticket is not valid for this executor");
+    }
+    let run = match serving.store.get_run(&run_id).await {
+        Ok(Some(run)) if run.host.as_deref() == Some(serving.host.as_str()) => run,
+        Ok(_) => return gateway_refused(StatusCode::NOT_FOUND, "no such executor on this host"),
+        Err(e) => {
+            tracing::warn!(error = %e, "the store did not answer a gateway");
+            return gateway_refused(StatusCode::SERVICE_UNAVAILABLE, "try again shortly");
+        }
+    };
+    let endpoint = run.runtime.as_ref().filter(|_| run.runtime_removed_at.is_none()).and_then(|r| r.endpoint.clone());
+    let ready = match &endpoint {
+        Some(endpoint) => serving.local.healthy(Target { run_id: &run.id, endpoint }).await,
+        None => false,
+    };
+    let target = GatewayTarget { run_id: run.id, workspace_id: run.workspace_id, host: serving.host.clone(), ready };
+    Json(target).into_response()
 }
 
 fn answer<T: Serialize>(result: Result<T, ExecutorError>) -> CallAnswer {

@@ -776,8 +776,29 @@ pub async fn get_workspace_ssh_target(
         ));
     };
     // Launched but not answering yet: worth retrying shortly.
-    let (Some(endpoint), RuntimeStatus::Ready) = (runtime.endpoint.clone(), runtime.status) else {
+    let (Some(socket), RuntimeStatus::Ready) = (runtime.endpoint.clone(), runtime.status) else {
         return Err(ApiError::ServiceUnavailable(format!("workspace {id}'s executor is starting; try again shortly")));
+    };
+    // The executor's worker, when its host serves an address: reachable
+    // from another machine with the ticket. Otherwise (one host, no
+    // internal API) the daemon's socket on that host.
+    let worker = match (&run.host, &app.config.cluster_authority) {
+        (Some(host), Some(authority)) => app.store.worker_address(host).await?.map(|url| (url, authority.clone())),
+        _ => None,
+    };
+    let (endpoint, gateway) = match worker {
+        Some((url, authority)) => {
+            let expires_at = sluice_store::clock::now_ms() + sluice_executor::ticket::TICKET_TTL_MS;
+            let ticket =
+                sluice_executor::ticket::Ticket { run: run.id.clone(), principal: principal.to_owned(), expires_at };
+            let gateway = SshTargetGateway {
+                ticket: ticket.issue(app.store.sealer()),
+                ticket_expires_at: sluice_store::clock::rfc3339(expires_at),
+                certificate_authority: authority,
+            };
+            (format!("{url}{}{}", sluice_executor::ticket::GATEWAY_PATH, run.id), Some(gateway))
+        }
+        _ => (socket, None),
     };
     Ok(Json(WorkspaceSshTarget {
         workspace_id: id,
@@ -789,5 +810,6 @@ pub async fn get_workspace_ssh_target(
             status: runtime.status,
             endpoint,
         },
+        gateway,
     }))
 }
