@@ -47,6 +47,10 @@ enum Command {
         store: StoreArgs,
         #[command(flatten)]
         api: ApiArgs,
+        /// Where captures are stored (as the workers' --object-store), for
+        /// reading a session's captures back.
+        #[arg(long, env = "SLUICE_OBJECT_STORE")]
+        object_store: Option<String>,
     },
     /// The worker alone (scale-out: several share PostgreSQL; jobs are leased).
     Worker {
@@ -135,8 +139,8 @@ async fn main() -> anyhow::Result<()> {
     );
     init_tracing(if quiet { "warn" } else { "info,sqlx=warn" });
     match cli.command {
-        Command::Serve { store, api, worker } => run_api(store, api, Some(worker)).await,
-        Command::Api { store, api } => run_api(store, api, None).await,
+        Command::Serve { store, api, worker } => run_api(store, api, Ok(worker)).await,
+        Command::Api { store, api, object_store } => run_api(store, api, Err(object_store)).await,
         Command::Worker { store: store_args, worker } => {
             let store = store_args.open().await?;
             let worker_args = worker;
@@ -243,7 +247,17 @@ async fn doctor(store_args: &StoreArgs, args: &WorkerArgs) -> anyhow::Result<()>
     Ok(())
 }
 
-async fn run_api(store_args: StoreArgs, api_args: ApiArgs, worker_args: Option<WorkerArgs>) -> anyhow::Result<()> {
+/// The API, with its own worker (`serve`) or alone with the object store
+/// it reads captures from.
+async fn run_api(
+    store_args: StoreArgs,
+    api_args: ApiArgs,
+    worker_or_objects: Result<WorkerArgs, Option<String>>,
+) -> anyhow::Result<()> {
+    let (worker_args, object_store) = match worker_or_objects {
+        Ok(worker) => (Some(worker), None),
+        Err(object_store) => (None, object_store),
+    };
     store_args.ensure_data_dir()?;
     let store = store_args.open().await?;
     let api_tokens = api_args.api_tokens(&store_args.data_dir)?;
@@ -254,7 +268,17 @@ async fn run_api(store_args: StoreArgs, api_args: ApiArgs, worker_args: Option<W
         Some(args) => Some(start_worker(&store_args, args, store.clone(), wake.clone()).await?),
         None => None,
     };
-    let objects = worker.as_ref().map(|w| w.objects().clone());
+    let objects = match &worker {
+        Some(worker) => Some(worker.objects().clone()),
+        None => {
+            use sluice_worker::objects::{ObjectStoreUrl, Objects};
+            let url = match &object_store {
+                Some(text) => ObjectStoreUrl::parse(text).map_err(|e| anyhow::anyhow!("--object-store: {e}"))?,
+                None => ObjectStoreUrl::Local(std::path::absolute(store_args.data_dir.join("objects"))?),
+            };
+            Some(Objects::open(&url, store.clone()).context("cannot open the object store")?)
+        }
+    };
     // Serving its own worker, the API knows what the runtime cannot enforce.
     let unenforceable = worker
         .as_ref()

@@ -252,7 +252,8 @@ async fn executors_on_two_hosts_are_reached_through_their_workers_and_a_dead_hos
     let broker_port = sluice_tests::free_port();
     let server = Server::start_with(
         &api_dir.path(),
-        Options::command("api")
+        objects
+            .options(Options::command("api"), &network.hub_address(0))
             .database(Some(&db.url(&network.hub_address(0))))
             .netns(&network.hub(), &network.hub_address(0))
             .arg("--seal-key-file")
@@ -353,6 +354,15 @@ async fn executors_on_two_hosts_are_reached_through_their_workers_and_a_dead_hos
             .post(&format!("/v1/workspaces/{id}/capture/flush"), &json!({"ownerUserId": "alice", "kind": "suspend"}))
             .await;
         assert_eq!(status, 200, "{flushed}");
+        // The API reads the capture back out of the object store itself.
+        let head = flushed["headN"].as_u64().expect("the flush shipped a capture");
+        let file = format!(
+            "{}/v1/capture-sessions/{}/captures/{head}/files?ownerUserId=alice&path=tree/w/f",
+            api.base, sessions[i].0
+        );
+        let read = api.client.get(file).bearer_auth(&api.token).send().await.unwrap();
+        assert_eq!(read.status(), 200);
+        assert_eq!(read.bytes().await.unwrap().as_ref(), format!("from-{i}\n").as_bytes());
         let (status, replanned) =
             api.post(&format!("/v1/workspaces/{id}/capture/replan"), &json!({"ownerUserId": "alice"})).await;
         assert_eq!(status, 200, "{replanned}");
