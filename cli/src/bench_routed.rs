@@ -32,34 +32,23 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// A workspace whose current run is placed on [`HOST`], launched with its
-/// control endpoint at `endpoint`; answers the run's id.
-async fn placed_run(store: &Store, endpoint: &str) -> anyhow::Result<String> {
-    let member = sluice_store::fleet::WorkerMember {
+/// The host's worker, serving its internal API at `internal_url`.
+fn member(internal_url: Option<String>) -> sluice_store::fleet::WorkerMember {
+    sluice_store::fleet::WorkerMember {
         id: "bench-worker".into(),
         host: HOST.into(),
         runtime: "local".into(),
         capacity: None,
-        internal_url: None,
+        internal_url,
         version: env!("CARGO_PKG_VERSION").into(),
-    };
-    store.beat(&member, 600_000).await?;
-    let created = store
-        .create_workspace(NewWorkspace {
-            owner_user_id: "bench".into(),
-            name: "bench".into(),
-            registry_id: "local".into(),
-            repository: "bench".into(),
-            tag: "1".into(),
-            spec: sluice_store::spec::Spec::parse(json!({}))?,
-            ttl_ms: None,
-            launch_id: None,
-            idempotency: None,
-            secret_env: None,
-            capture_token: None,
-            broker: None,
-        })
-        .await?;
+    }
+}
+
+/// A workspace whose current run is placed on [`HOST`], launched with its
+/// control endpoint at `endpoint`; answers the run's id.
+async fn placed_run(store: &Store, endpoint: &str) -> anyhow::Result<String> {
+    store.beat(&member(None), 600_000).await?;
+    let created = store.create_workspace(NewWorkspace::of("bench", "bench", "local", "bench", "1")).await?;
     let sluice_store::CreateOutcome::Created(view) = created else { anyhow::bail!("a fresh create") };
     let run_id = view.current_run.context("a first run")?.id;
     let lease = store.claim_jobs("bench-worker", HOST, 1, 600_000).await?.pop().context("its job")?;
@@ -147,15 +136,7 @@ pub async fn run(args: BenchRoutedArgs) -> anyhow::Result<()> {
             let _ = stopped.await;
         },
     ));
-    let member = sluice_store::fleet::WorkerMember {
-        id: "bench-worker".into(),
-        host: HOST.into(),
-        runtime: "local".into(),
-        capacity: None,
-        internal_url: Some(url),
-        version: env!("CARGO_PKG_VERSION").into(),
-    };
-    store.beat(&member, 600_000).await?;
+    store.beat(&member(Some(url)), 600_000).await?;
     let routed = crate::internal::routed(&store, None, local.clone())?;
 
     let target = Target { run_id: &run_id, endpoint: &endpoint };

@@ -532,4 +532,41 @@ mod tests {
         std::fs::write(&file, "\n").unwrap();
         assert!(tokens("API", Some(&file), &[], &default_file).is_err(), "an empty token file is refused");
     }
+
+    fn worker_args(args: &[&str]) -> WorkerArgs {
+        let args = std::iter::once("probe").chain(args.iter().copied());
+        <WorkerArgsProbe as clap::Parser>::try_parse_from(args).unwrap().worker
+    }
+
+    #[test]
+    fn a_worker_is_advertised_where_others_reach_it() {
+        let advertised = |args: &[&str]| worker_args(args).advertised().map_err(|e| e.to_string());
+        assert_eq!(advertised(&[]).unwrap(), None, "no internal API");
+        assert_eq!(
+            advertised(&["--internal-listen", "10.0.0.11:7421"]).unwrap(),
+            Some(("https://10.0.0.11:7421".into(), "10.0.0.11".into()))
+        );
+        let named = ["--internal-listen", "0.0.0.0:7421", "--advertise-url", "https://exec-01.internal:7421/"];
+        assert_eq!(
+            advertised(&named).unwrap(),
+            Some(("https://exec-01.internal:7421".into(), "exec-01.internal".into()))
+        );
+        let v6 = ["--internal-listen", "[::]:7421", "--advertise-url", "https://[fd00::11]:7421"];
+        assert_eq!(advertised(&v6).unwrap(), Some(("https://[fd00::11]:7421".into(), "fd00::11".into())));
+        // Nowhere in particular, plain HTTP, or a path: each refused, naming the flag.
+        assert!(advertised(&["--internal-listen", "0.0.0.0:7421"]).unwrap_err().contains("--advertise-url"));
+        let plain = ["--internal-listen", "0.0.0.0:7421", "--advertise-url", "http://exec-01:7421"];
+        assert!(advertised(&plain).unwrap_err().contains("https://"));
+        let path = ["--internal-listen", "0.0.0.0:7421", "--advertise-url", "https://exec-01:7421/x"];
+        assert!(advertised(&path).unwrap_err().contains("--advertise-url"));
+        // A host name the fleet cannot store is refused where it is given.
+        let bad = <WorkerArgsProbe as clap::Parser>::try_parse_from(["probe", "--host-name", "a b"]);
+        assert!(bad.is_err());
+    }
+
+    #[derive(clap::Parser)]
+    struct WorkerArgsProbe {
+        #[command(flatten)]
+        worker: WorkerArgs,
+    }
 }

@@ -211,6 +211,19 @@ fn revoked(run: &Run, accepted: &[StoredAttestation], evidence: Evidence<'_>, no
         .collect()
 }
 
+/// The drain's retention, begun at `now` unless one is on record: a
+/// retention kept from before goes on (its start, attempts and schedule).
+fn retention_from(drain: &mut Drain, now: i64) -> &mut Retention {
+    drain.retention.get_or_insert(Retention {
+        since: now,
+        reason: String::new(),
+        recoverable: false,
+        attempts: 0,
+        next_recovery_at: None,
+        last_error: None,
+    })
+}
+
 /// Builds the next state step by step; each change starts from the stored
 /// state unchanged.
 struct Next<'a> {
@@ -334,16 +347,7 @@ impl Next<'_> {
                 drain.state = Some(DrainState::Gone);
                 drain.detail = Some(reason.clone());
                 drain.observed_at = Some(now);
-                // A retention kept on record from before goes on: its start,
-                // attempts and schedule stay.
-                let retention = drain.retention.get_or_insert(Retention {
-                    since: now,
-                    reason: String::new(),
-                    recoverable: false,
-                    attempts: 0,
-                    next_recovery_at: None,
-                    last_error: None,
-                });
+                let retention = retention_from(drain, now);
                 retention.reason = reason.clone();
                 retention.recoverable = *recoverable;
                 retention.next_recovery_at = retention.next_recovery_at.or(Some(*first_attempt_at));
@@ -452,14 +456,7 @@ impl Next<'_> {
             drain.state = Some(DrainState::Kept);
             drain.detail = Some(message.clone());
             drain.observed_at = Some(now);
-            let retention = drain.retention.get_or_insert(Retention {
-                since: now,
-                reason: String::new(),
-                recoverable: false,
-                attempts: 0,
-                next_recovery_at: None,
-                last_error: None,
-            });
+            let retention = retention_from(drain, now);
             retention.reason = HOST_UNREACHABLE.into();
             retention.recoverable = false;
             retention.next_recovery_at = None;

@@ -86,7 +86,8 @@ pub struct NewSnapshot<'a> {
 }
 
 /// A finished snapshot's manifests.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct TakenSnapshot {
     pub small_manifest: String,
     pub bulk_manifest: String,

@@ -3,7 +3,7 @@
 //! of a new executor on a host. Which host is chosen, and when a host is
 //! unreachable, is decided by [`sluice_domain::fleet`]; this persists it.
 
-use sluice_domain::fleet::{HostLoad, WorkerHealth, choose_host};
+use sluice_domain::fleet::{HostLoad, WorkerHealth, availability, choose_host};
 
 use crate::Store;
 use crate::clock::now_ms;
@@ -158,15 +158,19 @@ impl Store {
         .await?;
         // A host that was unreachable or lost is back: its workers adopt
         // what still runs there (their reconcile jobs are due already).
-        let came_back = tx
-            .execute(
+        let row = tx.fetch_optional("SELECT state FROM hosts WHERE name = $1", args![&member.host]).await?;
+        let state: HostState = row.map(|r| r.parsed("state")).transpose()?.unwrap_or(HostState::Up);
+        let came_back = availability(state, now, now, 0) == Some(HostState::Up);
+        if came_back {
+            tx.execute(
                 "UPDATE hosts SET state = $1, state_changed_at = $2, forgotten_at = NULL, forgotten_by = NULL \
-                 WHERE name = $3 AND state <> $1",
+                 WHERE name = $3",
                 args![HostState::Up.as_str(), now, &member.host],
             )
             .await?;
+        }
         tx.commit().await?;
-        if came_back == 1 {
+        if came_back {
             tracing::info!(host = %member.host, "host is back");
         }
         Ok(())
@@ -179,23 +183,21 @@ impl Store {
     /// by whichever worker finds it first. Answers the hosts marked.
     pub async fn sweep_unreachable_hosts(&self, grace_ms: i64) -> Result<Vec<String>, StoreError> {
         let now = now_ms();
-        let cutoff = now - grace_ms;
-        let silent = self
-            .pool
-            .fetch_all(
-                "SELECT name FROM hosts WHERE state = $1 AND last_seen_at < $2 ORDER BY name",
-                args![HostState::Up.as_str(), cutoff],
-            )
-            .await?;
+        let hosts = self.pool.fetch_all("SELECT name, state, last_seen_at FROM hosts ORDER BY name", args![]).await?;
         let mut marked = Vec::new();
-        for row in silent {
-            let host = row.text("name")?;
+        for row in hosts {
+            let (host, state, seen): (String, HostState, i64) =
+                (row.text("name")?, row.parsed("state")?, row.int("last_seen_at")?);
+            if availability(state, seen, now, grace_ms) != Some(HostState::Unreachable) {
+                continue;
+            }
+            // Only as read: a worker of it that beat since keeps it up.
             let mut tx = self.pool.begin().await?;
             let flipped = tx
                 .execute(
                     "UPDATE hosts SET state = $1, state_changed_at = $2 WHERE name = $3 AND state = $4 \
-                     AND last_seen_at < $5",
-                    args![HostState::Unreachable.as_str(), now, &host, HostState::Up.as_str(), cutoff],
+                     AND last_seen_at = $5",
+                    args![HostState::Unreachable.as_str(), now, &host, state.as_str(), seen],
                 )
                 .await?;
             if flipped == 0 {

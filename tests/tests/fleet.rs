@@ -1,7 +1,8 @@
 //! The fleet as operators see it, end to end against the real `sluice
 //! serve` and `sluice api`: the worker joins with its host and capacity, a
 //! full host leaves new workspaces queued, a cordoned host takes nothing
-//! new, draining a host stops what runs there, and a worker that shuts
+//! new, draining a host stops what runs there, forgetting it writes its
+//! executors off until its worker beats again, and a worker that shuts
 //! down leaves the fleet.
 
 use std::time::Duration;
@@ -91,6 +92,28 @@ async fn operators_see_the_fleet_cordon_and_drain_a_host() {
     assert!(ok, "{answer}");
     let up = server.wait_for("alice", &waiting, Duration::from_secs(60), |w| w["status"] == "ready").await;
     assert_eq!(up["status"], "ready", "{up}");
+
+    // Forgotten (the operator's word that the host is gone): its executor
+    // is written off, recorded who did it; the host's worker still beats,
+    // so the host is back up at its next heartbeat, with nothing of what
+    // was written off.
+    let (ok, forgot) = server.operate(&dir, &["workers", "forget", HOST, "--by", "night-shift"]);
+    assert!(ok && forgot.contains("1 executors written off"), "{forgot}");
+    let lost = server.wait_for("alice", &waiting, Duration::from_secs(10), |w| w["status"] == "failed").await;
+    assert_eq!(lost["error"]["code"], "executor-lost", "{lost}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let (_, fleet) = server.get("/v1/workers").await;
+        let host = &fleet["hosts"][0];
+        if host["state"] == "up" && host.get("forgotten").is_none() {
+            break;
+        }
+        assert_eq!(host["forgotten"]["by"], "night-shift", "{fleet}");
+        assert!(std::time::Instant::now() < deadline, "the host never came back: {fleet}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let (ok, again) = server.operate(&dir, &["workers", "forget", "nowhere"]);
+    assert!(!ok && again.contains("404"), "{again}");
 
     // An orderly shutdown leaves the fleet; the host stays on record.
     server.stop();

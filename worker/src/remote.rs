@@ -74,15 +74,6 @@ pub enum CallAnswer {
     NotHere { message: String },
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct WireSnapshot {
-    small_manifest: String,
-    bulk_manifest: String,
-    files: u64,
-    bytes: u64,
-}
-
 fn millis(d: Duration) -> u64 {
     d.min(MAX_CALL_TIME).as_millis() as u64
 }
@@ -216,14 +207,7 @@ async fn make_call(serving: &Serving, request: CallRequest) -> CallAnswer {
         }
         Call::CommandRead { identity } => answer(local.command(target, &identity, CommandCall::Read).await),
         Call::CommandCancel { identity } => answer(local.command(target, &identity, CommandCall::Cancel).await),
-        Call::Snapshot { snapshot_id, dir } => {
-            answer(local.snapshot(target, &snapshot_id, &dir).await.map(|t| WireSnapshot {
-                small_manifest: t.small_manifest,
-                bulk_manifest: t.bulk_manifest,
-                files: t.files,
-                bytes: t.bytes,
-            }))
-        }
+        Call::Snapshot { snapshot_id, dir } => answer(local.snapshot(target, &snapshot_id, &dir).await),
         Call::Exec { request, timeout_ms } => answer(local.exec(target, request, bounded(timeout_ms)).await),
     }
 }
@@ -496,13 +480,7 @@ impl Executors for RoutedExecutors {
                 Route::Here => self.local.snapshot(target, snapshot_id, dir).await,
                 Route::Host { host, url } => {
                     let call = Call::Snapshot { snapshot_id: snapshot_id.to_owned(), dir: dir.to_owned() };
-                    let t: WireSnapshot = self.send(&host, &url, target.run_id, call, MAX_CALL_TIME).await?;
-                    Ok(TakenSnapshot {
-                        small_manifest: t.small_manifest,
-                        bulk_manifest: t.bulk_manifest,
-                        files: t.files,
-                        bytes: t.bytes,
-                    })
+                    self.send(&host, &url, target.run_id, call, MAX_CALL_TIME).await
                 }
             }
         })
