@@ -310,12 +310,13 @@ async fn the_orphan_sweep_removes_what_no_record_needs_and_spares_the_rest() {
         let live_run = ready["runtime"]["runId"].as_str().unwrap().to_owned();
 
         // Executors that no record knows: a leftover run directory, and (on
-        // Docker) a container with this install's labels.
+        // Docker) a container with this install's labels. Created, not run:
+        // the sweep may remove it between a `docker run`'s create and start.
         let orphan = "run_00000000000000000000000000orphan";
         std::fs::create_dir_all(dir.executors().join(orphan).join("workspace")).unwrap();
         if runtime == "docker" {
             let run = std::process::Command::new("docker")
-                .args(["run", "-d", "--network", "none", "--entrypoint", "/bin/sleep"])
+                .args(["create", "--network", "none", "--entrypoint", "/bin/sleep"])
                 .args(["--label", &format!("sluice.run={orphan}")])
                 .args(["--label", &format!("sluice.install={}", dir.executors().display())])
                 .args([image, "300"])
