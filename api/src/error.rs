@@ -37,6 +37,9 @@ pub enum ApiError {
     /// The fleet never knew a host of that name.
     #[error("no such host")]
     HostNotFound,
+    /// No SSH key has that fingerprint.
+    #[error("no such ssh key")]
+    SshKeyNotFound,
     /// Uniform, like `NotFound`, for capture sessions.
     #[error("capture session not found")]
     SessionNotFound,
@@ -84,6 +87,9 @@ impl ApiError {
             }
             ApiError::HostNotFound => {
                 (StatusCode::NOT_FOUND, body("HostNotFoundError", "no such host in the fleet".into(), None))
+            }
+            ApiError::SshKeyNotFound => {
+                (StatusCode::NOT_FOUND, body("SshKeyNotFoundError", "no ssh key has that fingerprint".into(), None))
             }
             ApiError::SessionNotFound => {
                 (StatusCode::NOT_FOUND, body("CaptureSessionNotFoundError", "capture session not found".into(), None))

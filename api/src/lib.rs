@@ -19,7 +19,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{Method, Uri};
-use axum::routing::{get, patch, post};
+use axum::routing::{delete, get, patch, post};
 use axum::{Json, middleware};
 use sluice_store::Store;
 
@@ -111,6 +111,8 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/hosts/{host}/drain", post(routes::fleet::drain_host))
         .route("/v1/hosts/{host}/forget", post(routes::fleet::forget_host))
         .route("/v1/jobs/retry", post(routes::jobs::retry_job))
+        .route("/v1/ssh-keys", post(routes::ssh_keys::register_ssh_key).get(routes::ssh_keys::list_ssh_keys))
+        .route("/v1/ssh-keys/{fingerprint}", delete(routes::ssh_keys::delete_ssh_key))
         .route("/v1/capture-sessions", post(routes::capture_sessions::create_capture_session))
         .route("/v1/capture-sessions/{sessionId}", get(routes::capture_sessions::get_capture_session))
         .route("/v1/capture-sessions/{sessionId}/captures", get(routes::capture_sessions::list_captures))
@@ -123,6 +125,7 @@ pub fn router(state: AppState) -> Router {
         .merge(authenticated)
         // The gateway authenticates with its own header, checked in the handler.
         .route("/v1/workspaces/{workspaceId}/ssh-target", get(ws::get_workspace_ssh_target))
+        .route("/v1/gateway/ssh-keys/{fingerprint}", get(routes::ssh_keys::gateway_ssh_key))
         .route("/openapi.json", get(openapi_json))
         .route("/healthz", get(health))
         .fallback(no_route)

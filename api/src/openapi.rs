@@ -53,6 +53,10 @@ impl Modify for SecuritySchemes {
         crate::routes::fleet::uncordon_host,
         crate::routes::fleet::drain_host,
         crate::routes::fleet::forget_host,
+        crate::routes::ssh_keys::register_ssh_key,
+        crate::routes::ssh_keys::list_ssh_keys,
+        crate::routes::ssh_keys::delete_ssh_key,
+        crate::routes::ssh_keys::gateway_ssh_key,
         crate::routes::capture_sessions::create_capture_session,
         crate::routes::capture_sessions::get_capture_session,
         crate::routes::capture_sessions::list_captures,
@@ -112,9 +116,9 @@ mod tests {
         let paths = doc["paths"].as_object().unwrap();
         assert_eq!(
             paths.len(),
-            33,
+            36,
             "17 workspace paths, 5 capture-session paths, /v1/runs/{{runId}}, /v1/retained-executors, 2 job paths, \
-             /v1/workers, 4 host paths and /healthz"
+             /v1/workers, 4 host paths, 3 ssh-key paths and /healthz"
         );
         assert_eq!(paths["/v1/retained-executors"]["get"]["security"], json!([{"apiToken": []}]));
         let captures = &paths["/v1/capture-sessions/{sessionId}/captures"]["get"];
@@ -131,6 +135,9 @@ mod tests {
         assert_eq!(paths["/v1/runs/{runId}"]["get"]["security"], json!([{"apiToken": []}]));
         let ssh = &paths["/v1/workspaces/{workspaceId}/ssh-target"]["get"];
         assert_eq!(ssh["security"], json!([{"gatewayToken": []}]));
+        assert_eq!(paths["/v1/ssh-keys"]["post"]["security"], json!([{"apiToken": []}]));
+        assert_eq!(paths["/v1/ssh-keys/{fingerprint}"]["delete"]["security"], json!([{"apiToken": []}]));
+        assert_eq!(paths["/v1/gateway/ssh-keys/{fingerprint}"]["get"]["security"], json!([{"gatewayToken": []}]));
         assert_eq!(paths["/v1/workspaces"]["post"]["security"], json!([{"apiToken": []}]));
     }
 }

@@ -299,6 +299,50 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// Made with `ssh-keygen -t ed25519`; the fingerprint is the one
+    /// `ssh-keygen -lf` printed for it.
+    const ED25519: &str = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILbRfdHkpNFYxYqv3G4Hw2iH7qp0E2EcYymrZIFJ2SMq alice@laptop";
+    const ED25519_FINGERPRINT: &str = "SHA256:aQv3zAIuMKjiEO3B7nW51d/nPq5PkQ3FiDb0CzmvDOA";
+
+    #[test]
+    fn ssh_keys_are_read_as_openssh_prints_them() {
+        let key = ssh_public_key("publicKey", ED25519).unwrap();
+        assert_eq!(key.fingerprint, ED25519_FINGERPRINT);
+        assert_eq!(key.algorithm, "ssh-ed25519");
+        assert_eq!(key.body, "AAAAC3NzaC1lZDI1NTE5AAAAILbRfdHkpNFYxYqv3G4Hw2iH7qp0E2EcYymrZIFJ2SMq", "no comment kept");
+        // Surrounding whitespace and a missing comment are fine.
+        let bare = format!("  {}\n", ED25519.rsplit_once(' ').unwrap().0);
+        assert_eq!(ssh_public_key("publicKey", &bare).unwrap(), key);
+    }
+
+    #[test]
+    fn ssh_keys_that_cannot_serve_are_refused_without_being_quoted() {
+        let refused = |value: &str| match ssh_public_key("publicKey", value) {
+            Err(ApiError::BadRequest(m)) => m,
+            other => panic!("{value:?} answered {other:?}"),
+        };
+        let private = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU=\n-----END OPENSSH PRIVATE KEY-----";
+        let message = refused(private);
+        assert!(message.starts_with("publicKey is a private key") && !message.contains("b3BlbnNz"), "{message}");
+        // A 1024-bit RSA key made with `ssh-keygen -t rsa -b 1024`.
+        let weak = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAAgQC+Zpe4U2LK2b0yoZzOTZJHy3KgSA5TnTRgGxpZnBl8sIcN6rPDTATvL9GZ4KjPtznte7MobUxWABmMMBKzsyvM8ySTv4bfnRCLFLN40QEBSL3DfbdjL9vXgNoLFGQJGYkwp/N95EFLiVoplGPbhiZJsPPWNJrMw1qJGMB9mfI/+Q== old";
+        assert!(refused(weak).contains("1024 bits"), "{}", refused(weak));
+        for garbage in ["", "ssh-ed25519", "ssh-ed25519 not-base64!", "ssh-ed25519 AAAAB3NzaC1yc2EAAAADAQABAAAAgQC+", "hello"] {
+            let message = refused(garbage);
+            assert!(message.starts_with("publicKey must be an OpenSSH public key"), "{garbage:?}: {message}");
+        }
+    }
+
+    #[test]
+    fn fingerprints_are_taken_standard_or_url_safe() {
+        assert_eq!(ssh_key_fingerprint("f", ED25519_FINGERPRINT).unwrap(), ED25519_FINGERPRINT);
+        let url_safe = ED25519_FINGERPRINT.replace('/', "_").replace('+', "-");
+        assert_eq!(ssh_key_fingerprint("f", &url_safe).unwrap(), ED25519_FINGERPRINT);
+        for bad in ["aQv3zAIuMKjiEO3B7nW51d/nPq5PkQ3FiDb0CzmvDOA", "SHA256:short", "MD5:aa:bb", "SHA256:aQv3zAIuMKjiEO3B7nW51d/nPq5PkQ3FiDb0CzmvDO="] {
+            assert!(ssh_key_fingerprint("f", bad).is_err(), "{bad}");
+        }
+    }
+
     #[test]
     fn texts_must_be_trimmed_and_non_empty() {
         assert!(text("f", "ok", 10).is_ok());
@@ -414,4 +458,66 @@ mod tests {
         let err = spec(&json!({"token": "Bearer abcdefghijklmnopqrstuvwxyz"})).unwrap_err().to_string();
         assert!(err.contains("spec.token") && err.contains("secretEnv") && !err.contains("abcdefghij"));
     }
+}
+
+/// An SSH public key as registered: its fingerprint, algorithm and body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SshPublicKey {
+    pub fingerprint: String,
+    pub algorithm: String,
+    pub body: String,
+}
+
+/// The algorithms a gateway verifies signatures of.
+const SSH_KEY_ALGORITHMS: &[&str] =
+    &["ssh-ed25519", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521", "ssh-rsa"];
+
+/// The smallest RSA modulus accepted, in bits.
+const MIN_RSA_BITS: usize = 2048;
+
+/// An OpenSSH public key line (`ALGORITHM BASE64 [COMMENT]`). The value is
+/// never quoted back: a private key pasted by mistake must not echo.
+pub fn ssh_public_key(field: &str, value: &str) -> Result<SshPublicKey, ApiError> {
+    let refuse = |why: &str| ApiError::bad_request(format!("{field} {why}"));
+    if value.len() > 16 * 1024 {
+        return Err(refuse("must be at most 16384 bytes"));
+    }
+    if value.contains("PRIVATE KEY") {
+        return Err(refuse("is a private key; register the public key (the .pub file) instead"));
+    }
+    let key = ssh_key::PublicKey::from_openssh(value.trim())
+        .map_err(|_| refuse("must be an OpenSSH public key, as in a .pub file: ALGORITHM BASE64 [COMMENT]"))?;
+    let algorithm = key.algorithm().as_str().to_owned();
+    if !SSH_KEY_ALGORITHMS.contains(&algorithm.as_str()) {
+        return Err(refuse(&format!(
+            "uses {algorithm}, which is not accepted (use one of {})",
+            SSH_KEY_ALGORITHMS.join(", ")
+        )));
+    }
+    if let Some(rsa) = key.key_data().rsa() {
+        let bits = rsa.n().as_positive_bytes().map_or(0, |b| b.len() * 8);
+        if bits < MIN_RSA_BITS {
+            return Err(refuse(&format!("is an RSA key of {bits} bits; at least {MIN_RSA_BITS} are needed")));
+        }
+    }
+    let fingerprint = key.fingerprint(ssh_key::HashAlg::Sha256).to_string();
+    let mut bare = key;
+    bare.set_comment("");
+    let line = bare.to_openssh().map_err(|_| refuse("could not be encoded again"))?;
+    let body = line.split_whitespace().nth(1).unwrap_or_default().to_owned();
+    Ok(SshPublicKey { fingerprint, algorithm, body })
+}
+
+/// A key fingerprint as a path names it: `SHA256:` and base64, standard
+/// or URL-safe (so it needs no escaping).
+pub fn ssh_key_fingerprint(field: &str, value: &str) -> Result<String, ApiError> {
+    let digest = value.strip_prefix("SHA256:").ok_or_else(|| {
+        ApiError::bad_request(format!("{field} must be a SHA256 fingerprint (SHA256:…, as ssh-keygen -lf prints it)"))
+    })?;
+    let standard: String = digest.chars().map(|c| match c { '-' => '+', '_' => '/', c => c }).collect();
+    let valid = standard.len() == 43 && standard.chars().all(|c| c.is_ascii_alphanumeric() || c == '+' || c == '/');
+    if !valid {
+        return Err(ApiError::bad_request(format!("{field} must be a SHA256 fingerprint (SHA256: and 43 base64 characters)")));
+    }
+    Ok(format!("SHA256:{standard}"))
 }

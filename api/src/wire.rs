@@ -1433,3 +1433,49 @@ pub struct ForgetHostResponse {
     /// The runs whose executors were written off with the host.
     pub lost_runs: Vec<String>,
 }
+
+/// A user's SSH public key to register for a principal.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RegisterSshKeyRequest {
+    /// Who the key's holder is: the principal an SSH gateway authorizes.
+    pub principal: String,
+    /// The key in OpenSSH format (`ssh-ed25519 AAAA… comment`); the comment
+    /// is not kept.
+    pub public_key: String,
+}
+
+/// A registered SSH key.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SshKeyRecord {
+    /// `SHA256:…`, as `ssh-keygen -lf` prints it: the key's id.
+    pub fingerprint: String,
+    pub principal: String,
+    /// The key in OpenSSH format, without its comment.
+    pub public_key: String,
+    pub created_at: String,
+}
+
+impl From<sluice_store::ssh_keys::SshKey> for SshKeyRecord {
+    fn from(k: sluice_store::ssh_keys::SshKey) -> Self {
+        SshKeyRecord {
+            fingerprint: k.fingerprint,
+            principal: k.principal,
+            public_key: format!("{} {}", k.algorithm, k.public_key),
+            created_at: rfc3339(k.created_at),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ListSshKeysResponse {
+    pub items: Vec<SshKeyRecord>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ListSshKeysQuery {
+    /// Whose keys.
+    pub principal: Option<String>,
+}

@@ -25,6 +25,7 @@ pub mod jobs;
 pub mod packs;
 pub mod records;
 pub mod seal;
+pub mod ssh_keys;
 #[doc(hidden)]
 pub mod testing;
 mod transitions;

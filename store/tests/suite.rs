@@ -1457,3 +1457,50 @@ async fn a_silent_host_keeps_its_executors_and_a_forgotten_one_gives_them_up() {
         assert!(b_jobs.iter().any(|l| l.subject == queued_id), "{}: {b_jobs:?}", db.label);
     }
 }
+
+#[tokio::test]
+async fn an_ssh_key_belongs_to_one_principal() {
+    use sluice_store::ssh_keys::{Registration, SshKey};
+    let key = |fingerprint: &str, principal: &str| SshKey {
+        fingerprint: fingerprint.into(),
+        principal: principal.into(),
+        algorithm: "ssh-ed25519".into(),
+        public_key: format!("AAAA{fingerprint}"),
+        created_at: 0,
+    };
+    for db in databases().await {
+        let store = open(&db).await;
+        let first = match store.register_ssh_key(&key("SHA256:one", "alice")).await.unwrap() {
+            Registration::Created(k) => k,
+            other => panic!("{}: {other:?}", db.label),
+        };
+        assert!(first.created_at > 0, "{}", db.label);
+        // Again for alice: the same record; for bob: refused, alice's kept.
+        assert_eq!(
+            store.register_ssh_key(&key("SHA256:one", "alice")).await.unwrap(),
+            Registration::Existing(first.clone()),
+            "{}",
+            db.label
+        );
+        assert_eq!(
+            store.register_ssh_key(&key("SHA256:one", "bob")).await.unwrap(),
+            Registration::HeldByAnother,
+            "{}",
+            db.label
+        );
+        assert_eq!(store.ssh_key("SHA256:one").await.unwrap().unwrap().principal, "alice", "{}", db.label);
+        store.register_ssh_key(&key("SHA256:two", "alice")).await.unwrap();
+        store.register_ssh_key(&key("SHA256:three", "bob")).await.unwrap();
+        let alice: Vec<String> = store.ssh_keys_of("alice").await.unwrap().into_iter().map(|k| k.fingerprint).collect();
+        assert_eq!(alice.len(), 2, "{}", db.label);
+        assert!(alice.contains(&"SHA256:one".to_owned()) && alice.contains(&"SHA256:two".to_owned()));
+        assert!(store.delete_ssh_key("SHA256:one").await.unwrap(), "{}", db.label);
+        assert!(!store.delete_ssh_key("SHA256:one").await.unwrap(), "{}", db.label);
+        assert!(store.ssh_key("SHA256:one").await.unwrap().is_none(), "{}", db.label);
+        // Once deleted, another principal may register it.
+        assert!(matches!(
+            store.register_ssh_key(&key("SHA256:one", "bob")).await.unwrap(),
+            Registration::Created(_)
+        ));
+    }
+}

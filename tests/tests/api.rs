@@ -735,3 +735,79 @@ async fn capture_sessions_show_their_token_once_and_gate_capture_sourced_creates
         assert_eq!((status, refused["code"].as_str()), (409, Some("capture-restart-unsupported")), "{refused}");
     }
 }
+
+/// A fresh key pair made by `ssh-keygen`: (public key line, fingerprint as
+/// `ssh-keygen -lf` prints it).
+fn keygen(dir: &std::path::Path, name: &str) -> (String, String) {
+    let path = dir.join(name);
+    let made = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", "someone@laptop", "-f"])
+        .arg(&path)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let public = std::fs::read_to_string(path.with_extension("pub")).unwrap().trim().to_owned();
+    let listed = std::process::Command::new("ssh-keygen").arg("-lf").arg(path.with_extension("pub")).output().unwrap();
+    let fingerprint = String::from_utf8(listed.stdout).unwrap().split_whitespace().nth(1).unwrap().to_owned();
+    (public, fingerprint)
+}
+
+#[tokio::test]
+async fn ssh_keys_are_registered_for_one_principal_and_looked_up_by_gateways() {
+    let dir = tempfile::tempdir().unwrap();
+    for app in App::each().await {
+        let (public, fingerprint) = keygen(dir.path(), &format!("key-{}", app.label));
+        let (status, made) =
+            app.post("/v1/ssh-keys", &json!({"principal": "alice", "publicKey": public})).await;
+        assert_eq!(status, 201, "{}: {made}", app.label);
+        assert_eq!(made["fingerprint"], fingerprint.as_str(), "the id is the fingerprint ssh-keygen prints");
+        assert_eq!(made["principal"], "alice");
+        assert!(!made["publicKey"].as_str().unwrap().contains("laptop"), "the comment is not kept: {made}");
+        assert!(made["createdAt"].is_string());
+        let (again, _) = app.post("/v1/ssh-keys", &json!({"principal": "alice", "publicKey": public})).await;
+        assert_eq!(again, 200, "registering it again changes nothing");
+        let (taken, body) = app.post("/v1/ssh-keys", &json!({"principal": "bob", "publicKey": public})).await;
+        assert_eq!((taken, body["code"].as_str()), (409, Some("ssh-key-in-use")), "{body}");
+        assert!(!body.to_string().contains("alice"), "whose key it is stays unsaid: {body}");
+
+        // Bad input names the field and never quotes a private key.
+        let private = std::fs::read_to_string(dir.path().join(format!("key-{}", app.label))).unwrap();
+        let (status, body) = app.post("/v1/ssh-keys", &json!({"principal": "alice", "publicKey": private})).await;
+        assert_eq!(status, 400);
+        let message = body["message"].as_str().unwrap();
+        assert!(message.starts_with("publicKey ") && !message.contains(&private[40..80]), "{message}");
+        let (status, body) = app.post("/v1/ssh-keys", &json!({"publicKey": public})).await;
+        assert_eq!(status, 400, "{body}");
+        let (status, body) = app.post("/v1/ssh-keys", &json!({"principal": " ", "publicKey": public})).await;
+        assert!(status == 400 && body["message"].as_str().unwrap().starts_with("principal"), "{body}");
+        let (status, body) = app.get("/v1/ssh-keys").await;
+        assert!(status == 400 && body["message"].as_str().unwrap().contains("principal"), "{body}");
+
+        let (_, listed) = app.get("/v1/ssh-keys?principal=alice").await;
+        assert_eq!(listed["items"].as_array().unwrap().len(), 1, "{listed}");
+        let (_, none) = app.get("/v1/ssh-keys?principal=bob").await;
+        assert_eq!(none["items"], json!([]));
+
+        // A gateway learns the key's principal with its own token only.
+        let escaped = fingerprint.replace('/', "%2F").replace('+', "%2B");
+        let lookup = |token: &'static str, header: &'static str| {
+            app.client.get(app.url(&format!("/v1/gateway/ssh-keys/{escaped}"))).header(header, token).send()
+        };
+        let (status, found) = read(lookup(GATEWAY_TOKEN, "x-sealant-gateway-token").await.unwrap()).await;
+        assert_eq!((status, found["principal"].as_str()), (200, Some("alice")), "{found}");
+        let (status, _) = read(lookup(TOKEN, "x-sealant-gateway-token").await.unwrap()).await;
+        assert_eq!(status, 401, "an API token is not a gateway token");
+
+        // Deleted by its URL-safe form; gone for gateways too.
+        let url_safe = fingerprint.replace('/', "_").replace('+', "-");
+        let deleted =
+            app.client.delete(app.url(&format!("/v1/ssh-keys/{url_safe}"))).bearer_auth(TOKEN).send().await.unwrap();
+        assert_eq!(deleted.status(), 204);
+        let again = app.client.delete(app.url(&format!("/v1/ssh-keys/{url_safe}"))).bearer_auth(TOKEN).send().await;
+        assert_eq!(again.unwrap().status(), 404);
+        let (status, _) = read(lookup(GATEWAY_TOKEN, "x-sealant-gateway-token").await.unwrap()).await;
+        assert_eq!(status, 404);
+        let (_, listed) = app.get("/v1/ssh-keys?principal=alice").await;
+        assert_eq!(listed["items"], json!([]), "{}", app.label);
+    }
+}
