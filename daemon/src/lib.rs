@@ -17,6 +17,7 @@ pub mod exec;
 mod files;
 pub mod managed;
 pub mod processes;
+mod sessions;
 mod snapshots;
 pub mod workload;
 
@@ -355,6 +356,7 @@ pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
             axum::routing::put(start_command).get(command_status).layer(axum::extract::DefaultBodyLimit::max(16 << 20)),
         )
         .route(&format!("{}/{{identity}}/cancel", sluice_protocol::COMMANDS), post(cancel_command))
+        .route(sluice_protocol::session::SESSION, get(open_session))
         .route(sluice_protocol::FILES_READ, post(read_file))
         .route(sluice_protocol::FILES_WRITE, post(write_file).layer(axum::extract::DefaultBodyLimit::max(16 << 20)))
         .route(sluice_protocol::snapshot::SNAPSHOT_SCAN, post(snapshot_scan))
@@ -723,6 +725,44 @@ async fn run_exec(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) ->
         Err(DaemonError::Finalized) => finalized(),
         Err(e) => refused(RefusalCode::Invalid, e.to_string()),
     }
+}
+
+/// Opens an interactive session on this connection, upgraded (see
+/// [`sluice_protocol::session`]).
+async fn open_session(State(daemon): State<Arc<Daemon>>, mut request: Request) -> Response {
+    use axum::http::header::{CONNECTION, UPGRADE};
+    let protocol = sluice_protocol::session::UPGRADE;
+    let asked = request.headers().get(UPGRADE).and_then(|v| v.to_str().ok()) == Some(protocol);
+    if !asked {
+        return refused(RefusalCode::Invalid, format!("a session is opened with Upgrade: {protocol}"));
+    }
+    let upgrade = hyper::upgrade::on(&mut request);
+    let touch = {
+        let daemon = daemon.clone();
+        Arc::new(move || daemon.last_use.store(unix_ms(), Ordering::SeqCst))
+    };
+    let context = sessions::SessionContext {
+        processes: daemon.processes.clone(),
+        workdir: daemon.effective_workdir(),
+        env: daemon.exec_env.clone(),
+        finalizing: daemon.capture.as_ref().is_some_and(|c| c.finalizing()),
+        sftp_server: std::env::current_exe().ok(),
+        touch,
+    };
+    tokio::spawn(async move {
+        if let Ok(upgraded) = upgrade.await {
+            sessions::run(hyper_util::rt::TokioIo::new(upgraded), context).await;
+            if let Some(capture) = &daemon.capture {
+                capture.nudge();
+            }
+        }
+    });
+    axum::http::Response::builder()
+        .status(axum::http::StatusCode::SWITCHING_PROTOCOLS)
+        .header(CONNECTION, "upgrade")
+        .header(UPGRADE, protocol)
+        .body(axum::body::Body::empty())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

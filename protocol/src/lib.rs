@@ -8,6 +8,7 @@ pub mod attest;
 pub mod capture;
 pub mod names;
 pub mod registrar;
+pub mod session;
 pub mod snapshot;
 pub mod stamp;
 pub mod tar;
