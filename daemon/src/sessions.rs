@@ -149,11 +149,7 @@ async fn connect<R: AsyncRead + Unpin>(
                 Ok(Some((kind, payload))) => {
                     (context.touch)();
                     match kind {
-                        FrameKind::Stdin => {
-                            if to_port.write_all(&payload).await.is_err() {
-                                break;
-                            }
-                        }
+                        FrameKind::Stdin if to_port.write_all(&payload).await.is_err() => break,
                         FrameKind::StdinEof => {
                             let _ = to_port.shutdown().await;
                         }

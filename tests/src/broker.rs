@@ -30,6 +30,7 @@ impl Broker {
             .tls_built_in_root_certs(false)
             .add_root_certificate(reqwest::Certificate::from_pem(&cert).unwrap())
             .redirect(reqwest::redirect::Policy::none())
+            .pool_idle_timeout(crate::CLIENT_IDLE)
             .build()
             .unwrap();
         Broker { server, base: format!("https://127.0.0.1:{port}/broker"), client }

@@ -129,14 +129,19 @@ pub fn sluice_binary() -> PathBuf {
     bin
 }
 
-/// A free loopback port.
+/// How long a test client keeps an idle connection: well within the
+/// server's idle timeout (60 s), so a request never goes out on a
+/// connection the server is closing.
+pub const CLIENT_IDLE: std::time::Duration = std::time::Duration::from_secs(20);
+
 /// reqwest is built with rustls for the broker's HTTPS and no provider of
 /// its own: every client of the tests uses ring.
 pub fn http_client() -> reqwest::Client {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::new()
+    reqwest::Client::builder().pool_idle_timeout(CLIENT_IDLE).build().unwrap()
 }
 
+/// A free loopback port.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }

@@ -40,7 +40,7 @@ async fn untar_capture(server: &Server, session: &str, n: u64) -> tempfile::Temp
     use futures::StreamExt;
     use std::io::Write;
     let url = format!("{}/v1/capture-sessions/{session}/captures/{n}/archive?ownerUserId=alice", server.base);
-    let response = reqwest::Client::new().get(url).bearer_auth(&server.token).send().await.unwrap();
+    let response = sluice_tests::http_client().get(url).bearer_auth(&server.token).send().await.unwrap();
     assert_eq!(response.status(), 200);
     assert_eq!(response.headers()["content-type"], "application/x-tar");
     let dir = tempfile::tempdir().unwrap();
@@ -210,7 +210,7 @@ async fn captures_restore_exactly_fence_replan_and_seal() {
                 session.0,
                 b"tree/odd\xfedir/bad\xffname".iter().map(|b| format!("{b:02x}")).collect::<String>()
             );
-            let read = reqwest::Client::new().get(odd).bearer_auth(&server.token).send().await.unwrap();
+            let read = sluice_tests::http_client().get(odd).bearer_auth(&server.token).send().await.unwrap();
             assert_eq!(read.status(), 200);
             assert_eq!(read.bytes().await.unwrap().as_ref(), b"a");
         }

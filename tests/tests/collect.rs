@@ -157,7 +157,7 @@ async fn a_rewritten_file_is_collected_down_to_what_the_kept_captures_need() {
                 "{}/v1/capture-sessions/{}/captures/{n}/files?ownerUserId=alice&path={path}",
                 server.base, session.0
             );
-            reqwest::Client::new().get(url).bearer_auth(&server.token).send()
+            sluice_tests::http_client().get(url).bearer_auth(&server.token).send()
         };
         let read = file(REWRITES, "tree/data.bin").await.unwrap();
         assert_eq!(read.status(), 200);

@@ -75,6 +75,7 @@ fn broker_client(dir: &DataDir, hub: &str, port: u16) -> (reqwest::Client, Strin
         .add_root_certificate(reqwest::Certificate::from_pem(&cert).unwrap())
         .resolve("localhost", format!("{hub}:{port}").parse().unwrap())
         .redirect(reqwest::redirect::Policy::none())
+        .pool_idle_timeout(sluice_tests::CLIENT_IDLE)
         .build()
         .unwrap();
     (client, format!("https://localhost:{port}/broker"))
