@@ -220,7 +220,10 @@ async fn drive<I>(
     let connection = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_read_timeout)
-        .serve_connection(io, service);
+        // An upgraded connection (a gateway's session) leaves this loop
+        // and its slot: its handler bounds it from then on.
+        .serve_connection(io, service)
+        .with_upgrades();
     tokio::pin!(connection);
     let check_every = (limits.idle_timeout / 4).max(Duration::from_millis(10));
     let mut idle_check = tokio::time::interval(check_every);

@@ -168,6 +168,39 @@ impl DaemonClient {
         })
     }
 
+    /// Opens an interactive session: the connection, upgraded, on which
+    /// the session's frames go (see [`sluice_protocol::session`]).
+    pub async fn open_session(&self, timeout: Duration) -> Result<hyper::upgrade::Upgraded, DaemonError> {
+        let unreachable = |e: &dyn std::fmt::Display| DaemonError::Unreachable(e.to_string());
+        let open = async {
+            let stream = connect(&self.socket).await.map_err(|e| unreachable(&e))?;
+            let (mut sender, connection) =
+                hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.map_err(|e| unreachable(&e))?;
+            tokio::spawn(connection.with_upgrades());
+            let request = Request::builder()
+                .method(Method::GET)
+                .uri(sluice_protocol::session::SESSION)
+                .header(hyper::header::HOST, "sluiced")
+                .header(hyper::header::AUTHORIZATION, format!("Bearer {}", self.token.expose()))
+                .header(hyper::header::CONNECTION, "upgrade")
+                .header(hyper::header::UPGRADE, sluice_protocol::session::UPGRADE)
+                .body(Full::new(Bytes::new()))
+                .map_err(|e| unreachable(&e))?;
+            let response = sender.send_request(request).await.map_err(|e| unreachable(&e))?;
+            if response.status() != StatusCode::SWITCHING_PROTOCOLS {
+                let status = response.status();
+                let body = http_body_util::Limited::new(response.into_body(), 64 << 10)
+                    .collect()
+                    .await
+                    .map(|b| b.to_bytes())
+                    .unwrap_or_default();
+                return Err(refusal(status, &body));
+            }
+            hyper::upgrade::on(response).await.map_err(|e| unreachable(&e))
+        };
+        tokio::time::timeout(timeout, open).await.map_err(|_| DaemonError::Timeout(timeout))?
+    }
+
     /// Whether the daemon answers `health` with its token.
     pub async fn healthy(&self) -> bool {
         let health = self.json::<serde::de::IgnoredAny>(

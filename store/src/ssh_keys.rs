@@ -1,5 +1,6 @@
-//! Users' SSH public keys, each registered for one principal; an SSH
-//! gateway learns a key's principal from here.
+//! Users' SSH public keys, each registered for one principal (an SSH
+//! gateway learns a key's principal from here), and the sessions gateways
+//! opened.
 
 use crate::Store;
 use crate::clock::now_ms;
@@ -94,5 +95,111 @@ impl Store {
     /// Removes a key; false when none had that fingerprint.
     pub async fn delete_ssh_key(&self, fingerprint: &str) -> Result<bool, StoreError> {
         Ok(self.pool.execute("DELETE FROM ssh_keys WHERE fingerprint = $1", args![fingerprint]).await? == 1)
+    }
+}
+
+/// How a gateway session ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionOutcome {
+    /// Its process exited (or its connection closed).
+    Exited,
+    /// The daemon would not start it.
+    Refused,
+    /// The gateway or the executor went away first.
+    Cut,
+}
+
+impl SessionOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionOutcome::Exited => "exited",
+            SessionOutcome::Refused => "refused",
+            SessionOutcome::Cut => "cut",
+        }
+    }
+}
+
+/// A session, as recorded: never what went through it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GatewaySession {
+    pub id: String,
+    pub workspace_id: String,
+    pub run_id: String,
+    pub principal: String,
+    pub key_fingerprint: Option<String>,
+    /// `shell`, `exec`, `sftp` or `port-forward`.
+    pub kind: String,
+    pub started_at: i64,
+    pub ended_at: Option<i64>,
+    pub exit_status: Option<i64>,
+    pub outcome: Option<String>,
+}
+
+impl Store {
+    /// Records a session's start; answers its id. The workspace counts as
+    /// used (for a broker workspace's idle timeout).
+    pub async fn session_started(
+        &self,
+        workspace_id: &str,
+        run_id: &str,
+        principal: &str,
+        key_fingerprint: Option<&str>,
+        kind: &str,
+    ) -> Result<String, StoreError> {
+        let id = crate::clock::new_id("ses");
+        self.pool
+            .execute(
+                "INSERT INTO gateway_sessions (id, workspace_id, run_id, principal, key_fingerprint, kind, started_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                args![id.as_str(), workspace_id, run_id, principal, key_fingerprint, kind, now_ms()],
+            )
+            .await?;
+        self.touch_broker_workspace(workspace_id).await?;
+        Ok(id)
+    }
+
+    /// Records a session's end (once).
+    pub async fn session_ended(
+        &self,
+        id: &str,
+        outcome: SessionOutcome,
+        exit_status: Option<i64>,
+    ) -> Result<(), StoreError> {
+        self.pool
+            .execute(
+                "UPDATE gateway_sessions SET ended_at = $2, outcome = $3, exit_status = $4 \
+                 WHERE id = $1 AND ended_at IS NULL",
+                args![id, now_ms(), outcome.as_str(), exit_status],
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// A workspace's sessions, oldest first.
+    pub async fn sessions_of(&self, workspace_id: &str) -> Result<Vec<GatewaySession>, StoreError> {
+        let rows = self
+            .pool
+            .fetch_all(
+                "SELECT id, workspace_id, run_id, principal, key_fingerprint, kind, started_at, ended_at, exit_status, \
+                 outcome FROM gateway_sessions WHERE workspace_id = $1 ORDER BY started_at, id",
+                args![workspace_id],
+            )
+            .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(GatewaySession {
+                    id: row.text("id")?,
+                    workspace_id: row.text("workspace_id")?,
+                    run_id: row.text("run_id")?,
+                    principal: row.text("principal")?,
+                    key_fingerprint: row.opt_text("key_fingerprint")?,
+                    kind: row.text("kind")?,
+                    started_at: row.int("started_at")?,
+                    ended_at: row.opt_int("ended_at")?,
+                    exit_status: row.opt_int("exit_status")?,
+                    outcome: row.opt_text("outcome")?,
+                })
+            })
+            .collect()
     }
 }

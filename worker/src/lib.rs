@@ -20,6 +20,7 @@ pub mod reconcile;
 pub mod registrar;
 pub mod remote;
 pub mod runtime;
+pub mod sessions;
 pub mod snapshots;
 mod sweeps;
 pub mod verified;

@@ -98,6 +98,7 @@ pub fn router(serving: Serving) -> axum::Router {
     axum::Router::new()
         .route(CALL_PATH, post(serve_call))
         .route(&format!("{GATEWAY_PATH}{{run_id}}"), axum::routing::get(gateway_target))
+        .route(&format!("{GATEWAY_PATH}{{run_id}}/session"), axum::routing::get(crate::sessions::relay))
         .layer(DefaultBodyLimit::max(MAX_CALL_BYTES))
         .with_state(serving)
 }
@@ -113,9 +114,42 @@ pub struct GatewayTarget {
     pub ready: bool,
 }
 
-fn gateway_refused(status: axum::http::StatusCode, message: &str) -> axum::response::Response {
+pub(crate) fn gateway_refused(status: axum::http::StatusCode, message: &str) -> axum::response::Response {
     use axum::response::IntoResponse;
     (status, Json(serde_json::json!({"message": message}))).into_response()
+}
+
+/// The run a gateway's request names, when it carries a ticket for that
+/// run and the run's executor is on this host; otherwise the refusal.
+pub(crate) async fn ticketed_run(
+    serving: &Serving,
+    run_id: &str,
+    headers: &axum::http::HeaderMap,
+) -> Result<(sluice_store::model::Run, sluice_executor::ticket::Ticket), axum::response::Response> {
+    use axum::http::StatusCode;
+    let presented = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    let Some(presented) = presented else {
+        return Err(gateway_refused(StatusCode::UNAUTHORIZED, "a gateway ticket is required"));
+    };
+    let now = sluice_store::clock::now_ms();
+    let ticket = match sluice_executor::ticket::Ticket::check(serving.store.sealer(), presented, run_id, now) {
+        Ok(ticket) => ticket,
+        Err(refused) => {
+            tracing::info!(run = %run_id, %refused, "a gateway ticket was refused");
+            return Err(gateway_refused(StatusCode::UNAUTHORIZED, "the gateway ticket is not valid for this executor"));
+        }
+    };
+    match serving.store.get_run(run_id).await {
+        Ok(Some(run)) if run.host.as_deref() == Some(serving.host.as_str()) => Ok((run, ticket)),
+        Ok(_) => Err(gateway_refused(StatusCode::NOT_FOUND, "no such executor on this host")),
+        Err(e) => {
+            tracing::warn!(error = %e, "the store did not answer a gateway");
+            Err(gateway_refused(StatusCode::SERVICE_UNAVAILABLE, "try again shortly"))
+        }
+    }
 }
 
 /// A gateway connecting to an executor of this host: it must carry a
@@ -125,27 +159,10 @@ async fn gateway_target(
     axum::extract::Path(run_id): axum::extract::Path<String>,
     headers: axum::http::HeaderMap,
 ) -> axum::response::Response {
-    use axum::http::StatusCode;
     use axum::response::IntoResponse;
-    let presented = headers
-        .get(axum::http::header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    let Some(presented) = presented else {
-        return gateway_refused(StatusCode::UNAUTHORIZED, "a gateway ticket is required");
-    };
-    let now = sluice_store::clock::now_ms();
-    if let Err(refused) = sluice_executor::ticket::Ticket::check(serving.store.sealer(), presented, &run_id, now) {
-        tracing::info!(run = %run_id, %refused, "a gateway ticket was refused");
-        return gateway_refused(StatusCode::UNAUTHORIZED, "the gateway ticket is not valid for this executor");
-    }
-    let run = match serving.store.get_run(&run_id).await {
-        Ok(Some(run)) if run.host.as_deref() == Some(serving.host.as_str()) => run,
-        Ok(_) => return gateway_refused(StatusCode::NOT_FOUND, "no such executor on this host"),
-        Err(e) => {
-            tracing::warn!(error = %e, "the store did not answer a gateway");
-            return gateway_refused(StatusCode::SERVICE_UNAVAILABLE, "try again shortly");
-        }
+    let run = match ticketed_run(&serving, &run_id, &headers).await {
+        Ok((run, _)) => run,
+        Err(refused) => return refused,
     };
     let endpoint = run.runtime.as_ref().filter(|_| run.runtime_removed_at.is_none()).and_then(|r| r.endpoint.clone());
     let ready = match &endpoint {
