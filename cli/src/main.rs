@@ -71,6 +71,10 @@ enum Command {
         #[command(flatten)]
         store: StoreArgs,
     },
+    /// The SSH gateway: `ssh WORKSPACE_ID@gateway` with a key registered
+    /// through the API (POST /v1/ssh-keys) opens a shell, runs a command,
+    /// serves sftp and forwards ports (`ssh -L`) into the workspace.
+    Gateway(GatewayArgs),
     /// Print the OpenAPI document.
     Openapi,
     /// The daemon that runs inside an executor (the same program as `sluiced`).
@@ -107,6 +111,40 @@ enum Command {
     /// The fleet: workers with health, load and version, and their hosts;
     /// `cordon`, `uncordon`, `drain` or `forget` a host (talks to the API).
     Workers(operate::WorkersArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct GatewayArgs {
+    /// Where SSH clients connect.
+    #[arg(long, env = "SLUICE_GATEWAY_LISTEN", default_value = "127.0.0.1:2222")]
+    listen: std::net::SocketAddr,
+    /// The sluice API the gateway asks (keys, targets).
+    #[arg(long, env = "SLUICE_API_URL", default_value = "http://127.0.0.1:8080")]
+    api_url: String,
+    /// A file holding one of the API's gateway tokens (the data directory's
+    /// `gateway-token` for the embedded default).
+    #[arg(long, env = "SLUICE_GATEWAY_TOKEN_FILE")]
+    gateway_token_file: std::path::PathBuf,
+    /// Where the gateway keeps its host key.
+    #[arg(long, env = "SLUICE_GATEWAY_DATA_DIR", default_value = "sluice-gateway")]
+    data_dir: std::path::PathBuf,
+}
+
+async fn gateway(args: GatewayArgs) -> anyhow::Result<()> {
+    let token = std::fs::read_to_string(&args.gateway_token_file)
+        .map_err(|e| anyhow::anyhow!("cannot read --gateway-token-file {}: {e}", args.gateway_token_file.display()))?
+        .trim()
+        .to_owned();
+    anyhow::ensure!(!token.is_empty(), "--gateway-token-file {} is empty", args.gateway_token_file.display());
+    let config = sluice_gateway::GatewayConfig {
+        listen: args.listen,
+        api_url: args.api_url,
+        gateway_token: token,
+        data_dir: args.data_dir,
+    };
+    let (stop, stopped) = shutdown_signal();
+    tokio::spawn(stop);
+    sluice_gateway::serve(config, wait(stopped)).await
 }
 
 #[tokio::main]
@@ -164,6 +202,7 @@ async fn main() -> anyhow::Result<()> {
             eprintln!("migrations applied");
             Ok(())
         }
+        Command::Gateway(args) => gateway(args).await,
         Command::Openapi => {
             print!("{}", sluice_api::openapi::document_text());
             Ok(())

@@ -47,6 +47,11 @@ fn the_api_and_the_broker_reach_executors_only_through_the_port() {
             assert!(!of(crate_name).iter().any(|d| d == forbidden), "{crate_name} depends on {forbidden}");
         }
     }
+    // The SSH gateway is outside the install's trust: it speaks to sluice
+    // over the API and the workers' session protocol, nothing else.
+    for inside in ["sluice-store", "sluice-api", "sluice-worker", "sluice-executor", "sluice-daemon", "sluice-domain"] {
+        assert!(!of("sluice-gateway").iter().any(|d| d == inside), "sluice-gateway depends on {inside}");
+    }
     for user in ["sluice-api", "sluice-broker", "sluice-worker"] {
         assert!(of(user).iter().any(|d| d == "sluice-executor"), "{user} calls executors through the port");
     }
