@@ -51,7 +51,7 @@ where
     let (mut reader, writer) = tokio::io::split(io);
     let (outbox, outgoing) = mpsc::channel::<(FrameKind, Vec<u8>)>(OUTBOX);
     let sender = tokio::spawn(send_frames(writer, outgoing));
-    let open = match tokio::time::timeout(OPEN_WITHIN, session::read_frame(&mut reader)).await {
+    let open = match tokio::time::timeout(OPEN_WITHIN, sluice_session::read_frame(&mut reader)).await {
         Ok(Ok(Some((FrameKind::Open, payload)))) => serde_json::from_slice::<Open>(&payload).ok(),
         _ => None,
     };
@@ -95,7 +95,7 @@ fn login_shell() -> Vec<String> {
 
 async fn send_frames<W: AsyncWrite + Unpin>(mut writer: W, mut outgoing: mpsc::Receiver<(FrameKind, Vec<u8>)>) {
     while let Some((kind, payload)) = outgoing.recv().await {
-        if session::write_frames(&mut writer, kind, &payload).await.is_err() {
+        if sluice_session::write_frames(&mut writer, kind, &payload).await.is_err() {
             return;
         }
     }
@@ -145,7 +145,7 @@ async fn connect<R: AsyncRead + Unpin>(
     loop {
         tokio::select! {
             _ = &mut output => break,
-            frame = session::read_frame(&mut reader) => match frame {
+            frame = sluice_session::read_frame(&mut reader) => match frame {
                 Ok(Some((kind, payload))) => {
                     (context.touch)();
                     match kind {
@@ -345,7 +345,7 @@ async fn command_session<R: AsyncRead + Unpin>(
     let status = loop {
         tokio::select! {
             status = child.wait() => break status.ok(),
-            frame = session::read_frame(&mut reader) => match frame {
+            frame = sluice_session::read_frame(&mut reader) => match frame {
                 Ok(Some((kind, payload))) => {
                     (context.touch)();
                     deliver(kind, &payload, &mut input, pgid).await;
@@ -436,11 +436,11 @@ mod tests {
         }
 
         async fn send(&mut self, kind: FrameKind, payload: &[u8]) {
-            session::write_frames(&mut self.stream, kind, payload).await.unwrap();
+            sluice_session::write_frames(&mut self.stream, kind, payload).await.unwrap();
         }
 
         async fn next(&mut self) -> Option<(FrameKind, Vec<u8>)> {
-            tokio::time::timeout(Duration::from_secs(10), session::read_frame(&mut self.stream))
+            tokio::time::timeout(Duration::from_secs(10), sluice_session::read_frame(&mut self.stream))
                 .await
                 .expect("a frame within 10 s")
                 .unwrap()
@@ -583,8 +583,8 @@ mod tests {
             touch: Arc::new(|| {}),
         };
         tokio::spawn(run(theirs, context));
-        session::write_frames(&mut ours, FrameKind::Stdin, b"ls\n").await.unwrap();
-        let (kind, _) = session::read_frame(&mut ours).await.unwrap().unwrap();
+        sluice_session::write_frames(&mut ours, FrameKind::Stdin, b"ls\n").await.unwrap();
+        let (kind, _) = sluice_session::read_frame(&mut ours).await.unwrap().unwrap();
         assert_eq!(kind, FrameKind::Refused);
     }
 }

@@ -332,7 +332,7 @@ async fn pump(mut channel: Channel<Msg>, stream: relay::Stream, session_channel:
     let (mut writer, mut stderr) = (writer, stderr);
     let downstream = async {
         let mut status = None;
-        while let Ok(Some((kind, payload))) = session::read_frame(&mut from_session).await {
+        while let Ok(Some((kind, payload))) = sluice_session::read_frame(&mut from_session).await {
             let written = match kind {
                 FrameKind::Stdout => writer.write_all(&payload).await,
                 FrameKind::Stderr => stderr.write_all(&payload).await,
@@ -356,23 +356,23 @@ async fn pump(mut channel: Channel<Msg>, stream: relay::Stream, session_channel:
         tokio::select! {
             status = &mut downstream => break status,
             _ = ping.tick() => {
-                if session::write_frames(&mut to_session, FrameKind::Ping, &[]).await.is_err() {
+                if sluice_session::write_frames(&mut to_session, FrameKind::Ping, &[]).await.is_err() {
                     break None;
                 }
             }
             message = channel.wait() => {
                 let sent = match message {
-                    Some(ChannelMsg::Data { data }) => session::write_frames(&mut to_session, FrameKind::Stdin, &data).await,
-                    Some(ChannelMsg::Eof) => session::write_frames(&mut to_session, FrameKind::StdinEof, &[]).await,
+                    Some(ChannelMsg::Data { data }) => sluice_session::write_frames(&mut to_session, FrameKind::Stdin, &data).await,
+                    Some(ChannelMsg::Eof) => sluice_session::write_frames(&mut to_session, FrameKind::StdinEof, &[]).await,
                     Some(ChannelMsg::WindowChange { col_width, row_height, .. }) => {
                         let size = WindowSize { cols: clamp(col_width), rows: clamp(row_height) };
                         let payload = serde_json::to_vec(&size).unwrap_or_default();
-                        session::write_frames(&mut to_session, FrameKind::Resize, &payload).await
+                        sluice_session::write_frames(&mut to_session, FrameKind::Resize, &payload).await
                     }
                     Some(ChannelMsg::Signal { signal }) => {
                         let name = format!("{signal:?}");
                         if session::signal_number(&name).is_some() {
-                            session::write_frames(&mut to_session, FrameKind::Signal, name.as_bytes()).await
+                            sluice_session::write_frames(&mut to_session, FrameKind::Signal, name.as_bytes()).await
                         } else {
                             Ok(())
                         }

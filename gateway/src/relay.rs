@@ -86,8 +86,8 @@ async fn open_now(target: &Target, fingerprint: &str, open: &Open) -> Result<Str
     let upgraded = hyper::upgrade::on(response).await.map_err(|e| unreachable(&e))?;
     let mut stream = TokioIo::new(upgraded);
     let payload = serde_json::to_vec(open).map_err(|e| unreachable(&e))?;
-    session::write_frames(&mut stream, FrameKind::Open, &payload).await.map_err(|e| unreachable(&e))?;
-    match session::read_frame(&mut stream).await {
+    sluice_session::write_frames(&mut stream, FrameKind::Open, &payload).await.map_err(|e| unreachable(&e))?;
+    match sluice_session::read_frame(&mut stream).await {
         Ok(Some((FrameKind::Started, _))) => Ok(stream),
         Ok(Some((FrameKind::Refused, payload))) => {
             let refusal: Option<Refusal> = serde_json::from_slice(&payload).ok();

@@ -99,7 +99,7 @@ struct Who {
 
 async fn refuse_gateway(gateway: &mut (impl tokio::io::AsyncWrite + Unpin), code: &str, message: &str) {
     let refusal = Refusal { code: code.into(), message: message.into() };
-    let _ = session::write_frames(gateway, FrameKind::Refused, &serde_json::to_vec(&refusal).unwrap_or_default()).await;
+    let _ = sluice_session::write_frames(gateway, FrameKind::Refused, &serde_json::to_vec(&refusal).unwrap_or_default()).await;
     let _ = gateway.shutdown().await;
 }
 
@@ -111,7 +111,7 @@ where
 {
     let (mut from_gateway, mut to_gateway) = tokio::io::split(gateway);
     let (mut from_daemon, mut to_daemon) = tokio::io::split(daemon);
-    let open = match tokio::time::timeout(OPEN_WITHIN, session::read_frame(&mut from_gateway)).await {
+    let open = match tokio::time::timeout(OPEN_WITHIN, sluice_session::read_frame(&mut from_gateway)).await {
         Ok(Ok(Some((FrameKind::Open, payload)))) => serde_json::from_slice::<Open>(&payload).ok().map(|o| (o, payload)),
         _ => None,
     };
@@ -131,7 +131,7 @@ where
         }
     };
     tracing::info!(session = %id, run = %who.run_id, kind = open.kind(), "session opened");
-    if session::write_frames(&mut to_daemon, FrameKind::Open, &payload).await.is_err() {
+    if sluice_session::write_frames(&mut to_daemon, FrameKind::Open, &payload).await.is_err() {
         let _ = store.session_ended(&id, SessionOutcome::Cut, None).await;
         return refuse_gateway(&mut to_gateway, "unavailable", "the workspace's executor went away").await;
     }
@@ -144,9 +144,9 @@ where
         tokio::spawn(async move {
             let mut touched = tokio::time::Instant::now();
             loop {
-                let frame = tokio::time::timeout(SILENT_FOR, session::read_frame(&mut from_gateway)).await;
+                let frame = tokio::time::timeout(SILENT_FOR, sluice_session::read_frame(&mut from_gateway)).await;
                 let Ok(Ok(Some((kind, payload)))) = frame else { break };
-                if session::write_frames(&mut to_daemon, kind, &payload).await.is_err() {
+                if sluice_session::write_frames(&mut to_daemon, kind, &payload).await.is_err() {
                     break;
                 }
                 if touched.elapsed() >= TOUCH_EVERY {
@@ -159,7 +159,7 @@ where
     };
     // Daemon to gateway, here: it ends with the daemon's last frame.
     let mut ended = (SessionOutcome::Cut, None);
-    while let Ok(Some((kind, payload))) = session::read_frame(&mut from_daemon).await {
+    while let Ok(Some((kind, payload))) = sluice_session::read_frame(&mut from_daemon).await {
         match kind {
             FrameKind::Refused => ended = (SessionOutcome::Refused, None),
             FrameKind::Exit => {
@@ -168,7 +168,7 @@ where
             }
             _ => {}
         }
-        if session::write_frames(&mut to_gateway, kind, &payload).await.is_err() {
+        if sluice_session::write_frames(&mut to_gateway, kind, &payload).await.is_err() {
             break;
         }
     }
