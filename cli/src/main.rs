@@ -149,6 +149,10 @@ async fn gateway(args: GatewayArgs) -> anyhow::Result<()> {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    if sluice_daemon::sftp_server_requested() {
+        sluice_daemon::serve_sftp().await;
+        return Ok(());
+    }
     let cli = Cli::parse();
     // One TLS provider for the process (reqwest's rustls has none of its own).
     let _ = rustls::crypto::ring::default_provider().install_default();

@@ -18,6 +18,7 @@ mod files;
 pub mod managed;
 pub mod processes;
 mod sessions;
+mod sftp;
 mod snapshots;
 pub mod workload;
 
@@ -727,6 +728,34 @@ async fn run_exec(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) ->
     }
 }
 
+/// The word that starts the daemon's binary as an sftp server.
+pub const SFTP_SERVER: &str = "sftp-server";
+
+/// Whether this process was started to serve sftp (`sluiced sftp-server`,
+/// or `sluice daemon sftp-server`), rather than as a daemon.
+pub fn sftp_server_requested() -> bool {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    matches!(args.as_slice(), [word] if word == SFTP_SERVER)
+        || matches!(args.as_slice(), [daemon, word] if daemon == "daemon" && word == SFTP_SERVER)
+}
+
+/// Serves sftp on stdin and stdout (the workload's sftp subsystem).
+pub async fn serve_sftp() {
+    sftp::serve_stdio().await
+}
+
+/// How this binary is started as an sftp server: itself (through
+/// `/proc/self/exe`, which holds even where its file was replaced), as it
+/// was started (`sluice daemon` or `sluiced`), with [`SFTP_SERVER`].
+fn sftp_server_argv() -> Option<Vec<String>> {
+    let mut argv = vec!["/proc/self/exe".to_owned()];
+    if std::env::args().nth(1).as_deref() == Some("daemon") {
+        argv.push("daemon".into());
+    }
+    argv.push(SFTP_SERVER.into());
+    Some(argv)
+}
+
 /// Opens an interactive session on this connection, upgraded (see
 /// [`sluice_protocol::session`]).
 async fn open_session(State(daemon): State<Arc<Daemon>>, mut request: Request) -> Response {
@@ -746,7 +775,7 @@ async fn open_session(State(daemon): State<Arc<Daemon>>, mut request: Request) -
         workdir: daemon.effective_workdir(),
         env: daemon.exec_env.clone(),
         finalizing: daemon.capture.as_ref().is_some_and(|c| c.finalizing()),
-        sftp_server: std::env::current_exe().ok(),
+        sftp_server: sftp_server_argv(),
         touch,
     };
     tokio::spawn(async move {

@@ -11,5 +11,9 @@ struct Cli {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    if sluice_daemon::sftp_server_requested() {
+        sluice_daemon::serve_sftp().await;
+        return Ok(());
+    }
     sluice_daemon::cli::run(Cli::parse().args).await
 }

@@ -37,8 +37,8 @@ pub struct SessionContext {
     pub env: std::collections::BTreeMap<String, String>,
     /// Whether the executor's work is being ended (a final flush).
     pub finalizing: bool,
-    /// The daemon's own binary, which serves sftp as the workload.
-    pub sftp_server: Option<PathBuf>,
+    /// How the daemon's own binary is started to serve sftp as the workload.
+    pub sftp_server: Option<Vec<String>>,
     /// Called on every frame from the client: the executor is in use.
     pub touch: Arc<dyn Fn() + Send + Sync>,
 }
@@ -74,11 +74,8 @@ where
                 let argv = vec!["/bin/sh".to_owned(), "-c".to_owned(), command];
                 command_session(argv, pty, env, reader, &outbox, &context).await
             }
-            Open::Sftp => match &context.sftp_server {
-                Some(binary) => {
-                    let argv = vec![binary.display().to_string(), "sftp-server".to_owned()];
-                    command_session(argv, None, Default::default(), reader, &outbox, &context).await
-                }
+            Open::Sftp => match context.sftp_server.clone() {
+                Some(argv) => command_session(argv, None, Default::default(), reader, &outbox, &context).await,
                 None => refuse(&outbox, "unsupported", "this executor cannot serve sftp").await,
             },
         }
