@@ -102,6 +102,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/workspaces/{workspaceId}/stop", post(ws::stop_workspace))
         .route("/v1/workspaces/{workspaceId}/recover", post(ws::recover_workspace))
         .route("/v1/workspaces/{workspaceId}/restart", post(ws::restart_workspace))
+        .route("/v1/workspaces/{workspaceId}/sessions", get(routes::ssh_keys::list_workspace_sessions))
         .route("/v1/runs/{runId}", get(ws::get_run))
         .route("/v1/retained-executors", get(ws::list_retained_executors))
         .route("/v1/jobs/failed", get(routes::jobs::list_failed_jobs))

@@ -57,6 +57,7 @@ impl Modify for SecuritySchemes {
         crate::routes::ssh_keys::list_ssh_keys,
         crate::routes::ssh_keys::delete_ssh_key,
         crate::routes::ssh_keys::gateway_ssh_key,
+        crate::routes::ssh_keys::list_workspace_sessions,
         crate::routes::capture_sessions::create_capture_session,
         crate::routes::capture_sessions::get_capture_session,
         crate::routes::capture_sessions::list_captures,
@@ -116,9 +117,9 @@ mod tests {
         let paths = doc["paths"].as_object().unwrap();
         assert_eq!(
             paths.len(),
-            36,
+            37,
             "17 workspace paths, 5 capture-session paths, /v1/runs/{{runId}}, /v1/retained-executors, 2 job paths, \
-             /v1/workers, 4 host paths, 3 ssh-key paths and /healthz"
+             /v1/workers, 4 host paths, 3 ssh-key paths, workspace sessions and /healthz"
         );
         assert_eq!(paths["/v1/retained-executors"]["get"]["security"], json!([{"apiToken": []}]));
         let captures = &paths["/v1/capture-sessions/{sessionId}/captures"]["get"];

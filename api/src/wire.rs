@@ -1479,3 +1479,44 @@ pub struct ListSshKeysQuery {
     /// Whose keys.
     pub principal: Option<String>,
 }
+
+/// An SSH session a gateway opened into the workspace: who, what kind,
+/// when and how it ended (never what went through it).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GatewaySessionRecord {
+    pub session_id: String,
+    pub attempt_id: String,
+    pub principal: String,
+    /// The SHA256 fingerprint of the key the user signed in with.
+    pub key_fingerprint: Option<String>,
+    /// `shell`, `exec`, `sftp` or `port-forward`.
+    pub kind: String,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+    /// The exit status of its shell or command (128 + n after signal n).
+    pub exit_status: Option<i64>,
+    /// `exited`, `refused` or `cut` (the gateway or the executor went away).
+    pub outcome: Option<String>,
+}
+
+impl From<sluice_store::ssh_keys::GatewaySession> for GatewaySessionRecord {
+    fn from(s: sluice_store::ssh_keys::GatewaySession) -> Self {
+        GatewaySessionRecord {
+            session_id: s.id,
+            attempt_id: s.run_id,
+            principal: s.principal,
+            key_fingerprint: s.key_fingerprint,
+            kind: s.kind,
+            started_at: rfc3339(s.started_at),
+            ended_at: s.ended_at.map(rfc3339),
+            exit_status: s.exit_status,
+            outcome: s.outcome,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ListGatewaySessionsResponse {
+    pub items: Vec<GatewaySessionRecord>,
+}

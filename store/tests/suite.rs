@@ -1504,3 +1504,30 @@ async fn an_ssh_key_belongs_to_one_principal() {
         ));
     }
 }
+
+#[tokio::test]
+async fn gateway_sessions_are_recorded_once_started_and_ended_once() {
+    use sluice_store::ssh_keys::SessionOutcome;
+    for db in databases().await {
+        let store = open(&db).await;
+        let view = created(store.create_workspace(new_workspace("alice", None)).await.unwrap());
+        let (id, run) = (view.workspace.id.clone(), view.current_run.clone().unwrap().id);
+        let shell = store.session_started(&id, &run, "alice", Some("SHA256:abc"), "shell").await.unwrap();
+        let forward = store.session_started(&id, &run, "carol", None, "port-forward").await.unwrap();
+        store.session_ended(&shell, SessionOutcome::Exited, Some(7)).await.unwrap();
+        // A second end (the relay's and a late one) changes nothing.
+        store.session_ended(&shell, SessionOutcome::Cut, None).await.unwrap();
+        let sessions = store.sessions_of(&id).await.unwrap();
+        assert_eq!(sessions.len(), 2, "{}", db.label);
+        let first = sessions.iter().find(|s| s.id == shell).unwrap();
+        assert_eq!(
+            (first.kind.as_str(), first.exit_status, first.outcome.as_deref(), first.key_fingerprint.as_deref()),
+            ("shell", Some(7), Some("exited"), Some("SHA256:abc")),
+            "{}",
+            db.label
+        );
+        assert!(first.ended_at.is_some_and(|end| end >= first.started_at));
+        let open_one = sessions.iter().find(|s| s.id == forward).unwrap();
+        assert_eq!((open_one.principal.as_str(), open_one.ended_at), ("carol", None), "{}", db.label);
+    }
+}

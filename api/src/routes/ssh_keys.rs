@@ -100,3 +100,19 @@ pub async fn gateway_ssh_key(
     let key = app.store.ssh_key(&fingerprint).await?.ok_or(ApiError::SshKeyNotFound)?;
     Ok(Json(key.into()))
 }
+
+/// The SSH sessions gateways opened into the workspace, oldest first.
+#[utoipa::path(get, path = "/v1/workspaces/{workspaceId}/sessions", tag = "ssh", operation_id = "listWorkspaceSessions",
+    params(("workspaceId" = String, Path), OwnerQuery),
+    responses((status = 200, body = ListGatewaySessionsResponse), InvalidRequest, Unauthenticated, NotFound, Internal),
+    security(("apiToken" = [])))]
+pub async fn list_workspace_sessions(
+    State(app): State<AppState>,
+    Path(workspace_id): Path<String>,
+    QueryOf(q): QueryOf<OwnerQuery>,
+) -> Result<Json<ListGatewaySessionsResponse>, ApiError> {
+    let owner = validate::owner(q.owner_user_id)?.into_string();
+    app.store.get_workspace(&owner, &workspace_id).await?.ok_or(ApiError::NotFound)?;
+    let items = app.store.sessions_of(&workspace_id).await?.into_iter().map(GatewaySessionRecord::from).collect();
+    Ok(Json(ListGatewaySessionsResponse { items }))
+}
