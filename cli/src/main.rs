@@ -119,7 +119,7 @@ struct GatewayArgs {
     #[arg(long, env = "SLUICE_GATEWAY_LISTEN", default_value = "127.0.0.1:2222")]
     listen: std::net::SocketAddr,
     /// The sluice API the gateway asks (keys, targets).
-    #[arg(long, env = "SLUICE_API_URL", default_value = "http://127.0.0.1:8080")]
+    #[arg(long, env = "SLUICE_API_URL", default_value = "http://127.0.0.1:7420")]
     api_url: String,
     /// A file holding one of the API's gateway tokens (the data directory's
     /// `gateway-token` for the embedded default).
