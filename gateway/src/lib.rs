@@ -71,34 +71,53 @@ pub async fn serve(config: GatewayConfig, shutdown: impl std::future::Future<Out
     let api = Api::new(&config.api_url, config.gateway_token.clone())?;
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
     tracing::info!(listen = %listener.local_addr()?, "the SSH gateway is listening");
-    let mut server = Gateway { api };
-    use russh::server::Server as _;
-    let running = server.run_on_socket(Arc::new(ssh), &listener);
-    let handle = running.handle();
-    tokio::select! {
-        result = running => result?,
-        _ = shutdown => handle.shutdown("the gateway is stopping".into()),
+    let (ssh, slots) = (Arc::new(ssh), Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS)));
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, _peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    tracing::warn!(error = %e, "accepting a connection failed");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            _ = &mut shutdown => return Ok(()),
+        };
+        // Full: the connection is closed at once rather than queued.
+        let Ok(slot) = slots.clone().try_acquire_owned() else { continue };
+        let _ = stream.set_nodelay(true);
+        let connection = Connection::new(api.clone());
+        let signed_in = connection.signed_in.clone();
+        let ssh = ssh.clone();
+        tokio::spawn(async move {
+            let _slot = slot;
+            let started = tokio::time::timeout(SIGN_IN_WITHIN, russh::server::run_stream(ssh, stream, connection));
+            let Ok(Ok(session)) = started.await else { return };
+            let handle = session.handle();
+            tokio::pin!(session);
+            let sign_in = tokio::time::sleep(SIGN_IN_WITHIN);
+            tokio::pin!(sign_in);
+            loop {
+                tokio::select! {
+                    _ = &mut session => return,
+                    _ = &mut sign_in, if !signed_in.load(std::sync::atomic::Ordering::SeqCst) => {
+                        let reason = "sign in within 30 s".to_owned();
+                        let _ = handle.disconnect(russh::Disconnect::ByApplication, reason, "en".into()).await;
+                        return;
+                    }
+                }
+            }
+        });
     }
-    Ok(())
 }
 
-struct Gateway {
-    api: Api,
-}
+/// Connections one gateway holds at once.
+const MAX_CONNECTIONS: usize = 1024;
 
-impl russh::server::Server for Gateway {
-    type Handler = Connection;
-
-    fn new_client(&mut self, _peer: Option<std::net::SocketAddr>) -> Connection {
-        Connection {
-            api: self.api.clone(),
-            user: None,
-            channels: BTreeMap::new(),
-            pty: BTreeMap::new(),
-            env: BTreeMap::new(),
-        }
-    }
-}
+/// How long a connection may take to sign in.
+const SIGN_IN_WITHIN: Duration = Duration::from_secs(30);
 
 /// Who authenticated on a connection.
 #[derive(Debug, Clone)]
@@ -111,6 +130,8 @@ struct User {
 struct Connection {
     api: Api,
     user: Option<User>,
+    /// Set once a key signed in (the accept loop ends connections that do not).
+    signed_in: Arc<std::sync::atomic::AtomicBool>,
     /// Session channels open and not started yet.
     channels: BTreeMap<ChannelId, Channel<Msg>>,
     /// Terminals and environment asked for, by channel, before its shell or command.
@@ -130,6 +151,17 @@ fn bare(key: &PublicKey) -> Option<String> {
 }
 
 impl Connection {
+    fn new(api: Api) -> Connection {
+        Connection {
+            api,
+            user: None,
+            signed_in: Arc::default(),
+            channels: BTreeMap::new(),
+            pty: BTreeMap::new(),
+            env: BTreeMap::new(),
+        }
+    }
+
     /// The key's principal, when the key is registered as it is.
     async fn principal_of(&self, key: &PublicKey) -> Option<String> {
         match self.api.key(&fingerprint(key)).await {
@@ -172,6 +204,7 @@ impl russh::server::Handler for Connection {
         let fingerprint = fingerprint(key.public_key);
         tracing::info!(%fingerprint, "a key authenticated");
         self.user = Some(User { workspace_id: user.to_owned(), principal, fingerprint });
+        self.signed_in.store(true, std::sync::atomic::Ordering::SeqCst);
         Ok(Auth::Accept)
     }
 
