@@ -8,6 +8,7 @@
 
 pub mod create_key;
 pub mod drain;
+pub mod egress;
 pub mod fleet;
 pub mod jobs;
 pub mod lifecycle;

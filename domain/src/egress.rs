@@ -1,0 +1,215 @@
+//! Egress by name: which destinations an executor with an allowlist may
+//! reach through its worker's egress proxy. An entry is a host name
+//! (`pypi.org`), a wildcard for its subdomains (`*.githubusercontent.com`,
+//! which does not match the bare domain), either with a port
+//! (`registry.example:5000`); without one, ports 80 and 443. Raw IP
+//! addresses are never allowed: names are what a policy is about.
+
+use std::fmt;
+
+/// Ports an entry without its own allows.
+pub const DEFAULT_PORTS: [u16; 2] = [80, 443];
+
+/// The most entries one allowlist holds.
+pub const MAX_ENTRIES: usize = 256;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Pattern {
+    Exact(String),
+    /// The suffix after `*.`: matches names with at least one more label.
+    Subdomains(String),
+}
+
+/// One allowed destination.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pattern: Pattern,
+    port: Option<u16>,
+}
+
+/// Why an entry cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryError(pub String);
+
+impl fmt::Display for EntryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Whether `name` is a host name as DNS has them: labels of letters,
+/// digits and hyphens, not starting or ending with a hyphen, at most 253
+/// characters, and not all digits (so never an IPv4 address).
+fn valid_name(name: &str) -> bool {
+    let labels_ok = name.split('.').all(|label| {
+        !label.is_empty()
+            && label.len() <= 63
+            && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+            && !label.starts_with('-')
+            && !label.ends_with('-')
+    });
+    let last_is_numeric = name.rsplit('.').next().is_some_and(|l| l.chars().all(|c| c.is_ascii_digit()));
+    !name.is_empty() && name.len() <= 253 && labels_ok && !last_is_numeric
+}
+
+impl Entry {
+    /// Reads one entry (case-insensitive; a trailing dot is dropped).
+    pub fn parse(text: &str) -> Result<Entry, EntryError> {
+        let refuse = |why: &str| Err(EntryError(format!("{text:?} {why}")));
+        let lowered = text.trim().to_ascii_lowercase();
+        let (name, port) = match lowered.rsplit_once(':') {
+            Some((name, port)) => match port.parse::<u16>() {
+                Ok(port) if port > 0 => (name.to_owned(), Some(port)),
+                _ => return refuse("has a port that is not 1 to 65535"),
+            },
+            None => (lowered.clone(), None),
+        };
+        let name = name.strip_suffix('.').unwrap_or(&name).to_owned();
+        let pattern = match name.strip_prefix("*.") {
+            Some(suffix) if valid_name(suffix) && suffix.contains('.') => Pattern::Subdomains(suffix.to_owned()),
+            Some(_) => return refuse("must be *. and a domain of at least two labels"),
+            None if valid_name(&name) => Pattern::Exact(name),
+            None if name.parse::<std::net::IpAddr>().is_ok() || name.starts_with('[') => {
+                return refuse("is an IP address; egress is allowed by name only");
+            }
+            None => return refuse("is not a host name"),
+        };
+        Ok(Entry { pattern, port })
+    }
+
+    fn matches(&self, name: &str, port: u16) -> bool {
+        let port_ok = match self.port {
+            Some(p) => p == port,
+            None => DEFAULT_PORTS.contains(&port),
+        };
+        let name_ok = match &self.pattern {
+            Pattern::Exact(exact) => name == exact,
+            Pattern::Subdomains(suffix) => {
+                name.len() > suffix.len() + 1 && name.ends_with(suffix.as_str()) && {
+                    let cut = name.len() - suffix.len();
+                    name.as_bytes()[cut - 1] == b'.'
+                }
+            }
+        };
+        port_ok && name_ok
+    }
+
+    /// Whether this entry lies within `ceiling` (every destination it
+    /// allows, the ceiling allows too).
+    pub fn within(&self, ceiling: &Entry) -> bool {
+        let port_ok = match (self.port, ceiling.port) {
+            (_, None) => self.port.is_none_or(|p| DEFAULT_PORTS.contains(&p)),
+            (Some(p), Some(c)) => p == c,
+            (None, Some(_)) => false,
+        };
+        let name_ok = match (&self.pattern, &ceiling.pattern) {
+            (Pattern::Exact(a), Pattern::Exact(b)) => a == b,
+            (Pattern::Exact(name), Pattern::Subdomains(_)) => ceiling.matches(name, ceiling.port.unwrap_or(443)),
+            (Pattern::Subdomains(a), Pattern::Subdomains(b)) => {
+                a == b || (a.len() > b.len() && a.ends_with(b.as_str()) && a.as_bytes()[a.len() - b.len() - 1] == b'.')
+            }
+            (Pattern::Subdomains(_), Pattern::Exact(_)) => false,
+        };
+        port_ok && name_ok
+    }
+}
+
+impl fmt::Display for Entry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.pattern {
+            Pattern::Exact(name) => f.write_str(name)?,
+            Pattern::Subdomains(suffix) => write!(f, "*.{suffix}")?,
+        }
+        match self.port {
+            Some(port) => write!(f, ":{port}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// An executor's allowed destinations.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Allowlist {
+    entries: Vec<Entry>,
+}
+
+impl Allowlist {
+    pub fn parse<'a>(entries: impl IntoIterator<Item = &'a str>) -> Result<Allowlist, EntryError> {
+        let entries: Vec<Entry> = entries.into_iter().map(Entry::parse).collect::<Result<_, _>>()?;
+        if entries.len() > MAX_ENTRIES {
+            return Err(EntryError(format!("at most {MAX_ENTRIES} entries")));
+        }
+        Ok(Allowlist { entries })
+    }
+
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// Whether a connection to `host` (a name as the client gave it) on
+    /// `port` is allowed. An IP address never is.
+    pub fn allows(&self, host: &str, port: u16) -> bool {
+        let lowered = host.to_ascii_lowercase();
+        let name = lowered.strip_suffix('.').unwrap_or(&lowered);
+        valid_name(name) && self.entries.iter().any(|e| e.matches(name, port))
+    }
+
+    /// The entries not within `ceiling` (none: all of them are).
+    pub fn outside<'a>(&'a self, ceiling: &Allowlist) -> Vec<&'a Entry> {
+        self.entries.iter().filter(|e| !ceiling.entries.iter().any(|c| e.within(c))).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list(entries: &[&str]) -> Allowlist {
+        Allowlist::parse(entries.iter().copied()).unwrap()
+    }
+
+    #[test]
+    fn names_ports_and_wildcards_allow_what_they_say() {
+        let allowed = list(&["pypi.org", "*.githubusercontent.com", "registry.test:5000", "Files.Example."]);
+        for (host, port, expected) in [
+            ("pypi.org", 443, true),
+            ("pypi.org", 80, true),
+            ("PYPI.ORG.", 443, true),
+            ("pypi.org", 8443, false),
+            ("evil-pypi.org", 443, false),
+            ("pypi.org.evil.test", 443, false),
+            ("raw.githubusercontent.com", 443, true),
+            ("a.b.githubusercontent.com", 443, true),
+            ("githubusercontent.com", 443, false),
+            ("xgithubusercontent.com", 443, false),
+            ("registry.test", 5000, true),
+            ("registry.test", 443, false),
+            ("files.example", 80, true),
+            ("151.101.0.223", 443, false),
+            ("::1", 443, false),
+            ("", 443, false),
+        ] {
+            assert_eq!(allowed.allows(host, port), expected, "{host}:{port}");
+        }
+        assert!(!Allowlist::default().allows("pypi.org", 443), "an empty list allows nothing");
+    }
+
+    #[test]
+    fn entries_that_are_not_names_are_refused() {
+        for bad in ["10.0.0.1", "[::1]", "*.com", "*", "a..b", "-a.test", "host:0", "host:99999", "host:x", "a b", ""] {
+            assert!(Entry::parse(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(Entry::parse("*.Example.TEST:8080").unwrap().to_string(), "*.example.test:8080");
+    }
+
+    #[test]
+    fn an_allowlist_lies_within_a_ceiling_entry_by_entry() {
+        let ceiling = list(&["pypi.org", "*.pythonhosted.org", "*.example.test", "git.test:2222"]);
+        let inside = list(&["pypi.org", "files.pythonhosted.org", "*.a.example.test", "*.example.test", "git.test:2222"]);
+        assert!(inside.outside(&ceiling).is_empty(), "{:?}", inside.outside(&ceiling));
+        let outside = list(&["npmjs.org", "*.pythonhosted.org:8080", "pythonhosted.org", "git.test", "pypi.org:443"]);
+        let names: Vec<String> = outside.outside(&ceiling).iter().map(|e| e.to_string()).collect();
+        assert_eq!(names, ["npmjs.org", "*.pythonhosted.org:8080", "pythonhosted.org", "git.test"]);
+        assert_eq!(list(&["pypi.org"]).outside(&Allowlist::default()).len(), 1, "an empty ceiling allows nothing");
+    }
+}
