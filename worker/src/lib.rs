@@ -11,6 +11,7 @@
 pub mod cadence;
 pub mod cluster;
 pub mod collect;
+pub mod egress;
 pub mod error;
 mod exec_job;
 pub mod executors;

@@ -1,0 +1,319 @@
+//! The egress proxy a worker runs for an executor with an allowlist: HTTP
+//! CONNECT, and plain HTTP in absolute form, to a destination only when
+//! its name is on the executor's list ([`sluice_domain::egress`]) and, for
+//! a TLS connection through CONNECT, the name the client asks the server
+//! for (SNI) is the same name. Names are resolved here, with the host's
+//! resolver or from a hosts file (`--egress-hosts`); the executor itself
+//! resolves nothing and reaches no address. Every refusal is counted; a
+//! URL's path is never logged.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use sluice_domain::egress::Allowlist;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// The most a request's head may hold.
+const MAX_HEAD: usize = 16 * 1024;
+/// How long a client has to send its request's head (and a CONNECT's
+/// TLS client hello).
+const HEAD_WITHIN: Duration = Duration::from_secs(10);
+/// How long reaching a destination may take.
+const CONNECT_WITHIN: Duration = Duration::from_secs(10);
+
+/// Where names are looked up.
+#[derive(Debug, Clone, Default)]
+pub enum Resolver {
+    /// The host's own resolver.
+    #[default]
+    System,
+    /// A hosts file's names only (air-gapped installs, tests).
+    Hosts(HashMap<String, Vec<IpAddr>>),
+}
+
+impl Resolver {
+    /// Reads hosts-file text: `ADDRESS NAME [NAME…]` per line, `#` comments.
+    pub fn from_hosts(text: &str) -> Result<Resolver, String> {
+        let mut names: HashMap<String, Vec<IpAddr>> = HashMap::new();
+        for (n, line) in text.lines().enumerate() {
+            let line = line.split('#').next().unwrap_or_default().trim();
+            if line.is_empty() {
+                continue;
+            }
+            let mut words = line.split_whitespace();
+            let address = words.next().unwrap_or_default();
+            let address: IpAddr =
+                address.parse().map_err(|_| format!("line {}: {address:?} is not an IP address", n + 1))?;
+            for name in words {
+                names.entry(name.to_ascii_lowercase()).or_default().push(address);
+            }
+        }
+        Ok(Resolver::Hosts(names))
+    }
+
+    async fn resolve(&self, name: &str, port: u16) -> std::io::Result<Vec<SocketAddr>> {
+        match self {
+            Resolver::System => Ok(tokio::net::lookup_host((name, port)).await?.collect()),
+            Resolver::Hosts(names) => Ok(names
+                .get(&name.to_ascii_lowercase())
+                .map(|addresses| addresses.iter().map(|a| SocketAddr::new(*a, port)).collect())
+                .unwrap_or_default()),
+        }
+    }
+}
+
+/// One executor's proxy: its list, the resolver, and its refusal count.
+#[derive(Debug)]
+pub struct EgressProxy {
+    pub workspace_id: String,
+    pub allowlist: Allowlist,
+    pub resolver: Resolver,
+    refused: AtomicU64,
+}
+
+impl EgressProxy {
+    pub fn new(workspace_id: String, allowlist: Allowlist, resolver: Resolver) -> EgressProxy {
+        EgressProxy { workspace_id, allowlist, resolver, refused: AtomicU64::new(0) }
+    }
+
+    /// Connections refused so far.
+    pub fn refused(&self) -> u64 {
+        self.refused.load(Ordering::Relaxed)
+    }
+
+    fn refuse(&self, host: &str, port: u16, why: &str) {
+        self.refused.fetch_add(1, Ordering::Relaxed);
+        tracing::info!(workspace = %self.workspace_id, %host, port, why, "egress refused");
+    }
+}
+
+/// Serves the proxy on `listener` until `shutdown` resolves.
+pub async fn serve(listener: TcpListener, proxy: Arc<EgressProxy>, shutdown: impl std::future::Future<Output = ()>) {
+    tokio::pin!(shutdown);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            _ = &mut shutdown => return,
+        };
+        let proxy = proxy.clone();
+        tokio::spawn(async move {
+            let _ = handle(stream, &proxy).await;
+        });
+    }
+}
+
+/// A request's head: its line's parts and its bytes, with what came after.
+struct Head {
+    method: String,
+    target: String,
+    version: String,
+    /// Header lines after the request line, without the blank line.
+    headers: Vec<String>,
+    /// Bytes read past the head (the start of a body or a TLS hello).
+    rest: Vec<u8>,
+}
+
+async fn read_head(stream: &mut (impl AsyncRead + Unpin)) -> Option<Head> {
+    let mut buf = Vec::with_capacity(1024);
+    let end = loop {
+        if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at;
+        }
+        if buf.len() >= MAX_HEAD {
+            return None;
+        }
+        let mut chunk = [0u8; 2048];
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let text = std::str::from_utf8(&buf[..end]).ok()?;
+    let mut lines = text.split("\r\n");
+    let mut line = lines.next()?.split(' ');
+    let (method, target, version) = (line.next()?.to_owned(), line.next()?.to_owned(), line.next()?.to_owned());
+    let headers = lines.map(str::to_owned).collect();
+    Some(Head { method, target, version, headers, rest: buf[end + 4..].to_vec() })
+}
+
+/// `host:port` with a default port; `None` for a bracketed IPv6 or junk.
+fn authority(text: &str, default_port: u16) -> Option<(String, u16)> {
+    if text.starts_with('[') {
+        return Some((text.to_owned(), default_port));
+    }
+    match text.rsplit_once(':') {
+        Some((host, port)) => Some((host.to_owned(), port.parse().ok()?)),
+        None => Some((text.to_owned(), default_port)),
+    }
+}
+
+async fn answer(stream: &mut (impl AsyncWrite + Unpin), status: &str) {
+    let _ = stream.write_all(format!("HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").as_bytes()).await;
+    let _ = stream.shutdown().await;
+}
+
+async fn connect(proxy: &EgressProxy, host: &str, port: u16) -> Option<TcpStream> {
+    let addresses = proxy.resolver.resolve(host, port).await.ok()?;
+    for address in addresses {
+        if let Ok(Ok(stream)) = tokio::time::timeout(CONNECT_WITHIN, TcpStream::connect(address)).await {
+            let _ = stream.set_nodelay(true);
+            return Some(stream);
+        }
+    }
+    None
+}
+
+/// The name a TLS client hello asks for, reading more of `stream` into
+/// `seen` as needed; `Ok(None)` when the bytes are not TLS.
+async fn client_hello_name(stream: &mut (impl AsyncRead + Unpin), seen: &mut Vec<u8>) -> Result<Option<String>, ()> {
+    loop {
+        if seen.first().is_some_and(|b| *b != 0x16) {
+            return Ok(None);
+        }
+        if !seen.is_empty() {
+            let mut acceptor = rustls::server::Acceptor::default();
+            let mut reader = &seen[..];
+            while !reader.is_empty() {
+                if acceptor.read_tls(&mut reader).is_err() {
+                    return Err(());
+                }
+            }
+            match acceptor.accept() {
+                Ok(Some(accepted)) => return Ok(accepted.client_hello().server_name().map(str::to_owned)),
+                Ok(None) => {}
+                Err(_) => return Err(()),
+            }
+        }
+        if seen.len() >= MAX_HEAD {
+            return Err(());
+        }
+        let mut chunk = [0u8; 4096];
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => return Err(()),
+            Ok(n) => seen.extend_from_slice(&chunk[..n]),
+        }
+    }
+}
+
+async fn handle(mut client: TcpStream, proxy: &EgressProxy) -> std::io::Result<()> {
+    let Ok(Some(head)) = tokio::time::timeout(HEAD_WITHIN, read_head(&mut client)).await else {
+        answer(&mut client, "400 Bad Request").await;
+        return Ok(());
+    };
+    if head.method.eq_ignore_ascii_case("CONNECT") {
+        let Some((host, port)) = authority(&head.target, 443) else {
+            answer(&mut client, "400 Bad Request").await;
+            return Ok(());
+        };
+        if !proxy.allowlist.allows(&host, port) {
+            proxy.refuse(&host, port, "not on the list");
+            answer(&mut client, "403 Forbidden").await;
+            return Ok(());
+        }
+        let Some(mut upstream) = connect(proxy, &host, port).await else {
+            answer(&mut client, "502 Bad Gateway").await;
+            return Ok(());
+        };
+        client.write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n").await?;
+        // A TLS client must ask for the name it connected to.
+        let mut seen = head.rest;
+        let named = tokio::time::timeout(HEAD_WITHIN, client_hello_name(&mut client, &mut seen)).await;
+        match named {
+            Ok(Ok(None)) => {}
+            Ok(Ok(Some(name))) if name.eq_ignore_ascii_case(host.trim_end_matches('.')) => {}
+            Ok(Ok(Some(_))) => {
+                proxy.refuse(&host, port, "TLS asked for another name");
+                return Ok(());
+            }
+            Ok(Err(())) | Err(_) => {
+                proxy.refuse(&host, port, "TLS without a readable client hello");
+                return Ok(());
+            }
+        }
+        upstream.write_all(&seen).await?;
+        tokio::io::copy_bidirectional(&mut client, &mut upstream).await?;
+        return Ok(());
+    }
+    // Plain HTTP: an absolute URL, and a Host header (if any) that agrees.
+    let Some(rest) = head.target.strip_prefix("http://") else {
+        answer(&mut client, "400 Bad Request").await;
+        return Ok(());
+    };
+    let (authority_text, path) = match rest.find('/') {
+        Some(at) => (&rest[..at], &rest[at..]),
+        None => (rest, "/"),
+    };
+    let Some((host, port)) = authority(authority_text, 80) else {
+        answer(&mut client, "400 Bad Request").await;
+        return Ok(());
+    };
+    let host_header = head
+        .headers
+        .iter()
+        .find_map(|h| h.split_once(':').filter(|(name, _)| name.eq_ignore_ascii_case("host")).map(|(_, v)| v.trim()));
+    let agrees = host_header.is_none_or(|h| authority(h, 80).is_some_and(|(n, p)| n.eq_ignore_ascii_case(&host) && p == port));
+    if !agrees || !proxy.allowlist.allows(&host, port) {
+        proxy.refuse(&host, port, if agrees { "not on the list" } else { "Host disagrees with the URL" });
+        answer(&mut client, "403 Forbidden").await;
+        return Ok(());
+    }
+    let Some(mut upstream) = connect(proxy, &host, port).await else {
+        answer(&mut client, "502 Bad Gateway").await;
+        return Ok(());
+    };
+    // Origin form, one request per connection (so a second request cannot
+    // go to another host on it), without the proxy's own headers.
+    let mut forwarded = format!("{} {} {}\r\n", head.method, path, head.version);
+    for header in &head.headers {
+        let name = header.split(':').next().unwrap_or_default().to_ascii_lowercase();
+        if name.starts_with("proxy-") || name == "connection" || name == "keep-alive" {
+            continue;
+        }
+        forwarded.push_str(header);
+        forwarded.push_str("\r\n");
+    }
+    if host_header.is_none() {
+        forwarded.push_str(&format!("Host: {authority_text}\r\n"));
+    }
+    forwarded.push_str("Connection: close\r\n\r\n");
+    upstream.write_all(forwarded.as_bytes()).await?;
+    upstream.write_all(&head.rest).await?;
+    tokio::io::copy_bidirectional(&mut client, &mut upstream).await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_files_name_addresses() {
+        let Resolver::Hosts(names) =
+            Resolver::from_hosts("# comment\n127.0.0.1 allowed.test Denied.Test # trailing\n\n::1 six.test\n").unwrap()
+        else {
+            panic!("a hosts resolver")
+        };
+        assert_eq!(names["allowed.test"], vec!["127.0.0.1".parse::<IpAddr>().unwrap()]);
+        assert_eq!(names["denied.test"], vec!["127.0.0.1".parse::<IpAddr>().unwrap()]);
+        assert_eq!(names["six.test"], vec!["::1".parse::<IpAddr>().unwrap()]);
+        assert!(Resolver::from_hosts("not-an-address name.test\n").is_err());
+    }
+
+    #[test]
+    fn authorities_split_host_and_port() {
+        assert_eq!(authority("pypi.org:443", 80), Some(("pypi.org".into(), 443)));
+        assert_eq!(authority("pypi.org", 80), Some(("pypi.org".into(), 80)));
+        assert_eq!(authority("pypi.org:x", 80), None);
+    }
+}
