@@ -82,7 +82,8 @@ impl Api {
     pub fn new(base: &str, token: String) -> anyhow::Result<Api> {
         let client = reqwest::Client::builder()
             .timeout(CALL_TIMEOUT)
-            .pool_idle_timeout(Duration::from_secs(20))
+            // Within the API's header read timeout, which closes idle connections.
+            .pool_idle_timeout(Duration::from_secs(5))
             .redirect(reqwest::redirect::Policy::none())
             .build()?;
         Ok(Api { base: base.trim_end_matches('/').to_owned(), token, client })

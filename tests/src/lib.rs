@@ -130,9 +130,12 @@ pub fn sluice_binary() -> PathBuf {
 }
 
 /// How long a test client keeps an idle connection: well within the
-/// server's idle timeout (60 s), so a request never goes out on a
-/// connection the server is closing.
-pub const CLIENT_IDLE: std::time::Duration = std::time::Duration::from_secs(20);
+/// server's header read timeout (10 s), which also ends a keep-alive
+/// connection waiting for its next request. A test that blocks its runtime
+/// (a child process run to completion) would otherwise send its next
+/// request on a connection the server closed meanwhile, its client not
+/// having run to notice.
+pub const CLIENT_IDLE: std::time::Duration = std::time::Duration::from_secs(4);
 
 /// reqwest is built with rustls for the broker's HTTPS and no provider of
 /// its own: every client of the tests uses ring.

@@ -262,7 +262,10 @@ impl RoutedExecutors {
         let client = reqwest::Client::builder()
             .use_preconfigured_tls(tls.client_config()?)
             .connect_timeout(Duration::from_secs(3))
-            .pool_idle_timeout(Duration::from_secs(60))
+            // Within the internal API's header read timeout (10 s), which
+            // also closes a connection idle between requests: a call never
+            // goes out on a connection the worker is closing.
+            .pool_idle_timeout(Duration::from_secs(5))
             .build()
             .map_err(|e| crate::cluster::ClusterTlsError::from_message(e.to_string()))?;
         Ok(RoutedExecutors {
