@@ -128,6 +128,9 @@ struct GatewayArgs {
     /// Where the gateway keeps its host key.
     #[arg(long, env = "SLUICE_GATEWAY_DATA_DIR", default_value = "sluice-gateway")]
     data_dir: std::path::PathBuf,
+    /// A connection that has not signed in this long is ended.
+    #[arg(long, env = "SLUICE_GATEWAY_SIGN_IN_SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=600))]
+    sign_in_seconds: u64,
 }
 
 async fn gateway(args: GatewayArgs) -> anyhow::Result<()> {
@@ -141,6 +144,7 @@ async fn gateway(args: GatewayArgs) -> anyhow::Result<()> {
         api_url: args.api_url,
         gateway_token: token,
         data_dir: args.data_dir,
+        sign_in_within: std::time::Duration::from_secs(args.sign_in_seconds),
     };
     let (stop, stopped) = shutdown_signal();
     tokio::spawn(stop);

@@ -30,6 +30,8 @@ pub struct GatewayConfig {
     pub api_url: String,
     pub gateway_token: String,
     pub data_dir: PathBuf,
+    /// How long a connection may take to sign in before it is ended.
+    pub sign_in_within: Duration,
 }
 
 /// The gateway's host key: read from its data directory, or made there
@@ -72,6 +74,7 @@ pub async fn serve(config: GatewayConfig, shutdown: impl std::future::Future<Out
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
     tracing::info!(listen = %listener.local_addr()?, "the SSH gateway is listening");
     let (ssh, slots) = (Arc::new(ssh), Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS)));
+    let sign_in_within = config.sign_in_within;
     tokio::pin!(shutdown);
     loop {
         let (stream, _peer) = tokio::select! {
@@ -93,19 +96,20 @@ pub async fn serve(config: GatewayConfig, shutdown: impl std::future::Future<Out
         let ssh = ssh.clone();
         tokio::spawn(async move {
             let _slot = slot;
-            let started = tokio::time::timeout(SIGN_IN_WITHIN, russh::server::run_stream(ssh, stream, connection));
+            let started = tokio::time::timeout(sign_in_within, russh::server::run_stream(ssh, stream, connection));
             let Ok(Ok(session)) = started.await else { return };
             let handle = session.handle();
             tokio::pin!(session);
-            let sign_in = tokio::time::sleep(SIGN_IN_WITHIN);
-            tokio::pin!(sign_in);
-            loop {
-                tokio::select! {
-                    _ = &mut session => return,
-                    _ = &mut sign_in, if !signed_in.load(std::sync::atomic::Ordering::SeqCst) => {
-                        let reason = "sign in within 30 s".to_owned();
+            tokio::select! {
+                _ = &mut session => {}
+                _ = tokio::time::sleep(sign_in_within) => {
+                    // Looked at when the time is up: a key may have signed
+                    // in any time before.
+                    if signed_in.load(std::sync::atomic::Ordering::SeqCst) {
+                        let _ = session.await;
+                    } else {
+                        let reason = format!("sign in within {} s", sign_in_within.as_secs());
                         let _ = handle.disconnect(russh::Disconnect::ByApplication, reason, "en".into()).await;
-                        return;
                     }
                 }
             }
@@ -116,8 +120,6 @@ pub async fn serve(config: GatewayConfig, shutdown: impl std::future::Future<Out
 /// Connections one gateway holds at once.
 const MAX_CONNECTIONS: usize = 1024;
 
-/// How long a connection may take to sign in.
-const SIGN_IN_WITHIN: Duration = Duration::from_secs(30);
 
 /// Who authenticated on a connection.
 #[derive(Debug, Clone)]
@@ -174,10 +176,6 @@ impl Connection {
                 None
             }
         }
-    }
-
-    fn session_context(&self) -> Option<User> {
-        self.user.clone()
     }
 }
 
@@ -292,7 +290,7 @@ impl russh::server::Handler for Connection {
     ) -> Result<(), Self::Error> {
         let prohibited = |reason: &str| ChannelOpenFailure::Other { code: 1, reason: reason.to_owned() };
         let loopback = matches!(host_to_connect, "localhost" | "127.0.0.1" | "::1" | "[::1]");
-        let (Some(user), Ok(port)) = (self.session_context(), u16::try_from(port_to_connect)) else {
+        let (Some(user), Ok(port)) = (self.user.clone(), u16::try_from(port_to_connect)) else {
             reply.reject(prohibited("not signed in")).await;
             return Ok(());
         };
@@ -300,13 +298,7 @@ impl russh::server::Handler for Connection {
             reply.reject(prohibited("only ports on the workspace's own loopback (localhost) can be reached")).await;
             return Ok(());
         }
-        let api = self.api.clone();
-        let opened = async {
-            let target = api.target(&user.workspace_id, &user.principal).await.map_err(|e| e.to_string())?;
-            relay::open(&target, &user.fingerprint, &Open::Connect { port }).await.map_err(|e| e.to_string())
-        }
-        .await;
-        match opened {
+        match open_for(&self.api, Some(user), &Open::Connect { port }).await {
             Ok(stream) => {
                 reply.accept().await;
                 tokio::spawn(pump(channel, stream, false));
@@ -331,17 +323,9 @@ impl Connection {
             return Ok(());
         };
         session.channel_success(id)?;
-        let api = self.api.clone();
-        let user = self.session_context();
+        let (api, user) = (self.api.clone(), self.user.clone());
         tokio::spawn(async move {
-            let opened = match user {
-                None => Err("not signed in".to_owned()),
-                Some(user) => match api.target(&user.workspace_id, &user.principal).await {
-                    Ok(target) => relay::open(&target, &user.fingerprint, &open).await.map_err(|e| e.to_string()),
-                    Err(e) => Err(e.to_string()),
-                },
-            };
-            match opened {
+            match open_for(&api, user, &open).await {
                 Ok(stream) => pump(channel, stream, true).await,
                 Err(message) => {
                     let text = format!("sluice: {message}\r\n");
@@ -356,13 +340,20 @@ impl Connection {
     }
 }
 
+/// Opens `open` on the signed-in user's workspace: where it is (the API's
+/// ssh-target for the user's principal), then the session there; a failure
+/// in words for the user.
+async fn open_for(api: &Api, user: Option<User>, open: &Open) -> Result<relay::Stream, String> {
+    let user = user.ok_or_else(|| "not signed in".to_owned())?;
+    let target = api.target(&user.workspace_id, &user.principal).await.map_err(|e| e.to_string())?;
+    relay::open(&target, &user.fingerprint, open).await.map_err(|e| e.to_string())
+}
+
 /// Pumps a session's frames and an SSH channel both ways until the session
 /// exits (its status, for a session channel) or either side leaves.
 async fn pump(mut channel: Channel<Msg>, stream: relay::Stream, session_channel: bool) {
     let (mut from_session, mut to_session) = tokio::io::split(stream);
-    let writer = channel.make_writer();
-    let stderr = channel.make_writer_ext(Some(1));
-    let (mut writer, mut stderr) = (writer, stderr);
+    let (mut writer, mut stderr) = (channel.make_writer(), channel.make_writer_ext(Some(1)));
     let downstream = async {
         let mut status = None;
         while let Ok(Some((kind, payload))) = sluice_session::read_frame(&mut from_session).await {

@@ -14,6 +14,9 @@ use sluice_tests::*;
 
 const READY_WITHIN: Duration = Duration::from_secs(60);
 
+/// The gateway's sign-in bound here, short so both sides of it are seen.
+const SIGN_IN_SECONDS: u64 = 3;
+
 /// Typed into the shell; must never show in what sluice records.
 const TYPED: &str = "typed-marker-5521";
 
@@ -43,6 +46,7 @@ impl Gateway {
             .arg(dir.path().join("gateway-token"))
             .arg("--data-dir")
             .arg(dir.root().join("gateway"))
+            .args(["--sign-in-seconds", &SIGN_IN_SECONDS.to_string()])
             .env("SLUICE_LOG", "info")
             .stdout(std::fs::File::create(&log).unwrap())
             .stderr(std::fs::File::create(dir.root().join("gateway.err")).unwrap())
@@ -235,6 +239,18 @@ async fn openssh_reaches_workspaces_through_the_gateway() {
             (Some(3), "out\n", "err\n"),
             "{runtime}"
         );
+
+        // A connection that never signs in is ended at the bound; a signed-in
+        // session goes on past it.
+        let mut silent = std::net::TcpStream::connect(("127.0.0.1", gateway.port)).unwrap();
+        silent.set_read_timeout(Some(Duration::from_secs(SIGN_IN_SECONDS + 10))).unwrap();
+        let started = std::time::Instant::now();
+        let mut sink = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut silent, &mut sink);
+        assert!(started.elapsed() < Duration::from_secs(SIGN_IN_SECONDS + 5), "{runtime}: the silent connection was ended");
+        let wait = SIGN_IN_SECONDS + 2;
+        let out = ssh(&gateway, &alice, &id, &format!("sleep {wait}; echo still-here"), None);
+        assert_eq!((out.status.code(), text(&out.stdout).trim()), (Some(0), "still-here"), "{runtime}: {}", text(&out.stderr));
 
         // A terminal: tty, size and resize, Ctrl-C, exit 7.
         let (code, shown) = terminal_session(&gateway, &alice, &id);
