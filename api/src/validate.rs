@@ -194,11 +194,11 @@ pub fn spec(value: &Value) -> Result<Spec, ApiError> {
 /// naming it and why; `unenforceable` is `None` where the API does not know
 /// its runtime (then the launch refuses it).
 pub fn enforceable(spec: &WorkspaceSpec, unenforceable: Option<&[(String, String)]>) -> Result<(), ApiError> {
-    let asked = spec.resources.asked();
-    for (resource, why) in unenforceable.unwrap_or_default() {
-        if asked.contains(&resource.as_str()) {
+    let asked = spec.enforced();
+    for (key, why) in unenforceable.unwrap_or_default() {
+        if asked.contains(key) {
             return Err(ApiError::Unsupported {
-                message: format!("spec.resources.{resource} cannot be enforced on this install: {why}"),
+                message: format!("spec.{key} cannot be enforced on this install: {why}"),
                 code: "limit-unenforceable",
             });
         }
@@ -374,12 +374,16 @@ mod tests {
     fn resources_the_runtime_cannot_enforce_are_refused_by_name() {
         let typed = |v: Value| super::spec(&v).unwrap().typed().clone();
         let spec = typed(json!({"resources": {"cpus": 1, "diskMiB": 64}}));
-        let refused = vec![("diskMiB".to_owned(), "no loop devices".to_owned())];
+        let refused = vec![("resources.diskMiB".to_owned(), "no loop devices".to_owned())];
         let err = enforceable(&spec, Some(&refused)).unwrap_err();
         assert!(matches!(&err, ApiError::Unsupported { code: "limit-unenforceable", message }
             if message.contains("diskMiB") && message.contains("no loop devices")));
         assert!(enforceable(&typed(json!({"resources": {"cpus": 1}})), Some(&refused)).is_ok());
         assert!(enforceable(&spec, None).is_ok(), "an API apart from its runtime leaves it to the launch");
+        let egress = typed(json!({"network": {"egress": ["pypi.org"]}}));
+        let no_namespace = vec![("network.egress".to_owned(), "no network namespace".to_owned())];
+        let err = enforceable(&egress, Some(&no_namespace)).unwrap_err();
+        assert!(matches!(&err, ApiError::Unsupported { message, .. } if message.starts_with("spec.network.egress")));
         assert!(spec_ok(&json!({"resources": {"diskMiB": 16}})));
         assert!(!spec_ok(&json!({"resources": {"diskMiB": 15}})));
     }

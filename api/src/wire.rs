@@ -109,8 +109,9 @@ pub struct CreateWorkspaceRequest {
     pub credentials: Option<CreateWorkspaceCredentials>,
     /// The workspace's specification: a JSON object. Never holds secrets (see `secretEnv`).
     /// Runtimes act on `command` (the managed process's argv), `env` (its plain environment),
-    /// `network` (boolean), `resources` (`cpus`, `memoryMiB`, `pids`) and
-    /// `access.sshPrincipals`; other keys are kept as given.
+    /// `network` (`true`, `false`, or `{"egress": ["name", "*.domain", "name:port"]}`: only
+    /// those names, through a proxy), `resources` (`cpus`, `memoryMiB`, `pids`, `diskMiB`),
+    /// `access.sshPrincipals` and `source`; other keys are kept as given.
     #[schema(value_type = Object)]
     pub spec: Value,
     /// Environment delivered to the executor only; sealed at rest, never returned.

@@ -79,8 +79,7 @@ pub async fn get_lease(state: Shared, Authenticated(lease): Authenticated) -> Re
             "sizes": sizes,
             "default_size": DEFAULT_SIZE,
             "images": {"default": scope.images.first(), "allowed": scope.images},
-            // No egress allowlist can be enforced here: only "no network".
-            "egress": {"ceiling": []},
+            "egress": {"ceiling": scope.egress_ceiling},
         }),
     )
 }

@@ -10,6 +10,7 @@ use axum::response::Response;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
+use sluice_domain::egress::Allowlist;
 use sluice_store::broker::{Admission, BrokerWorkspace, NewBrokerWorkspace};
 use sluice_store::clock::rfc3339_seconds;
 use sluice_store::{CreateOutcome, DesiredState, Idempotency, NewWorkspace, Secret, StoreError, WorkspaceStatus};
@@ -68,7 +69,7 @@ pub(crate) fn valid_id(value: &str, what: &str) -> Result<(), BrokerError> {
 
 /// A hostname in the client's grammar: lowercase labels, or one leading `.`.
 fn valid_domain(domain: &str) -> bool {
-    let name = domain.strip_prefix('.').unwrap_or(domain);
+    let name = domain.strip_prefix("*.").or_else(|| domain.strip_prefix('.')).unwrap_or(domain);
     !name.is_empty()
         && name.len() <= 253
         && name.contains('.')
@@ -79,6 +80,15 @@ fn valid_domain(domain: &str) -> bool {
                 && !label.ends_with('-')
         })
         && !name.split('.').all(|l| l.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The requested names as an allowlist: `.domain` (the protocol's form
+/// for a domain's subdomains) is read as `*.domain`.
+fn allowlist_of(domains: &[String]) -> Result<Allowlist, BrokerError> {
+    let entries: Vec<String> =
+        domains.iter().map(|d| if d.starts_with('.') { format!("*{d}") } else { d.clone() }).collect();
+    Allowlist::parse(entries.iter().map(String::as_str))
+        .map_err(|e| BrokerError::invalid(format!("egress.allowed_domains: {e}")))
 }
 
 /// The protocol's state and termination reason of a workspace.
@@ -213,11 +223,18 @@ pub async fn acquire(
             "egress.allowed_domains: at most {MAX_EGRESS_DOMAINS} lowercase hostnames (one leading . allowed)"
         )));
     }
-    if !egress.allowed_domains.is_empty() {
-        return Err(unprocessable(
-            "egress_not_allowed",
-            "this broker can run a workspace with no outbound network only (its egress ceiling is empty)",
-        ));
+    let allowlist = allowlist_of(&egress.allowed_domains)?;
+    if let Some(ceiling) = &lease.scope.egress_ceiling {
+        let ceiling = Allowlist::parse(ceiling.iter().map(String::as_str)).map_err(|e| {
+            tracing::error!(error = %e, "a token's egress ceiling does not parse");
+            BrokerError::internal()
+        })?;
+        if let Some(outside) = allowlist.outside(&ceiling).first() {
+            return Err(unprocessable(
+                "egress_not_allowed",
+                format!("egress.allowed_domains: {outside} is outside this token's egress ceiling"),
+            ));
+        }
     }
     let size_name = request.size.as_deref().unwrap_or(DEFAULT_SIZE);
     let Some(&(size, cpus, memory_mib, _disk)) = SIZES.iter().find(|(name, ..)| *name == size_name) else {
@@ -242,8 +259,13 @@ pub async fn acquire(
     }
     let (repository, tag) = image.rsplit_once(':').unwrap_or((image.as_str(), "latest"));
     // Made here from the token's sizes: a spec that does not parse is a bug.
+    // No names: no network at all. Names: none but through the proxy.
+    let network = match allowlist.entries() {
+        [] => json!(false),
+        entries => json!({"egress": entries.iter().map(ToString::to_string).collect::<Vec<_>>()}),
+    };
     let spec = sluice_store::spec::Spec::parse(
-        json!({"network": false, "resources": {"cpus": cpus, "memoryMiB": memory_mib}}),
+        json!({"network": network, "resources": {"cpus": cpus, "memoryMiB": memory_mib}}),
     )
     .map_err(|e| {
         tracing::error!(error = %e, "a size's spec does not parse");

@@ -60,6 +60,14 @@ pub struct IssueArgs {
     /// How long a snapshot lives.
     #[arg(long, default_value_t = 14 * 24 * 3600, value_parser = clap::value_parser!(u64).range(1..))]
     pub snapshot_ttl_seconds: u64,
+    /// A name the instance's workspaces may be allowed to reach (repeat):
+    /// `pypi.org`, `*.githubusercontent.com`, `registry.example:5000`.
+    /// None given: workspaces get no outbound network at all.
+    #[arg(long = "egress-ceiling", conflicts_with = "any_egress")]
+    pub egress_ceiling: Vec<String>,
+    /// Any name may be allowed (the lease reports a `null` ceiling).
+    #[arg(long)]
+    pub any_egress: bool,
 }
 
 #[derive(Args, Debug)]
@@ -108,7 +116,17 @@ pub async fn run(command: BrokerCommand) -> anyhow::Result<()> {
             valid_instance(&args.instance.instance)?;
             anyhow::ensure!(!args.images.is_empty(), "at least one --image");
             let store = args.instance.store.open_existing().await?;
+            let egress_ceiling = match (args.any_egress, &args.egress_ceiling) {
+                (true, _) => None,
+                (false, entries) => {
+                    for entry in entries {
+                        sluice_domain::egress::Entry::parse(entry).map_err(|e| anyhow::anyhow!("--egress-ceiling {e}"))?;
+                    }
+                    Some(entries.clone())
+                }
+            };
             let scope = BrokerScope {
+                egress_ceiling,
                 max_concurrent_workspaces: args.max_concurrency,
                 images: args.images,
                 max_lifetime_seconds: args.max_lifetime_seconds,

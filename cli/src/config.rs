@@ -102,6 +102,11 @@ pub struct WorkerArgs {
     /// new ones. No limit when not given.
     #[arg(long, env = "SLUICE_MAX_EXECUTORS", value_parser = clap::value_parser!(i64).range(1..))]
     pub max_executors: Option<i64>,
+    /// A hosts file (`ADDRESS NAME…` per line) the egress proxies look names
+    /// up in instead of the host's resolver: for installs with no DNS, and
+    /// tests.
+    #[arg(long, env = "SLUICE_EGRESS_HOSTS")]
+    pub egress_hosts: Option<PathBuf>,
     /// How long a host's workers may miss their heartbeat before the host
     /// is unreachable, in seconds.
     #[arg(long, env = "SLUICE_HOST_GRACE_SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
@@ -333,9 +338,19 @@ impl WorkerArgs {
         self.executor_max_lifetime_seconds.map(std::time::Duration::from_secs)
     }
 
-    pub fn worker_config(&self) -> sluice_worker::WorkerConfig {
+    pub fn worker_config(&self) -> anyhow::Result<sluice_worker::WorkerConfig> {
         let defaults = sluice_worker::WorkerConfig::default();
-        sluice_worker::WorkerConfig {
+        let egress_resolver = match &self.egress_hosts {
+            None => sluice_worker::egress::Resolver::System,
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| anyhow::anyhow!("--egress-hosts {}: {e}", path.display()))?;
+                sluice_worker::egress::Resolver::from_hosts(&text)
+                    .map_err(|e| anyhow::anyhow!("--egress-hosts {}: {e}", path.display()))?
+            }
+        };
+        Ok(sluice_worker::WorkerConfig {
+            egress_resolver,
             lease: std::time::Duration::from_secs(self.lease_seconds.max(1)),
             concurrency: self.worker_concurrency.max(1),
             claim_cap: std::time::Duration::from_millis(self.claim_backoff_cap_ms.max(1)),
@@ -367,7 +382,7 @@ impl WorkerArgs {
             capacity: self.max_executors,
             host_grace: std::time::Duration::from_secs(self.host_grace_seconds),
             ..defaults
-        }
+        })
     }
 }
 

@@ -262,7 +262,7 @@ async fn start_worker(
     let objects =
         sluice_worker::objects::Objects::open(&objects_url, store.clone()).context("cannot open the object store")?;
     tracing::info!(objects = %objects_url.describe(), "capture object store");
-    Ok(sluice_worker::Worker::new(store, runtime, args.worker_config(), wake, objects))
+    Ok(sluice_worker::Worker::new(store, runtime, args.worker_config()?, wake, objects))
 }
 
 /// `sluice doctor`: what works here, and how executors would be isolated.
@@ -280,8 +280,8 @@ async fn doctor(store_args: &StoreArgs, args: &WorkerArgs) -> anyhow::Result<()>
             for part in parts {
                 println!("           {part}");
             }
-            for (resource, why) in runtime.unenforceable() {
-                println!("refused    spec.resources.{resource}: {why}");
+            for (key, why) in runtime.unenforceable() {
+                println!("refused    spec.{key}: {why}");
             }
         }
         Err(e) => {

@@ -40,6 +40,10 @@ pub struct Args {
     /// session token in the boot secret, the daemon captures its worktree.
     #[arg(long, env = "SLUICED_REGISTRAR")]
     pub registrar: Option<String>,
+    /// The worker's egress proxy for this executor (`unix:PATH`): the
+    /// workload reaches it on the executor's loopback.
+    #[arg(long, env = "SLUICED_EGRESS_PROXY")]
+    pub egress_proxy: Option<String>,
     /// How often automatic snaps run.
     #[arg(long, env = "SLUICED_CAPTURE_INTERVAL_MS", default_value_t = 10_000)]
     pub capture_interval_ms: u64,
@@ -80,6 +84,10 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     // final flush can find and end it.
     if let Err(e) = crate::processes::become_subreaper() {
         eprintln!("sluiced: cannot become the workload's subreaper: {e}");
+    }
+    if let Some(socket) = &args.egress_proxy {
+        let socket = socket.strip_prefix("unix:").unwrap_or(socket);
+        crate::egress::start(socket.into()).await.map_err(|e| anyhow::anyhow!("cannot listen for egress: {e}"))?;
     }
     let workload = match (args.workload_uid, args.workload_gid) {
         (Some(uid), Some(gid)) => Some(crate::workload::WorkloadIds { uid, gid }),

@@ -13,6 +13,7 @@
 pub mod capture;
 pub mod cli;
 mod commands;
+mod egress;
 pub mod exec;
 mod files;
 pub mod managed;

@@ -42,8 +42,12 @@ pub struct WorkspaceSpec {
     pub command: Vec<String>,
     /// The managed process's plain environment (`spec.env`).
     pub env: BTreeMap<String, String>,
-    /// `spec.network`: whether the executor gets a network.
+    /// `spec.network: true`: the executor gets the host's (or Docker's
+    /// default) network.
     pub network: bool,
+    /// `spec.network: {"egress": [...]}`: the executor gets no network of
+    /// its own, only its worker's egress proxy to the names listed.
+    pub egress: Option<crate::egress::Allowlist>,
     pub resources: Resources,
     /// `spec.access.sshPrincipals`: who besides the owner may be a target.
     pub ssh_principals: Vec<String>,
@@ -120,6 +124,17 @@ fn refuse<T>(message: impl Into<String>) -> Result<T, SpecError> {
 }
 
 impl WorkspaceSpec {
+    /// What this spec asks a runtime to enforce, as keys under `spec`
+    /// (`resources.cpus`, `network.egress`): a runtime that cannot
+    /// enforce one refuses the spec rather than run it unbounded.
+    pub fn enforced(&self) -> Vec<String> {
+        let mut keys: Vec<String> = self.resources.asked().iter().map(|r| format!("resources.{r}")).collect();
+        if self.egress.is_some() {
+            keys.push("network.egress".into());
+        }
+        keys
+    }
+
     /// Reads the keys runtimes act on; a mistyped or impossible value is
     /// refused, naming the key.
     pub fn parse(spec: &Value) -> Result<WorkspaceSpec, SpecError> {
@@ -151,7 +166,8 @@ impl WorkspaceSpec {
         match spec.get("network") {
             None => {}
             Some(Value::Bool(network)) => parsed.network = *network,
-            Some(_) => return refuse("spec.network must be true or false"),
+            Some(Value::Object(policy)) => parsed.egress = Some(parse_egress(policy)?),
+            Some(_) => return refuse("spec.network must be true, false or {\"egress\": [names]}"),
         }
         if let Some(resources) = spec.get("resources") {
             parsed.resources = parse_resources(resources)?;
@@ -199,6 +215,18 @@ fn parse_source(source: &Value) -> Result<(String, Option<u64>), SpecError> {
         Some(id) => Ok((id.to_owned(), point)),
         None => refuse("spec.source.sessionId must name a capture session (1 to 128 of A-Z, a-z, 0-9, '_', '-')"),
     }
+}
+
+fn parse_egress(policy: &serde_json::Map<String, Value>) -> Result<crate::egress::Allowlist, SpecError> {
+    if let Some(key) = policy.keys().find(|k| k.as_str() != "egress") {
+        return refuse(format!("spec.network.{key} is not a field of a network policy (egress)"));
+    }
+    let names: Option<Vec<&str>> =
+        policy.get("egress").and_then(Value::as_array).and_then(|a| a.iter().map(Value::as_str).collect());
+    let Some(names) = names else {
+        return refuse("spec.network.egress must be an array of host names (name, *.domain, name:port)");
+    };
+    crate::egress::Allowlist::parse(names).map_err(|e| SpecError(format!("spec.network.egress: {e}")))
 }
 
 fn parse_resources(resources: &Value) -> Result<Resources, SpecError> {
@@ -260,6 +288,14 @@ mod tests {
         let at = WorkspaceSpec::parse(&json!({"source": {"kind": "capture", "sessionId": "cs_1", "captureN": 7}}));
         assert_eq!(at.unwrap().capture_point, Some(7));
         assert_eq!(WorkspaceSpec::parse(&json!({})).unwrap(), WorkspaceSpec::default());
+        let limited = WorkspaceSpec::parse(&json!({"network": {"egress": ["pypi.org", "*.example.test:8443"]}}));
+        let limited = limited.unwrap();
+        assert!(!limited.network, "an allowlist is not the open network");
+        let allowlist = limited.egress.expect("an allowlist");
+        assert!(allowlist.allows("pypi.org", 443) && allowlist.allows("a.example.test", 8443));
+        assert!(!allowlist.allows("a.example.test", 443));
+        let none = WorkspaceSpec::parse(&json!({"network": {"egress": []}})).unwrap();
+        assert_eq!(none.egress.map(|l| l.entries().len()), Some(0), "an empty list: a proxy that allows nothing");
     }
 
     #[test]
@@ -271,6 +307,10 @@ mod tests {
             (json!({"env": {"SLUICE_X": "v"}}), "spec.env.SLUICE_X"),
             (json!({"env": {"A": 1}}), "spec.env.A"),
             (json!({"network": "yes"}), "spec.network"),
+            (json!({"network": {"egress": "pypi.org"}}), "spec.network.egress"),
+            (json!({"network": {"egress": ["10.0.0.1"]}}), "spec.network.egress"),
+            (json!({"network": {"egress": [1]}}), "spec.network.egress"),
+            (json!({"network": {"ingress": []}}), "spec.network.ingress"),
             (json!({"resources": []}), "spec.resources"),
             (json!({"resources": {"cpus": 0}}), "spec.resources.cpus"),
             (json!({"resources": {"memoryMiB": 5}}), "spec.resources.memoryMiB"),

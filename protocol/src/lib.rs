@@ -6,6 +6,7 @@
 
 pub mod attest;
 pub mod capture;
+pub mod egress;
 pub mod names;
 pub mod registrar;
 pub mod session;

@@ -24,6 +24,15 @@ pub struct BrokerScope {
     pub idle_timeout_seconds: u64,
     pub max_snapshots: u64,
     pub snapshot_ttl_seconds: u64,
+    /// The names a workspace's egress may be allowed to: `None`, any name
+    /// (the protocol's `null`); an empty list, none. A token issued before
+    /// ceilings existed reads as none.
+    #[serde(default = "no_egress")]
+    pub egress_ceiling: Option<Vec<String>>,
+}
+
+fn no_egress() -> Option<Vec<String>> {
+    Some(Vec::new())
 }
 
 /// A token's state when presented.

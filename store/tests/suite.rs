@@ -882,6 +882,7 @@ fn broker_scope() -> sluice_store::broker::BrokerScope {
         idle_timeout_seconds: 30,
         max_snapshots: 3,
         snapshot_ttl_seconds: 600,
+        egress_ceiling: Some(vec!["pypi.org".into(), "*.example.test".into()]),
     }
 }
 

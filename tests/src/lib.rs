@@ -4,6 +4,7 @@
 pub mod broker;
 pub mod capture;
 pub mod hosts;
+pub mod origin;
 pub mod s3;
 pub mod server;
 

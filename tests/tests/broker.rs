@@ -81,11 +81,52 @@ async fn the_lease_reports_the_tokens_scope() {
     assert!(memory.windows(2).all(|w| w[0] < w[1]), "smallest first: {sizes:?}");
     assert!(sizes.iter().any(|s| s["name"] == body["default_size"]));
     assert_eq!(body["images"], json!({"default": "img:1", "allowed": ["img:1", "img:2"]}));
-    assert_eq!(body["egress"]["ceiling"], json!([]), "no allowlist can be enforced here");
+    assert_eq!(body["egress"]["ceiling"], json!([]), "issued without --egress-ceiling: no names");
     assert_eq!(lease.cache_control.as_deref(), Some("no-store"));
     assert!(lease.request_id.is_some());
     // The token never reaches a log line.
     assert!(!broker.server.output().contains(&token));
+}
+
+/// `allowed_domains` within the token's ceiling gets a workspace whose
+/// only way out is its proxy; outside it, 422 `egress_not_allowed`; a
+/// token with any egress reports a `null` ceiling.
+#[tokio::test]
+async fn egress_is_allowed_within_the_tokens_ceiling() {
+    let (dir, broker) = broker().await;
+    let ceiling = ["--egress-ceiling", "pypi.org", "--egress-ceiling", "*.example.test"];
+    let token = issue(&dir.path(), "inst-g", &[&["--max-concurrency", "3"][..], &ceiling[..]].concat());
+    let lease = broker.get("/v1/lease", &token).await;
+    assert_eq!(lease.body["egress"]["ceiling"], json!(["pypi.org", "*.example.test"]), "{lease:?}");
+    let asking = |domains: serde_json::Value| json!({"label": "g", "egress": {"allowed_domains": domains}});
+    for (n, (domains, status, code)) in [
+        (json!(["github.com"]), 422, "egress_not_allowed"),
+        (json!(["pypi.org", "example.test"]), 422, "egress_not_allowed"),
+        (json!(["*.test"]), 400, "invalid_request"),
+        (json!(["pypi.org:8443"]), 400, "invalid_request"),
+        (json!(["192.168.1.1"]), 400, "invalid_request"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let refused = acquire(&broker, &token, Some(&format!("out-{n}")), &asking(domains.clone())).await;
+        assert_eq!((refused.status, refused.code()), (status, code), "{domains}: {refused:?}");
+    }
+    let outside = acquire(&broker, &token, Some("out-x"), &asking(json!(["github.com"]))).await;
+    assert!(outside.body["error"]["message"].as_str().unwrap().contains("github.com"), "names it: {outside:?}");
+
+    let id = running(&broker, &token, "in-1", asking(json!(["pypi.org", "files.example.test", ".a.example.test"])))
+        .await;
+    let env = stdout_of(&broker, &token, &id, json!(["sh", "-c", "echo \"$HTTPS_PROXY $http_proxy\""])).await;
+    assert_eq!(String::from_utf8_lossy(&env).trim(), "http://127.0.0.1:3128 http://127.0.0.1:3128");
+    let closed = running(&broker, &token, "in-2", asking(json!([]))).await;
+    let env = stdout_of(&broker, &token, &closed, json!(["sh", "-c", "echo \"[$HTTPS_PROXY]\""])).await;
+    assert_eq!(String::from_utf8_lossy(&env).trim(), "[]", "no names: no proxy, no network");
+
+    let open = issue(&dir.path(), "inst-o", &["--any-egress"]);
+    assert_eq!(broker.get("/v1/lease", &open).await.body["egress"]["ceiling"], json!(null));
+    let anything = acquire(&broker, &open, Some("any-1"), &asking(json!(["github.com", ".npmjs.org"]))).await;
+    assert_eq!(anything.status, 201, "{anything:?}");
 }
 
 #[tokio::test]
@@ -245,6 +286,7 @@ async fn acquire_validates_replays_limits_and_releases() {
             (json!({"label": "a"}), 422, "egress_required"),
             (json!({"label": "a", "egress": null}), 422, "egress_required"),
             (json!({"label": "a", "egress": {"allowed_domains": ["github.com"]}}), 422, "egress_not_allowed"),
+            (json!({"label": "a", "egress": {"allowed_domains": ["*.github.com"]}}), 422, "egress_not_allowed"),
             (json!({"label": "a", "egress": {"allowed_domains": ["10.0.0.1"]}}), 400, "invalid_request"),
             (json!({"label": "a", "egress": {"allowed_domains": []}, "size": "xlarge"}), 422, "size_not_allowed"),
             (json!({"label": "a", "egress": {"allowed_domains": []}, "image": "evil:1"}), 422, "image_not_allowed"),

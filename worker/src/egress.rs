@@ -9,13 +9,14 @@
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use sluice_domain::egress::Allowlist;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
 
 /// The most a request's head may hold.
 const MAX_HEAD: usize = 16 * 1024;
@@ -24,6 +25,8 @@ const MAX_HEAD: usize = 16 * 1024;
 const HEAD_WITHIN: Duration = Duration::from_secs(10);
 /// How long reaching a destination may take.
 const CONNECT_WITHIN: Duration = Duration::from_secs(10);
+/// The most connections one executor's proxy carries at once.
+pub const MAX_CONNECTIONS: usize = 256;
 
 /// Where names are looked up.
 #[derive(Debug, Clone, Default)]
@@ -91,13 +94,41 @@ impl EgressProxy {
     }
 }
 
-/// Serves the proxy on `listener` until `shutdown` resolves.
-pub async fn serve(listener: TcpListener, proxy: Arc<EgressProxy>, shutdown: impl std::future::Future<Output = ()>) {
+/// Where a proxy's clients come from: a TCP listener, or the unix socket
+/// a worker gives an executor (whose daemon forwards the workload's
+/// connections to it).
+pub trait Incoming: Send + 'static {
+    type Stream: AsyncRead + AsyncWrite + Unpin + Send + 'static;
+    fn next(&self) -> impl std::future::Future<Output = std::io::Result<Self::Stream>> + Send;
+}
+
+impl Incoming for TcpListener {
+    type Stream = TcpStream;
+    async fn next(&self) -> std::io::Result<TcpStream> {
+        Ok(self.accept().await?.0)
+    }
+}
+
+impl Incoming for UnixListener {
+    type Stream = UnixStream;
+    async fn next(&self) -> std::io::Result<UnixStream> {
+        Ok(self.accept().await?.0)
+    }
+}
+
+/// Serves the proxy on `listener` until `shutdown` resolves, at most
+/// [`MAX_CONNECTIONS`] connections at once (more wait to be accepted).
+pub async fn serve(listener: impl Incoming, proxy: Arc<EgressProxy>, shutdown: impl std::future::Future<Output = ()>) {
     tokio::pin!(shutdown);
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
+        let slot = tokio::select! {
+            slot = slots.clone().acquire_owned() => slot.expect("never closed"),
+            _ = &mut shutdown => return,
+        };
         let stream = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+            accepted = listener.next() => match accepted {
+                Ok(stream) => stream,
                 Err(_) => {
                     tokio::time::sleep(Duration::from_millis(100)).await;
                     continue;
@@ -108,8 +139,62 @@ pub async fn serve(listener: TcpListener, proxy: Arc<EgressProxy>, shutdown: imp
         let proxy = proxy.clone();
         tokio::spawn(async move {
             let _ = handle(stream, &proxy).await;
+            drop(slot);
         });
     }
+}
+
+/// The egress proxies of the executors this worker runs, one unix socket
+/// each, and what they refused.
+#[derive(Default)]
+pub struct EgressHost {
+    pub resolver: Resolver,
+    served: Mutex<HashMap<String, (tokio::task::AbortHandle, Arc<EgressProxy>)>>,
+}
+
+impl EgressHost {
+    pub fn new(resolver: Resolver) -> EgressHost {
+        EgressHost { resolver, served: Mutex::new(HashMap::new()) }
+    }
+
+    /// Serves `allowlist` to a run's executor on `socket` unless this
+    /// process already does. The socket is for the owner of its directory
+    /// (the executor's daemon) alone.
+    pub fn ensure(&self, socket: &Path, run_id: &str, workspace_id: &str, allowlist: &Allowlist) -> std::io::Result<()> {
+        let mut served = self.served.lock().unwrap();
+        if served.get(run_id).is_some_and(|(task, _)| !task.is_finished()) {
+            return Ok(());
+        }
+        let listener = crate::registrar::bind_for_directory_owner(socket)?;
+        let proxy = Arc::new(EgressProxy::new(workspace_id.to_owned(), allowlist.clone(), self.resolver.clone()));
+        let task = tokio::spawn(serve(listener, proxy.clone(), std::future::pending()));
+        served.insert(run_id.to_owned(), (task.abort_handle(), proxy));
+        Ok(())
+    }
+
+    /// Stops serving a run's executor.
+    pub fn forget(&self, run_id: &str) {
+        if let Some((task, _)) = self.served.lock().unwrap().remove(run_id) {
+            task.abort();
+        }
+    }
+
+    /// Connections refused so far, per workspace, for the executors served now.
+    pub fn refusals(&self) -> Vec<(String, u64)> {
+        let served = self.served.lock().unwrap();
+        let mut counts: HashMap<String, u64> = HashMap::new();
+        for (_, proxy) in served.values() {
+            *counts.entry(proxy.workspace_id.clone()).or_default() += proxy.refused();
+        }
+        let mut counts: Vec<(String, u64)> = counts.into_iter().collect();
+        counts.sort();
+        counts
+    }
+}
+
+/// The socket a run's executor reaches its proxy on, as the host sees it.
+pub fn egress_socket(run_dir: &Path) -> PathBuf {
+    run_dir.join("run").join("egress.sock")
 }
 
 /// A request's head: its line's parts and its bytes, with what came after.
@@ -206,7 +291,7 @@ async fn client_hello_name(stream: &mut (impl AsyncRead + Unpin), seen: &mut Vec
     }
 }
 
-async fn handle(mut client: TcpStream, proxy: &EgressProxy) -> std::io::Result<()> {
+async fn handle(mut client: impl AsyncRead + AsyncWrite + Unpin, proxy: &EgressProxy) -> std::io::Result<()> {
     let Ok(Some(head)) = tokio::time::timeout(HEAD_WITHIN, read_head(&mut client)).await else {
         answer(&mut client, "400 Bad Request").await;
         return Ok(());

@@ -127,6 +127,8 @@ pub struct WorkerConfig {
     /// How many times a job may fail (or lose its worker) before it is
     /// parked for an operator.
     pub max_job_attempts: i64,
+    /// Where the egress proxies look names up (`--egress-hosts`).
+    pub egress_resolver: egress::Resolver,
 }
 
 impl Default for WorkerConfig {
@@ -156,6 +158,7 @@ impl Default for WorkerConfig {
             drain_flush_deadline: Duration::from_secs(20),
             pause_before_remove: None,
             max_job_attempts: 10,
+            egress_resolver: egress::Resolver::System,
         }
     }
 }
@@ -206,6 +209,8 @@ pub struct Worker {
     next_due: Mutex<Option<i64>>,
     /// Serves the registrar to the capture-sourced executors this worker runs.
     pub registrars: Arc<registrar::RegistrarHost>,
+    /// Serves the egress proxy to the executors with an allowlist.
+    pub egress: Arc<egress::EgressHost>,
 }
 
 impl Worker {
@@ -231,22 +236,39 @@ impl Worker {
         objects: objects::Objects,
     ) -> Arc<Worker> {
         let registrars = registrar::RegistrarHost::new(store.clone(), objects);
-        Arc::new(Worker { store, runtime, executors, config, wake, next_due: Mutex::new(None), registrars })
+        let egress = Arc::new(egress::EgressHost::new(config.egress_resolver.clone()));
+        Arc::new(Worker { store, runtime, executors, config, wake, next_due: Mutex::new(None), registrars, egress })
     }
 
-    /// Serves the registrar to a capture-sourced run's executor, unless this
-    /// process already does.
-    pub(crate) fn serve_registrar(&self, workspace: &sluice_store::Workspace, run: &sluice_store::Run) {
-        let Some(session_id) = workspace.spec.capture_session().map(str::to_owned) else { return };
-        let binding = registrar::Binding {
-            run_id: run.id.clone(),
-            session_id,
-            launch: run.launch_id.clone().unwrap_or_else(|| run.id.clone()),
-        };
+    /// Serves a run's executor what its spec needs from this worker, unless
+    /// this process already does: the registrar to a capture-sourced one,
+    /// the egress proxy to one with an allowlist.
+    pub(crate) fn serve_executor(&self, workspace: &sluice_store::Workspace, run: &sluice_store::Run) {
+        // The runtime mounts the registrar's directory into the executor;
+        // the proxy's socket sits beside it.
         let socket = self.runtime.registrar_socket(&run.id);
-        if let Err(e) = self.registrars.ensure(&socket, binding) {
-            tracing::warn!(run = %run.id, error = %e, "cannot serve the registrar to the executor");
+        if let Some(session_id) = workspace.spec.capture_session().map(str::to_owned) {
+            let binding = registrar::Binding {
+                run_id: run.id.clone(),
+                session_id,
+                launch: run.launch_id.clone().unwrap_or_else(|| run.id.clone()),
+            };
+            if let Err(e) = self.registrars.ensure(&socket, binding) {
+                tracing::warn!(run = %run.id, error = %e, "cannot serve the registrar to the executor");
+            }
         }
+        if let Some(allowlist) = &workspace.spec.typed().egress {
+            let socket = socket.with_file_name(sluice_protocol::egress::SOCKET_NAME);
+            if let Err(e) = self.egress.ensure(&socket, &run.id, &workspace.id, allowlist) {
+                tracing::warn!(run = %run.id, error = %e, "cannot serve the egress proxy to the executor");
+            }
+        }
+    }
+
+    /// Stops serving a removed or lost run's executor.
+    pub(crate) fn forget_executor(&self, run_id: &str) {
+        self.registrars.forget(run_id);
+        self.egress.forget(run_id);
     }
 
     /// The object store captures and snapshots are kept in.

@@ -47,9 +47,10 @@ async fn observe(worker: &Worker, state: &ReconcileState) -> Observation {
         tracing::warn!(run = %run.id, adapter = %runtime.adapter, "this worker does not drive that runtime");
         return Observation::Unknown;
     }
-    if state.has_capture_source && run.runtime_removed_at.is_none() {
-        // After a restart of this worker, its executors find their registrar again.
-        worker.serve_registrar(&state.workspace, run);
+    if run.runtime_removed_at.is_none() {
+        // After a restart of this worker, its executors find their
+        // registrar and egress proxy again.
+        worker.serve_executor(&state.workspace, run);
     }
     match worker.runtime.inspect(&run.id, &runtime.resource_id).await {
         Ok(Presence::Absent) => Observation::Absent,
@@ -206,7 +207,7 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
             match worker.runtime.launch(&request).await {
                 Ok(launched) => {
                     if let Some(run) = &state.current_run {
-                        worker.serve_registrar(&state.workspace, run);
+                        worker.serve_executor(&state.workspace, run);
                     }
                     if let Some(pause) = worker.config.pause_after_launch {
                         tracing::warn!(run = %run_id, ?pause, "fault injection: pausing before the launch is recorded");
@@ -278,7 +279,7 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
             }
             match worker.runtime.remove(&run_id, &resource_id).await {
                 Ok(()) => {
-                    worker.registrars.forget(&run_id);
+                    worker.forget_executor(&run_id);
                     store.record(lease, &run_id, Outcome::Removed).await?;
                     tracing::info!(workspace = %lease.subject, run = %run_id, reason = decision.reason, "executor removed");
                     Ok(Some(now_ms()))
@@ -319,7 +320,7 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
             match worker.runtime.launch(&request).await {
                 Ok(_) => {
                     if let Some(run) = &state.current_run {
-                        worker.serve_registrar(&state.workspace, run);
+                        worker.serve_executor(&state.workspace, run);
                     }
                     tracing::info!(workspace = %lease.subject, run = %run_id, attempts, "retained executor restarted on its own disk");
                     store.record(lease, &run_id, Outcome::RecoveryAttempted { error: None, next_at: next }).await?;
@@ -342,7 +343,7 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
         }
         Action::Lose { run_id, reason } => {
             tracing::error!(workspace = %lease.subject, run = %run_id, %reason, "executor lost");
-            worker.registrars.forget(&run_id);
+            worker.forget_executor(&run_id);
             store.record(lease, &run_id, Outcome::Lost { reason }).await?;
             Ok(Some(now_ms()))
         }

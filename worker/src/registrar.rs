@@ -220,7 +220,7 @@ impl RegistrarHost {
 /// root) may connect to. The socket is made and given its mode and owner in
 /// the directory above (which that owner cannot write), then renamed into
 /// place: nothing the owner plants at `path` can redirect a chmod or chown.
-fn bind_for_directory_owner(path: &Path) -> std::io::Result<tokio::net::UnixListener> {
+pub(crate) fn bind_for_directory_owner(path: &Path) -> std::io::Result<tokio::net::UnixListener> {
     use std::os::unix::fs::MetadataExt;
     let dir = path.parent().ok_or_else(|| std::io::Error::other("the socket path has no directory"))?;
     let staging_dir = dir.parent().unwrap_or(dir);

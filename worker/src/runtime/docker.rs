@@ -168,7 +168,7 @@ impl Adapter for DockerRuntime {
     }
 
     fn unenforceable(&self) -> Vec<(&'static str, String)> {
-        vec![("diskMiB", NO_DISK_QUOTA.to_owned())]
+        vec![("resources.diskMiB", NO_DISK_QUOTA.to_owned())]
     }
 
     async fn launch(&self, request: &LaunchRequest) -> Result<Launched, WorkerError> {
@@ -197,7 +197,11 @@ impl Adapter for DockerRuntime {
         let nano_cpus = resources.cpus.map(|c| (c * 1e9) as i64);
         let memory = resources.memory_mib.map(|m| (m as i64).saturating_mul(1 << 20));
         let pids_limit = resources.pids.map_or(DEFAULT_PIDS_LIMIT, |p| p as i64);
-        let mut env: Vec<String> = request.spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let egress = request.spec.egress.is_some();
+        let proxy_env = if egress { sluice_protocol::egress::proxy_env() } else { Vec::new() };
+        // The spec's own variables last: they win over the proxy's.
+        let mut env: Vec<String> = proxy_env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        env.extend(request.spec.env.iter().map(|(k, v)| format!("{k}={v}")));
         env.push(format!("SLUICED_COMMAND={}", serde_json::to_string(&request.spec.command).unwrap_or_default()));
         env.push("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into());
         let labels = HashMap::from([
@@ -206,11 +210,7 @@ impl Adapter for DockerRuntime {
             (LABEL_LAUNCH.to_owned(), request.launch.clone()),
             (LABEL_INSTALL.to_owned(), self.install_label()),
         ]);
-        let body = ContainerCreateBody {
-            image: Some(image.clone()),
-            entrypoint: Some(vec!["/run/sluiced".into()]),
-            cmd: Some(
-                [
+        let mut cmd: Vec<String> = [
                     "--listen",
                     "unix:/run/sluice/control.sock",
                     "--boot-secret-file",
@@ -227,8 +227,14 @@ impl Adapter for DockerRuntime {
                     &format!("--launch={}", request.launch),
                 ]
                 .map(str::to_owned)
-                .to_vec(),
-            ),
+                .to_vec();
+        if egress {
+            cmd.push(format!("--egress-proxy=unix:{}", sluice_protocol::egress::SOCKET_IN_EXECUTOR));
+        }
+        let body = ContainerCreateBody {
+            image: Some(image.clone()),
+            entrypoint: Some(vec!["/run/sluiced".into()]),
+            cmd: Some(cmd),
             working_dir: Some("/workspace".into()),
             env: Some(env),
             labels: Some(labels),

@@ -129,8 +129,8 @@ async fn probe_bubblewrap(root: bool) -> Sandbox {
 }
 
 /// For a plain (no bubblewrap) executor launched by root: its own IPC and
-/// hostname namespaces, its own network namespace (nothing but a loopback
-/// that is down) unless the spec asks for the network, and its own mount
+/// hostname namespaces, its own network namespace (nothing but its own
+/// loopback) unless the spec asks for the network, and its own mount
 /// namespace with a private, size-limited `/tmp`. The pid namespace and a
 /// filesystem view of its own take bubblewrap.
 ///
@@ -170,8 +170,38 @@ unsafe fn plain_namespaces(
             tmp_options.as_ptr().cast(),
         ))?;
         check(libc::sethostname(c"sluice".as_ptr(), 6))?;
+        if isolate_network {
+            loopback_up()?;
+        }
     }
     Ok(())
+}
+
+/// Brings up the loopback of a new network namespace (which starts down),
+/// as bubblewrap does: the workload's own servers, and the daemon's egress
+/// listener, live on it.
+///
+/// # Safety
+/// Async-signal-safe (system calls only): meant for between fork and exec.
+unsafe fn loopback_up() -> std::io::Result<()> {
+    // SAFETY: a socket, two ioctls on a zeroed ifreq naming "lo", a close.
+    unsafe {
+        let socket = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if socket < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let mut request: libc::ifreq = std::mem::zeroed();
+        request.ifr_name[0] = b'l' as libc::c_char;
+        request.ifr_name[1] = b'o' as libc::c_char;
+        let mut rc = libc::ioctl(socket, libc::SIOCGIFFLAGS, &mut request);
+        if rc == 0 {
+            request.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+            rc = libc::ioctl(socket, libc::SIOCSIFFLAGS, &request);
+        }
+        let error = std::io::Error::last_os_error();
+        libc::close(socket);
+        if rc == 0 { Ok(()) } else { Err(error) }
+    }
 }
 
 /// Limits from `spec.resources`, with the defaults a local executor gets.
@@ -392,6 +422,9 @@ impl LocalRuntime {
                 c.args(["--boot-secret-file", "/run/sluice/boot-secret.json", "--state-dir", "/var/lib/sluice"]);
                 c.args(["--workdir", "/workspace"]).args(workload_args(ids));
                 c.arg("--registrar=unix:/run/sluice/registrar.sock");
+                if request.spec.egress.is_some() {
+                    c.arg(format!("--egress-proxy=unix:{}", sluice_protocol::egress::SOCKET_IN_EXECUTOR));
+                }
                 c.arg(format!("--capture-interval-ms={}", request.capture_interval_ms));
                 // `=` joins the value, so no launch id can be read as an option.
                 c.arg(format!("--launch={}", request.launch)).arg("--").arg(dir);
@@ -413,6 +446,9 @@ impl LocalRuntime {
                 c.args(["--listen", "unix:run/control.sock", "--boot-secret-file", "run/boot-secret.json"]);
                 c.args(["--state-dir", "state", "--workdir", "workspace"]).args(workload_args(ids));
                 c.arg("--registrar=unix:run/registrar.sock");
+                if request.spec.egress.is_some() {
+                    c.arg(format!("--egress-proxy=unix:run/{}", sluice_protocol::egress::SOCKET_NAME));
+                }
                 c.arg(format!("--capture-interval-ms={}", request.capture_interval_ms));
                 c.arg(format!("--launch={}", request.launch));
                 c.current_dir(dir).env("HOME", dir.join("workspace"));
@@ -444,13 +480,19 @@ impl Adapter for LocalRuntime {
     fn unenforceable(&self) -> Vec<(&'static str, String)> {
         let can = self.cgroups.enforceable();
         let mut refused = Vec::new();
-        for (resource, ok) in [("cpus", can.cpu), ("memoryMiB", can.memory), ("pids", can.pids)] {
+        for (key, ok) in [("resources.cpus", can.cpu), ("resources.memoryMiB", can.memory), ("resources.pids", can.pids)]
+        {
             if !ok {
-                refused.push((resource, self.cgroups.describe()));
+                refused.push((key, self.cgroups.describe()));
             }
         }
         if let DiskSupport::None(why) = &self.disk {
-            refused.push(("diskMiB", why.clone()));
+            refused.push(("resources.diskMiB", why.clone()));
+        }
+        if let (Sandbox::None(why), None) = (&self.sandbox, &self.identities) {
+            // Neither bubblewrap nor root: no network namespace, so nothing
+            // keeps the workload to its proxy.
+            refused.push(("network.egress", format!("no network namespace for executors ({why}, and sluice is not root)")));
         }
         refused
     }
@@ -529,6 +571,7 @@ impl Adapter for LocalRuntime {
             .env_clear()
             .env("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
             .env("SLUICED_COMMAND", command_json)
+            .envs(if request.spec.egress.is_some() { sluice_protocol::egress::proxy_env() } else { Vec::new() })
             .envs(&request.spec.env)
             .stdin(Stdio::null())
             .stdout(Stdio::from(log))

@@ -193,10 +193,10 @@ pub(crate) fn refuse_unenforceable(
     request: &LaunchRequest,
     unenforceable: &[(&'static str, String)],
 ) -> Result<(), WorkerError> {
-    let asked = request.spec.resources.asked();
-    match unenforceable.iter().find(|(resource, _)| asked.contains(resource)) {
-        Some((resource, why)) => Err(WorkerError::Permanent {
-            message: format!("spec.resources.{resource} cannot be enforced on this host: {why}"),
+    let asked = request.spec.enforced();
+    match unenforceable.iter().find(|(key, _)| asked.iter().any(|a| a == key)) {
+        Some((key, why)) => Err(WorkerError::Permanent {
+            message: format!("spec.{key} cannot be enforced on this host: {why}"),
             code: "limit-unenforceable",
         }),
         None => Ok(()),
@@ -234,7 +234,7 @@ mod tests {
             boot_secret: None,
             capture_interval_ms: 10_000,
         };
-        let refused = [("diskMiB", "no loop devices".to_owned())];
+        let refused = [("resources.diskMiB", "no loop devices".to_owned())];
         let err = refuse_unenforceable(&request(serde_json::json!({"resources": {"diskMiB": 64}})), &refused);
         assert!(
             matches!(&err, Err(WorkerError::Permanent { code: "limit-unenforceable", message })
@@ -242,5 +242,9 @@ mod tests {
             "{err:?}"
         );
         assert!(refuse_unenforceable(&request(serde_json::json!({"resources": {"pids": 5}})), &refused).is_ok());
+        let no_namespace = [("network.egress", "no network namespace".to_owned())];
+        let egress = request(serde_json::json!({"network": {"egress": ["pypi.org"]}}));
+        let err = refuse_unenforceable(&egress, &no_namespace);
+        assert!(matches!(&err, Err(WorkerError::Permanent { message, .. }) if message.starts_with("spec.network.egress")));
     }
 }
