@@ -155,6 +155,8 @@ pub fn free_port() -> u16 {
 /// no Docker Engine; under CI that is a failure, not a skip.
 pub fn docker_test_image() -> Option<&'static str> {
     const IMAGE: &str = "sluice-test/busybox:1";
+    const APPLETS: [&str; 15] =
+        ["sh", "ls", "echo", "cat", "sleep", "true", "false", "id", "env", "pwd", "touch", "printf", "kill", "head", "nc"];
     static READY: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let ready = *READY.get_or_init(|| {
         let engine = std::process::Command::new("docker").args(["info", "--format", "{{.ServerVersion}}"]).output();
@@ -163,8 +165,13 @@ pub fn docker_test_image() -> Option<&'static str> {
             eprintln!("no Docker Engine here: the docker runtime tests are skipped");
             return false;
         }
-        let present = std::process::Command::new("docker").args(["image", "inspect", IMAGE]).output();
-        if present.is_ok_and(|o| o.status.success()) {
+        // The image names its applets in a label: one imported with another
+        // set (by an older test suite) is imported again.
+        let applets = APPLETS.join(",");
+        let present = std::process::Command::new("docker")
+            .args(["image", "inspect", "--format", "{{index .Config.Labels \"sluice.test.applets\"}}", IMAGE])
+            .output();
+        if present.is_ok_and(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).trim() == applets) {
             return true;
         }
         let busybox = std::path::Path::new("/bin/busybox");
@@ -174,16 +181,14 @@ pub fn docker_test_image() -> Option<&'static str> {
             std::fs::create_dir_all(root.path().join(dir)).unwrap();
         }
         std::fs::copy(busybox, root.path().join("bin/busybox")).unwrap();
-        for applet in
-            ["sh", "ls", "echo", "cat", "sleep", "true", "false", "id", "env", "pwd", "touch", "printf", "kill", "head"]
-        {
+        for applet in APPLETS {
             std::os::unix::fs::symlink("busybox", root.path().join("bin").join(applet)).unwrap();
         }
         let tar =
             std::process::Command::new("tar").arg("-C").arg(root.path()).args(["-cf", "-", "."]).output().unwrap();
         assert!(tar.status.success());
         let mut import = std::process::Command::new("docker")
-            .args(["import", "-", IMAGE])
+            .args(["import", "--change", &format!("LABEL sluice.test.applets={applets}"), "-", IMAGE])
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::null())
             .spawn()

@@ -204,6 +204,49 @@ async fn reaches_only_listed_names(options: Options) {
     assert!(leftover.is_empty(), "{leftover:?}");
 }
 
+/// A Docker executor (`--network none`) with an allowlist: a request
+/// written by busybox's nc to the proxy's address reaches the listed name,
+/// and nothing else leaves. (Debian's static busybox wget cannot run here:
+/// it crashes looking any address up.)
+#[tokio::test]
+async fn a_docker_executor_reaches_only_the_names_its_spec_lists() {
+    let Some(image) = sluice_tests::docker_test_image() else { return };
+    let plain_port = http_server().await;
+    let dir = DataDir::new();
+    let hosts = dir.root().join("egress-hosts");
+    std::fs::write(&hosts, "127.0.0.1 allowed.test denied.test\n").unwrap();
+    let options =
+        Options::serve().arg("--runtime").arg("docker").arg("--egress-hosts").arg(hosts.display().to_string());
+    let server = Server::start_with(&dir.path(), options).await;
+    let (repository, tag) = image.split_once(':').unwrap();
+    let body = json!({
+        "ownerUserId": "alice", "registryId": "local", "repository": repository, "tag": tag, "launchId": "egress-d",
+        "spec": {"network": {"egress": [format!("allowed.test:{plain_port}")]}},
+    });
+    let (status, created) = server.post("/v1/workspaces", &body).await;
+    assert_eq!(status, 202, "{created}");
+    let id = created["workspaceId"].as_str().unwrap().to_owned();
+    server.wait_for("alice", &id, std::time::Duration::from_secs(90), |w| w["status"] == "ready").await;
+
+    // Through the proxy the workload's variables name.
+    let request = |name: &str| {
+        format!(
+            "p=${{HTTP_PROXY#http://}}; \
+             printf 'GET http://{name}:{plain_port}/from-docker HTTP/1.1\\r\\nHost: {name}:{plain_port}\\r\\n\\r\\n' \
+             | nc -w 10 ${{p%:*}} ${{p##*:}}"
+        )
+    };
+    let (code, out, err) = run_in(&server, &id, &["sh", "-c", &request("allowed.test")], None).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("HTTP/1.1 200") && out.ends_with("plain saw GET /from-docker HTTP/1.1"), "{out}");
+    let (_, out, _) = run_in(&server, &id, &["sh", "-c", &request("denied.test")], None).await;
+    assert!(out.starts_with("HTTP/1.1 403"), "denied.test: {out}");
+    // Around it: no route out of the container.
+    let (code, _, err) = run_in(&server, &id, &["sh", "-c", "nc -w 3 192.0.2.1 80 </dev/null"], None).await;
+    assert_ne!(code, 0, "a raw IP address around the proxy: {err}");
+    assert!(server.output().contains("egress refused"), "the refusal is logged");
+}
+
 /// The egress sockets left under `dir`.
 fn walk_sockets(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut found = Vec::new();
