@@ -8,6 +8,7 @@ pub mod error;
 mod extract;
 pub mod listener;
 pub mod openapi;
+pub mod preview;
 mod routes;
 mod trace;
 pub mod validate;
@@ -53,6 +54,29 @@ pub struct ApiConfig {
     /// The install's cluster authority (PEM), which a gateway checks a
     /// worker's certificate against; `None` where it is not derived.
     pub cluster_authority: Option<String>,
+    /// Where previews are served; `None` where this API serves none (then
+    /// granting one answers 422 `previews-not-configured`).
+    pub previews: Option<PreviewSettings>,
+}
+
+/// How preview URLs are made: `SCHEME://PORT-WORKSPACEID.DOMAIN[:LISTEN]/`.
+#[derive(Debug, Clone)]
+pub struct PreviewSettings {
+    pub domain: String,
+    /// `https`, or `http` behind a TLS-terminating proxy (`--preview-plaintext`).
+    pub scheme: &'static str,
+    /// The port URLs name; `None` for the scheme's own (443 or 80).
+    pub url_port: Option<u16>,
+}
+
+impl PreviewSettings {
+    pub fn url_of(&self, port: u16, workspace_id: &str) -> String {
+        let host = sluice_domain::preview::host_of(port, workspace_id, &self.domain);
+        match self.url_port {
+            Some(listen) => format!("{}://{host}:{listen}/", self.scheme),
+            None => format!("{}://{host}/", self.scheme),
+        }
+    }
 }
 
 /// The install's capture session defaults.
@@ -103,6 +127,11 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/workspaces/{workspaceId}/recover", post(ws::recover_workspace))
         .route("/v1/workspaces/{workspaceId}/restart", post(ws::restart_workspace))
         .route("/v1/workspaces/{workspaceId}/sessions", get(routes::ssh_keys::list_workspace_sessions))
+        .route(
+            "/v1/workspaces/{workspaceId}/previews",
+            post(routes::previews::create_preview).get(routes::previews::list_previews),
+        )
+        .route("/v1/workspaces/{workspaceId}/previews/{previewId}", delete(routes::previews::revoke_preview))
         .route("/v1/runs/{runId}", get(ws::get_run))
         .route("/v1/retained-executors", get(ws::list_retained_executors))
         .route("/v1/jobs/failed", get(routes::jobs::list_failed_jobs))

@@ -58,6 +58,9 @@ impl Modify for SecuritySchemes {
         crate::routes::ssh_keys::delete_ssh_key,
         crate::routes::ssh_keys::gateway_ssh_key,
         crate::routes::ssh_keys::list_workspace_sessions,
+        crate::routes::previews::create_preview,
+        crate::routes::previews::list_previews,
+        crate::routes::previews::revoke_preview,
         crate::routes::capture_sessions::create_capture_session,
         crate::routes::capture_sessions::get_capture_session,
         crate::routes::capture_sessions::list_captures,
@@ -117,10 +120,11 @@ mod tests {
         let paths = doc["paths"].as_object().unwrap();
         assert_eq!(
             paths.len(),
-            37,
+            39,
             "17 workspace paths, 5 capture-session paths, /v1/runs/{{runId}}, /v1/retained-executors, 2 job paths, \
-             /v1/workers, 4 host paths, 3 ssh-key paths, workspace sessions and /healthz"
+             /v1/workers, 4 host paths, 3 ssh-key paths, workspace sessions, 2 preview paths and /healthz"
         );
+        assert_eq!(paths["/v1/workspaces/{workspaceId}/previews"]["post"]["security"], json!([{"apiToken": []}]));
         assert_eq!(paths["/v1/retained-executors"]["get"]["security"], json!([{"apiToken": []}]));
         let captures = &paths["/v1/capture-sessions/{sessionId}/captures"]["get"];
         assert_eq!(captures["security"], json!([{"apiToken": []}]));

@@ -1521,3 +1521,42 @@ impl From<sluice_store::ssh_keys::GatewaySession> for GatewaySessionRecord {
 pub struct ListGatewaySessionsResponse {
     pub items: Vec<GatewaySessionRecord>,
 }
+
+/// A preview of one of the workspace's ports.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreatePreviewRequest {
+    /// The workspace's owner (required).
+    pub owner_user_id: Option<OwnerUserId>,
+    /// The port inside the workspace (1 to 65535).
+    pub port: i64,
+    /// How long the grant lasts: 60 to 604800 seconds (default 3600).
+    pub ttl_seconds: Option<i64>,
+    /// Anyone may visit the preview, without a token (default false).
+    #[serde(default)]
+    pub public: bool,
+}
+
+/// A preview grant.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PreviewRecord {
+    pub preview_id: String,
+    /// The run it was granted on: a stop or restart ends it.
+    pub attempt_id: String,
+    pub port: u16,
+    pub public: bool,
+    /// Where the preview is served. A private grant's answer to its create
+    /// carries the token that signs its first visit (shown once); the
+    /// visit leaves a cookie for that host only.
+    pub url: String,
+    pub created_at: String,
+    pub expires_at: String,
+    pub revoked: bool,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListPreviewsResponse {
+    pub items: Vec<PreviewRecord>,
+}

@@ -30,13 +30,19 @@ fn write_private(path: &Path, contents: &[u8]) -> std::io::Result<()> {
 
 /// Generates the self-signed pair into `dir` unless both files are there.
 pub fn ensure_self_signed(dir: &Path) -> Result<(PathBuf, PathBuf), TlsSetupError> {
+    ensure_self_signed_for(dir, &["localhost", "127.0.0.1", "::1"])
+}
+
+/// Generates a self-signed pair for `names` into `dir` unless both files
+/// are there.
+pub fn ensure_self_signed_for(dir: &Path, names: &[&str]) -> Result<(PathBuf, PathBuf), TlsSetupError> {
     use std::os::unix::fs::DirBuilderExt;
     let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
     if cert.is_file() && key.is_file() {
         return Ok((cert, key));
     }
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
-    let names = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
+    let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
     let certified = rcgen::generate_simple_self_signed(names).map_err(|e| TlsSetupError(e.to_string()))?;
     write_private(&key, certified.signing_key.serialize_pem().as_bytes())?;
     write_private(&cert, certified.cert.pem().as_bytes())?;

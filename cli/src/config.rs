@@ -386,6 +386,21 @@ impl WorkerArgs {
     }
 }
 
+/// A preview domain: a DNS name of at least two labels, lowercased.
+fn parse_preview_domain(domain: &str) -> Result<String, String> {
+    let domain = domain.trim_end_matches('.').to_ascii_lowercase();
+    let label_ok = |l: &str| {
+        (1..=63).contains(&l.len())
+            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    if domain.len() > 200 || !domain.contains('.') || !domain.split('.').all(label_ok) {
+        return Err("a preview domain is a DNS name of at least two labels (previews.example.com)".into());
+    }
+    Ok(domain)
+}
+
 /// A host name as the fleet stores it: 1 to 253 characters of letters,
 /// digits, `.`, `-` and `_`.
 fn parse_host_name(name: &str) -> Result<String, String> {
@@ -412,6 +427,30 @@ pub struct ApiArgs {
     /// The broker's private key (PEM).
     #[arg(long, env = "SLUICE_TLS_KEY", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    /// Serve previews of workspaces' ports at HOST:PORT (needs
+    /// --preview-domain): `https://PORT-WORKSPACEID.DOMAIN/`.
+    #[arg(long, env = "SLUICE_PREVIEW_LISTEN", requires = "preview_domain")]
+    pub preview_listen: Option<String>,
+    /// The domain previews are served under; its wildcard names this
+    /// listener (`*.DOMAIN` must resolve to it).
+    #[arg(long, env = "SLUICE_PREVIEW_DOMAIN", requires = "preview_listen", value_parser = parse_preview_domain)]
+    pub preview_domain: Option<String>,
+    /// Serve previews over plain HTTP, behind a proxy that terminates TLS
+    /// (URLs still say https).
+    #[arg(long, env = "SLUICE_PREVIEW_PLAINTEXT")]
+    pub preview_plaintext: bool,
+    /// The previews' certificate chain for `*.DOMAIN` (PEM). Without it
+    /// (and --preview-tls-key), a self-signed one is generated into
+    /// DATA_DIR/preview-tls/DOMAIN/.
+    #[arg(long, env = "SLUICE_PREVIEW_TLS_CERT", requires = "preview_tls_key")]
+    pub preview_tls_cert: Option<PathBuf>,
+    /// The previews' private key (PEM).
+    #[arg(long, env = "SLUICE_PREVIEW_TLS_KEY", requires = "preview_tls_cert")]
+    pub preview_tls_key: Option<PathBuf>,
+    /// The port preview URLs name, where a proxy in front listens on
+    /// another than --preview-listen's (443 and 80 are left out of URLs).
+    #[arg(long, env = "SLUICE_PREVIEW_URL_PORT")]
+    pub preview_url_port: Option<u16>,
     /// A file of accepted API tokens, one per line.
     #[arg(long, env = "SLUICE_API_TOKENS_FILE")]
     pub api_tokens_file: Option<PathBuf>,

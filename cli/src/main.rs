@@ -335,7 +335,7 @@ async fn run_api(
     let local = Arc::new(sluice_worker::executors::LocalExecutors::new(store.clone(), objects.clone()));
     let here = worker.as_ref().map(|w| w.config.host.clone());
     let control = internal::routed(&store, here, local.clone())?;
-    let config = ApiConfig {
+    let mut config = ApiConfig {
         api_tokens,
         gateway_tokens,
         default_ttl_seconds: api_args.default_ttl_seconds,
@@ -345,12 +345,35 @@ async fn run_api(
         control: Some(control.clone()),
         captures: Some(local),
         cluster_authority: Some(internal::authority(&store)?),
+        previews: None,
     };
     let listener = tokio::net::TcpListener::bind(&api_args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", api_args.listen))?;
     tracing::info!(address = %listener.local_addr()?, backend = ?store.backend(), "sluice API listening");
 
+    let previews = match (&api_args.preview_listen, &api_args.preview_domain) {
+        (Some(address), Some(domain)) => {
+            let listener =
+                tokio::net::TcpListener::bind(address).await.with_context(|| format!("cannot listen on {address}"))?;
+            let listen_port = listener.local_addr()?.port();
+            let url_port = api_args.preview_url_port.unwrap_or(listen_port);
+            config.previews = Some(sluice_api::PreviewSettings {
+                domain: domain.clone(),
+                scheme: "https",
+                url_port: (url_port != 443).then_some(url_port),
+            });
+            let tls = if api_args.preview_plaintext { None } else { Some(preview_tls(&store_args, &api_args, domain)?) };
+            tracing::info!(
+                address = %listener.local_addr()?,
+                %domain,
+                tls = if tls.is_some() { "here" } else { "terminated in front" },
+                "previews listening at https://PORT-WORKSPACEID.{domain}/"
+            );
+            Some((listener, tls.map(|t| t.acceptor)))
+        }
+        _ => None,
+    };
     let (stop, stopped) = shutdown_signal();
     tokio::spawn(stop);
     let mut state = AppState::new(store.clone(), config);
@@ -391,6 +414,9 @@ async fn run_api(
         }
         None => None,
     };
+    let previews = previews.map(|(listener, tls)| {
+        tokio::spawn(sluice_api::preview::serve(state.clone(), listener, tls, wait(stopped.clone())))
+    });
     // HTTP stops first: in-flight requests get a bounded time to finish.
     let mut http = tokio::spawn(sluice_api::serve(state, listener, wait(stopped.clone())));
     tokio::select! {
@@ -406,6 +432,9 @@ async fn run_api(
     if let Some(broker) = broker {
         let _ = tokio::time::timeout(HTTP_DRAIN_DEADLINE, broker).await;
     }
+    if let Some(previews) = previews {
+        let _ = tokio::time::timeout(HTTP_DRAIN_DEADLINE, previews).await;
+    }
     if let Some(worker) = worker {
         worker.await?;
     }
@@ -415,6 +444,23 @@ async fn run_api(
     store.close().await;
     tracing::info!("sluice stopped");
     Ok(())
+}
+
+/// The preview listener's TLS: the operator's pair, or one generated for
+/// `*.DOMAIN` (kept per domain).
+fn preview_tls(
+    store: &config::StoreArgs,
+    api: &config::ApiArgs,
+    domain: &str,
+) -> anyhow::Result<sluice_broker::tls::BrokerTls> {
+    let (cert, key) = match (&api.preview_tls_cert, &api.preview_tls_key) {
+        (Some(cert), Some(key)) => (cert.clone(), key.clone()),
+        _ => {
+            let dir = store.data_dir.join("preview-tls").join(domain);
+            sluice_broker::tls::ensure_self_signed_for(&dir, &[&format!("*.{domain}"), domain])?
+        }
+    };
+    Ok(sluice_broker::tls::load(&cert, &key)?)
 }
 
 /// A task that flips the channel on SIGINT or SIGTERM.

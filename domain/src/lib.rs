@@ -14,6 +14,7 @@ pub mod jobs;
 pub mod lifecycle;
 pub mod model;
 pub mod packing;
+pub mod preview;
 pub mod reconcile;
 pub mod retention;
 pub mod spec;

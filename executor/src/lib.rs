@@ -45,6 +45,9 @@ impl ExecutorError {
     }
 }
 
+/// A session's connection to the executor's daemon, upgraded.
+pub type SessionStream = hyper_util::rt::TokioIo<hyper::upgrade::Upgraded>;
+
 pub type ExecutorFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, ExecutorError>> + Send + 'a>>;
 
 /// The executor a call goes to: its run and its control endpoint.
@@ -119,6 +122,9 @@ pub trait Executors: Send + Sync + std::fmt::Debug {
         snapshot_id: &'a str,
         dir: &'a str,
     ) -> ExecutorFuture<'a, TakenSnapshot>;
+    /// Opens an interactive session on the executor: the stream its frames
+    /// go on (see [`sluice_protocol::session`]).
+    fn open_session<'a>(&'a self, target: Target<'a>) -> ExecutorFuture<'a, SessionStream>;
     /// Runs one command in the executor and answers what it did.
     fn exec<'a>(
         &'a self,

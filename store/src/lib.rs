@@ -23,6 +23,7 @@ pub mod fleet;
 pub mod guard;
 pub mod jobs;
 pub mod packs;
+pub mod previews;
 pub mod records;
 pub mod seal;
 pub mod ssh_keys;

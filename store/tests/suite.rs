@@ -1532,3 +1532,40 @@ async fn gateway_sessions_are_recorded_once_started_and_ended_once() {
         assert_eq!((open_one.principal.as_str(), open_one.ended_at), ("carol", None), "{}", db.label);
     }
 }
+
+#[tokio::test]
+async fn preview_grants_are_found_by_token_or_as_public_and_revoked_once() {
+    use sluice_store::previews::NewPreview;
+    for db in databases().await {
+        let store = open(&db).await;
+        let view = created(store.create_workspace(new_workspace("alice", None)).await.unwrap());
+        let (id, run) = (view.workspace.id.clone(), view.current_run.clone().unwrap().id);
+        let new = |port: u16, public: bool| NewPreview {
+            workspace_id: &id,
+            run_id: &run,
+            port,
+            public,
+            created_by: "alice",
+            expires_at: 4_000_000_000_000,
+        };
+        let (private, token) = store.create_preview(&new(3000, false)).await.unwrap();
+        let token = token.expect("a private grant comes with its token");
+        let found = store.preview_by_token(token.expose()).await.unwrap().expect("found by its token");
+        assert_eq!(found, private, "{}", db.label);
+        assert_eq!((found.grant.port, found.grant.public, found.grant.revoked), (3000, false, false));
+        assert!(store.preview_by_token("not-a-token").await.unwrap().is_none(), "{}", db.label);
+        assert!(store.public_preview(&id, 3000).await.unwrap().is_none(), "a private grant is not public");
+
+        let (public, no_token) = store.create_preview(&new(8080, true)).await.unwrap();
+        assert!(no_token.is_none(), "a public grant needs no token");
+        assert_eq!(store.public_preview(&id, 8080).await.unwrap().map(|p| p.id), Some(public.id.clone()));
+        assert_eq!(store.previews_of(&id).await.unwrap().len(), 2, "{}", db.label);
+
+        assert!(store.revoke_preview(&id, &public.id).await.unwrap());
+        assert!(store.revoke_preview(&id, &public.id).await.unwrap(), "revoking again is no error");
+        assert!(!store.revoke_preview(&id, "pv_nope").await.unwrap(), "{}", db.label);
+        assert!(!store.revoke_preview("ws_other", &private.id).await.unwrap(), "only the workspace's own");
+        assert!(store.public_preview(&id, 8080).await.unwrap().is_none(), "revoked: no longer public");
+        assert!(store.preview(&id, &public.id).await.unwrap().unwrap().grant.revoked, "{}", db.label);
+    }
+}

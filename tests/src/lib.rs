@@ -51,6 +51,7 @@ impl App {
             },
             captures: None,
             cluster_authority: None,
+            previews: None,
         };
         adjust(&mut config);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -811,3 +811,16 @@ async fn ssh_keys_are_registered_for_one_principal_and_looked_up_by_gateways() {
         assert_eq!(listed["items"], json!([]), "{}", app.label);
     }
 }
+
+#[tokio::test]
+async fn previews_are_refused_where_none_are_served() {
+    for app in App::each().await {
+        let id = app.create("alice").await;
+        let (status, body) =
+            app.post(&format!("/v1/workspaces/{id}/previews"), &json!({"ownerUserId": "alice", "port": 8080})).await;
+        assert_eq!(status, 422, "{}: {body}", app.label);
+        assert!(body["message"].as_str().unwrap().contains("--preview-listen"), "{body}");
+        let (status, _) = app.get(&format!("/v1/workspaces/{id}/previews?ownerUserId=alice")).await;
+        assert_eq!(status, 422, "{}", app.label);
+    }
+}

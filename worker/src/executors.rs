@@ -17,6 +17,8 @@ use crate::snapshots::SnapshotError;
 
 /// How long a status, re-plan, bind, file or command call may take.
 const CALL_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long the daemon has to take a session.
+const SESSION_OPEN_WITHIN: Duration = Duration::from_secs(10);
 
 /// The executors on this host, reached through their daemons' sockets.
 #[derive(Debug)]
@@ -129,6 +131,13 @@ impl Executors for LocalExecutors {
         timeout: Duration,
     ) -> ExecutorFuture<'a, CaptureStatus> {
         Box::pin(async move { Ok(self.client(target)?.capture_flush(&request, timeout).await?) })
+    }
+
+    fn open_session<'a>(&'a self, target: Target<'a>) -> ExecutorFuture<'a, sluice_executor::SessionStream> {
+        Box::pin(async move {
+            let upgraded = self.client(target)?.open_session(SESSION_OPEN_WITHIN).await?;
+            Ok(hyper_util::rt::TokioIo::new(upgraded))
+        })
     }
 
     fn capture_replan<'a>(&'a self, target: Target<'a>) -> ExecutorFuture<'a, Replanned> {

@@ -381,6 +381,17 @@ async fn read_bounded(mut response: reqwest::Response) -> Result<Vec<u8>, String
 }
 
 impl Executors for RoutedExecutors {
+    fn open_session<'a>(&'a self, target: Target<'a>) -> ExecutorFuture<'a, sluice_executor::SessionStream> {
+        Box::pin(async move {
+            match self.route(target.run_id).await? {
+                Route::Here => self.local.open_session(target).await,
+                Route::Host { host, .. } => Err(ExecutorError::NotHere(format!(
+                    "the executor runs on host {host}: sessions from this process reach this host's executors only"
+                ))),
+            }
+        })
+    }
+
     fn healthy<'a>(&'a self, target: Target<'a>) -> std::pin::Pin<Box<dyn Future<Output = bool> + Send + 'a>> {
         Box::pin(async move {
             match self.route(target.run_id).await {

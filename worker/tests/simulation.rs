@@ -536,6 +536,10 @@ impl Executors for FakeDaemons {
         not_simulated()
     }
     /// A command writes to the worktree; once a final began, none starts.
+    fn open_session<'a>(&'a self, _: Target<'a>) -> ExecutorFuture<'a, sluice_executor::SessionStream> {
+        Box::pin(async { Err(ExecutorError::NotHere("the simulation's daemons hold no sessions".into())) })
+    }
+
     fn exec<'a>(
         &'a self,
         target: Target<'a>,

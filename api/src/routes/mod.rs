@@ -1,5 +1,6 @@
 pub mod capture_sessions;
 pub mod fleet;
 pub mod jobs;
+pub mod previews;
 pub mod ssh_keys;
 pub mod workspaces;

@@ -358,7 +358,7 @@ const DEFAULT_FLUSH_DEADLINE_MS: u64 = 60_000;
 /// The workspace's live executor: its run id and control endpoint. 409
 /// when there is none (never launched, mid-launch, gone) or this API cannot
 /// reach executors.
-fn live_executor(view: &WorkspaceView) -> Result<(String, String), ApiError> {
+pub(crate) fn live_executor(view: &WorkspaceView) -> Result<(String, String), ApiError> {
     let id = &view.workspace.id;
     let live = view.current_run.as_ref().filter(|_| view.workspace.status == WorkspaceStatus::Ready).and_then(|run| {
         let endpoint = run.runtime.as_ref()?.endpoint.clone().filter(|_| run.runtime_removed_at.is_none())?;

@@ -1,0 +1,252 @@
+//! The preview listener: `PORT-WORKSPACEID.DOMAIN` is proxied to that port
+//! inside the workspace, over a session on its executor's daemon
+//! (HTTP/1.1, streaming bodies both ways, WebSocket and other upgrades).
+//! A request is let through by a public grant of the port, by the cookie a
+//! signed first visit left (for that host only), or by that visit itself;
+//! every grant ends with the run it was made on. The listener has the API
+//! listener's bounds (header read and idle timeouts, connection cap).
+
+use std::future::Future;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use hyper_util::rt::TokioIo;
+use sluice_domain::preview::{self, Grant, Refusal, Serving};
+use sluice_store::clock::now_ms;
+use sluice_store::previews::Preview;
+
+use crate::{AppState, PreviewSettings};
+
+/// Headers that belong to one hop and are not passed on (an upgrade's
+/// `Connection` and `Upgrade` are set again where one is asked for).
+const HOP_BY_HOP: [header::HeaderName; 7] = [
+    header::CONNECTION,
+    header::PROXY_AUTHENTICATE,
+    header::PROXY_AUTHORIZATION,
+    header::TE,
+    header::TRAILER,
+    header::TRANSFER_ENCODING,
+    header::UPGRADE,
+];
+
+/// Upgraded connections (WebSockets) carried at once: they leave the
+/// listener's connection cap once upgraded.
+static UPGRADED: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1024);
+
+/// Serves previews on `listener` (over TLS when `tls` is given) until
+/// `shutdown` resolves.
+pub async fn serve(
+    state: AppState,
+    listener: tokio::net::TcpListener,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let limits = state.config.http.clone();
+    let app = Router::new().fallback(proxy).with_state(state);
+    crate::listener::serve_over(app, listener, limits, tls, shutdown).await
+}
+
+fn refused(status: StatusCode, message: &str) -> Response {
+    let mut response = (status, format!("{message}\n")).into_response();
+    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// The visit token a request carries in its query, and the query without it.
+fn visit_token(query: Option<&str>) -> (Option<String>, String) {
+    let mut token = None;
+    let mut kept = Vec::new();
+    for pair in query.unwrap_or_default().split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=') {
+            Some((name, value)) if name == preview::VISIT_PARAM => token = Some(value.to_owned()),
+            _ => kept.push(pair),
+        }
+    }
+    (token, kept.join("&"))
+}
+
+/// The preview cookie's value, and the `Cookie` header without it (the
+/// workspace's server never sees the token).
+fn cookie_token(headers: &HeaderMap) -> (Option<String>, Option<String>) {
+    let mut token = None;
+    let mut kept = Vec::new();
+    for value in headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()) {
+        for cookie in value.split(';').map(str::trim).filter(|c| !c.is_empty()) {
+            match cookie.split_once('=') {
+                Some((name, value)) if name == preview::COOKIE => token = Some(value.to_owned()),
+                _ => kept.push(cookie),
+            }
+        }
+    }
+    (token, (!kept.is_empty()).then(|| kept.join("; ")))
+}
+
+/// Whether `grant` lets a request for `port` of `workspace_id` through
+/// now, reading the workspace's live run.
+async fn admitted(app: &AppState, grant: &Preview, workspace_id: &str, port: u16) -> Result<(String, String), Refusal> {
+    let view = app.store.get_workspace(&grant.created_by, &grant.grant.workspace_id).await.ok().flatten();
+    let live = view.as_ref().and_then(|v| crate::routes::workspaces::live_executor(v).ok());
+    let serving = Serving { live_run: live.as_ref().map(|(run, _)| run.clone()) };
+    preview::admits(&grant.grant, workspace_id, port, &serving, now_ms())?;
+    live.ok_or(Refusal::RunEnded)
+}
+
+fn refusal_response(refusal: Refusal) -> Response {
+    match refusal {
+        Refusal::NoGrant => refused(StatusCode::FORBIDDEN, "this preview is private: open the URL its owner was given"),
+        Refusal::Expired => refused(StatusCode::FORBIDDEN, "this preview's grant has expired"),
+        Refusal::Revoked => refused(StatusCode::FORBIDDEN, "this preview's grant was revoked"),
+        Refusal::RunEnded => refused(StatusCode::GONE, "this preview is gone: its workspace stopped or restarted"),
+    }
+}
+
+async fn proxy(State(app): State<AppState>, mut request: Request) -> Response {
+    let Some(settings) = app.config.previews.clone() else {
+        return refused(StatusCode::NOT_FOUND, "previews are not served here");
+    };
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_owned)
+        .or_else(|| request.uri().authority().map(|a| a.to_string()));
+    let Some((port, workspace_id)) = host.as_deref().and_then(|h| preview::parse_host(h, &settings.domain)) else {
+        return refused(StatusCode::NOT_FOUND, "no preview is served at this host");
+    };
+    let (visit, query) = visit_token(request.uri().query());
+    let (cookie, other_cookies) = cookie_token(request.headers());
+
+    // A signed first visit: checked, then answered with the cookie and a
+    // redirect to the same place without the token.
+    if let Some(token) = visit {
+        let grant = app.store.preview_by_token(&token).await.ok().flatten();
+        let Some(grant) = grant else { return refusal_response(Refusal::NoGrant) };
+        if let Err(refusal) = admitted(&app, &grant, &workspace_id, port).await {
+            return refusal_response(refusal);
+        }
+        let path = request.uri().path();
+        let location = if query.is_empty() { path.to_owned() } else { format!("{path}?{query}") };
+        return visited(&settings, &grant.grant, &token, &location);
+    }
+    let grant = match &cookie {
+        Some(token) => app.store.preview_by_token(token).await.ok().flatten(),
+        None => None,
+    };
+    let grant = match grant {
+        Some(grant) => Some(grant),
+        None => app.store.public_preview(&workspace_id, port).await.ok().flatten(),
+    };
+    let Some(grant) = grant else { return refusal_response(Refusal::NoGrant) };
+    let (run_id, endpoint) = match admitted(&app, &grant, &workspace_id, port).await {
+        Ok(live) => live,
+        Err(refusal) => return refusal_response(refusal),
+    };
+    let Some(control) = app.config.control.clone() else {
+        return refused(StatusCode::SERVICE_UNAVAILABLE, "this process cannot reach executors");
+    };
+    let target = sluice_executor::Target { run_id: &run_id, endpoint: &endpoint };
+    let session = match control.open_session(target).await {
+        Ok(session) => session,
+        Err(e) => {
+            tracing::info!(workspace = %workspace_id, error = %e, "a preview could not reach its executor");
+            return refused(StatusCode::BAD_GATEWAY, "the workspace's executor is not answering");
+        }
+    };
+    let stream = match sluice_session::connect_port(session, port).await {
+        Ok(stream) => stream,
+        Err(_) => return refused(StatusCode::BAD_GATEWAY, "nothing in the workspace accepts connections on this port"),
+    };
+
+    // The request as the workspace's server gets it: origin form, no
+    // preview cookie or token, no hop-by-hop headers.
+    let upgrade = request.headers().get(header::UPGRADE).cloned();
+    let client_upgrade = upgrade.is_some().then(|| hyper::upgrade::on(&mut request));
+    let (mut parts, body) = request.into_parts();
+    let path = parts.uri.path().to_owned();
+    parts.uri = match if query.is_empty() { path.parse() } else { format!("{path}?{query}").parse() } {
+        Ok(uri) => uri,
+        Err(_) => return refused(StatusCode::BAD_REQUEST, "the request's path cannot be passed on"),
+    };
+    for name in HOP_BY_HOP {
+        parts.headers.remove(name);
+    }
+    parts.headers.remove(header::COOKIE);
+    if let Some(cookies) = other_cookies.and_then(|c| HeaderValue::from_str(&c).ok()) {
+        parts.headers.insert(header::COOKIE, cookies);
+    }
+    if let Some(upgrade) = &upgrade {
+        parts.headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
+        parts.headers.insert(header::UPGRADE, upgrade.clone());
+    }
+    parts.version = axum::http::Version::HTTP_11;
+    let (mut sender, connection) = match hyper::client::conn::http1::handshake(TokioIo::new(stream)).await {
+        Ok(pair) => pair,
+        Err(_) => return refused(StatusCode::BAD_GATEWAY, "the workspace's server did not answer"),
+    };
+    tokio::spawn(connection.with_upgrades());
+    let mut response = match sender.send_request(Request::from_parts(parts, body)).await {
+        Ok(response) => response,
+        Err(_) => return refused(StatusCode::BAD_GATEWAY, "the workspace's server did not answer"),
+    };
+    if response.status() == StatusCode::SWITCHING_PROTOCOLS {
+        let Some(client_upgrade) = client_upgrade else {
+            return refused(StatusCode::BAD_GATEWAY, "the workspace's server switched protocols unasked");
+        };
+        let Ok(slot) = UPGRADED.try_acquire() else {
+            return refused(StatusCode::SERVICE_UNAVAILABLE, "this listener carries as many upgraded connections as it takes");
+        };
+        let server_upgrade = hyper::upgrade::on(&mut response);
+        tokio::spawn(async move {
+            let _slot = slot;
+            if let (Ok(client), Ok(server)) = (client_upgrade.await, server_upgrade.await) {
+                let _ = tokio::io::copy_bidirectional(&mut TokioIo::new(client), &mut TokioIo::new(server)).await;
+            }
+        });
+        let (parts, _) = response.into_parts();
+        return Response::from_parts(parts, Body::empty());
+    }
+    let (mut parts, body) = response.into_parts();
+    for name in HOP_BY_HOP {
+        parts.headers.remove(name);
+    }
+    Response::from_parts(parts, Body::new(body))
+}
+
+/// The answer to a signed first visit: the grant's cookie (this host only,
+/// never readable by scripts, never sent cross-site on a subrequest) and a
+/// redirect to where the visit was going.
+fn visited(settings: &PreviewSettings, grant: &Grant, token: &str, location: &str) -> Response {
+    let max_age = ((grant.expires_at - now_ms()) / 1000).max(1);
+    let secure = if settings.scheme == "https" { "; Secure" } else { "" };
+    let cookie = format!("{}={token}; Path=/; Max-Age={max_age}; HttpOnly; SameSite=Lax{secure}", preview::COOKIE);
+    let mut response = StatusCode::SEE_OTHER.into_response();
+    let headers = response.headers_mut();
+    if let (Ok(cookie), Ok(location)) = (HeaderValue::from_str(&cookie), HeaderValue::from_str(location)) {
+        headers.insert(header::SET_COOKIE, cookie);
+        headers.insert(header::LOCATION, location);
+    }
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_visit_token_and_cookie_are_taken_out_of_what_is_passed_on() {
+        let (token, rest) = visit_token(Some("a=1&sluice_preview_token=abc&b=2"));
+        assert_eq!((token.as_deref(), rest.as_str()), (Some("abc"), "a=1&b=2"));
+        assert_eq!(visit_token(None), (None, String::new()));
+        let mut headers = HeaderMap::new();
+        headers.insert(header::COOKIE, HeaderValue::from_static("theme=dark; sluice_preview=tok; lang=en"));
+        let (token, rest) = cookie_token(&headers);
+        assert_eq!((token.as_deref(), rest.as_deref()), (Some("tok"), Some("theme=dark; lang=en")));
+        let mut only = HeaderMap::new();
+        only.insert(header::COOKIE, HeaderValue::from_static("sluice_preview=tok"));
+        assert_eq!(cookie_token(&only), (Some("tok".into()), None));
+    }
+}
