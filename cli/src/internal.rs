@@ -48,7 +48,9 @@ pub fn router(serving: Serving) -> axum::Router {
 async fn members_only(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
     use axum::response::IntoResponse;
     let member = request.extensions().get::<sluice_api::listener::ClientCertified>().is_some_and(|c| c.0);
-    if request.uri().path() == sluice_worker::remote::CALL_PATH && !member {
+    let path = request.uri().path();
+    let for_members = path == sluice_worker::remote::CALL_PATH || path.starts_with(sluice_worker::remote::SESSION_PATH);
+    if for_members && !member {
         let body = serde_json::json!({"message": "executor calls need the install's cluster credential"});
         return (axum::http::StatusCode::UNAUTHORIZED, axum::Json(body)).into_response();
     }

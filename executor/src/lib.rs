@@ -45,8 +45,14 @@ impl ExecutorError {
     }
 }
 
-/// A session's connection to the executor's daemon, upgraded.
-pub type SessionStream = hyper_util::rt::TokioIo<hyper::upgrade::Upgraded>;
+/// A session's connection to the executor's daemon (upgraded on its
+/// socket, or relayed by a worker of its host).
+pub type SessionStream = Box<dyn SessionIo>;
+
+/// What a session's connection is: bytes both ways.
+pub trait SessionIo: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
+
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> SessionIo for T {}
 
 pub type ExecutorFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, ExecutorError>> + Send + 'a>>;
 

@@ -251,6 +251,7 @@ async fn executors_on_two_hosts_are_reached_through_their_workers_and_a_dead_hos
         })
         .collect();
     let broker_port = sluice_tests::free_port();
+    let preview_port = sluice_tests::free_port();
     let server = Server::start_with(
         &api_dir.path(),
         objects
@@ -261,6 +262,11 @@ async fn executors_on_two_hosts_are_reached_through_their_workers_and_a_dead_hos
             .arg(&seal_key)
             .arg("--broker-listen")
             .arg(format!("0.0.0.0:{broker_port}"))
+            .arg("--preview-listen")
+            .arg(format!("0.0.0.0:{preview_port}"))
+            .arg("--preview-domain")
+            .arg("preview.test")
+            .arg("--preview-plaintext")
             // The executors' sockets are files on their hosts: the API
             // sees none of them.
             .hide(hosts[0].dir.root())
@@ -373,6 +379,31 @@ async fn executors_on_two_hosts_are_reached_through_their_workers_and_a_dead_hos
         let (status, unbound) =
             api.post(&format!("/v1/workspaces/{id}/bind"), &json!({"ownerUserId": "alice", "subpath": ""})).await;
         assert_eq!(status, 200, "{unbound}");
+    }
+
+    // A preview of a port in each executor, served by the API through the
+    // executor's worker.
+    for (i, id) in ids.iter().enumerate() {
+        let serve = ["timeout", "8", "python3", "-m", "http.server", "8000", "--bind", "127.0.0.1", "-d", "/workspace/w"];
+        let (status, run) = api
+            .post(&format!("/v1/workspaces/{id}/exec"), &json!({"ownerUserId": "alice", "commands": [{"argv": serve}]}))
+            .await;
+        assert_eq!(status, 202, "{run}");
+        let (status, grant) = api
+            .post(&format!("/v1/workspaces/{id}/previews"), &json!({"ownerUserId": "alice", "port": 8000, "public": true}))
+            .await;
+        assert_eq!(status, 201, "{grant}");
+        let host = format!("Host: 8000-{id}.preview.test");
+        let url = format!("http://{}:{preview_port}/f", network.hub_address(0));
+        let mut answer = (0, String::new());
+        for _ in 0..60 {
+            answer = curl_from_hub(&network, &["-H", &host, &url]);
+            if answer.0 == 200 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(answer, (200, format!("from-{i}\n")), "through host-{}'s worker", i + 1);
     }
 
     // Host 1's worker is killed outright: calls into its executor answer

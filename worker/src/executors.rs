@@ -136,7 +136,7 @@ impl Executors for LocalExecutors {
     fn open_session<'a>(&'a self, target: Target<'a>) -> ExecutorFuture<'a, sluice_executor::SessionStream> {
         Box::pin(async move {
             let upgraded = self.client(target)?.open_session(SESSION_OPEN_WITHIN).await?;
-            Ok(hyper_util::rt::TokioIo::new(upgraded))
+            Ok(Box::new(hyper_util::rt::TokioIo::new(upgraded)) as sluice_executor::SessionStream)
         })
     }
 

@@ -23,6 +23,13 @@ use sluice_store::Store;
 /// The path every call is posted to.
 pub const CALL_PATH: &str = "/internal/v1/executor-calls";
 
+/// Where a session on one of this host's executors is opened (an upgrade,
+/// then the session's frames both ways), followed by the run's id.
+pub const SESSION_PATH: &str = "/internal/v1/executor-sessions/";
+
+/// Sessions relayed for other processes of the install at once.
+static MEMBER_SESSIONS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1024);
+
 /// The largest call or answer (a file write or read, base64, with room).
 pub const MAX_CALL_BYTES: usize = 64 << 20;
 
@@ -97,6 +104,7 @@ pub use sluice_executor::ticket::GATEWAY_PATH;
 pub fn router(serving: Serving) -> axum::Router {
     axum::Router::new()
         .route(CALL_PATH, post(serve_call))
+        .route(&format!("{SESSION_PATH}{{run_id}}"), axum::routing::get(serve_session))
         .route(&format!("{GATEWAY_PATH}{{run_id}}"), axum::routing::get(gateway_target))
         .route(&format!("{GATEWAY_PATH}{{run_id}}/session"), axum::routing::get(crate::sessions::relay))
         .layer(DefaultBodyLimit::max(MAX_CALL_BYTES))
@@ -190,23 +198,71 @@ async fn serve_call(State(serving): State<Serving>, Json(request): Json<CallRequ
     Json(make_call(&serving, request).await)
 }
 
-async fn make_call(serving: &Serving, request: CallRequest) -> CallAnswer {
-    let run = match serving.store.get_run(&request.run_id).await {
+/// The run and control endpoint of an executor of this host, from this
+/// worker's own records; otherwise how the call is answered.
+async fn executor_here(serving: &Serving, run_id: &str) -> Result<(String, String), CallAnswer> {
+    let run = match serving.store.get_run(run_id).await {
         Ok(Some(run)) => run,
-        Ok(None) => return CallAnswer::NotHere { message: "no such executor".into() },
-        Err(e) => return CallAnswer::Unreachable { message: format!("the store: {e}") },
+        Ok(None) => return Err(CallAnswer::NotHere { message: "no such executor".into() }),
+        Err(e) => return Err(CallAnswer::Unreachable { message: format!("the store: {e}") }),
     };
     if run.host.as_deref() != Some(serving.host.as_str()) {
-        return CallAnswer::NotHere { message: format!("the executor is not on host {}", serving.host) };
+        return Err(CallAnswer::NotHere { message: format!("the executor is not on host {}", serving.host) });
     }
-    let endpoint = match run.runtime.as_ref().filter(|_| run.runtime_removed_at.is_none()) {
+    match run.runtime.as_ref().filter(|_| run.runtime_removed_at.is_none()) {
         Some(runtime) => match &runtime.endpoint {
-            Some(endpoint) => endpoint.clone(),
-            None => return CallAnswer::Unreachable { message: "the executor has no control endpoint".into() },
+            Some(endpoint) => Ok((run.id.clone(), endpoint.clone())),
+            None => Err(CallAnswer::Unreachable { message: "the executor has no control endpoint".into() }),
         },
-        None => return CallAnswer::Unreachable { message: "the executor is not on its runtime".into() },
+        None => Err(CallAnswer::Unreachable { message: "the executor is not on its runtime".into() }),
+    }
+}
+
+/// `GET SESSION_PATH{run}`, upgraded: a session on the executor, its bytes
+/// relayed as they are (the caller speaks the session protocol end to end).
+async fn serve_session(
+    State(serving): State<Serving>,
+    axum::extract::Path(run_id): axum::extract::Path<String>,
+    mut request: axum::extract::Request,
+) -> axum::response::Response {
+    use axum::http::StatusCode;
+    let upgrade = request.headers().get(axum::http::header::UPGRADE).and_then(|v| v.to_str().ok());
+    if upgrade != Some(sluice_protocol::session::UPGRADE) {
+        let message = format!("a session is opened with Upgrade: {}", sluice_protocol::session::UPGRADE);
+        return gateway_refused(StatusCode::BAD_REQUEST, &message);
+    }
+    let (run, endpoint) = match executor_here(&serving, &run_id).await {
+        Ok(found) => found,
+        Err(answer) => return gateway_refused(StatusCode::CONFLICT, &format!("{answer:?}")),
     };
-    let target = Target { run_id: &run.id, endpoint: &endpoint };
+    let Ok(slot) = MEMBER_SESSIONS.try_acquire() else {
+        return gateway_refused(StatusCode::SERVICE_UNAVAILABLE, "this host relays as many sessions as it takes");
+    };
+    let mut daemon = match serving.local.open_session(Target { run_id: &run, endpoint: &endpoint }).await {
+        Ok(session) => session,
+        Err(e) => return gateway_refused(StatusCode::BAD_GATEWAY, &e.to_string()),
+    };
+    let upgraded = hyper::upgrade::on(&mut request);
+    tokio::spawn(async move {
+        let _slot = slot;
+        if let Ok(caller) = upgraded.await {
+            let _ = tokio::io::copy_bidirectional(&mut hyper_util::rt::TokioIo::new(caller), &mut daemon).await;
+        }
+    });
+    axum::response::Response::builder()
+        .status(StatusCode::SWITCHING_PROTOCOLS)
+        .header(axum::http::header::CONNECTION, "upgrade")
+        .header(axum::http::header::UPGRADE, sluice_protocol::session::UPGRADE)
+        .body(axum::body::Body::empty())
+        .expect("a fixed response")
+}
+
+async fn make_call(serving: &Serving, request: CallRequest) -> CallAnswer {
+    let (run_id, endpoint) = match executor_here(serving, &request.run_id).await {
+        Ok(found) => found,
+        Err(answer) => return answer,
+    };
+    let target = Target { run_id: &run_id, endpoint: &endpoint };
     let local = &serving.local;
     let bounded = |ms: u64| Duration::from_millis(ms).min(MAX_CALL_TIME);
     match request.call {
@@ -385,9 +441,26 @@ impl Executors for RoutedExecutors {
         Box::pin(async move {
             match self.route(target.run_id).await? {
                 Route::Here => self.local.open_session(target).await,
-                Route::Host { host, .. } => Err(ExecutorError::NotHere(format!(
-                    "the executor runs on host {host}: sessions from this process reach this host's executors only"
-                ))),
+                Route::Host { host, url } => {
+                    let unavailable = |reason: String| ExecutorError::HostUnavailable { host: host.clone(), reason };
+                    let session = sluice_protocol::session::UPGRADE;
+                    // Bounded while it opens, not once open (a session lasts).
+                    let opening = self
+                        .client
+                        .get(format!("{}{SESSION_PATH}{}", url.trim_end_matches('/'), target.run_id))
+                        .header(reqwest::header::CONNECTION, "upgrade")
+                        .header(reqwest::header::UPGRADE, session)
+                        .send();
+                    let answer = tokio::time::timeout(HOP_MARGIN * 2, opening)
+                        .await
+                        .map_err(|_| unavailable("its worker did not answer in time".into()))?
+                        .map_err(|e| unavailable(describe(&e)))?;
+                    if answer.status() != reqwest::StatusCode::SWITCHING_PROTOCOLS {
+                        return Err(ExecutorError::Unreachable(format!("its worker answered {}", answer.status())));
+                    }
+                    let upgraded = answer.upgrade().await.map_err(|e| unavailable(describe(&e)))?;
+                    Ok(Box::new(upgraded) as sluice_executor::SessionStream)
+                }
             }
         })
     }
