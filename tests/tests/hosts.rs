@@ -220,6 +220,26 @@ async fn gateways_reach_executors_only_with_their_ticket(
             ],
         );
         assert_eq!(status, 401, "{body}");
+        // Nor into the members' sessions.
+        let sessions = endpoint.replace(
+            &format!("/gateway/v1/executors/{}", reached["runId"].as_str().unwrap()),
+            &format!("/internal/v1/executor-sessions/{}", reached["runId"].as_str().unwrap()),
+        );
+        let (status, body) = curl_from_hub(
+            network,
+            &[
+                "--cacert",
+                &authority,
+                "-H",
+                &bearer(&gateway["ticket"]),
+                "-H",
+                "connection: upgrade",
+                "-H",
+                "upgrade: sluice-session/1",
+                &sessions,
+            ],
+        );
+        assert_eq!(status, 401, "{body}");
     }
 }
 
