@@ -149,13 +149,17 @@ pub async fn serve_over(
             let io = Tracked { stream, started, last_activity_ms: last_activity_ms.clone() };
             let activity = Activity { started, last_activity_ms };
             match tls {
-                None => drive(TokioIo::new(io), TowerToHyperService::new(app), &limits, stopping, activity).await,
+                None => {
+                    drive(TokioIo::new(io), TowerToHyperService::new(app), &limits, stopping, activity, false).await
+                }
                 Some(acceptor) => match tokio::time::timeout(limits.header_read_timeout, acceptor.accept(io)).await {
                     Ok(Ok(stream)) => {
                         // A certificate the acceptor's verifier let through.
                         let certified = stream.get_ref().1.peer_certificates().is_some_and(|c| !c.is_empty());
+                        // HTTP/2 only where the acceptor offered it (ALPN) and the client chose it.
+                        let http2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
                         let service = TowerToHyperService::new(app.layer(axum::Extension(ClientCertified(certified))));
-                        drive(TokioIo::new(stream), service, &limits, stopping, activity).await
+                        drive(TokioIo::new(stream), service, &limits, stopping, activity, http2).await
                     }
                     Ok(Err(e)) => tracing::debug!(error = %e, "a TLS handshake failed"),
                     Err(_) => tracing::debug!("a TLS handshake timed out"),
@@ -206,24 +210,77 @@ struct Activity {
     last_activity_ms: Arc<AtomicU64>,
 }
 
-/// Serves one connection until it ends, it idles out, or the server stops.
+/// A connection being served (HTTP/1.1 or HTTP/2) that can be asked to
+/// finish what it has in flight and close.
+trait Served: Future<Output = Result<(), hyper::Error>> {
+    fn close_gracefully(self: Pin<&mut Self>);
+}
+
+impl<I, S> Served for hyper::server::conn::http1::UpgradeableConnection<I, S>
+where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+    S: hyper::service::HttpService<hyper::body::Incoming>,
+    S::ResBody: 'static,
+    <S::ResBody as hyper::body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    fn close_gracefully(self: Pin<&mut Self>) {
+        self.graceful_shutdown();
+    }
+}
+
+impl<I, S> Served for hyper::server::conn::http2::Connection<I, S, hyper_util::rt::TokioExecutor>
+where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+    S: hyper::service::HttpService<hyper::body::Incoming>,
+    S::Future: Send + 'static,
+    S::ResBody: Send + 'static,
+    <S::ResBody as hyper::body::Body>::Data: Send,
+    <S::ResBody as hyper::body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    fn close_gracefully(self: Pin<&mut Self>) {
+        self.graceful_shutdown();
+    }
+}
+
+/// Serves one connection until it ends, it idles out, or the server
+/// stops: HTTP/2 where the TLS handshake agreed on it, HTTP/1.1 otherwise.
 async fn drive<I>(
     io: I,
     service: TowerToHyperService<Router>,
     limits: &HttpLimits,
-    mut stopping: watch::Receiver<bool>,
+    stopping: watch::Receiver<bool>,
     activity: Activity,
+    http2: bool,
 ) where
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
 {
+    if http2 {
+        let connection = hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+            .timer(TokioTimer::new())
+            .max_concurrent_streams(100)
+            .serve_connection(io, service);
+        supervise(connection, limits, stopping, activity).await
+    } else {
+        let connection = hyper::server::conn::http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(limits.header_read_timeout)
+            // An upgraded connection (a gateway's session) leaves this loop
+            // and its slot: its handler bounds it from then on.
+            .serve_connection(io, service)
+            .with_upgrades();
+        supervise(connection, limits, stopping, activity).await
+    }
+}
+
+/// Runs a connection to its end, closing it once it idles out or the
+/// server stops.
+async fn supervise(
+    connection: impl Served,
+    limits: &HttpLimits,
+    mut stopping: watch::Receiver<bool>,
+    activity: Activity,
+) {
     let Activity { started, last_activity_ms } = activity;
-    let connection = hyper::server::conn::http1::Builder::new()
-        .timer(TokioTimer::new())
-        .header_read_timeout(limits.header_read_timeout)
-        // An upgraded connection (a gateway's session) leaves this loop
-        // and its slot: its handler bounds it from then on.
-        .serve_connection(io, service)
-        .with_upgrades();
     tokio::pin!(connection);
     let check_every = (limits.idle_timeout / 4).max(Duration::from_millis(10));
     let mut idle_check = tokio::time::interval(check_every);
@@ -245,7 +302,7 @@ async fn drive<I>(
                 if changed.is_err() || *stopping.borrow() {
                     closing = true;
                     drop_at.as_mut().reset(tokio::time::Instant::now() + limits.idle_timeout);
-                    connection.as_mut().graceful_shutdown();
+                    connection.as_mut().close_gracefully();
                 }
             }
             _ = idle_check.tick(), if !closing => {
@@ -253,7 +310,7 @@ async fn drive<I>(
                 if idle_ms >= limits.idle_timeout.as_millis() as u64 {
                     closing = true;
                     drop_at.as_mut().reset(tokio::time::Instant::now() + limits.idle_timeout);
-                    connection.as_mut().graceful_shutdown();
+                    connection.as_mut().close_gracefully();
                 }
             }
         }

@@ -182,6 +182,12 @@ async fn proxy(State(app): State<AppState>, mut request: Request) -> Response {
         parts.headers.insert(header::UPGRADE, upgrade.clone());
     }
     parts.version = axum::http::Version::HTTP_11;
+    // HTTP/2 names the host in the request's authority; HTTP/1.1 needs the header.
+    if !parts.headers.contains_key(header::HOST)
+        && let Some(host) = host.as_deref().and_then(|h| HeaderValue::from_str(h).ok())
+    {
+        parts.headers.insert(header::HOST, host);
+    }
     let (mut sender, connection) = match hyper::client::conn::http1::handshake(TokioIo::new(stream)).await {
         Ok(pair) => pair,
         Err(_) => return refused(StatusCode::BAD_GATEWAY, "the workspace's server did not answer"),

@@ -51,6 +51,11 @@ pub fn ensure_self_signed_for(dir: &Path, names: &[&str]) -> Result<(PathBuf, Pa
 
 /// Loads the pair and builds the acceptor: TLS 1.2 and 1.3 only.
 pub fn load(cert_path: &Path, key_path: &Path) -> Result<BrokerTls, TlsSetupError> {
+    load_offering(cert_path, key_path, &[])
+}
+
+/// As [`load`], offering `protocols` (ALPN names, most wanted first).
+pub fn load_offering(cert_path: &Path, key_path: &Path, protocols: &[&[u8]]) -> Result<BrokerTls, TlsSetupError> {
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert_path)
         .and_then(|certs| certs.collect())
         .map_err(|e| TlsSetupError(format!("{}: {e}", cert_path.display())))?;
@@ -59,12 +64,13 @@ pub fn load(cert_path: &Path, key_path: &Path) -> Result<BrokerTls, TlsSetupErro
     let key =
         PrivateKeyDer::from_pem_file(key_path).map_err(|e| TlsSetupError(format!("{}: {e}", key_path.display())))?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ServerConfig::builder_with_provider(provider)
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
         .map_err(|e| TlsSetupError(e.to_string()))?
         .with_no_client_auth()
         .with_single_cert(certs, key)
         .map_err(|e| TlsSetupError(e.to_string()))?;
+    config.alpn_protocols = protocols.iter().map(|p| p.to_vec()).collect();
     Ok(BrokerTls {
         acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(config)),
         cert_path: cert_path.to_path_buf(),

@@ -460,7 +460,8 @@ fn preview_tls(
             sluice_broker::tls::ensure_self_signed_for(&dir, &[&format!("*.{domain}"), domain])?
         }
     };
-    Ok(sluice_broker::tls::load(&cert, &key)?)
+    // HTTP/2 for the clients that offer it, HTTP/1.1 for the others.
+    Ok(sluice_broker::tls::load_offering(&cert, &key, &[b"h2", b"http/1.1"])?)
 }
 
 /// A task that flips the channel on SIGINT or SIGTERM.

@@ -226,6 +226,13 @@ async fn a_preview_serves_http_and_websockets_to_its_signed_visitors_until_the_w
     assert_eq!(seen["host"].as_str(), Some(format!("{host}:{listen}").as_str()));
     let cookies = seen["cookie"].as_str().unwrap_or_default();
     assert!(!cookies.contains(&token), "the app never sees the token: {cookies}");
+    // HTTP/2 where the client offers it (ALPN), HTTP/1.1 where it does not.
+    for (flag, version) in [("--http2", "HTTP/2 "), ("--http1.1", "HTTP/1.1 ")] {
+        let (status, headers, body) = curl(listen, &ca, &jar, &format!("{bare}v?{flag}"), &[flag]);
+        assert_eq!(status, 200, "{flag}: {body}");
+        assert!(headers.starts_with(version), "{flag}: {headers}");
+        assert!(body.contains(&format!("/v?{flag}")), "the app answered: {body}");
+    }
     // A 2 MB body streamed through, byte for byte.
     let upload = dir.root().join("upload");
     let bytes: Vec<u8> = (0..2_000_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
