@@ -11,7 +11,7 @@ use sluice_store::clock::{now_ms, rfc3339};
 use sluice_store::previews::{NewPreview, Preview};
 
 use crate::error::ApiError;
-use crate::error::responses::{Conflict, Internal, InvalidRequest, NotFound, Unauthenticated};
+use crate::error::responses::{Conflict, Internal, InvalidRequest, NotFound, Unauthenticated, Unprocessable};
 use crate::extract::{JsonBody, QueryOf};
 use crate::routes::workspaces::live_executor;
 use crate::wire::*;
@@ -48,7 +48,9 @@ fn settings(app: &AppState) -> Result<&PreviewSettings, ApiError> {
 #[utoipa::path(post, path = "/v1/workspaces/{workspaceId}/previews", tag = "previews", operation_id = "createPreview",
     params(("workspaceId" = String, Path)),
     request_body = CreatePreviewRequest,
-    responses((status = 201, body = PreviewRecord), InvalidRequest, Unauthenticated, NotFound, Conflict, Internal),
+    responses(
+        (status = 201, body = PreviewRecord),
+        InvalidRequest, Unauthenticated, NotFound, Conflict, Unprocessable, Internal),
     security(("apiToken" = [])))]
 pub async fn create_preview(
     State(app): State<AppState>,
@@ -87,7 +89,7 @@ pub async fn create_preview(
 /// The workspace's preview grants, newest first.
 #[utoipa::path(get, path = "/v1/workspaces/{workspaceId}/previews", tag = "previews", operation_id = "listPreviews",
     params(("workspaceId" = String, Path), OwnerQuery),
-    responses((status = 200, body = ListPreviewsResponse), InvalidRequest, Unauthenticated, NotFound, Internal),
+    responses((status = 200, body = ListPreviewsResponse), InvalidRequest, Unauthenticated, NotFound, Unprocessable, Internal),
     security(("apiToken" = [])))]
 pub async fn list_previews(
     State(app): State<AppState>,
