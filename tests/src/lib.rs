@@ -156,8 +156,10 @@ pub fn free_port() -> u16 {
 /// no Docker Engine; under CI that is a failure, not a skip.
 pub fn docker_test_image() -> Option<&'static str> {
     const IMAGE: &str = "sluice-test/busybox:1";
-    const APPLETS: [&str; 15] =
-        ["sh", "ls", "echo", "cat", "sleep", "true", "false", "id", "env", "pwd", "touch", "printf", "kill", "head", "nc"];
+    const APPLETS: [&str; 16] = [
+        "sh", "ls", "echo", "cat", "sleep", "true", "false", "id", "env", "pwd", "touch", "printf", "kill", "head", "nc",
+        "httpd",
+    ];
     static READY: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let ready = *READY.get_or_init(|| {
         let engine = std::process::Command::new("docker").args(["info", "--format", "{{.ServerVersion}}"]).output();

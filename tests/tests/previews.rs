@@ -339,3 +339,52 @@ async fn a_plaintext_listener_serves_behind_a_tls_terminating_proxy() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "502", "{}", server.output());
 }
+
+/// A Docker executor's port, previewed: busybox httpd inside the
+/// container, reached through the daemon's session like a local one.
+#[tokio::test]
+async fn a_docker_executors_port_is_previewed() {
+    let Some(image) = sluice_tests::docker_test_image() else { return };
+    let listen = free_port();
+    let dir = DataDir::new();
+    let options = Options::serve()
+        .arg("--runtime")
+        .arg("docker")
+        .arg("--preview-listen")
+        .arg(format!("127.0.0.1:{listen}"))
+        .arg("--preview-domain")
+        .arg(DOMAIN);
+    let server = Server::start_with(&dir.path(), options).await;
+    let ca = dir.path().join("preview-tls").join(DOMAIN).join("cert.pem");
+    let (repository, tag) = image.split_once(':').unwrap();
+    let body = json!({
+        "ownerUserId": "alice", "registryId": "local", "repository": repository, "tag": tag, "launchId": "preview-d",
+        "spec": {"command": ["httpd", "-f", "-p", "127.0.0.1:8000", "-h", "/workspace"]},
+    });
+    let (status, created) = server.post("/v1/workspaces", &body).await;
+    assert_eq!(status, 202, "{created}");
+    let id = created["workspaceId"].as_str().unwrap().to_owned();
+    server.wait_for("alice", &id, Duration::from_secs(90), |w| w["status"] == "ready").await;
+    let (status, run) = server
+        .post(
+            &format!("/v1/workspaces/{id}/exec"),
+            &json!({"ownerUserId": "alice", "commands": [{"argv": ["sh", "-c", "echo from-docker > /workspace/index.html"]}]}),
+        )
+        .await;
+    assert_eq!(status, 202, "{run}");
+    let (status, grant) = server
+        .post(&format!("/v1/workspaces/{id}/previews"), &json!({"ownerUserId": "alice", "port": 8000, "public": true}))
+        .await;
+    assert_eq!(status, 201, "{grant}");
+    let url = format!("https://8000-{id}.{DOMAIN}:{listen}/index.html");
+    let jar = dir.root().join("jar");
+    let mut answer = (0, String::new(), String::new());
+    for _ in 0..100 {
+        answer = curl(listen, &ca, &jar, &url, &[]);
+        if answer.0 == 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!((answer.0, answer.2.as_str()), (200, "from-docker\n"), "{}", server.output());
+}
