@@ -131,19 +131,27 @@ async fn proxy(State(app): State<AppState>, mut request: Request) -> Response {
         let location = if query.is_empty() { path.to_owned() } else { format!("{path}?{query}") };
         return visited(&settings, &grant.grant, &token, &location);
     }
-    let grant = match &cookie {
-        Some(token) => app.store.preview_by_token(token).await.ok().flatten(),
-        None => None,
-    };
-    let grant = match grant {
-        Some(grant) => Some(grant),
-        None => app.store.public_preview(&workspace_id, port).await.ok().flatten(),
-    };
-    let Some(grant) = grant else { return refusal_response(Refusal::NoGrant) };
-    let (run_id, endpoint) = match admitted(&app, &grant, &workspace_id, port).await {
-        Ok(live) => live,
-        Err(refusal) => return refusal_response(refusal),
-    };
+    // The cookie's grant first; where it does not let the request through
+    // (expired, revoked), a public grant of the port still may.
+    let mut refusal = Refusal::NoGrant;
+    let mut live = None;
+    if let Some(token) = &cookie
+        && let Some(grant) = app.store.preview_by_token(token).await.ok().flatten()
+    {
+        match admitted(&app, &grant, &workspace_id, port).await {
+            Ok(found) => live = Some(found),
+            Err(why) => refusal = why,
+        }
+    }
+    if live.is_none()
+        && let Some(grant) = app.store.public_preview(&workspace_id, port).await.ok().flatten()
+    {
+        match admitted(&app, &grant, &workspace_id, port).await {
+            Ok(found) => live = Some(found),
+            Err(why) => refusal = why,
+        }
+    }
+    let Some((run_id, endpoint)) = live else { return refusal_response(refusal) };
     let Some(control) = app.config.control.clone() else {
         return refused(StatusCode::SERVICE_UNAVAILABLE, "this process cannot reach executors");
     };

@@ -98,6 +98,12 @@ async fn post(server: &Server, path: &str, body: Value) -> (u16, Value) {
     server.post(path, &body).await
 }
 
+/// Revokes a grant through the API: the status answered.
+async fn revoke(server: &Server, previews: &str, preview_id: &str) -> u16 {
+    let url = format!("{}{previews}/{preview_id}?ownerUserId=alice", server.base);
+    server.client.delete(url).bearer_auth(&server.token).send().await.unwrap().status().as_u16()
+}
+
 /// The WebSocket client: a TLS connection that trusts `ca`, then the
 /// upgrade, one text message and its echo.
 async fn websocket_echo(listen: u16, ca: &Path, host: &str, cookie: Option<&str>, text: &str) -> Result<String, String> {
@@ -266,17 +272,16 @@ async fn a_preview_serves_http_and_websockets_to_its_signed_visitors_until_the_w
     assert_eq!(listed["items"].as_array().unwrap().len(), 2, "{listed}");
     assert!(!listed.to_string().contains(&token), "a listing never shows a token");
     let public_id = public["previewId"].as_str().unwrap();
-    let revoke = server
-        .client
-        .delete(format!("{}{previews}/{public_id}?ownerUserId=alice", server.base))
-        .bearer_auth(&server.token)
-        .send()
-        .await
-        .unwrap()
-        .status();
-    assert_eq!(revoke, 204);
+    assert_eq!(revoke(&server, &previews, public_id).await, 204);
     assert_eq!(curl(listen, &ca, &nothing, &format!("{bare}open"), &[]).0, 403, "revoked");
     assert_eq!(curl(listen, &ca, &jar, &format!("{bare}still"), &[]).0, 200, "the private grant goes on");
+    // A cookie whose grant was revoked is refused, unless the port is public.
+    let private_id = grant["previewId"].as_str().unwrap();
+    assert_eq!(revoke(&server, &previews, private_id).await, 204);
+    assert_eq!(curl(listen, &ca, &jar, &format!("{bare}revoked"), &[]).0, 403, "the cookie's grant was revoked");
+    let (status, _) = post(&server, &previews, json!({"ownerUserId": "alice", "port": app_port, "public": true})).await;
+    assert_eq!(status, 201);
+    assert_eq!(curl(listen, &ca, &jar, &format!("{bare}public-again"), &[]).0, 200, "public: the cookie is not needed");
 
     // A host that is no preview, and a certificate for the domain only.
     assert_eq!(curl(listen, &ca, &nothing, &format!("https://elsewhere.{DOMAIN}:{listen}/"), &[]).0, 404);
@@ -286,6 +291,7 @@ async fn a_preview_serves_http_and_websockets_to_its_signed_visitors_until_the_w
     assert!(status == 202 || status == 200, "{answer}");
     server.wait_for("alice", &id, Duration::from_secs(60), |w| w["status"] == "stopped").await;
     assert_eq!(curl(listen, &ca, &jar, &format!("{bare}page"), &[]).0, 410);
+    assert_eq!(curl(listen, &ca, &nothing, &format!("{bare}page"), &[]).0, 410, "the public grant ended too");
     assert!(websocket_echo(listen, &ca, &host, Some(&cookie), "late").await.is_err());
     // Nothing of the token reached a log line.
     assert!(!server.output().contains(&token), "the token is never logged");
