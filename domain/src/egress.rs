@@ -127,6 +127,41 @@ impl fmt::Display for Entry {
     }
 }
 
+/// Whether `ip` is an address inside a host or its networks: loopback,
+/// unspecified, link-local (cloud metadata among them), private, shared
+/// (carrier-grade NAT), multicast or broadcast, IPv4 ones mapped into IPv6
+/// included. A name the host's resolver answers with one of these is not
+/// reached through the egress proxy: a public name pointed at the host's
+/// own services would otherwise open them to the workload. An operator's
+/// hosts file may still name such addresses.
+pub fn is_internal(ip: std::net::IpAddr) -> bool {
+    use std::net::IpAddr;
+    match ip {
+        IpAddr::V4(v4) => {
+            let [a, b, ..] = v4.octets();
+            v4.is_loopback()
+                || v4.is_unspecified()
+                || v4.is_link_local()
+                || v4.is_private()
+                || v4.is_multicast()
+                || v4.is_broadcast()
+                || a == 0
+                || (a == 100 && (64..128).contains(&b))
+        }
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => is_internal(IpAddr::V4(v4)),
+            None => {
+                let first = v6.segments()[0];
+                v6.is_loopback()
+                    || v6.is_unspecified()
+                    || v6.is_multicast()
+                    || (first & 0xffc0) == 0xfe80
+                    || (first & 0xfe00) == 0xfc00
+            }
+        },
+    }
+}
+
 /// An executor's allowed destinations.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Allowlist {
@@ -192,6 +227,34 @@ mod tests {
             assert_eq!(allowed.allows(host, port), expected, "{host}:{port}");
         }
         assert!(!Allowlist::default().allows("pypi.org", 443), "an empty list allows nothing");
+    }
+
+    #[test]
+    fn internal_addresses_are_told_from_public_ones() {
+        for (address, internal) in [
+            ("127.0.0.1", true),
+            ("127.8.9.10", true),
+            ("0.0.0.0", true),
+            ("10.1.2.3", true),
+            ("172.16.0.1", true),
+            ("172.32.0.1", false),
+            ("192.168.1.1", true),
+            ("169.254.169.254", true),
+            ("100.64.0.1", true),
+            ("100.128.0.1", false),
+            ("224.0.0.1", true),
+            ("255.255.255.255", true),
+            ("151.101.0.223", false),
+            ("::1", true),
+            ("::", true),
+            ("fe80::1", true),
+            ("fd00::1", true),
+            ("::ffff:127.0.0.1", true),
+            ("::ffff:151.101.0.223", false),
+            ("2a04:4e42::223", false),
+        ] {
+            assert_eq!(is_internal(address.parse().unwrap()), internal, "{address}");
+        }
     }
 
     #[test]

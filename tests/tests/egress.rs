@@ -261,3 +261,22 @@ fn walk_sockets(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     found
 }
+
+/// A listed name the host's resolver answers with an internal address
+/// (here `localhost`) is refused and counted: a public name pointed at the
+/// host would otherwise open its own services to the workload.
+#[tokio::test]
+async fn names_resolving_to_internal_addresses_are_refused() {
+    let plain_port = http_server().await;
+    let allowlist = Allowlist::parse([format!("localhost:{plain_port}").as_str()]).unwrap();
+    let proxy = Arc::new(EgressProxy::new("ws_test".into(), allowlist, Resolver::System));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let proxy_port = listener.local_addr().unwrap().port();
+    tokio::spawn(serve(listener, proxy.clone(), std::future::pending()));
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("none.pem");
+    std::fs::write(&ca, "").unwrap();
+    let (_, status, _) = curl(proxy_port, &ca, &[], &format!("http://localhost:{plain_port}/")).await;
+    assert_eq!(status, "403", "localhost is on the list, but it is the host");
+    assert_eq!(proxy.refused(), 1);
+}

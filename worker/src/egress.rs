@@ -248,15 +248,52 @@ async fn answer(stream: &mut (impl AsyncWrite + Unpin), status: &str) {
     let _ = stream.shutdown().await;
 }
 
-async fn connect(proxy: &EgressProxy, host: &str, port: u16) -> Option<TcpStream> {
-    let addresses = proxy.resolver.resolve(host, port).await.ok()?;
+/// Why a destination was not reached.
+enum Unreached {
+    /// The host's resolver answered only addresses inside a host or its
+    /// networks (a refusal, counted).
+    Internal,
+    /// No address answered (or none resolved).
+    Failed,
+}
+
+async fn connect(proxy: &EgressProxy, host: &str, port: u16) -> Result<TcpStream, Unreached> {
+    let mut addresses = proxy.resolver.resolve(host, port).await.map_err(|_| Unreached::Failed)?;
+    if matches!(proxy.resolver, Resolver::System) {
+        let resolved = addresses.len();
+        addresses.retain(|a| !sluice_domain::egress::is_internal(a.ip()));
+        if resolved > 0 && addresses.is_empty() {
+            return Err(Unreached::Internal);
+        }
+    }
     for address in addresses {
         if let Ok(Ok(stream)) = tokio::time::timeout(CONNECT_WITHIN, TcpStream::connect(address)).await {
             let _ = stream.set_nodelay(true);
-            return Some(stream);
+            return Ok(stream);
         }
     }
-    None
+    Err(Unreached::Failed)
+}
+
+/// Reaches the destination, or answers the client why not.
+async fn reach(
+    client: &mut (impl AsyncWrite + Unpin),
+    proxy: &EgressProxy,
+    host: &str,
+    port: u16,
+) -> Option<TcpStream> {
+    match connect(proxy, host, port).await {
+        Ok(stream) => Some(stream),
+        Err(Unreached::Internal) => {
+            proxy.refuse(host, port, "resolves only to internal addresses");
+            answer(client, "403 Forbidden").await;
+            None
+        }
+        Err(Unreached::Failed) => {
+            answer(client, "502 Bad Gateway").await;
+            None
+        }
+    }
 }
 
 /// The name a TLS client hello asks for, reading more of `stream` into
@@ -306,10 +343,7 @@ async fn handle(mut client: impl AsyncRead + AsyncWrite + Unpin, proxy: &EgressP
             answer(&mut client, "403 Forbidden").await;
             return Ok(());
         }
-        let Some(mut upstream) = connect(proxy, &host, port).await else {
-            answer(&mut client, "502 Bad Gateway").await;
-            return Ok(());
-        };
+        let Some(mut upstream) = reach(&mut client, proxy, &host, port).await else { return Ok(()) };
         client.write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n").await?;
         // A TLS client must ask for the name it connected to.
         let mut seen = head.rest;
@@ -353,10 +387,7 @@ async fn handle(mut client: impl AsyncRead + AsyncWrite + Unpin, proxy: &EgressP
         answer(&mut client, "403 Forbidden").await;
         return Ok(());
     }
-    let Some(mut upstream) = connect(proxy, &host, port).await else {
-        answer(&mut client, "502 Bad Gateway").await;
-        return Ok(());
-    };
+    let Some(mut upstream) = reach(&mut client, proxy, &host, port).await else { return Ok(()) };
     // Origin form, one request per connection (so a second request cannot
     // go to another host on it), without the proxy's own headers.
     let mut forwarded = format!("{} {} {}\r\n", head.method, path, head.version);
