@@ -94,6 +94,17 @@ fn curl(listen: u16, ca: &Path, jar: &Path, url: &str, extra: &[&str]) -> (u16, 
     (status.trim().parse().unwrap_or(0), headers, body.to_owned())
 }
 
+/// `sluice serve` on `runtime`, serving previews on loopback's `listen`.
+fn previewing(runtime: &str, listen: u16) -> Options {
+    Options::serve()
+        .arg("--runtime")
+        .arg(runtime)
+        .arg("--preview-listen")
+        .arg(format!("127.0.0.1:{listen}"))
+        .arg("--preview-domain")
+        .arg(DOMAIN)
+}
+
 async fn post(server: &Server, path: &str, body: Value) -> (u16, Value) {
     server.post(path, &body).await
 }
@@ -147,14 +158,7 @@ fn jar_cookie(jar: &Path, host: &str) -> Option<(String, bool)> {
 async fn a_preview_serves_http_and_websockets_to_its_signed_visitors_until_the_workspace_stops() {
     let listen = free_port();
     let dir = DataDir::new();
-    let options = Options::serve()
-        .arg("--runtime")
-        .arg("local")
-        .arg("--preview-listen")
-        .arg(format!("127.0.0.1:{listen}"))
-        .arg("--preview-domain")
-        .arg(DOMAIN);
-    let server = Server::start_with(&dir.path(), options).await;
+    let server = Server::start_with(&dir.path(), previewing("local", listen)).await;
     let ca: PathBuf = dir.path().join("preview-tls").join(DOMAIN).join("cert.pem");
     assert!(ca.exists(), "the self-signed certificate is kept in the data directory");
     let app_port = free_port();
@@ -303,13 +307,7 @@ async fn a_preview_serves_http_and_websockets_to_its_signed_visitors_until_the_w
 async fn a_plaintext_listener_serves_behind_a_tls_terminating_proxy() {
     let listen = free_port();
     let dir = DataDir::new();
-    let options = Options::serve()
-        .arg("--runtime")
-        .arg("local")
-        .arg("--preview-listen")
-        .arg(format!("127.0.0.1:{listen}"))
-        .arg("--preview-domain")
-        .arg(DOMAIN)
+    let options = previewing("local", listen)
         .arg("--preview-plaintext")
         .arg("--preview-url-port")
         .arg("443");
@@ -353,14 +351,7 @@ async fn a_docker_executors_port_is_previewed() {
     let Some(image) = sluice_tests::docker_test_image() else { return };
     let listen = free_port();
     let dir = DataDir::new();
-    let options = Options::serve()
-        .arg("--runtime")
-        .arg("docker")
-        .arg("--preview-listen")
-        .arg(format!("127.0.0.1:{listen}"))
-        .arg("--preview-domain")
-        .arg(DOMAIN);
-    let server = Server::start_with(&dir.path(), options).await;
+    let server = Server::start_with(&dir.path(), previewing("docker", listen)).await;
     let ca = dir.path().join("preview-tls").join(DOMAIN).join("cert.pem");
     let (repository, tag) = image.split_once(':').unwrap();
     let body = json!({
