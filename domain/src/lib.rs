@@ -17,6 +17,7 @@ pub mod packing;
 pub mod preview;
 pub mod reconcile;
 pub mod retention;
+pub mod risk;
 pub mod spec;
 #[doc(hidden)]
 pub mod testing;

@@ -20,6 +20,7 @@ pub mod error;
 mod exec_runs;
 mod executors;
 pub mod fleet;
+pub mod gauges;
 pub mod guard;
 pub mod jobs;
 pub mod packs;

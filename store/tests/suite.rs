@@ -848,6 +848,12 @@ async fn drains_record_intent_evidence_attestations_and_retention() {
         let retention = state.drain.unwrap().retention.unwrap();
         assert_eq!((retention.reason.as_str(), retention.attempts, retention.recoverable), ("it ended", 0, true));
         assert_eq!(store.list_retained(10).await.unwrap().len(), 1, "{}", db.label);
+        let gauges = store.read_state(10).await.unwrap();
+        assert!(gauges.workspaces.contains(&("retained".into(), 1)), "{}: {gauges:?}", db.label);
+        assert_eq!(gauges.drains.iter().map(|(_, n)| n).sum::<i64>(), 1, "{}: {gauges:?}", db.label);
+        assert_eq!(gauges.retained_by_reason, vec![("it ended".to_string(), 1)], "{}", db.label);
+        assert_eq!(gauges.retained.iter().map(|r| r.workspace_id.as_str()).collect::<Vec<_>>(), vec![id.as_str()]);
+        assert!(store.read_state(0).await.unwrap().retained.is_empty(), "{}: the list is bounded", db.label);
         assert_eq!(recover(&store, "bob", &id).await, None, "{}: owner-scoped", db.label);
         assert_eq!(recover(&store, "alice", &id).await, Some(Some(true)), "{}", db.label);
         let due = store.drain(&run_id).await.unwrap().unwrap().retention.unwrap().next_recovery_at.unwrap();
@@ -870,7 +876,35 @@ async fn drains_record_intent_evidence_attestations_and_retention() {
         let state = store.load_reconcile_state(&id).await.unwrap().unwrap();
         assert_eq!(state.workspace.status, WorkspaceStatus::Stopped, "{}", db.label);
         assert!(store.list_retained(10).await.unwrap().is_empty(), "{}", db.label);
+        let gauges = store.read_state(10).await.unwrap();
+        assert!(gauges.retained.is_empty() && gauges.retained_by_reason.is_empty(), "{}: {gauges:?}", db.label);
+        assert!(gauges.drains.is_empty(), "{}: a removed executor's drain is not shown: {gauges:?}", db.label);
         assert_eq!(recover(&store, "alice", &id).await, Some(None), "{}: nothing retained", db.label);
+    }
+}
+
+#[tokio::test]
+async fn the_state_reading_counts_the_queue_and_the_fleet() {
+    for db in databases().await {
+        let store = open(&db).await;
+        let empty = store.read_state(10).await.unwrap();
+        assert_eq!((empty.jobs_due, empty.jobs_leased, empty.oldest_due_at), (0, 0, None), "{}", db.label);
+        assert_eq!((empty.workers, empty.capture_stored_bytes, empty.gateway_sessions), (0, 0, 0), "{}", db.label);
+        let before = sluice_store::clock::now_ms();
+        for _ in 0..3 {
+            store.create_workspace(new_workspace("alice", None)).await.unwrap();
+        }
+        let queued = store.read_state(10).await.unwrap();
+        assert_eq!(queued.workspaces, vec![("queued".to_string(), 3)], "{}", db.label);
+        assert_eq!(queued.jobs_due, 3, "{}: each create enqueues its reconcile", db.label);
+        assert!(queued.oldest_due_at.is_some_and(|at| at >= before - 1), "{}: {queued:?}", db.label);
+        let leases = store.claim_jobs("w1", "h1", 2, 60_000).await.unwrap();
+        assert_eq!(leases.len(), 2);
+        let claimed = store.read_state(10).await.unwrap();
+        assert_eq!((claimed.jobs_due, claimed.jobs_leased, claimed.jobs_parked), (1, 2, 0), "{}", db.label);
+        store.park_job(&leases[0], "it kept failing").await.unwrap();
+        assert_eq!(store.read_state(10).await.unwrap().jobs_parked, 1, "{}", db.label);
+        assert!(store.live_capture_executors(10).await.unwrap().is_empty(), "{}", db.label);
     }
 }
 
