@@ -57,6 +57,8 @@ pub struct ApiConfig {
     /// Where previews are served; `None` where this API serves none (then
     /// granting one answers 422 `previews-not-configured`).
     pub previews: Option<PreviewSettings>,
+    /// This process's metrics (shared with its worker, if it serves one).
+    pub metrics: Arc<sluice_telemetry::Metrics>,
 }
 
 /// How preview URLs are made: `SCHEME://PORT-WORKSPACEID.DOMAIN[:LISTEN]/`.
@@ -93,11 +95,19 @@ pub struct AppState {
     /// Told when a request leaves work due, so a worker in this process
     /// starts on it at once instead of at its next claim.
     pub wake: Option<Arc<tokio::sync::Notify>>,
+    /// When the state gauges were last read: one scrape reads at a time.
+    pub(crate) scrapes: Arc<tokio::sync::Mutex<Option<std::time::Instant>>>,
 }
 
 impl AppState {
     pub fn new(store: Store, config: ApiConfig) -> AppState {
-        AppState { store, config: Arc::new(config), wake: None }
+        AppState { store, config: Arc::new(config), wake: None, scrapes: Default::default() }
+    }
+
+    /// The same state, told to wake this process's worker.
+    pub fn waking(mut self, wake: Arc<tokio::sync::Notify>) -> AppState {
+        self.wake = Some(wake);
+        self
     }
 
     pub(crate) fn work_enqueued(&self) {
@@ -141,6 +151,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/hosts/{host}/drain", post(routes::fleet::drain_host))
         .route("/v1/hosts/{host}/forget", post(routes::fleet::forget_host))
         .route("/v1/jobs/retry", post(routes::jobs::retry_job))
+        .route("/metrics", get(routes::metrics::metrics))
         .route("/v1/ssh-keys", post(routes::ssh_keys::register_ssh_key).get(routes::ssh_keys::list_ssh_keys))
         .route("/v1/ssh-keys/{fingerprint}", delete(routes::ssh_keys::delete_ssh_key))
         .route("/v1/capture-sessions", post(routes::capture_sessions::create_capture_session))
@@ -161,7 +172,17 @@ pub fn router(state: AppState) -> Router {
         .fallback(no_route)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(state.config.http.max_body_bytes))
-        .layer(middleware::from_fn(trace::request_span))
+        .layer(middleware::from_fn_with_state(state.clone(), trace::request_span))
+        .with_state(state)
+}
+
+/// `GET /metrics` alone, with no token: for a listener of its own
+/// (`--metrics-listen`) that only the scraping network reaches.
+pub fn metrics_router(state: AppState) -> Router {
+    Router::new()
+        .route("/metrics", get(routes::metrics::metrics))
+        .fallback(no_route)
+        .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
 }
 

@@ -48,6 +48,7 @@ impl Modify for SecuritySchemes {
         crate::routes::workspaces::list_retained_executors,
         crate::routes::jobs::list_failed_jobs,
         crate::routes::jobs::retry_job,
+        crate::routes::metrics::metrics,
         crate::routes::fleet::list_workers,
         crate::routes::fleet::cordon_host,
         crate::routes::fleet::uncordon_host,
@@ -120,10 +121,11 @@ mod tests {
         let paths = doc["paths"].as_object().unwrap();
         assert_eq!(
             paths.len(),
-            39,
+            40,
             "17 workspace paths, 5 capture-session paths, /v1/runs/{{runId}}, /v1/retained-executors, 2 job paths, \
-             /v1/workers, 4 host paths, 3 ssh-key paths, workspace sessions, 2 preview paths and /healthz"
+             /v1/workers, 4 host paths, 3 ssh-key paths, workspace sessions, 2 preview paths, /metrics and /healthz"
         );
+        assert_eq!(paths["/metrics"]["get"]["security"], json!([{"apiToken": []}]));
         assert_eq!(paths["/v1/workspaces/{workspaceId}/previews"]["post"]["security"], json!([{"apiToken": []}]));
         assert_eq!(paths["/v1/retained-executors"]["get"]["security"], json!([{"apiToken": []}]));
         let captures = &paths["/v1/capture-sessions/{sessionId}/captures"]["get"];

@@ -1,12 +1,20 @@
 //! One span per request, named by its route; every answer carries a request
 //! id (the caller's `x-request-id` when it is well-formed, else a new one).
 //! Nothing from the body, query or headers but the request id is logged.
+//! Each answer is counted by route pattern (never the path), method and
+//! status.
 
-use axum::extract::{MatchedPath, Request};
-use axum::http::HeaderValue;
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::Response;
 use tracing::Instrument;
+
+use crate::AppState;
+
+/// Methods named in the request metrics; any other reads `other`, so a
+/// client cannot mint label values.
+const KNOWN_METHODS: [Method; 5] = [Method::GET, Method::POST, Method::PUT, Method::PATCH, Method::DELETE];
 
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
 
@@ -14,7 +22,7 @@ fn well_formed(id: &str) -> bool {
     !id.is_empty() && id.len() <= 64 && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
 }
 
-pub async fn request_span(request: Request, next: Next) -> Response {
+pub async fn request_span(State(app): State<AppState>, request: Request, next: Next) -> Response {
     let request_id = request
         .headers()
         .get(REQUEST_ID_HEADER)
@@ -24,6 +32,7 @@ pub async fn request_span(request: Request, next: Next) -> Response {
         .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
     let route = request.extensions().get::<MatchedPath>().map_or("unmatched", |p| p.as_str()).to_owned();
     let method = request.method().clone();
+    let method_label = if KNOWN_METHODS.contains(&method) { method.as_str() } else { "other" }.to_owned();
     let span = tracing::info_span!("request", %method, route = %route, request_id = %request_id);
     let started = std::time::Instant::now();
     let mut response = next.run(request).instrument(span.clone()).await;
@@ -34,6 +43,12 @@ pub async fn request_span(request: Request, next: Next) -> Response {
             "answered"
         );
     });
+    let status = response.status();
+    app.config
+        .metrics
+        .request_seconds
+        .with_label_values(&[route.as_str(), method_label.as_str(), status.as_str()])
+        .observe(started.elapsed().as_secs_f64());
     if let Ok(value) = HeaderValue::from_str(&request_id) {
         response.headers_mut().insert(REQUEST_ID_HEADER, value);
     }

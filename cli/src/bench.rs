@@ -2,7 +2,6 @@
 //! HTTP API, on SQLite and (when a server is given) PostgreSQL, each next to
 //! a bare single-row insert into the same database measured in the same run.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -107,7 +106,7 @@ async fn bench_backend(label: &str, store: Store, args: &BenchArgs) -> anyhow::R
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let base = format!("http://{}", listener.local_addr()?);
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let state = AppState { store: store.clone(), config: Arc::new(config), wake: None };
+    let state = AppState::new(store.clone(), config);
     let server = tokio::spawn(sluice_api::serve(state, listener, async {
         let _ = stop_rx.await;
     }));

@@ -213,7 +213,7 @@ async fn sluice_side(root: &Path, tree: &Path, args: &BenchCaptureArgs) -> anyho
         &sluice_worker::objects::ObjectStoreUrl::Local(objects_dir.clone()),
         store.clone(),
     )?;
-    let host = sluice_worker::registrar::RegistrarHost::new(store.clone(), objects);
+    let host = sluice_worker::registrar::RegistrarHost::new(store.clone(), objects, Default::default());
     let (session, token) = store.create_capture_session("bench", None, Default::default()).await?;
     let socket = |run: &str| root.join(format!("{run}.sock"));
     let bind = |run: &str| sluice_worker::registrar::Binding {
@@ -359,7 +359,7 @@ async fn larger_tree(root: &Path, files: usize) -> anyhow::Result<EngineRun> {
         &sluice_worker::objects::ObjectStoreUrl::Local(root.join("objects")),
         store.clone(),
     )?;
-    let host = sluice_worker::registrar::RegistrarHost::new(store.clone(), objects);
+    let host = sluice_worker::registrar::RegistrarHost::new(store.clone(), objects, Default::default());
     let (session, token) = store.create_capture_session("bench", None, Default::default()).await?;
     let socket = root.join("engine.sock");
     let binding =

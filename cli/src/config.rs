@@ -411,6 +411,16 @@ fn parse_host_name(name: &str) -> Result<String, String> {
     Ok(name.to_owned())
 }
 
+/// Where Prometheus scrapes this process.
+#[derive(Args, Debug, Clone, Default)]
+pub struct MetricsArgs {
+    /// Serve `GET /metrics` with no token on HOST:PORT of its own, for a
+    /// network only the scrapers reach (the API listener serves it to the
+    /// API token as well).
+    #[arg(long, env = "SLUICE_METRICS_LISTEN", value_name = "HOST:PORT")]
+    pub metrics_listen: Option<String>,
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct ApiArgs {
     /// Address the HTTP API listens on.

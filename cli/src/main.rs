@@ -19,7 +19,7 @@ use clap::{Parser, Subcommand};
 use sluice_api::{ApiConfig, AppState};
 use tokio::sync::{Notify, watch};
 
-use config::{ApiArgs, StoreArgs, WorkerArgs};
+use config::{ApiArgs, MetricsArgs, StoreArgs, WorkerArgs};
 
 #[derive(Parser)]
 #[command(name = "sluice", version, about = "A capture/drain workspace control plane")]
@@ -40,6 +40,8 @@ enum Command {
         api: ApiArgs,
         #[command(flatten)]
         worker: WorkerArgs,
+        #[command(flatten)]
+        metrics: MetricsArgs,
     },
     /// The HTTP API alone (scale-out: several behind a load balancer, sharing PostgreSQL).
     Api {
@@ -51,6 +53,8 @@ enum Command {
         /// reading a session's captures back.
         #[arg(long, env = "SLUICE_OBJECT_STORE")]
         object_store: Option<String>,
+        #[command(flatten)]
+        metrics: MetricsArgs,
     },
     /// The worker alone (scale-out: several share PostgreSQL; jobs are leased).
     Worker {
@@ -58,6 +62,8 @@ enum Command {
         store: StoreArgs,
         #[command(flatten)]
         worker: WorkerArgs,
+        #[command(flatten)]
+        metrics: MetricsArgs,
     },
     /// Check the database and the runtime, and report how executors are isolated.
     Doctor {
@@ -185,20 +191,31 @@ async fn main() -> anyhow::Result<()> {
     );
     init_tracing(if quiet { "warn" } else { "info,sqlx=warn" });
     match cli.command {
-        Command::Serve { store, api, worker } => run_api(store, api, Ok(worker)).await,
-        Command::Api { store, api, object_store } => run_api(store, api, Err(object_store)).await,
-        Command::Worker { store: store_args, worker } => {
+        Command::Serve { store, api, worker, metrics } => run_api(store, api, Ok(worker), metrics).await,
+        Command::Api { store, api, object_store, metrics } => run_api(store, api, Err(object_store), metrics).await,
+        Command::Worker { store: store_args, worker, metrics: metrics_args } => {
             let store = store_args.open().await?;
             let worker_args = worker;
-            let worker = start_worker(&store_args, &worker_args, store.clone(), Arc::new(Notify::new())).await?;
+            let metrics = Arc::new(sluice_telemetry::Metrics::new());
+            let worker =
+                start_worker(&store_args, &worker_args, store.clone(), Arc::new(Notify::new()), metrics.clone())
+                    .await?;
             let (stop, stopped) = shutdown_signal();
             tokio::spawn(stop);
+            let state = AppState::new(
+                store.clone(),
+                ApiConfig { control: Some(worker.executors.clone()), metrics, ..Default::default() },
+            );
+            let scraped = serve_metrics(&metrics_args, state, stopped.clone()).await?;
             let host = worker.config.host.clone();
             let internal =
                 internal::serve(&worker_args, &store, &host, worker.executors.clone(), wait(stopped.clone())).await?;
             sluice_worker::run(worker, wait(stopped)).await;
             if let Some((_, serving)) = internal {
                 let _ = tokio::time::timeout(HTTP_DRAIN_DEADLINE, serving).await;
+            }
+            if let Some(scraped) = scraped {
+                let _ = tokio::time::timeout(HTTP_DRAIN_DEADLINE, scraped).await;
             }
             store.close().await;
             Ok(())
@@ -250,6 +267,7 @@ async fn start_worker(
     args: &WorkerArgs,
     store: sluice_store::Store,
     wake: Arc<Notify>,
+    metrics: Arc<sluice_telemetry::Metrics>,
 ) -> anyhow::Result<Arc<sluice_worker::Worker>> {
     store_args.ensure_data_dir()?;
     let (runtime, unsandboxed) = args.runtime(&store_args.data_dir).await.context("cannot open the runtime")?;
@@ -262,7 +280,8 @@ async fn start_worker(
     let objects =
         sluice_worker::objects::Objects::open(&objects_url, store.clone()).context("cannot open the object store")?;
     tracing::info!(objects = %objects_url.describe(), "capture object store");
-    Ok(sluice_worker::Worker::new(store, runtime, args.worker_config()?, wake, objects))
+    let config = sluice_worker::WorkerConfig { metrics, ..args.worker_config()? };
+    Ok(sluice_worker::Worker::new(store, runtime, config, wake, objects))
 }
 
 /// `sluice doctor`: what works here, and how executors would be isolated.
@@ -300,6 +319,7 @@ async fn run_api(
     store_args: StoreArgs,
     api_args: ApiArgs,
     worker_or_objects: Result<WorkerArgs, Option<String>>,
+    metrics_args: MetricsArgs,
 ) -> anyhow::Result<()> {
     let (worker_args, object_store) = match worker_or_objects {
         Ok(worker) => (Some(worker), None),
@@ -311,8 +331,10 @@ async fn run_api(
     let gateway_tokens = api_args.gateway_tokens(&store_args.data_dir)?;
     let wake = Arc::new(Notify::new());
     let broker_wake = wake.clone();
+    // One registry for the process: its API's counters and its worker's.
+    let metrics = Arc::new(sluice_telemetry::Metrics::new());
     let worker = match &worker_args {
-        Some(args) => Some(start_worker(&store_args, args, store.clone(), wake.clone()).await?),
+        Some(args) => Some(start_worker(&store_args, args, store.clone(), wake.clone(), metrics.clone()).await?),
         None => None,
     };
     let objects = match &worker {
@@ -346,6 +368,7 @@ async fn run_api(
         captures: Some(local),
         cluster_authority: Some(internal::authority(&store)?),
         previews: None,
+        metrics,
     };
     let listener = tokio::net::TcpListener::bind(&api_args.listen)
         .await
@@ -414,6 +437,7 @@ async fn run_api(
         }
         None => None,
     };
+    let scraped = serve_metrics(&metrics_args, state.clone(), stopped.clone()).await?;
     let previews = previews.map(|(listener, tls)| {
         tokio::spawn(sluice_api::preview::serve(state.clone(), listener, tls, wait(stopped.clone())))
     });
@@ -435,6 +459,9 @@ async fn run_api(
     if let Some(previews) = previews {
         let _ = tokio::time::timeout(HTTP_DRAIN_DEADLINE, previews).await;
     }
+    if let Some(scraped) = scraped {
+        let _ = tokio::time::timeout(HTTP_DRAIN_DEADLINE, scraped).await;
+    }
     if let Some(worker) = worker {
         worker.await?;
     }
@@ -444,6 +471,21 @@ async fn run_api(
     store.close().await;
     tracing::info!("sluice stopped");
     Ok(())
+}
+
+/// Serves `GET /metrics` with no token on `--metrics-listen`, if given.
+async fn serve_metrics(
+    args: &MetricsArgs,
+    state: AppState,
+    stopped: watch::Receiver<bool>,
+) -> anyhow::Result<Option<tokio::task::JoinHandle<std::io::Result<()>>>> {
+    let Some(address) = &args.metrics_listen else { return Ok(None) };
+    let listener =
+        tokio::net::TcpListener::bind(address).await.with_context(|| format!("cannot listen on {address}"))?;
+    tracing::info!(address = %listener.local_addr()?, "metrics listening at /metrics (no token)");
+    let limits = state.config.http.clone();
+    let router = sluice_api::metrics_router(state);
+    Ok(Some(tokio::spawn(sluice_api::listener::serve(router, listener, limits, wait(stopped)))))
 }
 
 /// The preview listener's TLS: the operator's pair, or one generated for

@@ -28,6 +28,8 @@ pub struct Lease {
     pub expires_at: i64,
     /// How many times the job was claimed since it last finished cleanly.
     pub attempts: i64,
+    /// Claimed from a holder whose lease ran out unreleased.
+    pub taken_over: bool,
 }
 
 /// A job that was parked after failing too often.
@@ -135,11 +137,12 @@ impl Store {
         };
         let sql = format!(
             "UPDATE jobs SET lease_owner = $1, lease_expires_at = $2, generation = generation + 1, \
-             attempts = attempts + 1, updated_at = $3 \
+             attempts = attempts + 1, updated_at = $3, \
+             taken_over = CASE WHEN lease_expires_at IS NULL THEN 0 ELSE 1 END \
              WHERE (kind, subject) IN (SELECT j.kind, j.subject FROM jobs j WHERE j.run_at <= $3 \
                AND j.failed_at IS NULL AND (j.lease_expires_at IS NULL OR j.lease_expires_at < $3) \
                AND COALESCE(({JOB_HOST}), $5) = $5 ORDER BY j.run_at LIMIT $4{lock}) \
-             RETURNING kind, subject, generation, nudge, lease_expires_at, attempts"
+             RETURNING kind, subject, generation, nudge, lease_expires_at, attempts, taken_over"
         );
         let rows = self
             .pool
@@ -155,6 +158,7 @@ impl Store {
                     nudge: row.int("nudge")?,
                     expires_at: row.int("lease_expires_at")?,
                     attempts: row.int("attempts")?,
+                    taken_over: row.int("taken_over")? != 0,
                 })
             })
             .collect()

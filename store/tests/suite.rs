@@ -884,6 +884,22 @@ async fn drains_record_intent_evidence_attestations_and_retention() {
 }
 
 #[tokio::test]
+async fn a_claim_over_a_lapsed_lease_says_it_took_the_job_over() {
+    for db in databases().await {
+        let store = open(&db).await;
+        store.create_workspace(new_workspace("alice", None)).await.unwrap();
+        let first = store.claim_jobs("w1", "h1", 1, 1).await.unwrap();
+        assert_eq!(first.iter().map(|l| l.taken_over).collect::<Vec<_>>(), vec![false], "{}", db.label);
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        let second = store.claim_jobs("w2", "h1", 1, 60_000).await.unwrap();
+        assert_eq!(second.iter().map(|l| l.taken_over).collect::<Vec<_>>(), vec![true], "{}", db.label);
+        store.finish_job(&second[0], Some(0), None).await.unwrap();
+        let third = store.claim_jobs("w1", "h1", 1, 60_000).await.unwrap();
+        assert_eq!(third.iter().map(|l| l.taken_over).collect::<Vec<_>>(), vec![false], "{}: released", db.label);
+    }
+}
+
+#[tokio::test]
 async fn the_state_reading_counts_the_queue_and_the_fleet() {
     for db in databases().await {
         let store = open(&db).await;

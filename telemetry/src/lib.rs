@@ -9,6 +9,7 @@
 //! at most [`MAX_LABELLED`] of each. No label ever holds an argv, an env
 //! value, a path or a secret.
 
+pub use prometheus;
 use prometheus::{
     Encoder, Gauge, GaugeVec, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
     Registry, TextEncoder,
@@ -38,7 +39,7 @@ pub struct Metrics {
     pub capture_deduplicated_objects: IntCounter,
     pub capture_shipped_objects: IntCounter,
     pub gc_runs: IntCounterVec,
-    pub gc_deleted_objects: IntCounter,
+    pub gc_deleted_bytes: IntCounter,
     pub egress_refusals: IntCounter,
 
     // Read from the store at each scrape.
@@ -131,7 +132,7 @@ impl Metrics {
             ),
             launches: b.counters(
                 "sluice_launches_total",
-                "Executor launches by runtime and outcome (ready, failed, retried)",
+                "Executor launches by runtime and outcome: answered (its daemon answered), silent (not within the first wait), failed, retried",
                 &["runtime", "outcome"],
             ),
             launch_seconds: b.histograms(
@@ -165,8 +166,10 @@ impl Metrics {
                 "Object store collections by outcome (done, failed)",
                 &["outcome"],
             ),
-            gc_deleted_objects: b
-                .counter("sluice_gc_deleted_objects_total", "Objects and packs the collections deleted"),
+            gc_deleted_bytes: b.counter(
+                "sluice_gc_deleted_bytes_total",
+                "Bytes the collections deleted from the object store (objects, packs, rewritten packs' dead parts)",
+            ),
             egress_refusals: b.counter(
                 "sluice_egress_refusals_total",
                 "Connections the egress proxies refused (names not listed, raw addresses, internal answers)",

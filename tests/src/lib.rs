@@ -9,7 +9,6 @@ pub mod s3;
 pub mod server;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use serde_json::{Value, json};
 use sluice_api::{ApiConfig, AppState, TokenSet};
@@ -52,12 +51,13 @@ impl App {
             captures: None,
             cluster_authority: None,
             previews: None,
+            metrics: Default::default(),
         };
         adjust(&mut config);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let state = AppState { store: store.clone(), config: Arc::new(config), wake: None };
+        let state = AppState::new(store.clone(), config);
         tokio::spawn(sluice_api::serve(state, listener, async {
             let _ = stopped.await;
         }));

@@ -76,11 +76,19 @@ pub struct EgressProxy {
     pub allowlist: Allowlist,
     pub resolver: Resolver,
     refused: AtomicU64,
+    /// The process's refusal metric, where it keeps one.
+    counted: Option<sluice_telemetry::prometheus::IntCounter>,
 }
 
 impl EgressProxy {
     pub fn new(workspace_id: String, allowlist: Allowlist, resolver: Resolver) -> EgressProxy {
-        EgressProxy { workspace_id, allowlist, resolver, refused: AtomicU64::new(0) }
+        EgressProxy { workspace_id, allowlist, resolver, refused: AtomicU64::new(0), counted: None }
+    }
+
+    /// Also counts each refusal in `metric`.
+    pub fn counted_in(mut self, metric: sluice_telemetry::prometheus::IntCounter) -> EgressProxy {
+        self.counted = Some(metric);
+        self
     }
 
     /// Connections refused so far.
@@ -90,6 +98,9 @@ impl EgressProxy {
 
     fn refuse(&self, host: &str, port: u16, why: &str) {
         self.refused.fetch_add(1, Ordering::Relaxed);
+        if let Some(metric) = &self.counted {
+            metric.inc();
+        }
         tracing::info!(workspace = %self.workspace_id, %host, port, why, "egress refused");
     }
 }
@@ -146,15 +157,16 @@ pub async fn serve(listener: impl Incoming, proxy: Arc<EgressProxy>, shutdown: i
 
 /// The egress proxies of the executors this worker runs, one unix socket
 /// each, and what they refused.
-#[derive(Default)]
 pub struct EgressHost {
     pub resolver: Resolver,
     served: Mutex<HashMap<String, (tokio::task::AbortHandle, Arc<EgressProxy>)>>,
+    refusals: sluice_telemetry::prometheus::IntCounter,
 }
 
 impl EgressHost {
-    pub fn new(resolver: Resolver) -> EgressHost {
-        EgressHost { resolver, served: Mutex::new(HashMap::new()) }
+    /// `refusals`: the metric every proxy's refusals are counted in.
+    pub fn new(resolver: Resolver, refusals: sluice_telemetry::prometheus::IntCounter) -> EgressHost {
+        EgressHost { resolver, served: Mutex::new(HashMap::new()), refusals }
     }
 
     /// Serves `allowlist` to a run's executor on `socket` unless this
@@ -166,7 +178,8 @@ impl EgressHost {
             return Ok(());
         }
         let listener = crate::registrar::bind_for_directory_owner(socket)?;
-        let proxy = Arc::new(EgressProxy::new(workspace_id.to_owned(), allowlist.clone(), self.resolver.clone()));
+        let proxy = EgressProxy::new(workspace_id.to_owned(), allowlist.clone(), self.resolver.clone());
+        let proxy = Arc::new(proxy.counted_in(self.refusals.clone()));
         let task = tokio::spawn(serve(listener, proxy.clone(), std::future::pending()));
         served.insert(run_id.to_owned(), (task.abort_handle(), proxy));
         Ok(())

@@ -129,6 +129,8 @@ pub struct WorkerConfig {
     pub max_job_attempts: i64,
     /// Where the egress proxies look names up (`--egress-hosts`).
     pub egress_resolver: egress::Resolver,
+    /// This process's metrics.
+    pub metrics: Arc<sluice_telemetry::Metrics>,
 }
 
 impl Default for WorkerConfig {
@@ -159,6 +161,7 @@ impl Default for WorkerConfig {
             pause_before_remove: None,
             max_job_attempts: 10,
             egress_resolver: egress::Resolver::System,
+            metrics: Default::default(),
         }
     }
 }
@@ -235,8 +238,9 @@ impl Worker {
         wake: Arc<Notify>,
         objects: objects::Objects,
     ) -> Arc<Worker> {
-        let registrars = registrar::RegistrarHost::new(store.clone(), objects);
-        let egress = Arc::new(egress::EgressHost::new(config.egress_resolver.clone()));
+        let registrars = registrar::RegistrarHost::new(store.clone(), objects, config.metrics.clone());
+        let refusals = config.metrics.egress_refusals.clone();
+        let egress = Arc::new(egress::EgressHost::new(config.egress_resolver.clone(), refusals));
         Arc::new(Worker { store, runtime, executors, config, wake, next_due: Mutex::new(None), registrars, egress })
     }
 
@@ -308,6 +312,10 @@ async fn parked_as_lost(worker: &Worker, lease: &Lease) -> bool {
 
 /// One pass of the job.
 async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreError> {
+    if lease.taken_over {
+        worker.config.metrics.lease_takeovers.inc();
+        tracing::info!(job = %lease.subject, kind = %lease.kind, "took the job over from a lapsed lease");
+    }
     match lease.kind {
         JobKind::Reconcile => reconcile::pass(worker, lease).await,
         JobKind::Exec => exec_job::run(worker, lease).await,
@@ -366,14 +374,18 @@ async fn run_job(worker: Arc<Worker>, lease: Lease) {
 /// retried after a pause, or parked.
 async fn settle(worker: &Worker, lease: &Lease, outcome: Result<Option<i64>, StoreError>) {
     let max_attempts = worker.config.max_job_attempts;
+    let passes = &worker.config.metrics.job_passes;
+    let counted = |outcome: &str| passes.with_label_values(&[lease.kind.as_str(), outcome]).inc();
     let finished = match outcome {
         Ok(next) => {
+            counted(if next.is_some() { "again" } else { "done" });
             if let Some(at) = next {
                 worker.note_next(at);
             }
             worker.store.finish_job(lease, next, None).await
         }
         Err(e @ StoreError::Fenced { .. }) => {
+            counted("fenced");
             tracing::warn!(job = %lease.subject, error = %e, "a write was refused: another worker holds this job now");
             return;
         }
@@ -381,12 +393,14 @@ async fn settle(worker: &Worker, lease: &Lease, outcome: Result<Option<i64>, Sto
             let counts = !matches!(e, StoreError::Unavailable(_));
             match sluice_domain::jobs::after_failure(lease.attempts, max_attempts, counts) {
                 sluice_domain::jobs::AfterFailure::Retry { pause_ms, attempts } => {
+                    counted("failed");
                     tracing::warn!(job = %lease.subject, error = %e, retry_in_ms = pause_ms, "job failed; it will be retried");
                     worker.note_next(now_ms() + pause_ms);
                     let counted = Lease { attempts, ..lease.clone() };
                     worker.store.finish_job(&counted, Some(now_ms() + pause_ms), Some(&e.to_string())).await
                 }
                 sluice_domain::jobs::AfterFailure::Park { attempts } => {
+                    counted("parked");
                     tracing::error!(job = %lease.subject, kind = %lease.kind, error = %e, attempts, "job failed too often; it is parked");
                     worker.store.park_job(lease, &e.to_string()).await
                 }

@@ -204,6 +204,9 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
                 }
             }
             let request = launch_request(worker, &state, false).await?;
+            let started = std::time::Instant::now();
+            let runtime_name = worker.runtime.adapter().as_str();
+            let launches = &worker.config.metrics.launches;
             match worker.runtime.launch(&request).await {
                 Ok(launched) => {
                     if let Some(run) = &state.current_run {
@@ -231,9 +234,19 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
                         let wait =
                             FIRST_ANSWER_WAIT.min(std::time::Duration::from_millis(policy.ready_timeout_ms as u64));
                         let deadline = tokio::time::Instant::now() + wait;
-                        while tokio::time::Instant::now() < deadline && !worker.executors.healthy(target).await {
+                        let mut answered = false;
+                        while tokio::time::Instant::now() < deadline {
+                            if worker.executors.healthy(target).await {
+                                answered = true;
+                                break;
+                            }
                             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
                         }
+                        if answered {
+                            let seconds = started.elapsed().as_secs_f64();
+                            worker.config.metrics.launch_seconds.with_label_values(&[runtime_name]).observe(seconds);
+                        }
+                        launches.with_label_values(&[runtime_name, if answered { "answered" } else { "silent" }]).inc();
                     }
                     Ok(Some(now_ms()))
                 }
@@ -242,6 +255,7 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
                     let retry = matches!(e, WorkerError::Transient(_))
                         && retry_allowed(run, state.workspace.desired_state, policy);
                     tracing::warn!(workspace = %lease.subject, run = %run_id, error = %e, retry, "launch failed");
+                    launches.with_label_values(&[runtime_name, if retry { "retried" } else { "failed" }]).inc();
                     let error = RunError { message: e.to_string(), code: Some(e.code().to_owned()) };
                     store.record(lease, &run_id, Outcome::Failed { error, retry }).await?;
                     Ok(Some(now_ms()))

@@ -96,6 +96,7 @@ pub struct RegistrarHost {
     pub store: Store,
     pub objects: Objects,
     served: Mutex<HashMap<String, tokio::task::AbortHandle>>,
+    metrics: Arc<sluice_telemetry::Metrics>,
 }
 
 /// The executor one registrar socket serves.
@@ -162,8 +163,8 @@ fn from_objects(e: ObjectsError) -> Refused {
 }
 
 impl RegistrarHost {
-    pub fn new(store: Store, objects: Objects) -> Arc<RegistrarHost> {
-        Arc::new(RegistrarHost { store, objects, served: Mutex::new(HashMap::new()) })
+    pub fn new(store: Store, objects: Objects, metrics: Arc<sluice_telemetry::Metrics>) -> Arc<RegistrarHost> {
+        Arc::new(RegistrarHost { store, objects, served: Mutex::new(HashMap::new()), metrics })
     }
 
     /// Serves `binding` on `socket` unless this process already does. The
@@ -440,6 +441,8 @@ async fn missing(
         return Err(invalid(format!("{} is not an object key", bad.chars().take(80).collect::<String>())));
     }
     let missing = served.host.objects.missing(&request.keys).await.map_err(from_objects)?;
+    let held = request.keys.len().saturating_sub(missing.len());
+    served.host.metrics.capture_deduplicated_objects.inc_by(held as u64);
     Ok(Json(wire::MissingAnswer { missing }))
 }
 
@@ -511,6 +514,8 @@ async fn upload(State(served): State<Arc<Served>>, headers: HeaderMap, body: Bod
             while let Some(write) = storing.next().await {
                 stored(Some(write))?;
             }
+            host.metrics.capture_shipped_objects.inc_by(done.objects);
+            host.metrics.capture_shipped_bytes.inc_by(done.bytes);
             return Ok(Json(done));
         }
         match tokio::time::timeout(FRAME_TIMEOUT, stream.next()).await {
@@ -696,6 +701,7 @@ async fn register(
         counts,
     };
     host.store.register_capture(&served.binding.session_id, &capture).await.map_err(from_store)?;
+    host.metrics.captures_registered.inc();
     Ok(Json(wire::Registered { n: Some(request.n), refused: Vec::new(), used_bytes }))
 }
 
@@ -780,7 +786,7 @@ mod tests {
         let store = sluice_store::testing::open(&db).await;
         let dir = tempfile::tempdir().unwrap();
         let objects = Objects::open(&ObjectStoreUrl::Local(dir.path().join("objects")), store.clone()).unwrap();
-        let host = RegistrarHost::new(store.clone(), objects.clone());
+        let host = RegistrarHost::new(store.clone(), objects.clone(), Default::default());
         let (session, token) = store.create_capture_session("alice", Some(100), Default::default()).await.unwrap();
         let (other, _) = store.create_capture_session("bob", None, Default::default()).await.unwrap();
         let socket = dir.path().join("registrar.sock");
@@ -875,7 +881,7 @@ mod tests {
         let store = sluice_store::testing::open(&db).await;
         let dir = tempfile::tempdir().unwrap();
         let objects = Objects::open(&ObjectStoreUrl::Local(dir.path().join("objects")), store.clone()).unwrap();
-        let host = RegistrarHost::new(store.clone(), objects);
+        let host = RegistrarHost::new(store.clone(), objects, Default::default());
         let (session, token) = store.create_capture_session("alice", None, Default::default()).await.unwrap();
         let token = token.expose().as_str();
         let socket = |run: &str| dir.path().join(format!("{run}.sock"));

@@ -193,18 +193,26 @@ pub async fn run(worker: Arc<Worker>, stop: watch::Receiver<bool>) {
         let w = w.clone();
         async move {
             let options = crate::collect::CollectOptions { grace: w.config.collect_grace, ..Default::default() };
+            let runs = &w.config.metrics.gc_runs;
             match crate::collect::collect(&w.store, w.objects(), &options).await {
-                Ok(done) => tracing::info!(
+                Ok(done) => {
+                    runs.with_label_values(&["done"]).inc();
+                    w.config.metrics.gc_deleted_bytes.inc_by(done.bytes_deleted);
+                    tracing::info!(
                     forgotten = done.captures_forgotten,
                     deleted = done.objects_deleted,
                     packs_deleted = done.packs_deleted,
                     packs_rewritten = done.packs_rewritten,
                     bytes = done.bytes_deleted,
                     "object store collected"
-                ),
+                    )
+                }
                 // Another worker's collection is deleting: it does the work.
                 Err(crate::collect::CollectError::Busy) => tracing::debug!("another collection is running"),
-                Err(e) => tracing::warn!(error = %e, "collection failed; the next one tries again"),
+                Err(e) => {
+                    runs.with_label_values(&["failed"]).inc();
+                    tracing::warn!(error = %e, "collection failed; the next one tries again")
+                }
             }
         }
     });

@@ -1,6 +1,7 @@
 pub mod capture_sessions;
 pub mod fleet;
 pub mod jobs;
+pub mod metrics;
 pub mod previews;
 pub mod ssh_keys;
 pub mod workspaces;
