@@ -19,6 +19,11 @@ use prometheus::{
 /// counted in the unlabelled totals only.
 pub const MAX_LABELLED: usize = 200;
 
+/// The outcomes the outcome-labelled counters count, each shown from 0.
+pub const LAUNCH_OUTCOMES: [&str; 4] = ["answered", "silent", "failed", "retried"];
+pub const JOB_OUTCOMES: [&str; 5] = ["done", "again", "failed", "parked", "fenced"];
+pub const GC_OUTCOMES: [&str; 2] = ["done", "failed"];
+
 /// The content type of [`Metrics::encode`]'s text.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
@@ -248,6 +253,24 @@ impl Metrics {
         let mut text = Vec::new();
         TextEncoder::new().encode(&self.registry.gather(), &mut text).expect("text encoding does not fail");
         String::from_utf8(text).expect("the text format is UTF-8")
+    }
+
+    /// Shows a worker's counters from 0 before anything happens: its
+    /// runtime's launch outcomes, each job kind's pass outcomes, and
+    /// collections (a family with no series would not be scraped at all).
+    pub fn start_worker_counters(&self, runtime: &str, job_kinds: &[&str]) {
+        for outcome in LAUNCH_OUTCOMES {
+            self.launches.with_label_values(&[runtime, outcome]);
+        }
+        self.launch_seconds.with_label_values(&[runtime]);
+        for kind in job_kinds {
+            for outcome in JOB_OUTCOMES {
+                self.job_passes.with_label_values(&[kind, outcome]);
+            }
+        }
+        for outcome in GC_OUTCOMES {
+            self.gc_runs.with_label_values(&[outcome]);
+        }
     }
 
     /// Seconds as a gauge reads them.

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::docker_test_image;
 use crate::s3::{BUCKET, S3Server};
-use crate::server::{Options, Server};
+use crate::server::{DataDir, Options, Server};
 
 pub const READY_WITHIN: Duration = Duration::from_secs(90);
 
@@ -167,3 +167,63 @@ pub fn bytes_under(dir: &std::path::Path) -> u64 {
         })
         .unwrap_or(0)
 }
+
+/// Runs the docker CLI; answers what it printed.
+pub fn docker(args: &[&str]) -> String {
+    let out = std::process::Command::new("docker").args(args).output().expect("docker runs");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// The executor's processes: the one the runtime started (bubblewrap, or
+/// the daemon itself) and everything under it.
+pub fn executor_processes(dir: &DataDir, run_id: &str) -> Vec<i32> {
+    let text = std::fs::read_to_string(dir.executors().join(run_id).join("daemon.pid")).unwrap();
+    let root: i32 = text.trim().parse().unwrap();
+    let parents: Vec<(i32, i32)> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            let ppid = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()?;
+            Some((pid, ppid))
+        })
+        .collect();
+    let mut tree = vec![root];
+    let mut i = 0;
+    while i < tree.len() {
+        let parent = tree[i];
+        tree.extend(parents.iter().filter(|(_, ppid)| *ppid == parent).map(|(pid, _)| *pid));
+        i += 1;
+    }
+    tree
+}
+
+pub fn signal_executor(dir: &DataDir, run_id: &str, signal: i32) {
+    for pid in executor_processes(dir, run_id) {
+        // SAFETY: a signal to a test executor's own processes.
+        unsafe { libc::kill(pid, signal) };
+    }
+}
+
+/// Freezes (or thaws) the executor's daemon: it stops answering while the
+/// executor keeps running.
+pub fn silence(flavor: Flavor, dir: &DataDir, run_id: &str, silent: bool) {
+    match flavor {
+        Flavor::Docker => {
+            docker(&[if silent { "pause" } else { "unpause" }, &format!("sluice-{run_id}")]);
+        }
+        _ => signal_executor(dir, run_id, if silent { libc::SIGSTOP } else { libc::SIGCONT }),
+    }
+}
+
+/// Kills the executor from the host, as a crash would: its disk stays.
+pub fn kill_executor(flavor: Flavor, dir: &DataDir, run_id: &str) {
+    match flavor {
+        Flavor::Docker => {
+            docker(&["kill", &format!("sluice-{run_id}")]);
+        }
+        _ => signal_executor(dir, run_id, libc::SIGKILL),
+    }
+}
+

@@ -5,6 +5,7 @@ pub mod broker;
 pub mod capture;
 pub mod hosts;
 pub mod origin;
+pub mod prometheus;
 pub mod s3;
 pub mod server;
 

@@ -238,6 +238,8 @@ impl Worker {
         wake: Arc<Notify>,
         objects: objects::Objects,
     ) -> Arc<Worker> {
+        let kinds: Vec<&str> = JobKind::ALL.iter().map(|k| k.as_str()).collect();
+        config.metrics.start_worker_counters(runtime.adapter().as_str(), &kinds);
         let registrars = registrar::RegistrarHost::new(store.clone(), objects, config.metrics.clone());
         let refusals = config.metrics.egress_refusals.clone();
         let egress = Arc::new(egress::EgressHost::new(config.egress_resolver.clone(), refusals));

@@ -1,8 +1,8 @@
 //! `GET /metrics`: this process's counters, and the state gauges set from
 //! the store and from the live capture executors at the scrape. A scrape
-//! reads at most one state a few seconds (scrapes in between, from several
-//! Prometheus servers say, are answered from the last reading), and every
-//! read is bounded: the store's by [`STATE_READ_WITHIN`], the daemons' by
+//! starts a reading at most every few seconds (scrapes in between, from
+//! several Prometheus servers say, are answered from the last reading) and
+//! waits for it briefly; every read is bounded: the store's by [`STATE_READ_WITHIN`], the daemons' by
 //! [`STATUS_WITHIN`] each, [`STATUS_CONCURRENCY`] at once.
 
 use std::time::{Duration, Instant};
@@ -29,6 +29,9 @@ const STATUS_CONCURRENCY: usize = 16;
 const MAX_ASKED: i64 = 2_000;
 /// Readings younger than this are shown again rather than taken anew.
 const READING_FRESH_FOR: Duration = Duration::from_secs(5);
+/// How long a scrape waits for a reading it started before answering
+/// with the gauges as they are.
+const SCRAPE_WAITS: Duration = Duration::from_millis(500);
 
 /// The Prometheus text exposition of this process.
 #[utoipa::path(get, path = "/metrics", tag = "operations", operation_id = "metrics",
@@ -36,15 +39,21 @@ const READING_FRESH_FOR: Duration = Duration::from_secs(5);
     security(("apiToken" = [])),
     responses((status = 200, content_type = "text/plain", body = String), (status = 401, body = crate::error::ErrorBody)))]
 pub async fn metrics(State(app): State<AppState>) -> impl IntoResponse {
-    refresh(&app).await;
+    // The reading runs on its own: a scraper that gives up (its timeout
+    // may be shorter than a slow daemon's answer) does not cut it short,
+    // and the next scrape shows what it found.
+    let reading = tokio::spawn(refresh(app.clone()));
+    let _ = tokio::time::timeout(SCRAPE_WAITS, reading).await;
     ([(CONTENT_TYPE, sluice_telemetry::CONTENT_TYPE)], app.config.metrics.encode())
 }
 
-async fn refresh(app: &AppState) {
-    let mut last = app.scrapes.lock().await;
+async fn refresh(app: AppState) {
+    // One reading at a time; a scrape during one answers what is there.
+    let Ok(mut last) = app.scrapes.try_lock() else { return };
     if last.is_some_and(|at| at.elapsed() < READING_FRESH_FOR) {
         return;
     }
+    let app = &app;
     let metrics = &app.config.metrics;
     match tokio::time::timeout(STATE_READ_WITHIN, app.store.read_state(MAX_LABELLED as i64)).await {
         Ok(Ok(reading)) => show_state(metrics, &reading),
