@@ -11,11 +11,12 @@ mod export;
 mod gc;
 mod internal;
 mod operate;
+mod settings;
 
 use std::sync::Arc;
 
 use anyhow::Context;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use sluice_api::{ApiConfig, AppState};
 use tokio::sync::{Notify, watch};
 
@@ -26,6 +27,21 @@ use config::{ApiArgs, MetricsArgs, StoreArgs, WorkerArgs};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// A TOML file of settings: its keys are the command's flags without
+    /// the dashes. Flags and the environment win over it.
+    #[arg(long = settings::CONFIG_FLAG, env = settings::CONFIG_ENV, global = true, value_name = "FILE")]
+    config: Option<std::path::PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum ConfigCommand {
+    /// Print the settings a command would run with (defaults, then the
+    /// file, then the environment, then flags), secrets redacted:
+    /// `sluice config print [--config FILE] [serve|api|worker|gateway] [FLAGS]`.
+    Print {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "COMMAND")]
+        command: Vec<std::ffi::OsString>,
+    },
 }
 
 // Parsed once at start: the size of its largest variant costs nothing.
@@ -108,6 +124,9 @@ enum Command {
     /// Collect the object store now: forget captures past their retention and
     /// delete objects nothing kept names (the worker does it on a schedule).
     Gc(gc::GcArgs),
+    /// Settings: what a command would run with.
+    #[command(subcommand)]
+    Config(ConfigCommand),
     /// A capture session's timeline: list, diff, export (tar) or restore its captures (talks to the API).
     #[command(subcommand)]
     Capture(capture::CaptureCommand),
@@ -163,7 +182,23 @@ async fn main() -> anyhow::Result<()> {
         sluice_daemon::serve_sftp().await;
         return Ok(());
     }
-    let cli = Cli::parse();
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let printing = argv.get(1).is_some_and(|a| a == "config");
+    let argv = if printing { argv } else { settings::layer(&Cli::command(), argv)?.argv };
+    let cli = Cli::parse_from(argv);
+    if let Command::Config(ConfigCommand::Print { command }) = cli.command {
+        let mut argv: Vec<std::ffi::OsString> = vec!["sluice".into()];
+        if command.is_empty() {
+            argv.push("serve".into());
+        }
+        argv.extend(command);
+        if let Some(file) = cli.config {
+            argv.push(format!("--{}", settings::CONFIG_FLAG).into());
+            argv.push(file.into());
+        }
+        print!("{}", settings::print(&Cli::command(), argv)?);
+        return Ok(());
+    }
     // One TLS provider for the process (reqwest's rustls has none of its own).
     let _ = rustls::crypto::ring::default_provider().install_default();
     if let Command::Daemon(args) = cli.command {
@@ -239,6 +274,7 @@ async fn main() -> anyhow::Result<()> {
         Command::BenchCapture(args) => bench_capture::run(args).await,
         Command::Gc(args) => gc::run(args).await,
         Command::Capture(command) => capture::run(command).await,
+        Command::Config(_) => unreachable!("printed before tracing starts"),
         Command::Broker(command) => broker::run(command).await,
         Command::Retained(operate::RetainedArgs { command: Some(operate::RetainedCommand::Export(args)), .. }) => {
             export::run(*args).await
