@@ -31,6 +31,16 @@ struct Cli {
     /// the dashes. Flags and the environment win over it.
     #[arg(long = settings::CONFIG_FLAG, env = settings::CONFIG_ENV, global = true, value_name = "FILE")]
     config: Option<std::path::PathBuf>,
+    /// How log lines are written to stderr: `text` for people, `json` (one
+    /// object a line, with the span's fields) for collectors.
+    #[arg(long, env = "SLUICE_LOG_FORMAT", global = true, value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
 }
 
 #[derive(Subcommand)]
@@ -224,7 +234,7 @@ async fn main() -> anyhow::Result<()> {
             | Command::Gc(_)
             | Command::Capture(_)
     );
-    init_tracing(if quiet { "warn" } else { "info,sqlx=warn" });
+    init_tracing(if quiet { "warn" } else { "info,sqlx=warn" }, cli.log_format);
     match cli.command {
         Command::Serve { store, api, worker, metrics } => run_api(store, api, Ok(worker), metrics).await,
         Command::Api { store, api, object_store, metrics } => run_api(store, api, Err(object_store), metrics).await,
@@ -288,10 +298,13 @@ async fn main() -> anyhow::Result<()> {
     }
 }
 
-fn init_tracing(default_filter: &str) {
+fn init_tracing(default_filter: &str, format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("SLUICE_LOG").unwrap_or_else(|_| default_filter.into());
-    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi).init();
+    let lines = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match format {
+        LogFormat::Json => lines.json().with_current_span(true).with_span_list(false).init(),
+        LogFormat::Text => lines.with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())).init(),
+    }
 }
 
 /// How long requests in flight may run once shutdown begins.

@@ -121,3 +121,27 @@ async fn a_server_started_with_a_file_runs_with_its_settings() {
     let (status, refused) = server.post("/v1/workspaces", &large).await;
     assert_eq!(status, 400, "a body over the file's limit: {refused}");
 }
+
+#[tokio::test]
+async fn json_logs_are_one_object_a_line_with_the_request_span() {
+    let dir = DataDir::new();
+    let options = Options::serve().arg("--log-format").arg("json");
+    let server = Server::start_with(&dir.path(), options).await;
+    let (status, _) = server.get("/v1/workspaces?ownerUserId=alice").await;
+    assert_eq!(status, 200);
+    let output = server.output();
+    let lines: Vec<serde_json::Value> = output
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not a JSON line ({e}): {l}")))
+        .collect();
+    assert!(lines.iter().all(|l| l["level"].is_string() && l["timestamp"].is_string()), "{output}");
+    let answered = lines
+        .iter()
+        .find(|l| l["fields"]["message"] == "answered" && l["span"]["route"] == "/v1/workspaces")
+        .unwrap_or_else(|| panic!("no request line:\n{output}"));
+    assert_eq!(answered["fields"]["status"], 200, "{answered}");
+    assert_eq!(answered["span"]["method"], "GET", "{answered}");
+    assert!(answered["span"]["request_id"].as_str().is_some_and(|id| id.len() == 32), "{answered}");
+    assert!(!output.contains(&server.token), "the token is never logged");
+}
