@@ -97,17 +97,37 @@ pub struct AppState {
     pub wake: Option<Arc<tokio::sync::Notify>>,
     /// When the state gauges were last read: one scrape reads at a time.
     pub(crate) scrapes: Arc<tokio::sync::Mutex<Option<std::time::Instant>>>,
+    /// Event streams open at once, at most [`MAX_STREAMS`].
+    pub(crate) streams: Arc<tokio::sync::Semaphore>,
+    /// Flips when the process shuts down: open event streams end, so they
+    /// do not hold the shutdown.
+    pub closing: Option<tokio::sync::watch::Receiver<bool>>,
 }
+
+/// Event streams one API process serves at once.
+pub const MAX_STREAMS: usize = 256;
 
 impl AppState {
     pub fn new(store: Store, config: ApiConfig) -> AppState {
-        AppState { store, config: Arc::new(config), wake: None, scrapes: Default::default() }
+        AppState {
+            store,
+            config: Arc::new(config),
+            wake: None,
+            scrapes: Default::default(),
+            streams: Arc::new(tokio::sync::Semaphore::new(MAX_STREAMS)),
+            closing: None,
+        }
     }
 
     /// The same state, told to wake this process's worker.
     pub fn waking(mut self, wake: Arc<tokio::sync::Notify>) -> AppState {
         self.wake = Some(wake);
         self
+    }
+
+    /// Whether the process is shutting down.
+    pub(crate) fn closing(&self) -> bool {
+        self.closing.as_ref().is_some_and(|rx| *rx.borrow())
     }
 
     pub(crate) fn work_enqueued(&self) {
@@ -128,6 +148,8 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/workspaces/{workspaceId}/expire", post(ws::expire_workspace))
         .route("/v1/workspaces/{workspaceId}/attempts", get(ws::list_workspace_attempts))
         .route("/v1/workspaces/{workspaceId}/events", get(ws::list_workspace_events))
+        .route("/v1/workspaces/{workspaceId}/events/stream", get(routes::events::stream_workspace_events))
+        .route("/v1/events/stream", get(routes::events::stream_events))
         .route("/v1/workspaces/{workspaceId}/bind", post(ws::bind_workspace))
         .route("/v1/workspaces/{workspaceId}/capture", get(ws::get_workspace_capture_status))
         .route("/v1/workspaces/{workspaceId}/capture/flush", post(ws::flush_workspace_capture))

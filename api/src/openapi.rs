@@ -35,6 +35,8 @@ impl Modify for SecuritySchemes {
         ws::expire_workspace,
         ws::list_workspace_attempts,
         ws::list_workspace_events,
+        crate::routes::events::stream_workspace_events,
+        crate::routes::events::stream_events,
         ws::bind_workspace,
         ws::get_workspace_capture_status,
         ws::flush_workspace_capture,
@@ -121,10 +123,12 @@ mod tests {
         let paths = doc["paths"].as_object().unwrap();
         assert_eq!(
             paths.len(),
-            40,
+            42,
             "17 workspace paths, 5 capture-session paths, /v1/runs/{{runId}}, /v1/retained-executors, 2 job paths, \
-             /v1/workers, 4 host paths, 3 ssh-key paths, workspace sessions, 2 preview paths, /metrics and /healthz"
+             /v1/workers, 4 host paths, 3 ssh-key paths, workspace sessions, 2 preview paths, 2 event streams, \
+             /metrics and /healthz"
         );
+        assert_eq!(paths["/v1/events/stream"]["get"]["security"], json!([{"apiToken": []}]));
         assert_eq!(paths["/metrics"]["get"]["security"], json!([{"apiToken": []}]));
         assert_eq!(paths["/v1/workspaces/{workspaceId}/previews"]["post"]["security"], json!([{"apiToken": []}]));
         assert_eq!(paths["/v1/retained-executors"]["get"]["security"], json!([{"apiToken": []}]));

@@ -449,6 +449,7 @@ async fn run_api(
     let (stop, stopped) = shutdown_signal();
     tokio::spawn(stop);
     let mut state = AppState::new(store.clone(), config);
+    state.closing = Some(stopped.clone());
     let internal = match (&worker, &worker_args) {
         (Some(worker), Some(args)) => {
             let host = worker.config.host.clone();

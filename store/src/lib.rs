@@ -16,6 +16,7 @@ pub mod collection;
 mod create_keys;
 mod db;
 mod drains;
+pub mod event_feed;
 pub mod error;
 mod exec_runs;
 mod executors;

@@ -85,7 +85,7 @@ pub(crate) const RUN_COLUMNS: &str = "id, workspace_id, relation, trigger_type, 
     runtime_adapter, runtime_resource_id, runtime_reference, runtime_status, runtime_endpoint, runtime_deadline, \
     published_reference, published_digest_reference, published_digest, error_message, error_code, \
     queued_at, created_at, updated_at, linked_at, started_at, finished_at, runtime_removed_at, launch_attempt, host";
-const EVENT_COLUMNS: &str = "id, workspace_id, seq, attempt_id, type, occurred_at, message, data";
+pub(crate) const EVENT_COLUMNS: &str = "id, workspace_id, seq, attempt_id, type, occurred_at, message, data";
 
 pub(crate) fn parse_json(column: &str, text: &str) -> Result<Value, StoreError> {
     serde_json::from_str(text).map_err(|e| StoreError::Corrupt(format!("{column} is not JSON: {e}")))
@@ -168,7 +168,7 @@ pub(crate) fn run_from_row(row: &DbRow) -> Result<Run, StoreError> {
     })
 }
 
-fn event_from_row(row: &DbRow) -> Result<Event, StoreError> {
+pub(crate) fn event_from_row(row: &DbRow) -> Result<Event, StoreError> {
     Ok(Event {
         id: row.text("id")?,
         workspace_id: row.text("workspace_id")?,
@@ -570,7 +570,7 @@ impl Store {
         Ok(view.filter(|v| v.workspace.admits_ssh_principal(principal)))
     }
 
-    async fn owns(&self, owner: &str, workspace_id: &str) -> Result<bool, StoreError> {
+    pub(crate) async fn owns(&self, owner: &str, workspace_id: &str) -> Result<bool, StoreError> {
         Ok(self
             .pool
             .fetch_optional(

@@ -1619,3 +1619,60 @@ async fn preview_grants_are_found_by_token_or_as_public_and_revoked_once() {
         assert!(store.preview(&id, &public.id).await.unwrap().unwrap().grant.revoked, "{}", db.label);
     }
 }
+
+/// A reader that follows the feed while sixteen writers append to it
+/// meets every event once, each workspace's in sequence order.
+#[tokio::test]
+async fn the_feed_meets_every_event_once_while_it_is_written() {
+    use sluice_store::event_feed::FeedCursor;
+    for db in databases().await {
+        let store = open(&db).await;
+        let writers: Vec<_> = (0..16)
+            .map(|_| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    for _ in 0..10 {
+                        store.create_workspace(new_workspace("alice", None)).await.unwrap();
+                    }
+                })
+            })
+            .collect();
+        let mut cursor = FeedCursor::default();
+        let mut seen: Vec<(String, i64)> = Vec::new();
+        let mut read = |batch: Vec<sluice_store::event_feed::FeedEvent>, cursor: &mut FeedCursor| {
+            for fed in batch {
+                assert!(fed.cursor > *cursor, "{}: the feed went back", db.label);
+                *cursor = fed.cursor;
+                seen.push((fed.event.workspace_id, fed.event.seq));
+            }
+        };
+        while !writers.iter().all(|w| w.is_finished()) {
+            read(store.feed_after(cursor, 7).await.unwrap(), &mut cursor);
+        }
+        for writer in writers {
+            writer.await.unwrap();
+        }
+        loop {
+            let batch = store.feed_after(cursor, 7).await.unwrap();
+            if batch.is_empty() {
+                break;
+            }
+            read(batch, &mut cursor);
+        }
+        let mut expected = 0;
+        let mut per_workspace: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+        for (workspace, seq) in &seen {
+            per_workspace.entry(workspace.clone()).or_default().push(*seq);
+        }
+        for (workspace, seqs) in &per_workspace {
+            let all = store.events_after("alice", workspace, 0, 100).await.unwrap().unwrap();
+            expected += all.len();
+            assert_eq!(seqs, &all.iter().map(|e| e.seq).collect::<Vec<_>>(), "{}: {workspace}", db.label);
+        }
+        assert_eq!(per_workspace.len(), 160, "{}", db.label);
+        assert_eq!(seen.len(), expected, "{}: every event once", db.label);
+        let later = store.events_after("alice", &seen[0].0, 1, 100).await.unwrap().unwrap();
+        assert!(later.iter().all(|e| e.seq > 1), "{}", db.label);
+        assert!(store.events_after("bob", &seen[0].0, 0, 100).await.unwrap().is_none(), "owner-scoped");
+    }
+}

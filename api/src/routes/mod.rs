@@ -1,4 +1,5 @@
 pub mod capture_sessions;
+pub mod events;
 pub mod fleet;
 pub mod jobs;
 pub mod metrics;
