@@ -22,6 +22,12 @@ fn well_formed(id: &str) -> bool {
     !id.is_empty() && id.len() <= 64 && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
 }
 
+/// The path's segment where the route pattern has `parameter`.
+fn path_parameter(route: &str, path: &str, parameter: &str) -> Option<String> {
+    let at = route.split('/').position(|segment| segment == parameter)?;
+    path.split('/').nth(at).map(str::to_owned)
+}
+
 pub async fn request_span(State(app): State<AppState>, request: Request, next: Next) -> Response {
     let request_id = request
         .headers()
@@ -33,7 +39,22 @@ pub async fn request_span(State(app): State<AppState>, request: Request, next: N
     let route = request.extensions().get::<MatchedPath>().map_or("unmatched", |p| p.as_str()).to_owned();
     let method = request.method().clone();
     let method_label = if KNOWN_METHODS.contains(&method) { method.as_str() } else { "other" }.to_owned();
-    let span = tracing::info_span!("request", %method, route = %route, request_id = %request_id);
+    let workspace = path_parameter(&route, request.uri().path(), "{workspaceId}").filter(|id| well_formed(id));
+    let span = tracing::info_span!(
+        "request",
+        otel.name = %format!("{method_label} {route}"),
+        otel.kind = "server",
+        %method,
+        route = %route,
+        request_id = %request_id,
+        workspace = workspace.as_deref(),
+        status = tracing::field::Empty,
+    );
+    // A caller's trace goes on through this request (W3C trace context).
+    {
+        let header = |name: &str| request.headers().get(name).and_then(|v| v.to_str().ok());
+        sluice_telemetry::traces::continue_trace(&span, header("traceparent"), header("tracestate"));
+    }
     let started = std::time::Instant::now();
     let mut response = next.run(request).instrument(span.clone()).await;
     span.in_scope(|| {
@@ -44,6 +65,7 @@ pub async fn request_span(State(app): State<AppState>, request: Request, next: N
         );
     });
     let status = response.status();
+    span.record("status", status.as_u16());
     app.config
         .metrics
         .request_seconds

@@ -35,6 +35,10 @@ struct Cli {
     /// object a line, with the span's fields) for collectors.
     #[arg(long, env = "SLUICE_LOG_FORMAT", global = true, value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
+    /// Send traces over OTLP/HTTP (protobuf) to this collector
+    /// (`http://HOST:4318`, or its full `/v1/traces` URL).
+    #[arg(long, env = "SLUICE_OTLP_ENDPOINT", global = true, value_name = "URL")]
+    otlp_endpoint: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -234,7 +238,14 @@ async fn main() -> anyhow::Result<()> {
             | Command::Gc(_)
             | Command::Capture(_)
     );
-    init_tracing(if quiet { "warn" } else { "info,sqlx=warn" }, cli.log_format);
+    let format = match cli.log_format {
+        LogFormat::Text => sluice_telemetry::traces::LogFormat::Text,
+        LogFormat::Json => sluice_telemetry::traces::LogFormat::Json,
+    };
+    let filter = if quiet { "warn" } else { "info,sqlx=warn" };
+    // Held to the end: dropping it sends the spans still batched.
+    let _tracing = sluice_telemetry::traces::init(filter, format, cli.otlp_endpoint.as_deref(), "sluice")
+        .map_err(anyhow::Error::msg)?;
     match cli.command {
         Command::Serve { store, api, worker, metrics } => run_api(store, api, Ok(worker), metrics).await,
         Command::Api { store, api, object_store, metrics } => run_api(store, api, Err(object_store), metrics).await,
@@ -298,14 +309,6 @@ async fn main() -> anyhow::Result<()> {
     }
 }
 
-fn init_tracing(default_filter: &str, format: LogFormat) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("SLUICE_LOG").unwrap_or_else(|_| default_filter.into());
-    let lines = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
-    match format {
-        LogFormat::Json => lines.json().with_current_span(true).with_span_list(false).init(),
-        LogFormat::Text => lines.with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())).init(),
-    }
-}
 
 /// How long requests in flight may run once shutdown begins.
 const HTTP_DRAIN_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);

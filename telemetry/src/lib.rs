@@ -9,6 +9,8 @@
 //! at most [`MAX_LABELLED`] of each. No label ever holds an argv, an env
 //! value, a path or a secret.
 
+pub mod traces;
+
 pub use prometheus;
 use prometheus::{
     Encoder, Gauge, GaugeVec, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,

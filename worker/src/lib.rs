@@ -312,8 +312,25 @@ async fn parked_as_lost(worker: &Worker, lease: &Lease) -> bool {
     true
 }
 
-/// One pass of the job.
+/// One pass of the job, in a span of its own named by the job's kind and
+/// carrying its workspace (or exec run).
 async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreError> {
+    let span = tracing::info_span!(
+        "job",
+        otel.name = %format!("job {}", lease.kind),
+        job.kind = %lease.kind,
+        workspace = tracing::field::Empty,
+        exec_run = tracing::field::Empty,
+        generation = lease.generation,
+    );
+    match lease.kind {
+        JobKind::Reconcile => span.record("workspace", lease.subject.as_str()),
+        JobKind::Exec => span.record("exec_run", lease.subject.as_str()),
+    };
+    tracing::Instrument::instrument(run_pass(worker, lease), span).await
+}
+
+async fn run_pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreError> {
     if lease.taken_over {
         worker.config.metrics.lease_takeovers.inc();
         tracing::info!(job = %lease.subject, kind = %lease.kind, "took the job over from a lapsed lease");

@@ -194,8 +194,15 @@ fn answer<T: Serialize>(result: Result<T, ExecutorError>) -> CallAnswer {
     }
 }
 
-async fn serve_call(State(serving): State<Serving>, Json(request): Json<CallRequest>) -> Json<CallAnswer> {
-    Json(make_call(&serving, request).await)
+async fn serve_call(
+    State(serving): State<Serving>,
+    headers: axum::http::HeaderMap,
+    Json(request): Json<CallRequest>,
+) -> Json<CallAnswer> {
+    let span = tracing::info_span!("executor call", otel.kind = "server", run = %request.run_id);
+    let traceparent = headers.get("traceparent").and_then(|v| v.to_str().ok());
+    sluice_telemetry::traces::continue_trace(&span, traceparent, None);
+    Json(tracing::Instrument::instrument(make_call(&serving, request), span).await)
 }
 
 /// The run and control endpoint of an executor of this host, from this
@@ -387,9 +394,12 @@ impl RoutedExecutors {
     ) -> Result<T, ExecutorError> {
         let unavailable = |reason: String| ExecutorError::HostUnavailable { host: host.to_owned(), reason };
         let request = CallRequest { run_id: run_id.to_owned(), call };
-        let sent = self
-            .client
-            .post(format!("{}{CALL_PATH}", url.trim_end_matches('/')))
+        let mut call = self.client.post(format!("{}{CALL_PATH}", url.trim_end_matches('/')));
+        // The trace goes on in the executor's worker.
+        if let Some(traceparent) = sluice_telemetry::traces::traceparent() {
+            call = call.header("traceparent", traceparent);
+        }
+        let sent = call
             .timeout(bound.min(MAX_CALL_TIME) + HOP_MARGIN)
             .json(&request)
             .send()
