@@ -84,17 +84,44 @@ fn cookie_token(headers: &HeaderMap) -> (Option<String>, Option<String>) {
     (token, (!kept.is_empty()).then(|| kept.join("; ")))
 }
 
+/// Why a request is not let through: a grant's refusal, or a store that
+/// cannot be read (then nothing is decided: 503, never a refusal).
+enum Shut {
+    Refused(Refusal),
+    Unavailable,
+}
+
+impl From<Refusal> for Shut {
+    fn from(refusal: Refusal) -> Shut {
+        Shut::Refused(refusal)
+    }
+}
+
+/// A store read the proxy needs; a failure is [`Shut::Unavailable`].
+fn read<T>(answer: Result<Option<T>, sluice_store::StoreError>) -> Result<Option<T>, Shut> {
+    answer.map_err(|e| {
+        tracing::warn!(error = %e, "a preview could not read the store");
+        Shut::Unavailable
+    })
+}
+
 /// Whether `grant` lets a request for `port` of `workspace_id` through
 /// now, reading the workspace's live run.
-async fn admitted(app: &AppState, grant: &Preview, workspace_id: &str, port: u16) -> Result<(String, String), Refusal> {
-    let view = app.store.get_workspace(&grant.created_by, &grant.grant.workspace_id).await.ok().flatten();
+async fn admitted(app: &AppState, grant: &Preview, workspace_id: &str, port: u16) -> Result<(String, String), Shut> {
+    let view = read(app.store.get_workspace(&grant.created_by, &grant.grant.workspace_id).await)?;
     let live = view.as_ref().and_then(|v| crate::routes::workspaces::live_executor(v).ok());
     let serving = Serving { live_run: live.as_ref().map(|(run, _)| run.clone()) };
     preview::admits(&grant.grant, workspace_id, port, &serving, now_ms())?;
-    live.ok_or(Refusal::RunEnded)
+    Ok(live.ok_or(Refusal::RunEnded)?)
 }
 
-fn refusal_response(refusal: Refusal) -> Response {
+fn shut_response(shut: Shut) -> Response {
+    let refusal = match shut {
+        Shut::Refused(refusal) => refusal,
+        Shut::Unavailable => {
+            return refused(StatusCode::SERVICE_UNAVAILABLE, "previews cannot be checked right now; try again shortly");
+        }
+    };
     match refusal {
         Refusal::NoGrant => refused(StatusCode::FORBIDDEN, "this preview is private: open the URL its owner was given"),
         Refusal::Expired => refused(StatusCode::FORBIDDEN, "this preview's grant has expired"),
@@ -122,10 +149,13 @@ async fn proxy(State(app): State<AppState>, mut request: Request) -> Response {
     // A signed first visit: checked, then answered with the cookie and a
     // redirect to the same place without the token.
     if let Some(token) = visit {
-        let grant = app.store.preview_by_token(&token).await.ok().flatten();
-        let Some(grant) = grant else { return refusal_response(Refusal::NoGrant) };
+        let grant = match read(app.store.preview_by_token(&token).await) {
+            Ok(grant) => grant,
+            Err(shut) => return shut_response(shut),
+        };
+        let Some(grant) = grant else { return shut_response(Refusal::NoGrant.into()) };
         if let Err(refusal) = admitted(&app, &grant, &workspace_id, port).await {
-            return refusal_response(refusal);
+            return shut_response(refusal);
         }
         let path = request.uri().path();
         let location = if query.is_empty() { path.to_owned() } else { format!("{path}?{query}") };
@@ -133,25 +163,30 @@ async fn proxy(State(app): State<AppState>, mut request: Request) -> Response {
     }
     // The cookie's grant first; where it does not let the request through
     // (expired, revoked), a public grant of the port still may.
-    let mut refusal = Refusal::NoGrant;
+    let mut refusal = Shut::Refused(Refusal::NoGrant);
     let mut live = None;
-    if let Some(token) = &cookie
-        && let Some(grant) = app.store.preview_by_token(token).await.ok().flatten()
-    {
+    if let Some(token) = &cookie {
+        match read(app.store.preview_by_token(token).await) {
+            Ok(Some(grant)) => match admitted(&app, &grant, &workspace_id, port).await {
+                Ok(found) => live = Some(found),
+                Err(why) => refusal = why,
+            },
+            Ok(None) => {}
+            Err(shut) => return shut_response(shut),
+        }
+    }
+    let public = if live.is_none() { read(app.store.public_preview(&workspace_id, port).await) } else { Ok(None) };
+    let public = match public {
+        Ok(public) => public,
+        Err(shut) => return shut_response(shut),
+    };
+    if let Some(grant) = public {
         match admitted(&app, &grant, &workspace_id, port).await {
             Ok(found) => live = Some(found),
             Err(why) => refusal = why,
         }
     }
-    if live.is_none()
-        && let Some(grant) = app.store.public_preview(&workspace_id, port).await.ok().flatten()
-    {
-        match admitted(&app, &grant, &workspace_id, port).await {
-            Ok(found) => live = Some(found),
-            Err(why) => refusal = why,
-        }
-    }
-    let Some((run_id, endpoint)) = live else { return refusal_response(refusal) };
+    let Some((run_id, endpoint)) = live else { return shut_response(refusal) };
     let Some(control) = app.config.control.clone() else {
         return refused(StatusCode::SERVICE_UNAVAILABLE, "this process cannot reach executors");
     };

@@ -824,3 +824,35 @@ async fn previews_are_refused_where_none_are_served() {
         assert_eq!(status, 422, "{}", app.label);
     }
 }
+
+/// A preview listener whose store cannot be read answers 503 (try again),
+/// never a refusal that would read as "no grant".
+#[tokio::test]
+async fn a_preview_listener_without_its_store_answers_503_not_a_refusal() {
+    for app in App::each().await {
+        let config = sluice_api::ApiConfig {
+            previews: Some(sluice_api::PreviewSettings { domain: "preview.test".into(), scheme: "http", url_port: None }),
+            ..Default::default()
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let state = sluice_api::AppState::new(app.store.clone(), config);
+        let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(sluice_api::preview::serve(state, listener, None, async {
+            let _ = stopped.await;
+        }));
+        let visit = |path: &'static str| {
+            let client = app.client.clone();
+            async move {
+                let url = format!("http://{address}{path}");
+                let answer = client.get(url).header("host", "3000-ws_nope.preview.test").send().await.unwrap();
+                answer.status().as_u16()
+            }
+        };
+        assert_eq!(visit("/").await, 403, "{}: no grant", app.label);
+        assert_eq!(visit("/?sluice_preview_token=not-a-token").await, 403, "{}", app.label);
+        app.store.close().await;
+        assert_eq!(visit("/").await, 503, "{}: the store is gone", app.label);
+        assert_eq!(visit("/?sluice_preview_token=not-a-token").await, 503, "{}", app.label);
+    }
+}
