@@ -3,7 +3,7 @@
 //! (`listen = "…"`, `default-ttl-seconds = 3600`, `registry = ["a=b"]`).
 //! The layers are defaults, then the file, then the environment, then
 //! flags: a file's key becomes a flag only where neither a flag nor the
-//! environment set it. One file may serve `serve`, `api`, `worker` and
+//! environment set it. Only the server commands read it. One file may serve `serve`, `api`, `worker` and
 //! `gateway`: a key of another of them is left alone; a key that names a
 //! flag of none is refused with its name, and nothing starts.
 
@@ -55,16 +55,17 @@ fn chosen<'a>(root: &'a Command, matches: &'a ArgMatches) -> Option<(&'a Command
 
 /// `argv` with the settings of the file it names (if any) added as flags.
 pub fn layer(root: &Command, argv: Vec<OsString>) -> anyhow::Result<Layered> {
-    let Some(path) = config_path(&argv) else { return Ok(Layered { argv, from_file: BTreeSet::new() }) };
-    let table = read_table(&path)?;
+    let as_given = |argv| Ok(Layered { argv, from_file: BTreeSet::new() });
+    let Some(path) = config_path(&argv) else { return as_given(argv) };
     // Parsed once as given, to learn the command and what flags and the
     // environment set already; a parse error is reported by the real parse.
-    let Ok(matches) = root.clone().try_get_matches_from(&argv) else {
-        return Ok(Layered { argv, from_file: BTreeSet::new() });
+    let Ok(matches) = root.clone().try_get_matches_from(&argv) else { return as_given(argv) };
+    // Only the server commands read the file: an operator command, or a
+    // daemon started with the variable in its environment, never does.
+    let Some((command, sub)) = chosen(root, &matches).filter(|(c, _)| SHARING.contains(&c.get_name())) else {
+        return as_given(argv);
     };
-    let Some((command, sub)) = chosen(root, &matches) else {
-        return Ok(Layered { argv, from_file: BTreeSet::new() });
-    };
+    let table = read_table(&path)?;
     let mut argv = argv;
     let mut from_file = BTreeSet::new();
     for (key, value) in &table {

@@ -39,6 +39,21 @@ impl Flavor {
     }
 }
 
+impl Flavor {
+    /// For drain tests: kept drains looked at often, FINAL flushes bounded
+    /// short, and recovery only when asked, so a test sees `retained`
+    /// before anything recovers it.
+    pub fn drain_options(self) -> Options {
+        self.options()
+            .arg("--kept-poll-ms")
+            .arg("200")
+            .arg("--drain-flush-deadline-ms")
+            .arg("3000")
+            .arg("--recovery-base-seconds")
+            .arg("3600")
+    }
+}
+
 /// The object stores captures go to: the local directory, and a real
 /// S3-compatible server where this machine has one.
 pub fn stores() -> Vec<Option<S3Server>> {

@@ -21,18 +21,8 @@ fn flavors() -> Vec<Flavor> {
     Flavor::all().into_iter().filter(|f| *f != Flavor::Plain).collect()
 }
 
-/// Short polls, so kept drains are looked at often; recovery only when
-/// asked, so a test sees `retained` before anything recovers it.
 fn options(flavor: Flavor, s3: Option<&S3Server>) -> Options {
-    let options = flavor
-        .options()
-        .arg("--kept-poll-ms")
-        .arg("200")
-        .arg("--drain-flush-deadline-ms")
-        .arg("3000")
-        .arg("--recovery-base-seconds")
-        .arg("3600");
-    with_store(options, s3)
+    with_store(flavor.drain_options(), s3)
 }
 
 /// `sluice retained export` of the workspace's executor, extracted with

@@ -53,13 +53,7 @@ async fn prometheus_reads_workspaces_retention_recovery_and_work_at_risk() {
     let dir = DataDir::new();
     let open_port = sluice_tests::free_port();
     let options = flavor
-        .options()
-        .arg("--kept-poll-ms")
-        .arg("200")
-        .arg("--drain-flush-deadline-ms")
-        .arg("3000")
-        .arg("--recovery-base-seconds")
-        .arg("3600")
+        .drain_options()
         .arg("--metrics-listen")
         .arg(format!("127.0.0.1:{open_port}"));
     let server = Server::start_with(&dir.path(), options).await;

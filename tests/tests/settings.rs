@@ -145,3 +145,17 @@ async fn json_logs_are_one_object_a_line_with_the_request_span() {
     assert!(answered["span"]["request_id"].as_str().is_some_and(|id| id.len() == 32), "{answered}");
     assert!(!output.contains(&server.token), "the token is never logged");
 }
+
+#[test]
+fn only_the_server_commands_read_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nowhere.toml");
+    let missing = missing.to_str().unwrap();
+    // An operator command with the variable set (to a file it cannot
+    // read) is not stopped by it; a server command is.
+    let (ok, out, err) = sluice(&["openapi"], &[("SLUICE_CONFIG", missing)]);
+    assert!(ok && out.contains("\"openapi\""), "{err}");
+    let data = dir.path().join("data");
+    let (ok, _, err) = sluice(&["serve", "--data-dir", data.to_str().unwrap()], &[("SLUICE_CONFIG", missing)]);
+    assert!(!ok && err.contains("cannot read") && err.contains("nowhere.toml"), "{err}");
+}
