@@ -245,7 +245,10 @@ async fn proxy(State(app): State<AppState>, mut request: Request) -> Response {
             return refused(StatusCode::BAD_GATEWAY, "the workspace's server switched protocols unasked");
         };
         let Ok(slot) = UPGRADED.try_acquire() else {
-            return refused(StatusCode::SERVICE_UNAVAILABLE, "this listener carries as many upgraded connections as it takes");
+            return refused(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "this listener carries as many upgraded connections as it takes",
+            );
         };
         let server_upgrade = hyper::upgrade::on(&mut response);
         tokio::spawn(async move {

@@ -301,7 +301,8 @@ mod tests {
 
     /// Made with `ssh-keygen -t ed25519`; the fingerprint is the one
     /// `ssh-keygen -lf` printed for it.
-    const ED25519: &str = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILbRfdHkpNFYxYqv3G4Hw2iH7qp0E2EcYymrZIFJ2SMq alice@laptop";
+    const ED25519: &str =
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILbRfdHkpNFYxYqv3G4Hw2iH7qp0E2EcYymrZIFJ2SMq alice@laptop";
     const ED25519_FINGERPRINT: &str = "SHA256:aQv3zAIuMKjiEO3B7nW51d/nPq5PkQ3FiDb0CzmvDOA";
 
     #[test]
@@ -321,13 +322,16 @@ mod tests {
             Err(ApiError::BadRequest(m)) => m,
             other => panic!("{value:?} answered {other:?}"),
         };
-        let private = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU=\n-----END OPENSSH PRIVATE KEY-----";
+        let private =
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU=\n-----END OPENSSH PRIVATE KEY-----";
         let message = refused(private);
         assert!(message.starts_with("publicKey is a private key") && !message.contains("b3BlbnNz"), "{message}");
         // A 1024-bit RSA key made with `ssh-keygen -t rsa -b 1024`.
         let weak = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAAgQC+Zpe4U2LK2b0yoZzOTZJHy3KgSA5TnTRgGxpZnBl8sIcN6rPDTATvL9GZ4KjPtznte7MobUxWABmMMBKzsyvM8ySTv4bfnRCLFLN40QEBSL3DfbdjL9vXgNoLFGQJGYkwp/N95EFLiVoplGPbhiZJsPPWNJrMw1qJGMB9mfI/+Q== old";
         assert!(refused(weak).contains("1024 bits"), "{}", refused(weak));
-        for garbage in ["", "ssh-ed25519", "ssh-ed25519 not-base64!", "ssh-ed25519 AAAAB3NzaC1yc2EAAAADAQABAAAAgQC+", "hello"] {
+        for garbage in
+            ["", "ssh-ed25519", "ssh-ed25519 not-base64!", "ssh-ed25519 AAAAB3NzaC1yc2EAAAADAQABAAAAgQC+", "hello"]
+        {
             let message = refused(garbage);
             assert!(message.starts_with("publicKey must be an OpenSSH public key"), "{garbage:?}: {message}");
         }
@@ -338,7 +342,12 @@ mod tests {
         assert_eq!(ssh_key_fingerprint("f", ED25519_FINGERPRINT).unwrap(), ED25519_FINGERPRINT);
         let url_safe = ED25519_FINGERPRINT.replace('/', "_").replace('+', "-");
         assert_eq!(ssh_key_fingerprint("f", &url_safe).unwrap(), ED25519_FINGERPRINT);
-        for bad in ["aQv3zAIuMKjiEO3B7nW51d/nPq5PkQ3FiDb0CzmvDOA", "SHA256:short", "MD5:aa:bb", "SHA256:aQv3zAIuMKjiEO3B7nW51d/nPq5PkQ3FiDb0CzmvDO="] {
+        for bad in [
+            "aQv3zAIuMKjiEO3B7nW51d/nPq5PkQ3FiDb0CzmvDOA",
+            "SHA256:short",
+            "MD5:aa:bb",
+            "SHA256:aQv3zAIuMKjiEO3B7nW51d/nPq5PkQ3FiDb0CzmvDO=",
+        ] {
             assert!(ssh_key_fingerprint("f", bad).is_err(), "{bad}");
         }
     }
@@ -518,10 +527,19 @@ pub fn ssh_key_fingerprint(field: &str, value: &str) -> Result<String, ApiError>
     let digest = value.strip_prefix("SHA256:").ok_or_else(|| {
         ApiError::bad_request(format!("{field} must be a SHA256 fingerprint (SHA256:…, as ssh-keygen -lf prints it)"))
     })?;
-    let standard: String = digest.chars().map(|c| match c { '-' => '+', '_' => '/', c => c }).collect();
+    let standard: String = digest
+        .chars()
+        .map(|c| match c {
+            '-' => '+',
+            '_' => '/',
+            c => c,
+        })
+        .collect();
     let valid = standard.len() == 43 && standard.chars().all(|c| c.is_ascii_alphanumeric() || c == '+' || c == '/');
     if !valid {
-        return Err(ApiError::bad_request(format!("{field} must be a SHA256 fingerprint (SHA256: and 43 base64 characters)")));
+        return Err(ApiError::bad_request(format!(
+            "{field} must be a SHA256 fingerprint (SHA256: and 43 base64 characters)"
+        )));
     }
     Ok(format!("SHA256:{standard}"))
 }

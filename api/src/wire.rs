@@ -6,9 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sluice_store::clock::rfc3339;
-use sluice_store::{
-    CreateKeyState, EventType, RunRelation, RuntimeAdapter, RuntimeStatus, TriggerType, WorkspaceStatus, model,
-};
+use sluice_store::{CreateKeyState, RunRelation, RuntimeAdapter, RuntimeStatus, TriggerType, WorkspaceStatus, model};
 use utoipa::{IntoParams, ToSchema};
 
 // ---------------------------------------------------------------- requests
@@ -896,40 +894,8 @@ pub struct ListWorkspaceAttemptsResponse {
     pub items: Vec<WorkspaceAttemptSummary>,
 }
 
-#[derive(Debug, Clone, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct WorkspaceEvent {
-    pub event_id: String,
-    pub workspace_id: String,
-    /// Position in the workspace's own event log, from 1.
-    pub sequence: i64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub attempt_id: Option<String>,
-    #[serde(rename = "type")]
-    #[schema(rename = "type")]
-    pub event_type: EventType,
-    pub occurred_at: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
-    pub data: Option<Value>,
-}
-
-impl From<&model::Event> for WorkspaceEvent {
-    fn from(e: &model::Event) -> Self {
-        WorkspaceEvent {
-            event_id: e.id.clone(),
-            workspace_id: e.workspace_id.clone(),
-            sequence: e.seq,
-            attempt_id: e.attempt_id.clone(),
-            event_type: e.event_type,
-            occurred_at: rfc3339(e.occurred_at),
-            message: e.message.clone(),
-            data: e.data.clone(),
-        }
-    }
-}
+// One rendering of an event, shared with the worker's webhooks.
+pub use sluice_store::event_feed::{SluiceEventBody, WorkspaceEvent};
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ListWorkspaceEventsResponse {

@@ -120,7 +120,8 @@ pub async fn run(command: BrokerCommand) -> anyhow::Result<()> {
                 (true, _) => None,
                 (false, entries) => {
                     for entry in entries {
-                        sluice_domain::egress::Entry::parse(entry).map_err(|e| anyhow::anyhow!("--egress-ceiling {e}"))?;
+                        sluice_domain::egress::Entry::parse(entry)
+                            .map_err(|e| anyhow::anyhow!("--egress-ceiling {e}"))?;
                     }
                     Some(entries.clone())
                 }

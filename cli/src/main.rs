@@ -309,7 +309,6 @@ async fn main() -> anyhow::Result<()> {
     }
 }
 
-
 /// How long requests in flight may run once shutdown begins.
 const HTTP_DRAIN_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
 
@@ -438,7 +437,8 @@ async fn run_api(
                 scheme: "https",
                 url_port: (url_port != 443).then_some(url_port),
             });
-            let tls = if api_args.preview_plaintext { None } else { Some(preview_tls(&store_args, &api_args, domain)?) };
+            let tls =
+                if api_args.preview_plaintext { None } else { Some(preview_tls(&store_args, &api_args, domain)?) };
             tracing::info!(
                 address = %listener.local_addr()?,
                 %domain,

@@ -80,8 +80,10 @@ pub fn layer(root: &Command, argv: Vec<OsString>) -> anyhow::Result<Layered> {
             }
             bail!("{}: unknown key `{key}` (no flag --{key} of `sluice {}`)", path.display(), command.get_name());
         };
-        let set_elsewhere =
-            matches!(sub.value_source(arg.get_id().as_str()), Some(ValueSource::CommandLine | ValueSource::EnvVariable));
+        let set_elsewhere = matches!(
+            sub.value_source(arg.get_id().as_str()),
+            Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+        );
         if set_elsewhere {
             continue;
         }
@@ -160,10 +162,8 @@ pub fn print(root: &Command, argv: Vec<OsString>) -> anyhow::Result<String> {
         if long == CONFIG_FLAG || long == "help" || long == "version" {
             continue;
         }
-        let values: Vec<String> = sub
-            .get_raw(id)
-            .map(|raw| raw.map(|v| v.to_string_lossy().into_owned()).collect())
-            .unwrap_or_default();
+        let values: Vec<String> =
+            sub.get_raw(id).map(|raw| raw.map(|v| v.to_string_lossy().into_owned()).collect()).unwrap_or_default();
         let source = if layered.from_file.contains(id) {
             "file"
         } else {

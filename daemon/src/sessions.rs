@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sluice_protocol::session::{self, Exit, FrameKind, Open, Pty, Refusal, WindowSize};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::io::unix::AsyncFd;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::process::Command;
 use tokio::sync::mpsc;
 

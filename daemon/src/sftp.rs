@@ -6,9 +6,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use russh_sftp::protocol::{
-    Attrs, Data, File, FileAttributes, Handle, Name, OpenFlags, Status, StatusCode, Version,
-};
+use russh_sftp::protocol::{Attrs, Data, File, FileAttributes, Handle, Name, OpenFlags, Status, StatusCode, Version};
 use russh_sftp::server::StatusReply;
 use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 

@@ -268,7 +268,8 @@ mod tests {
     #[test]
     fn an_allowlist_lies_within_a_ceiling_entry_by_entry() {
         let ceiling = list(&["pypi.org", "*.pythonhosted.org", "*.example.test", "git.test:2222"]);
-        let inside = list(&["pypi.org", "files.pythonhosted.org", "*.a.example.test", "*.example.test", "git.test:2222"]);
+        let inside =
+            list(&["pypi.org", "files.pythonhosted.org", "*.a.example.test", "*.example.test", "git.test:2222"]);
         assert!(inside.outside(&ceiling).is_empty(), "{:?}", inside.outside(&ceiling));
         let outside = list(&["npmjs.org", "*.pythonhosted.org:8080", "pythonhosted.org", "git.test", "pypi.org:443"]);
         let names: Vec<String> = outside.outside(&ceiling).iter().map(|e| e.to_string()).collect();

@@ -132,6 +132,21 @@ named_enum!(
 );
 
 named_enum!(
+    /// sluice's own event types, beyond the contract's: carried on the
+    /// global feed (and to webhooks), never in a workspace's own log. The
+    /// `sluice.` prefix tells them apart from the contract's.
+    SluiceEventType {
+        DrainChanged => "sluice.drain.changed",
+        ExecutorRetained => "sluice.executor.retained",
+        RecoveryAttempted => "sluice.recovery.attempted",
+        CaptureRegistered => "sluice.capture.registered",
+        GatewaySessionStarted => "sluice.gateway.session.started",
+        GatewaySessionEnded => "sluice.gateway.session.ended",
+        WebhookDisabled => "sluice.webhook.disabled",
+    }
+);
+
+named_enum!(
     /// What became of an idempotent create, by its key.
     CreateKeyState {
         Pending => "pending",
@@ -346,6 +361,58 @@ pub struct Event {
     pub occurred_at: i64,
     pub message: Option<String>,
     pub data: Option<serde_json::Value>,
+}
+
+/// One of sluice's own events: on the global feed only.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SluiceEvent {
+    pub id: String,
+    /// The workspace it concerns, if any (a webhook's concerns none).
+    pub workspace_id: Option<String>,
+    pub attempt_id: Option<String>,
+    pub event_type: SluiceEventType,
+    pub occurred_at: i64,
+    pub message: Option<String>,
+    pub data: Option<serde_json::Value>,
+}
+
+/// What the global feed carries: the contract's workspace events and
+/// sluice's own, in one order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FeedItem {
+    Workspace(Event),
+    Sluice(SluiceEvent),
+}
+
+impl FeedItem {
+    pub fn id(&self) -> &str {
+        match self {
+            FeedItem::Workspace(e) => &e.id,
+            FeedItem::Sluice(e) => &e.id,
+        }
+    }
+
+    /// The type's wire name.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            FeedItem::Workspace(e) => e.event_type.as_str(),
+            FeedItem::Sluice(e) => e.event_type.as_str(),
+        }
+    }
+
+    pub fn workspace_id(&self) -> Option<&str> {
+        match self {
+            FeedItem::Workspace(e) => Some(&e.workspace_id),
+            FeedItem::Sluice(e) => e.workspace_id.as_deref(),
+        }
+    }
+
+    pub fn occurred_at(&self) -> i64 {
+        match self {
+            FeedItem::Workspace(e) => e.occurred_at,
+            FeedItem::Sluice(e) => e.occurred_at,
+        }
+    }
 }
 
 /// What the store knows of an idempotency key.

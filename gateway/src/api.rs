@@ -91,7 +91,14 @@ impl Api {
 
     /// The key with this fingerprint, if one is registered.
     pub async fn key(&self, fingerprint: &str) -> Result<Option<RegisteredKey>, Unreachable> {
-        let url_safe: String = fingerprint.chars().map(|c| match c { '+' => '-', '/' => '_', c => c }).collect();
+        let url_safe: String = fingerprint
+            .chars()
+            .map(|c| match c {
+                '+' => '-',
+                '/' => '_',
+                c => c,
+            })
+            .collect();
         let answer = self
             .client
             .get(format!("{}/v1/gateway/ssh-keys/{url_safe}", self.base))
@@ -126,7 +133,8 @@ impl Api {
                 other => Unreachable::ApiDown(format!("the target lookup answered {other}")),
             });
         }
-        let target: TargetAnswer = answer.json().await.map_err(|e| Unreachable::ApiDown(e.without_url().to_string()))?;
+        let target: TargetAnswer =
+            answer.json().await.map_err(|e| Unreachable::ApiDown(e.without_url().to_string()))?;
         match target.gateway {
             Some(gateway) if target.runtime.endpoint.starts_with("https://") => Ok(Target {
                 endpoint: target.runtime.endpoint,

@@ -120,7 +120,6 @@ pub async fn serve(config: GatewayConfig, shutdown: impl std::future::Future<Out
 /// Connections one gateway holds at once.
 const MAX_CONNECTIONS: usize = 1024;
 
-
 /// Who authenticated on a connection.
 #[derive(Debug, Clone)]
 struct User {
@@ -255,13 +254,15 @@ impl russh::server::Handler for Connection {
         self.start(channel, open, session)
     }
 
-    async fn exec_request(&mut self, channel: ChannelId, data: &[u8], session: &mut Session) -> Result<(), Self::Error> {
+    async fn exec_request(
+        &mut self,
+        channel: ChannelId,
+        data: &[u8],
+        session: &mut Session,
+    ) -> Result<(), Self::Error> {
         let command = String::from_utf8_lossy(data).into_owned();
-        let open = Open::Exec {
-            command,
-            pty: self.pty.remove(&channel),
-            env: self.env.remove(&channel).unwrap_or_default(),
-        };
+        let open =
+            Open::Exec { command, pty: self.pty.remove(&channel), env: self.env.remove(&channel).unwrap_or_default() };
         self.start(channel, open, session)
     }
 

@@ -38,7 +38,6 @@ pub async fn write_frames(
     writer.flush().await
 }
 
-
 /// Opens a connection to `port` inside the executor on a session stream
 /// (a daemon's, or a relay's) and answers it as a plain byte stream: what
 /// is written goes to the port, what the port sends is read. The pumping

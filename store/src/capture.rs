@@ -14,8 +14,10 @@ use crate::Store;
 use crate::clock::{new_id, now_ms};
 use crate::db::{DbRow, Tx, args};
 use crate::error::StoreError;
-use crate::model::Refusal;
+use crate::event_feed::append_sluice_event;
+use crate::model::{Refusal, SluiceEventType};
 use crate::seal::{Secret, new_token};
+use sluice_domain::feed::NewSluiceEvent;
 pub use sluice_domain::retention::Retention;
 
 /// How many of the newest captures a session read lists.
@@ -620,6 +622,27 @@ impl Store {
             ],
         )
         .await?;
+        let workspace_id = tx
+            .fetch_optional("SELECT workspace_id FROM runs WHERE id = $1", args![&capture.run_id])
+            .await?
+            .map(|row| row.text("workspace_id"))
+            .transpose()?;
+        let registered = NewSluiceEvent {
+            event_type: SluiceEventType::CaptureRegistered,
+            workspace_id,
+            attempt_id: Some(capture.run_id.clone()),
+            message: format!("capture {} registered", capture.n),
+            data: serde_json::json!({
+                "sessionId": session_id,
+                "n": capture.n,
+                "bytes": capture.bytes,
+                "files": capture.counts.files,
+                "added": capture.counts.added,
+                "changed": capture.counts.changed,
+                "removed": capture.counts.removed,
+            }),
+        };
+        append_sluice_event(&mut tx, &registered, now).await?;
         tx.commit().await
     }
 

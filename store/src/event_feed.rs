@@ -6,11 +6,17 @@
 //! (transaction, position) (see the `event_feed` migration); SQLite
 //! commits positions in the order it takes them.
 
+use serde::Serialize;
+use serde_json::Value;
+use sluice_domain::feed::NewSluiceEvent;
+
 use crate::Store;
-use crate::db::{BackendKind, args};
+use crate::clock::{new_id, rfc3339};
+use crate::db::{BackendKind, DbRow, Tx, args};
 use crate::error::StoreError;
-use crate::model::Event;
-use crate::workspaces::{EVENT_COLUMNS, event_from_row};
+use crate::guard;
+use crate::model::{Event, EventType, FeedItem, SluiceEvent, SluiceEventType};
+use crate::workspaces::{EVENT_COLUMNS, event_from_row, parse_json};
 
 /// A place in the feed: after the event it names. Written `TX.POSITION`
 /// (`0.POSITION` on SQLite).
@@ -38,7 +44,130 @@ impl std::fmt::Display for FeedCursor {
 #[derive(Debug, Clone, PartialEq)]
 pub struct FeedEvent {
     pub cursor: FeedCursor,
-    pub event: Event,
+    pub item: FeedItem,
+}
+
+/// A workspace event as the API lists it, streams carry it and webhooks
+/// deliver it.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceEvent {
+    pub event_id: String,
+    pub workspace_id: String,
+    /// Position in the workspace's own event log, from 1.
+    pub sequence: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attempt_id: Option<String>,
+    #[serde(rename = "type")]
+    #[cfg_attr(feature = "openapi", schema(rename = "type"))]
+    pub event_type: EventType,
+    pub occurred_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub data: Option<Value>,
+}
+
+impl From<&Event> for WorkspaceEvent {
+    fn from(e: &Event) -> Self {
+        WorkspaceEvent {
+            event_id: e.id.clone(),
+            workspace_id: e.workspace_id.clone(),
+            sequence: e.seq,
+            attempt_id: e.attempt_id.clone(),
+            event_type: e.event_type,
+            occurred_at: rfc3339(e.occurred_at),
+            message: e.message.clone(),
+            data: e.data.clone(),
+        }
+    }
+}
+
+/// One of sluice's own events as the global stream carries it and
+/// webhooks deliver it: no sequence number, a `sluice.` type.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SluiceEventBody {
+    pub event_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workspace_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attempt_id: Option<String>,
+    #[serde(rename = "type")]
+    #[cfg_attr(feature = "openapi", schema(rename = "type"))]
+    pub event_type: SluiceEventType,
+    pub occurred_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub data: Option<Value>,
+}
+
+impl From<&SluiceEvent> for SluiceEventBody {
+    fn from(e: &SluiceEvent) -> Self {
+        SluiceEventBody {
+            event_id: e.id.clone(),
+            workspace_id: e.workspace_id.clone(),
+            attempt_id: e.attempt_id.clone(),
+            event_type: e.event_type,
+            occurred_at: rfc3339(e.occurred_at),
+            message: e.message.clone(),
+            data: e.data.clone(),
+        }
+    }
+}
+
+impl FeedEvent {
+    /// The event as streams and webhooks carry it.
+    pub fn body(&self) -> Value {
+        let body = match &self.item {
+            FeedItem::Workspace(e) => serde_json::to_value(WorkspaceEvent::from(e)),
+            FeedItem::Sluice(e) => serde_json::to_value(SluiceEventBody::from(e)),
+        };
+        body.expect("an event serializes")
+    }
+}
+
+/// Appends one of sluice's own events to the feed inside the caller's
+/// transaction: it takes a feed position but no workspace sequence number.
+pub(crate) async fn append_sluice_event(tx: &mut Tx, event: &NewSluiceEvent, now: i64) -> Result<(), StoreError> {
+    guard::check("event.data", &event.data)?;
+    tx.execute(
+        "INSERT INTO events (id, workspace_id, seq, attempt_id, type, occurred_at, message, data) \
+         VALUES ($1, $2, NULL, $3, $4, $5, $6, $7)",
+        args![
+            new_id("evt"),
+            event.workspace_id.clone(),
+            event.attempt_id.clone(),
+            event.event_type.as_str(),
+            now,
+            event.message.clone(),
+            event.data.to_string()
+        ],
+    )
+    .await?;
+    Ok(())
+}
+
+/// A feed row: the contract's event when it has a sequence number, else
+/// one of sluice's own.
+fn item_from_row(row: &DbRow) -> Result<FeedItem, StoreError> {
+    if row.opt_int("seq")?.is_some() {
+        return Ok(FeedItem::Workspace(event_from_row(row)?));
+    }
+    Ok(FeedItem::Sluice(SluiceEvent {
+        id: row.text("id")?,
+        workspace_id: row.opt_text("workspace_id")?,
+        attempt_id: row.opt_text("attempt_id")?,
+        event_type: row.parsed("type")?,
+        occurred_at: row.int("occurred_at")?,
+        message: row.opt_text("message")?,
+        data: row.opt_text("data")?.map(|d| parse_json("events.data", &d)).transpose()?,
+    }))
 }
 
 impl Store {
@@ -54,12 +183,14 @@ impl Store {
         if !self.owns(owner, workspace_id).await? {
             return Ok(None);
         }
-        let sql = format!("SELECT {EVENT_COLUMNS} FROM events WHERE workspace_id = $1 AND seq > $2 ORDER BY seq LIMIT $3");
+        let sql =
+            format!("SELECT {EVENT_COLUMNS} FROM events WHERE workspace_id = $1 AND seq > $2 ORDER BY seq LIMIT $3");
         let rows = self.pool.fetch_all(&sql, args![workspace_id, after, limit]).await?;
         rows.iter().map(event_from_row).collect::<Result<Vec<_>, _>>().map(Some)
     }
 
-    /// Every workspace's events after `after` in feed order, at most `limit`.
+    /// Every workspace's events and sluice's own after `after` in feed
+    /// order, at most `limit`.
     pub async fn feed_after(&self, after: FeedCursor, limit: i64) -> Result<Vec<FeedEvent>, StoreError> {
         let sql = match self.pool.kind() {
             BackendKind::Postgres => format!(
@@ -78,7 +209,7 @@ impl Store {
             .map(|row| {
                 Ok(FeedEvent {
                     cursor: FeedCursor { tx: row.int("tx")?, position: row.int("position")? },
-                    event: event_from_row(row)?,
+                    item: item_from_row(row)?,
                 })
             })
             .collect()

@@ -72,7 +72,8 @@ impl Store {
         )
         .await?;
         let hosts =
-            grouped("SELECT state AS label, COUNT(*) AS n FROM hosts WHERE forgotten_at IS NULL GROUP BY state").await?;
+            grouped("SELECT state AS label, COUNT(*) AS n FROM hosts WHERE forgotten_at IS NULL GROUP BY state")
+                .await?;
         let retained_rows = self
             .pool
             .fetch_all(

@@ -2,10 +2,15 @@
 //! gateway learns a key's principal from here), and the sessions gateways
 //! opened.
 
+use serde_json::json;
+use sluice_domain::feed::NewSluiceEvent;
+
 use crate::Store;
 use crate::clock::now_ms;
 use crate::db::{DbRow, args};
 use crate::error::StoreError;
+use crate::event_feed::append_sluice_event;
+use crate::model::SluiceEventType;
 
 /// A registered key.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -147,13 +152,23 @@ impl Store {
         kind: &str,
     ) -> Result<String, StoreError> {
         let id = crate::clock::new_id("ses");
-        self.pool
-            .execute(
-                "INSERT INTO gateway_sessions (id, workspace_id, run_id, principal, key_fingerprint, kind, started_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
-                args![id.as_str(), workspace_id, run_id, principal, key_fingerprint, kind, now_ms()],
-            )
-            .await?;
+        let now = now_ms();
+        let mut tx = self.pool.begin().await?;
+        tx.execute(
+            "INSERT INTO gateway_sessions (id, workspace_id, run_id, principal, key_fingerprint, kind, started_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            args![id.as_str(), workspace_id, run_id, principal, key_fingerprint, kind, now],
+        )
+        .await?;
+        let started = NewSluiceEvent {
+            event_type: SluiceEventType::GatewaySessionStarted,
+            workspace_id: Some(workspace_id.to_owned()),
+            attempt_id: Some(run_id.to_owned()),
+            message: format!("{kind} session started"),
+            data: json!({ "sessionId": id, "kind": kind, "principal": principal }),
+        };
+        append_sluice_event(&mut tx, &started, now).await?;
+        tx.commit().await?;
         self.touch_broker_workspace(workspace_id).await?;
         Ok(id)
     }
@@ -165,14 +180,34 @@ impl Store {
         outcome: SessionOutcome,
         exit_status: Option<i64>,
     ) -> Result<(), StoreError> {
-        self.pool
-            .execute(
+        let now = now_ms();
+        let mut tx = self.pool.begin().await?;
+        let ended = tx
+            .fetch_optional(
                 "UPDATE gateway_sessions SET ended_at = $2, outcome = $3, exit_status = $4 \
-                 WHERE id = $1 AND ended_at IS NULL",
-                args![id, now_ms(), outcome.as_str(), exit_status],
+                 WHERE id = $1 AND ended_at IS NULL RETURNING workspace_id, run_id, kind, principal",
+                args![id, now, outcome.as_str(), exit_status],
             )
             .await?;
-        Ok(())
+        // Ended once: a repeat finds the row ended and says nothing again.
+        if let Some(row) = ended {
+            let kind = row.text("kind")?;
+            let event = NewSluiceEvent {
+                event_type: SluiceEventType::GatewaySessionEnded,
+                workspace_id: Some(row.text("workspace_id")?),
+                attempt_id: Some(row.text("run_id")?),
+                message: format!("{kind} session ended: {}", outcome.as_str()),
+                data: json!({
+                    "sessionId": id,
+                    "kind": kind,
+                    "principal": row.text("principal")?,
+                    "outcome": outcome.as_str(),
+                    "exitStatus": exit_status,
+                }),
+            };
+            append_sluice_event(&mut tx, &event, now).await?;
+        }
+        tx.commit().await
     }
 
     /// A workspace's sessions, oldest first.

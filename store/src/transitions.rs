@@ -13,6 +13,7 @@ use crate::clock::{new_id, now_ms};
 use crate::db::{BackendKind, Tx, args};
 use crate::drains::{ATTESTATION_COLUMNS, DRAIN_COLUMNS, attestation_from_row, drain_from_row, report_from_row};
 use crate::error::StoreError;
+use crate::event_feed::append_sluice_event;
 use crate::executors::NEWEST_CLAIM;
 use crate::jobs::{Lease, begin_fenced, enqueue};
 use crate::model::*;
@@ -325,6 +326,9 @@ async fn persist(tx: &mut Tx, before: &Stored, next: &Transition, now: i64) -> R
     }
     if let Some(drain) = next.drain.as_ref().filter(|d| Some(*d) != before.drain.as_ref()) {
         upsert_drain(tx, drain, now).await?;
+        for event in sluice_domain::feed::drain_events(before.drain.as_ref(), drain) {
+            append_sluice_event(tx, &event, now).await?;
+        }
     }
     for attestation in &next.attestations {
         let known = before.accepted.iter().any(|a| a.id == attestation.id);

@@ -612,7 +612,10 @@ impl Store {
         let rows = self
             .pool
             .fetch_all(
-                &format!("SELECT {EVENT_COLUMNS} FROM events WHERE workspace_id = $1 ORDER BY seq ASC LIMIT $2"),
+                &format!(
+                    "SELECT {EVENT_COLUMNS} FROM events WHERE workspace_id = $1 AND seq IS NOT NULL \
+                     ORDER BY seq ASC LIMIT $2"
+                ),
                 args![workspace_id, limit],
             )
             .await?;

@@ -1549,10 +1549,7 @@ async fn an_ssh_key_belongs_to_one_principal() {
         assert!(!store.delete_ssh_key("SHA256:one").await.unwrap(), "{}", db.label);
         assert!(store.ssh_key("SHA256:one").await.unwrap().is_none(), "{}", db.label);
         // Once deleted, another principal may register it.
-        assert!(matches!(
-            store.register_ssh_key(&key("SHA256:one", "bob")).await.unwrap(),
-            Registration::Created(_)
-        ));
+        assert!(matches!(store.register_ssh_key(&key("SHA256:one", "bob")).await.unwrap(), Registration::Created(_)));
     }
 }
 
@@ -1643,7 +1640,10 @@ async fn the_feed_meets_every_event_once_while_it_is_written() {
             for fed in batch {
                 assert!(fed.cursor > *cursor, "{}: the feed went back", db.label);
                 *cursor = fed.cursor;
-                seen.push((fed.event.workspace_id, fed.event.seq));
+                let sluice_store::model::FeedItem::Workspace(event) = fed.item else {
+                    panic!("{}: only workspace events were written", db.label)
+                };
+                seen.push((event.workspace_id, event.seq));
             }
         };
         while !writers.iter().all(|w| w.is_finished()) {
@@ -1674,5 +1674,58 @@ async fn the_feed_meets_every_event_once_while_it_is_written() {
         let later = store.events_after("alice", &seen[0].0, 1, 100).await.unwrap().unwrap();
         assert!(later.iter().all(|e| e.seq > 1), "{}", db.label);
         assert!(store.events_after("bob", &seen[0].0, 0, 100).await.unwrap().is_none(), "owner-scoped");
+    }
+}
+
+/// sluice's own events take feed positions, in order with the contract's,
+/// and never a place in a workspace's own log.
+#[tokio::test]
+async fn sluice_events_are_on_the_feed_and_not_in_a_workspace_log() {
+    use sluice_store::event_feed::FeedCursor;
+    use sluice_store::model::{FeedItem, SluiceEventType};
+    use sluice_store::ssh_keys::SessionOutcome;
+    for db in databases().await {
+        let store = open(&db).await;
+        let view = created(store.create_workspace(new_workspace("alice", None)).await.unwrap());
+        let (workspace, run) = (view.workspace.id.clone(), view.current_run.unwrap().id);
+        let before = store.events_after("alice", &workspace, 0, 100).await.unwrap().unwrap();
+        let session = store.session_started(&workspace, &run, "alice", None, "shell").await.unwrap();
+        store.session_ended(&session, SessionOutcome::Exited, Some(0)).await.unwrap();
+        store.session_ended(&session, SessionOutcome::Cut, None).await.unwrap();
+        let after = store.events_after("alice", &workspace, 0, 100).await.unwrap().unwrap();
+        assert_eq!(before, after, "{}: a workspace's own log holds only the contract's events", db.label);
+
+        // PostgreSQL's feed waits for every older transaction of the
+        // server (other tests' too) to end: read until the end shows.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let fed = loop {
+            let fed = store.feed_after(FeedCursor::default(), 100).await.unwrap();
+            if fed.iter().any(|f| f.item.type_name() == "sluice.gateway.session.ended")
+                || std::time::Instant::now() > deadline
+            {
+                break fed;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        };
+        let kinds: Vec<&str> = fed.iter().map(|f| f.item.type_name()).collect();
+        let sluice: Vec<_> = fed
+            .iter()
+            .filter_map(|f| match &f.item {
+                FeedItem::Sluice(e) => Some(e.clone()),
+                FeedItem::Workspace(_) => None,
+            })
+            .collect();
+        assert_eq!(
+            sluice.iter().map(|e| e.event_type).collect::<Vec<_>>(),
+            [SluiceEventType::GatewaySessionStarted, SluiceEventType::GatewaySessionEnded],
+            "{}: one start, one end however often the end is recorded: {kinds:?}",
+            db.label
+        );
+        assert_eq!(&kinds[kinds.len() - 2..], ["sluice.gateway.session.started", "sluice.gateway.session.ended"]);
+        assert!(sluice.iter().all(|e| e.workspace_id.as_deref() == Some(workspace.as_str())), "{}", db.label);
+        assert_eq!(sluice[1].data.as_ref().unwrap()["outcome"], "exited", "{}", db.label);
+        let body = fed.last().unwrap().body();
+        assert_eq!(body["type"], "sluice.gateway.session.ended");
+        assert!(body.get("sequence").is_none(), "{}: no sequence number: {body}", db.label);
     }
 }

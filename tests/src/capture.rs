@@ -241,4 +241,3 @@ pub fn kill_executor(flavor: Flavor, dir: &DataDir, run_id: &str) {
         _ => signal_executor(dir, run_id, libc::SIGKILL),
     }
 }
-

@@ -158,8 +158,8 @@ pub fn free_port() -> u16 {
 pub fn docker_test_image() -> Option<&'static str> {
     const IMAGE: &str = "sluice-test/busybox:1";
     const APPLETS: [&str; 16] = [
-        "sh", "ls", "echo", "cat", "sleep", "true", "false", "id", "env", "pwd", "touch", "printf", "kill", "head", "nc",
-        "httpd",
+        "sh", "ls", "echo", "cat", "sleep", "true", "false", "id", "env", "pwd", "touch", "printf", "kill", "head",
+        "nc", "httpd",
     ];
     static READY: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let ready = *READY.get_or_init(|| {

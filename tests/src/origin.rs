@@ -34,7 +34,8 @@ pub async fn https_server() -> (u16, String) {
                 let mut buf = [0u8; 4096];
                 let _ = tls.read(&mut buf).await;
                 let body = "hello over tls";
-                let reply = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
+                let reply =
+                    format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
                 let _ = tls.write_all(reply.as_bytes()).await;
                 let _ = tls.shutdown().await;
             });
@@ -55,11 +56,11 @@ pub async fn http_server() -> u16 {
                 let n = stream.read(&mut buf).await.unwrap_or(0);
                 let line = String::from_utf8_lossy(&buf[..n]).lines().next().unwrap_or_default().to_owned();
                 let body = format!("plain saw {line}");
-                let reply = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
+                let reply =
+                    format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
                 let _ = stream.write_all(reply.as_bytes()).await;
             });
         }
     });
     port
 }
-

@@ -757,8 +757,7 @@ async fn ssh_keys_are_registered_for_one_principal_and_looked_up_by_gateways() {
     let dir = tempfile::tempdir().unwrap();
     for app in App::each().await {
         let (public, fingerprint) = keygen(dir.path(), &format!("key-{}", app.label));
-        let (status, made) =
-            app.post("/v1/ssh-keys", &json!({"principal": "alice", "publicKey": public})).await;
+        let (status, made) = app.post("/v1/ssh-keys", &json!({"principal": "alice", "publicKey": public})).await;
         assert_eq!(status, 201, "{}: {made}", app.label);
         assert_eq!(made["fingerprint"], fingerprint.as_str(), "the id is the fingerprint ssh-keygen prints");
         assert_eq!(made["principal"], "alice");
@@ -831,7 +830,11 @@ async fn previews_are_refused_where_none_are_served() {
 async fn a_preview_listener_without_its_store_answers_503_not_a_refusal() {
     for app in App::each().await {
         let config = sluice_api::ApiConfig {
-            previews: Some(sluice_api::PreviewSettings { domain: "preview.test".into(), scheme: "http", url_port: None }),
+            previews: Some(sluice_api::PreviewSettings {
+                domain: "preview.test".into(),
+                scheme: "http",
+                url_port: None,
+            }),
             ..Default::default()
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -115,8 +115,8 @@ async fn egress_is_allowed_within_the_tokens_ceiling() {
     let outside = acquire(&broker, &token, Some("out-x"), &asking(json!(["github.com"]))).await;
     assert!(outside.body["error"]["message"].as_str().unwrap().contains("github.com"), "names it: {outside:?}");
 
-    let id = running(&broker, &token, "in-1", asking(json!(["pypi.org", "files.example.test", ".a.example.test"])))
-        .await;
+    let id =
+        running(&broker, &token, "in-1", asking(json!(["pypi.org", "files.example.test", ".a.example.test"]))).await;
     let env = stdout_of(&broker, &token, &id, json!(["sh", "-c", "echo \"$HTTPS_PROXY $http_proxy\""])).await;
     assert_eq!(String::from_utf8_lossy(&env).trim(), "http://127.0.0.1:3128 http://127.0.0.1:3128");
     let closed = running(&broker, &token, "in-2", asking(json!([]))).await;

@@ -9,11 +9,11 @@ use std::process::Command;
 use std::sync::Arc;
 
 use rustls::pki_types::pem::PemObject;
-use sluice_domain::egress::Allowlist;
-use sluice_worker::egress::{EgressProxy, Resolver, serve};
 use serde_json::{Value, json};
+use sluice_domain::egress::Allowlist;
 use sluice_tests::origin::{http_server, https_server};
 use sluice_tests::server::{DataDir, Options, Server};
+use sluice_worker::egress::{EgressProxy, Resolver, serve};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
@@ -92,8 +92,9 @@ async fn run_in(server: &Server, id: &str, argv: &[&str], stdin: Option<&str>) -
     if let Some(stdin) = stdin {
         command["stdin"] = json!(stdin);
     }
-    let (status, run) =
-        server.post(&format!("/v1/workspaces/{id}/exec"), &json!({"ownerUserId": "alice", "commands": [command]})).await;
+    let (status, run) = server
+        .post(&format!("/v1/workspaces/{id}/exec"), &json!({"ownerUserId": "alice", "commands": [command]}))
+        .await;
     assert_eq!(status, 202, "{run}");
     let run_id = run["runId"].as_str().unwrap().to_owned();
     for _ in 0..1200 {
@@ -172,7 +173,8 @@ async fn reaches_only_listed_names(options: Options) {
     assert!(out.ends_with("403"), "denied.test over plain HTTP: {out}");
     // A raw address through the proxy (NO_PROXY names loopback, so the
     // proxy is asked for explicitly), and around it.
-    let through = format!("curl -sS --max-time 10 --noproxy '' -k -w '%{{http_connect}}' https://127.0.0.1:{tls_port}/");
+    let through =
+        format!("curl -sS --max-time 10 --noproxy '' -k -w '%{{http_connect}}' https://127.0.0.1:{tls_port}/");
     let (code, out, _) = run_in(&server, &id, &["sh", "-c", &through], None).await;
     assert!(code != 0 && out.ends_with("403"), "a raw IP address through the proxy: {code} {out}");
     let around = "curl -sS --max-time 5 --noproxy '*' http://192.0.2.1/";

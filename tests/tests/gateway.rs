@@ -247,10 +247,18 @@ async fn openssh_reaches_workspaces_through_the_gateway() {
         let started = std::time::Instant::now();
         let mut sink = Vec::new();
         let _ = std::io::Read::read_to_end(&mut silent, &mut sink);
-        assert!(started.elapsed() < Duration::from_secs(SIGN_IN_SECONDS + 5), "{runtime}: the silent connection was ended");
+        assert!(
+            started.elapsed() < Duration::from_secs(SIGN_IN_SECONDS + 5),
+            "{runtime}: the silent connection was ended"
+        );
         let wait = SIGN_IN_SECONDS + 2;
         let out = ssh(&gateway, &alice, &id, &format!("sleep {wait}; echo still-here"), None);
-        assert_eq!((out.status.code(), text(&out.stdout).trim()), (Some(0), "still-here"), "{runtime}: {}", text(&out.stderr));
+        assert_eq!(
+            (out.status.code(), text(&out.stdout).trim()),
+            (Some(0), "still-here"),
+            "{runtime}: {}",
+            text(&out.stderr)
+        );
 
         // A terminal: tty, size and resize, Ctrl-C, exit 7.
         let (code, shown) = terminal_session(&gateway, &alice, &id);

@@ -404,13 +404,17 @@ async fn executors_on_two_hosts_are_reached_through_their_workers_and_a_dead_hos
     // A preview of a port in each executor, served by the API through the
     // executor's worker.
     for (i, id) in ids.iter().enumerate() {
-        let serve = ["timeout", "8", "python3", "-m", "http.server", "8000", "--bind", "127.0.0.1", "-d", "/workspace/w"];
+        let serve =
+            ["timeout", "8", "python3", "-m", "http.server", "8000", "--bind", "127.0.0.1", "-d", "/workspace/w"];
         let (status, run) = api
             .post(&format!("/v1/workspaces/{id}/exec"), &json!({"ownerUserId": "alice", "commands": [{"argv": serve}]}))
             .await;
         assert_eq!(status, 202, "{run}");
         let (status, grant) = api
-            .post(&format!("/v1/workspaces/{id}/previews"), &json!({"ownerUserId": "alice", "port": 8000, "public": true}))
+            .post(
+                &format!("/v1/workspaces/{id}/previews"),
+                &json!({"ownerUserId": "alice", "port": 8000, "public": true}),
+            )
             .await;
         assert_eq!(status, 201, "{grant}");
         let host = format!("Host: 8000-{id}.preview.test");

@@ -52,10 +52,7 @@ async fn prometheus_reads_workspaces_retention_recovery_and_work_at_risk() {
     let flavor = Flavor::Bubblewrap;
     let dir = DataDir::new();
     let open_port = sluice_tests::free_port();
-    let options = flavor
-        .drain_options()
-        .arg("--metrics-listen")
-        .arg(format!("127.0.0.1:{open_port}"));
+    let options = flavor.drain_options().arg("--metrics-listen").arg(format!("127.0.0.1:{open_port}"));
     let server = Server::start_with(&dir.path(), options).await;
     let client = sluice_tests::http_client();
     let api_metrics = format!("{}/metrics", server.base);
@@ -126,7 +123,8 @@ async fn prometheus_reads_workspaces_retention_recovery_and_work_at_risk() {
     let launched = r#"sum(sluice_launches_total{job="sluice",runtime="local",outcome="answered"})"#;
     assert_eq!(prometheus.value(launched).await, Some(3.0));
     assert_eq!(prometheus.value(r#"sum(sluice_launch_duration_seconds_count{job="sluice"})"#).await, Some(3.0));
-    let creates = r#"sluice_http_request_duration_seconds_count{job="sluice",route="/v1/workspaces",method="POST",status="202"}"#;
+    let creates =
+        r#"sluice_http_request_duration_seconds_count{job="sluice",route="/v1/workspaces",method="POST",status="202"}"#;
     assert_eq!(prometheus.value(creates).await, Some(3.0));
     let refused = r#"sum(sluice_http_request_duration_seconds_count{job="sluice",route="/metrics",status="401"})"#;
     assert_eq!(prometheus.value(refused).await, Some(2.0), "the two scrapes without the token");
@@ -138,7 +136,8 @@ async fn prometheus_reads_workspaces_retention_recovery_and_work_at_risk() {
 
     // Recovery: the retained executor starts again on its own disk, its
     // drain completes, and it leaves the gauges.
-    let (status, asked) = server.post(&format!("/v1/workspaces/{kept}/recover"), &json!({"ownerUserId": "alice"})).await;
+    let (status, asked) =
+        server.post(&format!("/v1/workspaces/{kept}/recover"), &json!({"ownerUserId": "alice"})).await;
     assert_eq!((status, asked["state"].as_str()), (202, Some("requested")), "{asked}");
     server.wait_for("alice", &kept, WITHIN, |w| w["status"] == "stopped").await;
     // No reason has a retained executor left: the family is empty.
@@ -178,8 +177,10 @@ async fn prometheus_reads_workspaces_retention_recovery_and_work_at_risk() {
     assert!(exprs.len() >= 20, "{exprs:?}");
     for expr in &exprs {
         prometheus.query(expr).await.unwrap_or_else(|e| panic!("{expr}: {e}"));
-        for name in expr.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| w.starts_with("sluice_")) {
-            let family = ["_bucket", "_count", "_sum"].iter().fold(name, |n, suffix| n.strip_suffix(suffix).unwrap_or(n));
+        for name in expr.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| w.starts_with("sluice_"))
+        {
+            let family =
+                ["_bucket", "_count", "_sum"].iter().fold(name, |n, suffix| n.strip_suffix(suffix).unwrap_or(n));
             assert!(busy.contains(&format!("# TYPE {family} ")), "the dashboard names {name}, which is not served");
         }
     }

@@ -117,7 +117,13 @@ async fn revoke(server: &Server, previews: &str, preview_id: &str) -> u16 {
 
 /// The WebSocket client: a TLS connection that trusts `ca`, then the
 /// upgrade, one text message and its echo.
-async fn websocket_echo(listen: u16, ca: &Path, host: &str, cookie: Option<&str>, text: &str) -> Result<String, String> {
+async fn websocket_echo(
+    listen: u16,
+    ca: &Path,
+    host: &str,
+    cookie: Option<&str>,
+    text: &str,
+) -> Result<String, String> {
     let mut roots = rustls::RootCertStore::empty();
     roots.add(rustls::pki_types::CertificateDer::from_pem_file(ca).unwrap()).unwrap();
     let config = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
@@ -128,16 +134,16 @@ async fn websocket_echo(listen: u16, ca: &Path, host: &str, cookie: Option<&str>
     let tcp = tokio::net::TcpStream::connect(("127.0.0.1", listen)).await.map_err(|e| e.to_string())?;
     let name = rustls::pki_types::ServerName::try_from(host.to_owned()).map_err(|e| e.to_string())?;
     let tls = tokio_rustls::TlsConnector::from(Arc::new(config)).connect(name, tcp).await.map_err(|e| e.to_string())?;
-    let mut request = tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(format!(
-        "wss://{host}/socket"
-    ))
-    .map_err(|e| e.to_string())?;
+    let mut request =
+        tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(format!("wss://{host}/socket"))
+            .map_err(|e| e.to_string())?;
     if let Some(cookie) = cookie {
         request.headers_mut().insert("cookie", cookie.parse().unwrap());
     }
     let (mut socket, _) = tokio_tungstenite::client_async(request, tls).await.map_err(|e| e.to_string())?;
     socket.send(tokio_tungstenite::tungstenite::Message::text(text)).await.map_err(|e| e.to_string())?;
-    let answer = tokio::time::timeout(Duration::from_secs(10), socket.next()).await.map_err(|_| "no echo".to_owned())?;
+    let answer =
+        tokio::time::timeout(Duration::from_secs(10), socket.next()).await.map_err(|_| "no echo".to_owned())?;
     let answer = answer.ok_or("closed")?.map_err(|e| e.to_string())?;
     let _ = socket.close(None).await;
     Ok(answer.into_text().map_err(|e| e.to_string())?.to_string())
@@ -194,7 +200,8 @@ async fn a_preview_serves_http_and_websockets_to_its_signed_visitors_until_the_w
     }
     assert_eq!(post(&server, &previews, json!({"ownerUserId": "mallory", "port": app_port})).await.0, 404);
 
-    let (status, grant) = post(&server, &previews, json!({"ownerUserId": "alice", "port": app_port, "ttlSeconds": 600})).await;
+    let (status, grant) =
+        post(&server, &previews, json!({"ownerUserId": "alice", "port": app_port, "ttlSeconds": 600})).await;
     assert_eq!(status, 201, "{grant}");
     let url = grant["url"].as_str().unwrap().to_owned();
     let host = format!("{app_port}-{id}.{DOMAIN}");
@@ -265,7 +272,8 @@ async fn a_preview_serves_http_and_websockets_to_its_signed_visitors_until_the_w
     // made public, it needs none.
     let other = format!("https://{}-{id}.{DOMAIN}:{listen}/", app_port + 1);
     assert_eq!(curl(listen, &ca, &jar, &other, &[]).0, 403);
-    let (status, public) = post(&server, &previews, json!({"ownerUserId": "alice", "port": app_port, "public": true})).await;
+    let (status, public) =
+        post(&server, &previews, json!({"ownerUserId": "alice", "port": app_port, "public": true})).await;
     assert_eq!(status, 201, "{public}");
     assert!(!public["url"].as_str().unwrap().contains("token"), "a public URL carries no token");
     assert_eq!(curl(listen, &ca, &nothing, &format!("{bare}open"), &[]).0, 200, "public: no cookie needed");
@@ -307,10 +315,7 @@ async fn a_preview_serves_http_and_websockets_to_its_signed_visitors_until_the_w
 async fn a_plaintext_listener_serves_behind_a_tls_terminating_proxy() {
     let listen = free_port();
     let dir = DataDir::new();
-    let options = previewing("local", listen)
-        .arg("--preview-plaintext")
-        .arg("--preview-url-port")
-        .arg("443");
+    let options = previewing("local", listen).arg("--preview-plaintext").arg("--preview-url-port").arg("443");
     let server = Server::start_with(&dir.path(), options).await;
     assert!(!dir.path().join("preview-tls").exists(), "no certificate is made for a plaintext listener");
     let body = json!({"ownerUserId": "alice", "registryId": "local", "repository": "r", "tag": "1", "spec": {}});

@@ -45,18 +45,14 @@ fn the_file_then_the_environment_then_flags() {
     .unwrap();
     let file = file.to_str().unwrap();
     let env = [("SLUICE_MAX_CONNECTIONS", "200")];
-    let (ok, printed, err) =
-        sluice(&["config", "print", "--config", file, "serve", "--max-body-bytes", "3000"], &env);
+    let (ok, printed, err) = sluice(&["config", "print", "--config", file, "serve", "--max-body-bytes", "3000"], &env);
     assert!(ok, "{err}");
     assert_eq!(line(&printed, "default-ttl-seconds"), "default-ttl-seconds = 3600  # file");
     assert_eq!(line(&printed, "max-connections"), "max-connections = 200  # environment");
     assert_eq!(line(&printed, "max-body-bytes"), "max-body-bytes = 3000  # flag");
     assert_eq!(line(&printed, "idle-timeout-ms"), "idle-timeout-ms = 60000  # default");
     assert_eq!(line(&printed, "preview-plaintext"), "preview-plaintext = true  # file");
-    assert_eq!(
-        line(&printed, "registry"),
-        r#"registry = ["ecr=registry.example:5000", "gh=ghcr.io"]  # file"#
-    );
+    assert_eq!(line(&printed, "registry"), r#"registry = ["ecr=registry.example:5000", "gh=ghcr.io"]  # file"#);
     assert_eq!(line(&printed, "api-tokens"), r#"api-tokens = "<redacted>"  # file"#);
     assert_eq!(
         line(&printed, "database-url"),

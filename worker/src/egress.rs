@@ -10,8 +10,8 @@
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use sluice_domain::egress::Allowlist;
@@ -172,7 +172,13 @@ impl EgressHost {
     /// Serves `allowlist` to a run's executor on `socket` unless this
     /// process already does. The socket is for the owner of its directory
     /// (the executor's daemon) alone.
-    pub fn ensure(&self, socket: &Path, run_id: &str, workspace_id: &str, allowlist: &Allowlist) -> std::io::Result<()> {
+    pub fn ensure(
+        &self,
+        socket: &Path,
+        run_id: &str,
+        workspace_id: &str,
+        allowlist: &Allowlist,
+    ) -> std::io::Result<()> {
         let mut served = self.served.lock().unwrap();
         if served.get(run_id).is_some_and(|(task, _)| !task.is_finished()) {
             return Ok(());
@@ -257,7 +263,9 @@ fn authority(text: &str, default_port: u16) -> Option<(String, u16)> {
 }
 
 async fn answer(stream: &mut (impl AsyncWrite + Unpin), status: &str) {
-    let _ = stream.write_all(format!("HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").as_bytes()).await;
+    let _ = stream
+        .write_all(format!("HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").as_bytes())
+        .await;
     let _ = stream.shutdown().await;
 }
 
@@ -394,7 +402,8 @@ async fn handle(mut client: impl AsyncRead + AsyncWrite + Unpin, proxy: &EgressP
         .headers
         .iter()
         .find_map(|h| h.split_once(':').filter(|(name, _)| name.eq_ignore_ascii_case("host")).map(|(_, v)| v.trim()));
-    let agrees = host_header.is_none_or(|h| authority(h, 80).is_some_and(|(n, p)| n.eq_ignore_ascii_case(&host) && p == port));
+    let agrees =
+        host_header.is_none_or(|h| authority(h, 80).is_some_and(|(n, p)| n.eq_ignore_ascii_case(&host) && p == port));
     if !agrees || !proxy.allowlist.allows(&host, port) {
         proxy.refuse(&host, port, if agrees { "not on the list" } else { "Host disagrees with the URL" });
         answer(&mut client, "403 Forbidden").await;

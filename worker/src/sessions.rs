@@ -99,7 +99,9 @@ struct Who {
 
 async fn refuse_gateway(gateway: &mut (impl tokio::io::AsyncWrite + Unpin), code: &str, message: &str) {
     let refusal = Refusal { code: code.into(), message: message.into() };
-    let _ = sluice_session::write_frames(gateway, FrameKind::Refused, &serde_json::to_vec(&refusal).unwrap_or_default()).await;
+    let _ =
+        sluice_session::write_frames(gateway, FrameKind::Refused, &serde_json::to_vec(&refusal).unwrap_or_default())
+            .await;
     let _ = gateway.shutdown().await;
 }
 

@@ -199,12 +199,12 @@ pub async fn run(worker: Arc<Worker>, stop: watch::Receiver<bool>) {
                     runs.with_label_values(&["done"]).inc();
                     w.config.metrics.gc_deleted_bytes.inc_by(done.bytes_deleted);
                     tracing::info!(
-                    forgotten = done.captures_forgotten,
-                    deleted = done.objects_deleted,
-                    packs_deleted = done.packs_deleted,
-                    packs_rewritten = done.packs_rewritten,
-                    bytes = done.bytes_deleted,
-                    "object store collected"
+                        forgotten = done.captures_forgotten,
+                        deleted = done.objects_deleted,
+                        packs_deleted = done.packs_deleted,
+                        packs_rewritten = done.packs_rewritten,
+                        bytes = done.bytes_deleted,
+                        "object store collected"
                     )
                 }
                 // Another worker's collection is deleting: it does the work.

@@ -14,7 +14,7 @@ use axum::http::HeaderMap;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use futures::Stream;
 use serde::Deserialize;
-use sluice_store::event_feed::FeedCursor;
+use sluice_store::event_feed::{FeedCursor, FeedEvent};
 use sluice_store::model::Event;
 use utoipa::IntoParams;
 
@@ -83,6 +83,10 @@ fn sse(id: String, event: &Event) -> SseEvent {
     SseEvent::default().id(id).event(event.event_type.as_str()).data(data)
 }
 
+fn feed_sse(fed: &FeedEvent) -> SseEvent {
+    SseEvent::default().id(fed.cursor.to_string()).event(fed.item.type_name()).data(fed.body().to_string())
+}
+
 impl Streaming {
     /// Reads the next batch into `ready`; `false` when the stream should end.
     async fn read(&mut self) -> bool {
@@ -105,7 +109,7 @@ impl Streaming {
                 Ok(fed) => {
                     for item in &fed {
                         *after = item.cursor;
-                        self.ready.push_back(sse(item.cursor.to_string(), &item.event));
+                        self.ready.push_back(feed_sse(item));
                     }
                     true
                 }
@@ -132,9 +136,10 @@ impl Streaming {
 }
 
 fn open(app: AppState, source: Source) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
-    let slot = app.streams.clone().try_acquire_owned().map_err(|_| {
-        ApiError::ServiceUnavailable("too many event streams are open here; reconnect shortly".into())
-    })?;
+    let slot =
+        app.streams.clone().try_acquire_owned().map_err(|_| {
+            ApiError::ServiceUnavailable("too many event streams are open here; reconnect shortly".into())
+        })?;
     let streaming = Streaming { app, source, ready: VecDeque::new(), _slot: slot };
     Ok(Sse::new(streaming.into_stream()).keep_alive(KeepAlive::new().interval(HEARTBEAT).text("heartbeat")))
 }
@@ -172,7 +177,7 @@ pub async fn stream_workspace_events(
 /// Every workspace's events, in the order they were recorded (an
 /// operators' stream).
 #[utoipa::path(get, path = "/v1/events/stream", tag = "operations", operation_id = "streamEvents",
-    description = "Every workspace's events in the order they became durable, then each new one, as Server-Sent Events: `id:` is a feed cursor (`TX.POSITION`), `event:` the type, `data:` the event. Resumes after `Last-Event-ID` (or `since`) with no gap and no repeat, on any API instance and across restarts. A comment `heartbeat` is sent while nothing happens.",
+    description = "Every workspace's events and sluice's own (types starting `sluice.`: drain changes, retention, recovery attempts, captures registered, gateway sessions, webhooks disabled; they carry no `sequence`) in the order they became durable, then each new one, as Server-Sent Events: `id:` is a feed cursor (`TX.POSITION`), `event:` the type, `data:` the event. Resumes after `Last-Event-ID` (or `since`) with no gap and no repeat, on any API instance and across restarts. A comment `heartbeat` is sent while nothing happens.",
     params(FeedStreamQuery, ("Last-Event-ID" = Option<String>, Header, description = "The last feed cursor received")),
     responses((status = 200, content_type = "text/event-stream", body = String),
         (status = 400, body = crate::error::ErrorBody), (status = 401, body = crate::error::ErrorBody),

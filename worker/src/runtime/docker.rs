@@ -211,23 +211,23 @@ impl Adapter for DockerRuntime {
             (LABEL_INSTALL.to_owned(), self.install_label()),
         ]);
         let mut cmd: Vec<String> = [
-                    "--listen",
-                    "unix:/run/sluice/control.sock",
-                    "--boot-secret-file",
-                    "/run/sluice/boot-secret.json",
-                    "--state-dir",
-                    "/var/lib/sluice",
-                    "--workdir",
-                    "/workspace",
-                    &format!("--workload-uid={}", ids.workload),
-                    &format!("--workload-gid={}", ids.workload),
-                    "--registrar=unix:/run/sluice/registrar.sock",
-                    &format!("--capture-interval-ms={}", request.capture_interval_ms),
-                    // `=` joins the value, so no launch id can be read as an option.
-                    &format!("--launch={}", request.launch),
-                ]
-                .map(str::to_owned)
-                .to_vec();
+            "--listen",
+            "unix:/run/sluice/control.sock",
+            "--boot-secret-file",
+            "/run/sluice/boot-secret.json",
+            "--state-dir",
+            "/var/lib/sluice",
+            "--workdir",
+            "/workspace",
+            &format!("--workload-uid={}", ids.workload),
+            &format!("--workload-gid={}", ids.workload),
+            "--registrar=unix:/run/sluice/registrar.sock",
+            &format!("--capture-interval-ms={}", request.capture_interval_ms),
+            // `=` joins the value, so no launch id can be read as an option.
+            &format!("--launch={}", request.launch),
+        ]
+        .map(str::to_owned)
+        .to_vec();
         if egress {
             cmd.push(format!("--egress-proxy=unix:{}", sluice_protocol::egress::SOCKET_IN_EXECUTOR));
         }

@@ -480,7 +480,8 @@ impl Adapter for LocalRuntime {
     fn unenforceable(&self) -> Vec<(&'static str, String)> {
         let can = self.cgroups.enforceable();
         let mut refused = Vec::new();
-        for (key, ok) in [("resources.cpus", can.cpu), ("resources.memoryMiB", can.memory), ("resources.pids", can.pids)]
+        for (key, ok) in
+            [("resources.cpus", can.cpu), ("resources.memoryMiB", can.memory), ("resources.pids", can.pids)]
         {
             if !ok {
                 refused.push((key, self.cgroups.describe()));
@@ -492,7 +493,10 @@ impl Adapter for LocalRuntime {
         if let (Sandbox::None(why), None) = (&self.sandbox, &self.identities) {
             // Neither bubblewrap nor root: no network namespace, so nothing
             // keeps the workload to its proxy.
-            refused.push(("network.egress", format!("no network namespace for executors ({why}, and sluice is not root)")));
+            refused.push((
+                "network.egress",
+                format!("no network namespace for executors ({why}, and sluice is not root)"),
+            ));
         }
         refused
     }

@@ -245,6 +245,8 @@ mod tests {
         let no_namespace = [("network.egress", "no network namespace".to_owned())];
         let egress = request(serde_json::json!({"network": {"egress": ["pypi.org"]}}));
         let err = refuse_unenforceable(&egress, &no_namespace);
-        assert!(matches!(&err, Err(WorkerError::Permanent { message, .. }) if message.starts_with("spec.network.egress")));
+        assert!(
+            matches!(&err, Err(WorkerError::Permanent { message, .. }) if message.starts_with("spec.network.egress"))
+        );
     }
 }
