@@ -59,6 +59,8 @@ pub struct ApiConfig {
     pub previews: Option<PreviewSettings>,
     /// This process's metrics (shared with its worker, if it serves one).
     pub metrics: Arc<sluice_telemetry::Metrics>,
+    /// Webhook endpoints may point inside the install's hosts or networks.
+    pub webhook_allow_private: bool,
 }
 
 /// How preview URLs are made: `SCHEME://PORT-WORKSPACEID.DOMAIN[:LISTEN]/`.
@@ -174,6 +176,10 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/hosts/{host}/forget", post(routes::fleet::forget_host))
         .route("/v1/jobs/retry", post(routes::jobs::retry_job))
         .route("/metrics", get(routes::metrics::metrics))
+        .route("/v1/webhooks", post(routes::webhooks::create_webhook).get(routes::webhooks::list_webhooks))
+        .route("/v1/webhooks/{webhookId}", get(routes::webhooks::get_webhook).delete(routes::webhooks::delete_webhook))
+        .route("/v1/webhooks/{webhookId}/enable", post(routes::webhooks::enable_webhook))
+        .route("/v1/webhooks/{webhookId}/deliveries", get(routes::webhooks::list_webhook_deliveries))
         .route("/v1/ssh-keys", post(routes::ssh_keys::register_ssh_key).get(routes::ssh_keys::list_ssh_keys))
         .route("/v1/ssh-keys/{fingerprint}", delete(routes::ssh_keys::delete_ssh_key))
         .route("/v1/capture-sessions", post(routes::capture_sessions::create_capture_session))

@@ -56,6 +56,12 @@ impl Modify for SecuritySchemes {
         crate::routes::fleet::uncordon_host,
         crate::routes::fleet::drain_host,
         crate::routes::fleet::forget_host,
+        crate::routes::webhooks::create_webhook,
+        crate::routes::webhooks::list_webhooks,
+        crate::routes::webhooks::get_webhook,
+        crate::routes::webhooks::delete_webhook,
+        crate::routes::webhooks::enable_webhook,
+        crate::routes::webhooks::list_webhook_deliveries,
         crate::routes::ssh_keys::register_ssh_key,
         crate::routes::ssh_keys::list_ssh_keys,
         crate::routes::ssh_keys::delete_ssh_key,
@@ -123,9 +129,9 @@ mod tests {
         let paths = doc["paths"].as_object().unwrap();
         assert_eq!(
             paths.len(),
-            42,
+            46,
             "17 workspace paths, 5 capture-session paths, /v1/runs/{{runId}}, /v1/retained-executors, 2 job paths, \
-             /v1/workers, 4 host paths, 3 ssh-key paths, workspace sessions, 2 preview paths, 2 event streams, \
+             /v1/workers, 4 host paths, 3 ssh-key paths, workspace sessions, 2 preview paths, 2 event streams, 4 webhook paths, \
              /metrics and /healthz"
         );
         assert_eq!(paths["/v1/events/stream"]["get"]["security"], json!([{"apiToken": []}]));

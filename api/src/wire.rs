@@ -1526,3 +1526,121 @@ pub struct PreviewRecord {
 pub struct ListPreviewsResponse {
     pub items: Vec<PreviewRecord>,
 }
+
+/// A webhook endpoint to register.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateWebhookRequest {
+    /// Where deliveries are posted: `https://` (or `http://`), no user or
+    /// password. An address inside the install's hosts or networks is
+    /// refused unless the install allows it.
+    pub url: String,
+    /// Event types it takes: names (`runtime.ready`), prefixes (`runtime.*`,
+    /// `sluice.*`) or `*`. Absent or empty: every type.
+    #[serde(default)]
+    pub events: Vec<String>,
+    /// The signing secret, `whsec_` and the base64 of 24 to 64 bytes.
+    /// Absent: sluice makes one and answers it once, in this response.
+    pub secret: Option<String>,
+}
+
+/// A webhook endpoint. Its secret is never shown again after the create.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookRecord {
+    pub id: String,
+    pub url: String,
+    /// Its type filters; empty: every type.
+    pub events: Vec<String>,
+    /// `false` once a run of failed deliveries disabled it.
+    pub enabled: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disabled_at: Option<String>,
+    /// The last failure, when disabled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disabled_reason: Option<String>,
+    /// Failed deliveries in a row.
+    pub failures: i64,
+    /// The feed cursor of the last event delivered or passed over.
+    pub cursor: String,
+    pub created_at: String,
+}
+
+impl From<sluice_store::webhooks::Webhook> for WebhookRecord {
+    fn from(w: sluice_store::webhooks::Webhook) -> Self {
+        WebhookRecord {
+            enabled: w.disabled.is_none(),
+            disabled_at: w.disabled.as_ref().map(|(at, _)| rfc3339(*at)),
+            disabled_reason: w.disabled.map(|(_, reason)| reason),
+            id: w.id,
+            url: w.url,
+            events: w.events,
+            failures: w.failures,
+            cursor: w.cursor.to_string(),
+            created_at: rfc3339(w.created_at),
+        }
+    }
+}
+
+/// A registered endpoint and, when sluice made it, its secret (shown once).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateWebhookResponse {
+    #[serde(flatten)]
+    pub webhook: WebhookRecord,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ListWebhooksResponse {
+    pub items: Vec<WebhookRecord>,
+}
+
+/// One delivery tried.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookDeliveryRecord {
+    pub id: String,
+    /// The event's id: the `webhook-id` header, the same on every try.
+    pub event_id: String,
+    pub event_type: String,
+    /// The try's number for this event, from 1.
+    pub attempt: i64,
+    pub at: String,
+    pub duration_ms: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status_code: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub delivered: bool,
+}
+
+impl From<sluice_store::webhooks::Delivery> for WebhookDeliveryRecord {
+    fn from(d: sluice_store::webhooks::Delivery) -> Self {
+        WebhookDeliveryRecord {
+            id: d.id,
+            event_id: d.event_id,
+            event_type: d.event_type,
+            attempt: d.attempt,
+            at: rfc3339(d.at),
+            duration_ms: d.duration_ms,
+            status_code: d.status_code,
+            error: d.error,
+            delivered: d.delivered,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ListWebhookDeliveriesResponse {
+    pub items: Vec<WebhookDeliveryRecord>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ListWebhookDeliveriesQuery {
+    /// 1 to 1000 (default 100), newest first.
+    #[param(pattern = r"^(?:[1-9][0-9]{0,2}|1000)$")]
+    pub limit: Option<String>,
+}

@@ -421,6 +421,33 @@ pub struct MetricsArgs {
     pub metrics_listen: Option<String>,
 }
 
+/// Where webhooks are delivered, and how failures end.
+#[derive(Args, Debug, Clone)]
+pub struct WebhookArgs {
+    /// Let webhook endpoints point at loopback, private and link-local
+    /// addresses (receivers inside the install's own network). Refused by
+    /// default, by address and by what names resolve to.
+    #[arg(long, env = "SLUICE_WEBHOOK_ALLOW_PRIVATE")]
+    pub webhook_allow_private: bool,
+    /// Failed deliveries in a row after which an endpoint is disabled.
+    #[arg(long, env = "SLUICE_WEBHOOK_FAILURE_LIMIT", default_value_t = sluice_domain::webhooks::DEFAULT_FAILURE_LIMIT,
+        value_parser = clap::value_parser!(i64).range(1..))]
+    pub webhook_failure_limit: i64,
+    /// The certificate authorities (PEM) https endpoints are checked against.
+    #[arg(long, env = "SLUICE_WEBHOOK_CA_FILE", default_value = sluice_worker::webhooks::SYSTEM_ROOTS)]
+    pub webhook_ca_file: PathBuf,
+}
+
+impl WebhookArgs {
+    pub fn policy(&self) -> sluice_worker::webhooks::WebhookPolicy {
+        sluice_worker::webhooks::WebhookPolicy {
+            allow_private: self.webhook_allow_private,
+            failure_limit: self.webhook_failure_limit,
+            roots: self.webhook_ca_file.clone(),
+        }
+    }
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct ApiArgs {
     /// Address the HTTP API listens on.

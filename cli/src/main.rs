@@ -20,7 +20,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 use sluice_api::{ApiConfig, AppState};
 use tokio::sync::{Notify, watch};
 
-use config::{ApiArgs, MetricsArgs, StoreArgs, WorkerArgs};
+use config::{ApiArgs, MetricsArgs, StoreArgs, WebhookArgs, WorkerArgs};
 
 #[derive(Parser)]
 #[command(name = "sluice", version, about = "A capture/drain workspace control plane")]
@@ -72,6 +72,8 @@ enum Command {
         worker: WorkerArgs,
         #[command(flatten)]
         metrics: MetricsArgs,
+        #[command(flatten)]
+        webhooks: WebhookArgs,
     },
     /// The HTTP API alone (scale-out: several behind a load balancer, sharing PostgreSQL).
     Api {
@@ -85,6 +87,8 @@ enum Command {
         object_store: Option<String>,
         #[command(flatten)]
         metrics: MetricsArgs,
+        #[command(flatten)]
+        webhooks: WebhookArgs,
     },
     /// The worker alone (scale-out: several share PostgreSQL; jobs are leased).
     Worker {
@@ -94,6 +98,8 @@ enum Command {
         worker: WorkerArgs,
         #[command(flatten)]
         metrics: MetricsArgs,
+        #[command(flatten)]
+        webhooks: WebhookArgs,
     },
     /// Check the database and the runtime, and report how executors are isolated.
     Doctor {
@@ -247,15 +253,25 @@ async fn main() -> anyhow::Result<()> {
     let _tracing = sluice_telemetry::traces::init(filter, format, cli.otlp_endpoint.as_deref(), "sluice")
         .map_err(anyhow::Error::msg)?;
     match cli.command {
-        Command::Serve { store, api, worker, metrics } => run_api(store, api, Ok(worker), metrics).await,
-        Command::Api { store, api, object_store, metrics } => run_api(store, api, Err(object_store), metrics).await,
-        Command::Worker { store: store_args, worker, metrics: metrics_args } => {
+        Command::Serve { store, api, worker, metrics, webhooks } => {
+            run_api(store, api, Ok(worker), metrics, webhooks).await
+        }
+        Command::Api { store, api, object_store, metrics, webhooks } => {
+            run_api(store, api, Err(object_store), metrics, webhooks).await
+        }
+        Command::Worker { store: store_args, worker, metrics: metrics_args, webhooks } => {
             let store = store_args.open().await?;
             let worker_args = worker;
             let metrics = Arc::new(sluice_telemetry::Metrics::new());
-            let worker =
-                start_worker(&store_args, &worker_args, store.clone(), Arc::new(Notify::new()), metrics.clone())
-                    .await?;
+            let worker = start_worker(
+                &store_args,
+                &worker_args,
+                &webhooks,
+                store.clone(),
+                Arc::new(Notify::new()),
+                metrics.clone(),
+            )
+            .await?;
             let (stop, stopped) = shutdown_signal();
             tokio::spawn(stop);
             let state = AppState::new(
@@ -316,6 +332,7 @@ const HTTP_DRAIN_DEADLINE: std::time::Duration = std::time::Duration::from_secs(
 async fn start_worker(
     store_args: &StoreArgs,
     args: &WorkerArgs,
+    webhooks: &WebhookArgs,
     store: sluice_store::Store,
     wake: Arc<Notify>,
     metrics: Arc<sluice_telemetry::Metrics>,
@@ -331,7 +348,7 @@ async fn start_worker(
     let objects =
         sluice_worker::objects::Objects::open(&objects_url, store.clone()).context("cannot open the object store")?;
     tracing::info!(objects = %objects_url.describe(), "capture object store");
-    let config = sluice_worker::WorkerConfig { metrics, ..args.worker_config()? };
+    let config = sluice_worker::WorkerConfig { metrics, webhooks: webhooks.policy(), ..args.worker_config()? };
     Ok(sluice_worker::Worker::new(store, runtime, config, wake, objects))
 }
 
@@ -371,6 +388,7 @@ async fn run_api(
     api_args: ApiArgs,
     worker_or_objects: Result<WorkerArgs, Option<String>>,
     metrics_args: MetricsArgs,
+    webhooks: WebhookArgs,
 ) -> anyhow::Result<()> {
     let (worker_args, object_store) = match worker_or_objects {
         Ok(worker) => (Some(worker), None),
@@ -385,7 +403,9 @@ async fn run_api(
     // One registry for the process: its API's counters and its worker's.
     let metrics = Arc::new(sluice_telemetry::Metrics::new());
     let worker = match &worker_args {
-        Some(args) => Some(start_worker(&store_args, args, store.clone(), wake.clone(), metrics.clone()).await?),
+        Some(args) => {
+            Some(start_worker(&store_args, args, &webhooks, store.clone(), wake.clone(), metrics.clone()).await?)
+        }
         None => None,
     };
     let objects = match &worker {
@@ -420,6 +440,7 @@ async fn run_api(
         cluster_authority: Some(internal::authority(&store)?),
         previews: None,
         metrics,
+        webhook_allow_private: webhooks.webhook_allow_private,
     };
     let listener = tokio::net::TcpListener::bind(&api_args.listen)
         .await

@@ -23,3 +23,4 @@ pub mod spec;
 #[doc(hidden)]
 pub mod testing;
 pub mod transition;
+pub mod webhooks;

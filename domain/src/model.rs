@@ -158,10 +158,12 @@ named_enum!(
 
 named_enum!(
     /// What a durable job asks a worker to do with its subject: reconcile a
-    /// workspace's executor, or run an exec run's commands.
+    /// workspace's executor, run an exec run's commands, or deliver the
+    /// feed's next events to a webhook endpoint.
     JobKind {
         Reconcile => "reconcile",
         Exec => "exec",
+        Deliver => "deliver",
     }
 );
 

@@ -101,8 +101,9 @@ pub(crate) async fn begin_fenced(pool: &Pool, lease: &Lease) -> Result<(Tx, i64)
 /// acts on, as the reconcile decision picks it (an earlier run's executor
 /// still on its runtime and not retained, else the current run's), or an
 /// exec run's executor. NULL (any worker) while that executor is not
-/// placed, or is gone from its runtime. `$6` is the retained status.
-const JOB_HOST: &str = "CASE j.kind WHEN 'exec' THEN \
+/// placed, or is gone from its runtime, and for a webhook's deliveries.
+/// `$6` is the retained status.
+const JOB_HOST: &str = "CASE j.kind WHEN 'deliver' THEN NULL WHEN 'exec' THEN \
        (SELECT r.host FROM exec_runs e JOIN runs r ON r.id = e.attempt_id \
         WHERE e.id = j.subject AND r.runtime_removed_at IS NULL) \
      ELSE (SELECT CASE WHEN r.runtime_removed_at IS NULL THEN r.host END FROM runs r JOIN workspaces w ON w.id = r.workspace_id \

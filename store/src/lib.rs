@@ -32,6 +32,7 @@ pub mod ssh_keys;
 #[doc(hidden)]
 pub mod testing;
 mod transitions;
+pub mod webhooks;
 mod workspaces;
 
 pub use db::{BackendKind, DATABASE_WAIT};

@@ -48,6 +48,7 @@ pub struct Metrics {
     pub gc_runs: IntCounterVec,
     pub gc_deleted_bytes: IntCounter,
     pub egress_refusals: IntCounter,
+    pub webhook_deliveries: IntCounterVec,
 
     // Read from the store at each scrape.
     pub workspaces: IntGaugeVec,
@@ -181,6 +182,11 @@ impl Metrics {
                 "sluice_egress_refusals_total",
                 "Connections the egress proxies refused (names not listed, raw addresses, internal answers)",
             ),
+            webhook_deliveries: b.counters(
+                "sluice_webhook_deliveries_total",
+                "Webhook deliveries tried, by outcome (delivered, failed)",
+                &["outcome"],
+            ),
             workspaces: b.gauges("sluice_workspaces", "Workspaces by status", &["status"]),
             drains: b.gauges("sluice_drains", "Drains of executors not yet removed, by state", &["state"]),
             retained_executors: b.gauges(
@@ -272,6 +278,9 @@ impl Metrics {
         }
         for outcome in GC_OUTCOMES {
             self.gc_runs.with_label_values(&[outcome]);
+        }
+        for outcome in ["delivered", "failed"] {
+            self.webhook_deliveries.with_label_values(&[outcome]);
         }
     }
 

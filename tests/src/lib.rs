@@ -53,6 +53,7 @@ impl App {
             cluster_authority: None,
             previews: None,
             metrics: Default::default(),
+            webhook_allow_private: true,
         };
         adjust(&mut config);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -100,7 +100,7 @@ impl ClusterTls {
         Ok(Arc::new(roots))
     }
 
-    fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+    pub(crate) fn provider() -> Arc<rustls::crypto::CryptoProvider> {
         Arc::new(rustls::crypto::ring::default_provider())
     }
 

@@ -25,6 +25,7 @@ pub mod sessions;
 pub mod snapshots;
 mod sweeps;
 pub mod verified;
+pub mod webhooks;
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -131,6 +132,8 @@ pub struct WorkerConfig {
     pub egress_resolver: egress::Resolver,
     /// This process's metrics.
     pub metrics: Arc<sluice_telemetry::Metrics>,
+    /// What webhook deliveries may do.
+    pub webhooks: webhooks::WebhookPolicy,
 }
 
 impl Default for WorkerConfig {
@@ -162,6 +165,7 @@ impl Default for WorkerConfig {
             max_job_attempts: 10,
             egress_resolver: egress::Resolver::System,
             metrics: Default::default(),
+            webhooks: webhooks::WebhookPolicy::default(),
         }
     }
 }
@@ -214,6 +218,8 @@ pub struct Worker {
     pub registrars: Arc<registrar::RegistrarHost>,
     /// Serves the egress proxy to the executors with an allowlist.
     pub egress: Arc<egress::EgressHost>,
+    /// Posts the feed to webhook endpoints.
+    pub(crate) deliverer: webhooks::Deliverer,
 }
 
 impl Worker {
@@ -243,7 +249,18 @@ impl Worker {
         let registrars = registrar::RegistrarHost::new(store.clone(), objects, config.metrics.clone());
         let refusals = config.metrics.egress_refusals.clone();
         let egress = Arc::new(egress::EgressHost::new(config.egress_resolver.clone(), refusals));
-        Arc::new(Worker { store, runtime, executors, config, wake, next_due: Mutex::new(None), registrars, egress })
+        let deliverer = webhooks::Deliverer::new(config.webhooks.clone());
+        Arc::new(Worker {
+            store,
+            runtime,
+            executors,
+            config,
+            wake,
+            next_due: Mutex::new(None),
+            registrars,
+            egress,
+            deliverer,
+        })
     }
 
     /// Serves a run's executor what its spec needs from this worker, unless
@@ -321,11 +338,13 @@ async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreError>
         job.kind = %lease.kind,
         workspace = tracing::field::Empty,
         exec_run = tracing::field::Empty,
+        webhook = tracing::field::Empty,
         generation = lease.generation,
     );
     match lease.kind {
         JobKind::Reconcile => span.record("workspace", lease.subject.as_str()),
         JobKind::Exec => span.record("exec_run", lease.subject.as_str()),
+        JobKind::Deliver => span.record("webhook", lease.subject.as_str()),
     };
     tracing::Instrument::instrument(run_pass(worker, lease), span).await
 }
@@ -338,6 +357,7 @@ async fn run_pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
     match lease.kind {
         JobKind::Reconcile => reconcile::pass(worker, lease).await,
         JobKind::Exec => exec_job::run(worker, lease).await,
+        JobKind::Deliver => webhooks::pass(worker, lease).await,
     }
 }
 

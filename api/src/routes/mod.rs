@@ -5,4 +5,5 @@ pub mod jobs;
 pub mod metrics;
 pub mod previews;
 pub mod ssh_keys;
+pub mod webhooks;
 pub mod workspaces;
