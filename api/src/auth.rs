@@ -36,6 +36,12 @@ impl TokenSet {
     pub fn accepts(&self, token: &str) -> bool {
         self.digests.contains(&token_digest(token))
     }
+
+    /// Whether an accepted token's digest starts with `prefix` (a console
+    /// session names its token so, and ends when the token is taken away).
+    pub fn accepts_digest_prefix(&self, prefix: &str) -> bool {
+        prefix.len() >= 16 && self.digests.iter().any(|d| d.starts_with(prefix))
+    }
 }
 
 /// Middleware: the request must carry `Authorization: Bearer <API token>`.

@@ -75,7 +75,7 @@ impl ApiError {
         ApiError::Conflict { message: message.into(), code }
     }
 
-    fn status_and_body(&self) -> (StatusCode, ErrorBody) {
+    pub(crate) fn status_and_body(&self) -> (StatusCode, ErrorBody) {
         let body = |tag, message: String, code| ErrorBody { tag, message, code };
         match self {
             ApiError::BadRequest(m) => (StatusCode::BAD_REQUEST, body("WorkspaceBadRequestError", m.clone(), None)),

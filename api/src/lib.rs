@@ -4,6 +4,7 @@
 
 pub mod auth;
 mod capture_archive;
+mod console;
 pub mod error;
 mod extract;
 pub mod listener;
@@ -195,6 +196,8 @@ pub fn router(state: AppState) -> Router {
         // The gateway authenticates with its own header, checked in the handler.
         .route("/v1/workspaces/{workspaceId}/ssh-target", get(ws::get_workspace_ssh_target))
         .route("/v1/gateway/ssh-keys/{fingerprint}", get(routes::ssh_keys::gateway_ssh_key))
+        // The operator console signs its own sessions in.
+        .merge(console::router())
         .route("/openapi.json", get(openapi_json))
         .route("/healthz", get(health))
         .fallback(no_route)

@@ -223,13 +223,17 @@ pub fn after_failure(failures: i64, limit: i64) -> AfterFailure {
 mod tests {
     use super::*;
 
+    /// A row: the input, and what is wanted (`Err` names a refusal).
+    type FilterRow<'a> = (&'a [&'a str], Result<&'a [&'a str], ()>);
+    type UrlRow<'a> = (&'a str, bool, Result<(&'a str, u16), &'a str>);
+
     fn strings(items: &[&str]) -> Vec<String> {
         items.iter().map(|s| s.to_string()).collect()
     }
 
     #[test]
     fn filters_name_known_types_or_prefixes_of_them() {
-        let table: &[(&[&str], Result<&[&str], ()>)] = &[
+        let table: &[FilterRow] = &[
             (&[], Ok(&[])),
             (&["runtime.ready"], Ok(&["runtime.ready"])),
             (&["runtime.*", "sluice.*", "*"], Ok(&["runtime.*", "sluice.*", "*"])),
@@ -302,7 +306,7 @@ mod tests {
 
     #[test]
     fn urls_are_refused_inside_the_host_unless_allowed() {
-        let table: &[(&str, bool, Result<(&str, u16), &str>)] = &[
+        let table: &[UrlRow] = &[
             ("https://hooks.example.com/in?x=1", false, Ok(("hooks.example.com", 443))),
             ("http://hooks.example.com:8080", false, Ok(("hooks.example.com", 8080))),
             ("https://93.184.215.14/h", false, Ok(("93.184.215.14", 443))),

@@ -175,4 +175,35 @@ impl Store {
         }
         Ok(retained)
     }
+
+    /// Every drain still under way (a stop asked for, the executor not yet
+    /// removed nor retained), oldest first, with its run.
+    pub async fn drains_in_progress(&self, limit: i64) -> Result<Vec<RetainedExecutor>, StoreError> {
+        let rows = self
+            .pool
+            .fetch_all(
+                &format!(
+                    "SELECT {DRAIN_COLUMNS} FROM drains d WHERE d.stop_requested_at IS NOT NULL \
+                     AND (d.state IS NULL OR d.state = $1) AND EXISTS (SELECT 1 FROM runs r WHERE r.id = d.run_id \
+                       AND r.runtime_removed_at IS NULL AND r.status <> $2) \
+                     ORDER BY d.stop_requested_at LIMIT $3"
+                ),
+                args![DrainState::Draining.as_str(), WorkspaceStatus::Retained.as_str(), limit],
+            )
+            .await?;
+        let mut drains = Vec::new();
+        for row in rows {
+            let drain = drain_from_row(&row)?;
+            let Some(run) = self.get_run(&drain.run_id).await? else { continue };
+            let owner = self
+                .pool
+                .fetch_optional("SELECT owner_user_id FROM workspaces WHERE id = $1", args![&run.workspace_id])
+                .await?
+                .map(|r| r.text("owner_user_id"))
+                .transpose()?
+                .unwrap_or_default();
+            drains.push(RetainedExecutor { workspace_id: run.workspace_id.clone(), owner_user_id: owner, run, drain });
+        }
+        Ok(drains)
+    }
 }

@@ -153,6 +153,22 @@ pub(crate) async fn append_sluice_event(tx: &mut Tx, event: &NewSluiceEvent, now
     Ok(())
 }
 
+/// The feed's newest readable place: a reader that wants only what
+/// comes next starts after it.
+pub(crate) async fn feed_end(tx: &mut Tx, kind: BackendKind) -> Result<FeedCursor, StoreError> {
+    let sql = match kind {
+        BackendKind::Postgres => {
+            "SELECT CAST(CAST(tx_id AS TEXT) AS BIGINT) AS tx, position FROM events \
+             WHERE tx_id < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY tx_id DESC, position DESC LIMIT 1"
+        }
+        BackendKind::Sqlite => "SELECT 0 AS tx, position FROM events ORDER BY position DESC LIMIT 1",
+    };
+    match tx.fetch_optional(sql, args![]).await? {
+        Some(row) => Ok(FeedCursor { tx: row.int("tx")?, position: row.int("position")? }),
+        None => Ok(FeedCursor::default()),
+    }
+}
+
 /// A feed row: the contract's event when it has a sequence number, else
 /// one of sluice's own.
 fn item_from_row(row: &DbRow) -> Result<FeedItem, StoreError> {
@@ -187,6 +203,25 @@ impl Store {
             format!("SELECT {EVENT_COLUMNS} FROM events WHERE workspace_id = $1 AND seq > $2 ORDER BY seq LIMIT $3");
         let rows = self.pool.fetch_all(&sql, args![workspace_id, after, limit]).await?;
         rows.iter().map(event_from_row).collect::<Result<Vec<_>, _>>().map(Some)
+    }
+
+    /// A workspace's newest `limit` events, the contract's and sluice's
+    /// own, oldest first (what the console shows as its timeline).
+    pub async fn timeline(&self, workspace_id: &str, limit: i64) -> Result<Vec<FeedItem>, StoreError> {
+        let sql = format!(
+            "SELECT {EVENT_COLUMNS} FROM (SELECT {EVENT_COLUMNS}, position FROM events WHERE workspace_id = $1 \
+             ORDER BY position DESC LIMIT $2) newest ORDER BY position"
+        );
+        let rows = self.pool.fetch_all(&sql, args![workspace_id, limit]).await?;
+        rows.iter().map(item_from_row).collect()
+    }
+
+    /// The feed's newest readable place (see [`feed_end`]).
+    pub async fn feed_end(&self) -> Result<FeedCursor, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let end = feed_end(&mut tx, self.pool.kind()).await?;
+        tx.commit().await?;
+        Ok(end)
     }
 
     /// Every workspace's events and sluice's own after `after` in feed

@@ -10,9 +10,9 @@ use sluice_domain::feed::NewSluiceEvent;
 
 use crate::Store;
 use crate::clock::{new_id, now_ms};
-use crate::db::{BackendKind, DbRow, Tx, args};
+use crate::db::{DbRow, Tx, args};
 use crate::error::StoreError;
-use crate::event_feed::{FeedCursor, append_sluice_event};
+use crate::event_feed::{FeedCursor, append_sluice_event, feed_end};
 use crate::jobs::{Lease, begin_fenced, enqueue};
 use crate::model::{JobKind, SluiceEventType};
 use crate::seal::{Sealed, Secret};
@@ -104,21 +104,6 @@ fn delivery_from_row(row: &DbRow) -> Result<Delivery, StoreError> {
         error: row.opt_text("error")?,
         delivered: row.int("delivered")? != 0,
     })
-}
-
-/// The feed's newest readable place: a new endpoint starts after it.
-async fn feed_end(tx: &mut Tx, kind: BackendKind) -> Result<FeedCursor, StoreError> {
-    let sql = match kind {
-        BackendKind::Postgres => {
-            "SELECT CAST(CAST(tx_id AS TEXT) AS BIGINT) AS tx, position FROM events \
-             WHERE tx_id < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY tx_id DESC, position DESC LIMIT 1"
-        }
-        BackendKind::Sqlite => "SELECT 0 AS tx, position FROM events ORDER BY position DESC LIMIT 1",
-    };
-    match tx.fetch_optional(sql, args![]).await? {
-        Some(row) => Ok(FeedCursor { tx: row.int("tx")?, position: row.int("position")? }),
-        None => Ok(FeedCursor::default()),
-    }
 }
 
 impl Store {

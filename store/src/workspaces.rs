@@ -473,6 +473,29 @@ impl Store {
     }
 
     /// The owner's workspaces, newest first.
+    /// Every owner's workspaces (an operator's view), most recently
+    /// changed first, by status and owner when given.
+    pub async fn all_workspaces(
+        &self,
+        status: Option<WorkspaceStatus>,
+        owner: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<Workspace>, StoreError> {
+        let mut sql = format!("SELECT {WORKSPACE_COLUMNS} FROM workspaces WHERE 1 = 1");
+        let mut values = args![];
+        if let Some(status) = status {
+            values.push(Arg::from(status.as_str()));
+            sql.push_str(&format!(" AND status = ${}", values.len()));
+        }
+        if let Some(owner) = owner {
+            values.push(Arg::from(owner));
+            sql.push_str(&format!(" AND owner_user_id = ${}", values.len()));
+        }
+        values.push(Arg::from(limit));
+        sql.push_str(&format!(" ORDER BY updated_at DESC, id LIMIT ${}", values.len()));
+        self.pool.fetch_all(&sql, values).await?.iter().map(workspace_from_row).collect()
+    }
+
     pub async fn list_workspaces(
         &self,
         owner: &str,

@@ -264,11 +264,21 @@ pub async fn archive_capture(
     Path((session_id, n)): Path<(String, String)>,
     QueryOf(q): QueryOf<CaptureArchiveQuery>,
 ) -> Result<axum::response::Response, ApiError> {
-    use axum::response::IntoResponse;
     let owner = validate::owner(q.owner_user_id)?;
     let n = chain_position(&n, "n")?;
-    let tree = tree(&app, owner.as_str(), &session_id, n).await?;
-    let reader = capture_reader(&app)?;
+    archive(&app, owner.as_str(), &session_id, n).await
+}
+
+/// The owner's session's kept capture `n` as a tar archive download.
+pub(crate) async fn archive(
+    app: &AppState,
+    owner: &str,
+    session_id: &str,
+    n: u64,
+) -> Result<axum::response::Response, ApiError> {
+    use axum::response::IntoResponse;
+    let tree = tree(app, owner, session_id, n).await?;
+    let reader = capture_reader(app)?;
     let headers = [
         (axum::http::header::CONTENT_TYPE, "application/x-tar".to_owned()),
         (axum::http::header::CONTENT_DISPOSITION, format!("attachment; filename=\"{session_id}-{n}.tar\"")),
