@@ -12,7 +12,7 @@ use futures::StreamExt;
 use indicatif::{HumanBytes, ProgressBar, ProgressStyle};
 use serde_json::Value;
 
-use crate::operate::{Api, ApiClientArgs};
+use crate::api_client::{Api, ApiClientArgs, failed, json};
 
 #[derive(Subcommand, Debug, Clone)]
 pub enum CaptureCommand {
@@ -71,10 +71,6 @@ pub async fn run(command: CaptureCommand) -> anyhow::Result<()> {
     }
 }
 
-fn captures_path(s: &SessionArgs) -> String {
-    format!("/v1/capture-sessions/{}/captures", s.session_id)
-}
-
 async fn list(s: &SessionArgs) -> anyhow::Result<()> {
     let api = Api::new(&s.api)?;
     println!(
@@ -83,8 +79,8 @@ async fn list(s: &SessionArgs) -> anyhow::Result<()> {
     );
     let mut after = 0;
     loop {
-        let path = format!("{}?ownerUserId={}&limit=1000&after={after}", captures_path(s), s.owner_user_id);
-        let page = api.get(&path).await?;
+        let list = api.client.list_captures().session_id(&s.session_id).owner_user_id(s.owner_user_id.as_str());
+        let page = json(list.limit("1000").after(after.to_string()).send().await.map_err(failed)?);
         for c in page["captures"].as_array().into_iter().flatten() {
             let count = |key: &str| c[key].as_u64().map_or("-".to_owned(), |n| n.to_string());
             let note = c["restoredFrom"].as_u64().map(|n| format!("restored {n}")).unwrap_or_default();
@@ -118,9 +114,12 @@ fn path_text(path: &Value) -> String {
 
 async fn diff(s: &SessionArgs, n: u64, against: Option<u64>) -> anyhow::Result<()> {
     let api = Api::new(&s.api)?;
-    let against = against.map(|a| format!("&against={a}")).unwrap_or_default();
-    let path = format!("{}/{n}/diff?ownerUserId={}{against}", captures_path(s), s.owner_user_id);
-    let diff = api.get(&path).await?;
+    let mut ask = api.client.diff_captures().session_id(&s.session_id).n(n as i64);
+    ask = ask.owner_user_id(s.owner_user_id.as_str());
+    if let Some(against) = against {
+        ask = ask.against(against.to_string());
+    }
+    let diff = json(ask.send().await.map_err(failed)?);
     for (mark, key) in [("+", "added"), ("~", "changed"), ("-", "removed")] {
         for path in diff[key].as_array().into_iter().flatten() {
             println!("{mark} {}", path_text(path));
@@ -137,12 +136,12 @@ async fn diff(s: &SessionArgs, n: u64, against: Option<u64>) -> anyhow::Result<(
 /// Streams capture `n`'s archive into `sink`, showing progress on a terminal.
 async fn stream_archive(s: &SessionArgs, n: u64, sink: &mut dyn Write) -> anyhow::Result<u64> {
     let api = Api::new(&s.api)?;
-    let path = format!("{}/{n}/archive?ownerUserId={}", captures_path(s), s.owner_user_id);
-    let response = api.download(&path).await?;
+    let archive = api.client.archive_capture().session_id(&s.session_id).n(n as i64);
+    let response = archive.owner_user_id(s.owner_user_id.as_str()).send().await.map_err(failed)?;
     let progress = ProgressBar::new_spinner();
     progress.set_style(ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("a valid template"));
     progress.enable_steady_tick(Duration::from_millis(120));
-    let mut body = response.bytes_stream();
+    let mut body = response.into_inner();
     let mut written = 0u64;
     while let Some(chunk) = body.next().await {
         let chunk = chunk.context("the archive was cut short (the store failed or the API went away)")?;

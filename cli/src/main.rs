@@ -1,5 +1,6 @@
 //! `sluice`: the control plane's one binary.
 
+mod api_client;
 mod bench;
 mod bench_capture;
 mod bench_ready;
@@ -12,6 +13,7 @@ mod gc;
 mod internal;
 mod operate;
 mod settings;
+mod workspaces;
 
 use std::sync::Arc;
 
@@ -156,6 +158,17 @@ enum Command {
     /// The fleet: workers with health, load and version, and their hosts;
     /// `cordon`, `uncordon`, `drain` or `forget` a host (talks to the API).
     Workers(operate::WorkersArgs),
+    /// Workspaces: list, get, create, exec, stop, restart, events --follow (talks to the API).
+    #[command(subcommand)]
+    Workspaces(workspaces::WorkspacesCommand),
+    /// Exec runs: `sluice runs get RUN --owner O` (talks to the API).
+    #[command(subcommand)]
+    Runs(workspaces::RunsCommand),
+    /// Print a shell's completion script: `sluice completions bash > /etc/bash_completion.d/sluice`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(clap::Args, Debug)]
@@ -219,6 +232,10 @@ async fn main() -> anyhow::Result<()> {
         print!("{}", settings::print(&Cli::command(), argv)?);
         return Ok(());
     }
+    if let Command::Completions { shell } = cli.command {
+        clap_complete::generate(shell, &mut Cli::command(), "sluice", &mut std::io::stdout());
+        return Ok(());
+    }
     // One TLS provider for the process (reqwest's rustls has none of its own).
     let _ = rustls::crypto::ring::default_provider().install_default();
     if let Command::Daemon(args) = cli.command {
@@ -243,6 +260,8 @@ async fn main() -> anyhow::Result<()> {
             | Command::Broker(_)
             | Command::Gc(_)
             | Command::Capture(_)
+            | Command::Workspaces(_)
+            | Command::Runs(_)
     );
     let format = match cli.log_format {
         LogFormat::Text => sluice_telemetry::traces::LogFormat::Text,
@@ -322,7 +341,20 @@ async fn main() -> anyhow::Result<()> {
         Command::Workers(args) => operate::workers(args).await,
         Command::Discard(args) => operate::discard(args).await,
         Command::Drain(args) => operate::drain(args).await,
+        Command::Workspaces(command) => exit_with(workspaces::run(command).await?),
+        Command::Runs(command) => exit_with(workspaces::runs(command).await?),
+        Command::Completions { .. } => unreachable!("printed before tracing starts"),
     }
+}
+
+/// Ends the process with a command's exit code (an exec's), output flushed.
+fn exit_with(code: i32) -> anyhow::Result<()> {
+    if code == 0 {
+        return Ok(());
+    }
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    std::process::exit(code)
 }
 
 /// How long requests in flight may run once shutdown begins.

@@ -2,27 +2,15 @@
 //! executors, ask for a recovery, discard unsaved work, and follow a drain
 //! live.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use clap::Args;
 use indicatif::{HumanBytes, ProgressBar, ProgressStyle};
-use serde_json::{Value, json};
+use serde_json::Value;
 
-#[derive(Args, Debug, Clone)]
-pub struct ApiClientArgs {
-    /// The sluice API to talk to.
-    #[arg(long, env = "SLUICE_API_URL", default_value = "http://127.0.0.1:7420")]
-    pub api_url: String,
-    /// The API token (better given through the environment than a flag).
-    #[arg(long, env = "SLUICE_API_TOKEN", hide_env_values = true)]
-    pub api_token: Option<String>,
-    /// Where the token is read from when none is given: the embedded
-    /// default's DATA_DIR/api-token.
-    #[arg(long, env = "SLUICE_DATA_DIR", default_value = "sluice-data")]
-    pub data_dir: PathBuf,
-}
+pub use crate::api_client::ApiClientArgs;
+use crate::api_client::{Api, failed, json};
 
 #[derive(Args, Debug, Clone)]
 pub struct RetainedArgs {
@@ -62,78 +50,11 @@ pub struct DrainArgs {
     pub timeout_seconds: u64,
 }
 
-pub(crate) struct Api {
-    base: String,
-    token: String,
-    client: reqwest::Client,
-}
-
-impl Api {
-    pub(crate) fn new(args: &ApiClientArgs) -> anyhow::Result<Api> {
-        let token = match &args.api_token {
-            Some(token) => token.clone(),
-            None => {
-                let path = args.data_dir.join("api-token");
-                std::fs::read_to_string(&path)
-                    .with_context(|| format!("no --api-token, and cannot read {}", path.display()))?
-                    .trim()
-                    .to_owned()
-            }
-        };
-        let client = reqwest::Client::builder().timeout(Duration::from_secs(30)).build()?;
-        Ok(Api { base: args.api_url.trim_end_matches('/').to_owned(), token, client })
-    }
-
-    async fn call(&self, request: reqwest::RequestBuilder) -> anyhow::Result<Value> {
-        let response = request.bearer_auth(&self.token).send().await.context("the API cannot be reached")?;
-        let status = response.status();
-        let body: Value = response.json().await.unwrap_or(Value::Null);
-        if !status.is_success() {
-            let message = body["message"].as_str().unwrap_or("no message");
-            bail!("the API answered {status}: {message}");
-        }
-        Ok(body)
-    }
-
-    pub(crate) async fn get(&self, path: &str) -> anyhow::Result<Value> {
-        self.call(self.client.get(format!("{}{path}", self.base))).await
-    }
-
-    /// A body too long for one request's time bound (an archive): only the
-    /// connection and each read are bounded.
-    pub(crate) async fn download(&self, path: &str) -> anyhow::Result<reqwest::Response> {
-        let client = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .read_timeout(Duration::from_secs(120))
-            .build()?;
-        let response = client
-            .get(format!("{}{path}", self.base))
-            .bearer_auth(&self.token)
-            .send()
-            .await
-            .context("the API cannot be reached")?;
-        let status = response.status();
-        if !status.is_success() {
-            let body: Value = response.json().await.unwrap_or(Value::Null);
-            bail!("the API answered {status}: {}", body["message"].as_str().unwrap_or("no message"));
-        }
-        Ok(response)
-    }
-
-    async fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
-        self.call(self.client.post(format!("{}{path}", self.base)).json(body)).await
-    }
-
-    async fn workspace(&self, w: &WorkspaceArgs) -> anyhow::Result<Value> {
-        self.get(&format!("/v1/workspaces/{}?ownerUserId={}", w.workspace_id, w.owner_user_id)).await
-    }
-}
-
 /// `sluice retained`: every retained executor, why, since when, and its
 /// recovery.
 pub async fn retained(args: ApiClientArgs) -> anyhow::Result<()> {
     let api = Api::new(&args)?;
-    let list = api.get("/v1/retained-executors?limit=1000").await?;
+    let list = json(api.client.list_retained_executors().limit("1000").send().await.map_err(failed)?);
     let items = list["items"].as_array().cloned().unwrap_or_default();
     if items.is_empty() {
         println!("no retained executors");
@@ -183,7 +104,7 @@ pub async fn jobs(command: JobsCommand) -> anyhow::Result<()> {
     match command {
         JobsCommand::Failed(args) => {
             let api = Api::new(&args)?;
-            let list = api.get("/v1/jobs/failed?limit=1000").await?;
+            let list = json(api.client.list_failed_jobs().limit("1000").send().await.map_err(failed)?);
             let items = list["items"].as_array().cloned().unwrap_or_default();
             if items.is_empty() {
                 println!("no parked jobs");
@@ -204,7 +125,8 @@ pub async fn jobs(command: JobsCommand) -> anyhow::Result<()> {
         }
         JobsCommand::Retry { kind, subject, api } => {
             let api = Api::new(&api)?;
-            let answer = api.post("/v1/jobs/retry", &json!({"kind": kind, "subject": subject})).await?;
+            let retry = api.client.retry_job().body_map(|b| b.kind(kind.clone()).subject(subject.clone()));
+            let answer = json(retry.send().await.map_err(failed)?);
             if answer["retried"].as_bool() == Some(true) {
                 println!("{kind} {subject}: due again now");
                 Ok(())
@@ -248,11 +170,11 @@ pub struct HostArgs {
     pub api: ApiClientArgs,
 }
 
-fn host_path(host: &str, action: &str) -> anyhow::Result<String> {
+fn check_host(host: &str) -> anyhow::Result<()> {
     // Host names are letters, digits, '.', '-' and '_' (see --host-name).
     let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_');
     anyhow::ensure!(!host.is_empty() && host.chars().all(plain), "no host is named like that: {host:?}");
-    Ok(format!("/v1/hosts/{host}/{action}"))
+    Ok(())
 }
 
 /// `sluice workers` and its host commands.
@@ -265,7 +187,14 @@ pub async fn workers(args: WorkersArgs) -> anyhow::Result<()> {
         Some(WorkersCommand::Forget(h)) => ("forget", h),
     };
     let api = Api::new(&host.api)?;
-    let answer = api.post(&host_path(&host.host, action)?, &json!({"by": host.by})).await?;
+    check_host(&host.host)?;
+    let (c, name, by) = (&api.client, host.host.as_str(), host.by.clone());
+    let answer = match action {
+        "cordon" => json(c.cordon_host().host(name).body_map(|b| b.by(by)).send().await.map_err(failed)?),
+        "uncordon" => json(c.uncordon_host().host(name).body_map(|b| b.by(by)).send().await.map_err(failed)?),
+        "drain" => json(c.drain_host().host(name).body_map(|b| b.by(by)).send().await.map_err(failed)?),
+        _ => json(c.forget_host().host(name).body_map(|b| b.by(by)).send().await.map_err(failed)?),
+    };
     match action {
         "drain" => {
             let stopping = answer["stopping"].as_array().cloned().unwrap_or_default();
@@ -287,7 +216,7 @@ pub async fn workers(args: WorkersArgs) -> anyhow::Result<()> {
 }
 
 async fn list_workers(api: &Api) -> anyhow::Result<()> {
-    let fleet = api.get("/v1/workers").await?;
+    let fleet = json(api.client.list_workers().send().await.map_err(failed)?);
     let hosts = fleet["hosts"].as_array().cloned().unwrap_or_default();
     if hosts.is_empty() {
         println!("no workers have joined");
@@ -333,8 +262,9 @@ async fn list_workers(api: &Api) -> anyhow::Result<()> {
 /// `sluice recover`: a recovery attempt of the retained executor, now.
 pub async fn recover(args: WorkspaceArgs) -> anyhow::Result<()> {
     let api = Api::new(&args.api)?;
-    let path = format!("/v1/workspaces/{}/recover", args.workspace_id);
-    let answer = api.post(&path, &json!({"ownerUserId": args.owner_user_id})).await?;
+    let recover = api.client.recover_workspace().workspace_id(&args.workspace_id);
+    let owner = args.owner_user_id.clone();
+    let answer = json(recover.body_map(|b| b.owner_user_id(owner)).send().await.map_err(failed)?);
     match (answer["state"].as_str(), answer["recoverable"].as_bool()) {
         (Some("requested"), Some(true)) => {
             println!("recovery requested: the executor restarts on its own disk and is drained");
@@ -348,8 +278,9 @@ pub async fn recover(args: WorkspaceArgs) -> anyhow::Result<()> {
 /// `sluice discard`: end the workspace without saving its unsaved work.
 pub async fn discard(args: WorkspaceArgs) -> anyhow::Result<()> {
     let api = Api::new(&args.api)?;
-    let path = format!("/v1/workspaces/{}/stop", args.workspace_id);
-    api.post(&path, &json!({"ownerUserId": args.owner_user_id, "discardUnsaved": true})).await?;
+    let stop = api.client.stop_workspace().workspace_id(&args.workspace_id);
+    let owner = args.owner_user_id.clone();
+    stop.body_map(|b| b.owner_user_id(owner).discard_unsaved(true)).send().await.map_err(failed)?;
     println!("discard recorded: the executor is terminated without a drain");
     Ok(())
 }
@@ -379,14 +310,17 @@ pub async fn drain(args: DrainArgs) -> anyhow::Result<()> {
     let w = &args.workspace;
     let api = Api::new(&w.api)?;
     if args.stop {
-        api.post(&format!("/v1/workspaces/{}/stop", w.workspace_id), &json!({"ownerUserId": w.owner_user_id})).await?;
+        let owner = w.owner_user_id.clone();
+        let stop = api.client.stop_workspace().workspace_id(&w.workspace_id).body_map(|b| b.owner_user_id(owner));
+        stop.send().await.map_err(failed)?;
     }
     let progress = ProgressBar::new_spinner();
     progress.set_style(ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("a valid template"));
     progress.enable_steady_tick(Duration::from_millis(120));
     let deadline = tokio::time::Instant::now() + Duration::from_secs(args.timeout_seconds);
     loop {
-        let workspace = api.workspace(w).await?;
+        let get = api.client.get_workspace().workspace_id(&w.workspace_id).owner_user_id(w.owner_user_id.as_str());
+        let workspace = json(get.send().await.map_err(failed)?);
         let line = drain_line(&workspace);
         progress.set_message(line.clone());
         let state = workspace["captureDrain"]["state"].as_str();
@@ -425,6 +359,7 @@ fn finish(progress: &ProgressBar, line: String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn drain_lines_name_what_is_left() {

@@ -125,6 +125,12 @@ async fn json_logs_are_one_object_a_line_with_the_request_span() {
     let server = Server::start_with(&dir.path(), options).await;
     let (status, _) = server.get("/v1/workspaces?ownerUserId=alice").await;
     assert_eq!(status, 200);
+    // The request's line is written as it ends, which may be just after the
+    // client has its answer.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !server.output().contains("\"route\":\"/v1/workspaces\"") && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
     let output = server.output();
     let lines: Vec<serde_json::Value> = output
         .lines()

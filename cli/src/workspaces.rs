@@ -1,0 +1,389 @@
+//! `sluice workspaces …` and `sluice runs get`: the API's workspace
+//! operations for people, through the typed client. Tables by default;
+//! `--output json` prints the API's answer as it came.
+
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::{Args, Subcommand, ValueEnum};
+use futures::StreamExt;
+use serde_json::{Value, json};
+use sluice_client::types;
+
+use crate::api_client::{Api, ApiClientArgs, failed, json};
+
+#[derive(Clone, Copy, Debug, Default, ValueEnum)]
+pub enum Output {
+    #[default]
+    Table,
+    Json,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct Common {
+    /// The workspaces' owner.
+    #[arg(long = "owner", env = "SLUICE_OWNER")]
+    pub owner_user_id: String,
+    /// How answers are printed.
+    #[arg(long, short, value_enum, default_value_t = Output::Table)]
+    pub output: Output,
+    #[command(flatten)]
+    pub api: ApiClientArgs,
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum WorkspacesCommand {
+    /// The owner's workspaces, newest first.
+    List {
+        #[command(flatten)]
+        common: Common,
+        /// Only those with this status (queued, running, ready, failed, cancelled, stopped, retained).
+        #[arg(long)]
+        status: Option<String>,
+        /// At most this many (1 to 1000).
+        #[arg(long, default_value_t = 100)]
+        limit: u32,
+    },
+    /// One workspace, with its spec and drain.
+    Get {
+        workspace_id: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Create a workspace running IMAGE (`REPOSITORY:TAG`) with a command.
+    Create {
+        #[command(flatten)]
+        common: Common,
+        /// The image, `REPOSITORY:TAG`.
+        #[arg(long)]
+        image: String,
+        /// The registry the image is found in.
+        #[arg(long, default_value = "local")]
+        registry: String,
+        /// Its name (default: made from the image).
+        #[arg(long)]
+        name: Option<String>,
+        /// A create with the same key is done once.
+        #[arg(long)]
+        idempotency_key: Option<String>,
+        /// The whole spec as JSON (instead of the command after `--`).
+        #[arg(long, conflicts_with = "command")]
+        spec: Option<String>,
+        /// The command the executor runs.
+        #[arg(last = true)]
+        command: Vec<String>,
+    },
+    /// Run a command in a ready workspace and wait for it: its output is
+    /// printed and its exit code is this command's.
+    Exec {
+        workspace_id: String,
+        #[command(flatten)]
+        common: Common,
+        /// Give up waiting after this many seconds (the run goes on).
+        #[arg(long, default_value_t = 600)]
+        wait_seconds: u64,
+        /// The command (argv, no shell).
+        #[arg(last = true, required = true)]
+        argv: Vec<String>,
+    },
+    /// Stop a workspace; its work is saved first (see `sluice drain`).
+    Stop {
+        workspace_id: String,
+        #[command(flatten)]
+        common: Common,
+        /// End it without saving what is not saved yet.
+        #[arg(long)]
+        discard_unsaved: bool,
+    },
+    /// Stop the current executor and launch a fresh one.
+    Restart {
+        workspace_id: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// The workspace's events; with --follow, then each new one as it is
+    /// recorded (resuming after a dropped connection) until interrupted.
+    Events {
+        workspace_id: String,
+        #[command(flatten)]
+        common: Common,
+        #[arg(long, short)]
+        follow: bool,
+    },
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum RunsCommand {
+    /// An exec run: each command's exit code and output.
+    Get {
+        run_id: String,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+fn print_json(value: &Value) {
+    println!("{}", serde_json::to_string_pretty(value).expect("JSON prints"));
+}
+
+fn text(value: &Value) -> &str {
+    value.as_str().unwrap_or("-")
+}
+
+pub async fn run(command: WorkspacesCommand) -> anyhow::Result<i32> {
+    match command {
+        WorkspacesCommand::List { common, status, limit } => list(&common, status, limit).await,
+        WorkspacesCommand::Get { workspace_id, common } => get(&common, &workspace_id).await,
+        WorkspacesCommand::Create { common, image, registry, name, idempotency_key, spec, command } => {
+            let spec = match spec {
+                Some(text) => serde_json::from_str::<Value>(&text).context("--spec is not JSON")?,
+                None if command.is_empty() => bail!("give the command after `--`, or --spec"),
+                None => json!({ "command": command }),
+            };
+            let (repository, tag) = image.rsplit_once(':').context("--image is REPOSITORY:TAG")?;
+            let mut body = json!({
+                "ownerUserId": common.owner_user_id, "registryId": registry,
+                "repository": repository, "tag": tag, "spec": spec,
+            });
+            if let Some(name) = name {
+                body["name"] = json!(name);
+            }
+            create(&common, body, idempotency_key).await
+        }
+        WorkspacesCommand::Exec { workspace_id, common, wait_seconds, argv } => {
+            exec(&common, &workspace_id, argv, wait_seconds).await
+        }
+        WorkspacesCommand::Stop { workspace_id, common, discard_unsaved } => {
+            let api = Api::new(&common.api)?;
+            let owner = common.owner_user_id.clone();
+            let stop = api.client.stop_workspace().workspace_id(&workspace_id);
+            let answer = json(
+                stop.body_map(|b| b.owner_user_id(owner).discard_unsaved(discard_unsaved))
+                    .send()
+                    .await
+                    .map_err(failed)?,
+            );
+            match common.output {
+                Output::Json => print_json(&answer),
+                Output::Table => println!("{workspace_id}: {}", text(&answer["status"])),
+            }
+            Ok(0)
+        }
+        WorkspacesCommand::Restart { workspace_id, common } => {
+            let api = Api::new(&common.api)?;
+            let owner = common.owner_user_id.clone();
+            let restart = api.client.restart_workspace().workspace_id(&workspace_id);
+            let answer = json(restart.body_map(|b| b.owner_user_id(owner)).send().await.map_err(failed)?);
+            match common.output {
+                Output::Json => print_json(&answer),
+                Output::Table => println!("{workspace_id}: restarting"),
+            }
+            Ok(0)
+        }
+        WorkspacesCommand::Events { workspace_id, common, follow } => events(&common, &workspace_id, follow).await,
+    }
+}
+
+pub async fn runs(command: RunsCommand) -> anyhow::Result<i32> {
+    let RunsCommand::Get { run_id, common } = command;
+    let api = Api::new(&common.api)?;
+    let answer = api.client.get_run().run_id(&run_id).owner_user_id(common.owner_user_id.as_str()).send().await;
+    let run = answer.map_err(failed)?.into_inner();
+    match common.output {
+        Output::Json => print_json(&serde_json::to_value(&run)?),
+        Output::Table => print_run(&run),
+    }
+    Ok(0)
+}
+
+async fn list(common: &Common, status: Option<String>, limit: u32) -> anyhow::Result<i32> {
+    let api = Api::new(&common.api)?;
+    let mut ask = api.client.list_workspaces().owner_user_id(common.owner_user_id.as_str()).limit(limit.to_string());
+    if let Some(status) = status {
+        let status: types::WorkspaceStatus =
+            status.parse().map_err(|_| anyhow::anyhow!("--status {status:?} is not a workspace status"))?;
+        ask = ask.status(status);
+    }
+    let answer = json(ask.send().await.map_err(failed)?);
+    match common.output {
+        Output::Json => print_json(&answer),
+        Output::Table => {
+            println!("{:<40} {:<24} {:<10} {:<32} CREATED", "WORKSPACE", "NAME", "STATUS", "IMAGE");
+            for w in answer["items"].as_array().into_iter().flatten() {
+                println!(
+                    "{:<40} {:<24} {:<10} {:<32} {}",
+                    text(&w["workspaceId"]),
+                    text(&w["name"]),
+                    text(&w["status"]),
+                    format!("{}:{}", text(&w["repository"]), text(&w["tag"])),
+                    text(&w["createdAt"]),
+                );
+            }
+        }
+    }
+    Ok(0)
+}
+
+async fn get(common: &Common, id: &str) -> anyhow::Result<i32> {
+    let api = Api::new(&common.api)?;
+    let ask = api.client.get_workspace().workspace_id(id).owner_user_id(common.owner_user_id.as_str());
+    let w = json(ask.send().await.map_err(failed)?);
+    match common.output {
+        Output::Json => print_json(&w),
+        Output::Table => {
+            for (label, value) in [
+                ("workspace", &w["workspaceId"]),
+                ("name", &w["name"]),
+                ("owner", &w["ownerUserId"]),
+                ("status", &w["status"]),
+                ("repository", &w["repository"]),
+                ("tag", &w["tag"]),
+                ("created", &w["createdAt"]),
+                ("current run", &w["currentAttemptId"]),
+            ] {
+                println!("{label:<12} {}", text(value));
+            }
+            if let Some(state) = w["captureDrain"]["state"].as_str() {
+                println!("{:<12} {state}", "drain");
+            }
+        }
+    }
+    Ok(0)
+}
+
+async fn create(common: &Common, body: Value, key: Option<String>) -> anyhow::Result<i32> {
+    let api = Api::new(&common.api)?;
+    let body: types::CreateWorkspaceRequest =
+        serde_json::from_value(body).map_err(|e| anyhow::anyhow!("the workspace cannot be asked for: {e}"))?;
+    let mut ask = api.client.create_workspace().body(body);
+    if let Some(key) = key {
+        ask = ask.idempotency_key(key);
+    }
+    let answer = json(ask.send().await.map_err(failed)?);
+    match common.output {
+        Output::Json => print_json(&answer),
+        Output::Table => println!("{} {}", text(&answer["workspaceId"]), text(&answer["status"])),
+    }
+    Ok(0)
+}
+
+fn print_run(run: &types::ExecRun) {
+    for command in &run.commands {
+        print!("{}", command.stdout);
+        eprint!("{}", command.stderr);
+        if command.stdout_truncated || command.stderr_truncated {
+            eprintln!("(output cut at 1 MiB)");
+        }
+        if command.timed_out {
+            eprintln!("{}: timed out", command.argv.join(" "));
+        }
+    }
+    if let Some(error) = &run.error {
+        eprintln!("the run failed: {}", error.message);
+    }
+}
+
+async fn exec(common: &Common, id: &str, argv: Vec<String>, wait_seconds: u64) -> anyhow::Result<i32> {
+    let api = Api::new(&common.api)?;
+    let body: types::ExecWorkspaceRequest =
+        serde_json::from_value(json!({"ownerUserId": common.owner_user_id, "commands": [{"argv": argv}]}))
+            .map_err(|e| anyhow::anyhow!("the command cannot be asked for: {e}"))?;
+    let mut run = api.client.exec_workspace().workspace_id(id).body(body).send().await.map_err(failed)?.into_inner();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(wait_seconds);
+    while matches!(run.status, types::RunStatus::Queued | types::RunStatus::Running) {
+        if tokio::time::Instant::now() > deadline {
+            bail!("run {} still {} after {wait_seconds} s; `sluice runs get` reads it later", run.run_id, run.status);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let ask = api.client.get_run().run_id(&run.run_id).owner_user_id(common.owner_user_id.as_str());
+        run = ask.send().await.map_err(failed)?.into_inner();
+    }
+    match common.output {
+        Output::Json => print_json(&serde_json::to_value(&run)?),
+        Output::Table => print_run(&run),
+    }
+    if run.status == types::RunStatus::Failed {
+        return Ok(125);
+    }
+    Ok(run.exit_code.map_or(125, |code| code.clamp(0, 255) as i32))
+}
+
+/// One Server-Sent Events message: its `id:` and `data:`.
+fn parse_message(block: &str) -> Option<(String, String)> {
+    let field = |name: &str| {
+        block.lines().find_map(|l| l.strip_prefix(name).map(|v| v.strip_prefix(' ').unwrap_or(v).to_owned()))
+    };
+    Some((field("id:")?, field("data:")?))
+}
+
+fn print_event(output: Output, event: &Value) {
+    match output {
+        Output::Json => println!("{event}"),
+        Output::Table => println!(
+            "{:>5} {:<24} {:<20} {}",
+            event["sequence"].as_i64().unwrap_or(0),
+            text(&event["occurredAt"]),
+            text(&event["type"]),
+            event["message"].as_str().unwrap_or(""),
+        ),
+    }
+}
+
+async fn events(common: &Common, id: &str, follow: bool) -> anyhow::Result<i32> {
+    let api = Api::new(&common.api)?;
+    let owner = common.owner_user_id.as_str();
+    if !follow {
+        let ask = api.client.list_workspace_events().workspace_id(id).owner_user_id(owner).limit("1000");
+        let answer = json(ask.send().await.map_err(failed)?);
+        match common.output {
+            Output::Json => print_json(&answer),
+            Output::Table => {
+                answer["items"].as_array().into_iter().flatten().for_each(|e| print_event(Output::Table, e))
+            }
+        }
+        return Ok(0);
+    }
+    // Follow: one event per line; a dropped stream resumes after the last.
+    let mut last: Option<String> = None;
+    loop {
+        let mut ask = api.client.stream_workspace_events().workspace_id(id).owner_user_id(owner);
+        if let Some(last) = &last {
+            ask = ask.last_event_id(last.clone());
+        }
+        let mut stream = match ask.send().await {
+            Ok(stream) => stream.into_inner(),
+            Err(sluice_client::Error::CommunicationError(e)) => {
+                eprintln!("the stream broke off ({e}); resuming");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+            Err(e) => return Err(failed(e)),
+        };
+        let mut buffer = String::new();
+        while let Some(chunk) = stream.next().await {
+            let Ok(chunk) = chunk else { break };
+            buffer.push_str(&String::from_utf8_lossy(&chunk));
+            while let Some(end) = buffer.find("\n\n") {
+                let block: String = buffer.drain(..end + 2).collect();
+                if let Some((event_id, data)) = parse_message(&block) {
+                    let event: Value = serde_json::from_str(&data).unwrap_or(Value::Null);
+                    print_event(common.output, &event);
+                    last = Some(event_id);
+                }
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_read_by_their_fields_and_comments_are_not_messages() {
+        let block = "id: 7\nevent: runtime.ready\ndata: {\"sequence\":7}\n\n";
+        assert_eq!(parse_message(block), Some(("7".into(), "{\"sequence\":7}".into())));
+        assert_eq!(parse_message(": heartbeat\n\n"), None);
+    }
+}

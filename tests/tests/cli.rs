@@ -1,0 +1,184 @@
+//! The CLI for people against the real `sluice serve`, through the typed
+//! client (`sluice-client`), which this test also uses for its own calls:
+//! a profile from ~/.config/sluice/config.toml, flags and the environment
+//! over it; workspaces created, listed, read, exec'd (the command's exit
+//! code is the CLI's), restarted and stopped; a run read back; events
+//! followed live; completions printed.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use sluice_client::types::WorkspaceStatus;
+use sluice_tests::server::{DataDir, Server};
+
+const WITHIN: Duration = Duration::from_secs(90);
+
+/// The CLI with only `home` for its profile: no API address or token in
+/// its environment.
+fn sluice(home: &Path) -> Command {
+    let mut command = Command::new(sluice_tests::sluice_binary());
+    command
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .current_dir(home)
+        .stdin(Stdio::null());
+    command
+}
+
+fn run(command: &mut Command) -> Output {
+    command.output().expect("the CLI runs")
+}
+
+fn ok_json(command: &mut Command) -> Value {
+    let out = run(command);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{command:?}: {}\n{stdout}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
+}
+
+async fn wait_status(client: &sluice_client::Client, id: &str, want: WorkspaceStatus) {
+    let deadline = tokio::time::Instant::now() + WITHIN;
+    loop {
+        let answer = client.get_workspace().workspace_id(id).owner_user_id("alice").send().await.unwrap();
+        if answer.status == want {
+            return;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{id} is {} after {WITHIN:?}", answer.status);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn people_drive_workspaces_from_the_cli_through_the_typed_client() {
+    let dir = DataDir::new();
+    let server = Server::start(&dir.path(), None).await;
+    let client = sluice_client::with_token(&server.base, &server.token).unwrap();
+
+    // The profile names the API and the file its token is read from.
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join(".config/sluice");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        format!(
+            "[profiles.default]\napi-url = \"{}\"\napi-token-file = \"{}\"\n\n[profiles.nowhere]\napi-url = \"http://127.0.0.1:9\"\napi-token-file = \"{}\"\n",
+            server.base,
+            dir.path().join("api-token").display(),
+            dir.path().join("api-token").display(),
+        ),
+    )
+    .unwrap();
+    let home = home.path();
+
+    let created = ok_json(sluice(home).args([
+        "workspaces",
+        "create",
+        "--owner",
+        "alice",
+        "--image",
+        "sluice-test/busybox:1",
+        "--output",
+        "json",
+        "--",
+        "sleep",
+        "600",
+    ]));
+    let id = created["workspaceId"].as_str().expect("the create's answer").to_owned();
+    wait_status(&client, &id, WorkspaceStatus::Ready).await;
+
+    // A flag, then the environment, win over the profile; a profile that
+    // does not exist is named.
+    let elsewhere =
+        run(sluice(home).args(["workspaces", "list", "--owner", "alice", "--api-url", "http://127.0.0.1:9"]));
+    assert!(!elsewhere.status.success());
+    assert!(String::from_utf8_lossy(&elsewhere.stderr).contains("cannot be reached"));
+    let by_env =
+        run(sluice(home).env("SLUICE_API_URL", "http://127.0.0.1:9").args(["workspaces", "list", "--owner", "alice"]));
+    assert!(!by_env.status.success(), "the environment wins over the profile");
+    let nowhere = run(sluice(home).args(["workspaces", "list", "--owner", "alice", "--profile", "nowhere"]));
+    assert!(!nowhere.status.success(), "a named profile is used");
+    let missing = run(sluice(home).args(["workspaces", "list", "--owner", "alice", "--profile", "staging"]));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no profile \"staging\""));
+
+    // List (a table by default) and get.
+    let table = run(sluice(home).args(["workspaces", "list", "--owner", "alice"]));
+    let table = String::from_utf8_lossy(&table.stdout).to_string();
+    assert!(table.starts_with("WORKSPACE"), "{table}");
+    assert!(table.lines().any(|l| l.contains(&id) && l.contains("ready")), "{table}");
+    let listed =
+        ok_json(sluice(home).args(["workspaces", "list", "--owner", "alice", "--status", "ready", "-o", "json"]));
+    assert_eq!(listed["items"][0]["workspaceId"], id.as_str());
+    let got = ok_json(sluice(home).args(["workspaces", "get", &id, "--owner", "alice", "--output", "json"]));
+    assert_eq!(got["status"], "ready");
+    let absent = run(sluice(home).args(["workspaces", "get", "ws_nope", "--owner", "alice"]));
+    assert!(!absent.status.success());
+    assert!(String::from_utf8_lossy(&absent.stderr).contains("404"), "{absent:?}");
+
+    // Exec: the output printed, the exit code the CLI's; the run read back.
+    let script = "busybox echo out; busybox echo err >&2; exit 7";
+    let exec =
+        run(sluice(home).args(["workspaces", "exec", &id, "--owner", "alice", "--", "busybox", "sh", "-c", script]));
+    assert_eq!(exec.status.code(), Some(7), "{exec:?}");
+    assert_eq!(String::from_utf8_lossy(&exec.stdout), "out\n");
+    assert_eq!(String::from_utf8_lossy(&exec.stderr), "err\n");
+    let ran =
+        run(sluice(home).args(["workspaces", "exec", &id, "--owner", "alice", "-o", "json", "--", "busybox", "true"]));
+    assert_eq!(ran.status.code(), Some(0));
+    let ran: Value = serde_json::from_slice(&ran.stdout).unwrap();
+    let run_id = ran["runId"].as_str().unwrap().to_owned();
+    let read = ok_json(sluice(home).args(["runs", "get", &run_id, "--owner", "alice", "-o", "json"]));
+    assert_eq!((read["status"].as_str(), read["commands"][0]["exitCode"].as_i64()), (Some("completed"), Some(0)));
+
+    // Follow the events while the workspace restarts and stops.
+    let mut follower = sluice(home)
+        .args(["workspaces", "events", &id, "--owner", "alice", "--follow", "--output", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let lines = Arc::new(Mutex::new(Vec::<Value>::new()));
+    let reader = {
+        let (stdout, lines) = (follower.stdout.take().unwrap(), lines.clone());
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                lines.lock().unwrap().push(serde_json::from_str(&line).unwrap_or(Value::Null));
+            }
+        })
+    };
+    let restarted = ok_json(sluice(home).args(["workspaces", "restart", &id, "--owner", "alice", "-o", "json"]));
+    assert_eq!(restarted["workspaceId"], id.as_str(), "{restarted}");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    wait_status(&client, &id, WorkspaceStatus::Ready).await;
+    let stopped = run(sluice(home).args(["workspaces", "stop", &id, "--owner", "alice"]));
+    assert!(stopped.status.success(), "{stopped:?}");
+    wait_status(&client, &id, WorkspaceStatus::Stopped).await;
+    let stored = client.list_workspace_events().workspace_id(&id).owner_user_id("alice").limit("1000").send().await;
+    let stored = serde_json::to_value(stored.unwrap().into_inner()).unwrap()["items"].as_array().unwrap().clone();
+    let deadline = tokio::time::Instant::now() + WITHIN;
+    while lines.lock().unwrap().len() < stored.len() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "only {} of {} events followed",
+            lines.lock().unwrap().len(),
+            stored.len()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    follower.kill().unwrap();
+    let _ = follower.wait();
+    reader.join().unwrap();
+    let followed = lines.lock().unwrap().clone();
+    assert_eq!(followed, stored, "every event, once, in order, as the API lists it");
+    assert!(followed.iter().any(|e| e["type"] == "runtime.stopped"));
+
+    // Completions.
+    let completions = run(sluice(home).args(["completions", "bash"]));
+    let script = String::from_utf8_lossy(&completions.stdout);
+    assert!(completions.status.success() && script.contains("complete -F") && script.contains("workspaces"));
+    server.stop();
+}
