@@ -370,6 +370,7 @@ pub struct WorkspaceRuntime {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub endpoint: Option<String>,
     /// When the runtime itself ends the executor; `null` where it imposes no lifetime.
+    #[schema(required = true)]
     pub deadline: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
@@ -915,6 +916,7 @@ pub struct RenameWorkspaceResponse {
 pub struct ExpireWorkspaceResponse {
     pub workspace_id: String,
     /// `null`: never expires.
+    #[schema(required = true)]
     pub expires_at: Option<String>,
 }
 
@@ -947,6 +949,7 @@ pub enum RunStatus {
 pub struct RunCommandResult {
     pub argv: Vec<String>,
     /// `null` until the command has run; a signal `n` reads `128 + n`.
+    #[schema(required = true)]
     pub exit_code: Option<i64>,
     pub stdout: String,
     pub stderr: String,
@@ -964,6 +967,7 @@ pub struct ExecRun {
     pub workspace_id: String,
     pub harness_id: String,
     pub status: RunStatus,
+    #[schema(required = true)]
     pub exit_code: Option<i64>,
     pub commands: Vec<RunCommandResult>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1183,11 +1187,11 @@ pub struct CaptureDiffResponse {
     pub n: u64,
     /// 0: an empty tree.
     pub against: u64,
-    #[schema(value_type = Vec<Object>)]
+    #[schema(value_type = Vec<PathName>)]
     pub added: Vec<sluice_protocol::names::Name>,
-    #[schema(value_type = Vec<Object>)]
+    #[schema(value_type = Vec<PathName>)]
     pub changed: Vec<sluice_protocol::names::Name>,
-    #[schema(value_type = Vec<Object>)]
+    #[schema(value_type = Vec<PathName>)]
     pub removed: Vec<sluice_protocol::names::Name>,
     /// How many of each there are, listed or not.
     pub added_count: u64,
@@ -1195,6 +1199,16 @@ pub struct CaptureDiffResponse {
     pub removed_count: u64,
     /// Whether the lists stop short of the counts.
     pub truncated: bool,
+}
+
+/// A path as the API writes it (the schema of `names::Name`'s
+/// serialization): its text where it is UTF-8, else its bytes as hex.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+pub enum PathName {
+    Text(String),
+    Bytes { hex: String },
 }
 
 /// A page of a session's kept captures, in chain order.
@@ -1456,14 +1470,18 @@ pub struct GatewaySessionRecord {
     pub attempt_id: String,
     pub principal: String,
     /// The SHA256 fingerprint of the key the user signed in with.
+    #[schema(required = true)]
     pub key_fingerprint: Option<String>,
     /// `shell`, `exec`, `sftp` or `port-forward`.
     pub kind: String,
     pub started_at: String,
+    #[schema(required = true)]
     pub ended_at: Option<String>,
     /// The exit status of its shell or command (128 + n after signal n).
+    #[schema(required = true)]
     pub exit_status: Option<i64>,
     /// `exited`, `refused` or `cut` (the gateway or the executor went away).
+    #[schema(required = true)]
     pub outcome: Option<String>,
 }
 

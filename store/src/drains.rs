@@ -143,6 +143,13 @@ impl Store {
         Ok(newest.filter(|a| a.outcome == AttestationOutcome::Revoked))
     }
 
+    /// The owner of a workspace (empty if it is gone).
+    async fn owner_of(&self, workspace_id: &str) -> Result<String, StoreError> {
+        let row =
+            self.pool.fetch_optional("SELECT owner_user_id FROM workspaces WHERE id = $1", args![workspace_id]).await?;
+        Ok(row.map(|r| r.text("owner_user_id")).transpose()?.unwrap_or_default())
+    }
+
     /// Every retained executor, longest retained first.
     pub async fn list_retained(&self, limit: i64) -> Result<Vec<RetainedExecutor>, StoreError> {
         let runs = self
@@ -158,13 +165,7 @@ impl Store {
         let mut retained = Vec::new();
         for row in runs {
             let run = run_from_row(&row)?;
-            let owner = self
-                .pool
-                .fetch_optional("SELECT owner_user_id FROM workspaces WHERE id = $1", args![&run.workspace_id])
-                .await?
-                .map(|r| r.text("owner_user_id"))
-                .transpose()?
-                .unwrap_or_default();
+            let owner = self.owner_of(&run.workspace_id).await?;
             let drain = self.drain(&run.id).await?.unwrap_or_else(|| Drain::new(&run.id, &run.workspace_id));
             retained.push(RetainedExecutor {
                 workspace_id: run.workspace_id.clone(),
@@ -195,13 +196,7 @@ impl Store {
         for row in rows {
             let drain = drain_from_row(&row)?;
             let Some(run) = self.get_run(&drain.run_id).await? else { continue };
-            let owner = self
-                .pool
-                .fetch_optional("SELECT owner_user_id FROM workspaces WHERE id = $1", args![&run.workspace_id])
-                .await?
-                .map(|r| r.text("owner_user_id"))
-                .transpose()?
-                .unwrap_or_default();
+            let owner = self.owner_of(&run.workspace_id).await?;
             drains.push(RetainedExecutor { workspace_id: run.workspace_id.clone(), owner_user_id: owner, run, drain });
         }
         Ok(drains)

@@ -263,13 +263,42 @@ impl Server {
         read(r).await
     }
 
-    /// Polls the owner's workspace until `done` holds for it; panics with
-    /// the last answer after `within`.
+    /// Creates alice's workspace that sleeps (busybox, local registry);
+    /// answers its id.
+    pub async fn create_sleeper(&self) -> String {
+        let body = serde_json::json!({
+            "ownerUserId": "alice", "registryId": "local", "repository": "sluice-test/busybox", "tag": "1",
+            "spec": {"command": ["sleep", "600"]},
+        });
+        let (status, created) = self.post("/v1/workspaces", &body).await;
+        assert_eq!(status, 202, "{created}");
+        created["workspaceId"].as_str().unwrap().to_owned()
+    }
+
+    /// Alice's workspace's stored events, as `GET …/events` lists them.
+    pub async fn stored_events(&self, id: &str) -> Vec<Value> {
+        let (status, list) = self.get(&format!("/v1/workspaces/{id}/events?ownerUserId=alice&limit=1000")).await;
+        assert_eq!(status, 200, "{list}");
+        list["items"].as_array().unwrap().clone()
+    }
+
+    /// The typed client (`sluice-client`) for this server's API.
+    pub fn api(&self) -> sluice_client::Client {
+        sluice_client::with_token(&self.base, &self.token).expect("a client")
+    }
+
+    /// Polls the owner's workspace, through the typed client (so every
+    /// answer is also read as the OpenAPI document describes it), until
+    /// `done` holds for it; panics with the last answer after `within`.
     pub async fn wait_for(&self, owner: &str, id: &str, within: Duration, done: impl Fn(&Value) -> bool) -> Value {
         let deadline = tokio::time::Instant::now() + within;
+        let api = self.api();
         loop {
-            let (status, body) = self.get(&format!("/v1/workspaces/{id}?ownerUserId={owner}")).await;
-            assert_eq!(status, 200, "{body}");
+            let answer = api.get_workspace().workspace_id(id).owner_user_id(owner).send().await;
+            let body = match answer {
+                Ok(workspace) => serde_json::to_value(workspace.into_inner()).expect("a workspace serializes"),
+                Err(e) => panic!("GET workspace {id} failed: {e}\n--- server output ---\n{}", self.output()),
+            };
             if done(&body) {
                 return body;
             }

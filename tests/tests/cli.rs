@@ -57,7 +57,7 @@ async fn wait_status(client: &sluice_client::Client, id: &str, want: WorkspaceSt
 async fn people_drive_workspaces_from_the_cli_through_the_typed_client() {
     let dir = DataDir::new();
     let server = Server::start(&dir.path(), None).await;
-    let client = sluice_client::with_token(&server.base, &server.token).unwrap();
+    let client = server.api();
 
     // The profile names the API and the file its token is read from.
     let home = tempfile::tempdir().unwrap();

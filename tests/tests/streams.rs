@@ -72,22 +72,6 @@ async fn read_some(
     (status, received)
 }
 
-async fn create(server: &Server) -> String {
-    let body = json!({
-        "ownerUserId": "alice", "registryId": "local", "repository": "sluice-test/busybox", "tag": "1",
-        "spec": {"command": ["sleep", "600"]},
-    });
-    let (status, created) = server.post("/v1/workspaces", &body).await;
-    assert_eq!(status, 202, "{created}");
-    created["workspaceId"].as_str().unwrap().to_owned()
-}
-
-async fn stored_events(server: &Server, id: &str) -> Vec<Value> {
-    let (status, list) = server.get(&format!("/v1/workspaces/{id}/events?ownerUserId=alice&limit=1000")).await;
-    assert_eq!(status, 200, "{list}");
-    list["items"].as_array().unwrap().clone()
-}
-
 fn feed_order(id: &str) -> (i64, i64) {
     let (tx, position) = id.split_once('.').unwrap_or_else(|| panic!("a feed id: {id}"));
     (tx.parse().unwrap(), position.parse().unwrap())
@@ -134,7 +118,7 @@ async fn a_client_that_hangs_up_and_resumes_across_a_restart_gets_every_event_on
 
         let mut ids = Vec::new();
         for _ in 0..4 {
-            ids.push(create(&first).await);
+            ids.push(first.create_sleeper().await);
         }
         let (mut feed, mut feed_last) = (Vec::new(), None);
         follow(&first, "/v1/events/stream", &mut dice, &mut feed_last, &mut feed, |r| r.len() >= 10).await;
@@ -150,7 +134,7 @@ async fn a_client_that_hangs_up_and_resumes_across_a_restart_gets_every_event_on
         first.kill();
         let second = Server::start_with(&dir.path(), options()).await;
         for _ in 0..4 {
-            ids.push(create(&second).await);
+            ids.push(second.create_sleeper().await);
         }
         for id in &ids {
             second.wait_for("alice", id, WITHIN, |w| w["status"] == "ready").await;
@@ -163,7 +147,7 @@ async fn a_client_that_hangs_up_and_resumes_across_a_restart_gets_every_event_on
         }
         let mut stored: BTreeMap<String, Vec<Value>> = BTreeMap::new();
         for id in &ids {
-            stored.insert(id.clone(), stored_events(&second, id).await);
+            stored.insert(id.clone(), second.stored_events(id).await);
         }
         let total: usize = stored.values().map(Vec::len).sum();
         // The feed also carries sluice's own events: count the contract's.

@@ -117,22 +117,6 @@ async fn start_receiver() -> (Arc<Receiver>, String) {
     (receiver, base)
 }
 
-async fn create(server: &Server) -> String {
-    let body = json!({
-        "ownerUserId": "alice", "registryId": "local", "repository": "sluice-test/busybox", "tag": "1",
-        "spec": {"command": ["sleep", "600"]},
-    });
-    let (status, created) = server.post("/v1/workspaces", &body).await;
-    assert_eq!(status, 202, "{created}");
-    created["workspaceId"].as_str().unwrap().to_owned()
-}
-
-async fn stored_events(server: &Server, id: &str) -> Vec<Value> {
-    let (status, list) = server.get(&format!("/v1/workspaces/{id}/events?ownerUserId=alice&limit=1000")).await;
-    assert_eq!(status, 200, "{list}");
-    list["items"].as_array().unwrap().clone()
-}
-
 async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = tokio::time::Instant::now() + WITHIN;
     while !done() {
@@ -214,7 +198,7 @@ async fn signed_deliveries_are_retried_deduplicated_by_id_and_complete() {
 
         let mut ids = Vec::new();
         for _ in 0..3 {
-            ids.push(create(&server).await);
+            ids.push(server.create_sleeper().await);
         }
         for id in &ids {
             server.wait_for("alice", id, WITHIN, |w| w["status"] == "ready").await;
@@ -256,7 +240,7 @@ async fn signed_deliveries_are_retried_deduplicated_by_id_and_complete() {
         // Killed while a delivery is in flight, the server delivers that
         // event again when it comes back: at least once.
         receiver.modes.lock().unwrap().insert("good".into(), Mode::Hold);
-        let held = create(&server).await;
+        let held = server.create_sleeper().await;
         let deadline = tokio::time::Instant::now() + WITHIN;
         while receiver.held.lock().unwrap().is_empty() {
             if tokio::time::Instant::now() > deadline {
@@ -282,7 +266,7 @@ async fn signed_deliveries_are_retried_deduplicated_by_id_and_complete() {
         // once by id and in its workspace's order, every request signed.
         let mut stored: BTreeMap<String, Vec<Value>> = BTreeMap::new();
         for id in &ids {
-            stored.insert(id.clone(), stored_events(&server, id).await);
+            stored.insert(id.clone(), server.stored_events(id).await);
         }
         let total: usize = stored.values().map(Vec::len).sum();
         let contract = |d: &Delivery| !d.body["type"].as_str().unwrap_or_default().starts_with("sluice.");

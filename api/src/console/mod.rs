@@ -340,7 +340,7 @@ async fn discard(State(app): State<AppState>, headers: HeaderMap, Path(id): Path
         Err(refusal) => return refusal,
     };
     let intent = sluice_store::StopIntent { discard: true, attestation: None };
-    let request = Request::Stop { by: format!("console ({owner})"), intent };
+    let request = Request::Stop { by: "an operator, from the console".into(), intent };
     match app.store.request(&owner, &id, request).await {
         Ok(_) => {
             app.work_enqueued();
