@@ -156,14 +156,21 @@ pub(crate) async fn append_sluice_event(tx: &mut Tx, event: &NewSluiceEvent, now
 /// The feed's newest readable place: a reader that wants only what
 /// comes next starts after it.
 pub(crate) async fn feed_end(tx: &mut Tx, kind: BackendKind) -> Result<FeedCursor, StoreError> {
-    let sql = match kind {
+    cursor_of(tx.fetch_optional(feed_end_sql(kind), args![]).await?)
+}
+
+fn feed_end_sql(kind: BackendKind) -> &'static str {
+    match kind {
         BackendKind::Postgres => {
             "SELECT CAST(CAST(tx_id AS TEXT) AS BIGINT) AS tx, position FROM events \
              WHERE tx_id < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY tx_id DESC, position DESC LIMIT 1"
         }
         BackendKind::Sqlite => "SELECT 0 AS tx, position FROM events ORDER BY position DESC LIMIT 1",
-    };
-    match tx.fetch_optional(sql, args![]).await? {
+    }
+}
+
+fn cursor_of(row: Option<DbRow>) -> Result<FeedCursor, StoreError> {
+    match row {
         Some(row) => Ok(FeedCursor { tx: row.int("tx")?, position: row.int("position")? }),
         None => Ok(FeedCursor::default()),
     }
@@ -217,11 +224,9 @@ impl Store {
     }
 
     /// The feed's newest readable place (see [`feed_end`]).
+    /// A read: it takes no write lock.
     pub async fn feed_end(&self) -> Result<FeedCursor, StoreError> {
-        let mut tx = self.pool.begin().await?;
-        let end = feed_end(&mut tx, self.pool.kind()).await?;
-        tx.commit().await?;
-        Ok(end)
+        cursor_of(self.pool.fetch_optional(feed_end_sql(self.pool.kind()), args![]).await?)
     }
 
     /// Every workspace's events and sluice's own after `after` in feed

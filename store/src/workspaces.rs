@@ -492,7 +492,7 @@ impl Store {
             sql.push_str(&format!(" AND owner_user_id = ${}", values.len()));
         }
         values.push(Arg::from(limit));
-        sql.push_str(&format!(" ORDER BY updated_at DESC, id LIMIT ${}", values.len()));
+        sql.push_str(&format!(" ORDER BY updated_at DESC, id DESC LIMIT ${}", values.len()));
         self.pool.fetch_all(&sql, values).await?.iter().map(workspace_from_row).collect()
     }
 

@@ -798,6 +798,14 @@ async fn drains_record_intent_evidence_attestations_and_retention() {
         assert_eq!(drain.stop_requested.as_ref().map(|(by, _)| by.as_str()), Some("alice"));
         assert_eq!(drain.state, None, "{}: nothing observed yet", db.label);
         assert!(store.accepted_attestation(&run_id).await.unwrap().is_some());
+        let in_progress = store.drains_in_progress(10).await.unwrap();
+        assert_eq!(
+            in_progress.iter().map(|d| d.run.id.as_str()).collect::<Vec<_>>(),
+            [run_id.as_str()],
+            "{}",
+            db.label
+        );
+        assert_eq!(in_progress[0].owner_user_id, "alice", "{}", db.label);
 
         // Reports: an earlier not-saved one is placed before the seal;
         // equal consecutive ones are kept as one row with the newest stamp.
@@ -1736,5 +1744,55 @@ async fn sluice_events_are_on_the_feed_and_not_in_a_workspace_log() {
         let body = fed.last().unwrap().body();
         assert_eq!(body["type"], "sluice.gateway.session.ended");
         assert!(body.get("sequence").is_none(), "{}: no sequence number: {body}", db.label);
+    }
+}
+
+/// The operator's reads: every owner's workspaces by status and owner, a
+/// workspace's timeline (the contract's events and sluice's own), and the
+/// feed's end.
+#[tokio::test]
+async fn operators_read_every_owners_workspaces_and_a_timeline() {
+    use sluice_store::model::{FeedItem, WorkspaceStatus};
+    for db in databases().await {
+        let store = open(&db).await;
+        let alice = created(store.create_workspace(new_workspace("alice", None)).await.unwrap());
+        let bob = created(store.create_workspace(new_workspace("bob", None)).await.unwrap());
+        let ids = |list: Vec<sluice_store::model::Workspace>| list.into_iter().map(|w| w.id).collect::<Vec<_>>();
+        let all = ids(store.all_workspaces(None, None, 10).await.unwrap());
+        assert_eq!(all, [bob.workspace.id.clone(), alice.workspace.id.clone()], "{}: newest change first", db.label);
+        let bobs = ids(store.all_workspaces(None, Some("bob"), 10).await.unwrap());
+        assert_eq!(bobs, [bob.workspace.id.clone()], "{}", db.label);
+        assert_eq!(store.all_workspaces(Some(WorkspaceStatus::Queued), None, 10).await.unwrap().len(), 2);
+        assert!(store.all_workspaces(Some(WorkspaceStatus::Ready), None, 10).await.unwrap().is_empty());
+        assert_eq!(store.all_workspaces(None, None, 1).await.unwrap().len(), 1, "{}: the limit holds", db.label);
+
+        let run = alice.current_run.unwrap().id;
+        let session = store.session_started(&alice.workspace.id, &run, "alice", None, "shell").await.unwrap();
+        store.session_ended(&session, sluice_store::ssh_keys::SessionOutcome::Exited, Some(0)).await.unwrap();
+        let timeline = store.timeline(&alice.workspace.id, 10).await.unwrap();
+        let kinds: Vec<&str> = timeline.iter().map(FeedItem::type_name).collect();
+        assert_eq!(
+            kinds,
+            ["workspace.created", "attempt.queued", "sluice.gateway.session.started", "sluice.gateway.session.ended"],
+            "{}",
+            db.label
+        );
+        let newest = store.timeline(&alice.workspace.id, 1).await.unwrap();
+        assert_eq!(newest.iter().map(FeedItem::type_name).collect::<Vec<_>>(), ["sluice.gateway.session.ended"]);
+
+        // The feed's end is its last readable event (PostgreSQL waits for
+        // older transactions of the server, other tests' too).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let fed = store.feed_after(Default::default(), 100).await.unwrap();
+            let end = store.feed_end().await.unwrap();
+            if fed.len() == 6 {
+                assert_eq!(Some(end), fed.last().map(|f| f.cursor), "{}", db.label);
+                assert!(store.feed_after(end, 10).await.unwrap().is_empty(), "{}: nothing after the end", db.label);
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "{}: {} of 6 events readable", db.label, fed.len());
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
     }
 }

@@ -202,18 +202,25 @@ pub(crate) async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, 
         }
         let started = Instant::now();
         let (status, result) = post(worker, &hook, key.expose(), fed).await;
-        let outcome = match &result {
-            Ok(()) => DeliveryOutcome::Delivered { through: fed.cursor },
-            Err(why) => match after_failure(failures + 1, worker.deliverer.policy.failure_limit) {
-                AfterFailure::Retry { .. } => DeliveryOutcome::Failed { failures: failures + 1 },
-                AfterFailure::Disable => DeliveryOutcome::Disabled { failures: failures + 1, reason: why.clone() },
+        // What the endpoint is left with, and when its job runs next if
+        // this pass stops here (`None`: it goes on with the next event).
+        let failed = failures + 1;
+        let (outcome, stop) = match &result {
+            Ok(()) => (DeliveryOutcome::Delivered { through: fed.cursor }, None),
+            Err(why) => match after_failure(failed, worker.deliverer.policy.failure_limit) {
+                AfterFailure::Retry { pause_ms } => {
+                    (DeliveryOutcome::Failed { failures: failed }, Some(Some(now_ms() + pause_ms)))
+                }
+                AfterFailure::Disable => {
+                    (DeliveryOutcome::Disabled { failures: failed, reason: why.clone() }, Some(None))
+                }
             },
         };
         let delivery = Delivery {
             id: new_id("dlv"),
             event_id: fed.item.id().to_owned(),
             event_type: fed.item.type_name().to_owned(),
-            attempt: failures + 1,
+            attempt: failed,
             at: now_ms(),
             duration_ms: started.elapsed().as_millis() as i64,
             status_code: status.map(i64::from),
@@ -223,19 +230,15 @@ pub(crate) async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, 
         store.record_delivery(lease, &hook.id, &delivery, &outcome).await?;
         let counted = if result.is_ok() { "delivered" } else { "failed" };
         worker.config.metrics.webhook_deliveries.with_label_values(&[counted]).inc();
-        match outcome {
-            DeliveryOutcome::Delivered { .. } => failures = 0,
-            DeliveryOutcome::Failed { failures } => {
-                let AfterFailure::Retry { pause_ms } = after_failure(failures, worker.deliverer.policy.failure_limit)
-                else {
-                    unreachable!("a failure that does not disable is retried")
-                };
-                tracing::info!(webhook = %hook.id, failures, retry_in_ms = pause_ms, "a webhook delivery failed");
-                return Ok(Some(now_ms() + pause_ms));
-            }
-            DeliveryOutcome::Disabled { failures, .. } => {
-                tracing::warn!(webhook = %hook.id, failures, "a webhook failed too often in a row; it is disabled");
+        match stop {
+            None => failures = 0,
+            Some(None) => {
+                tracing::warn!(webhook = %hook.id, failures = failed, "a webhook failed too often in a row; it is disabled");
                 return Ok(None);
+            }
+            Some(next) => {
+                tracing::info!(webhook = %hook.id, failures = failed, "a webhook delivery failed; it is tried again later");
+                return Ok(next);
             }
         }
     }
