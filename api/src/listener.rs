@@ -168,6 +168,8 @@ pub async fn serve_over(
         });
     }
     let _ = stop.send(true);
+    // The router holds a count of its own: only requests' counts are waited for.
+    drop(app);
     // Every connection holds a slot until it has closed.
     let all = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
     let _ = slots.acquire_many(all).await;

@@ -45,6 +45,91 @@ fn static_daemon() -> anyhow::Result<PathBuf> {
     Ok(std::fs::canonicalize(path)?)
 }
 
+/// The local runtime's own launch, with nothing of sluice around it: the
+/// same daemon in the same sandbox (its uid slot, its cgroup, bubblewrap
+/// where it works), started from here and timed until it answers. What
+/// the local runtime's isolation costs, next to what the control plane adds.
+async fn baseline_sandbox(root: &Path, count: usize) -> anyhow::Result<Vec<Duration>> {
+    use clap::Parser;
+    #[derive(Parser)]
+    struct Defaults {
+        #[command(flatten)]
+        worker: crate::config::WorkerArgs,
+    }
+    let worker = Defaults::parse_from(["sluice"]).worker;
+    let (runtime, _) = worker.runtime(root).await?;
+    let boot = json!({"controlToken": TOKEN}).to_string();
+    let mut samples = Vec::new();
+    for i in 0..count {
+        let run_id = format!("run_bench_sandbox_{}_{i}", std::process::id());
+        let request = sluice_worker::runtime::LaunchRequest {
+            workspace_id: format!("ws_bench_{i}"),
+            run_id: run_id.clone(),
+            launch: "bench".into(),
+            registry_id: "local".into(),
+            repository: "bench".into(),
+            tag: "1".into(),
+            spec: Default::default(),
+            boot_secret: Some(Secret::new(boot.clone())),
+            capture_interval_ms: 10_000,
+        };
+        let started = Instant::now();
+        let launched = runtime.launch(&request).await.map_err(|e| anyhow::anyhow!("sandboxed launch: {e}"))?;
+        let endpoint = launched.record.endpoint.clone().context("the local runtime names a control socket")?;
+        let socket = PathBuf::from(endpoint.trim_start_matches("unix://"));
+        until_healthy(&socket, Duration::from_secs(30)).await?;
+        samples.push(started.elapsed());
+        // Not timed.
+        runtime.remove(&run_id, &launched.record.resource_id).await.map_err(|e| anyhow::anyhow!("remove: {e}"))?;
+    }
+    Ok(samples)
+}
+
+/// Where a create's way to ready went, per phase: the mean of each phase's
+/// histogram on the server's own metrics.
+async fn breakdown(serve: &Serve, runtime: &str) -> anyhow::Result<Vec<(String, Duration)>> {
+    let text = reqwest::Client::new()
+        .get(format!("{}/metrics", serve.base))
+        .bearer_auth(&serve.token)
+        .send()
+        .await?
+        .error_for_status()?
+        .text()
+        .await?;
+    let mut sums = std::collections::BTreeMap::<String, (f64, f64)>::new();
+    for line in text.lines() {
+        let (series, value) = match line.rsplit_once(' ') {
+            Some((series, value)) => (series, value.parse::<f64>().unwrap_or(0.0)),
+            None => continue,
+        };
+        let Some(rest) = series.strip_prefix("sluice_launch_phase_seconds_") else { continue };
+        if !rest.contains(&format!("runtime=\"{runtime}\"")) {
+            continue;
+        }
+        let Some(phase) = rest.split("phase=\"").nth(1).and_then(|p| p.split('"').next()) else { continue };
+        let entry = sums.entry(phase.to_owned()).or_default();
+        if rest.starts_with("sum") {
+            entry.0 = value;
+        } else if rest.starts_with("count") {
+            entry.1 = value;
+        }
+    }
+    let order = ["queued", "prepare"];
+    let mut phases: Vec<(String, Duration)> = sums
+        .into_iter()
+        .filter(|(_, (_, count))| *count > 0.0)
+        .map(|(phase, (sum, count))| (phase, Duration::from_secs_f64(sum / count)))
+        .collect();
+    let rank = |name: &str| match order.iter().position(|o| *o == name) {
+        Some(i) => i,
+        None if name == "first_answer" => 90,
+        None if name.starts_with("record") => 91,
+        None => 10,
+    };
+    phases.sort_by_key(|(name, _)| rank(name));
+    Ok(phases)
+}
+
 /// Waits until the daemon behind `socket` answers `health`.
 async fn until_healthy(socket: &Path, deadline: Duration) -> anyhow::Result<()> {
     let client = DaemonClient::new(&format!("unix://{}", socket.display()), Secret::new(TOKEN.to_owned()))?;
@@ -224,19 +309,74 @@ fn ms(d: Duration) -> String {
 pub async fn run(args: BenchReadyArgs) -> anyhow::Result<()> {
     let root = std::env::temp_dir().join(format!("sluice-bench-ready-{}", std::process::id()));
     std::fs::create_dir_all(&root)?;
-    println!("{:<8} {:<6} {:>10} {:>10} {:>8}", "runtime", "stat", "sluice", "baseline", "ratio");
+    println!(
+        "{:<8} {:<6} {:>10} {:>12} {:>10} {:>11} {:>9}",
+        "runtime", "stat", "sluice", "sandbox", "bare", "÷ sandbox", "÷ bare"
+    );
+    let mut breakdowns = Vec::new();
     for runtime in &args.runtimes {
-        let baseline = match runtime.as_str() {
-            "local" => baseline_local(&root.join("baseline-local"), args.count).await?,
-            "docker" => baseline_docker(&root.join("baseline-docker"), args.count, &args.image).await?,
+        let (sandbox, baseline) = match runtime.as_str() {
+            "local" => (
+                Some(baseline_sandbox(&root.join("baseline-sandbox"), args.count).await?),
+                baseline_local(&root.join("baseline-local"), args.count).await?,
+            ),
+            "docker" => (None, baseline_docker(&root.join("baseline-docker"), args.count, &args.image).await?),
             other => bail!("unknown runtime {other}: local or docker"),
         };
         let serve = Serve::start(&root, runtime).await?;
         let ours = through_sluice(&serve, args.count, &args.image).await?;
+        breakdowns.push((runtime.clone(), breakdown(&serve, runtime).await?));
         drop(serve);
         for (stat, p) in [("p50", 0.5), ("p99", 0.99)] {
             let (a, b) = (percentile(&ours, p), percentile(&baseline, p));
-            println!("{runtime:<8} {stat:<6} {:>10} {:>10} {:>7.2}x", ms(a), ms(b), a.as_secs_f64() / b.as_secs_f64());
+            use crate::bench_summary::{Aim, record};
+            let measure = format!("create -> ready, {runtime}, {stat}");
+            let (sandboxed, over_sandbox) = match &sandbox {
+                Some(samples) => {
+                    let s = percentile(samples, p);
+                    let ratio = a.as_secs_f64() / s.as_secs_f64();
+                    record(
+                        &format!("{measure} (vs the same sandbox by hand)"),
+                        &ms(a),
+                        &ms(s),
+                        ratio,
+                        Aim::AtMost(1.5),
+                    );
+                    record(
+                        &format!("{measure} (vs a bare daemon)"),
+                        &ms(a),
+                        &ms(b),
+                        a.as_secs_f64() / b.as_secs_f64(),
+                        Aim::None,
+                    );
+                    (ms(s), format!("{ratio:.2}x"))
+                }
+                None => {
+                    record(
+                        &format!("{measure} (vs docker run)"),
+                        &ms(a),
+                        &ms(b),
+                        a.as_secs_f64() / b.as_secs_f64(),
+                        Aim::AtMost(1.1),
+                    );
+                    ("-".to_owned(), "-".to_owned())
+                }
+            };
+            println!(
+                "{runtime:<8} {stat:<6} {:>10} {:>12} {:>10} {:>11} {:>8.2}x",
+                ms(a),
+                sandboxed,
+                ms(b),
+                over_sandbox,
+                a.as_secs_f64() / b.as_secs_f64()
+            );
+        }
+    }
+    for (runtime, phases) in breakdowns {
+        println!();
+        println!("{runtime}: where create → ready goes (mean per phase, from the server's metrics)");
+        for (phase, took) in phases {
+            println!("  {phase:<18} {:>9.2} ms", took.as_secs_f64() * 1000.0);
         }
     }
     let _ = std::fs::remove_dir_all(&root);

@@ -178,6 +178,13 @@ pub async fn run(args: BenchRoutedArgs) -> anyhow::Result<()> {
         );
     }
     let (base, routed_p50) = (percentile(&on_host, 0.5), percentile(&through_worker, 0.5));
+    crate::bench_summary::record(
+        "exec routed through another host's worker, p50",
+        &format!("{:.3} ms", ms(routed_p50)),
+        &format!("{:.3} ms", ms(base)),
+        routed_p50.as_secs_f64() / base.as_secs_f64(),
+        crate::bench_summary::Aim::None,
+    );
     println!(
         "routed / baseline at p50: {:.2}x; added {:.3} ms",
         routed_p50.as_secs_f64() / base.as_secs_f64(),

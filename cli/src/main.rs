@@ -5,6 +5,7 @@ mod bench;
 mod bench_capture;
 mod bench_ready;
 mod bench_routed;
+mod bench_summary;
 mod broker;
 mod capture;
 mod config;
@@ -381,7 +382,39 @@ async fn start_worker(
         sluice_worker::objects::Objects::open(&objects_url, store.clone()).context("cannot open the object store")?;
     tracing::info!(objects = %objects_url.describe(), "capture object store");
     let config = sluice_worker::WorkerConfig { metrics, webhooks: webhooks.policy(), ..args.worker_config()? };
+    if store_args.database_url.is_none() && sole_worker_of_database(&store_args.data_dir)? {
+        let expired = store.expire_predecessor_leases(&config.id).await?;
+        if expired > 0 {
+            tracing::info!(leases = expired, "took back the leases of this database's previous worker process");
+        }
+    }
     Ok(sluice_worker::Worker::new(store, runtime, config, wake, objects))
+}
+
+/// Every process that works on the embedded database holds a shared lock on
+/// `DATA_DIR/sluice.db.workers` for its life. A process that gets the lock
+/// exclusively first is the only one: any lease still held on the database
+/// belongs to a process that is gone (a `serve` killed and restarted), and
+/// is taken back at once rather than when it runs out.
+fn sole_worker_of_database(data_dir: &std::path::Path) -> anyhow::Result<bool> {
+    use std::os::fd::AsRawFd;
+    static HELD: std::sync::OnceLock<std::fs::File> = std::sync::OnceLock::new();
+    let path = data_dir.join("sluice.db.workers");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    let fd = file.as_raw_fd();
+    // SAFETY: flock on a descriptor this function owns.
+    let sole = unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } == 0;
+    // SAFETY: as above; blocks only while another process converts its own lock.
+    if unsafe { libc::flock(fd, libc::LOCK_SH) } != 0 {
+        return Err(std::io::Error::last_os_error()).with_context(|| format!("cannot lock {}", path.display()));
+    }
+    let _ = HELD.set(file);
+    Ok(sole)
 }
 
 /// `sluice doctor`: what works here, and how executors would be isolated.

@@ -1,14 +1,14 @@
 //! Idempotent-create key records: (owner, key) → pending | found | cancelled.
-//! A create first records its key as `pending` (its own short transaction,
-//! so the state is visible while the create runs), then commits the
-//! workspace in the same transaction that moves the key to `found`. A cancel
-//! moves a `pending` key (or an unknown one) to `cancelled`, which no create
-//! can leave. A broker snapshot's key is a record of the same kind, naming
+//! A create records its key as `found` in the transaction that commits the
+//! workspace, so a create that dies first leaves nothing. A cancel records
+//! an unknown key (or one left `pending` by a create of an earlier release,
+//! which recorded the key first) as `cancelled`, which no create can leave:
+//! whichever of the two commits first, the other sees it. A broker snapshot's key is a record of the same kind, naming
 //! its snapshot where a workspace's names its workspace.
 
 use crate::Store;
 use crate::clock::now_ms;
-use crate::db::{DbRow, Pool, args};
+use crate::db::{DbRow, Pool, Tx, args};
 use crate::error::StoreError;
 use crate::model::{CreateKey, CreateKeyState};
 use crate::workspaces::Idempotency;
@@ -31,37 +31,21 @@ fn record_from_row(row: &DbRow) -> Result<KeyRecord, StoreError> {
 const SELECT_KEY: &str = "SELECT state, request_hash, workspace_id, run_id, launch_id FROM create_keys \
     WHERE owner_user_id = $1 AND idempotency_key = $2";
 
-/// Records the key as pending (if it is new) and decides what the create does.
-pub(crate) async fn claim(pool: &Pool, owner: &str, idem: &Idempotency) -> Result<Claim, StoreError> {
-    // A key that already settled (found or cancelled) is answered from a
-    // plain read: replays take no write lock.
-    if let Some(row) = pool.fetch_optional(SELECT_KEY, args![owner, &idem.key]).await? {
-        let record = record_from_row(&row)?;
-        if record.state != CreateKeyState::Pending {
-            return decide(&record, &idem.request_hash);
-        }
+/// What an already settled key (found or cancelled) decides, from a plain
+/// read: replays take no write lock. `None` when the create has to go on to
+/// the committer (a new key, or one left `pending`).
+pub(crate) async fn settled(pool: &Pool, owner: &str, idem: &Idempotency) -> Result<Option<Claim>, StoreError> {
+    let Some(row) = pool.fetch_optional(SELECT_KEY, args![owner, &idem.key]).await? else { return Ok(None) };
+    let record = record_from_row(&row)?;
+    if record.state == CreateKeyState::Pending {
+        return Ok(None);
     }
-    let now = now_ms();
-    let mut tx = pool.begin().await?;
-    tx.execute(
-        "INSERT INTO create_keys (owner_user_id, idempotency_key, state, request_hash, created_at, updated_at) \
-         VALUES ($1, $2, $5, $3, $4, $4) ON CONFLICT (owner_user_id, idempotency_key) DO NOTHING",
-        args![owner, &idem.key, &idem.request_hash, now, CreateKeyState::Pending.as_str()],
-    )
-    .await?;
-    let record = record_from_row(&tx.fetch_one(SELECT_KEY, args![owner, &idem.key]).await?)?;
-    tx.commit().await?;
-    decide(&record, &idem.request_hash)
+    decide(&record, &idem.request_hash).map(Some)
 }
 
-/// After a create found its key no longer pending: what happened to it.
-pub(crate) async fn settle_lost_race(pool: &Pool, owner: &str, idem: &Idempotency) -> Result<Claim, StoreError> {
-    let row = pool.fetch_optional(SELECT_KEY, args![owner, &idem.key]).await?;
-    match row {
-        // The record expired between the two steps: refuse rather than create unguarded.
-        None => Err(StoreError::CreateCancelled),
-        Some(row) => decide(&record_from_row(&row)?, &idem.request_hash),
-    }
+/// The key's record, inside the create's transaction, which found it there.
+pub(crate) async fn read(tx: &mut Tx, owner: &str, key: &str) -> Result<KeyRecord, StoreError> {
+    record_from_row(&tx.fetch_one(SELECT_KEY, args![owner, key]).await?)
 }
 
 fn key_from_row(key: &str, row: Option<DbRow>) -> Result<CreateKey, StoreError> {
@@ -115,6 +99,8 @@ impl Store {
     /// Forgets key records last touched before `before_ms`. Callers keep
     /// records at least seven days.
     pub async fn purge_create_keys(&self, before_ms: i64) -> Result<u64, StoreError> {
-        self.pool.execute("DELETE FROM create_keys WHERE updated_at < $1", args![before_ms]).await
+        let purged = self.pool.execute("DELETE FROM create_keys WHERE updated_at < $1", args![before_ms]).await?;
+        self.found_keys.forget_all();
+        Ok(purged)
     }
 }

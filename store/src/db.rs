@@ -289,3 +289,236 @@ impl Tx {
         Ok(())
     }
 }
+
+/// How a column of [`Tx::insert_rows`] is carried in its JSON row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Column {
+    Text(&'static str),
+    Int(&'static str),
+    /// Bytes, carried as lowercase hex.
+    Bytes(&'static str),
+}
+
+impl Column {
+    fn name(self) -> &'static str {
+        match self {
+            Column::Text(n) | Column::Int(n) | Column::Bytes(n) => n,
+        }
+    }
+}
+
+/// One row for [`Tx::insert_rows`], its values in the columns' order.
+pub(crate) fn json_row(values: Vec<Arg>) -> serde_json::Value {
+    use serde_json::Value;
+    let cell = |arg: Arg| match arg {
+        Arg::Text(v) => v.map_or(Value::Null, Value::String),
+        Arg::Int(v) => v.map_or(Value::Null, Value::from),
+        Arg::Bytes(v) => v.map_or(Value::Null, |b| Value::String(hex_lower(&b))),
+    };
+    Value::Array(values.into_iter().map(cell).collect())
+}
+
+fn hex_lower(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Tx {
+    /// Inserts any number of rows with one statement whose text does not
+    /// depend on how many there are: the rows travel as one JSON array of
+    /// arrays, which the database unpacks. A batch of creates costs a
+    /// statement per table, not one per row, and stays one prepared
+    /// statement. `suffix` follows the select (an `ON CONFLICT` or a
+    /// `RETURNING`); the rows it returns are answered.
+    pub(crate) async fn insert_rows(
+        &mut self,
+        table: &str,
+        columns: &[Column],
+        rows: Vec<serde_json::Value>,
+        suffix: &str,
+    ) -> Result<Vec<DbRow>, StoreError> {
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        let names: Vec<&str> = columns.iter().map(|c| c.name()).collect();
+        let sql = match self {
+            Tx::Sqlite(_) => {
+                let cells: Vec<String> = (0..columns.len())
+                    .map(|i| match columns[i] {
+                        Column::Bytes(_) => format!("unhex(value ->> {i})"),
+                        Column::Text(_) | Column::Int(_) => format!("value ->> {i}"),
+                    })
+                    .collect();
+                // `WHERE true` keeps SQLite from reading an upsert's ON as a join's.
+                format!(
+                    "INSERT INTO {table} ({}) SELECT {} FROM json_each($1) WHERE true {suffix}",
+                    names.join(", "),
+                    cells.join(", ")
+                )
+            }
+            Tx::Postgres(_) => {
+                let cells: Vec<String> = (0..columns.len())
+                    .map(|i| match columns[i] {
+                        Column::Text(_) => format!("r.v ->> {i}"),
+                        Column::Int(_) => format!("(r.v ->> {i})::bigint"),
+                        Column::Bytes(_) => format!("decode(r.v ->> {i}, 'hex')"),
+                    })
+                    .collect();
+                format!(
+                    "INSERT INTO {table} ({}) SELECT {} FROM json_array_elements($1::json) AS r(v) {suffix}",
+                    names.join(", "),
+                    cells.join(", ")
+                )
+            }
+        };
+        let document = serde_json::Value::Array(rows).to_string();
+        self.fetch_all(&sql, args![document]).await
+    }
+}
+
+/// A PostgreSQL connection one task keeps for its statements (the create
+/// committer's), with settings of its own; made again after a statement on
+/// it fails.
+#[derive(Debug, Default)]
+pub(crate) struct HeldConnection(Option<sqlx::PgConnection>);
+
+/// One table's rows in a batch of creates, each guarded by its create's
+/// idempotency key: the row carries, after its columns, the key's owner
+/// and name (or two nulls), and is written only if its create's workspace
+/// took that key.
+pub(crate) struct GuardedRows {
+    pub table: &'static str,
+    pub columns: &'static [Column],
+    /// Which of `columns` holds the row's workspace id.
+    pub workspace_column: usize,
+    pub rows: Vec<serde_json::Value>,
+}
+
+fn unpack_cells(kind: BackendKind, columns: &[Column]) -> String {
+    let cells: Vec<String> = columns
+        .iter()
+        .enumerate()
+        .map(|(i, column)| match (kind, column) {
+            (BackendKind::Sqlite, Column::Bytes(_)) => format!("unhex(value ->> {i})"),
+            (BackendKind::Sqlite, _) => format!("value ->> {i}"),
+            (BackendKind::Postgres, Column::Text(_)) => format!("r.v ->> {i}"),
+            (BackendKind::Postgres, Column::Int(_)) => format!("(r.v ->> {i})::bigint"),
+            (BackendKind::Postgres, Column::Bytes(_)) => format!("decode(r.v ->> {i}, 'hex')"),
+        })
+        .collect();
+    cells.join(", ")
+}
+
+fn column_names(columns: &[Column]) -> String {
+    columns.iter().map(|c| c.name()).collect::<Vec<_>>().join(", ")
+}
+
+impl Pool {
+    /// Writes a batch of creates in one transaction and one round trip to
+    /// the database: their key rows first (`key_columns`, a key already
+    /// taken is left as it is), then every other table's rows whose
+    /// create's workspace took its key (or has none). Answers the
+    /// workspaces whose keys were taken here. SQLite runs the statements as
+    /// one script on one connection; PostgreSQL as one statement of
+    /// data-modifying parts, which commits as a whole.
+    pub(crate) async fn insert_guarded(
+        &self,
+        held: &mut HeldConnection,
+        key_columns: &[Column],
+        key_rows: Vec<serde_json::Value>,
+        tables: &[GuardedRows],
+    ) -> Result<std::collections::HashSet<String>, StoreError> {
+        let kind = self.kind();
+        let key_names = column_names(key_columns);
+        let key_cells = unpack_cells(kind, key_columns);
+        let mut args = vec![Arg::from(serde_json::Value::Array(key_rows).to_string())];
+        let sql = match kind {
+            BackendKind::Sqlite => {
+                let mut script = format!(
+                    "BEGIN IMMEDIATE; INSERT INTO create_keys ({key_names}) SELECT {key_cells} FROM json_each($1) \
+                     WHERE true ON CONFLICT (owner_user_id, idempotency_key) DO NOTHING RETURNING workspace_id; "
+                );
+                for (i, table) in tables.iter().enumerate() {
+                    let n = table.columns.len();
+                    let w = table.workspace_column;
+                    script.push_str(&format!(
+                        "INSERT INTO {} ({}) SELECT {} FROM json_each(${}) WHERE value ->> {} IS NULL \
+                         OR EXISTS (SELECT 1 FROM create_keys c WHERE c.owner_user_id = value ->> {n} \
+                         AND c.idempotency_key = value ->> {} AND c.workspace_id = value ->> {w}); ",
+                        table.table,
+                        column_names(table.columns),
+                        unpack_cells(kind, table.columns),
+                        i + 2,
+                        n + 1,
+                        n + 1,
+                    ));
+                }
+                script.push_str("COMMIT;");
+                script
+            }
+            BackendKind::Postgres => {
+                let mut parts = vec![format!(
+                    "k AS (INSERT INTO create_keys ({key_names}) SELECT {key_cells} \
+                     FROM json_array_elements($1::json) AS r(v) \
+                     ON CONFLICT (owner_user_id, idempotency_key) DO NOTHING RETURNING workspace_id)"
+                )];
+                for (i, table) in tables.iter().enumerate() {
+                    let n = table.columns.len();
+                    parts.push(format!(
+                        "t{i} AS (INSERT INTO {} ({}) SELECT {} FROM json_array_elements(${}::json) AS r(v) \
+                         WHERE r.v ->> {} IS NULL OR (r.v ->> {}) IN (SELECT workspace_id FROM k))",
+                        table.table,
+                        column_names(table.columns),
+                        unpack_cells(kind, table.columns),
+                        i + 2,
+                        n + 1,
+                        table.workspace_column,
+                    ));
+                }
+                format!("WITH {} SELECT workspace_id FROM k", parts.join(", "))
+            }
+        };
+        for table in tables {
+            args.push(Arg::from(serde_json::Value::Array(table.rows.clone()).to_string()));
+        }
+        let rows = match self {
+            Pool::Sqlite(p) => {
+                let mut conn = p.acquire().await?;
+                match bind_all!(&sql, args).fetch_all(&mut *conn).await {
+                    Ok(rows) => rows.into_iter().map(DbRow::Sqlite).collect::<Vec<_>>(),
+                    Err(e) => {
+                        // The script stopped part way: nothing of it stays.
+                        let _ = sqlx::Executor::execute(&mut *conn, "ROLLBACK").await;
+                        return Err(e.into());
+                    }
+                }
+            }
+            Pool::Postgres(p) => {
+                let conn = match held.0.take() {
+                    Some(conn) => conn,
+                    None => {
+                        // A connection of its own, outside the pool: a
+                        // pool's close waits for every connection it lent.
+                        let mut conn: sqlx::PgConnection =
+                            sqlx::Connection::connect_with(&*p.connect_options()).await?;
+                        // Planned once: the statement's shape never changes,
+                        // and planning it costs more than running it.
+                        sqlx::Executor::execute(&mut conn, "SET plan_cache_mode = force_generic_plan").await?;
+                        conn
+                    }
+                };
+                let mut conn = conn;
+                match bind_all!(&sql, args).fetch_all(&mut conn).await {
+                    Ok(rows) => {
+                        held.0 = Some(conn);
+                        rows.into_iter().map(DbRow::Postgres).collect()
+                    }
+                    Err(e) => {
+                        let _ = sqlx::Connection::close(conn).await;
+                        return Err(e.into());
+                    }
+                }
+            }
+        };
+        rows.iter().map(|row| row.text("workspace_id")).collect()
+    }
+}

@@ -262,7 +262,7 @@ impl Store {
         let retried = self
             .pool
             .execute(
-                "UPDATE jobs SET failed_at = NULL, attempts = 0, run_at = $1, updated_at = $1 \
+                "UPDATE jobs SET failed_at = NULL, attempts = 0, run_at = $1, updated_at = $1, nudge = nudge + 1 \
                  WHERE kind = $2 AND subject = $3 AND failed_at IS NOT NULL",
                 args![now, kind.as_str(), subject],
             )
@@ -275,8 +275,8 @@ impl Store {
     pub async fn release_lease(&self, lease: &Lease) -> Result<(), StoreError> {
         let (mut tx, now) = begin_fenced(&self.pool, lease).await?;
         tx.execute(
-            "UPDATE jobs SET lease_owner = NULL, lease_expires_at = NULL, run_at = $1, updated_at = $1 \
-             WHERE kind = $2 AND subject = $3",
+            "UPDATE jobs SET lease_owner = NULL, lease_expires_at = NULL, run_at = $1, updated_at = $1, \
+             nudge = nudge + 1 WHERE kind = $2 AND subject = $3",
             args![now, lease.kind.as_str(), &lease.subject],
         )
         .await?;
@@ -295,5 +295,49 @@ impl Store {
             .await?
             .ok_or_else(|| StoreError::Corrupt("COUNT returned no row".into()))?;
         Ok((row.int("total")?, row.int("due")?))
+    }
+}
+
+/// Announcements that a job was made due, heard from PostgreSQL (each
+/// enqueue's transaction announces itself as it commits).
+pub struct JobAnnouncements {
+    listener: sqlx::postgres::PgListener,
+}
+
+/// The channel enqueues announce on (see the `jobs_announce` trigger).
+const ANNOUNCE_CHANNEL: &str = "sluice_jobs";
+
+impl JobAnnouncements {
+    /// Waits for the next announcement. A connection that was lost and made
+    /// again may have missed some, so its return counts as one too.
+    pub async fn next(&mut self) -> Result<(), StoreError> {
+        self.listener.try_recv().await?;
+        Ok(())
+    }
+}
+
+impl Store {
+    /// Listens for job announcements: `None` on SQLite, whose workers share
+    /// the process that enqueues and are woken by it directly.
+    pub async fn job_announcements(&self) -> Result<Option<JobAnnouncements>, StoreError> {
+        let Pool::Postgres(pool) = &self.pool else { return Ok(None) };
+        let mut listener = sqlx::postgres::PgListener::connect_with(pool).await?;
+        listener.listen(ANNOUNCE_CHANNEL).await?;
+        Ok(Some(JobAnnouncements { listener }))
+    }
+
+    /// Expires every lease held by a worker other than `owner`, so that
+    /// their jobs are taken over at once. Only for a process that knows it is
+    /// the only one working on this database (an embedded `serve` holding its
+    /// database's worker lock): the holders are gone.
+    pub async fn expire_predecessor_leases(&self, owner: &str) -> Result<u64, StoreError> {
+        let now = now_ms();
+        self.pool
+            .execute(
+                "UPDATE jobs SET lease_expires_at = $1 - 1, updated_at = $1 \
+                 WHERE lease_owner IS NOT NULL AND lease_owner <> $2 AND lease_expires_at >= $1",
+                args![now, owner],
+            )
+            .await
     }
 }

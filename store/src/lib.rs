@@ -22,6 +22,7 @@ mod exec_runs;
 mod executors;
 pub mod fleet;
 pub mod gauges;
+mod group_commit;
 pub mod guard;
 pub mod jobs;
 pub mod packs;
@@ -53,6 +54,10 @@ pub use workspaces::{CreateOutcome, Idempotency, NewWorkspace, WorkspaceFilter};
 pub struct Store {
     pool: db::Pool,
     sealer: Sealer,
+    /// Where creates go to be committed together.
+    creates: group_commit::CreateQueue,
+    /// Keys this process saw taken, to answer repeats without the committer.
+    found_keys: std::sync::Arc<group_commit::FoundKeys>,
 }
 
 impl Store {
@@ -75,7 +80,9 @@ impl Store {
     /// milliseconds, not [`DATABASE_WAIT`].
     pub async fn connect_waiting(url: &str, sealer: Sealer, wait: std::time::Duration) -> Result<Store, StoreError> {
         let max = if url.starts_with("sqlite:") { 8 } else { 16 };
-        Ok(Store { pool: db::Pool::connect(url, max, wait).await?, sealer })
+        let pool = db::Pool::connect(url, max, wait).await?;
+        let creates = group_commit::CreateQueue::start(pool.clone());
+        Ok(Store { pool, sealer, creates, found_keys: Default::default() })
     }
 
     pub async fn migrate(&self) -> Result<(), StoreError> {

@@ -65,6 +65,15 @@ pub async fn create_postgres_database(admin_url: &str, prefix: &str) -> Result<S
     Ok(format!("{base}/{name}"))
 }
 
+/// Drops a database [`create_postgres_database`] made, from `admin_url`.
+pub async fn drop_postgres_database(admin_url: &str, url: &str) -> Result<(), sqlx::Error> {
+    let name = url.rsplit_once('/').map_or(url, |(_, name)| name);
+    let mut conn = sqlx::PgConnection::connect(admin_url).await?;
+    sqlx::raw_sql(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).execute(&mut conn).await?;
+    let _ = conn.close().await;
+    Ok(())
+}
+
 /// Every backend available to this run.
 pub async fn databases() -> Vec<TestDatabase> {
     let mut all = vec![sqlite()];
@@ -118,5 +127,21 @@ impl WriteLock {
                 self.held.store(held, std::sync::atomic::Ordering::SeqCst);
             }
         })
+    }
+}
+
+impl Store {
+    /// Records `key` as `pending`, as a create of an earlier release did
+    /// before it committed: what such a create left when it died.
+    pub async fn plant_pending_key(&self, owner: &str, key: &str, request_hash: &str) {
+        let now = crate::clock::now_ms();
+        self.pool
+            .execute(
+                "INSERT INTO create_keys (owner_user_id, idempotency_key, state, request_hash, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5, $5)",
+                crate::db::args![owner, key, crate::model::CreateKeyState::Pending.as_str(), request_hash, now],
+            )
+            .await
+            .expect("plant a pending key");
     }
 }

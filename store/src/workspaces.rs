@@ -6,13 +6,14 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
+use crate::Store;
 use crate::clock::{new_id, now_ms};
-use crate::db::{Arg, DbRow, Tx, args};
+use crate::db::{Arg, DbRow, Tx, args, json_row};
 use crate::error::StoreError;
+use crate::group_commit::{self, PreparedCreate};
 use crate::guard;
 use crate::model::*;
 use crate::seal::Secret;
-use crate::{Store, create_keys};
 
 /// Everything a create writes. Validated by the caller; the store re-checks
 /// only what keeps secrets out of plain columns.
@@ -240,153 +241,136 @@ impl Store {
     /// lets a create commit, even one already in flight.
     pub async fn create_workspace(&self, new: NewWorkspace) -> Result<CreateOutcome, StoreError> {
         guard::check("spec", new.spec.document())?;
-        if let Some(idem) = &new.idempotency {
-            match create_keys::claim(&self.pool, &new.owner_user_id, idem).await? {
-                create_keys::Claim::Proceed => {}
-                create_keys::Claim::Replay(workspace_id) => {
-                    return self.replay(&new.owner_user_id, &workspace_id).await;
-                }
-            }
+        let owner = new.owner_user_id.clone();
+        let idem = new.idempotency.clone();
+        if let Some(idem) = &idem
+            && let Some(decided) = self.found_keys.decide(&owner, idem)
+        {
+            return self.replay(&owner, &decided?).await;
         }
-        self.commit_create(new).await
+        let (prepared, view) = self.prepare_create(new)?;
+        let workspace_id = match self.creates.submit(&self.pool, prepared).await? {
+            group_commit::Written::Created => view.workspace.id.clone(),
+            group_commit::Written::Replay(workspace_id) => workspace_id,
+        };
+        if let Some(idem) = &idem {
+            self.found_keys.remember(&owner, idem, &workspace_id);
+        }
+        if workspace_id == view.workspace.id {
+            Ok(CreateOutcome::Created(view))
+        } else {
+            self.replay(&owner, &workspace_id).await
+        }
     }
 
-    /// The create's one transaction, after its key (if any) was claimed.
-    async fn commit_create(&self, new: NewWorkspace) -> Result<CreateOutcome, StoreError> {
+    /// Everything a create writes, as rows (ids taken, secrets sealed, every
+    /// plain value checked), and what it answers once committed.
+    fn prepare_create(&self, new: NewWorkspace) -> Result<(PreparedCreate, WorkspaceView), StoreError> {
         let now = now_ms();
         let workspace_id = new_id("ws");
         let run_id = new_id("run");
-        let mut tx = self.pool.begin().await?;
-
-        if let Some(idem) = &new.idempotency {
-            // Taking the key from `pending` to `found` is the create's first
-            // write: it locks the key row, so a racing cancel or create waits
-            // for this transaction and then sees what it did.
-            let taken = tx
-                .execute(
-                    "UPDATE create_keys SET state = $8, workspace_id = $1, run_id = $2, launch_id = $3, updated_at = $4 \
-                     WHERE owner_user_id = $5 AND idempotency_key = $6 AND state = $9 AND request_hash = $7",
-                    args![
-                        &workspace_id,
-                        &run_id,
-                        new.launch_id.clone(),
-                        now,
-                        &new.owner_user_id,
-                        &idem.key,
-                        &idem.request_hash,
-                        CreateKeyState::Found.as_str(),
-                        CreateKeyState::Pending.as_str()
-                    ],
-                )
-                .await?;
-            if taken == 0 {
-                drop(tx);
-                return match create_keys::settle_lost_race(&self.pool, &new.owner_user_id, idem).await? {
-                    create_keys::Claim::Replay(id) => self.replay(&new.owner_user_id, &id).await,
-                    create_keys::Claim::Proceed => Err(StoreError::Corrupt("a pending key could not be taken".into())),
-                };
-            }
-        }
-
-        if let Some(broker) = &new.broker {
-            crate::broker::check_concurrency(&mut tx, broker).await?;
-        }
         let spec_text = new.spec.document().to_string();
         let expires_at = new.ttl_ms.map(|ttl| now.saturating_add(ttl));
-        tx.execute(
-            "INSERT INTO workspaces (id, owner_user_id, name, registry_id, repository, tag, spec, status, desired_state, \
-             current_run_id, idempotency_key, expires_at, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13)",
-            args![
-                &workspace_id,
-                &new.owner_user_id,
-                &new.name,
-                &new.registry_id,
-                &new.repository,
-                &new.tag,
-                spec_text.clone(),
-                WorkspaceStatus::Queued.as_str(),
-                DesiredState::Running.as_str(),
-                &run_id,
-                new.idempotency.as_ref().map(|i| i.key.clone()),
-                expires_at,
-                now
-            ],
-        )
-        .await?;
-        tx.execute(
-            "INSERT INTO runs (id, workspace_id, relation, trigger_type, status, launch_id, spec, \
-             queued_at, created_at, updated_at, linked_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $8, $8)",
-            args![
-                &run_id,
-                &workspace_id,
-                RunRelation::Launch.as_str(),
-                TriggerType::Api.as_str(),
-                WorkspaceStatus::Queued.as_str(),
-                new.launch_id.clone(),
-                spec_text,
-                now
-            ],
-        )
-        .await?;
 
-        if let (Some(session), Some(point)) = (new.spec.capture_session(), new.spec.capture_point()) {
-            crate::capture::insert_restore_point(&mut tx, &workspace_id, session, point, now).await?;
-        }
-        if let Some(env) = &new.secret_env {
-            let plain = serde_json::to_vec(env.expose()).map_err(|e| StoreError::Seal(e.to_string()))?;
-            self.insert_sealed(&mut tx, &workspace_id, SecretKind::SecretEnv, &plain, now).await?;
-        }
-        if let Some(token) = &new.capture_token {
-            self.insert_sealed(&mut tx, &workspace_id, SecretKind::CaptureToken, token.expose().as_bytes(), now)
-                .await?;
-        }
-        if let Some(broker) = &new.broker {
-            crate::broker::insert_workspace(&mut tx, &workspace_id, broker, expires_at.unwrap_or(now), now).await?;
-            if let Some(env) = &broker.env {
-                let plain = serde_json::to_vec(env.expose()).map_err(|e| StoreError::Seal(e.to_string()))?;
-                self.insert_sealed(&mut tx, &workspace_id, SecretKind::ExecEnv, &plain, now).await?;
-            }
-        }
-
-        append_event(
-            &mut tx,
-            &workspace_id,
-            None,
-            EventType::WorkspaceCreated,
-            Some(format!("workspace {} created", new.name)),
-            Some(json!({
-                "name": new.name,
-                "registryId": new.registry_id,
-                "repository": new.repository,
-                "tag": new.tag,
-                "expiresAt": expires_at.map(crate::clock::rfc3339),
-            })),
-            now,
-        )
-        .await?;
+        let created = json!({
+            "name": new.name,
+            "registryId": new.registry_id,
+            "repository": new.repository,
+            "tag": new.tag,
+            "expiresAt": expires_at.map(crate::clock::rfc3339),
+        });
         let mut queued = json!({"relation": "launch", "triggerType": "api"});
         if let Some(launch_id) = &new.launch_id {
             queued["launchId"] = json!(launch_id);
         }
-        append_event(
-            &mut tx,
-            &workspace_id,
-            Some(&run_id),
-            EventType::AttemptQueued,
-            Some("launch queued".into()),
-            Some(queued),
-            now,
-        )
-        .await?;
-        crate::jobs::enqueue(&mut tx, JobKind::Reconcile, &workspace_id, now, now).await?;
-        tx.commit().await?;
+        guard::check("event.data", &created)?;
+        guard::check("event.data", &queued)?;
+        let event_row = |seq: i64, attempt: Option<&str>, kind: EventType, message: String, data: &Value| {
+            json_row(args![new_id("evt"), &workspace_id, seq, attempt, kind.as_str(), now, message, data.to_string()])
+        };
+        let event_rows = vec![
+            event_row(1, None, EventType::WorkspaceCreated, format!("workspace {} created", new.name), &created),
+            event_row(2, Some(&run_id), EventType::AttemptQueued, "launch queued".into(), &queued),
+        ];
 
-        // What was just written, without reading it back.
+        let mut sealed_rows = Vec::new();
+        let mut seal = |kind: SecretKind, plain: &[u8]| -> Result<(), StoreError> {
+            let sealed = self.sealer.seal(&format!("{workspace_id}/{}", kind.as_str()), plain)?;
+            sealed_rows.push(json_row(args![&workspace_id, kind.as_str(), sealed.nonce, sealed.ciphertext, now]));
+            Ok(())
+        };
+        if let Some(env) = &new.secret_env {
+            let plain = serde_json::to_vec(env.expose()).map_err(|e| StoreError::Seal(e.to_string()))?;
+            seal(SecretKind::SecretEnv, &plain)?;
+        }
+        if let Some(token) = &new.capture_token {
+            seal(SecretKind::CaptureToken, token.expose().as_bytes())?;
+        }
+        if let Some(env) = new.broker.as_ref().and_then(|b| b.env.as_ref()) {
+            let plain = serde_json::to_vec(env.expose()).map_err(|e| StoreError::Seal(e.to_string()))?;
+            seal(SecretKind::ExecEnv, &plain)?;
+        }
+
+        let key_row = new.idempotency.as_ref().map(|idem| {
+            json_row(args![
+                &new.owner_user_id,
+                &idem.key,
+                CreateKeyState::Found.as_str(),
+                &idem.request_hash,
+                &workspace_id,
+                &run_id,
+                new.launch_id.clone(),
+                now,
+                now
+            ])
+        });
+        let workspace_row = json_row(args![
+            &workspace_id,
+            &new.owner_user_id,
+            &new.name,
+            &new.registry_id,
+            &new.repository,
+            &new.tag,
+            spec_text.clone(),
+            WorkspaceStatus::Queued.as_str(),
+            DesiredState::Running.as_str(),
+            &run_id,
+            new.idempotency.as_ref().map(|i| i.key.clone()),
+            expires_at,
+            event_rows.len() as i64,
+            now,
+            now
+        ]);
+        let run_row = json_row(args![
+            &run_id,
+            &workspace_id,
+            RunRelation::Launch.as_str(),
+            TriggerType::Api.as_str(),
+            WorkspaceStatus::Queued.as_str(),
+            new.launch_id.clone(),
+            spec_text,
+            now,
+            now,
+            now,
+            now
+        ]);
+        let job_row = json_row(args![JobKind::Reconcile.as_str(), &workspace_id, now, 0i64, 0i64, 0i64, now, now]);
+        let restore_point = new
+            .spec
+            .capture_session()
+            .zip(new.spec.capture_point())
+            .map(|(session, point)| (session.to_owned(), point));
+        let alone = (new.broker.is_some() || restore_point.is_some()).then(|| group_commit::AloneParts {
+            broker: new.broker.clone(),
+            restore_point,
+            expires_at,
+        });
+
+        // What is written, answered without reading it back.
         let run = Run::queued(run_id.clone(), workspace_id.clone(), new.spec.clone(), new.launch_id.clone(), now);
         let workspace = Workspace {
-            id: workspace_id,
-            owner_user_id: new.owner_user_id,
+            id: workspace_id.clone(),
+            owner_user_id: new.owner_user_id.clone(),
             name: new.name,
             registry_id: new.registry_id,
             repository: new.repository,
@@ -395,31 +379,27 @@ impl Store {
             status: WorkspaceStatus::Queued,
             desired_state: DesiredState::Running,
             current_run_id: Some(run_id),
-            idempotency_key: new.idempotency.map(|i| i.key),
+            idempotency_key: new.idempotency.as_ref().map(|i| i.key.clone()),
             expires_at,
             created_at: now,
             updated_at: now,
             started_at: None,
             finished_at: None,
         };
-        Ok(CreateOutcome::Created(WorkspaceView { workspace, current_run: Some(run) }))
-    }
-
-    async fn insert_sealed(
-        &self,
-        tx: &mut Tx,
-        workspace_id: &str,
-        kind: SecretKind,
-        plain: &[u8],
-        now: i64,
-    ) -> Result<(), StoreError> {
-        let sealed = self.sealer.seal(&format!("{workspace_id}/{}", kind.as_str()), plain)?;
-        tx.execute(
-            "INSERT INTO sealed_secrets (workspace_id, kind, nonce, ciphertext, created_at) VALUES ($1, $2, $3, $4, $5)",
-            args![workspace_id, kind.as_str(), sealed.nonce, sealed.ciphertext, now],
-        )
-        .await?;
-        Ok(())
+        let prepared = PreparedCreate {
+            owner: new.owner_user_id,
+            workspace_id,
+            key: new.idempotency,
+            key_row,
+            workspace_row,
+            run_row,
+            sealed_rows,
+            event_rows,
+            job_row,
+            now,
+            alone,
+        };
+        Ok((prepared, WorkspaceView { workspace, current_run: Some(run) }))
     }
 
     /// Opens a workspace's sealed secret, if it has one of that kind.
@@ -651,10 +631,11 @@ mod tests {
     use super::*;
     use crate::testing;
 
-    /// A cancel that lands between a create's claim and its commit wins:
-    /// the create answers `CreateCancelled` and nothing of it is stored.
+    /// A cancel that lands between a create's read of its key and its
+    /// commit wins: the create answers `CreateCancelled` and nothing of it
+    /// is stored.
     #[tokio::test]
-    async fn a_cancel_between_claim_and_commit_stops_the_create() {
+    async fn a_cancel_between_read_and_commit_stops_the_create() {
         for db in testing::databases().await {
             let store = testing::open(&db).await;
             let idem = Idempotency { key: "in-flight".into(), request_hash: "h".into() };
@@ -672,9 +653,10 @@ mod tests {
                 capture_token: None,
                 broker: None,
             };
-            assert_eq!(create_keys::claim(&store.pool, "alice", &idem).await.unwrap(), create_keys::Claim::Proceed);
+            let (prepared, _) = store.prepare_create(new).unwrap();
             assert_eq!(store.cancel_create_key("alice", "in-flight").await.unwrap().state, CreateKeyState::Cancelled);
-            assert!(matches!(store.commit_create(new).await, Err(StoreError::CreateCancelled)), "{}", db.label);
+            let committed = store.creates.submit(&store.pool, prepared).await;
+            assert!(matches!(committed, Err(StoreError::CreateCancelled)), "{}", db.label);
             let all =
                 store.list_workspaces("alice", &WorkspaceFilter { limit: 10, ..Default::default() }).await.unwrap();
             assert!(all.is_empty(), "{}: the cancelled create left a workspace", db.label);

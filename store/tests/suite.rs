@@ -279,15 +279,15 @@ async fn rename_expire_list_and_purge() {
 }
 
 #[tokio::test]
-async fn a_create_that_dies_before_commit_leaves_its_key_pending() {
+async fn a_create_refused_before_it_commits_leaves_nothing() {
     for db in databases().await {
         let store = open(&db).await;
-        // The create fails after its key was recorded: its event data is refused.
+        // The create is refused: its event data would carry a secret.
         let mut doomed = new_workspace("alice", Some(("half", "h")));
         doomed.name = "AKIAIOSFODNN7EXAMPLE".into();
         assert!(matches!(store.create_workspace(doomed).await, Err(StoreError::Guard(_))), "{}", db.label);
         let key = store.get_create_key("alice", "half").await.unwrap();
-        assert_eq!((key.state, key.workspace_id), (CreateKeyState::Pending, None), "{}", db.label);
+        assert_eq!((key.state, key.workspace_id), (CreateKeyState::None, None), "{}", db.label);
         assert!(
             store
                 .list_workspaces("alice", &WorkspaceFilter { limit: 10, ..Default::default() })
@@ -296,19 +296,103 @@ async fn a_create_that_dies_before_commit_leaves_its_key_pending() {
                 .is_empty()
         );
 
-        // A repeat of the same request finishes it.
+        // A repeat of the same request creates.
         let made = created(store.create_workspace(new_workspace("alice", Some(("half", "h")))).await.unwrap());
         assert_eq!(store.get_create_key("alice", "half").await.unwrap().workspace_id, Some(made.workspace.id));
 
-        // A pending key that is cancelled never lets a create commit.
-        let mut doomed = new_workspace("alice", Some(("half-2", "h")));
-        doomed.name = "AKIAIOSFODNN7EXAMPLE".into();
-        assert!(store.create_workspace(doomed).await.is_err());
+        // A key cancelled first never lets a create commit.
         assert_eq!(store.cancel_create_key("alice", "half-2").await.unwrap().state, CreateKeyState::Cancelled);
         assert!(matches!(
             store.create_workspace(new_workspace("alice", Some(("half-2", "h")))).await,
             Err(StoreError::CreateCancelled)
         ));
+
+        // A key an earlier release left pending: a repeat of its request
+        // finishes it, another request is refused, a cancel holds.
+        store.plant_pending_key("alice", "old", "h").await;
+        assert!(matches!(
+            store.create_workspace(new_workspace("alice", Some(("old", "other")))).await,
+            Err(StoreError::IdempotencyKeyReused)
+        ));
+        let finished = created(store.create_workspace(new_workspace("alice", Some(("old", "h")))).await.unwrap());
+        let key = store.get_create_key("alice", "old").await.unwrap();
+        assert_eq!((key.state, key.workspace_id), (CreateKeyState::Found, Some(finished.workspace.id)), "{}", db.label);
+        store.plant_pending_key("alice", "old-2", "h").await;
+        assert_eq!(store.cancel_create_key("alice", "old-2").await.unwrap().state, CreateKeyState::Cancelled);
+        assert!(matches!(
+            store.create_workspace(new_workspace("alice", Some(("old-2", "h")))).await,
+            Err(StoreError::CreateCancelled)
+        ));
+    }
+}
+
+/// Creates in flight together commit together: each key is taken once
+/// (repeats inside one batch replay the first), each create answers what
+/// it made, and every workspace reads back whole with its two events and
+/// its due job.
+#[tokio::test]
+async fn concurrent_creates_share_commits_and_keys_stay_once() {
+    for db in databases().await {
+        let store = open(&db).await;
+        let mut creates = Vec::new();
+        for i in 0..48 {
+            let store = store.clone();
+            creates.push(tokio::spawn(async move {
+                // Every third create repeats key k(i % 8); a third carry no key.
+                let key = match i % 3 {
+                    0 => None,
+                    _ => Some(format!("k{}", i % 8)),
+                };
+                let mut new = new_workspace("alice", None);
+                new.idempotency = key.clone().map(|key| Idempotency { key, request_hash: "h".into() });
+                new.secret_env = Some(Secret::new(BTreeMap::from([("TOKEN".to_owned(), format!("s-{i}"))])));
+                (key, store.create_workspace(new).await.unwrap())
+            }));
+        }
+        let mut by_key: BTreeMap<String, (usize, std::collections::BTreeSet<String>)> = BTreeMap::new();
+        let mut made = Vec::new();
+        for create in creates {
+            let (key, outcome) = create.await.unwrap();
+            let (view, created) = match outcome {
+                CreateOutcome::Created(v) => (v, true),
+                CreateOutcome::Replayed(v) => (v, false),
+            };
+            if created {
+                made.push(view.workspace.id.clone());
+            }
+            if let Some(key) = key {
+                let entry = by_key.entry(key).or_default();
+                entry.0 += usize::from(created);
+                entry.1.insert(view.workspace.id.clone());
+            }
+        }
+        for (key, (creations, ids)) in &by_key {
+            assert_eq!((*creations, ids.len()), (1, 1), "{}: key {key} made one workspace", db.label);
+            let stored = store.get_create_key("alice", key).await.unwrap();
+            assert_eq!(stored.workspace_id.as_ref(), ids.iter().next(), "{}", db.label);
+        }
+        assert_eq!(made.len(), 16 + by_key.len(), "{}: every keyless create made its own", db.label);
+        let listed =
+            store.list_workspaces("alice", &WorkspaceFilter { limit: 100, ..Default::default() }).await.unwrap();
+        assert_eq!(listed.len(), made.len(), "{}", db.label);
+        for id in &made {
+            let events = store.list_events("alice", id, 10).await.unwrap().unwrap();
+            let seqs: Vec<i64> = events.iter().map(|e| e.seq).collect();
+            assert_eq!(seqs, vec![1, 2], "{}: {id}", db.label);
+            assert!(store.open_secret(id, SecretKind::SecretEnv).await.unwrap().is_some(), "{}", db.label);
+        }
+        let claimed = store.claim_jobs("w", "h", 100, 60_000).await.unwrap();
+        assert_eq!(claimed.len(), made.len(), "{}: every create left its job due", db.label);
+        // The next event of a created workspace takes the next number.
+        let first = &made[0];
+        let lease = claimed.iter().find(|l| &l.subject == first).unwrap();
+        let run_id = store.get_workspace("alice", first).await.unwrap().unwrap().current_run.unwrap().id;
+        let error = RunError { message: "no".into(), code: None };
+        store.record(lease, &run_id, Outcome::Failed { error, retry: false }).await.unwrap();
+        let seqs: Vec<i64> =
+            store.list_events("alice", first, 10).await.unwrap().unwrap().iter().map(|e| e.seq).collect();
+        assert_eq!(seqs[..3], [1, 2, 3], "{}", db.label);
+        assert!(!store.any_column_contains("s-1").await.unwrap(), "{}: secrets stay sealed", db.label);
     }
 }
 

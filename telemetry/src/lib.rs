@@ -39,6 +39,7 @@ pub struct Metrics {
     // Counted by workers.
     pub launches: IntCounterVec,
     pub launch_seconds: HistogramVec,
+    pub launch_phase_seconds: HistogramVec,
     pub lease_takeovers: IntCounter,
     pub job_passes: IntCounterVec,
     pub captures_registered: IntCounter,
@@ -93,6 +94,7 @@ impl Default for Metrics {
 /// Request latencies: a millisecond to ten seconds.
 const REQUEST_BUCKETS: &[f64] = &[0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
 /// Launches: ten milliseconds to two minutes (an image pull is slow).
+const PHASE_BUCKETS: &[f64] = &[0.0002, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0];
 const LAUNCH_BUCKETS: &[f64] = &[0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0];
 
 struct Builder {
@@ -148,6 +150,14 @@ impl Metrics {
                 "From a launch's start to its daemon's first answer, by runtime",
                 &["runtime"],
                 LAUNCH_BUCKETS,
+            ),
+            launch_phase_seconds: b.histograms(
+                "sluice_launch_phase_seconds",
+                "Where a create's way to ready goes, by runtime and phase: queued (the create's commit to its \
+                 launch pass), prepare (placement, secrets), the runtime's own steps, first_answer (to the \
+                 daemon's first health answer), record (the launch and ready records)",
+                &["runtime", "phase"],
+                PHASE_BUCKETS,
             ),
             lease_takeovers: b.counter(
                 "sluice_job_lease_takeovers_total",

@@ -83,6 +83,11 @@ impl Options {
         self
     }
 
+    pub fn args<'a>(mut self, args: impl IntoIterator<Item = &'a str>) -> Options {
+        self.args.extend(args.into_iter().map(str::to_owned));
+        self
+    }
+
     pub fn run_as(mut self, uid: u32) -> Options {
         self.run_as = Some(uid);
         self

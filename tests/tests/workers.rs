@@ -1,7 +1,8 @@
 //! Several `sluice worker` processes on one PostgreSQL: a worker killed in
 //! the middle of a launch is replaced without a second executor, a stale
 //! lease holder's late write is refused, and a burst of creates is brought
-//! up once each.
+//! up once each. An embedded `serve` killed mid-launch and started again
+//! takes its predecessor's leases back at once.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
@@ -197,4 +198,42 @@ async fn two_workers_bring_up_a_hundred_workspaces_once_each() {
         assert!(log.contains("executor launched"), "each worker launched executors");
     }
     api.stop();
+}
+
+/// The embedded `serve` is the only process on its database: started again
+/// after a SIGKILL that left a launch's lease held, it takes the lease back
+/// at once rather than when it runs out (an hour here), and adopts the
+/// executor the launch made.
+#[tokio::test]
+async fn a_restarted_serve_takes_back_its_predecessors_leases_at_once() {
+    let dir = DataDir::new();
+    let long_lease = ["--lease-seconds", "3600"];
+    let doomed = Server::start_with(
+        &dir.path(),
+        Options::serve().args(long_lease).arg("--fault-pause-after-launch-ms").arg("600000"),
+    )
+    .await;
+    let (status, created) = doomed.post("/v1/workspaces", &body("sluice-test/busybox:1")).await;
+    assert_eq!(status, 202, "{created}");
+    let (id, run_id) = (created["workspaceId"].as_str().unwrap().to_owned(), created["runId"].as_str().unwrap());
+    for _ in 0..400 {
+        if doomed.output().contains("fault injection: pausing") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(doomed.output().contains("fault injection: pausing"), "{}", doomed.output());
+    doomed.kill();
+
+    let successor = Server::start_with(&dir.path(), Options::serve().args(long_lease)).await;
+    let ready = successor.wait_for("alice", &id, Duration::from_secs(60), |w| w["status"] == "ready").await;
+    assert_eq!(ready["runtime"]["runId"], run_id, "the same run, not a retry");
+    assert_eq!(executors_of("local", &dir, run_id), 1, "the executor was adopted, not made again");
+    assert!(
+        successor.output().contains("took back the leases of this database's previous worker process"),
+        "{}",
+        successor.output()
+    );
+    assert_eq!(count_events(&successor, &id, "runtime.ready").await, 1);
+    successor.stop();
 }

@@ -535,6 +535,7 @@ pub async fn run(worker: Arc<Worker>, shutdown: impl Future<Output = ()> + Send 
         tracing::warn!(error = %e, "could not join the fleet; retrying with the heartbeat");
     }
     let heartbeat = tokio::spawn(heartbeat(worker.clone()));
+    let announcements = tokio::spawn(hear_announcements(worker.clone()));
     let sweeps = tokio::spawn(sweeps::run(worker.clone(), stop_rx));
     let stopping = async move {
         shutdown.await;
@@ -543,10 +544,36 @@ pub async fn run(worker: Arc<Worker>, shutdown: impl Future<Output = ()> + Send 
     run_jobs(worker.clone(), stopping).await;
     let _ = sweeps.await;
     heartbeat.abort();
+    announcements.abort();
     if let Err(e) = worker.store.leave(&worker.config.id).await {
         tracing::warn!(error = %e, "could not leave the fleet; the membership lapses with its heartbeat");
     }
     tracing::info!("worker stopped");
+}
+
+/// Wakes the claim loop whenever the database announces a job made due
+/// (PostgreSQL: an API or worker in another process enqueued). Claiming on
+/// the loop's cadence stays the fallback while the database cannot be
+/// heard; on SQLite the enqueuing process wakes its own worker.
+async fn hear_announcements(worker: Arc<Worker>) {
+    let mut retry = Cadence::new(Duration::from_millis(500), Duration::from_secs(30));
+    loop {
+        match worker.store.job_announcements().await {
+            Ok(None) => return,
+            Ok(Some(mut announcements)) => {
+                retry.work();
+                // Anything announced before the listener was in place is
+                // claimed by this first wake.
+                worker.wake.notify_one();
+                while announcements.next().await.is_ok() {
+                    worker.wake.notify_one();
+                }
+                tracing::warn!("lost the database's job announcements; listening again");
+            }
+            Err(e) => tracing::warn!(error = %e, "cannot listen for job announcements; claiming on the cadence alone"),
+        }
+        tokio::time::sleep(retry.idle()).await;
+    }
 }
 
 /// Beats for the worker's membership until aborted, and marks the hosts

@@ -175,14 +175,55 @@ async fn restore_snapshot(
 /// How long a daemon gets to answer a status read.
 const STATUS_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// What one step of a pass asks for next.
+enum Step {
+    /// Look again at this time (`None`: only when asked).
+    Next(Option<i64>),
+    /// Go on in this pass: the launch's daemon answered, and its ready
+    /// record should not wait for another claim.
+    Again,
+}
+
 /// Runs one pass. `Ok(None)`: nothing more to do until asked.
 pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreError> {
-    let Some(state) = worker.store.load_reconcile_state(&lease.subject).await? else { return Ok(None) };
+    for _ in 0..2 {
+        match step(worker, lease).await? {
+            Step::Next(next) => return Ok(next),
+            Step::Again => {}
+        }
+    }
+    Ok(Some(now_ms()))
+}
+
+/// Waits up to `wait` for a new daemon's first health answer: `None` when
+/// the executor has no endpoint to ask.
+async fn first_answer(
+    worker: &Worker,
+    run_id: &str,
+    endpoint: Option<&str>,
+    wait: std::time::Duration,
+) -> Option<bool> {
+    let target = Target { run_id, endpoint: endpoint? };
+    let started = tokio::time::Instant::now();
+    while started.elapsed() < wait {
+        if worker.executors.healthy(target).await {
+            return Some(true);
+        }
+        // Asked often at first: most daemons answer within a few milliseconds.
+        let pause = if started.elapsed() < std::time::Duration::from_millis(100) { 1 } else { 5 };
+        tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
+    }
+    Some(false)
+}
+
+/// One observe-decide-act step of a pass.
+async fn step(worker: &Worker, lease: &Lease) -> Result<Step, StoreError> {
+    let Some(state) = worker.store.load_reconcile_state(&lease.subject).await? else { return Ok(Step::Next(None)) };
     if let Some(host) = run_acted_on(&state).and_then(|r| r.host.as_deref()).filter(|h| *h != worker.config.host) {
         // The claim routes a job to its executor's host; the state moved
         // since. That host's workers take the next pass.
         tracing::debug!(workspace = %lease.subject, %host, "the executor is on another host");
-        return Ok(Some(now_ms() + HANDOFF_PAUSE_MS));
+        return Ok(Step::Next(Some(now_ms() + HANDOFF_PAUSE_MS)));
     }
     let observation = observe(worker, &state).await;
     let policy = &worker.config.policy;
@@ -190,25 +231,38 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
     tracing::debug!(workspace = %lease.subject, ?observation, action = ?decision.action, reason = decision.reason, "reconcile");
     let action = decision.action;
     let store = &worker.store;
-    match action {
+    let mut again = false;
+    let next = match action {
         Action::Launch { run_id } => {
+            let runtime_name = worker.runtime.adapter().as_str();
+            let phase = |name: &str, took: std::time::Duration| {
+                let phases = &worker.config.metrics.launch_phase_seconds;
+                phases.with_label_values(&[runtime_name, name]).observe(took.as_secs_f64());
+            };
+            if let Some(run) = state.current_run.as_ref().filter(|r| r.launch_attempt == 0) {
+                phase("queued", std::time::Duration::from_millis((now_ms() - run.queued_at).max(0) as u64));
+            }
+            let preparing = std::time::Instant::now();
             match store.place_run(lease, &run_id, &worker.config.host).await? {
                 Placement::Here => {}
                 Placement::Elsewhere(host) => {
                     tracing::info!(workspace = %lease.subject, run = %run_id, %host, "executor placed on another host");
-                    return Ok(Some(now_ms()));
+                    return Ok(Step::Next(Some(now_ms())));
                 }
                 Placement::NoRoom => {
                     tracing::info!(workspace = %lease.subject, run = %run_id, "no host has room for the executor yet");
-                    return Ok(Some(now_ms() + NO_ROOM_PAUSE_MS));
+                    return Ok(Step::Next(Some(now_ms() + NO_ROOM_PAUSE_MS)));
                 }
             }
             let request = launch_request(worker, &state, false).await?;
+            phase("prepare", preparing.elapsed());
             let started = std::time::Instant::now();
-            let runtime_name = worker.runtime.adapter().as_str();
             let launches = &worker.config.metrics.launches;
             match worker.runtime.launch(&request).await {
                 Ok(launched) => {
+                    for (name, took) in &launched.phases {
+                        phase(name, *took);
+                    }
                     if let Some(run) = &state.current_run {
                         worker.serve_executor(&state.workspace, run);
                     }
@@ -224,27 +278,26 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
                         published: launched.published.clone(),
                         preservation_starts_at: preservation,
                     };
-                    store.record(lease, &run_id, outcome).await?;
-                    tracing::info!(workspace = %lease.subject, run = %run_id, reference = %launched.record.reference, "executor launched");
                     // A new daemon answers within milliseconds as a rule: wait
-                    // for it here (briefly) so the next pass finds it healthy,
-                    // instead of a poll interval later.
-                    if let Some(endpoint) = &launched.record.endpoint {
-                        let target = Target { run_id: &run_id, endpoint };
-                        let wait =
-                            FIRST_ANSWER_WAIT.min(std::time::Duration::from_millis(policy.ready_timeout_ms as u64));
-                        let deadline = tokio::time::Instant::now() + wait;
-                        let mut answered = false;
-                        while tokio::time::Instant::now() < deadline {
-                            if worker.executors.healthy(target).await {
-                                answered = true;
-                                break;
-                            }
-                            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-                        }
+                    // for it here (briefly, while the launch is recorded) and
+                    // record it ready in this same pass.
+                    let spawned = std::time::Instant::now();
+                    let recording = async {
+                        let result = store.record(lease, &run_id, outcome).await;
+                        phase("record_launch", spawned.elapsed());
+                        result
+                    };
+                    let wait = FIRST_ANSWER_WAIT.min(std::time::Duration::from_millis(policy.ready_timeout_ms as u64));
+                    let answering = first_answer(worker, &run_id, launched.record.endpoint.as_deref(), wait);
+                    let (recorded, answered) = tokio::join!(recording, answering);
+                    recorded?;
+                    tracing::info!(workspace = %lease.subject, run = %run_id, reference = %launched.record.reference, "executor launched");
+                    if let Some(answered) = answered {
                         if answered {
+                            phase("first_answer", spawned.elapsed());
                             let seconds = started.elapsed().as_secs_f64();
                             worker.config.metrics.launch_seconds.with_label_values(&[runtime_name]).observe(seconds);
+                            again = true;
                         }
                         launches.with_label_values(&[runtime_name, if answered { "answered" } else { "silent" }]).inc();
                     }
@@ -271,11 +324,15 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
                     tracing::warn!(workspace = %lease.subject, run = %run_id, snapshot = %restore.snapshot_id, %error, "warm start failed");
                     let error = RunError { message: error, code: Some("snapshot-restore-failed".into()) };
                     store.record(lease, &run_id, Outcome::Failed { error, retry: false }).await?;
-                    return Ok(Some(now_ms()));
+                    return Ok(Step::Next(Some(now_ms())));
                 }
                 tracing::info!(workspace = %lease.subject, run = %run_id, snapshot = %restore.snapshot_id, "snapshot restored");
             }
+            let recording = std::time::Instant::now();
             store.record(lease, &run_id, Outcome::Ready).await?;
+            let phases = &worker.config.metrics.launch_phase_seconds;
+            let runtime_name = worker.runtime.adapter().as_str();
+            phases.with_label_values(&[runtime_name, "record_ready"]).observe(recording.elapsed().as_secs_f64());
             tracing::info!(workspace = %lease.subject, run = %run_id, "executor ready");
             Ok(Some(now_ms() + policy.watch_poll_ms))
         }
@@ -377,5 +434,6 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
         }
         Action::Wait { at } => Ok(Some(at)),
         Action::Done => Ok(None),
-    }
+    };
+    Ok(if again { Step::Again } else { Step::Next(next?) })
 }

@@ -172,8 +172,15 @@ impl Adapter for DockerRuntime {
     }
 
     async fn launch(&self, request: &LaunchRequest) -> Result<Launched, WorkerError> {
+        let mut phases = Vec::new();
+        let mut clock = std::time::Instant::now();
+        let mut lap = |name: &'static str| {
+            phases.push((name, clock.elapsed()));
+            clock = std::time::Instant::now();
+        };
         let image = self.image(request);
         let published = self.published(&image, &request.repository).await?;
+        lap("image");
         refuse_unenforceable(request, &self.unenforceable())?;
         let dir = run_dir(&self.executors_dir, &request.run_id);
         let run_mount = dir.join("run");
@@ -259,6 +266,7 @@ impl Adapter for DockerRuntime {
             ..Default::default()
         };
         let options = CreateContainerOptions { name: Some(name.clone()), ..Default::default() };
+        lap("prepare_container");
         let id = match self.docker.create_container(Some(options), body).await {
             Ok(created) => created.id,
             // The run's container exists already (an earlier launcher made
@@ -278,13 +286,15 @@ impl Adapter for DockerRuntime {
             }
             Err(e) => return Err(transient("creating the container", e)),
         };
+        lap("create_container");
         match self.docker.start_container(&id, None::<StartContainerOptions>).await {
             // Started now (not adopted running): its lifetime starts.
             Ok(()) => super::start_lifetime(&dir, self.max_lifetime).map_err(|e| transient("executor lifetime", e))?,
             Err(e) if status_of(&e) == Some(304) => {}
             Err(e) => return Err(transient("starting the container", e)),
         }
-        Ok(Launched { record: self.record(&request.run_id, &id), published: Some(published) })
+        lap("start_container");
+        Ok(Launched { record: self.record(&request.run_id, &id), published: Some(published), phases })
     }
 
     async fn inspect(&self, run_id: &str, container_id: &str) -> Result<Presence, WorkerError> {

@@ -502,6 +502,12 @@ impl Adapter for LocalRuntime {
     }
 
     async fn launch(&self, request: &LaunchRequest) -> Result<Launched, WorkerError> {
+        let mut phases = Vec::new();
+        let mut clock = std::time::Instant::now();
+        let mut lap = |name: &'static str| {
+            phases.push((name, clock.elapsed()));
+            clock = std::time::Instant::now();
+        };
         refuse_unenforceable(request, &self.unenforceable())?;
         let dir = run_dir(&self.executors_dir, &request.run_id);
         // Searchable by the executor's uids (the plain fallback reaches its
@@ -527,13 +533,15 @@ impl Adapter for LocalRuntime {
             return Err(transient("launch lock", std::io::Error::last_os_error()));
         }
         if self.live_pid(&request.run_id).is_some() {
-            return Ok(Launched { record: self.record(&request.run_id), published: None });
+            return Ok(Launched { record: self.record(&request.run_id), published: None, phases });
         }
+        lap("launch_lock");
         let limits = limits(request);
         let ids = match &self.identities {
             Some(allocator) => Some(allocator.assign(&dir)?),
             None => None,
         };
+        lap("uid_slot");
         make_dir(&dir.join("workspace"), 0o700, ids.map(|i| i.workload))?;
         if let (Some(mib), DiskSupport::Loop { mkfs, mount, .. }) = (self.disk_mib(request), &self.disk) {
             disk::attach((mkfs, mount), &dir, &dir.join("workspace"), mib, ids.map(|i| i.workload))
@@ -557,11 +565,13 @@ impl Adapter for LocalRuntime {
             .open(dir.join("daemon.log"))
             .map_err(|e| transient("daemon log", e))?;
         let log_err = log.try_clone().map_err(|e| transient("daemon log", e))?;
+        lap("directories");
         let cgroup_handles = if self.cgroups.available() {
             self.cgroups.create(&request.run_id, &limits).map_err(|e| transient("executor cgroup", e))?
         } else {
             Vec::new()
         };
+        lap("cgroup");
         let cgroup_fds = cgroup::raw(&cgroup_handles);
         let binary = std::fs::File::open(&self.daemon_binary).map_err(|e| WorkerError::Permanent {
             message: format!("cannot open the daemon {}: {e}", self.daemon_binary.display()),
@@ -625,7 +635,8 @@ impl Adapter for LocalRuntime {
         drop(child);
         std::fs::write(dir.join("daemon.pid"), pid.to_string()).map_err(|e| transient("pid file", e))?;
         drop(lock);
-        Ok(Launched { record: self.record(&request.run_id), published: None })
+        lap("spawn");
+        Ok(Launched { record: self.record(&request.run_id), published: None, phases })
     }
 
     async fn inspect(&self, run_id: &str, _resource_id: &str) -> Result<Presence, WorkerError> {

@@ -40,6 +40,8 @@ pub struct LaunchRequest {
 pub struct Launched {
     pub record: RuntimeRecord,
     pub published: Option<PublishedImage>,
+    /// How long the runtime's own steps took, for the launch breakdown.
+    pub phases: Vec<(&'static str, std::time::Duration)>,
 }
 
 /// Whether an executor is there.
