@@ -100,10 +100,12 @@ async fn session_view(server: &Server, session: &str) -> Value {
     body
 }
 
-/// Waits until `done` holds of the workspace's capture status.
+/// Waits until `done` holds of the workspace's capture status: up to three
+/// minutes, as a Docker executor's first bulk build through S3 can take over
+/// one while the rest of the suite loads the machine.
 async fn wait_status(server: &Server, id: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
     let mut last = Value::Null;
-    for _ in 0..600 {
+    for _ in 0..1800 {
         last = capture_status(server, id).await;
         if done(&last) {
             return last;
