@@ -128,8 +128,11 @@ async fn prometheus_reads_workspaces_retention_recovery_and_work_at_risk() {
     assert_eq!(prometheus.value(creates).await, Some(3.0));
     let refused = r#"sum(sluice_http_request_duration_seconds_count{job="sluice",route="/metrics",status="401"})"#;
     assert_eq!(prometheus.value(refused).await, Some(2.0), "the two scrapes without the token");
-    assert!(prometheus.value(r#"sluice_captures_registered_total{job="sluice"}"#).await.unwrap() >= 1.0);
-    assert!(prometheus.value(r#"sluice_capture_shipped_bytes_total{job="sluice"}"#).await.unwrap() > 0.0);
+    // Captures register on the daemons' own schedule, not the test's: waited for.
+    let registered = r#"sluice_captures_registered_total{job="sluice"}"#;
+    prometheus.wait_for(registered, WITHIN, |v| v.is_some_and(|n| n >= 1.0)).await;
+    let shipped = r#"sluice_capture_shipped_bytes_total{job="sluice"}"#;
+    prometheus.wait_for(shipped, WITHIN, |v| v.is_some_and(|n| n > 0.0)).await;
     assert!(prometheus.value(r#"sum(sluice_job_passes_total{job="sluice",kind="reconcile"})"#).await.unwrap() > 0.0);
     assert_eq!(prometheus.value(r#"sluice_workers{job="sluice"}"#).await, Some(1.0));
     assert!(prometheus.value(r#"max(sluice_worker_heartbeat_age_seconds{job="sluice"})"#).await.unwrap() < 60.0);
