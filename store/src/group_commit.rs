@@ -9,8 +9,6 @@
 //! A batch that fails for any reason but the database being unavailable is
 //! retried one create at a time, so one bad create cannot fail the others.
 
-use std::collections::HashSet;
-
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
@@ -60,7 +58,7 @@ pub(crate) enum Written {
 #[derive(Debug)]
 enum Committed {
     Written(Written),
-    KeyExisted(PreparedCreate),
+    KeyExisted(Box<PreparedCreate>),
 }
 
 pub(crate) const KEY_COLUMNS: &[Column] = &[
@@ -165,7 +163,7 @@ impl CreateQueue {
     pub(crate) async fn submit(&self, pool: &Pool, create: PreparedCreate) -> Result<Written, StoreError> {
         let create = match self.commit_one(pool, create).await? {
             Committed::Written(written) => return Ok(written),
-            Committed::KeyExisted(create) => create,
+            Committed::KeyExisted(create) => *create,
         };
         let idem = create.key.as_ref().expect("only a keyed create finds its key there");
         match create_keys::settled(pool, &create.owner, idem).await? {
@@ -303,7 +301,7 @@ async fn commit(
     Ok(creates
         .into_iter()
         .map(|create| match &create.key {
-            Some(_) if !took.contains(&create.workspace_id) => Ok(Committed::KeyExisted(create)),
+            Some(_) if !took.contains(&create.workspace_id) => Ok(Committed::KeyExisted(Box::new(create))),
             _ => Ok(Committed::Written(Written::Created)),
         })
         .collect())
@@ -313,7 +311,7 @@ async fn commit(
 /// execution broker's create or a restore needs, and a key left pending.
 async fn commit_alone(pool: &Pool, create: &PreparedCreate) -> Result<Result<Committed, StoreError>, StoreError> {
     let mut tx = pool.begin().await?;
-    let outcome = claim_keys(&mut tx, &[create]).await?.pop().expect("one outcome per create");
+    let outcome = claim_key(&mut tx, create).await?;
     if !matches!(outcome, Ok(Written::Created)) {
         return Ok(outcome.map(Committed::Written));
     }
@@ -342,39 +340,19 @@ async fn commit_alone(pool: &Pool, create: &PreparedCreate) -> Result<Result<Com
     Ok(Ok(Committed::Written(Written::Created)))
 }
 
-/// Records the keys of `creates` as found, in one statement, and decides
-/// each create whose key was already there.
-async fn claim_keys(tx: &mut Tx, creates: &[&PreparedCreate]) -> Result<Vec<Result<Written, StoreError>>, StoreError> {
-    // Keys in one order, so two committers never wait on each other's.
-    let mut key_rows: Vec<(&String, &String, Value)> =
-        creates.iter().filter_map(|c| Some((&c.owner, &c.key.as_ref()?.key, c.key_row.clone()?))).collect();
-    key_rows.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
-    let inserted: HashSet<(String, String)> = tx
+/// Records a create's key as found, inside its transaction; a key that was
+/// there already decides the create instead.
+async fn claim_key(tx: &mut Tx, create: &PreparedCreate) -> Result<Result<Written, StoreError>, StoreError> {
+    let (Some(idem), Some(row)) = (&create.key, &create.key_row) else { return Ok(Ok(Written::Created)) };
+    let inserted = tx
         .insert_rows(
             "create_keys",
             KEY_COLUMNS,
-            key_rows.into_iter().map(|(_, _, row)| row).collect(),
-            "ON CONFLICT (owner_user_id, idempotency_key) DO NOTHING RETURNING owner_user_id, idempotency_key",
+            vec![row.clone()],
+            "ON CONFLICT (owner_user_id, idempotency_key) DO NOTHING RETURNING workspace_id",
         )
-        .await?
-        .iter()
-        .map(|row| Ok((row.text("owner_user_id")?, row.text("idempotency_key")?)))
-        .collect::<Result<_, StoreError>>()?;
-    let mut taken = HashSet::new();
-    let mut outcomes = Vec::with_capacity(creates.len());
-    for create in creates {
-        let Some(idem) = &create.key else {
-            outcomes.push(Ok(Written::Created));
-            continue;
-        };
-        let id = (create.owner.clone(), idem.key.clone());
-        if inserted.contains(&id) && taken.insert(id) {
-            outcomes.push(Ok(Written::Created));
-            continue;
-        }
-        outcomes.push(settle_existing_key(tx, create, idem).await?);
-    }
-    Ok(outcomes)
+        .await?;
+    if inserted.is_empty() { settle_existing_key(tx, create, idem).await } else { Ok(Ok(Written::Created)) }
 }
 
 /// A create whose key was there before it: a replay, a refusal, or (a key

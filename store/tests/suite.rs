@@ -275,6 +275,9 @@ async fn rename_expire_list_and_purge() {
         assert_eq!(store.purge_create_keys(0).await.unwrap(), 0);
         assert_eq!(store.purge_create_keys(clock::now_ms() + 1).await.unwrap(), 1, "{}", db.label);
         assert_eq!(store.get_create_key("alice", "old").await.unwrap().state, CreateKeyState::None);
+        // Purged, the key is forgotten in memory too: a create with it makes a new workspace.
+        let again = created(store.create_workspace(new_workspace("alice", Some(("old", "h")))).await.unwrap());
+        assert_ne!(again.workspace.id, a, "{}", db.label);
     }
 }
 
@@ -1878,5 +1881,27 @@ async fn operators_read_every_owners_workspaces_and_a_timeline() {
             assert!(std::time::Instant::now() < deadline, "{}: {} of 6 events readable", db.label, fed.len());
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
+    }
+}
+
+/// On PostgreSQL an enqueue announces itself to listening workers when it
+/// commits, and a worker's own claim announces nothing (so workers do not
+/// wake each other in a loop). SQLite has no announcements: its workers
+/// share the process that enqueues.
+#[tokio::test]
+async fn enqueues_are_announced_and_claims_are_not() {
+    use std::time::Duration;
+    for db in databases().await {
+        let store = open(&db).await;
+        let Some(mut heard) = store.job_announcements().await.unwrap() else {
+            assert_eq!(store.backend(), BackendKind::Sqlite, "{}", db.label);
+            continue;
+        };
+        store.create_workspace(new_workspace("alice", None)).await.unwrap();
+        let announced = tokio::time::timeout(Duration::from_secs(10), heard.next()).await;
+        assert!(matches!(announced, Ok(Ok(()))), "{}: the create's job was announced", db.label);
+        assert_eq!(store.claim_jobs("w", "h", 10, 60_000).await.unwrap().len(), 1);
+        let quiet = tokio::time::timeout(Duration::from_millis(500), heard.next()).await;
+        assert!(quiet.is_err(), "{}: a claim announces nothing", db.label);
     }
 }
