@@ -22,8 +22,12 @@ pub struct Args {
     #[arg(long, env = "SLUICED_COMMAND")]
     pub command: Option<String>,
     /// The launch identity this executor runs as.
-    #[arg(long, env = "SLUICED_LAUNCH")]
-    pub launch: String,
+    #[arg(long, env = "SLUICED_LAUNCH", required_unless_present = "pooled")]
+    pub launch: Option<String>,
+    /// Start pooled: no run, no boot secret, no workload until the control
+    /// plane assigns one (see `sluice_protocol::ASSIGN`).
+    #[arg(long, conflicts_with_all = ["launch", "command", "egress_proxy"])]
+    pub pooled: bool,
     /// The capture lease epoch.
     #[arg(long, env = "SLUICED_EPOCH", default_value_t = 0)]
     pub epoch: u64,
@@ -93,31 +97,45 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         (Some(uid), Some(gid)) => Some(crate::workload::WorkloadIds { uid, gid }),
         _ => None,
     };
-    let running = crate::boot(crate::DaemonConfig {
-        boot_secret_file: &args.boot_secret_file,
-        state_dir: &args.state_dir,
-        launch: args.launch,
-        epoch: args.epoch,
-        workdir: &args.workdir,
-        command,
-        env: BTreeMap::new(),
-        workload,
-        capture: match &args.registrar {
-            Some(socket) => Some(crate::CaptureSetup {
-                registrar_socket: socket.strip_prefix("unix:").unwrap_or(socket).into(),
-                interval: Duration::from_millis(args.capture_interval_ms.max(100)),
-                bulk_threshold: args.bulk_threshold_bytes,
-                bulk_paths: args.bulk_paths.iter().map(|p| format!("tree/{}", p.trim_matches('/'))).collect(),
-            }),
-            None => None,
-        },
-    })?;
-    let processes = running.processes.clone();
-    crate::processes::reap_in_background(processes.clone());
+    let capture = args.registrar.as_ref().map(|socket| crate::CaptureSetup {
+        registrar_socket: socket.strip_prefix("unix:").unwrap_or(socket).into(),
+        interval: Duration::from_millis(args.capture_interval_ms.max(100)),
+        bulk_threshold: args.bulk_threshold_bytes,
+        bulk_paths: args.bulk_paths.iter().map(|p| format!("tree/{}", p.trim_matches('/'))).collect(),
+    });
     let grace = Duration::from_millis(args.stop_grace_ms);
+    let (router, processes) = match args.launch {
+        Some(launch) => {
+            let running = crate::boot(crate::DaemonConfig {
+                boot_secret_file: &args.boot_secret_file,
+                state_dir: &args.state_dir,
+                launch,
+                epoch: args.epoch,
+                workdir: &args.workdir,
+                command,
+                env: BTreeMap::new(),
+                workload,
+                capture,
+            })?;
+            crate::processes::reap_in_background(running.processes.clone());
+            let processes = std::sync::Arc::new(std::sync::OnceLock::new());
+            let _ = processes.set(running.processes);
+            (running.router, processes)
+        }
+        None => crate::pooled::router(crate::pooled::Template {
+            boot_secret_file: args.boot_secret_file.clone(),
+            state_dir: args.state_dir.clone(),
+            workdir: args.workdir.clone(),
+            epoch: args.epoch,
+            workload,
+            capture,
+        }),
+    };
     let shutdown = async move {
         terminated().await;
-        processes.stop_all(grace).await;
+        if let Some(processes) = processes.get() {
+            processes.stop_all(grace).await;
+        }
     };
     if let Some(path) = args.listen.strip_prefix("unix:") {
         let _ = std::fs::remove_file(path);
@@ -125,11 +143,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         // Only the daemon's own user (and the control plane, as root) connects.
         std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
         eprintln!("sluiced control API on unix:{path}");
-        crate::serve(running.router, listener, shutdown).await?;
+        crate::serve(router, listener, shutdown).await?;
     } else {
         let listener = tokio::net::TcpListener::bind(&args.listen).await?;
         eprintln!("sluiced control API on {}", listener.local_addr()?);
-        crate::serve(running.router, listener, shutdown).await?;
+        crate::serve(router, listener, shutdown).await?;
     }
     Ok(())
 }

@@ -17,6 +17,7 @@ mod egress;
 pub mod exec;
 mod files;
 pub mod managed;
+pub mod pooled;
 pub mod processes;
 mod sessions;
 mod sftp;
@@ -157,6 +158,7 @@ impl Daemon {
 }
 
 /// How the daemon reaches the registrar, for a capture-sourced executor.
+#[derive(Clone)]
 pub struct CaptureSetup {
     /// The registrar socket the runtime mounted.
     pub registrar_socket: PathBuf,
@@ -222,17 +224,13 @@ fn random_hex() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Reads the boot secret, counts the boot, starts the managed process and
-/// builds the control API. Call inside a Tokio runtime.
 /// Where the daemon keeps its boot secret once taken.
 const KEPT_SECRET: &str = "boot-secret.json";
 
 /// Reads the boot secret: a freshly delivered file wins, and is moved into
 /// the state directory (mode 0600) and removed; without one, the copy a
-/// previous boot kept.
+/// previous boot (or an assign) kept.
 fn take_boot_secret(delivered: &Path, state_dir: &Path) -> Result<BootSecret, DaemonError> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
     let kept = state_dir.join(KEPT_SECRET);
     let text = match std::fs::read_to_string(delivered) {
         Ok(text) => text,
@@ -246,26 +244,45 @@ fn take_boot_secret(delivered: &Path, state_dir: &Path) -> Result<BootSecret, Da
         return Err(DaemonError::BootSecret("controlToken must be at least 16 characters".into()));
     }
     if delivered.exists() {
-        let tmp = state_dir.join(format!("{KEPT_SECRET}.tmp"));
-        let _ = std::fs::remove_file(&tmp);
-        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
-        file.write_all(text.as_bytes())?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, &kept)?;
+        keep_text(text.as_bytes(), state_dir)?;
         std::fs::remove_file(delivered).map_err(|e| DaemonError::BootSecret(format!("cannot remove it: {e}")))?;
     }
     Ok(secret)
 }
 
+/// Keeps a boot secret an assign delivered, where a restart finds it.
+fn keep_boot_secret(secret: &BootSecret, state_dir: &Path) -> Result<(), DaemonError> {
+    let text = serde_json::to_vec(secret).map_err(|e| DaemonError::BootSecret(e.to_string()))?;
+    std::fs::create_dir_all(state_dir)?;
+    keep_text(&text, state_dir)
+}
+
+/// Writes the kept boot secret durably, readable by the daemon alone.
+fn keep_text(text: &[u8], state_dir: &Path) -> Result<(), DaemonError> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let tmp = state_dir.join(format!("{KEPT_SECRET}.tmp"));
+    let _ = std::fs::remove_file(&tmp);
+    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
+    file.write_all(text)?;
+    file.sync_all()?;
+    std::fs::rename(&tmp, state_dir.join(KEPT_SECRET))?;
+    Ok(())
+}
+
+/// Reads the boot secret, counts the boot, starts the managed process and
+/// builds the control API. Call inside a Tokio runtime.
 pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
     std::fs::create_dir_all(config.state_dir)?;
     workload::prepare_dirs(config.workdir, config.state_dir, config.workload)?;
     let secret = take_boot_secret(config.boot_secret_file, config.state_dir)?;
     let boot_generation = next_boot_generation(config.state_dir)?;
-    let mut env = config.env;
-    env.extend(secret.exec_env.clone());
+    // The plain environment (given here only by an assign: a launched
+    // daemon has it as its own) reaches every process, as the exec env does.
+    let mut exec_env = config.env;
+    exec_env.extend(secret.exec_env);
+    let mut env = exec_env.clone();
     env.extend(secret.secret_env);
-    let exec_env = secret.exec_env;
     let processes = Arc::new(processes::Processes::new(config.workload));
     let managed = if config.command.is_empty() {
         managed::Managed::none()
@@ -351,6 +368,7 @@ pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
     let router = Router::new()
         .route(sluice_protocol::HEALTH, get(health))
         .route(sluice_protocol::STATUS, get(status))
+        .route(sluice_protocol::ASSIGN, post(assigned))
         // Stdin of up to 8 MiB, as base64.
         .route(sluice_protocol::EXEC, post(run_exec).layer(axum::extract::DefaultBodyLimit::max(16 << 20)))
         .route(
@@ -517,6 +535,20 @@ async fn capture_replan(State(daemon): State<Arc<Daemon>>) -> Response {
     }
 }
 
+/// An assign to a daemon that has its run: the same launch again is done
+/// (the assigner's retry), another is refused.
+async fn assigned(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) -> Response {
+    #[derive(serde::Deserialize)]
+    struct Launch {
+        launch: String,
+    }
+    match serde_json::from_slice::<Launch>(&body) {
+        Ok(asked) if asked.launch == daemon.launch => StatusCode::NO_CONTENT.into_response(),
+        Ok(_) => refused(RefusalCode::Assigned, "this executor runs another launch".into()),
+        Err(_) => refused(RefusalCode::Invalid, "the assign body is not an assign request".into()),
+    }
+}
+
 /// The one place a refusal becomes an HTTP answer.
 fn refused(code: RefusalCode, message: String) -> Response {
     let status = match code {
@@ -532,6 +564,7 @@ fn refused(code: RefusalCode, message: String) -> Response {
         RefusalCode::FileTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
         RefusalCode::ScanGone => StatusCode::GONE,
         RefusalCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        RefusalCode::Pooled | RefusalCode::Assigned => StatusCode::CONFLICT,
     };
     (status, Json(Refusal { code, message })).into_response()
 }

@@ -213,6 +213,32 @@ impl DaemonClient {
         health.await.is_ok()
     }
 
+    /// Whether the daemon answers `health` as a pooled daemon, not yet
+    /// assigned a run (no token is needed for that).
+    pub async fn pooled(&self) -> bool {
+        #[derive(serde::Deserialize)]
+        struct Health {
+            status: String,
+        }
+        let health =
+            self.json::<Health>(Method::GET, sluice_protocol::HEALTH, None, Duration::from_secs(2), MAX_SMALL_ANSWER);
+        health.await.is_ok_and(|h| h.status == "pooled")
+    }
+
+    /// Makes a pooled daemon the run's executor (see
+    /// [`sluice_protocol::ASSIGN`]): done again for the same launch, refused
+    /// `assigned` for another.
+    pub async fn assign(&self, request: &sluice_protocol::AssignRequest, timeout: Duration) -> Result<(), DaemonError> {
+        let bytes = encode(request)?;
+        let (status, body) = tokio::time::timeout(
+            timeout,
+            self.call(Method::POST, sluice_protocol::ASSIGN, Some(bytes), MAX_SMALL_ANSWER),
+        )
+        .await
+        .map_err(|_| DaemonError::Timeout(timeout))??;
+        if status.is_success() { Ok(()) } else { Err(refusal(status, &body)) }
+    }
+
     /// The daemon's capture status.
     pub async fn capture_status(&self, timeout: Duration) -> Result<CaptureStatus, DaemonError> {
         self.json(Method::GET, capture::CAPTURE_STATUS, None, timeout, MAX_SMALL_ANSWER).await

@@ -38,6 +38,35 @@ pub const FILES_WRITE: &str = "/files/write";
 /// `POST …/cancel` cancels it, fencing a launch that has not happened yet.
 pub const COMMANDS: &str = "/commands";
 
+/// `POST` an [`AssignRequest`] to a pooled daemon (started with no run):
+/// it becomes the run's executor and starts the workload; 204. Answered
+/// without a token only while the daemon is unassigned; after that, with
+/// the assigned run's token, again for the same launch, and refused
+/// (`assigned`) for any other.
+pub const ASSIGN: &str = "/assign";
+
+/// What makes a pooled daemon one run's executor.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AssignRequest {
+    /// The launch identity the daemon stamps its answers with from now on.
+    pub launch: String,
+    pub boot_secret: BootSecret,
+    /// The managed process's argv (none when empty).
+    #[serde(default)]
+    pub command: Vec<String>,
+    /// Its plain environment (the spec's `env`), which exec'd commands and
+    /// sessions get too.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+impl std::fmt::Debug for AssignRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AssignRequest").field("launch", &self.launch).finish_non_exhaustive()
+    }
+}
+
 /// A durable command's state and, once it ended, its result.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
@@ -246,6 +275,10 @@ pub enum RefusalCode {
     Unreadable,
     /// The daemon failed on its side.
     Internal,
+    /// A pooled daemon not yet assigned a run: it answers nothing else.
+    Pooled,
+    /// The pooled daemon was assigned another launch.
+    Assigned,
 }
 
 impl RefusalCode {
@@ -266,10 +299,12 @@ impl RefusalCode {
             RefusalCode::ScanGone => "scan-gone",
             RefusalCode::Unreadable => "unreadable",
             RefusalCode::Internal => "internal",
+            RefusalCode::Pooled => "pooled",
+            RefusalCode::Assigned => "assigned",
         }
     }
 
-    pub const ALL: [RefusalCode; 14] = [
+    pub const ALL: [RefusalCode; 16] = [
         RefusalCode::Unauthenticated,
         RefusalCode::Invalid,
         RefusalCode::Restoring,
@@ -284,6 +319,8 @@ impl RefusalCode {
         RefusalCode::ScanGone,
         RefusalCode::Unreadable,
         RefusalCode::Internal,
+        RefusalCode::Pooled,
+        RefusalCode::Assigned,
     ];
 }
 

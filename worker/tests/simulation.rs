@@ -287,7 +287,7 @@ impl Runtime for FakeRuntime {
             if fault(&self.world, &self.db).await {
                 return die().await;
             }
-            Ok(Launched { record, published: None, phases: Vec::new() })
+            Ok(Launched { record, published: None, phases: Vec::new(), pool: None })
         })
     }
 

@@ -283,6 +283,11 @@ impl Cgroups {
 
     /// Run ids that have a cgroup of this install.
     pub fn runs(&self) -> Vec<String> {
+        self.named("run_")
+    }
+
+    /// The install's cgroups whose names start with `prefix`.
+    pub fn named(&self, prefix: &str) -> Vec<String> {
         let mut runs = BTreeSet::new();
         let parents: Vec<PathBuf> = match &self.layout {
             Some(Layout::V1(dirs)) => dirs.iter().map(|(_, d)| d.clone()).collect(),
@@ -296,7 +301,7 @@ impl Cgroups {
                     .filter_map(Result::ok)
                     .filter(|e| e.path().is_dir())
                     .filter_map(|e| e.file_name().into_string().ok())
-                    .filter(|n| n.starts_with("run_")),
+                    .filter(|n| n.starts_with(prefix)),
             );
         }
         runs.into_iter().collect()

@@ -294,7 +294,7 @@ impl Adapter for DockerRuntime {
             Err(e) => return Err(transient("starting the container", e)),
         }
         lap("start_container");
-        Ok(Launched { record: self.record(&request.run_id, &id), published: Some(published), phases })
+        Ok(Launched { record: self.record(&request.run_id, &id), published: Some(published), phases, pool: None })
     }
 
     async fn inspect(&self, run_id: &str, container_id: &str) -> Result<Presence, WorkerError> {

@@ -141,9 +141,30 @@ impl Allocator {
         (slot < self.range.slots()).then(|| self.range.ids(slot))
     }
 
+    /// Records that the run directory holding a slot is now `run_dir` (a
+    /// pooled executor's, renamed to its run's).
+    pub fn moved(&self, run_dir: &Path) -> std::io::Result<()> {
+        let slot: u32 = std::fs::read_to_string(run_dir.join(SLOT_FILE))?
+            .trim()
+            .parse()
+            .map_err(|_| std::io::Error::other("the slot file is not a number"))?;
+        let tmp = self.dir.join(format!("{slot}.moving"));
+        std::fs::write(&tmp, run_dir.as_os_str().as_encoded_bytes())?;
+        std::fs::rename(tmp, self.dir.join(slot.to_string()))
+    }
+
     /// Releases the slot of a run whose directory has been removed.
     pub fn release(&self, slot: u32) {
         let _ = std::fs::remove_file(self.dir.join(slot.to_string()));
+    }
+
+    /// Whether a directory beside `run_dir` records `slot`: a pooled
+    /// executor renamed to its run's before the registry followed it.
+    fn held_nearby(run_dir: &Path, slot: u32) -> bool {
+        let Some(Ok(entries)) = run_dir.parent().map(std::fs::read_dir) else { return false };
+        entries
+            .filter_map(Result::ok)
+            .any(|e| std::fs::read_to_string(e.path().join(SLOT_FILE)).is_ok_and(|s| s.trim().parse() == Ok(slot)))
     }
 
     /// Frees every slot whose run directory no longer exists; returns how many.
@@ -152,7 +173,11 @@ impl Allocator {
         let mut freed = 0;
         for entry in entries.filter_map(Result::ok) {
             let Ok(run_dir) = std::fs::read_to_string(entry.path()) else { continue };
-            if run_dir.starts_with('/') && !Path::new(&run_dir).exists() {
+            let Some(slot) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+            if run_dir.starts_with('/')
+                && !Path::new(&run_dir).exists()
+                && !Self::held_nearby(Path::new(&run_dir), slot)
+            {
                 let _ = std::fs::remove_file(entry.path());
                 freed += 1;
             }
@@ -205,5 +230,25 @@ mod tests {
         let other = Allocator::new(UidRange { start: 5000, count: 4 }, &dir.path().join("registry")).unwrap();
         let e = run("run_e");
         assert!(other.assign(&e).is_err(), "both slots are taken by the first install");
+    }
+
+    #[test]
+    fn a_renamed_directory_keeps_its_slot_before_and_after_the_registry_follows() {
+        let dir = tempfile::tempdir().unwrap();
+        let alloc = Allocator::new(UidRange { start: 5000, count: 2 }, &dir.path().join("registry")).unwrap();
+        let pooled = dir.path().join("pool_p");
+        std::fs::create_dir_all(&pooled).unwrap();
+        let ids = alloc.assign(&pooled).unwrap();
+        let run = dir.path().join("run_r");
+        std::fs::rename(&pooled, &run).unwrap();
+        assert_eq!(alloc.reclaim_stale(), 0, "the slot is held by the renamed directory");
+        assert_eq!(alloc.recorded(&run), Some(ids));
+        alloc.moved(&run).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("registry").join(ids.slot.to_string())).unwrap(),
+            run.display().to_string()
+        );
+        std::fs::remove_dir_all(&run).unwrap();
+        assert_eq!(alloc.reclaim_stale(), 1, "freed once the run's directory is gone");
     }
 }

@@ -27,10 +27,13 @@ use tokio::process::Command;
 use super::cgroup::{self, Cgroups};
 use super::disk::{self, DiskSupport};
 use super::identity::{Allocator, ExecutorIds, HOST_REGISTRY, UidRange};
+use super::pool::{PoolLevel, PoolSpec};
 use super::{
-    Adapter, LaunchRequest, Launched, OwnedResource, Presence, WorkerError, control_socket, is_root,
+    Adapter, LaunchRequest, Launched, OwnedResource, PoolTake, Presence, WorkerError, control_socket, is_root,
     refuse_unenforceable, run_dir,
 };
+use sluice_executor::daemon::DaemonClient;
+use sluice_store::Secret;
 
 /// How long an executor gets to stop after SIGTERM before SIGKILL.
 const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -70,6 +73,10 @@ pub struct LocalRuntime {
     default_disk_mib: Option<u64>,
     /// How long an executor may live (`runtime.deadline`); `None`: no limit.
     max_lifetime: Option<Duration>,
+    /// The warm pool: how many executors of each image are kept ready.
+    pool: Vec<PoolSpec>,
+    /// How often pooled executors' daemons will snap a capture-sourced worktree.
+    pool_capture_interval_ms: u64,
 }
 
 fn transient(what: &str, e: impl std::fmt::Display) -> WorkerError {
@@ -204,6 +211,59 @@ unsafe fn loopback_up() -> std::io::Result<()> {
     }
 }
 
+/// The daemon's launch argument: `--pooled` for a pooled executor (its
+/// launch comes with its assign). `=` joins the value, so no launch id can
+/// be read as an option.
+fn launch_arg(request: &LaunchRequest) -> String {
+    if request.launch.is_empty() { "--pooled".into() } else { format!("--launch={}", request.launch) }
+}
+
+/// In a pooled executor's directory: the image it was started for.
+const POOL_IMAGE_FILE: &str = "pool-image";
+/// In a pooled executor's directory: its daemon answered as pooled, so a
+/// launch may take it.
+const POOL_READY_FILE: &str = "pool-ready";
+/// In a pooled executor's directory, and the run's once taken: the pooled
+/// executor's name (its daemon's command line names its directory, its
+/// cgroup is named so).
+const ORIGIN_FILE: &str = "origin";
+/// In a run's directory taken from the pool: its daemon has the run.
+const ASSIGNED_FILE: &str = "assigned";
+/// Held by the one process that tends the executors directory's pool.
+const POOL_LOCK_FILE: &str = "pool.lock";
+/// How long a pooled executor may take to answer before it is replaced.
+const POOL_START_LIMIT: Duration = Duration::from_secs(60);
+/// How long a taken executor's daemon gets to answer its assign.
+const ASSIGN_WAIT: Duration = Duration::from_secs(10);
+
+/// A pooled executor being removed is renamed so first.
+const DISCARD_PREFIX: &str = "discard_";
+
+/// Whether the directory was made more than `limit` ago.
+fn started_before(dir: &Path, limit: Duration) -> bool {
+    std::fs::metadata(dir).and_then(|m| m.modified()).is_ok_and(|at| at.elapsed().unwrap_or_default() > limit)
+}
+
+/// The pooled executor a directory was started as, if it was.
+fn origin(dir: &Path) -> Option<String> {
+    let name = std::fs::read_to_string(dir.join(ORIGIN_FILE)).ok()?;
+    let name = name.trim();
+    (name.starts_with(super::pool::POOL_PREFIX) && !name.contains('/')).then(|| name.to_owned())
+}
+
+/// Renames `from` to `to` unless `to` exists (`renameat2` with
+/// `RENAME_NOREPLACE`): of two takers of one pooled executor, exactly one
+/// succeeds, and a run's directory is never replaced.
+fn rename_no_replace(from: &Path, to: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let from = std::ffi::CString::new(from.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
+    let to = std::ffi::CString::new(to.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
+    // SAFETY: two NUL-terminated paths that outlive the call.
+    let rc =
+        unsafe { libc::renameat2(libc::AT_FDCWD, from.as_ptr(), libc::AT_FDCWD, to.as_ptr(), libc::RENAME_NOREPLACE) };
+    if rc == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+}
+
 /// Limits from `spec.resources`, with the defaults a local executor gets.
 fn limits(request: &LaunchRequest) -> cgroup::Limits {
     let resources = &request.spec.resources;
@@ -262,6 +322,8 @@ impl LocalRuntime {
             disk,
             default_disk_mib,
             max_lifetime: None,
+            pool: Vec::new(),
+            pool_capture_interval_ms: 10_000,
         })
     }
 
@@ -272,16 +334,32 @@ impl LocalRuntime {
         self
     }
 
+    /// Keeps `pool` executors ready (see [`pool`](super::pool)); their
+    /// daemons snap capture-sourced worktrees every `capture_interval_ms`
+    /// once taken.
+    pub fn with_warm_pool(mut self, pool: Vec<PoolSpec>, capture_interval_ms: u64) -> Self {
+        self.pool = pool;
+        self.pool_capture_interval_ms = capture_interval_ms;
+        self
+    }
+
+    /// The name of the run's cgroup: its own, or, for an executor taken
+    /// from the pool, the pooled executor's (cgroup v2 cannot rename one).
+    fn cgroup_name(&self, run_id: &str) -> String {
+        origin(&run_dir(&self.executors_dir, run_id)).unwrap_or_else(|| run_id.to_owned())
+    }
+
     /// Ends every process of the executor (SIGTERM, SIGKILL after a
     /// grace); its directory and disk stay.
     async fn end(&self, run_id: &str) -> Result<(), WorkerError> {
-        if self.cgroups.exists(run_id) {
+        let cgroup = self.cgroup_name(run_id);
+        if self.cgroups.exists(&cgroup) {
             let deadline = tokio::time::Instant::now() + STOP_GRACE;
-            self.cgroups.signal(run_id, libc::SIGTERM);
-            while !self.cgroups.members(run_id).is_empty() && tokio::time::Instant::now() < deadline {
+            self.cgroups.signal(&cgroup, libc::SIGTERM);
+            while !self.cgroups.members(&cgroup).is_empty() && tokio::time::Instant::now() < deadline {
                 tokio::time::sleep(Duration::from_millis(25)).await;
             }
-            self.cgroups.kill(run_id).await.map_err(|e| transient("killing the executor's cgroup", e))?;
+            self.cgroups.kill(&cgroup).await.map_err(|e| transient("killing the executor's cgroup", e))?;
         } else if let Some(pid) = self.live_pid(run_id) {
             // SAFETY: signals to the executor's own process group.
             unsafe { libc::killpg(pid, libc::SIGTERM) };
@@ -345,6 +423,340 @@ impl LocalRuntime {
         format!("local: {sandbox}; {who}; {}; {}", self.cgroups.describe(), self.disk.describe())
     }
 
+    /// Starts the run's executor from nothing (or adopts the one a
+    /// launcher of the same run started).
+    async fn launch_fresh(&self, request: &LaunchRequest) -> Result<Launched, WorkerError> {
+        let mut phases = Vec::new();
+        let mut clock = std::time::Instant::now();
+        let mut lap = |name: &'static str| {
+            phases.push((name, clock.elapsed()));
+            clock = std::time::Instant::now();
+        };
+        let dir = run_dir(&self.executors_dir, &request.run_id);
+        // Searchable by the executor's uids (the plain fallback reaches its
+        // places through it), listable by no one but root.
+        make_dir(&dir, 0o711, None)?;
+        // Held until the pid file is written: a second launcher of the same
+        // run waits here, then adopts. The kernel drops it if we die.
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(dir.join("launch.lock"))
+            .map_err(|e| transient("launch lock", e))?;
+        let lock = tokio::task::spawn_blocking(move || {
+            use std::os::fd::AsRawFd;
+            // SAFETY: flock on a descriptor we own.
+            let rc = unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) };
+            (rc, lock)
+        })
+        .await
+        .map_err(|e| transient("launch lock", e))?;
+        if lock.0 != 0 {
+            return Err(transient("launch lock", std::io::Error::last_os_error()));
+        }
+        if self.live_pid(&request.run_id).is_some() {
+            return Ok(Launched { record: self.record(&request.run_id), published: None, phases, pool: None });
+        }
+        lap("launch_lock");
+        let limits = limits(request);
+        let ids = match &self.identities {
+            Some(allocator) => Some(allocator.assign(&dir)?),
+            None => None,
+        };
+        lap("uid_slot");
+        make_dir(&dir.join("workspace"), 0o700, ids.map(|i| i.workload))?;
+        if let (Some(mib), DiskSupport::Loop { mkfs, mount, .. }) = (self.disk_mib(request), &self.disk) {
+            disk::attach((mkfs, mount), &dir, &dir.join("workspace"), mib, ids.map(|i| i.workload))
+                .await
+                .map_err(|e| transient("executor disk", e))?;
+        }
+        make_dir(&dir.join("state"), 0o700, ids.map(|i| i.daemon))?;
+        make_dir(&dir.join("run"), 0o700, ids.map(|i| i.daemon))?;
+        if let Some(secret) = &request.boot_secret {
+            let secret_file = dir.join("run").join("boot-secret.json");
+            super::write_secret_file(&secret_file, secret.expose()).map_err(|e| transient("boot secret", e))?;
+            if let Some(ids) = ids {
+                std::os::unix::fs::chown(&secret_file, Some(ids.daemon), Some(ids.daemon))
+                    .map_err(|e| transient("boot secret owner", e))?;
+            }
+        }
+        super::start_lifetime(&dir, self.max_lifetime).map_err(|e| transient("executor lifetime", e))?;
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join("daemon.log"))
+            .map_err(|e| transient("daemon log", e))?;
+        let log_err = log.try_clone().map_err(|e| transient("daemon log", e))?;
+        lap("directories");
+        let cgroup_handles = if self.cgroups.available() {
+            self.cgroups
+                .create(&self.cgroup_name(&request.run_id), &limits)
+                .map_err(|e| transient("executor cgroup", e))?
+        } else {
+            Vec::new()
+        };
+        lap("cgroup");
+        let cgroup_fds = cgroup::raw(&cgroup_handles);
+        let binary = std::fs::File::open(&self.daemon_binary).map_err(|e| WorkerError::Permanent {
+            message: format!("cannot open the daemon {}: {e}", self.daemon_binary.display()),
+            code: "runtime-config",
+        })?;
+        let binary_fd = std::os::fd::AsRawFd::as_raw_fd(&binary);
+
+        let command_json = serde_json::to_string(&request.spec.command).unwrap_or_else(|_| "[]".into());
+        let mut command = self.daemon_command(request, &dir, ids, Some(binary_fd));
+        command.env_clear().env("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+        if !request.launch.is_empty() {
+            // A pooled daemon gets its command with its assign.
+            command.env("SLUICED_COMMAND", command_json);
+        }
+        command
+            .envs(if request.spec.egress.is_some() { sluice_protocol::egress::proxy_env() } else { Vec::new() })
+            .envs(&request.spec.env)
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(log))
+            .stderr(Stdio::from(log_err))
+            .process_group(0);
+        let exec_by_fd = matches!(self.sandbox, Sandbox::None(_)) && ids.is_some();
+        let isolate_network = !request.spec.network;
+        let tmp_options = std::ffi::CString::new(format!("size={TMP_BYTES},mode=1777")).expect("no NUL inside");
+        let own_disk = dir.join("workspace");
+        let other_disks: Vec<std::ffi::CString> = disk::mounted_under(&self.executors_dir)
+            .into_iter()
+            .filter(|m| *m != own_disk)
+            .filter_map(|m| std::ffi::CString::new(m.into_os_string().into_encoded_bytes()).ok())
+            .collect();
+        // SAFETY: only async-signal-safe calls (write, fcntl) between fork and exec.
+        unsafe {
+            command.pre_exec(move || {
+                // Inside the executor's cgroup before it runs anything.
+                cgroup::join(&cgroup_fds)?;
+                // The OOM killer spares the daemon over its workload (which
+                // the daemon puts back to the ordinary score), where the host
+                // lets root lower a score (it takes CAP_SYS_RESOURCE).
+                let fd = libc::open(c"/proc/self/oom_score_adj".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                if fd >= 0 {
+                    libc::write(fd, b"-500".as_ptr().cast(), 4);
+                    libc::close(fd);
+                }
+                if exec_by_fd {
+                    if libc::fcntl(binary_fd, libc::F_SETFD, 0) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    // Without bubblewrap, root still gives the executor
+                    // namespaces of its own for what needs no setup.
+                    plain_namespaces(isolate_network, &tmp_options, &other_disks)?;
+                }
+                Ok(())
+            });
+        }
+        let child = command.spawn().map_err(|e| WorkerError::Permanent {
+            message: format!("cannot start the daemon {}: {e}", self.daemon_binary.display()),
+            code: "runtime-config",
+        })?;
+        drop((binary, cgroup_handles));
+        let pid = child.id().unwrap_or_default();
+        // Not waited for: the executor outlives this worker. Tokio reaps it
+        // if it ends while this process still runs.
+        drop(child);
+        std::fs::write(dir.join("daemon.pid"), pid.to_string()).map_err(|e| transient("pid file", e))?;
+        drop(lock);
+        lap("spawn");
+        Ok(Launched { record: self.record(&request.run_id), published: None, phases, pool: None })
+    }
+
+    /// The pool a launch may take from: its image's, when it has one and
+    /// the launch fits.
+    fn pool_for(&self, request: &LaunchRequest) -> Option<&PoolSpec> {
+        let image = PoolSpec::image_of(&request.repository, &request.tag);
+        self.pool.iter().find(|p| p.image == image).filter(|_| super::pool::unfit(request).is_none())
+    }
+
+    /// The image's pooled executors ready to be taken, by name.
+    fn ready_pooled(&self, image: &str) -> Vec<PathBuf> {
+        let mut ready: Vec<PathBuf> = self
+            .pooled_dirs()
+            .into_iter()
+            .filter(|dir| dir.join(POOL_READY_FILE).exists())
+            .filter(|dir| std::fs::read_to_string(dir.join(POOL_IMAGE_FILE)).is_ok_and(|i| i == image))
+            .collect();
+        ready.sort();
+        ready
+    }
+
+    /// Every pooled executor's directory, taken or not yet.
+    fn pooled_dirs(&self) -> Vec<PathBuf> {
+        let Ok(entries) = std::fs::read_dir(&self.executors_dir) else { return Vec::new() };
+        entries
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_str().is_some_and(|n| n.starts_with(super::pool::POOL_PREFIX)))
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect()
+    }
+
+    /// Takes one of the image's ready executors for the run whose directory
+    /// is `dir`, by renaming its directory to the run's: the kernel lets
+    /// exactly one taker rename it, and never over a run's directory.
+    fn take_pooled(&self, image: &str, dir: &Path) -> std::io::Result<bool> {
+        for candidate in self.ready_pooled(image) {
+            match rename_no_replace(&candidate, dir) {
+                Ok(()) => return Ok(true),
+                // Another launch took it first.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                // The run has its directory already: it launches as it is.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(false),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(false)
+    }
+
+    /// Makes a taken executor the run's: its uid slot follows the directory,
+    /// its cgroup gets the spec's limits, its lifetime starts, and its daemon
+    /// gets the run's launch, secret, command and environment.
+    async fn finish_take(&self, request: &LaunchRequest, dir: &Path) -> Result<(), WorkerError> {
+        if self.live_pid(&request.run_id).is_none() {
+            return Err(transient("pooled executor", "its daemon ended before it was assigned"));
+        }
+        if let Some(allocator) = &self.identities {
+            allocator.moved(dir).map_err(|e| transient("executor slot", e))?;
+        }
+        if self.cgroups.available() {
+            let cgroup = self.cgroup_name(&request.run_id);
+            self.cgroups.create(&cgroup, &limits(request)).map_err(|e| transient("executor cgroup", e))?;
+        }
+        super::start_lifetime(dir, self.max_lifetime).map_err(|e| transient("executor lifetime", e))?;
+        let assignment = super::pool::assignment(request).map_err(|e| transient("pooled executor", e))?;
+        let token = sluice_store::Secret::new(assignment.boot_secret.control_token.clone());
+        let socket = control_socket(&self.executors_dir, &request.run_id);
+        let client = DaemonClient::new(&format!("unix://{}", socket.display()), token)
+            .map_err(|e| transient("pooled executor", e))?;
+        client.assign(&assignment, ASSIGN_WAIT).await.map_err(|e| transient("assigning the pooled executor", e))?;
+        std::fs::write(dir.join(ASSIGNED_FILE), b"").map_err(|e| transient("pooled executor", e))?;
+        Ok(())
+    }
+
+    /// Removes a pooled executor, unless a launch takes it first: it is
+    /// renamed out of the pool (the same arbitration as a take), then removed.
+    async fn discard(&self, pool_id: &str) -> Result<(), WorkerError> {
+        let discarded = format!("{DISCARD_PREFIX}{pool_id}");
+        let from = run_dir(&self.executors_dir, pool_id);
+        match rename_no_replace(&from, &run_dir(&self.executors_dir, &discarded)) {
+            Ok(()) => self.remove(&discarded, "").await,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(transient("discarding a pooled executor", e)),
+        }
+    }
+
+    /// Pooled executors renamed out of the pool, not yet removed.
+    fn discarded_dirs(&self) -> Vec<PathBuf> {
+        let Ok(entries) = std::fs::read_dir(&self.executors_dir) else { return Vec::new() };
+        entries
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_str().is_some_and(|n| n.starts_with(DISCARD_PREFIX)))
+            .map(|e| e.path())
+            .collect()
+    }
+
+    /// Whether a pooled executor's daemon answers, as pooled.
+    async fn answers_pooled(&self, pool_id: &str) -> bool {
+        let socket = control_socket(&self.executors_dir, pool_id);
+        match DaemonClient::new(&format!("unix://{}", socket.display()), Secret::new(String::new())) {
+            Ok(client) => client.pooled().await,
+            Err(_) => false,
+        }
+    }
+
+    /// Starts one pooled executor of `spec`'s image: a daemon with no run.
+    async fn start_pooled(&self, spec: &PoolSpec) -> Result<(), WorkerError> {
+        let pool_id = sluice_store::clock::new_id(super::pool::POOL_PREFIX.trim_end_matches('_'));
+        let dir = run_dir(&self.executors_dir, &pool_id);
+        make_dir(&dir, 0o711, None)?;
+        std::fs::write(dir.join(POOL_IMAGE_FILE), &spec.image).map_err(|e| transient("pooled executor", e))?;
+        std::fs::write(dir.join(ORIGIN_FILE), &pool_id).map_err(|e| transient("pooled executor", e))?;
+        let (repository, tag) = spec.image.rsplit_once(':').unwrap_or((&spec.image, ""));
+        let request = LaunchRequest {
+            workspace_id: String::new(),
+            run_id: pool_id,
+            launch: String::new(),
+            registry_id: String::new(),
+            repository: repository.to_owned(),
+            tag: tag.to_owned(),
+            spec: Default::default(),
+            boot_secret: None,
+            capture_interval_ms: self.pool_capture_interval_ms,
+        };
+        self.launch_fresh(&request).await.map(drop)
+    }
+
+    /// One pass over the pool: see [`Adapter::tend_pool`].
+    async fn tend(&self) -> Result<Vec<PoolLevel>, WorkerError> {
+        let mut levels: Vec<PoolLevel> = self
+            .pool
+            .iter()
+            .map(|p| PoolLevel { image: p.image.clone(), target: p.size, ..Default::default() })
+            .collect();
+        // One tender per executors directory; another process's pool is left to it.
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(self.executors_dir.join(POOL_LOCK_FILE))
+            .map_err(|e| transient("pool lock", e))?;
+        // SAFETY: flock on a descriptor we own.
+        if unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            return Ok(levels);
+        }
+        // Removals a tender died in the middle of.
+        for dir in self.discarded_dirs() {
+            if let Some(name) = dir.file_name().and_then(|n| n.to_str()) {
+                self.remove(name, "").await?;
+            }
+        }
+        for dir in self.pooled_dirs() {
+            let Some(pool_id) = dir.file_name().and_then(|n| n.to_str()).map(str::to_owned) else { continue };
+            let image = std::fs::read_to_string(dir.join(POOL_IMAGE_FILE)).unwrap_or_default();
+            let level = levels.iter_mut().find(|l| l.image == image);
+            let live = self.live_pid(&pool_id).is_some();
+            let kept = level.as_ref().is_some_and(|l| l.idle + l.starting < l.target);
+            let (Some(level), true, true) = (level, live, kept) else {
+                self.discard(&pool_id).await?;
+                continue;
+            };
+            if dir.join(POOL_READY_FILE).exists() {
+                level.idle += 1;
+            } else if self.answers_pooled(&pool_id).await {
+                std::fs::write(dir.join(POOL_READY_FILE), b"").map_err(|e| transient("pooled executor", e))?;
+                level.idle += 1;
+            } else if started_before(&dir, POOL_START_LIMIT) {
+                tracing::warn!(pool = %pool_id, "a pooled executor never answered: replaced");
+                self.discard(&pool_id).await?;
+            } else {
+                level.starting += 1;
+            }
+        }
+        // A pooled executor's cgroup outlives its directory only if a removal
+        // died half way; a taken one's is named in its run's directory.
+        let taken: std::collections::HashSet<String> = std::fs::read_dir(&self.executors_dir)
+            .map(|entries| entries.filter_map(Result::ok).filter_map(|e| origin(&e.path())).collect())
+            .unwrap_or_default();
+        for cgroup in self.cgroups.named(super::pool::POOL_PREFIX) {
+            if !taken.contains(&cgroup) && !run_dir(&self.executors_dir, &cgroup).exists() {
+                self.cgroups.kill(&cgroup).await.map_err(|e| transient("pooled executor's cgroup", e))?;
+            }
+        }
+        for (spec, level) in self.pool.iter().zip(levels.iter_mut()) {
+            for _ in (level.idle + level.starting)..spec.size {
+                self.start_pooled(spec).await?;
+                level.starting += 1;
+            }
+        }
+        drop(lock);
+        Ok(levels)
+    }
+
     fn record(&self, run_id: &str) -> RuntimeRecord {
         RuntimeRecord {
             adapter: RuntimeAdapter::Local,
@@ -360,9 +772,11 @@ impl LocalRuntime {
         let dir = run_dir(&self.executors_dir, run_id);
         let pid: i32 = std::fs::read_to_string(dir.join("daemon.pid")).ok()?.trim().parse().ok()?;
         // The pid must still be this run's process, not a reused number; a
-        // zombie's command line reads empty.
+        // zombie's command line reads empty. One taken from the pool names
+        // the directory it was started in.
         let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-        let needle = dir.display().to_string();
+        let started_in = origin(&dir).map_or(dir, |pool_id| run_dir(&self.executors_dir, &pool_id));
+        let needle = started_in.display().to_string();
         String::from_utf8_lossy(&cmdline).contains(&needle).then_some(pid)
     }
 
@@ -426,8 +840,7 @@ impl LocalRuntime {
                     c.arg(format!("--egress-proxy=unix:{}", sluice_protocol::egress::SOCKET_IN_EXECUTOR));
                 }
                 c.arg(format!("--capture-interval-ms={}", request.capture_interval_ms));
-                // `=` joins the value, so no launch id can be read as an option.
-                c.arg(format!("--launch={}", request.launch)).arg("--").arg(dir);
+                c.arg(launch_arg(request)).arg("--").arg(dir);
                 c
             }
             Sandbox::None(_) => {
@@ -450,7 +863,7 @@ impl LocalRuntime {
                     c.arg(format!("--egress-proxy=unix:run/{}", sluice_protocol::egress::SOCKET_NAME));
                 }
                 c.arg(format!("--capture-interval-ms={}", request.capture_interval_ms));
-                c.arg(format!("--launch={}", request.launch));
+                c.arg(launch_arg(request));
                 c.current_dir(dir).env("HOME", dir.join("workspace"));
                 // Names the run directory, so a live pid is recognised as this run's.
                 c.arg("--").arg(dir);
@@ -502,141 +915,41 @@ impl Adapter for LocalRuntime {
     }
 
     async fn launch(&self, request: &LaunchRequest) -> Result<Launched, WorkerError> {
-        let mut phases = Vec::new();
-        let mut clock = std::time::Instant::now();
-        let mut lap = |name: &'static str| {
-            phases.push((name, clock.elapsed()));
-            clock = std::time::Instant::now();
-        };
         refuse_unenforceable(request, &self.unenforceable())?;
         let dir = run_dir(&self.executors_dir, &request.run_id);
-        // Searchable by the executor's uids (the plain fallback reaches its
-        // places through it), listable by no one but root.
-        make_dir(&dir, 0o711, None)?;
-        // Held until the pid file is written: a second launcher of the same
-        // run waits here, then adopts. The kernel drops it if we die.
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(dir.join("launch.lock"))
-            .map_err(|e| transient("launch lock", e))?;
-        let lock = tokio::task::spawn_blocking(move || {
-            use std::os::fd::AsRawFd;
-            // SAFETY: flock on a descriptor we own.
-            let rc = unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) };
-            (rc, lock)
-        })
-        .await
-        .map_err(|e| transient("launch lock", e))?;
-        if lock.0 != 0 {
-            return Err(transient("launch lock", std::io::Error::last_os_error()));
+        let taking = std::time::Instant::now();
+        let mut take = None;
+        if let Some(spec) = self.pool_for(request).filter(|_| !dir.exists()) {
+            let taken = self.take_pooled(&spec.image, &dir).map_err(|e| transient("taking a pooled executor", e))?;
+            take = Some(if taken { PoolTake::Taken(spec.image.clone()) } else { PoolTake::Empty(spec.image.clone()) });
         }
-        if self.live_pid(&request.run_id).is_some() {
-            return Ok(Launched { record: self.record(&request.run_id), published: None, phases });
-        }
-        lap("launch_lock");
-        let limits = limits(request);
-        let ids = match &self.identities {
-            Some(allocator) => Some(allocator.assign(&dir)?),
-            None => None,
-        };
-        lap("uid_slot");
-        make_dir(&dir.join("workspace"), 0o700, ids.map(|i| i.workload))?;
-        if let (Some(mib), DiskSupport::Loop { mkfs, mount, .. }) = (self.disk_mib(request), &self.disk) {
-            disk::attach((mkfs, mount), &dir, &dir.join("workspace"), mib, ids.map(|i| i.workload))
-                .await
-                .map_err(|e| transient("executor disk", e))?;
-        }
-        make_dir(&dir.join("state"), 0o700, ids.map(|i| i.daemon))?;
-        make_dir(&dir.join("run"), 0o700, ids.map(|i| i.daemon))?;
-        if let Some(secret) = &request.boot_secret {
-            let secret_file = dir.join("run").join("boot-secret.json");
-            super::write_secret_file(&secret_file, secret.expose()).map_err(|e| transient("boot secret", e))?;
-            if let Some(ids) = ids {
-                std::os::unix::fs::chown(&secret_file, Some(ids.daemon), Some(ids.daemon))
-                    .map_err(|e| transient("boot secret owner", e))?;
+        // Taken (now, or by a launcher that died before the assign): the
+        // daemon gets its run. Assigning again is harmless.
+        if request.boot_secret.is_some() && origin(&dir).is_some() && !dir.join(ASSIGNED_FILE).exists() {
+            let image = std::fs::read_to_string(dir.join(POOL_IMAGE_FILE)).unwrap_or_default();
+            let took = taking.elapsed();
+            match self.finish_take(request, &dir).await {
+                Ok(()) => {
+                    let phases = vec![("pool_take", took), ("assign", taking.elapsed() - took)];
+                    let pool = Some(PoolTake::Taken(image));
+                    return Ok(Launched { record: self.record(&request.run_id), published: None, phases, pool });
+                }
+                Err(e) => {
+                    // Its daemon ended or refused: it is removed like any
+                    // executor (nothing ran in it), and the run launches afresh.
+                    tracing::warn!(run = %request.run_id, error = %e, "the pooled executor could not be assigned");
+                    self.remove(&request.run_id, "").await?;
+                    take = Some(PoolTake::Empty(image));
+                }
             }
         }
-        super::start_lifetime(&dir, self.max_lifetime).map_err(|e| transient("executor lifetime", e))?;
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(dir.join("daemon.log"))
-            .map_err(|e| transient("daemon log", e))?;
-        let log_err = log.try_clone().map_err(|e| transient("daemon log", e))?;
-        lap("directories");
-        let cgroup_handles = if self.cgroups.available() {
-            self.cgroups.create(&request.run_id, &limits).map_err(|e| transient("executor cgroup", e))?
-        } else {
-            Vec::new()
-        };
-        lap("cgroup");
-        let cgroup_fds = cgroup::raw(&cgroup_handles);
-        let binary = std::fs::File::open(&self.daemon_binary).map_err(|e| WorkerError::Permanent {
-            message: format!("cannot open the daemon {}: {e}", self.daemon_binary.display()),
-            code: "runtime-config",
-        })?;
-        let binary_fd = std::os::fd::AsRawFd::as_raw_fd(&binary);
+        let mut launched = self.launch_fresh(request).await?;
+        launched.pool = take;
+        Ok(launched)
+    }
 
-        let command_json = serde_json::to_string(&request.spec.command).unwrap_or_else(|_| "[]".into());
-        let mut command = self.daemon_command(request, &dir, ids, Some(binary_fd));
-        command
-            .env_clear()
-            .env("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
-            .env("SLUICED_COMMAND", command_json)
-            .envs(if request.spec.egress.is_some() { sluice_protocol::egress::proxy_env() } else { Vec::new() })
-            .envs(&request.spec.env)
-            .stdin(Stdio::null())
-            .stdout(Stdio::from(log))
-            .stderr(Stdio::from(log_err))
-            .process_group(0);
-        let exec_by_fd = matches!(self.sandbox, Sandbox::None(_)) && ids.is_some();
-        let isolate_network = !request.spec.network;
-        let tmp_options = std::ffi::CString::new(format!("size={TMP_BYTES},mode=1777")).expect("no NUL inside");
-        let own_disk = dir.join("workspace");
-        let other_disks: Vec<std::ffi::CString> = disk::mounted_under(&self.executors_dir)
-            .into_iter()
-            .filter(|m| *m != own_disk)
-            .filter_map(|m| std::ffi::CString::new(m.into_os_string().into_encoded_bytes()).ok())
-            .collect();
-        // SAFETY: only async-signal-safe calls (write, fcntl) between fork and exec.
-        unsafe {
-            command.pre_exec(move || {
-                // Inside the executor's cgroup before it runs anything.
-                cgroup::join(&cgroup_fds)?;
-                // The OOM killer spares the daemon over its workload (which
-                // the daemon puts back to the ordinary score), where the host
-                // lets root lower a score (it takes CAP_SYS_RESOURCE).
-                let fd = libc::open(c"/proc/self/oom_score_adj".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-                if fd >= 0 {
-                    libc::write(fd, b"-500".as_ptr().cast(), 4);
-                    libc::close(fd);
-                }
-                if exec_by_fd {
-                    if libc::fcntl(binary_fd, libc::F_SETFD, 0) != 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                    // Without bubblewrap, root still gives the executor
-                    // namespaces of its own for what needs no setup.
-                    plain_namespaces(isolate_network, &tmp_options, &other_disks)?;
-                }
-                Ok(())
-            });
-        }
-        let child = command.spawn().map_err(|e| WorkerError::Permanent {
-            message: format!("cannot start the daemon {}: {e}", self.daemon_binary.display()),
-            code: "runtime-config",
-        })?;
-        drop((binary, cgroup_handles));
-        let pid = child.id().unwrap_or_default();
-        // Not waited for: the executor outlives this worker. Tokio reaps it
-        // if it ends while this process still runs.
-        drop(child);
-        std::fs::write(dir.join("daemon.pid"), pid.to_string()).map_err(|e| transient("pid file", e))?;
-        drop(lock);
-        lap("spawn");
-        Ok(Launched { record: self.record(&request.run_id), published: None, phases })
+    async fn tend_pool(&self) -> Result<Vec<PoolLevel>, WorkerError> {
+        self.tend().await
     }
 
     async fn inspect(&self, run_id: &str, _resource_id: &str) -> Result<Presence, WorkerError> {

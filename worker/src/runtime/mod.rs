@@ -9,6 +9,7 @@ pub mod disk;
 pub mod docker;
 pub mod identity;
 pub mod local;
+pub mod pool;
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -42,6 +43,18 @@ pub struct Launched {
     pub published: Option<PublishedImage>,
     /// How long the runtime's own steps took, for the launch breakdown.
     pub phases: Vec<(&'static str, std::time::Duration)>,
+    /// Whether the executor came from the warm pool (`None`: no pool was
+    /// asked, the launch does not fit one or the image has none).
+    pub pool: Option<PoolTake>,
+}
+
+/// What a launch that fits an image's warm pool found there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PoolTake {
+    /// It took one of the image's pooled executors.
+    Taken(String),
+    /// The image's pool had none ready: it launched afresh.
+    Empty(String),
 }
 
 /// Whether an executor is there.
@@ -101,6 +114,12 @@ pub trait Adapter: Send + Sync {
         run_id: &str,
         resource_id: &str,
     ) -> impl Future<Output = Result<archive::DiskArchive, WorkerError>> + Send;
+    /// Keeps the warm pool at its size (removes pooled executors that died
+    /// or are no longer wanted, starts the missing ones) and answers each
+    /// image's level. A runtime without a pool answers none.
+    fn tend_pool(&self) -> impl Future<Output = Result<Vec<pool::PoolLevel>, WorkerError>> + Send {
+        async { Ok(Vec::new()) }
+    }
 }
 
 pub type RuntimeFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = Result<T, WorkerError>> + Send + 'a>>;
@@ -118,6 +137,9 @@ pub trait Runtime: Send + Sync {
     fn unenforceable(&self) -> Vec<(&'static str, String)>;
     fn recoverable(&self) -> bool;
     fn export_disk<'a>(&'a self, run_id: &'a str, resource_id: &'a str) -> RuntimeFuture<'a, archive::DiskArchive>;
+    fn tend_pool(&self) -> RuntimeFuture<'_, Vec<pool::PoolLevel>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
 }
 
 impl<T: Adapter> Runtime for T {
@@ -150,6 +172,9 @@ impl<T: Adapter> Runtime for T {
     }
     fn export_disk<'a>(&'a self, run_id: &'a str, resource_id: &'a str) -> RuntimeFuture<'a, archive::DiskArchive> {
         Box::pin(Adapter::export_disk(self, run_id, resource_id))
+    }
+    fn tend_pool(&self) -> RuntimeFuture<'_, Vec<pool::PoolLevel>> {
+        Box::pin(Adapter::tend_pool(self))
     }
 }
 
