@@ -1308,6 +1308,22 @@ pub struct FleetWorker {
     /// `healthy`, or `missing` once its heartbeat is overdue (it gets
     /// nothing new).
     pub health: String,
+    /// Its host's warm pool per image, as it last tended it (empty: none).
+    pub warm_pool: Vec<WarmPoolLevel>,
+}
+
+/// One image's warm pool on a worker's host.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WarmPoolLevel {
+    /// `repository:tag`.
+    pub image: String,
+    /// How many executors it keeps.
+    pub target: u32,
+    /// Started and ready to be taken.
+    pub idle: u32,
+    /// Started, not ready yet.
+    pub starting: u32,
 }
 
 impl From<sluice_store::fleet::WorkerRecord> for FleetWorker {
@@ -1321,6 +1337,12 @@ impl From<sluice_store::fleet::WorkerRecord> for FleetWorker {
             version: w.member.version,
             started_at: rfc3339(w.started_at),
             heartbeat_at: rfc3339(w.heartbeat_at),
+            warm_pool: w
+                .member
+                .warm_pool
+                .into_iter()
+                .map(|l| WarmPoolLevel { image: l.image, target: l.target, idle: l.idle, starting: l.starting })
+                .collect(),
             health: w.health.as_str().into(),
         }
     }

@@ -41,6 +41,7 @@ fn member(internal_url: Option<String>) -> sluice_store::fleet::WorkerMember {
         capacity: None,
         internal_url,
         version: env!("CARGO_PKG_VERSION").into(),
+        warm_pool: Vec::new(),
     }
 }
 

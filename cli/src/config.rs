@@ -147,11 +147,20 @@ pub struct WorkerArgs {
     /// before its launch is recorded, in milliseconds.
     #[arg(long, env = "SLUICE_FAULT_PAUSE_AFTER_LAUNCH_MS", hide = true)]
     pub fault_pause_after_launch_ms: Option<u64>,
+    /// Fault injection for crash tests: pause between taking a pooled
+    /// executor and assigning it its run, in milliseconds.
+    #[arg(long, env = "SLUICE_FAULT_PAUSE_AFTER_TAKE_MS", hide = true)]
+    pub fault_pause_after_take_ms: Option<u64>,
     /// Host uids for executors when sluice runs as root, `START-END`: each
     /// executor takes two (its daemon's and its workload's). No account of
     /// this host may have an id inside.
     #[arg(long, env = "SLUICE_EXECUTOR_UIDS")]
     pub executor_uids: Option<String>,
+    /// Keeps N executors of an image started and idle, `REPOSITORY:TAG=N`
+    /// (repeatable, or comma-separated): a create of that image whose spec
+    /// fits takes one (the local runtime only).
+    #[arg(long, env = "SLUICE_WARM_POOL", value_delimiter = ',', value_parser = parse_pool)]
+    pub warm_pool: Vec<sluice_worker::runtime::pool::PoolSpec>,
     /// The disk size (MiB) of local executors whose spec names no
     /// `resources.diskMiB`, where this host can enforce one.
     #[arg(long, env = "SLUICE_DEFAULT_DISK_MIB", value_parser = clap::value_parser!(u64).range(16..=(1 << 24)))]
@@ -282,11 +291,17 @@ impl WorkerArgs {
                 let daemon = std::fs::canonicalize(&daemon)?;
                 let local = LocalRuntime::new(executors, daemon, prefix, self.uid_range()?, self.default_disk_mib)
                     .await?
-                    .with_max_lifetime(self.max_lifetime());
+                    .with_max_lifetime(self.max_lifetime())
+                    .with_warm_pool(self.warm_pool.clone(), self.capture_interval_ms)
+                    .with_pause_after_take(self.fault_pause_after_take_ms.map(std::time::Duration::from_millis));
                 let unsandboxed = matches!(local.sandbox(), sluice_worker::runtime::local::Sandbox::None(_));
                 (std::sync::Arc::new(local), unsandboxed)
             }
             RuntimeKind::Docker => {
+                anyhow::ensure!(
+                    self.warm_pool.is_empty(),
+                    "--warm-pool: the docker runtime has no warm pool yet (the local runtime has)"
+                );
                 let daemon = std::fs::canonicalize(self.docker_daemon_binary()?)?;
                 let executors = std::path::absolute(&executors)?;
                 let docker = DockerRuntime::connect(
@@ -589,6 +604,11 @@ fn tokens(what: &str, file: Option<&Path>, list: &[String], default_file: &Path)
     let set = TokenSet::new(accepted.iter().map(String::as_str));
     anyhow::ensure!(!set.is_empty(), "no {what} token is configured");
     Ok(set)
+}
+
+/// Reads one `--warm-pool` entry.
+fn parse_pool(text: &str) -> Result<sluice_worker::runtime::pool::PoolSpec, String> {
+    sluice_worker::runtime::pool::PoolSpec::parse(text)
 }
 
 #[cfg(test)]

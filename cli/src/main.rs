@@ -435,6 +435,7 @@ async fn doctor(store_args: &StoreArgs, args: &WorkerArgs) -> anyhow::Result<()>
             for (key, why) in runtime.unenforceable() {
                 println!("refused    spec.{key}: {why}");
             }
+            doctor_warm_pool(&store, args).await?;
         }
         Err(e) => {
             println!("runtime    NOT usable: {e:#}");
@@ -443,6 +444,23 @@ async fn doctor(store_args: &StoreArgs, args: &WorkerArgs) -> anyhow::Result<()>
         }
     }
     store.close().await;
+    Ok(())
+}
+
+/// The warm pool: what this configuration asks for, and each worker's
+/// pool as it last reported it.
+async fn doctor_warm_pool(store: &sluice_store::Store, args: &WorkerArgs) -> anyhow::Result<()> {
+    for spec in &args.warm_pool {
+        println!("warm pool  {} executors of {} asked", spec.size, spec.image);
+    }
+    for worker in store.workers().await? {
+        for level in &worker.member.warm_pool {
+            println!(
+                "warm pool  {} on {} (worker {}): {} idle, {} starting, keeps {}",
+                level.image, worker.member.host, worker.member.id, level.idle, level.starting, level.target
+            );
+        }
+    }
     Ok(())
 }
 

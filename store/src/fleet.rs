@@ -29,6 +29,21 @@ pub struct WorkerMember {
     /// Where the rest of sluice reaches it (its internal API), if it serves one.
     pub internal_url: Option<String>,
     pub version: String,
+    /// Its host's warm pool, as its runtime last tended it.
+    pub warm_pool: Vec<PoolLevel>,
+}
+
+/// One image's warm pool on a host.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PoolLevel {
+    /// `REPOSITORY:TAG`, as creates name it.
+    pub image: String,
+    /// How many it keeps.
+    pub target: u32,
+    /// Started and answering as pooled: ready to be taken.
+    pub idle: u32,
+    /// Started, not answering yet.
+    pub starting: u32,
 }
 
 /// A registered worker, as operators see it.
@@ -134,10 +149,10 @@ impl Store {
         let mut tx = self.pool.begin().await?;
         tx.execute(
             "INSERT INTO workers (id, host, runtime, capacity, internal_url, version, started_at, heartbeat_at, \
-             fresh_until) VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8) \
+             fresh_until, warm_pool) VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9) \
              ON CONFLICT (id) DO UPDATE SET host = excluded.host, runtime = excluded.runtime, \
              capacity = excluded.capacity, internal_url = excluded.internal_url, version = excluded.version, \
-             heartbeat_at = excluded.heartbeat_at, fresh_until = excluded.fresh_until",
+             heartbeat_at = excluded.heartbeat_at, fresh_until = excluded.fresh_until, warm_pool = excluded.warm_pool",
             args![
                 &member.id,
                 &member.host,
@@ -146,7 +161,8 @@ impl Store {
                 member.internal_url.clone(),
                 &member.version,
                 now,
-                now + fresh_for_ms
+                now + fresh_for_ms,
+                serde_json::to_string(&member.warm_pool).map_err(|e| StoreError::Corrupt(e.to_string()))?
             ],
         )
         .await?;
@@ -266,8 +282,8 @@ impl Store {
         let rows = self
             .pool
             .fetch_all(
-                "SELECT id, host, runtime, capacity, internal_url, version, started_at, heartbeat_at, fresh_until \
-                 FROM workers ORDER BY host, id",
+                "SELECT id, host, runtime, capacity, internal_url, version, started_at, heartbeat_at, fresh_until, \
+                 warm_pool FROM workers ORDER BY host, id",
                 args![],
             )
             .await?;
@@ -281,6 +297,8 @@ impl Store {
                         capacity: row.opt_int("capacity")?,
                         internal_url: row.opt_text("internal_url")?,
                         version: row.text("version")?,
+                        warm_pool: serde_json::from_str(&row.text("warm_pool")?)
+                            .map_err(|_| StoreError::Corrupt("workers.warm_pool".into()))?,
                     },
                     started_at: row.int("started_at")?,
                     heartbeat_at: row.int("heartbeat_at")?,

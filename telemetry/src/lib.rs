@@ -40,6 +40,8 @@ pub struct Metrics {
     pub launches: IntCounterVec,
     pub launch_seconds: HistogramVec,
     pub launch_phase_seconds: HistogramVec,
+    pub warm_pool_executors: IntGaugeVec,
+    pub warm_pool_takes: IntCounterVec,
     pub lease_takeovers: IntCounter,
     pub job_passes: IntCounterVec,
     pub captures_registered: IntCounter,
@@ -158,6 +160,18 @@ impl Metrics {
                  daemon's first health answer), record (the launch and ready records)",
                 &["runtime", "phase"],
                 PHASE_BUCKETS,
+            ),
+            warm_pool_executors: b.gauges(
+                "sluice_warm_pool_executors",
+                "The warm pool's executors on this worker's host, by image and state: idle (ready to be taken), \
+                 starting, target (how many it keeps)",
+                &["image", "state"],
+            ),
+            warm_pool_takes: b.counters(
+                "sluice_warm_pool_takes_total",
+                "Launches that fit an image's warm pool, by image and outcome: taken (from the pool), empty \
+                 (none was ready: launched afresh)",
+                &["image", "outcome"],
             ),
             lease_takeovers: b.counter(
                 "sluice_job_lease_takeovers_total",

@@ -362,7 +362,7 @@ impl DataDir {
                 let run = e.file_name().into_string().ok()?;
                 let pid: i32 = std::fs::read_to_string(e.path().join("daemon.pid")).ok()?.trim().parse().ok()?;
                 let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-                String::from_utf8_lossy(&cmdline).contains(&run).then_some((run, pid))
+                String::from_utf8_lossy(&cmdline).contains(&started_as(&e.path())).then_some((run, pid))
             })
             .collect()
     }
@@ -386,6 +386,13 @@ impl Default for DataDir {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// The name a local executor was started under: its directory's, or for
+/// one taken from the warm pool, the pooled executor's (its `origin`).
+pub fn started_as(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("origin"))
+        .unwrap_or_else(|_| dir.file_name().unwrap_or_default().to_string_lossy().into_owned())
 }
 
 /// The cgroup directories of a local executor's run, in every hierarchy.
@@ -420,8 +427,8 @@ impl Drop for DataDir {
         let runs: Vec<String> = std::fs::read_dir(self.executors())
             .map(|e| e.filter_map(Result::ok).filter_map(|e| e.file_name().into_string().ok()).collect())
             .unwrap_or_default();
-        for run in runs.iter().filter(|r| r.starts_with("run_")) {
-            let groups = run_cgroups(run);
+        for run in runs.iter().filter(|r| r.starts_with("run_") || r.starts_with("pool_")) {
+            let groups = run_cgroups(&started_as(&self.executors().join(run)));
             for _ in 0..50 {
                 let mut alive = false;
                 for group in &groups {

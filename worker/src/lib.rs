@@ -194,6 +194,7 @@ impl WorkerConfig {
             capacity: self.capacity,
             internal_url: self.internal_url.clone(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
+            warm_pool: Vec::new(),
         }
     }
 
@@ -220,6 +221,10 @@ pub struct Worker {
     pub egress: Arc<egress::EgressHost>,
     /// Posts the feed to webhook endpoints.
     pub(crate) deliverer: webhooks::Deliverer,
+    /// The warm pool as the runtime last tended it.
+    pool_levels: Mutex<Vec<runtime::pool::PoolLevel>>,
+    /// Signalled when a launch took from the warm pool: it refills now.
+    pub(crate) pool_taken: Notify,
 }
 
 impl Worker {
@@ -260,6 +265,8 @@ impl Worker {
             registrars,
             egress,
             deliverer,
+            pool_levels: Mutex::new(Vec::new()),
+            pool_taken: Notify::new(),
         })
     }
 
@@ -302,7 +309,14 @@ impl Worker {
     /// Beats once: the worker is alive, and its host reachable.
     pub async fn beat(&self) -> Result<(), StoreError> {
         let fresh_for = sluice_domain::fleet::heartbeat_fresh_for_ms(self.config.host_grace.as_millis() as i64);
-        self.store.beat(&self.config.member(self.runtime.adapter().as_str()), fresh_for).await
+        let mut member = self.config.member(self.runtime.adapter().as_str());
+        member.warm_pool = self.pool_levels();
+        self.store.beat(&member, fresh_for).await
+    }
+
+    /// The warm pool as the runtime last tended it.
+    pub fn pool_levels(&self) -> Vec<runtime::pool::PoolLevel> {
+        self.pool_levels.lock().unwrap().clone()
     }
 
     fn note_next(&self, at: i64) {
@@ -536,6 +550,7 @@ pub async fn run(worker: Arc<Worker>, shutdown: impl Future<Output = ()> + Send 
     }
     let heartbeat = tokio::spawn(heartbeat(worker.clone()));
     let announcements = tokio::spawn(hear_announcements(worker.clone()));
+    let pool = tokio::spawn(tend_pool(worker.clone()));
     let sweeps = tokio::spawn(sweeps::run(worker.clone(), stop_rx));
     let stopping = async move {
         shutdown.await;
@@ -545,6 +560,7 @@ pub async fn run(worker: Arc<Worker>, shutdown: impl Future<Output = ()> + Send 
     let _ = sweeps.await;
     heartbeat.abort();
     announcements.abort();
+    pool.abort();
     if let Err(e) = worker.store.leave(&worker.config.id).await {
         tracing::warn!(error = %e, "could not leave the fleet; the membership lapses with its heartbeat");
     }
@@ -573,6 +589,38 @@ async fn hear_announcements(worker: Arc<Worker>) {
             Err(e) => tracing::warn!(error = %e, "cannot listen for job announcements; claiming on the cadence alone"),
         }
         tokio::time::sleep(retry.idle()).await;
+    }
+}
+
+/// How often the warm pool is tended besides after each take: a pooled
+/// executor that died is replaced within this.
+const POOL_TEND_INTERVAL: Duration = Duration::from_secs(2);
+
+/// Keeps the runtime's warm pool at its size until aborted: after every
+/// take, and on a slow cadence. A runtime with no pool is tended once (it
+/// removes what an earlier configuration pooled) and then left alone.
+async fn tend_pool(worker: Arc<Worker>) {
+    loop {
+        match worker.runtime.tend_pool().await {
+            Ok(levels) => {
+                let gauges = &worker.config.metrics.warm_pool_executors;
+                for level in &levels {
+                    gauges.with_label_values(&[&level.image, "idle"]).set(level.idle.into());
+                    gauges.with_label_values(&[&level.image, "starting"]).set(level.starting.into());
+                    gauges.with_label_values(&[&level.image, "target"]).set(level.target.into());
+                }
+                let none = levels.is_empty();
+                *worker.pool_levels.lock().unwrap() = levels;
+                if none {
+                    return;
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "cannot tend the warm pool"),
+        }
+        tokio::select! {
+            _ = worker.pool_taken.notified() => {}
+            _ = tokio::time::sleep(POOL_TEND_INTERVAL) => {}
+        }
     }
 }
 

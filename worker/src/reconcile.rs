@@ -263,6 +263,18 @@ async fn step(worker: &Worker, lease: &Lease) -> Result<Step, StoreError> {
                     for (name, took) in &launched.phases {
                         phase(name, *took);
                     }
+                    let takes = &worker.config.metrics.warm_pool_takes;
+                    match &launched.pool {
+                        Some(crate::runtime::PoolTake::Taken(image)) => {
+                            takes.with_label_values(&[image, "taken"]).inc();
+                            worker.pool_taken.notify_one();
+                        }
+                        Some(crate::runtime::PoolTake::Empty(image)) => {
+                            takes.with_label_values(&[image, "empty"]).inc();
+                            worker.pool_taken.notify_one();
+                        }
+                        None => {}
+                    }
                     if let Some(run) = &state.current_run {
                         worker.serve_executor(&state.workspace, run);
                     }

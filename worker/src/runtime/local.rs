@@ -77,6 +77,9 @@ pub struct LocalRuntime {
     pool: Vec<PoolSpec>,
     /// How often pooled executors' daemons will snap a capture-sourced worktree.
     pool_capture_interval_ms: u64,
+    /// Fault injection for crash tests: a pause between taking a pooled
+    /// executor and assigning it.
+    pause_after_take: Option<Duration>,
 }
 
 fn transient(what: &str, e: impl std::fmt::Display) -> WorkerError {
@@ -236,6 +239,8 @@ const POOL_START_LIMIT: Duration = Duration::from_secs(60);
 /// How long a taken executor's daemon gets to answer its assign.
 const ASSIGN_WAIT: Duration = Duration::from_secs(10);
 
+/// How many pooled executors one launch tries before it starts its own.
+const POOL_TAKE_TRIES: usize = 3;
 /// A pooled executor being removed is renamed so first.
 const DISCARD_PREFIX: &str = "discard_";
 
@@ -324,6 +329,7 @@ impl LocalRuntime {
             max_lifetime: None,
             pool: Vec::new(),
             pool_capture_interval_ms: 10_000,
+            pause_after_take: None,
         })
     }
 
@@ -340,6 +346,12 @@ impl LocalRuntime {
     pub fn with_warm_pool(mut self, pool: Vec<PoolSpec>, capture_interval_ms: u64) -> Self {
         self.pool = pool;
         self.pool_capture_interval_ms = capture_interval_ms;
+        self
+    }
+
+    /// Pauses between a take from the pool and its assign (crash tests).
+    pub fn with_pause_after_take(mut self, pause: Option<Duration>) -> Self {
+        self.pause_after_take = pause;
         self
     }
 
@@ -919,13 +931,21 @@ impl Adapter for LocalRuntime {
         let dir = run_dir(&self.executors_dir, &request.run_id);
         let taking = std::time::Instant::now();
         let mut take = None;
-        if let Some(spec) = self.pool_for(request).filter(|_| !dir.exists()) {
-            let taken = self.take_pooled(&spec.image, &dir).map_err(|e| transient("taking a pooled executor", e))?;
-            take = Some(if taken { PoolTake::Taken(spec.image.clone()) } else { PoolTake::Empty(spec.image.clone()) });
-        }
-        // Taken (now, or by a launcher that died before the assign): the
-        // daemon gets its run. Assigning again is harmless.
-        if request.boot_secret.is_some() && origin(&dir).is_some() && !dir.join(ASSIGNED_FILE).exists() {
+        for _ in 0..POOL_TAKE_TRIES {
+            if let Some(spec) = self.pool_for(request).filter(|_| !dir.exists()) {
+                let taken =
+                    self.take_pooled(&spec.image, &dir).map_err(|e| transient("taking a pooled executor", e))?;
+                let image = spec.image.clone();
+                take = Some(if taken { PoolTake::Taken(image) } else { PoolTake::Empty(image) });
+                if let (true, Some(pause)) = (taken, self.pause_after_take) {
+                    tokio::time::sleep(pause).await;
+                }
+            }
+            // Taken (now, or by a launcher that died before the assign): the
+            // daemon gets its run. Assigning again is harmless.
+            if request.boot_secret.is_none() || origin(&dir).is_none() || dir.join(ASSIGNED_FILE).exists() {
+                break;
+            }
             let image = std::fs::read_to_string(dir.join(POOL_IMAGE_FILE)).unwrap_or_default();
             let took = taking.elapsed();
             match self.finish_take(request, &dir).await {
@@ -935,8 +955,9 @@ impl Adapter for LocalRuntime {
                     return Ok(Launched { record: self.record(&request.run_id), published: None, phases, pool });
                 }
                 Err(e) => {
-                    // Its daemon ended or refused: it is removed like any
-                    // executor (nothing ran in it), and the run launches afresh.
+                    // Its daemon ended or refused (another caller assigned
+                    // it): it is removed, before the run's workload ever
+                    // started in it, and the next one is tried.
                     tracing::warn!(run = %request.run_id, error = %e, "the pooled executor could not be assigned");
                     self.remove(&request.run_id, "").await?;
                     take = Some(PoolTake::Empty(image));

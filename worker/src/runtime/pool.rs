@@ -80,17 +80,7 @@ pub fn assignment(request: &LaunchRequest) -> Result<sluice_protocol::AssignRequ
     })
 }
 
-/// One image's pool as a runtime sees it now.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PoolLevel {
-    pub image: String,
-    /// How many it keeps.
-    pub target: u32,
-    /// Started and answering as pooled: ready to be taken.
-    pub idle: u32,
-    /// Started, not answering yet.
-    pub starting: u32,
-}
+pub use sluice_store::fleet::PoolLevel;
 
 #[cfg(test)]
 mod tests {
