@@ -197,6 +197,10 @@ pub struct WorkerArgs {
     /// How often a kept drain is looked at again, in milliseconds.
     #[arg(long, env = "SLUICE_KEPT_POLL_MS", default_value_t = 5000, value_parser = clap::value_parser!(u64).range(50..))]
     pub kept_poll_ms: u64,
+    /// How often a ready executor whose watch stream is open is looked at
+    /// anyway (the safety sweep), in seconds.
+    #[arg(long, env = "SLUICE_SWEEP_SECONDS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
+    pub sweep_seconds: u64,
     /// Cron schedule (with seconds) of the object store's collection.
     #[arg(long, env = "SLUICE_COLLECT_SCHEDULE", default_value = "0 17 * * * *")]
     pub collect_schedule: String,
@@ -373,6 +377,7 @@ impl WorkerArgs {
                 ready_timeout_ms: (self.ready_timeout_seconds * 1000) as i64,
                 max_launch_attempts: self.max_launch_attempts.max(1),
                 kept_poll_ms: self.kept_poll_ms as i64,
+                sweep_ms: (self.sweep_seconds * 1000) as i64,
                 recovery_base_ms: (self.recovery_base_seconds * 1000) as i64,
                 recovery_cap_ms: (self.recovery_cap_seconds.max(self.recovery_base_seconds) * 1000) as i64,
                 ..defaults.policy

@@ -133,6 +133,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     };
     let shutdown = async move {
         terminated().await;
+        crate::watch::begin_ending();
         if let Some(processes) = processes.get() {
             processes.stop_all(grace).await;
         }

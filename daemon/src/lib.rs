@@ -22,6 +22,7 @@ pub mod processes;
 mod sessions;
 mod sftp;
 mod snapshots;
+mod watch;
 pub mod workload;
 
 use std::collections::BTreeMap;
@@ -108,17 +109,22 @@ fn unix_ms() -> u64 {
 fn watch_bounds(daemon: Arc<Daemon>, bounds: sluice_protocol::ExecutorBounds) {
     tokio::spawn(async move {
         loop {
-            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-            let now = unix_ms();
+            // Asleep until the nearer bound (a use since moves the idle one
+            // on): an idle executor does not wake to look.
             let last_use = daemon.last_use.load(Ordering::SeqCst);
-            let ended = bounds.ends_at_unix_ms.is_some_and(|end| now >= end + BOUNDS_GRACE_MS);
-            let idle = bounds.idle_ms.is_some_and(|idle| now >= last_use + idle + BOUNDS_GRACE_MS);
-            if ended || idle {
-                let what = if ended { "lifetime" } else { "idle timeout" };
-                eprintln!("sluiced: the executor is past its {what}; ending it");
-                daemon.processes.stop_all(std::time::Duration::from_secs(2)).await;
-                std::process::exit(0);
+            let end_at = bounds.ends_at_unix_ms.map(|end| end + BOUNDS_GRACE_MS);
+            let idle_at = bounds.idle_ms.map(|idle| last_use + idle + BOUNDS_GRACE_MS);
+            let Some(due) = end_at.into_iter().chain(idle_at).min() else { return };
+            let now = unix_ms();
+            if now < due {
+                tokio::time::sleep(std::time::Duration::from_millis(due - now)).await;
+                continue;
             }
+            let what = if end_at.is_some_and(|end| now >= end) { "lifetime" } else { "idle timeout" };
+            eprintln!("sluiced: the executor is past its {what}; ending it");
+            watch::begin_ending();
+            daemon.processes.stop_all(std::time::Duration::from_secs(2)).await;
+            std::process::exit(0);
         }
     });
 }
@@ -369,6 +375,7 @@ pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
         .route(sluice_protocol::HEALTH, get(health))
         .route(sluice_protocol::STATUS, get(status))
         .route(sluice_protocol::ASSIGN, post(assigned))
+        .route(sluice_protocol::WATCH, get(watch::watch))
         // Stdin of up to 8 MiB, as base64.
         .route(sluice_protocol::EXEC, post(run_exec).layer(axum::extract::DefaultBodyLimit::max(16 << 20)))
         .route(
@@ -420,9 +427,9 @@ async fn authenticate(State(daemon): State<Arc<Daemon>>, request: Request, next:
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(|t| <[u8; 32]>::from(Sha256::digest(t.trim().as_bytes())));
     if presented == Some(daemon.token_digest) {
-        // Health and status reads are the control plane looking, not a use.
+        // Health, status and watch reads are the control plane looking, not a use.
         let path = request.uri().path();
-        if path != sluice_protocol::HEALTH && path != sluice_protocol::STATUS {
+        if ![sluice_protocol::HEALTH, sluice_protocol::STATUS, sluice_protocol::WATCH].contains(&path) {
             daemon.last_use.store(unix_ms(), Ordering::SeqCst);
         }
         next.run(request).await

@@ -58,8 +58,10 @@ pub enum Observation {
     NotLaunched,
     /// The runtime knows no such resource.
     Absent,
-    /// The executor runs; whether its daemon answered `health`.
-    Running { daemon_healthy: bool },
+    /// The executor runs; whether its daemon answered `health`, and whether
+    /// this worker holds its watch stream open (then its daemon's end is
+    /// heard at once, and the timed look is only the slow safety sweep).
+    Running { daemon_healthy: bool, watched: bool },
     /// The executor ended.
     Exited,
     /// The runtime could not be asked; try again later.
@@ -75,8 +77,11 @@ pub struct Policy {
     pub max_launch_attempts: i64,
     /// How soon to look again at an executor that is starting.
     pub starting_poll_ms: i64,
-    /// How often to look at a ready executor.
+    /// How often to look at a ready executor that is not watched.
     pub watch_poll_ms: i64,
+    /// How often to look at a watched ready executor anyway: the safety
+    /// sweep, for what its watch cannot tell (a daemon hung but alive).
+    pub sweep_ms: i64,
     /// How soon to look again at a drain whose queue moves.
     pub drain_poll_ms: i64,
     /// How soon to look again at a drain that is kept.
@@ -94,6 +99,7 @@ impl Default for Policy {
             max_launch_attempts: 3,
             starting_poll_ms: 100,
             watch_poll_ms: 10_000,
+            sweep_ms: 5 * 60_000,
             drain_poll_ms: 500,
             kept_poll_ms: 5_000,
             recovery_base_ms: 30_000,
@@ -215,7 +221,7 @@ pub fn decide(state: &ReconcileState, observation: &Observation, now: i64, polic
     if live && unreachable_with_host(run) {
         let discarded = state.drain.as_ref().is_some_and(|d| d.discard.is_some());
         match observation {
-            Observation::Running { daemon_healthy: true } if desired == DesiredState::Running && !discarded => {
+            Observation::Running { daemon_healthy: true, .. } if desired == DesiredState::Running && !discarded => {
                 return because(Action::Readopt { run_id }, "its host is back and the executor runs");
             }
             Observation::Unknown | Observation::NotLaunched => {
@@ -284,10 +290,10 @@ pub fn decide(state: &ReconcileState, observation: &Observation, now: i64, polic
                     let error = error("the executor ended", "executor-exited");
                     because(Action::Fail { run_id, error, retry }, "the executor ended")
                 }
-                Observation::Running { daemon_healthy: true } if run.status == WorkspaceStatus::Running => {
+                Observation::Running { daemon_healthy: true, .. } if run.status == WorkspaceStatus::Running => {
                     because(Action::RecordReady { run_id }, "the daemon answered")
                 }
-                Observation::Running { daemon_healthy: false } if run.status == WorkspaceStatus::Running => {
+                Observation::Running { daemon_healthy: false, .. } if run.status == WorkspaceStatus::Running => {
                     let started = run.started_at.unwrap_or(run.updated_at);
                     if now - started <= policy.ready_timeout_ms {
                         because(Action::Wait { at: now + policy.starting_poll_ms }, "the daemon is starting")
@@ -301,10 +307,13 @@ pub fn decide(state: &ReconcileState, observation: &Observation, now: i64, polic
                     }
                 }
                 _ => {
+                    let poll = match observation {
+                        Observation::Running { watched: true, .. } => policy.sweep_ms,
+                        _ => policy.watch_poll_ms,
+                    };
                     // A planned preservation drain is looked at on time.
                     let preservation = state.drain.as_ref().and_then(|d| d.preservation_starts_at).filter(|_| capture);
-                    let at = preservation
-                        .map_or(now + policy.watch_poll_ms, |p| p.clamp(now + 1, now + policy.watch_poll_ms));
+                    let at = preservation.map_or(now + poll, |p| p.clamp(now + 1, now + poll));
                     because(Action::Wait { at }, "watching a ready executor")
                 }
             }
@@ -507,11 +516,12 @@ mod tests {
         }
     }
 
-    const OBSERVATIONS: [Observation; 6] = [
+    const OBSERVATIONS: [Observation; 7] = [
         Observation::NotLaunched,
         Observation::Absent,
-        Observation::Running { daemon_healthy: true },
-        Observation::Running { daemon_healthy: false },
+        Observation::Running { daemon_healthy: true, watched: false },
+        Observation::Running { daemon_healthy: true, watched: true },
+        Observation::Running { daemon_healthy: false, watched: false },
         Observation::Exited,
         Observation::Unknown,
     ];
@@ -630,7 +640,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(seen, 7 * 6 * 2 * 2 * 2 * 15 * 3 * 2);
+        assert_eq!(seen, 7 * OBSERVATIONS.len() * 2 * 2 * 2 * 15 * 3 * 2);
     }
 
     fn check(s: &ReconcileState, observation: &Observation, action: &Action, label: &str) {
@@ -642,10 +652,11 @@ mod tests {
         let final_complete = drain.is_some_and(|d| d.final_complete);
         let ended = matches!(observation, Observation::Exited | Observation::Absent);
         let running = matches!(observation, Observation::Running { .. });
+        let healthy = matches!(observation, Observation::Running { daemon_healthy: true, .. });
         match action {
             Action::Readopt { .. } => {
                 assert!(unreachable_with_host(run) && runtime, "only what its host took away is adopted: {label}");
-                assert_eq!(*observation, Observation::Running { daemon_healthy: true }, "{label}");
+                assert!(healthy, "{label}");
                 assert!(desired == DesiredState::Running && !discarded, "{label}");
             }
             Action::Remove { .. } => {
@@ -687,7 +698,7 @@ mod tests {
             }
             Action::RecordReady { .. } => {
                 assert_eq!(status, WorkspaceStatus::Running, "{label}");
-                assert_eq!(*observation, Observation::Running { daemon_healthy: true }, "{label}");
+                assert!(healthy, "{label}");
                 assert_eq!(desired, DesiredState::Running, "{label}");
             }
             Action::Fail { retry, .. } => {
@@ -701,7 +712,7 @@ mod tests {
             }
             Action::Retain { .. } => {
                 assert!(capture && runtime, "{label}");
-                assert_ne!(*observation, Observation::Running { daemon_healthy: true }, "{label}");
+                assert!(!healthy, "{label}");
             }
             Action::Wait { at } => assert!(*at > NOW, "{label}"),
             Action::Done => assert!(
@@ -770,7 +781,7 @@ mod tests {
             let mut s = state(WorkspaceStatus::Ready, DesiredState::Stopped, true, true);
             s.attestation = attestation;
             s.reports = reports;
-            let running = decide(&s, &Observation::Running { daemon_healthy: true }, NOW, &p).action;
+            let running = decide(&s, &Observation::Running { daemon_healthy: true, watched: false }, NOW, &p).action;
             assert_eq!(running, Action::Drain { run_id: "cur".into() }, "never skips the drain: {label}");
             let ended = decide(&s, &Observation::Exited, NOW, &p).action;
             if label == "holds" {
@@ -904,9 +915,9 @@ mod tests {
         let queued = state(WorkspaceStatus::Queued, DesiredState::Running, false, false);
         assert_eq!(decide(&queued, &Observation::NotLaunched, 0, &p).action, Action::Launch { run_id: "cur".into() });
         let starting = state(WorkspaceStatus::Running, DesiredState::Running, true, false);
-        let healthy = Observation::Running { daemon_healthy: true };
+        let healthy = Observation::Running { daemon_healthy: true, watched: false };
         assert_eq!(decide(&starting, &healthy, 0, &p).action, Action::RecordReady { run_id: "cur".into() });
-        let unhealthy = Observation::Running { daemon_healthy: false };
+        let unhealthy = Observation::Running { daemon_healthy: false, watched: false };
         assert_eq!(decide(&starting, &unhealthy, 2_000, &p).action, Action::Wait { at: 2_100 });
         match decide(&starting, &unhealthy, 1_000 + p.ready_timeout_ms + 1, &p).action {
             Action::Fail { error, retry: true, .. } => assert_eq!(error.code.as_deref(), Some("daemon-unreachable")),
@@ -914,6 +925,10 @@ mod tests {
         }
         let ready = state(WorkspaceStatus::Ready, DesiredState::Running, true, false);
         assert_eq!(decide(&ready, &healthy, 0, &p).action, Action::Wait { at: p.watch_poll_ms });
+        // A watched one is looked at on the slow safety sweep alone.
+        let watched = Observation::Running { daemon_healthy: true, watched: true };
+        assert_eq!(decide(&ready, &watched, 0, &p).action, Action::Wait { at: p.sweep_ms });
+        assert!(p.sweep_ms > p.watch_poll_ms);
         match decide(&ready, &Observation::Exited, 0, &p).action {
             Action::Fail { retry: false, .. } => {}
             other => panic!("a ready executor that ends fails without a retry: {other:?}"),

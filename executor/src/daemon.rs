@@ -78,6 +78,20 @@ async fn connect(path: &str) -> std::io::Result<tokio::net::UnixStream> {
     stream
 }
 
+/// A daemon's open watch stream.
+pub struct WatchStream {
+    body: hyper::body::Incoming,
+}
+
+impl WatchStream {
+    /// Waits until the daemon says anything or the stream closes: either
+    /// way, the executor is worth a look. Whatever the daemon sent is
+    /// dropped unread (one read's worth at most).
+    pub async fn closed(mut self) {
+        let _ = self.body.frame().await;
+    }
+}
+
 /// What a durable-command call does.
 #[derive(Debug, Clone)]
 pub enum CommandCall {
@@ -166,6 +180,38 @@ impl DaemonClient {
         serde_json::from_slice(&bytes).map_err(|e| {
             DaemonError::Malformed(format!("{:?} error at line {} column {}", e.classify(), e.line(), e.column()))
         })
+    }
+
+    /// Opens the daemon's watch stream, its head answered within `timeout`
+    /// (see [`sluice_protocol::WATCH`]).
+    pub async fn watch(&self, timeout: Duration) -> Result<WatchStream, DaemonError> {
+        let unreachable = |e: &dyn std::fmt::Display| DaemonError::Unreachable(e.to_string());
+        let open = async {
+            let stream = connect(&self.socket).await.map_err(|e| unreachable(&e))?;
+            let (mut sender, connection) =
+                hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.map_err(|e| unreachable(&e))?;
+            tokio::spawn(connection);
+            let request = Request::builder()
+                .method(Method::GET)
+                .uri(sluice_protocol::WATCH)
+                .header(hyper::header::HOST, "sluiced")
+                .header(hyper::header::AUTHORIZATION, format!("Bearer {}", self.token.expose()))
+                .body(Full::new(Bytes::new()))
+                .map_err(|e| unreachable(&e))?;
+            sender.send_request(request).await.map_err(|e| unreachable(&e))
+        };
+        let response = tokio::time::timeout(timeout, open).await.map_err(|_| DaemonError::Timeout(timeout))??;
+        if !response.status().is_success() {
+            let status = response.status();
+            let body = tokio::time::timeout(
+                timeout,
+                http_body_util::Limited::new(response.into_body(), MAX_SMALL_ANSWER).collect(),
+            )
+            .await;
+            let body = body.ok().and_then(Result::ok).map(|b| b.to_bytes()).unwrap_or_default();
+            return Err(refusal(status, &body));
+        }
+        Ok(WatchStream { body: response.into_body() })
     }
 
     /// Opens an interactive session: the connection, upgraded, on which

@@ -54,6 +54,10 @@ pub trait SessionIo: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send
 
 impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> SessionIo for T {}
 
+/// An open watch on an executor: resolves once its stream closes (the
+/// daemon died, or is ending). See [`sluice_protocol::WATCH`].
+pub type Watched = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
 pub type ExecutorFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, ExecutorError>> + Send + 'a>>;
 
 /// The executor a call goes to: its run and its control endpoint.
@@ -96,6 +100,8 @@ pub struct ObjectShape {
 pub trait Executors: Send + Sync + std::fmt::Debug {
     /// Whether the daemon answers `health` (within a short bound).
     fn healthy<'a>(&'a self, target: Target<'a>) -> Pin<Box<dyn Future<Output = bool> + Send + 'a>>;
+    /// Opens the daemon's watch stream (on the executor's host only).
+    fn watch<'a>(&'a self, target: Target<'a>) -> ExecutorFuture<'a, Watched>;
     /// The daemon's capture status, within `timeout`.
     fn capture_status<'a>(&'a self, target: Target<'a>, timeout: Duration) -> ExecutorFuture<'a, CaptureStatus>;
     fn capture_flush<'a>(

@@ -24,6 +24,14 @@ pub use stamp::{Origin, StampOrder};
 pub const HEALTH: &str = "/health";
 /// `GET`: a [`Status`].
 pub const STATUS: &str = "/status";
+/// `GET`: a stream that stays open while the daemon serves: its head at
+/// once, then nothing until the daemon begins to end, when it writes
+/// [`WATCH_ENDING`] and closes. The control plane holds one per ready
+/// executor instead of asking on a timer: a closed stream (the daemon died,
+/// or is ending) is its cue to look.
+pub const WATCH: &str = "/watch";
+/// The line a watch stream carries when the daemon begins to end.
+pub const WATCH_ENDING: &str = "ending\n";
 /// `POST` an [`ExecRequest`]: an [`ExecResponse`].
 pub const EXEC: &str = "/exec";
 /// `POST` a [`FileRead`]: a [`FileContents`]; 404 when the path does not

@@ -340,4 +340,20 @@ impl Store {
             )
             .await
     }
+
+    /// Makes the reconcile jobs of the ready executors on `host` due now:
+    /// a worker starting there has no watch on them yet, and each pass
+    /// opens one. Answers how many were hastened.
+    pub async fn hasten_ready_on_host(&self, host: &str) -> Result<u64, StoreError> {
+        let now = now_ms();
+        self.pool
+            .execute(
+                "UPDATE jobs SET run_at = $1, updated_at = $1 \
+                 WHERE kind = $2 AND run_at > $1 AND failed_at IS NULL AND subject IN \
+                   (SELECT w.id FROM workspaces w JOIN runs r ON r.id = w.current_run_id \
+                    WHERE r.host = $3 AND r.status = $4 AND r.runtime_removed_at IS NULL)",
+                args![now, JobKind::Reconcile.as_str(), host, WorkspaceStatus::Ready.as_str()],
+            )
+            .await
+    }
 }

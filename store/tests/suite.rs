@@ -1914,3 +1914,36 @@ async fn enqueues_are_announced_and_claims_are_not() {
         assert!(quiet.is_err(), "{}: a claim announces nothing", db.label);
     }
 }
+
+/// A worker starting on a host makes the passes of that host's ready
+/// executors due at once (each pass opens its watch), and no one else's.
+#[tokio::test]
+async fn a_starting_worker_hastens_the_passes_of_its_hosts_ready_executors() {
+    let far = sluice_store::clock::now_ms() + 600_000;
+    for db in databases().await {
+        let store = open(&db).await;
+        store.beat(&member("a1", "host-a", 1), 60_000).await.unwrap();
+        let mut ready = Vec::new();
+        // Host a's executor, then host b's: each placed, launched, ready,
+        // and its next pass far off.
+        for (host, capacity) in [("host-a", 1), ("host-b", 1)] {
+            store.beat(&member(&format!("{host}1"), host, capacity), 60_000).await.unwrap();
+            let view = created(store.create_workspace(new_workspace("alice", None)).await.unwrap());
+            let (id, run_id) = (view.workspace.id.clone(), view.current_run.unwrap().id);
+            let lease = store.claim_jobs("w", host, 10, 60_000).await.unwrap();
+            let lease = lease.into_iter().find(|l| l.subject == id).unwrap();
+            assert_eq!(store.place_run(&lease, &run_id, host).await.unwrap(), sluice_store::fleet::Placement::Here);
+            store.record(&lease, &run_id, launched(&running_runtime(), None)).await.unwrap();
+            store.record(&lease, &run_id, Outcome::Ready).await.unwrap();
+            store.finish_job(&lease, Some(far), None).await.unwrap();
+            ready.push(id);
+        }
+        assert!(store.claim_jobs("w", "host-a", 10, 60_000).await.unwrap().is_empty(), "{}", db.label);
+        assert_eq!(store.hasten_ready_on_host("host-a").await.unwrap(), 1, "{}", db.label);
+        let due: Vec<String> =
+            store.claim_jobs("w", "host-a", 10, 60_000).await.unwrap().into_iter().map(|l| l.subject).collect();
+        assert_eq!(due, vec![ready[0].clone()], "{}: host a's ready executor only", db.label);
+        assert!(store.claim_jobs("w", "host-b", 10, 60_000).await.unwrap().is_empty(), "{}", db.label);
+        assert_eq!(store.hasten_ready_on_host("host-c").await.unwrap(), 0, "{}", db.label);
+    }
+}

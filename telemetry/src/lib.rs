@@ -42,6 +42,7 @@ pub struct Metrics {
     pub launch_phase_seconds: HistogramVec,
     pub warm_pool_executors: IntGaugeVec,
     pub warm_pool_takes: IntCounterVec,
+    pub watched_executors: IntGauge,
     pub lease_takeovers: IntCounter,
     pub job_passes: IntCounterVec,
     pub captures_registered: IntCounter,
@@ -172,6 +173,11 @@ impl Metrics {
                 "Launches that fit an image's warm pool, by image and outcome: taken (from the pool), empty \
                  (none was ready: launched afresh)",
                 &["image", "outcome"],
+            ),
+            watched_executors: b.gauge(
+                "sluice_watched_executors",
+                "Ready executors whose watch stream this process holds open: a daemon's end is heard at once; the \
+                 rest are looked at every 10 s",
             ),
             lease_takeovers: b.counter(
                 "sluice_job_lease_takeovers_total",

@@ -20,6 +20,9 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long the daemon has to take a session.
 const SESSION_OPEN_WITHIN: Duration = Duration::from_secs(10);
 
+/// How long a daemon has to answer a watch's head.
+const WATCH_OPEN_WITHIN: Duration = Duration::from_secs(2);
+
 /// The executors on this host, reached through their daemons' sockets.
 #[derive(Debug)]
 pub struct LocalExecutors {
@@ -117,6 +120,13 @@ impl Executors for LocalExecutors {
                 Ok(client) => client.healthy().await,
                 Err(_) => false,
             }
+        })
+    }
+
+    fn watch<'a>(&'a self, target: Target<'a>) -> ExecutorFuture<'a, sluice_executor::Watched> {
+        Box::pin(async move {
+            let stream = self.client(target)?.watch(WATCH_OPEN_WITHIN).await?;
+            Ok(Box::pin(stream.closed()) as sluice_executor::Watched)
         })
     }
 

@@ -25,6 +25,7 @@ pub mod sessions;
 pub mod snapshots;
 mod sweeps;
 pub mod verified;
+pub mod watchers;
 pub mod webhooks;
 
 use std::future::Future;
@@ -225,6 +226,8 @@ pub struct Worker {
     pool_levels: Mutex<Vec<runtime::pool::PoolLevel>>,
     /// Signalled when a launch took from the warm pool: it refills now.
     pub(crate) pool_taken: Notify,
+    /// The watch streams held open on this worker's ready executors.
+    pub watchers: Arc<watchers::Watchers>,
 }
 
 impl Worker {
@@ -255,6 +258,7 @@ impl Worker {
         let refusals = config.metrics.egress_refusals.clone();
         let egress = Arc::new(egress::EgressHost::new(config.egress_resolver.clone(), refusals));
         let deliverer = webhooks::Deliverer::new(config.webhooks.clone());
+        let watchers = watchers::Watchers::new(store.clone(), wake.clone(), config.metrics.watched_executors.clone());
         Arc::new(Worker {
             store,
             runtime,
@@ -267,6 +271,7 @@ impl Worker {
             deliverer,
             pool_levels: Mutex::new(Vec::new()),
             pool_taken: Notify::new(),
+            watchers,
         })
     }
 
@@ -297,6 +302,7 @@ impl Worker {
 
     /// Stops serving a removed or lost run's executor.
     pub(crate) fn forget_executor(&self, run_id: &str) {
+        self.watchers.forget(run_id);
         self.registrars.forget(run_id);
         self.egress.forget(run_id);
     }
@@ -547,6 +553,13 @@ pub async fn run(worker: Arc<Worker>, shutdown: impl Future<Output = ()> + Send 
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     if let Err(e) = worker.beat().await {
         tracing::warn!(error = %e, "could not join the fleet; retrying with the heartbeat");
+    }
+    // This worker watches none of its host's ready executors yet: each
+    // one's next pass opens its watch, so it comes now, not at its sweep.
+    match worker.store.hasten_ready_on_host(&worker.config.host).await {
+        Ok(0) => {}
+        Ok(hastened) => tracing::info!(hastened, "looking at this host's ready executors to watch them"),
+        Err(e) => tracing::warn!(error = %e, "cannot hasten the looks at ready executors; they come at their sweep"),
     }
     let heartbeat = tokio::spawn(heartbeat(worker.clone()));
     let announcements = tokio::spawn(hear_announcements(worker.clone()));

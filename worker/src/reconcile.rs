@@ -56,11 +56,15 @@ async fn observe(worker: &Worker, state: &ReconcileState) -> Observation {
         Ok(Presence::Absent) => Observation::Absent,
         Ok(Presence::Exited) => Observation::Exited,
         Ok(Presence::Running) => {
-            let daemon_healthy = match &runtime.endpoint {
-                Some(endpoint) => worker.executors.healthy(Target { run_id: &run.id, endpoint }).await,
-                None => false,
+            let Some(endpoint) = &runtime.endpoint else {
+                return Observation::Running { daemon_healthy: false, watched: false };
             };
-            Observation::Running { daemon_healthy }
+            let target = Target { run_id: &run.id, endpoint };
+            let daemon_healthy = worker.executors.healthy(target).await;
+            // A ready executor is watched from here on: its end is heard at once.
+            let watch = daemon_healthy && run.status == sluice_store::WorkspaceStatus::Ready;
+            let watched = watch && worker.watchers.ensure(worker.executors.as_ref(), &state.workspace.id, target).await;
+            Observation::Running { daemon_healthy, watched }
         }
         Err(e) => {
             tracing::warn!(run = %run.id, error = %e, "cannot inspect the executor");
@@ -174,6 +178,19 @@ async fn restore_snapshot(
 
 /// How long a daemon gets to answer a status read.
 const STATUS_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Opens the watch on the current run's executor, just recorded ready;
+/// answers when to look at it next: at the safety sweep if watched.
+async fn watch_ready(worker: &Worker, state: &ReconcileState) -> i64 {
+    let policy = &worker.config.policy;
+    let run = state.current_run.as_ref();
+    let Some((run, endpoint)) = run.and_then(|r| Some((r, r.runtime.as_ref()?.endpoint.as_deref()?))) else {
+        return now_ms() + policy.watch_poll_ms;
+    };
+    let target = Target { run_id: &run.id, endpoint };
+    let watched = worker.watchers.ensure(worker.executors.as_ref(), &state.workspace.id, target).await;
+    now_ms() + if watched { policy.sweep_ms } else { policy.watch_poll_ms }
+}
 
 /// What one step of a pass asks for next.
 enum Step {
@@ -346,7 +363,7 @@ async fn step(worker: &Worker, lease: &Lease) -> Result<Step, StoreError> {
             let runtime_name = worker.runtime.adapter().as_str();
             phases.with_label_values(&[runtime_name, "record_ready"]).observe(recording.elapsed().as_secs_f64());
             tracing::info!(workspace = %lease.subject, run = %run_id, "executor ready");
-            Ok(Some(now_ms() + policy.watch_poll_ms))
+            Ok(Some(watch_ready(worker, &state).await))
         }
         Action::Fail { run_id, error, retry } => {
             tracing::warn!(workspace = %lease.subject, run = %run_id, error = %error.message, retry, "run failed");
@@ -442,7 +459,7 @@ async fn step(worker: &Worker, lease: &Lease) -> Result<Step, StoreError> {
         Action::Readopt { run_id } => {
             store.record(lease, &run_id, Outcome::Readopted).await?;
             tracing::info!(workspace = %lease.subject, run = %run_id, "its host is back: executor adopted");
-            Ok(Some(now_ms() + policy.watch_poll_ms))
+            Ok(Some(watch_ready(worker, &state).await))
         }
         Action::Wait { at } => Ok(Some(at)),
         Action::Done => Ok(None),

@@ -488,6 +488,17 @@ impl Executors for RoutedExecutors {
         })
     }
 
+    fn watch<'a>(&'a self, target: Target<'a>) -> ExecutorFuture<'a, sluice_executor::Watched> {
+        Box::pin(async move {
+            match self.route(target.run_id).await? {
+                Route::Here => self.local.watch(target).await,
+                Route::Host { host, .. } => {
+                    Err(ExecutorError::NotHere(format!("an executor is watched from its own host ({host})")))
+                }
+            }
+        })
+    }
+
     fn capture_status<'a>(&'a self, target: Target<'a>, timeout: Duration) -> ExecutorFuture<'a, CaptureStatus> {
         Box::pin(async move {
             match self.route(target.run_id).await? {

@@ -477,6 +477,11 @@ fn not_simulated<'a, T: Send + 'a>() -> ExecutorFuture<'a, T> {
 }
 
 impl Executors for FakeDaemons {
+    // Unwatched: the simulation's ready executors are looked at on the watch poll.
+    fn watch<'a>(&'a self, _target: Target<'a>) -> ExecutorFuture<'a, sluice_executor::Watched> {
+        not_simulated()
+    }
+
     fn healthy<'a>(&'a self, target: Target<'a>) -> Pin<Box<dyn Future<Output = bool> + Send + 'a>> {
         Box::pin(async move { self.answering(target, |_, _| ()).is_ok() })
     }
