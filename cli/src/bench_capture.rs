@@ -177,6 +177,9 @@ async fn engine(socket: &Path, token: &str, worktree: &Path, restore: bool) -> a
             token: token.to_owned(),
             snap: SnapConfig { worktree: worktree.to_path_buf(), bulk_threshold: 4 << 20, bulk_paths: Vec::new() },
             interval: Duration::from_secs(3600),
+            // Snaps come from flushes alone: no change listener.
+            sweep: Duration::from_secs(3600),
+            watch_max_dirs: 0,
             restore,
         },
         sluice_daemon::workload::FsWorker::spawn(None)?,

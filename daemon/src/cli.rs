@@ -51,6 +51,14 @@ pub struct Args {
     /// How often automatic snaps run.
     #[arg(long, env = "SLUICED_CAPTURE_INTERVAL_MS", default_value_t = 10_000)]
     pub capture_interval_ms: u64,
+    /// How often the worktree is walked even when the kernel told of no
+    /// change (0: thirty capture intervals).
+    #[arg(long, env = "SLUICED_CAPTURE_SWEEP_MS", default_value_t = 0)]
+    pub capture_sweep_ms: u64,
+    /// The most worktree directories watched for changes; past it (or with
+    /// 0) the worktree is walked every capture interval.
+    #[arg(long, env = "SLUICED_CAPTURE_WATCH_MAX_DIRS", default_value_t = 100_000)]
+    pub capture_watch_max_dirs: usize,
     /// Files larger than this are captured in the bulk class.
     #[arg(long, env = "SLUICED_BULK_THRESHOLD_BYTES", default_value_t = 4 << 20)]
     pub bulk_threshold_bytes: u64,
@@ -100,6 +108,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     let capture = args.registrar.as_ref().map(|socket| crate::CaptureSetup {
         registrar_socket: socket.strip_prefix("unix:").unwrap_or(socket).into(),
         interval: Duration::from_millis(args.capture_interval_ms.max(100)),
+        sweep: match args.capture_sweep_ms {
+            0 => Duration::from_millis(args.capture_interval_ms.max(100)) * 30,
+            ms => Duration::from_millis(ms.max(100)),
+        },
+        watch_max_dirs: args.capture_watch_max_dirs,
         bulk_threshold: args.bulk_threshold_bytes,
         bulk_paths: args.bulk_paths.iter().map(|p| format!("tree/{}", p.trim_matches('/'))).collect(),
     });

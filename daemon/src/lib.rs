@@ -169,6 +169,10 @@ pub struct CaptureSetup {
     /// The registrar socket the runtime mounted.
     pub registrar_socket: PathBuf,
     pub interval: std::time::Duration,
+    /// How often the worktree is walked even when the kernel told of no change.
+    pub sweep: std::time::Duration,
+    /// The most directories watched for changes (0: never watch, walk every interval).
+    pub watch_max_dirs: usize,
     pub bulk_threshold: u64,
     /// Virtual path prefixes whose files are bulk.
     pub bulk_paths: Vec<String>,
@@ -333,6 +337,8 @@ pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
                         bulk_paths: setup.bulk_paths,
                     },
                     interval: setup.interval,
+                    sweep: setup.sweep,
+                    watch_max_dirs: setup.watch_max_dirs,
                     restore: boot_generation == 1,
                 },
                 fs,

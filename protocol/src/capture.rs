@@ -97,6 +97,14 @@ pub struct CaptureStatus {
     pub paused: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_snap_unix_ms: Option<u64>,
+    /// How the daemon learns of worktree changes: `kernel` (its directories
+    /// are watched; a timed snap walks the worktree only after a change,
+    /// or on the slow sweep) or `walk` (every timed snap walks it;
+    /// `walkReason` says why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changes_from: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub walk_reason: Option<String>,
     /// Classes the registrar refused for the session's byte quota.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refused: Option<Vec<CaptureClass>>,

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use sluice_tests::capture::*;
-use sluice_tests::server::{DataDir, Server};
+use sluice_tests::server::{DataDir, Options, Server};
 
 /// Every path of the worktree with its mode, kind, size and link target,
 /// and every file's digest: what a restore must reproduce exactly.
@@ -442,4 +442,67 @@ async fn an_idle_or_sealed_executor_reads_fenced_once_a_newer_one_claims() {
         }
         server.stop();
     }
+}
+
+/// The workload of [`an_idle_worktree_is_not_walked_and_a_change_the_kernel_never_told_is_caught_by_the_sweep`]:
+/// once `go` appears, it rewrites `mapped` through a shared mapping (the
+/// kernel tells no watcher of that) and holds the file open (a close after
+/// writing would be told).
+const MAPPED_WRITER: &str = "cd /workspace; while [ ! -e go ]; do sleep 0.1; done; sleep 1; \
+    exec python3 -c 'import mmap, time\nf = open(\"mapped\", \"r+b\")\nm = mmap.mmap(f.fileno(), 0)\n\
+m[0:11] = b\"after-1111\\n\"\nm.flush()\ntime.sleep(600)'";
+
+#[tokio::test]
+async fn an_idle_worktree_is_not_walked_and_a_change_the_kernel_never_told_is_caught_by_the_sweep() {
+    let dir = DataDir::new();
+    // Snaps may come every second; the sweep walks every thirty.
+    let options = Options::serve().args(["--runtime", "local", "--capture-interval-ms", "1000"]);
+    let server = Server::start_with(&dir.path(), options).await;
+    let session = session(&server, None).await;
+    let mut body = workspace_body(&session, "launch-mapped", None);
+    body["spec"]["command"] = json!(["sh", "-c", MAPPED_WRITER]);
+    let (status, created) = server.post("/v1/workspaces", &body).await;
+    assert_eq!(status, 202, "{created}");
+    let id = created["workspaceId"].as_str().unwrap().to_owned();
+    server.wait_for("alice", &id, READY_WITHIN, |w| w["status"] == "ready").await;
+
+    sh_ok(&server, &id, "printf 'before-000\\n' > mapped").await;
+    let first = wait_status(&server, &id, "the file registered", |s| {
+        s["headN"].as_u64().unwrap_or(0) >= 1 && s["pending"] == 0 && s["bulkBuilding"] == false
+    })
+    .await;
+    assert_eq!(first["changesFrom"], "kernel", "{first}");
+    assert!(first.get("walkReason").is_none(), "{first}");
+
+    // Idle for four intervals: no timed snap walks the tree (the sweep may
+    // fall in the window once).
+    let mut snaps = std::collections::BTreeSet::new();
+    for _ in 0..40 {
+        snaps.insert(capture_status(&server, &id).await["lastSnapUnixMs"].as_u64());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(snaps.len() <= 2, "an idle worktree was walked: {snaps:?}");
+
+    // The workload's write through a mapping tells the watches nothing: the
+    // sweep's walk catches it.
+    sh_ok(&server, &id, "touch go").await;
+    let go = wait_status(&server, &id, "go registered", |s| s["headN"].as_u64() > first["headN"].as_u64()).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+    let mut seen = go["headN"].as_u64().unwrap();
+    loop {
+        let status = capture_status(&server, &id).await;
+        let head = status["headN"].as_u64().unwrap_or(0);
+        if head > seen {
+            seen = head;
+            let tree = untar_capture(&server, &session.0, head).await;
+            let mapped = std::fs::read_to_string(tree.path().join("tree/mapped")).unwrap();
+            if mapped == "after-1111\n" {
+                assert_eq!(status["changesFrom"], "kernel", "{status}");
+                break;
+            }
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the mapped write was never captured: {status}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    server.stop();
 }

@@ -8,6 +8,7 @@
 //! tried again; a capture whose files changed under it, or that the
 //! registrar refused for missing objects, is rebuilt from disk.
 
+pub mod changes;
 pub mod materialize;
 pub mod registrar;
 pub mod snap;
@@ -47,8 +48,13 @@ pub struct CaptureConfig {
     pub registrar_socket: PathBuf,
     pub token: String,
     pub snap: SnapConfig,
-    /// How often automatic snaps run.
+    /// How often automatic snaps may run: each walks the worktree if the
+    /// kernel told of a change since (or cannot tell).
     pub interval: Duration,
+    /// How often an automatic snap walks even when no change was told.
+    pub sweep: Duration,
+    /// The most directories watched for changes (0: walk every interval).
+    pub watch_max_dirs: usize,
     /// Materialize the session's head into the worktree at boot (a fresh disk).
     pub restore: bool,
 }
@@ -96,6 +102,8 @@ struct Account {
     step: Option<(String, u64, Duration)>,
     /// A final flush has begun: the daemon takes no new work.
     finalizing: bool,
+    /// How worktree changes are learned (once the engine booted).
+    changes: Option<changes::Changes>,
 }
 
 fn now_ms() -> u64 {
@@ -129,6 +137,8 @@ impl Account {
             fenced: self.fenced,
             paused: false,
             last_snap_unix_ms: self.last_snap_ms,
+            changes_from: self.changes.as_ref().map(|c| if c.walking().is_some() { "walk" } else { "kernel" }.into()),
+            walk_reason: self.changes.as_ref().and_then(|c| c.walking()),
             refused: Some(self.refused.iter().copied().collect()),
             pending_bytes: Some(self.staged_bytes),
             pending_bulk: Some(self.pending_bulk),
@@ -381,6 +391,8 @@ impl Engine {
 
     async fn run(mut self, mut queue: mpsc::UnboundedReceiver<Command>) {
         self.boot().await;
+        let changes = self.hear_changes().await;
+        let mut next_sweep = tokio::time::Instant::now() + self.config.sweep;
         let mut retry = Duration::from_secs(1);
         let mut next_snap = tokio::time::Instant::now() + self.config.interval;
         let mut next_retry: Option<tokio::time::Instant> = None;
@@ -404,11 +416,18 @@ impl Engine {
                     continue;
                 }
                 Some(Command::Nudge) | None => {
-                    if tokio::time::Instant::now() >= next_snap || matches!(command, Some(Command::Nudge)) {
-                        next_snap = tokio::time::Instant::now() + self.config.interval;
-                        if self.account.lock().unwrap().finalizing {
+                    let now = tokio::time::Instant::now();
+                    let nudged = matches!(command, Some(Command::Nudge));
+                    if now >= next_snap || nudged {
+                        next_snap = now + self.config.interval;
+                        // A timed snap walks only what the kernel said
+                        // changed, or on the sweep (`|`: the flag is taken
+                        // whenever a walk comes).
+                        let walk = changes.take() | nudged | (now >= next_sweep);
+                        if self.account.lock().unwrap().finalizing || !walk {
                             self.ship().await
                         } else {
+                            next_sweep = now + self.config.sweep;
                             self.snap_and_ship(SnapKind::Automatic).await
                         }
                     } else {
@@ -428,6 +447,23 @@ impl Engine {
                 }
             };
         }
+    }
+
+    /// Starts hearing of worktree changes from the kernel, or says why the
+    /// worktree is walked every interval instead.
+    async fn hear_changes(&self) -> changes::Changes {
+        let (root, max_dirs) = (self.config.snap.worktree.clone(), self.config.watch_max_dirs);
+        let changes = match max_dirs {
+            0 => changes::Changes::walk("watching the worktree is turned off"),
+            _ => tokio::task::spawn_blocking(move || changes::Changes::watch(&root, max_dirs))
+                .await
+                .unwrap_or_else(|e| changes::Changes::walk(format!("watching the worktree failed: {e}"))),
+        };
+        if let Some(reason) = changes.walking() {
+            eprintln!("sluiced: the worktree is walked every capture interval: {reason}");
+        }
+        self.with_account(|a| a.changes = Some(changes.clone()));
+        changes
     }
 
     /// Claims the session (retrying until the registrar answers) and, on a
