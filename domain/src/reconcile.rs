@@ -307,14 +307,8 @@ pub fn decide(state: &ReconcileState, observation: &Observation, now: i64, polic
                     }
                 }
                 _ => {
-                    let poll = match observation {
-                        Observation::Running { watched: true, .. } => policy.sweep_ms,
-                        _ => policy.watch_poll_ms,
-                    };
-                    // A planned preservation drain is looked at on time.
-                    let preservation = state.drain.as_ref().and_then(|d| d.preservation_starts_at).filter(|_| capture);
-                    let at = preservation.map_or(now + poll, |p| p.clamp(now + 1, now + poll));
-                    because(Action::Wait { at }, "watching a ready executor")
+                    let watched = matches!(observation, Observation::Running { watched: true, .. });
+                    because(Action::Wait { at: next_look(state, watched, now, policy) }, "watching a ready executor")
                 }
             }
         }
@@ -327,6 +321,17 @@ pub fn decide(state: &ReconcileState, observation: &Observation, now: i64, polic
         }
         WorkspaceStatus::Retained => because(Action::Done, "retained, and nothing of it remains on its runtime"),
     }
+}
+
+/// When a ready executor is looked at next: on the watch poll, or on the
+/// slow sweep while its watch is open (its end is heard at once), and
+/// never later than its planned preservation drain or its runtime's
+/// deadline (no daemon says when those come).
+pub fn next_look(state: &ReconcileState, watched: bool, now: i64, policy: &Policy) -> i64 {
+    let at = now + if watched { policy.sweep_ms } else { policy.watch_poll_ms };
+    let preservation = state.drain.as_ref().and_then(|d| d.preservation_starts_at).filter(|_| state.has_capture_source);
+    let deadline = state.current_run.as_ref().and_then(|r| r.runtime.as_ref()).and_then(|r| r.deadline);
+    preservation.into_iter().chain(deadline).fold(at, |at, due| due.clamp(now + 1, at))
 }
 
 /// The drain of a capture-sourced run's executor that is ending (asked to
@@ -925,10 +930,15 @@ mod tests {
         }
         let ready = state(WorkspaceStatus::Ready, DesiredState::Running, true, false);
         assert_eq!(decide(&ready, &healthy, 0, &p).action, Action::Wait { at: p.watch_poll_ms });
-        // A watched one is looked at on the slow safety sweep alone.
+        // A watched one is looked at on the slow safety sweep alone, but
+        // never after its runtime's deadline.
         let watched = Observation::Running { daemon_healthy: true, watched: true };
         assert_eq!(decide(&ready, &watched, 0, &p).action, Action::Wait { at: p.sweep_ms });
         assert!(p.sweep_ms > p.watch_poll_ms);
+        let mut mortal = ready.clone();
+        mortal.current_run.as_mut().unwrap().runtime.as_mut().unwrap().deadline = Some(60_000);
+        assert_eq!(decide(&mortal, &watched, 0, &p).action, Action::Wait { at: 60_000 });
+        assert_eq!(decide(&mortal, &watched, 70_000, &p).action, Action::Wait { at: 70_001 });
         match decide(&ready, &Observation::Exited, 0, &p).action {
             Action::Fail { retry: false, .. } => {}
             other => panic!("a ready executor that ends fails without a retry: {other:?}"),

@@ -189,7 +189,7 @@ async fn watch_ready(worker: &Worker, state: &ReconcileState) -> i64 {
     };
     let target = Target { run_id: &run.id, endpoint };
     let watched = worker.watchers.ensure(worker.executors.as_ref(), &state.workspace.id, target).await;
-    now_ms() + if watched { policy.sweep_ms } else { policy.watch_poll_ms }
+    sluice_domain::reconcile::next_look(state, watched, now_ms(), policy)
 }
 
 /// What one step of a pass asks for next.
