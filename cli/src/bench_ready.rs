@@ -212,23 +212,29 @@ async fn baseline_docker(root: &Path, count: usize, image: &str) -> anyhow::Resu
 }
 
 /// A `sluice serve` child on its own data directory.
-struct Serve {
-    child: std::process::Child,
-    base: String,
-    token: String,
-    data_dir: PathBuf,
+pub(crate) struct Serve {
+    pub(crate) child: std::process::Child,
+    pub(crate) base: String,
+    pub(crate) token: String,
+    pub(crate) data_dir: PathBuf,
 }
 
 impl Serve {
     /// Serves `runtime`; `pool` is the local runtime keeping a warm pool of `image`.
     async fn start(root: &Path, runtime: &str, image: &str) -> anyhow::Result<Serve> {
-        let data_dir = root.join(format!("serve-{runtime}"));
+        let pool = format!("{image}={POOL_SIZE}");
+        let args = match runtime {
+            "pool" => vec!["--runtime", "local", "--warm-pool", &pool],
+            _ => vec!["--runtime", runtime],
+        };
+        Serve::spawn(root.join(format!("serve-{runtime}")), &args).await
+    }
+
+    /// Starts `sluice serve ARGS` on `data_dir` and waits until it answers.
+    pub(crate) async fn spawn(data_dir: PathBuf, args: &[&str]) -> anyhow::Result<Serve> {
         let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
         let mut command = Command::new(std::env::current_exe()?);
-        match runtime {
-            "pool" => command.args(["serve", "--runtime", "local", "--warm-pool", &format!("{image}={POOL_SIZE}")]),
-            _ => command.args(["serve", "--runtime", runtime]),
-        };
+        command.arg("serve").args(args);
         let child = command
             .args(["--listen", &format!("127.0.0.1:{port}"), "--data-dir"])
             .arg(&data_dir)
@@ -245,7 +251,7 @@ impl Serve {
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        bail!("sluice serve --runtime {runtime} did not start")
+        bail!("sluice serve {} did not start", args.join(" "))
     }
 
     /// Waits (untimed) until the server's warm pool holds an idle executor.

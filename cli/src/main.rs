@@ -3,6 +3,7 @@
 mod api_client;
 mod bench;
 mod bench_capture;
+mod bench_idle;
 mod bench_ready;
 mod bench_routed;
 mod bench_summary;
@@ -128,6 +129,8 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Measure create → ready latency per runtime against starting the daemon bare.
     BenchReady(bench_ready::BenchReadyArgs),
+    /// Measure what idle ready workspaces cost the server and their daemons.
+    BenchIdle(bench_idle::BenchIdleArgs),
     /// Measure an exec routed through the executor's worker against the same exec made on its host.
     BenchRouted(bench_routed::BenchRoutedArgs),
     /// Measure capture, incremental capture, restore and a no-change FINAL against restic.
@@ -250,6 +253,7 @@ async fn main() -> anyhow::Result<()> {
         cli.command,
         Command::Bench(_)
             | Command::BenchReady(_)
+            | Command::BenchIdle(_)
             | Command::BenchRouted(_)
             | Command::BenchCapture(_)
             | Command::Retained(_)
@@ -327,6 +331,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Daemon(_) => unreachable!("handled before tracing starts"),
         Command::Bench(args) => bench::run(args).await,
         Command::BenchReady(args) => bench_ready::run(args).await,
+        Command::BenchIdle(args) => bench_idle::run(args).await,
         Command::BenchRouted(args) => bench_routed::run(args).await,
         Command::BenchCapture(args) => bench_capture::run(args).await,
         Command::Gc(args) => gc::run(args).await,
