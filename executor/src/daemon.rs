@@ -63,7 +63,7 @@ pub const MAX_SCAN_ANSWER: usize = 64 << 20;
 /// Connects to a unix socket, also when its path is longer than a socket
 /// address can hold: then through the socket's directory, opened and named
 /// by its short `/proc/self/fd/N` path.
-async fn connect(path: &str) -> std::io::Result<tokio::net::UnixStream> {
+pub(crate) async fn connect(path: &str) -> std::io::Result<tokio::net::UnixStream> {
     if path.len() <= SUN_PATH_MAX {
         return tokio::net::UnixStream::connect(path).await;
     }
@@ -90,6 +90,19 @@ impl WatchStream {
     pub async fn closed(mut self) {
         let _ = self.body.frame().await;
     }
+}
+
+/// An error and its causes, as one line (the client's own error names
+/// only its class).
+fn causes(error: &dyn std::error::Error) -> String {
+    let mut line = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        line.push_str(": ");
+        line.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    line
 }
 
 /// What a durable-command call does.
@@ -138,19 +151,17 @@ impl DaemonClient {
         limit: usize,
     ) -> Result<(StatusCode, Bytes), DaemonError> {
         let unreachable = |e: &dyn std::fmt::Display| DaemonError::Unreachable(e.to_string());
-        let stream = connect(&self.socket).await.map_err(|e| unreachable(&e))?;
-        let (mut sender, connection) =
-            hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.map_err(|e| unreachable(&e))?;
-        tokio::spawn(connection);
+        let uri = crate::connections::uri(&self.socket, path).map_err(|e| unreachable(&e))?;
         let request = Request::builder()
             .method(method)
-            .uri(path)
+            .uri(uri)
             .header(hyper::header::HOST, "sluiced")
             .header(hyper::header::AUTHORIZATION, format!("Bearer {}", self.token.expose()))
             .header(hyper::header::CONTENT_TYPE, "application/json")
             .body(Full::new(Bytes::from(body.unwrap_or_default())))
             .map_err(|e| unreachable(&e))?;
-        let response = sender.send_request(request).await.map_err(|e| unreachable(&e))?;
+        // On a kept connection to the socket, or a new one.
+        let response = crate::connections::CLIENT.request(request).await.map_err(|e| unreachable(&causes(&e)))?;
         let status = response.status();
         let bytes = http_body_util::Limited::new(response.into_body(), limit).collect().await.map_err(|e| {
             if e.is::<http_body_util::LengthLimitError>() {

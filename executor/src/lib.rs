@@ -6,6 +6,7 @@
 //! hosts, routed to a worker of the executor's host, which makes it there.
 //! The callers only know the port and its closed error.
 
+mod connections;
 pub mod daemon;
 pub mod ticket;
 

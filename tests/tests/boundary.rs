@@ -354,6 +354,10 @@ async fn a_fake_daemon_costs_a_bounded_amount(flavor: Flavor) {
     let before_memory = status_kib(server.pid(), "VmHWM:");
     let before_db = database_bytes(&dir.path());
     serve_oversized_answers(&dir.executors().join(&run).join("run").join("control.sock"));
+    // The server keeps its connection to the real daemon while it is in
+    // use: the next call reaches the fake once that one has idled out
+    // (after 10 s).
+    tokio::time::sleep(Duration::from_secs(11)).await;
 
     let result = exec(&server, &id, json!([{"argv": ["true"]}])).await;
     assert_eq!(result["status"], "failed", "{result}");

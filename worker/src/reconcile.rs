@@ -377,6 +377,8 @@ async fn step(worker: &Worker, lease: &Lease) -> Result<Step, StoreError> {
                 tracing::warn!(run = %run_id, ?pause, "fault injection: pausing before the removal");
                 tokio::time::sleep(pause).await;
             }
+            // Its watch closes as it goes: that is no news.
+            worker.watchers.forget(&run_id);
             match worker.runtime.remove(&run_id, &resource_id).await {
                 Ok(()) => {
                     worker.forget_executor(&run_id);
