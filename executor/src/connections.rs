@@ -34,7 +34,7 @@ pub(crate) static CLIENT: LazyLock<Client<UnixConnector, Full<Bytes>>> = LazyLoc
 /// path, hex-encoded, is the host (so connections are kept per socket).
 pub(crate) fn uri(socket: &str, path_and_query: &str) -> Result<Uri, hyper::http::Error> {
     let host: String = socket.bytes().map(|b| format!("{b:02x}")).collect();
-    Ok(Uri::builder().scheme("http").authority(host).path_and_query(path_and_query).build()?)
+    Uri::builder().scheme("http").authority(host).path_and_query(path_and_query).build()
 }
 
 fn socket_of(uri: &Uri) -> std::io::Result<String> {
