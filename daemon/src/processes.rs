@@ -208,11 +208,15 @@ pub fn reap_in_background(processes: std::sync::Arc<Processes>) {
         let Ok(mut children) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::child()) else {
             return;
         };
+        // A signal can stand for several exits, and each reading of the
+        // table reaps every zombie there: one reading per signal misses
+        // none (an exit after a reading raises a signal of its own). An
+        // idle executor's daemon does not wake to look.
         loop {
-            // A signal can stand for several exits, or be coalesced away:
-            // the table is read again every few seconds as well.
-            let _ = tokio::time::timeout(Duration::from_secs(5), children.recv()).await;
             processes.reap_orphans();
+            if children.recv().await.is_none() {
+                return;
+            }
         }
     });
 }

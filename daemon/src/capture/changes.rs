@@ -36,6 +36,8 @@ fn mask() -> WatchMask {
 #[derive(Debug, Clone)]
 pub struct Changes {
     changed: Arc<AtomicBool>,
+    /// Signalled when `changed` is raised, so an idle engine sleeps until then.
+    raised: Arc<tokio::sync::Notify>,
     /// Why the daemon walks on every interval; `None` while the kernel tells it.
     walking: Arc<Mutex<Option<String>>>,
 }
@@ -43,7 +45,11 @@ pub struct Changes {
 impl Changes {
     /// Changes learned only by walking, for `reason`.
     pub fn walk(reason: impl Into<String>) -> Changes {
-        Changes { changed: Arc::new(AtomicBool::new(true)), walking: Arc::new(Mutex::new(Some(reason.into()))) }
+        Changes {
+            changed: Arc::new(AtomicBool::new(true)),
+            raised: Arc::default(),
+            walking: Arc::new(Mutex::new(Some(reason.into()))),
+        }
     }
 
     /// Watches every directory under `root` (at most `max_dirs`); falls back
@@ -57,7 +63,11 @@ impl Changes {
         if let Err(reason) = watch_tree(&mut inotify.watches(), root, &mut dirs, max_dirs) {
             return Changes::walk(reason);
         }
-        let changes = Changes { changed: Arc::new(AtomicBool::new(true)), walking: Arc::new(Mutex::new(None)) };
+        let changes = Changes {
+            changed: Arc::new(AtomicBool::new(true)),
+            raised: Arc::default(),
+            walking: Arc::new(Mutex::new(None)),
+        };
         let (heard, root) = (changes.clone(), root.to_path_buf());
         let spawned = std::thread::Builder::new()
             .name("sluiced-changes".into())
@@ -73,6 +83,22 @@ impl Changes {
         self.changed.swap(false, Ordering::SeqCst) || self.walking().is_some()
     }
 
+    /// Whether a change waits to be taken (always, while walking).
+    pub fn pending(&self) -> bool {
+        self.changed.load(Ordering::SeqCst) || self.walking().is_some()
+    }
+
+    /// Resolves once a change is raised (at once if one was raised since
+    /// the last time this resolved).
+    pub async fn raised(&self) {
+        self.raised.notified().await
+    }
+
+    fn raise(&self) {
+        self.changed.store(true, Ordering::SeqCst);
+        self.raised.notify_one();
+    }
+
     /// Why the daemon walks on every interval; `None` while the kernel tells it.
     pub fn walking(&self) -> Option<String> {
         self.walking.lock().unwrap().clone()
@@ -81,7 +107,7 @@ impl Changes {
     fn fall_back(&self, reason: String) {
         eprintln!("sluiced: worktree changes are found by walking it from now on: {reason}");
         *self.walking.lock().unwrap() = Some(reason);
-        self.changed.store(true, Ordering::SeqCst);
+        self.raise();
     }
 
     /// Reads events until inotify fails or its watches cannot keep up; then
@@ -122,7 +148,7 @@ impl Changes {
             if let Err(reason) = rewatched {
                 return self.fall_back(reason);
             }
-            self.changed.store(true, Ordering::SeqCst);
+            self.raise();
         }
     }
 }

@@ -397,12 +397,19 @@ impl Engine {
         let mut next_snap = tokio::time::Instant::now() + self.config.interval;
         let mut next_retry: Option<tokio::time::Instant> = None;
         loop {
-            let wake = next_retry.map_or(next_snap, |r| r.min(next_snap));
+            // With nothing told changed, the engine sleeps until the sweep
+            // (an idle executor's daemon does not wake each interval); a
+            // change brings the next timed snap, no sooner than an interval
+            // after the last.
+            let pending = changes.pending();
+            let timed = if pending { next_snap } else { next_sweep.max(next_snap) };
+            let wake = next_retry.map_or(timed, |r| r.min(timed));
             let command = tokio::select! {
                 command = queue.recv() => match command {
                     Some(c) => Some(c),
                     None => return,
                 },
+                _ = changes.raised(), if !pending => continue,
                 _ = tokio::time::sleep_until(wake) => None,
             };
             let shipped = match command {
