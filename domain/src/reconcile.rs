@@ -306,6 +306,12 @@ pub fn decide(state: &ReconcileState, observation: &Observation, now: i64, polic
                         because(Action::Fail { run_id, error, retry }, "the daemon did not answer in time")
                     }
                 }
+                Observation::Running { daemon_healthy: false, .. } => {
+                    // Its watch closing brought this pass, maybe before the
+                    // runtime saw the executor end; or it hangs: soon again.
+                    let at = next_look(state, false, now, policy).min(now + policy.starting_poll_ms.max(1_000));
+                    because(Action::Wait { at }, "a ready executor's daemon does not answer")
+                }
                 _ => {
                     let watched = matches!(observation, Observation::Running { watched: true, .. });
                     because(Action::Wait { at: next_look(state, watched, now, policy) }, "watching a ready executor")
@@ -935,6 +941,8 @@ mod tests {
         let watched = Observation::Running { daemon_healthy: true, watched: true };
         assert_eq!(decide(&ready, &watched, 0, &p).action, Action::Wait { at: p.sweep_ms });
         assert!(p.sweep_ms > p.watch_poll_ms);
+        // One whose daemon stopped answering is looked at again within a second.
+        assert_eq!(decide(&ready, &unhealthy, 0, &p).action, Action::Wait { at: 1_000 });
         let mut mortal = ready.clone();
         mortal.current_run.as_mut().unwrap().runtime.as_mut().unwrap().deadline = Some(60_000);
         assert_eq!(decide(&mortal, &watched, 0, &p).action, Action::Wait { at: 60_000 });
