@@ -105,7 +105,13 @@ pub struct AppState {
     /// Flips when the process shuts down: open event streams end, so they
     /// do not hold the shutdown.
     pub closing: Option<tokio::sync::watch::Receiver<bool>>,
+    /// This process's name as the holder of the exec runs it runs itself.
+    pub(crate) runner: Arc<str>,
 }
+
+/// How long this process holds an exec run it runs itself between
+/// renewals (as a worker holds a job).
+pub(crate) const EXEC_LEASE_MS: i64 = 60_000;
 
 /// Event streams one API process serves at once.
 pub const MAX_STREAMS: usize = 256;
@@ -119,6 +125,7 @@ impl AppState {
             scrapes: Default::default(),
             streams: Arc::new(tokio::sync::Semaphore::new(MAX_STREAMS)),
             closing: None,
+            runner: sluice_store::clock::new_id("api").into(),
         }
     }
 

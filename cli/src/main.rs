@@ -3,6 +3,7 @@
 mod api_client;
 mod bench;
 mod bench_capture;
+mod bench_exec;
 mod bench_idle;
 mod bench_ready;
 mod bench_routed;
@@ -133,6 +134,8 @@ enum Command {
     BenchIdle(bench_idle::BenchIdleArgs),
     /// Measure an exec routed through the executor's worker against the same exec made on its host.
     BenchRouted(bench_routed::BenchRoutedArgs),
+    /// Measure exec through the broker and the workspaces API against a bare fork+exec.
+    BenchExec(bench_exec::BenchExecArgs),
     /// Measure capture, incremental capture, restore and a no-change FINAL against restic.
     BenchCapture(bench_capture::BenchCaptureArgs),
     /// Operate the execution broker: tokens (leases) and admission, against the database.
@@ -255,6 +258,7 @@ async fn main() -> anyhow::Result<()> {
             | Command::BenchReady(_)
             | Command::BenchIdle(_)
             | Command::BenchRouted(_)
+            | Command::BenchExec(_)
             | Command::BenchCapture(_)
             | Command::Retained(_)
             | Command::Recover(_)
@@ -333,6 +337,7 @@ async fn main() -> anyhow::Result<()> {
         Command::BenchReady(args) => bench_ready::run(args).await,
         Command::BenchIdle(args) => bench_idle::run(args).await,
         Command::BenchRouted(args) => bench_routed::run(args).await,
+        Command::BenchExec(args) => bench_exec::run(args).await,
         Command::BenchCapture(args) => bench_capture::run(args).await,
         Command::Gc(args) => gc::run(args).await,
         Command::Capture(command) => capture::run(command).await,

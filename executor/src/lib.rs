@@ -8,6 +8,7 @@
 
 mod connections;
 pub mod daemon;
+pub mod exec_runs;
 pub mod ticket;
 
 use std::future::Future;

@@ -1,6 +1,7 @@
 //! Deterministic exec runs: ordered commands run in a workspace's executor,
-//! recorded as one run. Created by the API with its job in one transaction;
-//! the worker records each command's result under the job's fence.
+//! recorded as one run. Created by the API with its job in one transaction,
+//! queued for a worker or taken at once by the process that created it;
+//! whoever holds the job records each command's result under its fence.
 
 use crate::Store;
 use crate::clock::{new_id, now_ms};
@@ -8,7 +9,7 @@ use crate::db::{Arg, DbRow, args};
 use crate::error::StoreError;
 use crate::executors::owned_workspace;
 use crate::guard;
-use crate::jobs::{Lease, begin_fenced, enqueue};
+use crate::jobs::{Lease, begin_fenced, enqueue, finish_in};
 use crate::model::*;
 use crate::seal::Secret;
 
@@ -49,6 +50,24 @@ fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
     serde_json::to_string(value).map_err(|e| StoreError::Corrupt(e.to_string()))
 }
 
+/// An exec run created with its job already leased to the process that
+/// runs it, and the executor's control endpoint it runs in.
+#[derive(Debug)]
+pub struct TakenExecRun {
+    pub run: ExecRun,
+    pub lease: Lease,
+    pub endpoint: String,
+}
+
+/// What [`Store::create_taken_exec_run`] made of an exec run.
+#[derive(Debug)]
+pub enum CreatedExecRun {
+    /// Running, its job held by the caller.
+    Taken(TakenExecRun),
+    /// Queued for a worker: the executor had no endpoint to run in.
+    Queued(ExecRun),
+}
+
 impl Store {
     /// Queues an exec run in the owner's workspace, in its current run's
     /// executor. `stdin` holds each command's input (in order): it is
@@ -60,9 +79,44 @@ impl Store {
         &self,
         owner: &str,
         workspace_id: &str,
-        mut commands: Vec<ExecCommand>,
+        commands: Vec<ExecCommand>,
         stdin: Vec<Option<String>>,
     ) -> Result<Option<ExecRun>, StoreError> {
+        let created = self.insert_exec_run(owner, workspace_id, commands, stdin, None).await?;
+        Ok(created.map(|(run, _)| run))
+    }
+
+    /// As [`Store::create_exec_run`], for a caller that runs the commands
+    /// itself at once: the run is created `running` with its job leased to
+    /// `runner` for `lease_ms`, in the same transaction, so no worker's claim
+    /// comes between. If the runner is lost, the lease runs out and the
+    /// worker that claims the job ends the run as lost (its commands may
+    /// have started). Queued instead when the executor has no endpoint to
+    /// run in (a worker then judges it).
+    pub async fn create_taken_exec_run(
+        &self,
+        owner: &str,
+        workspace_id: &str,
+        commands: Vec<ExecCommand>,
+        stdin: Vec<Option<String>>,
+        runner: &str,
+        lease_ms: i64,
+    ) -> Result<Option<CreatedExecRun>, StoreError> {
+        let created = self.insert_exec_run(owner, workspace_id, commands, stdin, Some((runner, lease_ms))).await?;
+        Ok(created.map(|(run, taken)| match taken {
+            Some((lease, endpoint)) => CreatedExecRun::Taken(TakenExecRun { run, lease, endpoint }),
+            None => CreatedExecRun::Queued(run),
+        }))
+    }
+
+    async fn insert_exec_run(
+        &self,
+        owner: &str,
+        workspace_id: &str,
+        mut commands: Vec<ExecCommand>,
+        stdin: Vec<Option<String>>,
+        runner: Option<(&str, i64)>,
+    ) -> Result<Option<(ExecRun, Option<(Lease, String)>)>, StoreError> {
         if stdin.len() != commands.len() {
             return Err(StoreError::Corrupt("one stdin entry per exec command is required".into()));
         }
@@ -101,7 +155,20 @@ impl Store {
                 code: "no-live-runtime",
             });
         };
-        let run = ExecRun {
+        let endpoint = match runner {
+            None => None,
+            Some(_) => tx
+                .fetch_optional(
+                    "SELECT runtime_endpoint FROM runs WHERE id = $1 AND status = $2 AND runtime_removed_at IS NULL",
+                    args![&attempt_id, WorkspaceStatus::Ready.as_str()],
+                )
+                .await?
+                .map(|row| row.opt_text("runtime_endpoint"))
+                .transpose()?
+                .flatten(),
+        };
+        let taken = runner.zip(endpoint);
+        let mut run = ExecRun {
             id: run_id,
             workspace_id: workspace_id.to_owned(),
             owner_user_id: owner.to_owned(),
@@ -115,9 +182,13 @@ impl Store {
             started_at: None,
             finished_at: None,
         };
+        if taken.is_some() {
+            run.status = ExecRunStatus::Running;
+            run.started_at = Some(now);
+        }
         tx.execute(
             "INSERT INTO exec_runs (id, workspace_id, owner_user_id, attempt_id, status, commands, results, created_at, \
-             stdin_nonce, stdin_ciphertext) VALUES ($1, $2, $3, $4, $5, $6, '[]', $7, $8, $9)",
+             started_at, stdin_nonce, stdin_ciphertext) VALUES ($1, $2, $3, $4, $5, $6, '[]', $7, $8, $9, $10)",
             args![
                 &run.id,
                 workspace_id,
@@ -126,14 +197,48 @@ impl Store {
                 run.status.as_str(),
                 commands_json.to_string(),
                 now,
+                run.started_at,
                 Arg::Bytes(sealed_stdin.as_ref().map(|s| s.nonce.clone())),
                 Arg::Bytes(sealed_stdin.map(|s| s.ciphertext))
             ],
         )
         .await?;
-        enqueue(&mut tx, JobKind::Exec, &run.id, now, now).await?;
+        let taken = match taken {
+            None => {
+                enqueue(&mut tx, JobKind::Exec, &run.id, now, now).await?;
+                None
+            }
+            Some(((runner, lease_ms), endpoint)) => {
+                let lease = Lease {
+                    kind: JobKind::Exec,
+                    subject: run.id.clone(),
+                    owner: runner.to_owned(),
+                    generation: 1,
+                    nudge: 0,
+                    expires_at: now + lease_ms,
+                    attempts: 1,
+                    taken_over: false,
+                };
+                tx.execute(
+                    "INSERT INTO jobs (kind, subject, run_at, nudge, generation, attempts, created_at, updated_at, \
+                     lease_owner, lease_expires_at) VALUES ($1, $2, $3, $4, $5, $6, $3, $3, $7, $8)",
+                    args![
+                        lease.kind.as_str(),
+                        &lease.subject,
+                        now,
+                        lease.nudge,
+                        lease.generation,
+                        lease.attempts,
+                        &lease.owner,
+                        lease.expires_at
+                    ],
+                )
+                .await?;
+                Some((lease, endpoint))
+            }
+        };
         tx.commit().await?;
-        Ok(Some(run))
+        Ok(Some((run, taken)))
     }
 
     /// The owner's exec run; `None` when it does not exist or is not theirs.
@@ -203,29 +308,36 @@ impl Store {
     }
 
     /// Ends an exec run: `completed` with the last command's exit code, or
-    /// `failed` with why the machinery broke.
+    /// `failed` with why the machinery broke; `results` (when given) are
+    /// all of its results, else those recorded stand. Its job ends in the
+    /// same transaction.
     pub async fn finish_exec_run(
         &self,
         lease: &Lease,
         run_id: &str,
-        exit_code: Option<i64>,
+        results: Option<&[ExecCommandResult]>,
         error: Option<&RunError>,
     ) -> Result<(), StoreError> {
         let status = if error.is_some() { ExecRunStatus::Failed } else { ExecRunStatus::Completed };
+        let exit_code = results.and_then(|r| r.last()).map(|r| i64::from(r.outcome.exit_code));
+        let results = results.map(|r| to_json(&r)).transpose()?;
         let (mut tx, now) = begin_fenced(&self.pool, lease).await?;
         tx.execute(
             "UPDATE exec_runs SET status = $1, exit_code = $2, error_message = $3, error_code = $4, finished_at = $5, \
-             started_at = COALESCE(started_at, $5), stdin_nonce = NULL, stdin_ciphertext = NULL WHERE id = $6",
+             started_at = COALESCE(started_at, $5), results = COALESCE($6, results), stdin_nonce = NULL, \
+             stdin_ciphertext = NULL WHERE id = $7",
             args![
                 status.as_str(),
                 exit_code,
                 error.map(|e| e.message.clone()),
                 error.and_then(|e| e.code.clone()),
                 now,
+                results,
                 run_id
             ],
         )
         .await?;
+        finish_in(&mut tx, lease, None, None, now).await?;
         tx.commit().await
     }
 }

@@ -97,6 +97,47 @@ pub(crate) async fn begin_fenced(pool: &Pool, lease: &Lease) -> Result<(Tx, i64)
     Ok((tx, now))
 }
 
+/// Ends a pass inside the caller's fenced transaction (see
+/// [`Store::finish_job`]).
+pub(crate) async fn finish_in(
+    tx: &mut Tx,
+    lease: &Lease,
+    next: Option<i64>,
+    error: Option<&str>,
+    now: i64,
+) -> Result<(), StoreError> {
+    let removed = match next {
+        None => {
+            tx.execute(
+                "DELETE FROM jobs WHERE kind = $1 AND subject = $2 AND nudge = $3",
+                args![lease.kind.as_str(), &lease.subject, lease.nudge],
+            )
+            .await?
+        }
+        Some(_) => 0,
+    };
+    if removed == 0 {
+        let run_at = next.unwrap_or(now);
+        tx.execute(
+            "UPDATE jobs SET lease_owner = NULL, lease_expires_at = NULL, \
+             run_at = CASE WHEN nudge <> $1 THEN $2 ELSE $3 END, \
+             attempts = $4, last_error = $5, updated_at = $2 \
+             WHERE kind = $6 AND subject = $7",
+            args![
+                lease.nudge,
+                now,
+                run_at,
+                if error.is_some() { lease.attempts } else { 0 },
+                error.map(str::to_owned),
+                lease.kind.as_str(),
+                &lease.subject
+            ],
+        )
+        .await?;
+    }
+    Ok(())
+}
+
 /// The host whose workers run job `j`: that of the executor its next pass
 /// acts on, as the reconcile decision picks it (an earlier run's executor
 /// still on its runtime and not retained, else the current run's), or an
@@ -187,35 +228,7 @@ impl Store {
     /// which case it is due at once. `error` is kept as the job's last error.
     pub async fn finish_job(&self, lease: &Lease, next: Option<i64>, error: Option<&str>) -> Result<(), StoreError> {
         let (mut tx, now) = begin_fenced(&self.pool, lease).await?;
-        let removed = match next {
-            None => {
-                tx.execute(
-                    "DELETE FROM jobs WHERE kind = $1 AND subject = $2 AND nudge = $3",
-                    args![lease.kind.as_str(), &lease.subject, lease.nudge],
-                )
-                .await?
-            }
-            Some(_) => 0,
-        };
-        if removed == 0 {
-            let run_at = next.unwrap_or(now);
-            tx.execute(
-                "UPDATE jobs SET lease_owner = NULL, lease_expires_at = NULL, \
-                 run_at = CASE WHEN nudge <> $1 THEN $2 ELSE $3 END, \
-                 attempts = $4, last_error = $5, updated_at = $2 \
-                 WHERE kind = $6 AND subject = $7",
-                args![
-                    lease.nudge,
-                    now,
-                    run_at,
-                    if error.is_some() { lease.attempts } else { 0 },
-                    error.map(str::to_owned),
-                    lease.kind.as_str(),
-                    &lease.subject
-                ],
-            )
-            .await?;
-        }
+        finish_in(&mut tx, lease, next, error, now).await?;
         tx.commit().await
     }
 

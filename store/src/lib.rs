@@ -38,6 +38,7 @@ mod workspaces;
 
 pub use db::{BackendKind, DATABASE_WAIT};
 pub use error::StoreError;
+pub use exec_runs::{CreatedExecRun, TakenExecRun};
 pub use jobs::{FailedJob, Lease};
 // The model is the domain's: the store persists it.
 pub use seal::{Sealer, Secret};

@@ -548,7 +548,7 @@ async fn exec_stdin_is_sealed_and_dropped_when_the_run_ends() {
         let view = created(store.create_workspace(new_workspace("alice", None)).await.unwrap());
         let (id, run_id) = (view.workspace.id.clone(), view.current_run.unwrap().id);
         let lease = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().remove(0);
-        let runtime = running_runtime();
+        let runtime = RuntimeRecord { endpoint: Some("unix:///run/x/control.sock".into()), ..running_runtime() };
         store.record(&lease, &run_id, launched(&runtime, None)).await.unwrap();
         store.record(&lease, &run_id, Outcome::Ready).await.unwrap();
         store.finish_job(&lease, None, None).await.unwrap();
@@ -579,12 +579,52 @@ async fn exec_stdin_is_sealed_and_dropped_when_the_run_ends() {
 
         let exec_lease = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().remove(0);
         assert_eq!(exec_lease.kind, JobKind::Exec);
-        store.finish_exec_run(&exec_lease, &exec.id, Some(0), None).await.unwrap();
+        store.finish_exec_run(&exec_lease, &exec.id, Some(&[]), None).await.unwrap();
         assert!(store.open_exec_stdin(&exec.id).await.unwrap().is_empty(), "{}: dropped at the end", db.label);
+        assert!(store.claim_jobs("w", "host-a", 1, 0).await.unwrap().is_empty(), "{}: its job ended with it", db.label);
+
+        // Taken by its creator: running at once, its job held, so no worker claims it.
+        let taken = store
+            .create_taken_exec_run("alice", &id, vec![command("true")], vec![None], "api-1", 60_000)
+            .await
+            .unwrap()
+            .unwrap();
+        let CreatedExecRun::Taken(taken) = taken else {
+            panic!("{}: a ready executor's endpoint was not found", db.label)
+        };
+        assert_eq!(taken.run.status, ExecRunStatus::Running, "{}", db.label);
+        assert_eq!(Some(taken.endpoint.as_str()), runtime.endpoint.as_deref(), "{}", db.label);
+        assert_eq!((taken.lease.owner.as_str(), taken.lease.kind), ("api-1", JobKind::Exec));
+        assert!(store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().is_empty(), "{}: held", db.label);
+        let result = ExecCommandResult {
+            argv: vec!["true".into()],
+            outcome: sluice_protocol::ExecResponse::exited(3, "out".into(), String::new()),
+        };
+        store.finish_exec_run(&taken.lease, &taken.run.id, Some(&[result]), None).await.unwrap();
+        let ended = store.load_exec_run(&taken.run.id).await.unwrap().unwrap();
+        assert_eq!((ended.status, ended.exit_code, ended.results.len()), (ExecRunStatus::Completed, Some(3), 1));
+        assert!(store.claim_jobs("w", "host-a", 1, 0).await.unwrap().is_empty(), "{}: its job ended", db.label);
+        // A taker that is lost: its lease runs out, and a worker claims the job of a run already running.
+        let lost = store
+            .create_taken_exec_run("alice", &id, vec![command("true")], vec![None], "api-2", 0)
+            .await
+            .unwrap()
+            .unwrap();
+        let CreatedExecRun::Taken(lost) = lost else { panic!("{}: not taken", db.label) };
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        let claimed = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().remove(0);
+        assert_eq!((claimed.subject.as_str(), claimed.generation), (lost.run.id.as_str(), 2), "{}", db.label);
+        assert!(claimed.taken_over, "{}", db.label);
+        let fenced = store.finish_exec_run(&lost.lease, &lost.run.id, Some(&[]), None).await;
+        assert!(matches!(fenced, Err(StoreError::Fenced { .. })), "{}: the lost taker is fenced", db.label);
+        let error = RunError { message: "lost".into(), code: Some("worker-lost".into()) };
+        store.finish_exec_run(&claimed, &lost.run.id, None, Some(&error)).await.unwrap();
+        let ended = store.load_exec_run(&lost.run.id).await.unwrap().unwrap();
+        assert_eq!(ended.status, ExecRunStatus::Failed, "{}", db.label);
         // Finished, its results are forgotten once they are older than the retention.
         let purge = |before| store.purge_records(sluice_store::records::Record::ExecResults, before, 100);
         assert_eq!(purge(0).await.unwrap(), 0, "{}", db.label);
-        assert_eq!(purge(sluice_store::clock::now_ms() + 1).await.unwrap(), 1, "{}", db.label);
+        assert_eq!(purge(sluice_store::clock::now_ms() + 1).await.unwrap(), 3, "{}: every ended run", db.label);
         assert!(store.load_exec_run(&exec.id).await.unwrap().is_none(), "{}", db.label);
         assert!(
             store.create_exec_run("alice", &id, vec![command("cat")], vec![]).await.is_err(),

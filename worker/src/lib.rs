@@ -441,6 +441,10 @@ async fn settle(worker: &Worker, lease: &Lease, outcome: Result<Option<i64>, Sto
             if let Some(at) = next {
                 worker.note_next(at);
             }
+            if lease.kind == JobKind::Exec {
+                // An exec pass ends its job itself, in the commit that ends its run.
+                return;
+            }
             worker.store.finish_job(lease, next, None).await
         }
         Err(e @ StoreError::Fenced { .. }) => {

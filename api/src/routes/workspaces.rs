@@ -588,9 +588,37 @@ pub async fn exec_workspace(
             (command, c.stdin)
         })
         .unzip();
-    let run = app.store.create_exec_run(&owner, &workspace_id, commands, stdin).await?.ok_or(ApiError::NotFound)?;
-    app.work_enqueued();
-    Ok((StatusCode::ACCEPTED, Json(ExecRun::of(&run))))
+    // A process that reaches executors runs the commands itself, at once:
+    // the run is created with its job held by this process, and no queue
+    // or worker's claim comes between the caller and the daemon.
+    let Some(control) = app.config.control.clone() else {
+        let run = app.store.create_exec_run(&owner, &workspace_id, commands, stdin).await?.ok_or(ApiError::NotFound)?;
+        app.work_enqueued();
+        return Ok((StatusCode::ACCEPTED, Json(ExecRun::of(&run))));
+    };
+    let created = app
+        .store
+        .create_taken_exec_run(&owner, &workspace_id, commands, stdin.clone(), &app.runner, crate::EXEC_LEASE_MS)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let run = match created {
+        sluice_store::CreatedExecRun::Taken(taken) => {
+            let answer = ExecRun::of(&taken.run);
+            tokio::spawn(sluice_executor::exec_runs::run_taken(
+                app.store.clone(),
+                control,
+                taken,
+                stdin,
+                crate::EXEC_LEASE_MS,
+            ));
+            answer
+        }
+        sluice_store::CreatedExecRun::Queued(queued) => {
+            app.work_enqueued();
+            ExecRun::of(&queued)
+        }
+    };
+    Ok((StatusCode::ACCEPTED, Json(run)))
 }
 
 /// Read a run (owner-scoped): a deterministic exec run's status and results.
