@@ -48,7 +48,7 @@ pub async fn start(
 ) -> Result<Response, BrokerError> {
     valid_identity(&identity)?;
     let stdin = validate(&body)?;
-    let (run_id, endpoint) = executor(&state, &lease.instance, &id).await?;
+    let (_, run_id, endpoint) = executor(&state, &lease.instance, &id).await?;
     let timeout = match body.timeout_seconds {
         None | Some(0) => DEFAULT_EXEC_TIMEOUT_SECONDS,
         Some(t) => t.min(MAX_EXEC_TIMEOUT_SECONDS),
@@ -94,7 +94,7 @@ async fn read_or_cancel(
     cancel: bool,
 ) -> Result<CommandStatus, BrokerError> {
     valid_identity(identity)?;
-    let (run_id, endpoint) = executor(state, instance, id).await?;
+    let (_, run_id, endpoint) = executor(state, instance, id).await?;
     let control = state.control.as_ref().ok_or_else(BrokerError::internal)?;
     let target = Target { run_id: &run_id, endpoint: &endpoint };
     let call = if cancel { CommandCall::Cancel } else { CommandCall::Read };

@@ -12,7 +12,7 @@ use serde_json::json;
 use sluice_executor::{ExecutorError, Target};
 
 use crate::lease::{DEFAULT_EXEC_TIMEOUT_SECONDS, MAX_EXEC_TIMEOUT_SECONDS, MAX_FILE_BYTES, MAX_OUTPUT_BYTES};
-use crate::workspaces::{owned, owner_of, usable};
+use crate::workspaces::{owned, usable};
 use crate::{Authenticated, BrokerError, BrokerJson, Shared, ok};
 
 /// Past the command's own timeout, how long the daemon may take to answer.
@@ -76,17 +76,27 @@ pub(crate) fn upstream(e: ExecutorError) -> BrokerError {
     error
 }
 
-/// The executor of a usable workspace: its run and control endpoint.
-pub(crate) async fn executor(state: &Shared, instance: &str, id: &str) -> Result<(String, String), BrokerError> {
+/// A workspace used within this long is not written used again: idle time
+/// is counted in seconds, and a burst of calls should not write each.
+const TOUCH_EVERY_MS: i64 = 1000;
+
+/// The executor of a usable workspace: its run and control endpoint, read
+/// with the workspace in one query.
+pub(crate) async fn executor(
+    state: &Shared,
+    instance: &str,
+    id: &str,
+) -> Result<(sluice_store::broker::BrokerWorkspace, String, String), BrokerError> {
     let workspace = owned(state, instance, id).await?;
     usable(state, &workspace).await?;
-    let view = state.store.get_workspace(&owner_of(instance), id).await?.ok_or_else(BrokerError::not_found)?;
-    let run = view.current_run.ok_or_else(BrokerError::internal)?;
-    let endpoint = run.runtime.and_then(|r| r.endpoint).ok_or_else(|| {
+    let run_id = workspace.current_run_id.clone().ok_or_else(BrokerError::internal)?;
+    let endpoint = workspace.endpoint.clone().ok_or_else(|| {
         BrokerError::new(StatusCode::CONFLICT, "workspace_not_ready", "the workspace is starting").retry_after(1)
     })?;
-    state.store.touch_broker_workspace(id).await?;
-    Ok((run.id, endpoint))
+    if sluice_store::clock::now_ms() - workspace.last_used_at >= TOUCH_EVERY_MS {
+        state.store.touch_broker_workspace(id).await?;
+    }
+    Ok((workspace, run_id, endpoint))
 }
 
 /// Checks a command body (exec and durable commands alike); answers its
@@ -135,8 +145,7 @@ pub async fn exec(
     BrokerJson(body): BrokerJson<ExecBody>,
 ) -> Result<Response, BrokerError> {
     let stdin = validate(&body)?;
-    let (run_id, endpoint) = executor(&state, &lease.instance, &id).await?;
-    let workspace = owned(&state, &lease.instance, &id).await?;
+    let (workspace, run_id, endpoint) = executor(&state, &lease.instance, &id).await?;
     let asked = match body.timeout_seconds {
         None | Some(0) => DEFAULT_EXEC_TIMEOUT_SECONDS,
         Some(t) => t,

@@ -57,7 +57,7 @@ pub async fn read(
     BrokerJson(body): BrokerJson<ReadBody>,
 ) -> Result<Response, BrokerError> {
     absolute_path("path", &body.path)?;
-    let (run_id, endpoint) = executor(&state, &lease.instance, &id).await?;
+    let (_, run_id, endpoint) = executor(&state, &lease.instance, &id).await?;
     let control = state.control.as_ref().ok_or_else(BrokerError::internal)?;
     let request = sluice_protocol::FileRead { path: body.path, max_bytes: MAX_FILE_BYTES };
     let contents =
@@ -73,7 +73,7 @@ pub async fn write(
 ) -> Result<Response, BrokerError> {
     absolute_path("path", &body.path)?;
     decode("contents_b64", &body.contents_b64, MAX_FILE_BYTES)?;
-    let (run_id, endpoint) = executor(&state, &lease.instance, &id).await?;
+    let (_, run_id, endpoint) = executor(&state, &lease.instance, &id).await?;
     let control = state.control.as_ref().ok_or_else(BrokerError::internal)?;
     let request = sluice_protocol::FileWrite { path: body.path, contents_b64: body.contents_b64 };
     control.write_file(Target { run_id: &run_id, endpoint: &endpoint }, request).await.map_err(file_error)?;

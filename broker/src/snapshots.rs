@@ -95,7 +95,7 @@ pub async fn create(
         Err(e) => return Err(e.into()),
     };
     let taken = async {
-        let (run_id, endpoint) = executor(&state, &lease.instance, &id).await?;
+        let (_, run_id, endpoint) = executor(&state, &lease.instance, &id).await?;
         let control = state.control.as_ref().ok_or_else(BrokerError::internal)?;
         let target = Target { run_id: &run_id, endpoint: &endpoint };
         control.snapshot(target, &snapshot_id, &body.dir).await.map_err(|e| match e {

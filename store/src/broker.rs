@@ -321,6 +321,10 @@ pub struct BrokerWorkspace {
     pub desired: crate::model::DesiredState,
     pub finished_at: Option<i64>,
     pub termination_reason: Option<String>,
+    /// The current run of its sluice workspace, and that run's control
+    /// endpoint once it launched.
+    pub current_run_id: Option<String>,
+    pub endpoint: Option<String>,
 }
 
 /// The condition on `w` (workspaces) of one that holds, or is about to hold,
@@ -394,7 +398,11 @@ pub(crate) async fn insert_workspace(
 }
 
 const BROKER_WORKSPACE_COLUMNS: &str = "b.workspace_id, b.instance, b.size, b.image, b.idle_timeout_seconds, \
-    b.created_at, b.expires_at, b.last_used_at, b.termination_reason, w.status, w.desired_state, w.finished_at";
+    b.created_at, b.expires_at, b.last_used_at, b.termination_reason, w.status, w.desired_state, w.finished_at, \
+    w.current_run_id, r.runtime_endpoint";
+/// A broker workspace, its sluice workspace and that one's current run.
+const BROKER_WORKSPACE_FROM: &str =
+    "broker_workspaces b JOIN workspaces w ON w.id = b.workspace_id LEFT JOIN runs r ON r.id = w.current_run_id";
 
 fn broker_workspace_from_row(row: &DbRow) -> Result<BrokerWorkspace, StoreError> {
     Ok(BrokerWorkspace {
@@ -410,6 +418,8 @@ fn broker_workspace_from_row(row: &DbRow) -> Result<BrokerWorkspace, StoreError>
         desired: row.parsed("desired_state")?,
         finished_at: row.opt_int("finished_at")?,
         termination_reason: row.opt_text("termination_reason")?,
+        current_run_id: row.opt_text("current_run_id")?,
+        endpoint: row.opt_text("runtime_endpoint")?,
     })
 }
 
@@ -420,7 +430,7 @@ impl Store {
         self.pool
             .fetch_optional(
                 &format!(
-                    "SELECT {BROKER_WORKSPACE_COLUMNS} FROM broker_workspaces b JOIN workspaces w ON w.id = b.workspace_id \
+                    "SELECT {BROKER_WORKSPACE_COLUMNS} FROM {BROKER_WORKSPACE_FROM} \
                      WHERE b.instance = $1 AND b.workspace_id = $2"
                 ),
                 args![instance, id],
@@ -446,7 +456,7 @@ impl Store {
         self.pool
             .fetch_all(
                 &format!(
-                    "SELECT {BROKER_WORKSPACE_COLUMNS} FROM broker_workspaces b JOIN workspaces w ON w.id = b.workspace_id \
+                    "SELECT {BROKER_WORKSPACE_COLUMNS} FROM {BROKER_WORKSPACE_FROM} \
                      WHERE b.instance = $1 AND b.workspace_id > $2{live} ORDER BY b.workspace_id LIMIT $3"
                 ),
                 [args![instance, after.unwrap_or(""), limit], ended].concat(),

@@ -947,8 +947,15 @@ async fn failures_answer_their_codes() {
         let failed = broker
             .call(Method::POST, &format!("/v1/workspaces/{id}/exec"), Some(&token), Some(&json!({"argv": ["true"]})))
             .await;
-        assert_eq!((failed.status, failed.code()), (502, "upstream_error"), "{failed:?}");
-        assert_eq!(failed.body["error"]["retryable"], true);
+        // `docker kill` returns once the engine saw the container end, by
+        // when the daemon's closed watch may have had the workspace recorded
+        // ended already: then it is gone.
+        if runtime == "docker" && failed.status == 410 {
+            assert_eq!(failed.code(), "workspace_gone", "{failed:?}");
+        } else {
+            assert_eq!((failed.status, failed.code()), (502, "upstream_error"), "{failed:?}");
+            assert_eq!(failed.body["error"]["retryable"], true);
+        }
 
         // A stop state the broker cannot read: it admits nothing.
         let db = format!("sqlite:{}", dir.path().join("sluice.db").display());
