@@ -15,7 +15,7 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use crate::bench_ready::Serve;
-use crate::bench_summary::{Aim, record};
+use crate::bench_summary::{Aim, json_of, millis as ms, percentile, record};
 
 #[derive(Args, Debug)]
 pub struct BenchExecArgs {
@@ -28,16 +28,6 @@ pub struct BenchExecArgs {
 const BROKER_AIM: f64 = 2.0;
 /// The workspaces API's aim for an exec's round trip at p50.
 const API_AIM: Duration = Duration::from_millis(3);
-
-fn percentile(samples: &[Duration], p: f64) -> Duration {
-    let mut sorted = samples.to_vec();
-    sorted.sort();
-    sorted[(((sorted.len() as f64 - 1.0) * p).round() as usize).min(sorted.len() - 1)]
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
 
 /// `true`, forked and run here with its output piped, as the daemon runs it.
 fn bare_fork_exec() -> anyhow::Result<Duration> {
@@ -73,16 +63,14 @@ fn issue_token(data_dir: &Path) -> anyhow::Result<String> {
 /// Acquires a broker workspace and waits until it runs; answers its id.
 async fn broker_workspace(client: &reqwest::Client, base: &str, token: &str) -> anyhow::Result<String> {
     let body = json!({"label": "bench", "egress": {"allowed_domains": []}});
-    let created: Value = client
-        .post(format!("{base}/v1/workspaces"))
-        .bearer_auth(token)
-        .header("idempotency-key", "bench-exec")
-        .json(&body)
-        .send()
-        .await?
-        .error_for_status()?
-        .json()
-        .await?;
+    let created: Value = json_of(
+        client
+            .post(format!("{base}/v1/workspaces"))
+            .bearer_auth(token)
+            .header("idempotency-key", "bench-exec")
+            .json(&body),
+    )
+    .await?;
     let id = created["workspace_id"].as_str().context("no workspace_id")?.to_owned();
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
@@ -103,15 +91,8 @@ async fn broker_workspace(client: &reqwest::Client, base: &str, token: &str) -> 
 async fn api_workspace(client: &reqwest::Client, serve: &Serve) -> anyhow::Result<(String, String)> {
     let body = json!({"ownerUserId": "bench", "registryId": "local", "repository": "sluice-bench/busybox", "tag": "1",
         "spec": {}});
-    let created: Value = client
-        .post(format!("{}/v1/workspaces", serve.base))
-        .bearer_auth(&serve.token)
-        .json(&body)
-        .send()
-        .await?
-        .error_for_status()?
-        .json()
-        .await?;
+    let created: Value =
+        json_of(client.post(format!("{}/v1/workspaces", serve.base)).bearer_auth(&serve.token).json(&body)).await?;
     let id = created["workspaceId"].as_str().context("no workspaceId")?.to_owned();
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
@@ -131,15 +112,10 @@ async fn api_workspace(client: &reqwest::Client, serve: &Serve) -> anyhow::Resul
 /// One exec through the broker; checks its exit code.
 async fn broker_exec(client: &reqwest::Client, base: &str, token: &str, id: &str) -> anyhow::Result<Duration> {
     let started = Instant::now();
-    let answer: Value = client
-        .post(format!("{base}/v1/workspaces/{id}/exec"))
-        .bearer_auth(token)
-        .json(&json!({"argv": ["true"]}))
-        .send()
-        .await?
-        .error_for_status()?
-        .json()
-        .await?;
+    let answer: Value = json_of(
+        client.post(format!("{base}/v1/workspaces/{id}/exec")).bearer_auth(token).json(&json!({"argv": ["true"]})),
+    )
+    .await?;
     let took = started.elapsed();
     anyhow::ensure!(answer["exit_code"] == 0, "broker exec: {answer}");
     Ok(took)
@@ -150,15 +126,9 @@ async fn broker_exec(client: &reqwest::Client, base: &str, token: &str, id: &str
 async fn api_exec(client: &reqwest::Client, serve: &Serve, id: &str) -> anyhow::Result<(Duration, usize)> {
     let body = json!({"ownerUserId": "bench", "commands": [{"argv": ["true"]}]});
     let started = Instant::now();
-    let queued: Value = client
-        .post(format!("{}/v1/workspaces/{id}/exec", serve.base))
-        .bearer_auth(&serve.token)
-        .json(&body)
-        .send()
-        .await?
-        .error_for_status()?
-        .json()
-        .await?;
+    let queued: Value =
+        json_of(client.post(format!("{}/v1/workspaces/{id}/exec", serve.base)).bearer_auth(&serve.token).json(&body))
+            .await?;
     let run = queued["runId"].as_str().context("no runId")?.to_owned();
     let url = format!("{}/v1/runs/{run}?ownerUserId=bench", serve.base);
     let mut reads = 0;

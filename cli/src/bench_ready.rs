@@ -15,6 +15,8 @@ use serde_json::{Value, json};
 use sluice_executor::daemon::DaemonClient;
 use sluice_store::Secret;
 
+use crate::bench_summary::{json_of, percentile};
+
 #[derive(Args, Debug)]
 pub struct BenchReadyArgs {
     /// Which runtimes to measure: `local`, `pool` (local, each create
@@ -31,12 +33,6 @@ pub struct BenchReadyArgs {
 
 const TOKEN: &str = "bench-control-token-0123456789";
 const POLL: Duration = Duration::from_millis(2);
-
-fn percentile(samples: &[Duration], p: f64) -> Duration {
-    let mut sorted = samples.to_vec();
-    sorted.sort();
-    sorted[(((sorted.len() as f64 - 1.0) * p).round() as usize).min(sorted.len() - 1)]
-}
 
 fn static_daemon() -> anyhow::Result<PathBuf> {
     let exe = std::env::current_exe()?;
@@ -307,15 +303,8 @@ async fn through_sluice(serve: &Serve, count: usize, image: &str, pooled: bool) 
         let body =
             json!({"ownerUserId": "bench", "registryId": "local", "repository": repository, "tag": tag, "spec": {}});
         let started = Instant::now();
-        let created: Value = client
-            .post(format!("{}/v1/workspaces", serve.base))
-            .bearer_auth(&serve.token)
-            .json(&body)
-            .send()
-            .await?
-            .error_for_status()?
-            .json()
-            .await?;
+        let created: Value =
+            json_of(client.post(format!("{}/v1/workspaces", serve.base)).bearer_auth(&serve.token).json(&body)).await?;
         let id = created["workspaceId"].as_str().context("no workspaceId")?.to_owned();
         let url = format!("{}/v1/workspaces/{id}?ownerUserId=bench", serve.base);
         loop {

@@ -6,6 +6,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::bench_summary::{millis as ms, percentile};
 use anyhow::Context;
 use clap::Args;
 use serde_json::json;
@@ -21,16 +22,6 @@ pub struct BenchRoutedArgs {
 }
 
 const HOST: &str = "bench-host";
-
-fn percentile(samples: &[Duration], p: f64) -> Duration {
-    let mut sorted = samples.to_vec();
-    sorted.sort();
-    sorted[(((sorted.len() as f64 - 1.0) * p).round() as usize).min(sorted.len() - 1)]
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
 
 /// The host's worker, serving its internal API at `internal_url`.
 fn member(internal_url: Option<String>) -> sluice_store::fleet::WorkerMember {

@@ -4,6 +4,7 @@
 //! is met).
 
 use std::io::Write;
+use std::time::Duration;
 
 /// An aim a ratio is held to.
 #[derive(Debug, Clone, Copy)]
@@ -47,4 +48,21 @@ pub fn record(measure: &str, ours: &str, baseline: &str, ratio: f64, aim: Aim) {
     if let Err(e) = written {
         eprintln!("cannot append to the summary {}: {e}", std::path::Path::new(&path).display());
     }
+}
+
+/// The `p` quantile (0 to 1) of `samples`, nearest rank.
+pub fn percentile(samples: &[Duration], p: f64) -> Duration {
+    let mut sorted = samples.to_vec();
+    sorted.sort();
+    sorted[(((sorted.len() as f64 - 1.0) * p).round() as usize).min(sorted.len() - 1)]
+}
+
+/// `d` in milliseconds.
+pub fn millis(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// Sends `request` and answers its JSON body, refusing an error status.
+pub async fn json_of(request: reqwest::RequestBuilder) -> anyhow::Result<serde_json::Value> {
+    Ok(request.send().await?.error_for_status()?.json().await?)
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
-use hyper::{Method, Request, StatusCode};
+use hyper::{Method, Request, StatusCode, Uri};
 use hyper_util::rt::TokioIo;
 use serde::de::DeserializeOwned;
 use sluice_protocol::capture::{self, BindRequest, Binds, CaptureStatus, FlushRequest, Replanned};
@@ -143,6 +143,26 @@ impl DaemonClient {
         Ok(DaemonClient { socket: socket.to_owned(), token })
     }
 
+    /// A request to the daemon with its host and the control token.
+    fn authorized(&self, method: Method, uri: Uri) -> hyper::http::request::Builder {
+        Request::builder()
+            .method(method)
+            .uri(uri)
+            .header(hyper::header::HOST, "sluiced")
+            .header(hyper::header::AUTHORIZATION, format!("Bearer {}", self.token.expose()))
+    }
+
+    /// A connection of its own to the socket, not one of the kept ones: for
+    /// a stream held open or a connection upgraded to a session.
+    async fn dedicated(&self) -> Result<hyper::client::conn::http1::SendRequest<Full<Bytes>>, DaemonError> {
+        let unreachable = |e: &dyn std::fmt::Display| DaemonError::Unreachable(e.to_string());
+        let stream = connect(&self.socket).await.map_err(|e| unreachable(&e))?;
+        let (sender, connection) =
+            hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.map_err(|e| unreachable(&e))?;
+        tokio::spawn(connection.with_upgrades());
+        Ok(sender)
+    }
+
     async fn call(
         &self,
         method: Method,
@@ -152,11 +172,8 @@ impl DaemonClient {
     ) -> Result<(StatusCode, Bytes), DaemonError> {
         let unreachable = |e: &dyn std::fmt::Display| DaemonError::Unreachable(e.to_string());
         let uri = crate::connections::uri(&self.socket, path).map_err(|e| unreachable(&e))?;
-        let request = Request::builder()
-            .method(method)
-            .uri(uri)
-            .header(hyper::header::HOST, "sluiced")
-            .header(hyper::header::AUTHORIZATION, format!("Bearer {}", self.token.expose()))
+        let request = self
+            .authorized(method, uri)
             .header(hyper::header::CONTENT_TYPE, "application/json")
             .body(Full::new(Bytes::from(body.unwrap_or_default())))
             .map_err(|e| unreachable(&e))?;
@@ -198,15 +215,9 @@ impl DaemonClient {
     pub async fn watch(&self, timeout: Duration) -> Result<WatchStream, DaemonError> {
         let unreachable = |e: &dyn std::fmt::Display| DaemonError::Unreachable(e.to_string());
         let open = async {
-            let stream = connect(&self.socket).await.map_err(|e| unreachable(&e))?;
-            let (mut sender, connection) =
-                hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.map_err(|e| unreachable(&e))?;
-            tokio::spawn(connection);
-            let request = Request::builder()
-                .method(Method::GET)
-                .uri(sluice_protocol::WATCH)
-                .header(hyper::header::HOST, "sluiced")
-                .header(hyper::header::AUTHORIZATION, format!("Bearer {}", self.token.expose()))
+            let mut sender = self.dedicated().await?;
+            let request = self
+                .authorized(Method::GET, Uri::from_static(sluice_protocol::WATCH))
                 .body(Full::new(Bytes::new()))
                 .map_err(|e| unreachable(&e))?;
             sender.send_request(request).await.map_err(|e| unreachable(&e))
@@ -230,15 +241,9 @@ impl DaemonClient {
     pub async fn open_session(&self, timeout: Duration) -> Result<hyper::upgrade::Upgraded, DaemonError> {
         let unreachable = |e: &dyn std::fmt::Display| DaemonError::Unreachable(e.to_string());
         let open = async {
-            let stream = connect(&self.socket).await.map_err(|e| unreachable(&e))?;
-            let (mut sender, connection) =
-                hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.map_err(|e| unreachable(&e))?;
-            tokio::spawn(connection.with_upgrades());
-            let request = Request::builder()
-                .method(Method::GET)
-                .uri(sluice_protocol::session::SESSION)
-                .header(hyper::header::HOST, "sluiced")
-                .header(hyper::header::AUTHORIZATION, format!("Bearer {}", self.token.expose()))
+            let mut sender = self.dedicated().await?;
+            let request = self
+                .authorized(Method::GET, Uri::from_static(sluice_protocol::session::SESSION))
                 .header(hyper::header::CONNECTION, "upgrade")
                 .header(hyper::header::UPGRADE, sluice_protocol::session::UPGRADE)
                 .body(Full::new(Bytes::new()))

@@ -133,7 +133,10 @@ async fn spans_continue_the_callers_trace_and_carry_no_client_content() {
     })
     .await;
     assert_eq!(job.attribute("job.kind"), Some("reconcile"), "{job:?}");
-    wait_for_span(&spans, "an exec job pass", |s| s.name == "job exec").await;
+    let exec = wait_for_span(&spans, "an exec job pass", |s| s.name == "job exec").await;
+    let asked = wait_for_span(&spans, "the exec request", |s| s.name == "POST /v1/workspaces/{workspaceId}/exec").await;
+    assert_eq!(exec.trace_id, asked.trace_id, "run in the trace of the request that asked: {exec:?}");
+    assert_eq!(exec.attribute("workspace"), Some(id.as_str()), "{exec:?}");
 
     // No client content anywhere an operator's tools read.
     let (_, metrics) = {

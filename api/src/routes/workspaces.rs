@@ -604,13 +604,19 @@ pub async fn exec_workspace(
     let run = match created {
         sluice_store::CreatedExecRun::Taken(taken) => {
             let answer = ExecRun::of(&taken.run);
-            tokio::spawn(sluice_executor::exec_runs::run_taken(
-                app.store.clone(),
-                control,
-                taken,
-                stdin,
-                crate::EXEC_LEASE_MS,
-            ));
+            // A job pass like a worker's, in the trace of the request that
+            // asked for it.
+            let span = tracing::info_span!(
+                "job",
+                otel.name = "job exec",
+                job.kind = "exec",
+                exec_run = %taken.run.id,
+                workspace = %taken.run.workspace_id,
+                generation = taken.lease.generation,
+            );
+            let running =
+                sluice_executor::exec_runs::run_taken(app.store.clone(), control, taken, stdin, crate::EXEC_LEASE_MS);
+            tokio::spawn(tracing::Instrument::instrument(running, span));
             answer
         }
         sluice_store::CreatedExecRun::Queued(queued) => {
