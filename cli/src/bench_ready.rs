@@ -83,9 +83,17 @@ async fn baseline_sandbox(root: &Path, count: usize) -> anyhow::Result<Vec<Durat
     Ok(samples)
 }
 
-/// Where a create's way to ready went, per phase: the mean of each phase's
-/// histogram on the server's own metrics.
-async fn breakdown(serve: &Serve, runtime: &str) -> anyhow::Result<Vec<(String, Duration)>> {
+/// One phase of the way to ready, from its histogram: the mean, and the
+/// bucket bound its 99th percentile falls under (where the tail is).
+struct Phase {
+    name: String,
+    mean: Duration,
+    p99_under: Option<f64>,
+}
+
+/// Where a create's way to ready went, per phase, from the histograms on
+/// the server's own metrics.
+async fn breakdown(serve: &Serve, runtime: &str) -> anyhow::Result<Vec<Phase>> {
     let text = reqwest::Client::new()
         .get(format!("{}/metrics", serve.base))
         .bearer_auth(&serve.token)
@@ -94,29 +102,42 @@ async fn breakdown(serve: &Serve, runtime: &str) -> anyhow::Result<Vec<(String, 
         .error_for_status()?
         .text()
         .await?;
-    let mut sums = std::collections::BTreeMap::<String, (f64, f64)>::new();
+    #[derive(Default)]
+    struct Series {
+        sum: f64,
+        count: f64,
+        buckets: Vec<(f64, f64)>,
+    }
+    let mut series = std::collections::BTreeMap::<String, Series>::new();
     for line in text.lines() {
-        let (series, value) = match line.rsplit_once(' ') {
-            Some((series, value)) => (series, value.parse::<f64>().unwrap_or(0.0)),
+        let (name, value) = match line.rsplit_once(' ') {
+            Some((name, value)) => (name, value.parse::<f64>().unwrap_or(0.0)),
             None => continue,
         };
-        let Some(rest) = series.strip_prefix("sluice_launch_phase_seconds_") else { continue };
+        let Some(rest) = name.strip_prefix("sluice_launch_phase_seconds_") else { continue };
         if !rest.contains(&format!("runtime=\"{runtime}\"")) {
             continue;
         }
-        let Some(phase) = rest.split("phase=\"").nth(1).and_then(|p| p.split('"').next()) else { continue };
-        let entry = sums.entry(phase.to_owned()).or_default();
+        let label = |key: &str| rest.split(&format!("{key}=\"")).nth(1).and_then(|p| p.split('"').next());
+        let Some(phase) = label("phase") else { continue };
+        let entry = series.entry(phase.to_owned()).or_default();
         if rest.starts_with("sum") {
-            entry.0 = value;
+            entry.sum = value;
         } else if rest.starts_with("count") {
-            entry.1 = value;
+            entry.count = value;
+        } else if let Some(le) = label("le").and_then(|le| le.parse::<f64>().ok()) {
+            entry.buckets.push((le, value));
         }
     }
     let order = ["queued", "prepare"];
-    let mut phases: Vec<(String, Duration)> = sums
+    let mut phases: Vec<Phase> = series
         .into_iter()
-        .filter(|(_, (_, count))| *count > 0.0)
-        .map(|(phase, (sum, count))| (phase, Duration::from_secs_f64(sum / count)))
+        .filter(|(_, s)| s.count > 0.0)
+        .map(|(name, mut s)| {
+            s.buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let p99_under = s.buckets.iter().find(|(_, below)| *below >= s.count * 0.99).map(|(le, _)| *le);
+            Phase { name, mean: Duration::from_secs_f64(s.sum / s.count), p99_under }
+        })
         .collect();
     let rank = |name: &str| match order.iter().position(|o| *o == name) {
         Some(i) => i,
@@ -124,7 +145,7 @@ async fn breakdown(serve: &Serve, runtime: &str) -> anyhow::Result<Vec<(String, 
         None if name.starts_with("record") => 91,
         None => 10,
     };
-    phases.sort_by_key(|(name, _)| rank(name));
+    phases.sort_by_key(|phase| rank(&phase.name));
     Ok(phases)
 }
 
@@ -403,9 +424,14 @@ pub async fn run(args: BenchReadyArgs) -> anyhow::Result<()> {
     }
     for (runtime, phases) in breakdowns {
         println!();
-        println!("{runtime}: where create → ready goes (mean per phase, from the server's metrics)");
-        for (phase, took) in phases {
-            println!("  {phase:<18} {:>9.2} ms", took.as_secs_f64() * 1000.0);
+        println!("{runtime}: where create → ready goes (per phase, from the server's metrics)");
+        println!("  {:<18} {:>9} {:>12}", "phase", "mean", "p99 under");
+        for phase in phases {
+            let tail = match phase.p99_under {
+                Some(le) if le.is_finite() => format!("{:.1} ms", le * 1000.0),
+                _ => "beyond".to_owned(),
+            };
+            println!("  {:<18} {:>6.2} ms {tail:>12}", phase.name, phase.mean.as_secs_f64() * 1000.0);
         }
     }
     let _ = std::fs::remove_dir_all(&root);

@@ -256,7 +256,7 @@ async fn step(worker: &Worker, lease: &Lease) -> Result<Step, StoreError> {
                 let phases = &worker.config.metrics.launch_phase_seconds;
                 phases.with_label_values(&[runtime_name, name]).observe(took.as_secs_f64());
             };
-            if let Some(run) = state.current_run.as_ref().filter(|r| r.launch_attempt == 0) {
+            if let Some(run) = state.current_run.as_ref().filter(|r| r.launch_attempt == 1) {
                 phase("queued", std::time::Duration::from_millis((now_ms() - run.queued_at).max(0) as u64));
             }
             let preparing = std::time::Instant::now();
