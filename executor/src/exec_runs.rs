@@ -115,23 +115,11 @@ pub async fn run_taken(
     stdin: Vec<Option<String>>,
     lease_ms: i64,
 ) {
-    let renewing = {
-        let (store, mut lease) = (store.clone(), taken.lease.clone());
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_millis((lease_ms / 3).max(1) as u64)).await;
-                match store.renew_lease(&lease, lease_ms).await {
-                    Ok(renewed) => lease = renewed,
-                    Err(StoreError::Fenced { .. }) => return,
-                    Err(e) => tracing::warn!(job = %lease.subject, error = %e, "lease renewal failed"),
-                }
-            }
-        })
-    };
+    let kept = store.keep_renewed(taken.lease.clone(), lease_ms);
     let stdin: Vec<Option<Secret<String>>> = stdin.into_iter().map(|s| s.map(Secret::new)).collect();
     let target = Target { run_id: &taken.run.attempt_id, endpoint: &taken.endpoint };
     let ran = run_commands(&store, executors.as_ref(), &taken.lease, &taken.run, target, &stdin).await;
-    renewing.abort();
+    drop(kept);
     if let Err(e) = ran {
         tracing::warn!(run = %taken.run.id, error = %e, "could not record the exec run; its lease will run out and a worker ends it");
     }

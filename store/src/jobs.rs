@@ -32,6 +32,26 @@ pub struct Lease {
     pub taken_over: bool,
 }
 
+/// A lease renewed by a task of its own, every third of its length, until
+/// dropped; the renewal stops once another holder has the job.
+pub struct KeptLease {
+    current: std::sync::Arc<std::sync::Mutex<Lease>>,
+    renewing: tokio::task::JoinHandle<()>,
+}
+
+impl KeptLease {
+    /// The lease as last renewed (its generation never changes).
+    pub fn current(&self) -> Lease {
+        self.current.lock().unwrap().clone()
+    }
+}
+
+impl Drop for KeptLease {
+    fn drop(&mut self) {
+        self.renewing.abort();
+    }
+}
+
 /// A job that was parked after failing too often.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FailedJob {
@@ -221,6 +241,29 @@ impl Store {
             return Err(lease.fenced());
         }
         Ok(Lease { expires_at: now + lease_ms, ..lease.clone() })
+    }
+
+    /// Keeps `lease` renewed for `lease_ms` at a time while its holder works.
+    pub fn keep_renewed(&self, lease: Lease, lease_ms: i64) -> KeptLease {
+        let current = std::sync::Arc::new(std::sync::Mutex::new(lease));
+        let (store, held) = (self.clone(), current.clone());
+        let every = std::time::Duration::from_millis((lease_ms / 3).max(1) as u64);
+        let renewing = tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                let lease = held.lock().unwrap().clone();
+                match store.renew_lease(&lease, lease_ms).await {
+                    Ok(renewed) => *held.lock().unwrap() = renewed,
+                    Err(e) => {
+                        tracing::warn!(job = %lease.subject, error = %e, "lease renewal failed");
+                        if matches!(e, StoreError::Fenced { .. }) {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+        KeptLease { current, renewing }
     }
 
     /// Ends a pass: with `next` the job comes due again then; without it the

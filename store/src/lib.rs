@@ -39,7 +39,7 @@ mod workspaces;
 pub use db::{BackendKind, DATABASE_WAIT};
 pub use error::StoreError;
 pub use exec_runs::{CreatedExecRun, TakenExecRun};
-pub use jobs::{FailedJob, Lease};
+pub use jobs::{FailedJob, KeptLease, Lease};
 // The model is the domain's: the store persists it.
 pub use seal::{Sealer, Secret};
 pub use sluice_domain::drain::{

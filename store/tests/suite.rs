@@ -399,6 +399,27 @@ async fn concurrent_creates_share_commits_and_keys_stay_once() {
     }
 }
 
+/// A kept lease outlives its own length while its holder works, and runs
+/// out once the holder lets it go.
+#[tokio::test]
+async fn a_kept_lease_is_renewed_until_it_is_let_go() {
+    for db in databases().await {
+        let store = open(&db).await;
+        store.create_workspace(new_workspace("alice", None)).await.unwrap();
+        let lease = store.claim_jobs("worker-a", "host-a", 1, 300).await.unwrap().remove(0);
+        let kept = store.keep_renewed(lease.clone(), 300);
+        tokio::time::sleep(std::time::Duration::from_millis(900)).await;
+        assert!(store.claim_jobs("worker-b", "host-a", 1, 60_000).await.unwrap().is_empty(), "{}: kept", db.label);
+        let current = kept.current();
+        assert_eq!(current.generation, lease.generation, "{}", db.label);
+        assert!(current.expires_at > lease.expires_at, "{}: renewed", db.label);
+        drop(kept);
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        let taken = store.claim_jobs("worker-b", "host-a", 1, 60_000).await.unwrap();
+        assert_eq!(taken.len(), 1, "{}: let go, it ran out", db.label);
+    }
+}
+
 /// A create leaves its reconcile job due; claims take new generations; a
 /// renewal keeps the generation; once another worker took the job over
 /// after the lease ran out, the old holder's writes are refused and nothing

@@ -403,29 +403,10 @@ async fn run_job(worker: Arc<Worker>, lease: Lease) {
     if parked_as_lost(&worker, &lease).await {
         return;
     }
-    let lease_ms = worker.config.lease.as_millis() as i64;
-    let held = Arc::new(Mutex::new(lease.clone()));
-    let heartbeat = {
-        let (worker, held) = (worker.clone(), held.clone());
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(worker.config.lease / 3).await;
-                let current = held.lock().unwrap().clone();
-                match worker.store.renew_lease(&current, lease_ms).await {
-                    Ok(renewed) => *held.lock().unwrap() = renewed,
-                    Err(e) => {
-                        tracing::warn!(job = %current.subject, error = %e, "lease renewal failed");
-                        if matches!(e, StoreError::Fenced { .. }) {
-                            return;
-                        }
-                    }
-                }
-            }
-        })
-    };
+    let kept = worker.store.keep_renewed(lease.clone(), worker.config.lease.as_millis() as i64);
     let outcome = pass(&worker, &lease).await;
-    heartbeat.abort();
-    let lease = held.lock().unwrap().clone();
+    let lease = kept.current();
+    drop(kept);
     settle(&worker, &lease, outcome).await;
 }
 

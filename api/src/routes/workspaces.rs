@@ -596,34 +596,41 @@ pub async fn exec_workspace(
         app.work_enqueued();
         return Ok((StatusCode::ACCEPTED, Json(ExecRun::of(&run))));
     };
-    let created = app
-        .store
-        .create_taken_exec_run(&owner, &workspace_id, commands, stdin.clone(), &app.runner, crate::EXEC_LEASE_MS)
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    let run = match created {
-        sluice_store::CreatedExecRun::Taken(taken) => {
-            let answer = ExecRun::of(&taken.run);
-            // A job pass like a worker's, in the trace of the request that
-            // asked for it.
-            let span = tracing::info_span!(
-                "job",
-                otel.name = "job exec",
-                job.kind = "exec",
-                exec_run = %taken.run.id,
-                workspace = %taken.run.workspace_id,
-                generation = taken.lease.generation,
-            );
-            let running =
-                sluice_executor::exec_runs::run_taken(app.store.clone(), control, taken, stdin, crate::EXEC_LEASE_MS);
-            tokio::spawn(tracing::Instrument::instrument(running, span));
-            answer
-        }
-        sluice_store::CreatedExecRun::Queued(queued) => {
-            app.work_enqueued();
-            ExecRun::of(&queued)
-        }
+    // Created and started in a task of its own: a client that hangs up
+    // mid-request cannot leave a run this process took but never started.
+    let (store, runner) = (app.store.clone(), app.runner.clone());
+    let taking = async move {
+        let created = store
+            .create_taken_exec_run(&owner, &workspace_id, commands, stdin.clone(), &runner, crate::EXEC_LEASE_MS)
+            .await?;
+        Ok::<_, sluice_store::StoreError>(created.map(|created| match created {
+            sluice_store::CreatedExecRun::Taken(taken) => {
+                let run = taken.run.clone();
+                // A job pass like a worker's, in the trace of the request
+                // that asked for it.
+                let span = tracing::info_span!(
+                    "job",
+                    otel.name = "job exec",
+                    job.kind = "exec",
+                    exec_run = %taken.run.id,
+                    workspace = %taken.run.workspace_id,
+                    generation = taken.lease.generation,
+                );
+                let running = sluice_executor::exec_runs::run_taken(store, control, taken, stdin, crate::EXEC_LEASE_MS);
+                tokio::spawn(tracing::Instrument::instrument(running, span));
+                (run, true)
+            }
+            sluice_store::CreatedExecRun::Queued(run) => (run, false),
+        }))
     };
+    let taken = tokio::spawn(tracing::Instrument::instrument(taking, tracing::Span::current()))
+        .await
+        .map_err(|e| ApiError::Internal(Box::new(e)))?;
+    let (run, started) = taken?.ok_or(ApiError::NotFound)?;
+    if !started {
+        app.work_enqueued();
+    }
+    let run = ExecRun::of(&run);
     Ok((StatusCode::ACCEPTED, Json(run)))
 }
 
