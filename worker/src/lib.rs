@@ -456,6 +456,31 @@ async fn settle(worker: &Worker, lease: &Lease, outcome: Result<Option<i64>, Sto
     }
 }
 
+/// How the claim loop's wait before its first claim ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FirstWait {
+    Shutdown,
+    /// Work was enqueued in this process.
+    Woken,
+    Elapsed,
+}
+
+/// The wait before the first claim: a random `delay` spreads a fleet's
+/// first polls after a restart, but work enqueued in this process (a wake)
+/// is claimed at once: the first create after a start must not wait out
+/// the spread.
+async fn first_wait(
+    delay: Duration,
+    wake: &Notify,
+    shutdown: std::pin::Pin<&mut impl Future<Output = ()>>,
+) -> FirstWait {
+    tokio::select! {
+        _ = shutdown => FirstWait::Shutdown,
+        _ = wake.notified() => FirstWait::Woken,
+        _ = tokio::time::sleep(delay) => FirstWait::Elapsed,
+    }
+}
+
 /// Claims and runs jobs until `shutdown` resolves, then stops claiming,
 /// waits (within the drain bound) for admitted jobs, and returns. A job cut
 /// off by the bound is left to its lease: the next worker finishes it.
@@ -463,9 +488,8 @@ pub async fn run_jobs(worker: Arc<Worker>, shutdown: impl Future<Output = ()>) {
     tokio::pin!(shutdown);
     let slots = Arc::new(Semaphore::new(worker.config.concurrency));
     let mut cadence = Cadence::new(worker.config.claim_base, worker.config.claim_cap);
-    tokio::select! {
-        _ = &mut shutdown => return,
-        _ = tokio::time::sleep(cadence.startup_delay()) => {}
+    if first_wait(cadence.startup_delay(), &worker.wake, shutdown.as_mut()).await == FirstWait::Shutdown {
+        return;
     }
     let lease_ms = worker.config.lease.as_millis() as i64;
     let mut running = tokio::task::JoinSet::new();
@@ -636,5 +660,32 @@ async fn heartbeat(worker: Arc<Worker>) {
         if let Err(e) = worker.store.sweep_unreachable_hosts(grace_ms).await {
             tracing::warn!(error = %e, "could not look for unreachable hosts");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_first_claim_waits_out_its_spread_unless_work_wakes_it() {
+        let never = std::future::pending::<()>();
+        tokio::pin!(never);
+        let wake = Notify::new();
+        let spread = Duration::from_millis(20);
+        let started = std::time::Instant::now();
+        assert_eq!(first_wait(spread, &wake, never.as_mut()).await, FirstWait::Elapsed);
+        assert!(started.elapsed() >= spread, "the spread was waited out");
+
+        // A create enqueued before the loop starts (or while it waits) ends
+        // even an hour's spread.
+        wake.notify_one();
+        let hour = Duration::from_secs(3600);
+        let woken = tokio::time::timeout(Duration::from_secs(30), first_wait(hour, &wake, never.as_mut())).await;
+        assert_eq!(woken, Ok(FirstWait::Woken));
+
+        let stopping = std::future::ready(());
+        tokio::pin!(stopping);
+        assert_eq!(first_wait(hour, &wake, stopping.as_mut()).await, FirstWait::Shutdown);
     }
 }
