@@ -562,6 +562,17 @@ async fn lifecycle_requests_leave_work_due() {
 
 /// Exec stdin is sealed: the run keeps its length and digest, the worker
 /// opens the text, and it is gone once the run has ended.
+/// An exec run of `true` in alice's workspace `id`, created taken by
+/// `taker` for `lease_ms`.
+async fn taken_run(store: &Store, label: &str, id: &str, taker: &str, lease_ms: i64) -> TakenExecRun {
+    let command = ExecCommand { argv: vec!["true".into()], cwd: None, env: None, stdin_digest: None, timeout_ms: None };
+    let created = store.create_taken_exec_run("alice", id, vec![command], vec![None], taker, lease_ms).await;
+    match created.unwrap() {
+        Some(CreatedExecRun::Taken(taken)) => taken,
+        other => panic!("{label}: not taken at once (a ready executor's endpoint was not found): {other:?}"),
+    }
+}
+
 #[tokio::test]
 async fn exec_stdin_is_sealed_and_dropped_when_the_run_ends() {
     for db in databases().await {
@@ -605,14 +616,7 @@ async fn exec_stdin_is_sealed_and_dropped_when_the_run_ends() {
         assert!(store.claim_jobs("w", "host-a", 1, 0).await.unwrap().is_empty(), "{}: its job ended with it", db.label);
 
         // Taken by its creator: running at once, its job held, so no worker claims it.
-        let taken = store
-            .create_taken_exec_run("alice", &id, vec![command("true")], vec![None], "api-1", 60_000)
-            .await
-            .unwrap()
-            .unwrap();
-        let CreatedExecRun::Taken(taken) = taken else {
-            panic!("{}: a ready executor's endpoint was not found", db.label)
-        };
+        let taken = taken_run(&store, db.label, &id, "api-1", 60_000).await;
         assert_eq!(taken.run.status, ExecRunStatus::Running, "{}", db.label);
         assert_eq!(Some(taken.endpoint.as_str()), runtime.endpoint.as_deref(), "{}", db.label);
         assert_eq!((taken.lease.owner.as_str(), taken.lease.kind), ("api-1", JobKind::Exec));
@@ -626,12 +630,7 @@ async fn exec_stdin_is_sealed_and_dropped_when_the_run_ends() {
         assert_eq!((ended.status, ended.exit_code, ended.results.len()), (ExecRunStatus::Completed, Some(3), 1));
         assert!(store.claim_jobs("w", "host-a", 1, 0).await.unwrap().is_empty(), "{}: its job ended", db.label);
         // A taker that is lost: its lease runs out, and a worker claims the job of a run already running.
-        let lost = store
-            .create_taken_exec_run("alice", &id, vec![command("true")], vec![None], "api-2", 0)
-            .await
-            .unwrap()
-            .unwrap();
-        let CreatedExecRun::Taken(lost) = lost else { panic!("{}: not taken", db.label) };
+        let lost = taken_run(&store, db.label, &id, "api-2", 0).await;
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         let claimed = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().remove(0);
         assert_eq!((claimed.subject.as_str(), claimed.generation), (lost.run.id.as_str(), 2), "{}", db.label);

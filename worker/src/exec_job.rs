@@ -7,21 +7,16 @@ use sluice_executor::Target;
 use sluice_executor::exec_runs::{broke, run_commands};
 use sluice_store::{ExecRunStatus, Lease, StoreError, WorkspaceStatus};
 
-use crate::Worker;
+use crate::{PassEnd, Worker};
 
-/// Answers `None` always: every way out of a pass ends the job (the run's
-/// own end does it in its commit).
-pub async fn run(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreError> {
+/// A run that ends here ends its job in the same commit
+/// ([`PassEnd::EndedItsJob`]); one already gone or ended leaves its job
+/// done.
+pub async fn run(worker: &Worker, lease: &Lease) -> Result<PassEnd, StoreError> {
     let store = &worker.store;
-    let Some(run) = store.load_exec_run(&lease.subject).await? else {
-        store.finish_job(lease, None, None).await?;
-        return Ok(None);
-    };
+    let Some(run) = store.load_exec_run(&lease.subject).await? else { return Ok(PassEnd::Done) };
     match run.status {
-        ExecRunStatus::Completed | ExecRunStatus::Failed => {
-            store.finish_job(lease, None, None).await?;
-            return Ok(None);
-        }
+        ExecRunStatus::Completed | ExecRunStatus::Failed => return Ok(PassEnd::Done),
         ExecRunStatus::Running => {
             // Whoever took it up was lost mid-command: running the commands
             // again could repeat effects, so the run ends here with what
@@ -29,7 +24,7 @@ pub async fn run(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreErr
             let error =
                 broke("the worker running these commands was lost; results recorded so far are kept", "worker-lost");
             store.finish_exec_run(lease, &run.id, None, Some(&error)).await?;
-            return Ok(None);
+            return Ok(PassEnd::EndedItsJob);
         }
         ExecRunStatus::Queued => {}
     }
@@ -46,10 +41,10 @@ pub async fn run(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreErr
     let Some(endpoint) = endpoint else {
         let error = broke("the workspace's executor is no longer ready", "no-live-runtime");
         store.finish_exec_run(lease, &run.id, None, Some(&error)).await?;
-        return Ok(None);
+        return Ok(PassEnd::EndedItsJob);
     };
     let target = Target { run_id: &run.attempt_id, endpoint: &endpoint };
     let stdin = store.open_exec_stdin(&run.id).await?;
     run_commands(store, worker.executors.as_ref(), lease, &run, target, &stdin).await?;
-    Ok(None)
+    Ok(PassEnd::EndedItsJob)
 }

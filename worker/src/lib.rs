@@ -349,9 +349,28 @@ async fn parked_as_lost(worker: &Worker, lease: &Lease) -> bool {
     true
 }
 
+/// How a pass ended, for [`settle`] to record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PassEnd {
+    /// The job comes due again at this time (Unix ms).
+    Again(i64),
+    /// Nothing is left to do: the job is removed.
+    Done,
+    /// The pass ended its job itself, in the commit that recorded its
+    /// outcome (an exec run's end): nothing is left to record.
+    EndedItsJob,
+}
+
+impl PassEnd {
+    /// A pass that leaves its job to [`settle`]: due again at `next`, or done.
+    fn next(next: Option<i64>) -> PassEnd {
+        next.map_or(PassEnd::Done, PassEnd::Again)
+    }
+}
+
 /// One pass of the job, in a span of its own named by the job's kind and
 /// carrying its workspace (or exec run).
-async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreError> {
+async fn pass(worker: &Worker, lease: &Lease) -> Result<PassEnd, StoreError> {
     let span = tracing::info_span!(
         "job",
         otel.name = %format!("job {}", lease.kind),
@@ -369,15 +388,15 @@ async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreError>
     tracing::Instrument::instrument(run_pass(worker, lease), span).await
 }
 
-async fn run_pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreError> {
+async fn run_pass(worker: &Worker, lease: &Lease) -> Result<PassEnd, StoreError> {
     if lease.taken_over {
         worker.config.metrics.lease_takeovers.inc();
         tracing::info!(job = %lease.subject, kind = %lease.kind, "took the job over from a lapsed lease");
     }
     match lease.kind {
-        JobKind::Reconcile => reconcile::pass(worker, lease).await,
+        JobKind::Reconcile => reconcile::pass(worker, lease).await.map(PassEnd::next),
         JobKind::Exec => exec_job::run(worker, lease).await,
-        JobKind::Deliver => webhooks::pass(worker, lease).await,
+        JobKind::Deliver => webhooks::pass(worker, lease).await.map(PassEnd::next),
     }
 }
 
@@ -412,21 +431,23 @@ async fn run_job(worker: Arc<Worker>, lease: Lease) {
 
 /// Records how a pass ended: when the job runs next, or that it is done,
 /// retried after a pause, or parked.
-async fn settle(worker: &Worker, lease: &Lease, outcome: Result<Option<i64>, StoreError>) {
+async fn settle(worker: &Worker, lease: &Lease, outcome: Result<PassEnd, StoreError>) {
     let max_attempts = worker.config.max_job_attempts;
     let passes = &worker.config.metrics.job_passes;
     let counted = |outcome: &str| passes.with_label_values(&[lease.kind.as_str(), outcome]).inc();
     let finished = match outcome {
-        Ok(next) => {
-            counted(if next.is_some() { "again" } else { "done" });
-            if let Some(at) = next {
-                worker.note_next(at);
-            }
-            if lease.kind == JobKind::Exec {
-                // An exec pass ends its job itself, in the commit that ends its run.
-                return;
-            }
-            worker.store.finish_job(lease, next, None).await
+        Ok(PassEnd::Again(at)) => {
+            counted("again");
+            worker.note_next(at);
+            worker.store.finish_job(lease, Some(at), None).await
+        }
+        Ok(PassEnd::Done) => {
+            counted("done");
+            worker.store.finish_job(lease, None, None).await
+        }
+        Ok(PassEnd::EndedItsJob) => {
+            counted("done");
+            return;
         }
         Err(e @ StoreError::Fenced { .. }) => {
             counted("fenced");
