@@ -9,7 +9,7 @@ use crate::db::{Arg, DbRow, args};
 use crate::error::StoreError;
 use crate::executors::owned_workspace;
 use crate::guard;
-use crate::jobs::{Lease, begin_fenced, enqueue, finish_in};
+use crate::jobs::{Lease, begin_fenced, enqueue, finish_in, insert_held};
 use crate::model::*;
 use crate::seal::Secret;
 
@@ -209,31 +209,7 @@ impl Store {
                 None
             }
             Some(((runner, lease_ms), endpoint)) => {
-                let lease = Lease {
-                    kind: JobKind::Exec,
-                    subject: run.id.clone(),
-                    owner: runner.to_owned(),
-                    generation: 1,
-                    nudge: 0,
-                    expires_at: now + lease_ms,
-                    attempts: 1,
-                    taken_over: false,
-                };
-                tx.execute(
-                    "INSERT INTO jobs (kind, subject, run_at, nudge, generation, attempts, created_at, updated_at, \
-                     lease_owner, lease_expires_at) VALUES ($1, $2, $3, $4, $5, $6, $3, $3, $7, $8)",
-                    args![
-                        lease.kind.as_str(),
-                        &lease.subject,
-                        now,
-                        lease.nudge,
-                        lease.generation,
-                        lease.attempts,
-                        &lease.owner,
-                        lease.expires_at
-                    ],
-                )
-                .await?;
+                let lease = insert_held(&mut tx, JobKind::Exec, &run.id, runner, lease_ms, now).await?;
                 Some((lease, endpoint))
             }
         };

@@ -94,6 +94,35 @@ pub(crate) async fn enqueue(
     Ok(())
 }
 
+/// Creates a job already leased to `owner` for `lease_ms` (its first
+/// claim), for a caller that runs it at once: no claim comes between.
+pub(crate) async fn insert_held(
+    tx: &mut Tx,
+    kind: JobKind,
+    subject: &str,
+    owner: &str,
+    lease_ms: i64,
+    now: i64,
+) -> Result<Lease, StoreError> {
+    let lease = Lease {
+        kind,
+        subject: subject.to_owned(),
+        owner: owner.to_owned(),
+        generation: 1,
+        nudge: 0,
+        expires_at: now + lease_ms,
+        attempts: 1,
+        taken_over: false,
+    };
+    tx.execute(
+        "INSERT INTO jobs (kind, subject, run_at, nudge, generation, attempts, created_at, updated_at, \
+         lease_owner, lease_expires_at) VALUES ($1, $2, $3, $4, $5, $6, $3, $3, $7, $8)",
+        args![kind.as_str(), subject, now, lease.nudge, lease.generation, lease.attempts, owner, lease.expires_at],
+    )
+    .await?;
+    Ok(lease)
+}
+
 /// Refuses (and so rolls back) the caller's transaction unless `lease` is
 /// still the job's current, unexpired lease. On PostgreSQL the row lock it
 /// takes also orders the write after any concurrent takeover.
