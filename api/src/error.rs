@@ -141,6 +141,10 @@ impl From<StoreError> for ApiError {
             ),
             StoreError::Guard(violation) => ApiError::BadRequest(violation.to_string()),
             StoreError::Conflict { message, code } => ApiError::conflict(message, Some(code)),
+            StoreError::Unavailable(cause) if e.is_disk_full() => {
+                tracing::warn!(error = %cause, "the database has no space left");
+                ApiError::ServiceUnavailable("the database has no space left; try again once space is freed".into())
+            }
             StoreError::Unavailable(cause) => {
                 tracing::warn!(error = %cause, "the database is unavailable");
                 ApiError::ServiceUnavailable("the database is unavailable; try again shortly".into())

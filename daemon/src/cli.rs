@@ -95,7 +95,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     // Whatever the workload abandons is re-parented to the daemon, so a
     // final flush can find and end it.
     if let Err(e) = crate::processes::become_subreaper() {
-        eprintln!("sluiced: cannot become the workload's subreaper: {e}");
+        log_line!("sluiced: cannot become the workload's subreaper: {e}");
     }
     if let Some(socket) = &args.egress_proxy {
         let socket = socket.strip_prefix("unix:").unwrap_or(socket);
@@ -156,11 +156,11 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         let listener = tokio::net::UnixListener::bind(path)?;
         // Only the daemon's own user (and the control plane, as root) connects.
         std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
-        eprintln!("sluiced control API on unix:{path}");
+        log_line!("sluiced control API on unix:{path}");
         crate::serve(router, listener, shutdown).await?;
     } else {
         let listener = tokio::net::TcpListener::bind(&args.listen).await?;
-        eprintln!("sluiced control API on {}", listener.local_addr()?);
+        log_line!("sluiced control API on {}", listener.local_addr()?);
         crate::serve(router, listener, shutdown).await?;
     }
     Ok(())

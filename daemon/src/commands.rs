@@ -120,7 +120,7 @@ impl Commands {
             };
             let bytes = serde_json::to_vec(&status).expect("a status serializes");
             if let Err(e) = write_atomically(&dir.join(RESULT), &bytes) {
-                eprintln!("sluiced: a durable command's result could not be kept: {e}");
+                log_line!("sluiced: a durable command's result could not be kept: {e}");
             }
             commands.running.lock().unwrap().remove(&identity);
         });

@@ -19,7 +19,7 @@ const PROXY_WITHIN: Duration = Duration::from_secs(15);
 /// the address) and forwards from it in the background.
 pub async fn start(socket: PathBuf) -> std::io::Result<()> {
     let listener = TcpListener::bind(sluice_protocol::egress::LISTEN).await?;
-    eprintln!("sluiced: egress through the worker's proxy on {}", sluice_protocol::egress::LISTEN);
+    log_line!("sluiced: egress through the worker's proxy on {}", sluice_protocol::egress::LISTEN);
     tokio::spawn(forward(listener, socket));
     Ok(())
 }

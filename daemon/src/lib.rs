@@ -10,6 +10,16 @@
 //! directory (which only it can read) and removes the delivered file, so a
 //! daemon restart finds it there and nothing else ever does.
 
+/// Writes a line to the daemon's log (its stderr). A log that cannot take
+/// it (its disk is full) loses the line and the daemon goes on: `eprintln!`
+/// would panic there, and with it the task that was logging.
+macro_rules! log_line {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 pub mod capture;
 pub mod cli;
 mod commands;
@@ -121,7 +131,7 @@ fn watch_bounds(daemon: Arc<Daemon>, bounds: sluice_protocol::ExecutorBounds) {
                 continue;
             }
             let what = if end_at.is_some_and(|end| now >= end) { "lifetime" } else { "idle timeout" };
-            eprintln!("sluiced: the executor is past its {what}; ending it");
+            log_line!("sluiced: the executor is past its {what}; ending it");
             watch::begin_ending();
             daemon.processes.stop_all(std::time::Duration::from_secs(2)).await;
             std::process::exit(0);
@@ -598,14 +608,16 @@ fn snapshot_refused(e: snapshots::SnapshotError) -> Response {
     refused(code, e.to_string())
 }
 
-fn parse<T: serde::de::DeserializeOwned>(body: &[u8], what: &str) -> Result<T, Response> {
-    serde_json::from_slice(body).map_err(|e| refused(RefusalCode::Invalid, format!("{what}: {e}")))
+/// A request body read as `T`, or the refusal to answer (boxed: a
+/// response is large beside what a success holds).
+fn parse<T: serde::de::DeserializeOwned>(body: &[u8], what: &str) -> Result<T, Box<Response>> {
+    serde_json::from_slice(body).map_err(|e| Box::new(refused(RefusalCode::Invalid, format!("{what}: {e}"))))
 }
 
 async fn snapshot_scan(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) -> Response {
     let request: sluice_protocol::snapshot::ScanRequest = match parse(&body, "snapshot scan") {
         Ok(r) => r,
-        Err(refusal) => return refusal,
+        Err(refusal) => return *refusal,
     };
     let threshold = daemon.bulk_threshold;
     match daemon.files.run(move || snapshots::scan(&request.dir, threshold)).await {
@@ -618,7 +630,7 @@ async fn snapshot_scan(State(daemon): State<Arc<Daemon>>, body: axum::body::Byte
 async fn snapshot_objects(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) -> Response {
     let request: sluice_protocol::snapshot::ObjectsRequest = match parse(&body, "snapshot objects") {
         Ok(r) => r,
-        Err(refusal) => return refusal,
+        Err(refusal) => return *refusal,
     };
     let refs = match snapshots::refs(&daemon.scans, &request.scan, &request.keys) {
         Ok(refs) => refs,
@@ -635,7 +647,7 @@ async fn snapshot_objects(State(daemon): State<Arc<Daemon>>, body: axum::body::B
 async fn snapshot_prepare(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) -> Response {
     let request: sluice_protocol::snapshot::PrepareRequest = match parse(&body, "snapshot prepare") {
         Ok(r) => r,
-        Err(refusal) => return refusal,
+        Err(refusal) => return *refusal,
     };
     let threshold = daemon.bulk_threshold;
     match daemon.files.run(move || snapshots::prepare(&request.dir, &request.small, &request.bulk, threshold)).await {
@@ -654,7 +666,7 @@ async fn snapshot_write(State(daemon): State<Arc<Daemon>>, body: axum::body::Byt
     };
     let batch: sluice_protocol::snapshot::WriteBatch = match parse(header, "snapshot write") {
         Ok(b) => b,
-        Err(refusal) => return refusal,
+        Err(refusal) => return *refusal,
     };
     let frames = body.slice_ref(frames);
     match daemon.files.run(move || snapshots::write(&batch, &frames)).await {

@@ -111,7 +111,7 @@ async fn assign(pooled: &Pooled, request: Request) -> Response {
             crate::processes::reap_in_background(running.processes.clone());
             let _ = pooled.processes.set(running.processes);
             let _ = pooled.assigned.set(Assigned { router: running.router });
-            eprintln!("sluiced: assigned; the workload starts");
+            log_line!("sluiced: assigned; the workload starts");
             axum::http::StatusCode::NO_CONTENT.into_response()
         }
         Err(e) => refused(RefusalCode::Internal, format!("the assigned boot failed: {e}")),

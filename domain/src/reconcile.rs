@@ -465,10 +465,12 @@ pub fn drain_observation(answer: &FlushAnswer, previous: Option<&DrainProgress>)
             }
         };
         let pending = status.pending;
+        // What shipping waits on (a full store, a store away), in the daemon's words.
+        let cause = status.ship_error.as_deref().map(|e| format!(": {e}")).unwrap_or_default();
         if moved {
-            (DrainState::Draining, Some(format!("saving: {pending} captures left ({reason})")))
+            (DrainState::Draining, Some(format!("saving: {pending} captures left ({reason}){cause}")))
         } else {
-            (DrainState::Kept, Some(format!("the queue stalled: {pending} captures left ({reason})")))
+            (DrainState::Kept, Some(format!("the queue stalled: {pending} captures left ({reason}){cause}")))
         }
     };
     // The daemon's words are the executor's: bounded before they are kept.
@@ -890,6 +892,18 @@ mod tests {
             let moving = drain_observation(&FlushAnswer::Status(Box::new(moved)), Some(&first.progress));
             assert_eq!(moving.state, DrainState::Draining, "{reason}: bytes moved");
         }
+
+        let mut full = status(Some(false), Some(incomplete::PENDING));
+        full.ship_error = Some("no space left in the object store".into());
+        let answer = FlushAnswer::Status(Box::new(full));
+        let first = drain_observation(&answer, None);
+        let waiting = drain_observation(&answer, Some(&first.progress));
+        assert_eq!(waiting.state, DrainState::Kept);
+        assert_eq!(
+            waiting.detail.as_deref(),
+            Some("the queue stalled: 2 captures left (pending): no space left in the object store"),
+            "the cause is named"
+        );
     }
 
     #[test]

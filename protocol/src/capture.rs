@@ -150,6 +150,13 @@ pub struct CaptureStatus {
     pub snap_failing_since_unix_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snaps_failed: Option<u64>,
+    /// Why the last attempt to ship a capture failed, while shipping
+    /// fails (`no space left in the object store`, `the object store is
+    /// not available`, …): the daemon tries again until it ships.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ship_error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ship_failing_since_unix_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin: Option<Origin>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

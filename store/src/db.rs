@@ -128,9 +128,17 @@ impl DbRow {
 /// the transaction would keep SQLite's write lock for good: nothing is left
 /// open on a connection going back to the pool. Without an open
 /// transaction the ROLLBACK is refused, as it should be.
+///
+/// A COMMIT that failed (the disk full) leaves SQLite's transaction rolled
+/// back but the driver counting it open, so every later BEGIN on the
+/// connection would fail: such a connection is closed, not pooled.
 async fn no_transaction_left_open(conn: &mut sqlx::SqliteConnection) -> Result<bool, sqlx::Error> {
     if sqlx::Executor::execute(&mut *conn, "ROLLBACK").await.is_ok() {
         tracing::warn!("a connection came back with a transaction open; it was rolled back");
+    }
+    if sqlx::Connection::is_in_transaction(conn) {
+        tracing::warn!("a connection came back counting a transaction SQLite no longer has; it is closed");
+        return Ok(false);
     }
     Ok(true)
 }

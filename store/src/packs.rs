@@ -129,6 +129,20 @@ impl Store {
         Ok(())
     }
 
+    /// Forgets a pack whose write failed, while it is still `writing`: the
+    /// same pack (its key is its content's) can be begun again at once. A
+    /// part of its file the failed write left is a file no row names, which
+    /// the collector's sweep deletes.
+    pub async fn abandon_pack(&self, pack_key: &str) -> Result<(), StoreError> {
+        self.pool
+            .execute(
+                "DELETE FROM packs WHERE pack_key = $1 AND state = $2",
+                args![pack_key, PackState::Writing.as_str()],
+            )
+            .await?;
+        Ok(())
+    }
+
     /// Records a pack whose file is written: it holds each of its members
     /// from now on. False when a sweep took the pack meanwhile (the write
     /// is lost and must be made again).

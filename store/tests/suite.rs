@@ -1917,7 +1917,7 @@ async fn operators_read_every_owners_workspaces_and_a_timeline() {
         let all = ids(store.all_workspaces(None, None, 10).await.unwrap());
         assert_eq!(all, [bob.workspace.id.clone(), alice.workspace.id.clone()], "{}: newest change first", db.label);
         let bobs = ids(store.all_workspaces(None, Some("bob"), 10).await.unwrap());
-        assert_eq!(bobs, [bob.workspace.id.clone()], "{}", db.label);
+        assert_eq!(bobs, std::slice::from_ref(&bob.workspace.id), "{}", db.label);
         assert_eq!(store.all_workspaces(Some(WorkspaceStatus::Queued), None, 10).await.unwrap().len(), 2);
         assert!(store.all_workspaces(Some(WorkspaceStatus::Ready), None, 10).await.unwrap().is_empty());
         assert_eq!(store.all_workspaces(None, None, 1).await.unwrap().len(), 1, "{}: the limit holds", db.label);

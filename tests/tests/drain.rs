@@ -459,3 +459,106 @@ async fn a_retained_executor_is_not_recovered_over_a_newer_executor_on_its_sessi
     server.wait_for("alice", &id, DRAIN_WITHIN, |w| w["status"] == "stopped").await;
     server.stop();
 }
+
+/// A small ext4 filesystem on a loop device, mounted for one test and
+/// lazily unmounted (with its image) when dropped.
+struct LoopDisk {
+    mount: std::path::PathBuf,
+    image: std::path::PathBuf,
+}
+
+impl LoopDisk {
+    /// Root only; `None` (the test skips, saying why) elsewhere, but under
+    /// CI, which runs as root and must run this test.
+    fn mount(image: &std::path::Path, at: &std::path::Path, mib: u64) -> Option<LoopDisk> {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            assert!(std::env::var_os("CI").is_none(), "CI runs as root and needs the full-disk test");
+            eprintln!("not root: the full-disk test needs a loop-mounted filesystem and is skipped");
+            return None;
+        }
+        std::fs::File::create(image).unwrap().set_len(mib << 20).unwrap();
+        let made = Command::new("mkfs.ext4").args(["-q", "-F"]).arg(image).output().expect("mkfs.ext4");
+        assert!(made.status.success(), "mkfs.ext4: {}", String::from_utf8_lossy(&made.stderr));
+        std::fs::create_dir_all(at).unwrap();
+        let mounted = Command::new("mount").args(["-o", "loop"]).arg(image).arg(at).output().unwrap();
+        assert!(mounted.status.success(), "mount: {}", String::from_utf8_lossy(&mounted.stderr));
+        Some(LoopDisk { mount: at.to_owned(), image: image.to_owned() })
+    }
+
+    fn available(&self) -> u64 {
+        let path = std::ffi::CString::new(self.mount.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: statvfs fills the zeroed struct it is given.
+        let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+        assert_eq!(unsafe { libc::statvfs(path.as_ptr(), &mut stat) }, 0);
+        stat.f_bavail * stat.f_frsize
+    }
+
+    /// Fills the filesystem to within `leave` bytes with a file of its own.
+    fn fill(&self, leave: u64) -> std::path::PathBuf {
+        let filler = self.mount.join("filler");
+        let file = std::fs::File::create(&filler).unwrap();
+        let size = self.available().saturating_sub(leave);
+        // SAFETY: allocates blocks for an open file of this test's.
+        let allocated = unsafe { libc::posix_fallocate(std::os::fd::AsRawFd::as_raw_fd(&file), 0, size as i64) };
+        assert_eq!(allocated, 0, "posix_fallocate");
+        filler
+    }
+}
+
+impl Drop for LoopDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.mount).output();
+        let _ = std::fs::remove_file(&self.image);
+    }
+}
+
+#[tokio::test]
+async fn a_stop_asked_while_the_disk_is_full_completes_once_space_is_freed() {
+    let dir = DataDir::new();
+    // Everything the server keeps (its database, the object store, the
+    // executors' worktrees) is on the small filesystem, as on a host whose
+    // data disk fills.
+    let Some(disk) = LoopDisk::mount(&dir.root().join("disk.img"), &dir.path(), 200) else { return };
+    let server = Server::start_with(&dir.path(), options(Flavor::Bubblewrap, None)).await;
+    let session = session(&server, None).await;
+    let (id, _) = launch(&server, &session, "filling").await;
+    sh_ok(
+        &server,
+        &id,
+        "cd /workspace 2>/dev/null || cd ~; for i in $(busybox seq 53); do echo line $i >> lines; done",
+    )
+    .await;
+    // The workload fills what is left, then writes on where it can.
+    let filler = disk.fill(20 << 20);
+    let wrote = sh(
+        &server,
+        &id,
+        "cd /workspace 2>/dev/null || cd ~; busybox head -c 60000000 /dev/urandom > big.bin; \
+         for i in $(busybox seq 54 125); do echo line $i >> lines; done; busybox wc -c < big.bin",
+    )
+    .await;
+    let big_bytes: u64 = wrote["commands"][0]["stdout"].as_str().unwrap().trim().parse().expect("big.bin's size");
+    assert!(big_bytes < 60_000_000, "the disk filled under the workload: {wrote}");
+    stop(&server, &id, json!({})).await;
+    let waiting = server
+        .wait_for("alice", &id, Duration::from_secs(30), |w| {
+            w["captureDrain"]["detail"].as_str().is_some_and(|d| d.contains("no space left"))
+        })
+        .await;
+    assert_eq!(waiting["status"], "ready", "the executor is kept while its work waits: {waiting}");
+    // Waited on for a while: the daemon must still be trying.
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    assert_eq!(details(&server, &id).await["status"], "ready");
+    std::fs::remove_file(&filler).unwrap();
+    let freed = std::time::Instant::now();
+    server.wait_for("alice", &id, Duration::from_secs(30), |w| w["status"] == "stopped").await;
+    eprintln!("stopped {:?} after the space was freed", freed.elapsed());
+    let (next, _) = launch(&server, &session, "after-the-disk").await;
+    let found =
+        sh_ok(&server, &next, "cd /workspace 2>/dev/null || cd ~; busybox wc -l < lines; busybox wc -c < big.bin")
+            .await;
+    let counts: Vec<u64> = found.split_whitespace().map(|n| n.parse().unwrap()).collect();
+    assert_eq!(counts, vec![125, big_bytes], "every line and byte written before the stop: {found}");
+    server.stop();
+}

@@ -411,7 +411,10 @@ pub async fn step(worker: &Worker) -> Result<Option<(JobKind, String)>, StoreErr
     let job = (lease.kind, lease.subject.clone());
     if !parked_as_lost(worker, &lease).await {
         let outcome = pass(worker, &lease).await;
-        settle(worker, &lease, outcome).await;
+        let finish = settle(worker, &lease, outcome);
+        if let Err(e) = write_finish(worker, &finish).await {
+            tracing::warn!(job = %lease.subject, error = %e, "could not finish the job; its lease will run out");
+        }
     }
     Ok(Some(job))
 }
@@ -426,33 +429,51 @@ async fn run_job(worker: Arc<Worker>, lease: Lease) {
     let outcome = pass(&worker, &lease).await;
     let lease = kept.current();
     drop(kept);
-    settle(&worker, &lease, outcome).await;
+    let finish = settle(&worker, &lease, outcome);
+    finish_until_written(&worker, &finish).await;
 }
 
-/// Records how a pass ended: when the job runs next, or that it is done,
-/// retried after a pause, or parked.
-async fn settle(worker: &Worker, lease: &Lease, outcome: Result<PassEnd, StoreError>) {
+/// What a pass's end writes to its job.
+enum Finish {
+    /// Runs again at this time (`None`: only when asked), with the error
+    /// that ended the pass, under the lease as it stands.
+    Next {
+        lease: Lease,
+        at: Option<i64>,
+        error: Option<String>,
+    },
+    Park {
+        lease: Lease,
+        error: String,
+    },
+    /// Nothing: the pass ended its job itself, or lost it.
+    Nothing,
+}
+
+/// Decides how a pass ended (counted and logged once): when the job runs
+/// next, or that it is done, retried after a pause, or parked.
+fn settle(worker: &Worker, lease: &Lease, outcome: Result<PassEnd, StoreError>) -> Finish {
     let max_attempts = worker.config.max_job_attempts;
     let passes = &worker.config.metrics.job_passes;
     let counted = |outcome: &str| passes.with_label_values(&[lease.kind.as_str(), outcome]).inc();
-    let finished = match outcome {
+    match outcome {
         Ok(PassEnd::Again(at)) => {
             counted("again");
             worker.note_next(at);
-            worker.store.finish_job(lease, Some(at), None).await
+            Finish::Next { lease: lease.clone(), at: Some(at), error: None }
         }
         Ok(PassEnd::Done) => {
             counted("done");
-            worker.store.finish_job(lease, None, None).await
+            Finish::Next { lease: lease.clone(), at: None, error: None }
         }
         Ok(PassEnd::EndedItsJob) => {
             counted("done");
-            return;
+            Finish::Nothing
         }
         Err(e @ StoreError::Fenced { .. }) => {
             counted("fenced");
             tracing::warn!(job = %lease.subject, error = %e, "a write was refused: another worker holds this job now");
-            return;
+            Finish::Nothing
         }
         Err(e) => {
             let counts = !matches!(e, StoreError::Unavailable(_));
@@ -461,19 +482,66 @@ async fn settle(worker: &Worker, lease: &Lease, outcome: Result<PassEnd, StoreEr
                     counted("failed");
                     tracing::warn!(job = %lease.subject, error = %e, retry_in_ms = pause_ms, "job failed; it will be retried");
                     worker.note_next(now_ms() + pause_ms);
-                    let counted = Lease { attempts, ..lease.clone() };
-                    worker.store.finish_job(&counted, Some(now_ms() + pause_ms), Some(&e.to_string())).await
+                    let lease = Lease { attempts, ..lease.clone() };
+                    Finish::Next { lease, at: Some(now_ms() + pause_ms), error: Some(e.to_string()) }
                 }
                 sluice_domain::jobs::AfterFailure::Park { attempts } => {
                     counted("parked");
                     tracing::error!(job = %lease.subject, kind = %lease.kind, error = %e, attempts, "job failed too often; it is parked");
-                    worker.store.park_job(lease, &e.to_string()).await
+                    Finish::Park { lease: lease.clone(), error: e.to_string() }
                 }
             }
         }
-    };
-    if let Err(e) = finished {
-        tracing::warn!(job = %lease.subject, error = %e, "could not finish the job; its lease will run out");
+    }
+}
+
+/// Writes a pass's end once.
+async fn write_finish(worker: &Worker, finish: &Finish) -> Result<(), StoreError> {
+    match finish {
+        Finish::Next { lease, at, error } => worker.store.finish_job(lease, *at, error.as_deref()).await,
+        Finish::Park { lease, error } => worker.store.park_job(lease, error).await,
+        Finish::Nothing => Ok(()),
+    }
+}
+
+/// The first and the longest pause between attempts to write a pass's end.
+const FINISH_RETRY_FIRST: Duration = Duration::from_millis(200);
+const FINISH_RETRY_MOST: Duration = Duration::from_secs(1);
+
+/// Writes a pass's end, trying again while the database cannot take it
+/// (down, or its disk full) until its lease runs out: the job is free for
+/// its next pass within a second of the database's return, rather than
+/// once the lease lapses. A write refused because another worker holds
+/// the job now ends it (the fence says this pass's end no longer counts).
+async fn finish_until_written(worker: &Worker, finish: &Finish) {
+    let (Finish::Next { lease, .. } | Finish::Park { lease, .. }) = finish else { return };
+    let mut pause = FINISH_RETRY_FIRST;
+    let mut failed = false;
+    loop {
+        match write_finish(worker, finish).await {
+            Ok(()) => {
+                if failed {
+                    tracing::info!(job = %lease.subject, "the job's end is written: the database answers again");
+                }
+                return;
+            }
+            Err(e @ StoreError::Fenced { .. }) => {
+                tracing::warn!(job = %lease.subject, error = %e, "the job's end was refused: another worker holds it now");
+                return;
+            }
+            Err(e) if now_ms() + pause.as_millis() as i64 >= lease.expires_at => {
+                tracing::warn!(job = %lease.subject, error = %e, "could not finish the job before its lease ran out");
+                return;
+            }
+            Err(e) => {
+                if !failed {
+                    tracing::warn!(job = %lease.subject, error = %e, "could not finish the job; trying again until its lease runs out");
+                    failed = true;
+                }
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(FINISH_RETRY_MOST);
+            }
+        }
     }
 }
 

@@ -35,6 +35,10 @@ pub enum ObjectsError {
     /// The store did not answer as it should: try again later.
     #[error("object store: {0}")]
     Store(String),
+    /// No space is left for the write (`place`: in the object store, or
+    /// for the database of its pack index): try again once space is freed.
+    #[error("no space left {place}: {cause}")]
+    Full { place: &'static str, cause: String },
 }
 
 impl From<crate::verified::Mismatch> for ObjectsError {
@@ -89,12 +93,45 @@ pub struct Objects {
 }
 
 fn store_error(e: object_store::Error) -> ObjectsError {
-    ObjectsError::Store(e.to_string())
+    if out_of_space(&e) {
+        ObjectsError::Full { place: IN_THE_STORE, cause: e.to_string() }
+    } else {
+        ObjectsError::Store(e.to_string())
+    }
+}
+
+/// Whether a store's error says it has no space left: a local disk's
+/// ENOSPC or EDQUOT anywhere in the chain, or an S3-compatible server's
+/// answer saying so (507 Insufficient Storage, MinIO's XMinioStorageFull,
+/// an ENOSPC it passed on).
+fn out_of_space(e: &object_store::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(error) = source {
+        if let Some(io) = error.downcast_ref::<std::io::Error>()
+            && (io.raw_os_error().is_some_and(|n| n == libc::ENOSPC || n == libc::EDQUOT)
+                || matches!(io.kind(), std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded))
+        {
+            return true;
+        }
+        source = error.source();
+    }
+    let text = e.to_string();
+    ["No space left on device", "Insufficient Storage", "XMinioStorageFull", "EntityTooLarge: no space"]
+        .iter()
+        .any(|needle| text.contains(needle))
 }
 
 fn index_error(e: sluice_store::StoreError) -> ObjectsError {
-    ObjectsError::Store(format!("the pack index: {e}"))
+    if e.is_disk_full() {
+        ObjectsError::Full { place: FOR_THE_DATABASE, cause: format!("the pack index: {e}") }
+    } else {
+        ObjectsError::Store(format!("the pack index: {e}"))
+    }
 }
+
+/// Where space ran out, as [`ObjectsError::Full`] says it.
+pub const IN_THE_STORE: &str = "in the object store";
+pub const FOR_THE_DATABASE: &str = "for the database";
 
 /// One object (or pack) as a listing shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -207,10 +244,27 @@ impl Objects {
     /// once it is whole (killed in between, it is a write that died, and a
     /// sweep collects it).
     pub async fn put_pack(&self, pack: Pack) -> Result<(), ObjectsError> {
-        let (key, members) = self.write_pack(pack).await?;
+        let key = pack.key.clone();
+        let (key, members) = match self.write_pack(pack).await {
+            Ok(written) => written,
+            Err(e) => {
+                self.abandon_pack(&key).await;
+                return Err(e);
+            }
+        };
         match self.index.record_pack(&key, &members).await.map_err(index_error)? {
             true => Ok(()),
             false => Err(ObjectsError::Store(format!("pack {key} was collected while it was written"))),
+        }
+    }
+
+    /// Takes back a pack whose write failed (its index row says `writing`),
+    /// so the next upload of the same pack can write it. If the index is
+    /// unavailable too, the collector's sweep takes the row once the grace
+    /// period is past.
+    async fn abandon_pack(&self, key: &str) {
+        if let Err(e) = self.index.abandon_pack(key).await {
+            tracing::warn!(pack = key, error = %e, "a pack whose write failed is left for the collector");
         }
     }
 

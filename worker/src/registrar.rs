@@ -145,9 +145,13 @@ fn invalid(message: impl Into<String>) -> Refused {
 fn from_store(e: StoreError) -> Refused {
     match e {
         StoreError::Conflict { message, code } => refused(code, message),
+        other if other.is_disk_full() => {
+            tracing::warn!(error = %other, "registrar: the database has no space left");
+            refused(refusal::UNAVAILABLE, format!("no space left {}", crate::objects::FOR_THE_DATABASE))
+        }
         other => {
             tracing::warn!(error = %other, "registrar: the store failed");
-            refused(refusal::UNAVAILABLE, "the store is not available; try again")
+            refused(refusal::UNAVAILABLE, "the database is not available")
         }
     }
 }
@@ -155,9 +159,13 @@ fn from_store(e: StoreError) -> Refused {
 fn from_objects(e: ObjectsError) -> Refused {
     match e {
         ObjectsError::Mismatch { .. } | ObjectsError::BadKey(_) => invalid(e.to_string()),
+        ObjectsError::Full { place, cause } => {
+            tracing::warn!(error = %cause, "registrar: no space left {place}");
+            refused(refusal::UNAVAILABLE, format!("no space left {place}"))
+        }
         other => {
             tracing::warn!(error = %other, "registrar: the object store failed");
-            refused(refusal::UNAVAILABLE, "the object store is not available; try again")
+            refused(refusal::UNAVAILABLE, "the object store is not available")
         }
     }
 }

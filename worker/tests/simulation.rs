@@ -1061,11 +1061,11 @@ fn seeds() -> Vec<u64> {
 }
 
 /// The tests share this process's clock: one at a time.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 #[tokio::test(flavor = "current_thread")]
 async fn no_schedule_removes_unsaved_work_and_every_stop_ends() {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = ONE_AT_A_TIME.lock().await;
     let leaves = std::env::var_os("SLUICE_SIM_FINAL_LEAVES_WRITERS").is_some();
     let started = std::time::Instant::now();
     let seeds = seeds();
@@ -1096,7 +1096,7 @@ async fn no_schedule_removes_unsaved_work_and_every_stop_ends() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn the_simulation_finds_a_final_flush_that_leaves_writers_running() {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = ONE_AT_A_TIME.lock().await;
     // The hole item: a final that answers complete while writers go on.
     let mut found = None;
     for seed in 1..=60 {

@@ -105,7 +105,7 @@ impl Changes {
     }
 
     fn fall_back(&self, reason: String) {
-        eprintln!("sluiced: worktree changes are found by walking it from now on: {reason}");
+        log_line!("sluiced: worktree changes are found by walking it from now on: {reason}");
         *self.walking.lock().unwrap() = Some(reason);
         self.raise();
     }

@@ -38,8 +38,14 @@ const UPLOAD_BATCH_BYTES: usize = 8 << 20;
 const UPLOADS_IN_FLIGHT: usize = 2;
 /// How long a snap or a ship may run before it shows as overdue.
 const STEP_BOUND: Duration = Duration::from_secs(120);
-/// The longest pause between attempts to ship a pending capture.
-const MAX_RETRY: Duration = Duration::from_secs(30);
+/// The longest pause between attempts to ship a pending capture: a freed
+/// disk or a store that is back is noticed within it.
+const MAX_RETRY: Duration = Duration::from_secs(5);
+/// How often the same shipping failure is logged again while it lasts.
+const SHIP_ERROR_LOG_EVERY: Duration = Duration::from_secs(60);
+/// How soon a shipping failure with another cause is logged (two causes
+/// taking turns must not fill the log either).
+const SHIP_ERROR_LOG_CHANGED: Duration = Duration::from_secs(5);
 /// How many unreadable paths a status names.
 const NAMED_UNREADABLE: usize = 20;
 
@@ -104,6 +110,8 @@ struct Account {
     finalizing: bool,
     /// How worktree changes are learned (once the engine booted).
     changes: Option<changes::Changes>,
+    /// Why shipping fails, and since when (Unix ms), while it does.
+    ship_error: Option<(String, u64)>,
 }
 
 fn now_ms() -> u64 {
@@ -176,6 +184,8 @@ impl Account {
             last_snap_error: longest.and_then(|(_, a)| a.last_error.clone()),
             snap_failing_since_unix_ms: longest.and_then(|(_, a)| a.failing_since_ms),
             snaps_failed: Some(self.snaps.values().map(|a| a.failed).sum()),
+            ship_error: self.ship_error.as_ref().map(|(e, _)| e.clone()),
+            ship_failing_since_unix_ms: self.ship_error.as_ref().map(|(_, since)| *since),
             origin: Some(origin),
             overdue,
         }
@@ -236,6 +246,8 @@ impl Capture {
             known: HashSet::new(),
             staged: None,
             sealed_n: None,
+            final_pending: false,
+            ship_error_logged: None,
         };
         tokio::spawn(engine.run(queue));
         Capture { commands, account, stamper, ready, lease, lease_checked: Arc::default() }
@@ -287,7 +299,7 @@ impl Capture {
         };
         if superseded {
             self.account.lock().unwrap().fenced = true;
-            eprintln!("sluiced: fenced: a newer executor claimed the capture session");
+            log_line!("sluiced: fenced: a newer executor claimed the capture session");
         }
     }
 
@@ -378,6 +390,11 @@ struct Engine {
     staged: Option<Staged>,
     /// The capture this executor sealed.
     sealed_n: Option<u64>,
+    /// A FINAL flush stopped the workload and snapped, and its capture
+    /// waits to ship or seal: every retry carries it on to the seal.
+    final_pending: bool,
+    /// The shipping failure last logged, and when.
+    ship_error_logged: Option<(String, std::time::Instant)>,
 }
 
 impl Engine {
@@ -418,6 +435,8 @@ impl Engine {
                     let _ = done.send(());
                     outcome
                 }
+                // A FINAL whose capture waits goes on from where it stopped.
+                None if self.final_pending => self.finish_final().await,
                 Some(Command::Replan { done }) => {
                     let _ = done.send(self.replan().await);
                     continue;
@@ -467,7 +486,7 @@ impl Engine {
                 .unwrap_or_else(|e| changes::Changes::walk(format!("watching the worktree failed: {e}"))),
         };
         if let Some(reason) = changes.walking() {
-            eprintln!("sluiced: the worktree is walked every capture interval: {reason}");
+            log_line!("sluiced: the worktree is walked every capture interval: {reason}");
         }
         self.with_account(|a| a.changes = Some(changes.clone()));
         changes
@@ -481,7 +500,7 @@ impl Engine {
             match self.client.claim().await {
                 Ok(plan) => break plan,
                 Err(e) => {
-                    eprintln!("sluiced: cannot claim the capture session yet: {e}");
+                    log_line!("sluiced: cannot claim the capture session yet: {e}");
                     tokio::time::sleep(pause).await;
                     pause = (pause * 2).min(Duration::from_secs(5));
                 }
@@ -492,14 +511,16 @@ impl Engine {
             loop {
                 match materialize::materialize(&self.client, &self.fs, &self.config.snap, &plan).await {
                     Ok(done) => {
-                        eprintln!(
+                        log_line!(
                             "sluiced: restored capture {:?}: {} files, {} bytes",
-                            plan.head_n, done.files_written, done.bytes_written
+                            plan.head_n,
+                            done.files_written,
+                            done.bytes_written
                         );
                         break;
                     }
                     Err(e) => {
-                        eprintln!("sluiced: restoring the session's head failed, trying again: {e}");
+                        log_line!("sluiced: restoring the session's head failed, trying again: {e}");
                         tokio::time::sleep(Duration::from_secs(1)).await;
                     }
                 }
@@ -629,7 +650,7 @@ impl Engine {
             match self.snap(kind).await {
                 Ok(snapped) => self.stage(snapped),
                 Err(e) => {
-                    eprintln!("sluiced: snap failed: {e}");
+                    log_line!("sluiced: snap failed: {e}");
                     return self.ship().await;
                 }
             }
@@ -727,7 +748,7 @@ impl Engine {
                 manifests.iter().filter(|(c, _)| !past_quota.contains(c)).map(|(c, m)| (*c, m)).collect();
             if classes.is_empty() {
                 for class in &past_quota {
-                    eprintln!("sluiced: the registrar refused the {} class: the session's quota", class.as_str());
+                    log_line!("sluiced: the registrar refused the {} class: the session's quota", class.as_str());
                 }
                 self.with_account(|a| {
                     a.refused = past_quota;
@@ -748,7 +769,7 @@ impl Engine {
                     let mut refused: BTreeSet<CaptureClass> = registered.refused.iter().copied().collect();
                     refused.extend(past_quota);
                     for class in &refused {
-                        eprintln!("sluiced: the registrar refused the {} class: the session's quota", class.as_str());
+                        log_line!("sluiced: the registrar refused the {} class: the session's quota", class.as_str());
                     }
                     let adopted: Vec<CaptureClass> = match registered.n {
                         Some(_) => request.classes.keys().filter(|c| !refused.contains(c)).copied().collect(),
@@ -772,6 +793,7 @@ impl Engine {
                         a.register_refused_n = None;
                         a.register_missing.clear();
                     });
+                    self.ship_succeeded();
                     return Shipped::Registered(adopted);
                 }
                 Err(RegistrarError::Refused(r)) if r.code == refusal::MISSING_OBJECTS => {
@@ -811,7 +833,7 @@ impl Engine {
 
     fn fenced(&mut self) -> ShipOutcome {
         self.with_account(|a| a.fenced = true);
-        eprintln!("sluiced: fenced: a newer executor claimed the capture session");
+        log_line!("sluiced: fenced: a newer executor claimed the capture session");
         ShipOutcome::Fenced
     }
 
@@ -819,10 +841,39 @@ impl Engine {
         match e.code() {
             Some(refusal::FENCED) => self.fenced(),
             _ => {
-                eprintln!("sluiced: shipping waits: {e}");
+                self.ship_failed(e.cause());
                 ShipOutcome::Pending
             }
         }
+    }
+
+    /// Notes why shipping waits: in the status at once, in the log when
+    /// the cause changes and once a minute while it lasts (a disk that
+    /// stays full must not fill the log, which is on it too).
+    fn ship_failed(&mut self, cause: String) {
+        let again = match &self.ship_error_logged {
+            Some((logged, at)) => {
+                let since = at.elapsed();
+                since >= SHIP_ERROR_LOG_EVERY || (*logged != cause && since >= SHIP_ERROR_LOG_CHANGED)
+            }
+            None => true,
+        };
+        if again {
+            log_line!("sluiced: shipping waits, and is tried again: {cause}");
+            self.ship_error_logged = Some((cause.clone(), std::time::Instant::now()));
+        }
+        let now = now_ms();
+        self.with_account(|a| {
+            let since = a.ship_error.as_ref().map_or(now, |(_, since)| *since);
+            a.ship_error = Some((cause, since));
+        });
+    }
+
+    fn ship_succeeded(&mut self) {
+        if self.ship_error_logged.take().is_some() {
+            log_line!("sluiced: shipping goes on");
+        }
+        self.with_account(|a| a.ship_error = None);
     }
 
     /// Reads each object from disk (checking it still hashes to its key)
@@ -907,6 +958,10 @@ impl Engine {
             });
             return outcome;
         }
+        if self.final_pending {
+            // The workload is stopped and snapped already: ship what waits.
+            return self.finish_final().await;
+        }
         self.with_account(|a| {
             a.finalizing = true;
             a.incomplete_reason = Some(incomplete::IN_PROGRESS.into());
@@ -920,25 +975,32 @@ impl Engine {
         if survivors > 0 {
             return self.incomplete(incomplete::PROCESSES_REMAIN);
         }
-        let outcome = match self.snap(SnapKind::Final).await {
-            Ok(snapped) => {
-                self.stage(snapped);
-                let mut outcome = self.ship().await;
-                if matches!(outcome, ShipOutcome::Stale) {
-                    self.staged = None;
-                    self.seen = Some(SeenFiles::default());
-                    outcome = match self.snap(SnapKind::Final).await {
-                        Ok(snapped) => {
-                            self.stage(snapped);
-                            self.ship().await
-                        }
-                        Err(e) => return self.snap_failed(e),
-                    };
-                }
-                outcome
-            }
+        match self.snap(SnapKind::Final).await {
+            Ok(snapped) => self.stage(snapped),
             Err(e) => return self.snap_failed(e),
-        };
+        }
+        self.final_pending = true;
+        self.finish_final().await
+    }
+
+    /// Ships the FINAL's capture and seals it. Called again (on the retry
+    /// timer, or by another FINAL request) while it waits on the
+    /// registrar or the store: the workload is stopped, so the staged
+    /// capture still holds everything.
+    async fn finish_final(&mut self) -> ShipOutcome {
+        self.with_account(|a| a.incomplete_reason = Some(incomplete::IN_PROGRESS.into()));
+        let mut outcome = self.ship().await;
+        if matches!(outcome, ShipOutcome::Stale) {
+            self.staged = None;
+            self.seen = Some(SeenFiles::default());
+            outcome = match self.snap(SnapKind::Final).await {
+                Ok(snapped) => {
+                    self.stage(snapped);
+                    self.ship().await
+                }
+                Err(e) => return self.snap_failed(e),
+            };
+        }
         match outcome {
             ShipOutcome::Done => {}
             ShipOutcome::Fenced => return self.incomplete(incomplete::FENCED),
@@ -958,7 +1020,10 @@ impl Engine {
                 origin: (self.stamper)(self.epoch, Some(self.head_n)),
             };
             match self.client.seal(&seal).await {
-                Ok(_) => self.sealed_n = Some(self.head_n),
+                Ok(_) => {
+                    self.sealed_n = Some(self.head_n);
+                    self.ship_succeeded();
+                }
                 Err(e) => {
                     let outcome = self.refused_or_pending(e);
                     let reason = match outcome {
@@ -970,6 +1035,7 @@ impl Engine {
                 }
             }
         }
+        self.final_pending = false;
         self.with_account(|a| {
             a.complete = Some(true);
             a.incomplete_reason = None;
@@ -986,6 +1052,9 @@ impl Engine {
     }
 
     fn incomplete(&mut self, reason: &str) -> ShipOutcome {
+        // Only waiting on the registrar or the store is tried again; any
+        // other reason needs a new FINAL (or an operator).
+        self.final_pending = self.final_pending && reason == incomplete::PENDING;
         self.with_account(|a| {
             a.complete = Some(false);
             a.incomplete_reason = Some(reason.into());

@@ -19,8 +19,10 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(300);
 
 #[derive(Debug, thiserror::Error)]
 pub enum RegistrarError {
-    /// Not reachable, or not able to serve now: the work waits and is tried again.
-    #[error("the registrar is unavailable: {0}")]
+    /// Not reachable, or not able to serve now (the registrar's own reason,
+    /// such as `no space left in the object store`): the work waits and is
+    /// tried again.
+    #[error("{0}")]
     Unavailable(String),
     /// A refusal with the registrar's reason.
     #[error("the registrar refused: {} ({})", .0.message, .0.code)]
@@ -28,6 +30,11 @@ pub enum RegistrarError {
 }
 
 impl RegistrarError {
+    /// Why shipping waits, for the status and the log.
+    pub fn cause(&self) -> String {
+        self.to_string()
+    }
+
     pub fn code(&self) -> Option<&str> {
         match self {
             RegistrarError::Refused(r) => Some(&r.code),
@@ -54,7 +61,8 @@ impl RegistrarClient {
         headers: &[(&str, String)],
         body: Bytes,
     ) -> Result<Bytes, RegistrarError> {
-        let unavailable = |e: &dyn std::fmt::Display| RegistrarError::Unavailable(e.to_string());
+        let unavailable =
+            |e: &dyn std::fmt::Display| RegistrarError::Unavailable(format!("the registrar is unreachable: {e}"));
         let exchange = async {
             let stream = tokio::net::UnixStream::connect(&self.socket).await.map_err(|e| unavailable(&e))?;
             let (mut sender, connection) =
@@ -89,7 +97,9 @@ impl RegistrarClient {
                 Err(RegistrarError::Refused(refusal))
             }
             Ok(refusal) => Err(RegistrarError::Unavailable(refusal.message)),
-            Err(_) if status.is_server_error() => Err(RegistrarError::Unavailable(format!("answer {status}"))),
+            Err(_) if status.is_server_error() => {
+                Err(RegistrarError::Unavailable(format!("the registrar answered {status}")))
+            }
             Err(_) => Err(RegistrarError::Refused(RegistrarRefusal {
                 code: wire::refusal::INVALID.into(),
                 message: format!("answer {status}"),
