@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use serde_json::{Value, json};
+use sluice_tests::capture;
 use sluice_tests::create_body;
 use sluice_tests::server::{DataDir, Options, Server};
 use tokio::io::AsyncWriteExt;
@@ -287,5 +288,41 @@ async fn a_sqlite_file_locked_by_another_writer_gives_a_503_then_the_create_goes
     let (status, replay, _, _) = create(&server, "while-locked").await;
     assert_eq!((status, replay["workspaceId"].as_str()), (202, Some(id.as_str())), "{replay}");
     assert_eq!(count_workspaces(&sqlite_url(&dir.path())).await, 1);
+    server.stop();
+}
+
+#[tokio::test]
+async fn work_in_flight_when_the_database_stopped_resumes_within_seconds_of_its_return() {
+    let Some(cluster) = OwnCluster::start() else { return };
+    let dir = DataDir::new();
+    let options =
+        Options::serve().database(Some(&cluster.url)).args(["--runtime", "local", "--capture-interval-ms", "300"]);
+    let server = Server::start_with(&dir.path(), options).await;
+    // A session whose head is large: the next launch restores it through
+    // the registrar, which needs the database, so it is in flight for a
+    // while (a plain launch is over before the database is down).
+    let session = capture::session(&server, None).await;
+    let (first, _) = capture::launch(&server, &session, "first").await;
+    capture::sh_ok(&server, &first, "cd /workspace 2>/dev/null || cd ~; busybox head -c 150000000 /dev/urandom > big")
+        .await;
+    let (status, body) = server.post(&format!("/v1/workspaces/{first}/stop"), &json!({"ownerUserId": "alice"})).await;
+    assert_eq!(status, 202, "{body}");
+    server.wait_for("alice", &first, Duration::from_secs(90), |w| w["status"] == "stopped").await;
+
+    let (status, created) = server.post("/v1/workspaces", &capture::workspace_body(&session, "second", None)).await;
+    assert_eq!(status, 202, "{created}");
+    let id = created["workspaceId"].as_str().unwrap().to_owned();
+    cluster.pause();
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    cluster.resume();
+    let back = Instant::now();
+    let ready = server.wait_for("alice", &id, Duration::from_secs(60), |w| w["status"] == "ready").await;
+    let ready_after = back.elapsed();
+    assert!(ready_after < Duration::from_secs(10), "ready {ready_after:?} after the database returned: {ready}");
+    let (status, stopped) = server.post(&format!("/v1/workspaces/{id}/stop"), &json!({"ownerUserId": "alice"})).await;
+    assert_eq!(status, 202, "{stopped}");
+    let asked = Instant::now();
+    server.wait_for("alice", &id, Duration::from_secs(60), |w| w["status"] == "stopped").await;
+    assert!(asked.elapsed() < Duration::from_secs(10), "stopped {:?} after it was asked", asked.elapsed());
     server.stop();
 }
