@@ -134,6 +134,18 @@ pub struct CreateWorkspaceRequest {
         pattern = r"^[^-\s\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069](?:[^\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]*[^\s\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069])?$"
     )]
     pub launch_id: Option<String>,
+    /// With a capture source whose newest executor is kept or retained with
+    /// work not confirmed saved, the create is refused (409
+    /// `session-has-unsaved-work`) unless this says to discard that work
+    /// (`discard-unsaved`, recorded as that workspace's discard).
+    pub take_over: Option<TakeOver>,
+}
+
+/// Taking over a capture session whose executor holds unsaved work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum TakeOver {
+    DiscardUnsaved,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]

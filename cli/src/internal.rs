@@ -23,10 +23,29 @@ pub async fn serve(
     local: Arc<dyn sluice_executor::Executors>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<Option<(String, tokio::task::JoinHandle<std::io::Result<()>>)>> {
+    serve_on(args, None, store, host, local, shutdown).await
+}
+
+/// [`serve`], on a listener already bound at `--internal-listen` when one
+/// is given (the embedded default's loopback port).
+pub async fn serve_on(
+    args: &WorkerArgs,
+    bound: Option<std::net::TcpListener>,
+    store: &Store,
+    host: &str,
+    local: Arc<dyn sluice_executor::Executors>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<Option<(String, tokio::task::JoinHandle<std::io::Result<()>>)>> {
     let (Some(listen), Some((url, name))) = (&args.internal_listen, args.advertised()?) else { return Ok(None) };
     let tls = ClusterTls::new(store.sealer(), &[name]).context("the internal API's certificate")?;
     let acceptor = tokio_rustls::TlsAcceptor::from(tls.server_config()?);
-    let listener = tokio::net::TcpListener::bind(listen).await.with_context(|| format!("cannot listen on {listen}"))?;
+    let listener = match bound {
+        Some(bound) => {
+            bound.set_nonblocking(true)?;
+            tokio::net::TcpListener::from_std(bound)?
+        }
+        None => tokio::net::TcpListener::bind(listen).await.with_context(|| format!("cannot listen on {listen}"))?,
+    };
     tracing::info!(address = %listener.local_addr()?, advertised = %url, "internal API listening (cluster credential)");
     let router = router(Serving { store: store.clone(), host: host.to_owned(), local });
     let limits = sluice_api::listener::HttpLimits {

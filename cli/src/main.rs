@@ -483,9 +483,20 @@ async fn run_api(
     metrics_args: MetricsArgs,
     webhooks: WebhookArgs,
 ) -> anyhow::Result<()> {
-    let (worker_args, object_store) = match worker_or_objects {
+    let (mut worker_args, object_store) = match worker_or_objects {
         Ok(worker) => (Some(worker), None),
         Err(object_store) => (None, object_store),
+    };
+    // The embedded default is complete: its worker serves its executors on
+    // a loopback port of its own, so a gateway beside it (and previews)
+    // reach them with no flag.
+    let loopback_internal = match worker_args.as_mut() {
+        Some(args) if args.internal_listen.is_none() => {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").context("cannot listen on loopback")?;
+            args.internal_listen = Some(listener.local_addr()?.to_string());
+            Some(listener)
+        }
+        _ => None,
     };
     store_args.ensure_data_dir()?;
     let store = store_args.open().await?;
@@ -570,7 +581,8 @@ async fn run_api(
     let internal = match (&worker, &worker_args) {
         (Some(worker), Some(args)) => {
             let host = worker.config.host.clone();
-            internal::serve(args, &store, &host, worker.executors.clone(), wait(stopped.clone())).await?
+            let executors = worker.executors.clone();
+            internal::serve_on(args, loopback_internal, &store, &host, executors, wait(stopped.clone())).await?
         }
         _ => None,
     };

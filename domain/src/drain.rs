@@ -185,3 +185,88 @@ pub fn repeats(previous: &Report, previous_detail: Option<&str>, report: &Report
         && previous.saved == report.saved
         && previous_detail == detail
 }
+
+/// Why an executor that holds a capture session has work not confirmed
+/// saved, so that a new executor must not take the session over (fence
+/// it) unless the owner says to discard that work.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnsavedHolder {
+    pub run_id: String,
+    pub workspace_id: String,
+    /// `retained` or `stopping`.
+    pub state: &'static str,
+}
+
+/// Judges the run that holds a session (`None`: no executor claimed it).
+/// Its work is unsaved while its executor may exist and is retained, or
+/// is being stopped with neither a complete FINAL nor a discard. A live
+/// executor no one asked to stop is taken over as before: its daemon was
+/// shipping all along and the newest head is its work.
+pub fn unsaved_holder(holder: Option<(&Run, Option<&Drain>)>) -> Option<UnsavedHolder> {
+    let (run, drain) = holder?;
+    if run.runtime_removed_at.is_some() || run.runtime.is_none() {
+        return None;
+    }
+    let saved_or_discarded =
+        drain.is_some_and(|d| d.discard.is_some() || d.final_complete || d.state == Some(DrainState::Saved));
+    if saved_or_discarded {
+        return None;
+    }
+    let state = match (run.status, drain.and_then(|d| d.stop_requested.as_ref())) {
+        (WorkspaceStatus::Retained, _) => "retained",
+        (WorkspaceStatus::Stopped | WorkspaceStatus::Failed | WorkspaceStatus::Cancelled, _) => return None,
+        (_, Some(_)) => "stopping",
+        (_, None) => return None,
+    };
+    Some(UnsavedHolder { run_id: run.id.clone(), workspace_id: run.workspace_id.clone(), state })
+}
+
+#[cfg(test)]
+mod unsaved_holder_tests {
+    use super::*;
+    use crate::testing::run;
+
+    #[test]
+    fn a_session_is_held_against_a_takeover_while_its_holder_has_unsaved_work() {
+        let stopping = |state: Option<DrainState>| Drain {
+            stop_requested: Some(("alice".into(), 1)),
+            state,
+            ..Drain::new("r", "ws")
+        };
+        let discarded =
+            Drain { discard: Some(Discard { requested_by: "alice".into(), requested_at: 2 }), ..stopping(None) };
+        let complete = Drain { final_complete: true, ..stopping(Some(DrainState::Saved)) };
+        use WorkspaceStatus::*;
+        // (run status, runtime on record, removed, drain) → held as
+        type Row = (WorkspaceStatus, bool, bool, Option<Drain>, Option<&'static str>);
+        let table: Vec<Row> = vec![
+            (Ready, true, false, None, None),
+            (Ready, true, false, Some(stopping(None)), Some("stopping")),
+            (Ready, true, false, Some(stopping(Some(DrainState::Draining))), Some("stopping")),
+            (Ready, true, false, Some(stopping(Some(DrainState::Kept))), Some("stopping")),
+            (Ready, true, false, Some(complete.clone()), None),
+            (Ready, true, false, Some(discarded.clone()), None),
+            (Retained, true, false, Some(stopping(Some(DrainState::Gone))), Some("retained")),
+            (Retained, true, false, None, Some("retained")),
+            (Retained, true, false, Some(discarded), None),
+            (Retained, true, true, None, None),
+            (Stopped, true, true, Some(complete), None),
+            (Running, false, false, None, None),
+            (Failed, true, false, None, None),
+        ];
+        for (status, recorded, removed, drain, want) in table {
+            let mut holder = run("r", status, recorded, false);
+            holder.runtime_removed_at = removed.then_some(5);
+            let got = unsaved_holder(Some((&holder, drain.as_ref())));
+            assert_eq!(
+                got.as_ref().map(|h| h.state),
+                want,
+                "{status:?} recorded={recorded} removed={removed} {drain:?}"
+            );
+            if let Some(h) = got {
+                assert_eq!((h.run_id.as_str(), h.workspace_id.as_str()), ("r", holder.workspace_id.as_str()));
+            }
+        }
+        assert_eq!(unsaved_holder(None), None, "no executor claimed the session");
+    }
+}

@@ -129,8 +129,9 @@ impl fmt::Display for Entry {
 
 /// Whether `ip` is an address inside a host or its networks: loopback,
 /// unspecified, link-local (cloud metadata among them), private, shared
-/// (carrier-grade NAT), multicast or broadcast, IPv4 ones mapped into IPv6
-/// included. A name the host's resolver answers with one of these is not
+/// (carrier-grade NAT), multicast or broadcast, and the IPv4 ones written
+/// as IPv6 (mapped `::ffff:a.b.c.d`, compatible `::a.b.c.d`, NAT64
+/// `64:ff9b::a.b.c.d`, 6to4 `2002:AABB:CCDD::`) included. A name the host's resolver answers with one of these is not
 /// reached through the egress proxy: a public name pointed at the host's
 /// own services would otherwise open them to the workload. An operator's
 /// hosts file may still name such addresses.
@@ -148,7 +149,7 @@ pub fn is_internal(ip: std::net::IpAddr) -> bool {
                 || a == 0
                 || (a == 100 && (64..128).contains(&b))
         }
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+        IpAddr::V6(v6) => match embedded_v4(v6) {
             Some(v4) => is_internal(IpAddr::V4(v4)),
             None => {
                 let first = v6.segments()[0];
@@ -159,6 +160,21 @@ pub fn is_internal(ip: std::net::IpAddr) -> bool {
                     || (first & 0xfe00) == 0xfc00
             }
         },
+    }
+}
+
+/// The IPv4 address an IPv6 one carries where it is only a way of writing
+/// it, or of reaching it through a translator.
+fn embedded_v4(v6: std::net::Ipv6Addr) -> Option<std::net::Ipv4Addr> {
+    let s = v6.segments();
+    let tail = std::net::Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
+    match s {
+        // Mapped and compatible (`::1` and `::` are themselves, not 0.0.0.x).
+        [0, 0, 0, 0, 0, 0xffff, _, _] => Some(tail),
+        [0, 0, 0, 0, 0, 0, hi, _] if hi != 0 => Some(tail),
+        [0x64, 0xff9b, 0, 0, 0, 0, _, _] => Some(tail),
+        [0x2002, hi, lo, ..] => Some(std::net::Ipv4Addr::new((hi >> 8) as u8, hi as u8, (lo >> 8) as u8, lo as u8)),
+        _ => None,
     }
 }
 
@@ -251,6 +267,14 @@ mod tests {
             ("fd00::1", true),
             ("::ffff:127.0.0.1", true),
             ("::ffff:151.101.0.223", false),
+            ("::127.0.0.1", true),
+            ("::10.0.0.1", true),
+            ("::151.101.0.223", false),
+            ("64:ff9b::7f00:1", true),
+            ("64:ff9b::9765:df", false),
+            ("2002:7f00:1::", true),
+            ("2002:a9fe:a9fe::1", true),
+            ("2002:9765:df::", false),
             ("2a04:4e42::223", false),
         ] {
             assert_eq!(is_internal(address.parse().unwrap()), internal, "{address}");

@@ -316,6 +316,7 @@ mod tests {
             ("http://169.254.169.254/latest", false, Err("inside")),
             ("http://[::1]:80/", false, Err("inside")),
             ("http://[::ffff:127.0.0.1]/", false, Err("inside")),
+            ("http://[::127.0.0.1]/", false, Err("inside")),
             ("http://localhost:3000/", false, Err("inside")),
             ("http://api.localhost/", false, Err("inside")),
             ("http://[::1]:80/", true, Ok(("::1", 80))),

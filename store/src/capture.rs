@@ -535,6 +535,7 @@ impl Store {
     ) -> Result<CaptureSession, StoreError> {
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
+        refuse_unsaved_holder(&mut tx, session_id, run_id).await?;
         if let Some(rewind) = rewind {
             apply_rewind(&mut tx, session_id, run_id, launch, rewind, now).await?;
         }
@@ -676,3 +677,51 @@ impl Store {
         tx.commit().await
     }
 }
+
+/// A claim by another executor would fence the session's holder: refused
+/// while that holder has work not confirmed saved (the domain's rule; a
+/// create checked it already, but its holder may have been asked to stop
+/// since). The claiming daemon tries again, and claims once the holder's
+/// drain saved its work or its owner discarded it.
+async fn refuse_unsaved_holder(tx: &mut Tx, session_id: &str, run_id: &str) -> Result<(), StoreError> {
+    let holder = tx
+        .fetch_optional("SELECT claimed_run_id FROM capture_sessions WHERE id = $1", args![session_id])
+        .await?
+        .map(|row| row.opt_text("claimed_run_id"))
+        .transpose()?
+        .flatten()
+        .filter(|holder| holder != run_id);
+    let Some(holder) = holder else { return Ok(()) };
+    let Some(run) = tx
+        .fetch_optional(
+            &format!("SELECT {} FROM runs WHERE id = $1", crate::workspaces::RUN_COLUMNS),
+            args![holder.as_str()],
+        )
+        .await?
+    else {
+        return Ok(());
+    };
+    let run = crate::workspaces::run_from_row(&run)?;
+    let drain = tx
+        .fetch_optional(
+            &format!("SELECT {} FROM drains WHERE run_id = $1", crate::drains::DRAIN_COLUMNS),
+            args![holder],
+        )
+        .await?
+        .map(|row| crate::drains::drain_from_row(&row))
+        .transpose()?;
+    match sluice_domain::drain::unsaved_holder(Some((&run, drain.as_ref()))) {
+        None => Ok(()),
+        Some(unsaved) => Err(Refusal {
+            message: format!(
+                "the session's holder (run {} of workspace {}) is {} with work not confirmed saved",
+                unsaved.run_id, unsaved.workspace_id, unsaved.state
+            ),
+            code: SESSION_HAS_UNSAVED_WORK,
+        }
+        .into()),
+    }
+}
+
+/// The code of a take-over refused for the holder's unsaved work.
+pub const SESSION_HAS_UNSAVED_WORK: &str = "session-has-unsaved-work";

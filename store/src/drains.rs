@@ -91,6 +91,17 @@ pub(crate) fn report_from_row(row: &DbRow) -> Result<Report, StoreError> {
 }
 
 impl Store {
+    /// The run whose executor claimed the session last, with its drain:
+    /// what a create or re-plan that would take the session over weighs.
+    pub async fn session_holder(&self, session_id: &str) -> Result<Option<(Run, Option<Drain>)>, StoreError> {
+        let Some(run_id) = self.capture_session(session_id).await?.and_then(|s| s.claimed_run_id) else {
+            return Ok(None);
+        };
+        let Some(run) = self.get_run(&run_id).await? else { return Ok(None) };
+        let drain = self.drain(&run_id).await?;
+        Ok(Some((run, drain)))
+    }
+
     /// The drain record of `run_id`.
     pub async fn drain(&self, run_id: &str) -> Result<Option<Drain>, StoreError> {
         self.pool

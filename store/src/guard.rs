@@ -256,7 +256,7 @@ fn private_v6(ip: Ipv6Addr) -> bool {
         || ip.is_unspecified()
         || (first & 0xfe00) == 0xfc00
         || (first & 0xffc0) == 0xfe80
-        || ip.to_ipv4_mapped().is_some_and(private_v4)
+        || ip.to_ipv4().is_some_and(private_v4)
 }
 
 fn has_private_url(text: &str) -> bool {

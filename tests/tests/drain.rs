@@ -434,29 +434,47 @@ async fn an_expired_capture_workspace_is_drained_not_just_removed() {
 }
 
 #[tokio::test]
-async fn a_retained_executor_is_not_recovered_over_a_newer_executor_on_its_session() {
-    let Some(Stuck { mut s3, dir, server, session, id, run_id, .. }) = stuck(Flavor::Bubblewrap, "older").await else {
+async fn a_session_whose_executor_holds_unsaved_work_is_taken_over_only_when_asked() {
+    let Some(Stuck { s3, dir, server, session, id, run_id, .. }) = stuck(Flavor::Bubblewrap, "older").await else {
         return;
     };
+    // Kept while stopping: a new executor on the session would fence it.
+    let create = |take_over: Option<&str>| {
+        let mut body = workspace_body(&session, "newer", None);
+        if let Some(take_over) = take_over {
+            body["takeOver"] = json!(take_over);
+        }
+        body
+    };
+    let (status, refused) = server.post("/v1/workspaces", &create(None)).await;
+    assert_eq!(status, 409, "{refused}");
+    assert_eq!(refused["code"], "session-has-unsaved-work", "{refused}");
+    let message = refused["message"].as_str().unwrap();
+    assert!(message.contains(&run_id) && message.contains(&id) && message.contains("stopping"), "{refused}");
+    // Retained (its executor ended with the work on its disk): refused too.
     kill_executor(Flavor::Bubblewrap, &dir, &run_id);
     server.wait_for("alice", &id, DRAIN_WITHIN, |w| w["status"] == "retained").await;
-    s3.resume();
-    let (newer, newer_run) = launch(&server, &session, "newer").await;
-    let (_, asked) = server.post(&format!("/v1/workspaces/{id}/recover"), &json!({"ownerUserId": "alice"})).await;
-    assert_eq!(asked["state"], "requested", "{asked}");
-    let held = server
-        .wait_for("alice", &id, DRAIN_WITHIN, |w| w["captureDrain"]["retained"]["lastRecoveryError"].is_string())
-        .await;
-    let error = held["captureDrain"]["retained"]["lastRecoveryError"].as_str().unwrap();
-    assert!(error.contains(&newer_run), "{held}");
-    assert_eq!(held["status"], "retained", "{held}");
-    // The newer executor still holds the session and works on.
+    let (status, refused) = server.post("/v1/workspaces", &create(None)).await;
+    assert_eq!((status, refused["code"].as_str()), (409, Some("session-has-unsaved-work")), "{refused}");
+    assert!(refused["message"].as_str().unwrap().contains("retained"), "{refused}");
+    let (status, refused) = server.post("/v1/workspaces", &create(Some("keep-it"))).await;
+    assert_eq!(status, 400, "an unknown take-over is named: {refused}");
+    assert!(executor_exists(Flavor::Bubblewrap, &dir, &run_id), "nothing was taken: the older executor keeps its disk");
+    assert!(details(&server, &id).await["captureDrain"]["discard"].is_null());
+
+    // Taken over when asked: the older executor's discard is recorded, and the newer one holds the session.
+    let (status, created) = server.post("/v1/workspaces", &create(Some("discard-unsaved"))).await;
+    assert_eq!(status, 202, "{created}");
+    let newer = created["workspaceId"].as_str().unwrap().to_owned();
+    let older = details(&server, &id).await;
+    assert_eq!(older["captureDrain"]["discard"]["requestedBy"], "alice", "the discard is recorded: {older}");
+    server.wait_for("alice", &newer, READY_WITHIN, |w| w["status"] == "ready").await;
+    let ended = server.wait_for("alice", &id, DRAIN_WITHIN, |w| w["status"] == "stopped").await;
+    assert_eq!(drain_state(&ended), "discarded", "the older executor ended as discarded: {ended}");
     let (_, status) = server.get(&format!("/v1/workspaces/{newer}/capture?ownerUserId=alice")).await;
     assert_eq!(status["fenced"], false, "{status}");
     sh_ok(&server, &newer, "true").await;
-    assert!(executor_exists(Flavor::Bubblewrap, &dir, &run_id), "the older executor keeps its disk");
-    stop(&server, &id, json!({"discardUnsaved": true})).await;
-    server.wait_for("alice", &id, DRAIN_WITHIN, |w| w["status"] == "stopped").await;
+    drop(s3);
     server.stop();
 }
 

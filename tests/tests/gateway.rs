@@ -1,6 +1,6 @@
 //! The SSH gateway with OpenSSH's own clients (`ssh`, `scp`, `sftp`) and
-//! curl, against `sluice gateway` in front of a fleet of one `sluice api`
-//! and one `sluice worker`: a terminal shell, commands with their streams
+//! curl, against `sluice gateway` beside the embedded default (`sluice
+//! serve` with no flag but the runtime): a terminal shell, commands with their streams
 //! and exit codes, files both ways, a forwarded port, the refusals a user
 //! reads, and the sessions recorded without anything typed.
 
@@ -192,17 +192,14 @@ fn sha256(path: &Path) -> String {
     format!("{:x}", sha2::Sha256::digest(std::fs::read(path).unwrap()))
 }
 
-async fn fleet(dir: &DataDir, runtime: &str) -> (Server, Server) {
-    let api = Server::start_with(&dir.path(), Options::command("api")).await;
-    let internal = free_port();
-    let worker = Options::command("worker")
-        .arg("--runtime")
-        .arg(runtime)
-        .arg("--internal-listen")
-        .arg(format!("127.0.0.1:{internal}"))
-        .env("SLUICE_LOG", "info");
-    let worker = Server::start_with(&dir.path(), worker).await;
-    (api, worker)
+/// `sluice serve` as a fresh machine runs it: the gateway reaches its
+/// executors through the loopback address it serves them on by itself.
+async fn embedded(dir: &DataDir, runtime: &str) -> Server {
+    let mut options = Options::serve().env("SLUICE_LOG", "info");
+    if runtime != "local" {
+        options = options.arg("--runtime").arg(runtime);
+    }
+    Server::start_with(&dir.path(), options).await
 }
 
 async fn create(api: &Server, image: &str) -> String {
@@ -223,7 +220,7 @@ async fn openssh_reaches_workspaces_through_the_gateway() {
     }
     for (runtime, image) in runtimes {
         let dir = DataDir::new();
-        let (api, worker) = fleet(&dir, runtime).await;
+        let api = embedded(&dir, runtime).await;
         let gateway = Gateway::start(&dir, &api);
         let keys = dir.root().join("keys");
         std::fs::create_dir_all(&keys).unwrap();
@@ -262,7 +259,7 @@ async fn openssh_reaches_workspaces_through_the_gateway() {
 
         // A terminal: tty, size and resize, Ctrl-C, exit 7.
         let (code, shown) = terminal_session(&gateway, &alice, &id);
-        assert_eq!(code, 7, "{runtime}: {shown}\n{}", worker.output());
+        assert_eq!(code, 7, "{runtime}: {shown}\n{}", api.output());
 
         // 10 MB through stdin, byte for byte; and scp both ways.
         let payload = dir.root().join("payload");
@@ -359,7 +356,7 @@ async fn openssh_reaches_workspaces_through_the_gateway() {
         assert!(items.iter().any(|s| s["kind"] == "exec" && s["exitStatus"] == 3), "{sessions}");
         assert!(items.iter().all(|s| s["principal"] == "alice"), "bob's refused key opened nothing: {sessions}");
         assert!(!sessions.to_string().contains(TYPED), "{sessions}");
-        for log in [api.output(), worker.output(), std::fs::read_to_string(&gateway.log).unwrap()] {
+        for log in [api.output(), std::fs::read_to_string(&gateway.log).unwrap()] {
             assert!(!log.contains(TYPED) && !log.contains("served-inside"), "nothing typed or shown is logged");
         }
 
@@ -371,7 +368,6 @@ async fn openssh_reaches_workspaces_through_the_gateway() {
         assert_eq!(out.status.code(), Some(1), "{runtime}");
         assert!(text(&out.stderr).contains("stopped"), "{runtime}: {}", text(&out.stderr));
         drop(gateway);
-        worker.stop();
         api.stop();
     }
 }

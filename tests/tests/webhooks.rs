@@ -323,7 +323,15 @@ async fn signed_deliveries_are_retried_deduplicated_by_id_and_complete() {
 async fn endpoints_inside_the_host_are_refused_unless_the_install_allows_them() {
     let dir = DataDir::new();
     let server = Server::start_with(&dir.path(), Options::serve()).await;
-    for url in ["http://127.0.0.1:9/in", "http://[::1]/in", "http://localhost:8080/in", "http://169.254.169.254/"] {
+    for url in [
+        "http://127.0.0.1:9/in",
+        "http://[::1]/in",
+        "http://localhost:8080/in",
+        "http://169.254.169.254/",
+        "http://[::127.0.0.1]/",
+        "http://[::ffff:127.0.0.1]/",
+        "http://[64:ff9b::7f00:1]/",
+    ] {
         let (status, answer) = server.post("/v1/webhooks", &json!({ "url": url })).await;
         assert_eq!(status, 400, "{url}: {answer}");
         assert!(answer["message"].as_str().unwrap().starts_with("url:"), "{answer}");

@@ -105,6 +105,8 @@ struct World {
     order: Vec<String>,
     /// Workspaces their owner asked to discard.
     discarded: BTreeSet<String>,
+    /// Workspaces their owner asked to stop (with or without a discard).
+    stopping: BTreeSet<String>,
     /// Each workspace's capture session, and the run that claimed each
     /// session last.
     sessions: BTreeMap<String, String>,
@@ -138,6 +140,10 @@ struct Stats {
     attestations_accepted: u64,
     attestations_refused: u64,
     hosts_unreachable: u64,
+    /// Creates on a session whose holder had unsaved work: refused, or
+    /// taken over with the holder's discard.
+    takeovers_refused: u64,
+    takeovers_discarded: u64,
 }
 
 impl Stats {
@@ -152,6 +158,8 @@ impl Stats {
         self.attestations_accepted += other.attestations_accepted;
         self.attestations_refused += other.attestations_refused;
         self.hosts_unreachable += other.hosts_unreachable;
+        self.takeovers_refused += other.takeovers_refused;
+        self.takeovers_discarded += other.takeovers_discarded;
     }
 }
 
@@ -395,6 +403,19 @@ async fn claim(world: &Shared, store: &Store, run_id: &str) {
     let Some((session, launch, boot)) = wanted else { return };
     if let Ok(claimed) = store.claim_capture_session(&session, run_id, &launch, None).await {
         let mut world = world.lock().unwrap();
+        // No session moves past an executor asked to stop that holds
+        // unsaved work, unless its owner discarded that work.
+        if let Some(previous) = world.holders.get(&session).filter(|p| *p != run_id).cloned() {
+            let e = &world.executors[&previous];
+            let unsaved = !e.removed && e.unsaved > 0 && !world.final_leaves_writers;
+            if unsaved && world.stopping.contains(&e.workspace_id) && !world.discarded.contains(&e.workspace_id) {
+                let message = format!(
+                    "run {run_id} claimed session {session} past run {previous} (stopping, {} bytes unsaved, not discarded)",
+                    e.unsaved
+                );
+                world.violations.push(message);
+            }
+        }
         world.holders.insert(session, run_id.to_owned());
         let e = world.executors.get_mut(run_id).expect("the claiming executor");
         e.epoch = claimed.epoch;
@@ -761,6 +782,7 @@ impl Sim {
         let request = Request::Stop { by: OWNER.into(), intent };
         let Ok(Some(next)) = self.store.request(OWNER, id, request).await else { return };
         self.stopped.insert(id.to_owned());
+        self.world.lock().unwrap().stopping.insert(id.to_owned());
         let Answer::Stop { completion: Some((outcome, detail)) } = next.answer else { return };
         let mut world = self.world.lock().unwrap();
         if outcome == AttestationOutcome::Accepted {
@@ -786,6 +808,66 @@ impl Sim {
         let request = Request::Stop { by: OWNER.into(), intent };
         if let Ok(Some(_)) = self.store.request(OWNER, id, request).await {
             self.stopped.insert(id.to_owned());
+            self.world.lock().unwrap().stopping.insert(id.to_owned());
+        }
+    }
+
+    /// An executor whose session a newer one claimed cannot save what it
+    /// holds (its retention says so): its owner discards it, as the
+    /// retention's reason asks.
+    async fn discard_if_superseded(&mut self, id: &str) {
+        let Some(session) = self.world.lock().unwrap().sessions.get(id).cloned() else { return };
+        let Ok(Some(view)) = self.store.get_workspace(OWNER, id).await else { return };
+        let ended = matches!(
+            view.workspace.status,
+            WorkspaceStatus::Stopped | WorkspaceStatus::Failed | WorkspaceStatus::Cancelled
+        );
+        let Some(current) = view.current_run.map(|r| r.id) else { return };
+        let Ok(Some(holder)) = self.store.capture_session(&session).await.map(|s| s.and_then(|s| s.claimed_run_id))
+        else {
+            return;
+        };
+        if !ended && holder != current && !self.world.lock().unwrap().discarded.contains(id) {
+            self.stop(id, true).await;
+        }
+    }
+
+    /// A create on the session of workspace `on`, gated as the API gates
+    /// it: refused while the session's holder has unsaved work, unless
+    /// the owner takes it over, which records the holder's discard first.
+    async fn create_on_session(&mut self, on: &str, take_over: bool) {
+        let Some(session) = self.world.lock().unwrap().sessions.get(on).cloned() else { return };
+        let holder = match self.store.session_holder(&session).await {
+            Ok(holder) => holder,
+            Err(StoreError::Unavailable(_)) => return,
+            Err(e) => panic!("reading a session's holder failed: {e}"),
+        };
+        if let Some(unsaved) =
+            sluice_domain::drain::unsaved_holder(holder.as_ref().map(|(run, drain)| (run, drain.as_ref())))
+        {
+            if !take_over {
+                self.world.lock().unwrap().stats.takeovers_refused += 1;
+                return;
+            }
+            self.stop(&unsaved.workspace_id, true).await;
+            if !self.world.lock().unwrap().stopping.contains(&unsaved.workspace_id) {
+                return;
+            }
+            self.world.lock().unwrap().stats.takeovers_discarded += 1;
+        }
+        let spec = sluice_store::spec::Spec::parse(json!({"source": {"kind": "capture", "sessionId": session}}))
+            .expect("a capture-sourced spec");
+        let new = NewWorkspace {
+            spec,
+            ..NewWorkspace::of(OWNER, &format!("w{}", self.workspaces.len()), "local", "sim", "1")
+        };
+        match self.store.create_workspace(new).await {
+            Ok(sluice_store::CreateOutcome::Created(view) | sluice_store::CreateOutcome::Replayed(view)) => {
+                self.world.lock().unwrap().sessions.insert(view.workspace.id.clone(), session);
+                self.workspaces.push(view.workspace.id)
+            }
+            Err(StoreError::Unavailable(_)) => {}
+            Err(e) => panic!("a create failed: {e}"),
         }
     }
 
@@ -944,6 +1026,16 @@ async fn run(seed: u64, final_leaves_writers: bool) -> Result<Stats, String> {
                 // Another host's worker finds this host silent (after a
                 // clock jump, its last beat is old): its executors are
                 // kept as unreachable until its worker beats again.
+                // A new executor on an existing workspace's session.
+                47..=48 if !sim.workspaces.is_empty() && sim.workspaces.len() < MAX_WORKSPACES => {
+                    // Mostly on a workspace asked to stop: its executor may be kept.
+                    let stopping: Vec<String> =
+                        sim.workspaces.iter().filter(|w| sim.stopped.contains(*w)).cloned().collect();
+                    let from = if !stopping.is_empty() && rng.chance(700) { stopping } else { sim.workspaces.clone() };
+                    let on = from[rng.below(from.len() as u64) as usize].clone();
+                    let take_over = rng.chance(500);
+                    sim.create_on_session(&on, take_over).await;
+                }
                 45..=46 => {
                     let grace = [0, 1_000, 60_000][rng.below(3) as usize];
                     if let Ok(marked) = sim.store.sweep_unreachable_hosts(grace).await {
@@ -984,6 +1076,7 @@ async fn run(seed: u64, final_leaves_writers: bool) -> Result<Stats, String> {
                     if !sim.stopped.contains(&id) {
                         sim.stop(&id, false).await;
                     }
+                    sim.discard_if_superseded(&id).await;
                 }
             }
             if !sim.step_worker().await {
@@ -1091,6 +1184,7 @@ async fn no_schedule_removes_unsaved_work_and_every_stop_ends() {
         assert!(total.db_outages > 0 && total.exec_runs > 0, "{total:?}");
         assert!(total.attestations_accepted > 0 && total.attestations_refused > 0, "{total:?}");
         assert!(total.hosts_unreachable > 0, "no schedule found its host silent: {total:?}");
+        assert!(total.takeovers_refused > 0 && total.takeovers_discarded > 0, "{total:?}");
     }
 }
 

@@ -83,6 +83,49 @@ async fn check_capture_source(
     }
 }
 
+/// A create on a session whose newest executor holds work not confirmed
+/// saved would fence that executor and leave its work on its disk alone:
+/// refused (409 `session-has-unsaved-work`, naming the executor and its
+/// workspace) unless the caller takes the session over with
+/// `discard-unsaved`, which records that workspace's discard first. A
+/// replay of a create already made is not weighed again.
+async fn check_takeover(
+    app: &AppState,
+    owner: &str,
+    session: &str,
+    take_over: Option<TakeOver>,
+    key: Option<&str>,
+) -> Result<(), ApiError> {
+    if let Some(key) = key
+        && app.store.get_create_key(owner, key).await?.workspace_id.is_some()
+    {
+        return Ok(());
+    }
+    let holder = app.store.session_holder(session).await?;
+    let Some(unsaved) = sluice_domain::drain::unsaved_holder(holder.as_ref().map(|(run, drain)| (run, drain.as_ref())))
+    else {
+        return Ok(());
+    };
+    match take_over {
+        Some(TakeOver::DiscardUnsaved) => {
+            let intent = sluice_store::StopIntent { discard: true, attestation: None };
+            let request = Request::Stop { by: owner.to_owned(), intent };
+            app.store.request(owner, &unsaved.workspace_id, request).await?.ok_or(ApiError::NotFound)?;
+            app.work_enqueued();
+            Ok(())
+        }
+        None => Err(ApiError::conflict(
+            format!(
+                "the capture session's newest executor (run {} of workspace {}) is {} with work not confirmed \
+                 saved; a new executor would fence it: stop it and let it drain, discard it \
+                 (POST /v1/workspaces/{}/stop with discardUnsaved), or create with takeOver \"discard-unsaved\"",
+                unsaved.run_id, unsaved.workspace_id, unsaved.state, unsaved.workspace_id
+            ),
+            Some(sluice_store::capture::SESSION_HAS_UNSAVED_WORK),
+        )),
+    }
+}
+
 /// Create a workspace (202). Idempotent per owner with `idempotencyKey`.
 #[utoipa::path(post, path = "/v1/workspaces", tag = "workspaces", operation_id = "createWorkspace",
     params(("idempotency-key" = Option<String>, Header, description = "Same as the body's idempotencyKey; the body wins.")),
@@ -126,6 +169,15 @@ pub async fn create_workspace(
         }
         (None, None) => None,
     };
+    match spec.capture_session() {
+        Some(session) => check_takeover(&app, &owner, session, req.take_over, key.as_deref()).await?,
+        None if req.take_over.is_some() => {
+            return Err(ApiError::bad_request(
+                "takeOver is accepted only with a capture source (spec.source.kind \"capture\")",
+            ));
+        }
+        None => {}
+    }
 
     // Everything stored in plain columns passes the guard, each under its own name.
     for (field, value) in [
@@ -160,7 +212,7 @@ pub async fn create_workspace(
         let request = json!({
             "ownerUserId": owner, "registryId": registry_id, "repository": repository, "tag": tag,
             "name": name, "spec": spec.document(), "secretEnv": req.secret_env, "captureToken": capture_token,
-            "ttlSeconds": ttl_seconds, "launchId": launch_id,
+            "ttlSeconds": ttl_seconds, "launchId": launch_id, "takeOver": req.take_over,
         });
         Idempotency { key, request_hash: app.store.sealer().keyed_digest(canonical(&request).as_bytes()) }
     });
@@ -539,6 +591,19 @@ pub async fn replan_workspace_capture(
 ) -> Result<Json<WorkspaceCaptureReplanned>, ApiError> {
     let owner = req.owner_user_id.into_string();
     let executor = capture_executor(&app, &owner, &workspace_id).await?;
+    // A re-plan of a fenced executor claims the session back from the newer one.
+    let holder = app.store.session_holder(&executor.session_id).await?;
+    let other = holder.as_ref().filter(|(run, _)| run.id != executor.run_id);
+    if let Some(unsaved) = sluice_domain::drain::unsaved_holder(other.map(|(run, drain)| (run, drain.as_ref()))) {
+        return Err(ApiError::conflict(
+            format!(
+                "the capture session's newest executor (run {} of workspace {}) is {} with work not confirmed \
+                 saved; a re-plan would fence it: let it drain, or discard it first",
+                unsaved.run_id, unsaved.workspace_id, unsaved.state
+            ),
+            Some(sluice_store::capture::SESSION_HAS_UNSAVED_WORK),
+        ));
+    }
     let target = sluice_executor::Target { run_id: &executor.run_id, endpoint: &executor.endpoint };
     Ok(Json(control(&app)?.capture_replan(target).await.map_err(daemon_failed)?))
 }
