@@ -22,6 +22,51 @@ impl Modify for SecuritySchemes {
     }
 }
 
+/// Every route may answer 503 while the database cannot (down, locked,
+/// its disk full), with `Retry-After`: declared on each operation, with
+/// the header, where the handler's own list does not say more.
+struct Unavailable;
+
+impl Modify for Unavailable {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder, header::HeaderBuilder};
+        let retry_after = HeaderBuilder::new()
+            .schema(utoipa::openapi::ObjectBuilder::new().schema_type(utoipa::openapi::schema::Type::Integer))
+            .description(Some("Seconds to wait before trying again."))
+            .build();
+        for item in doc.paths.paths.values_mut() {
+            let operations = [
+                &mut item.get,
+                &mut item.put,
+                &mut item.post,
+                &mut item.delete,
+                &mut item.patch,
+                &mut item.head,
+                &mut item.options,
+                &mut item.trace,
+            ];
+            for operation in operations.into_iter().flatten() {
+                let responses = &mut operation.responses.responses;
+                let declared = responses.remove("503");
+                let description = match &declared {
+                    Some(RefOr::T(response)) => response.description.clone(),
+                    _ => "The database (or another dependency) cannot answer now; try again after `Retry-After`."
+                        .to_owned(),
+                };
+                let response = ResponseBuilder::new()
+                    .description(description)
+                    .header("Retry-After", retry_after.clone())
+                    .content(
+                        "application/json",
+                        ContentBuilder::new().schema(Some(Ref::from_schema_name("ErrorBody"))).build(),
+                    )
+                    .build();
+                responses.insert("503".to_owned(), RefOr::T(response));
+            }
+        }
+    }
+}
+
 #[derive(OpenApi)]
 #[openapi(
     info(title = "sluice", description = "Workspace lifecycle, attempts, events, and runtime routing endpoints."),
@@ -78,7 +123,7 @@ impl Modify for SecuritySchemes {
         crate::routes::capture_sessions::archive_capture,
         crate::health,
     ),
-    modifiers(&SecuritySchemes)
+    modifiers(&SecuritySchemes, &Unavailable)
 )]
 struct ApiDoc;
 
@@ -121,6 +166,24 @@ mod tests {
         assert_eq!(documented("RuntimeStatus"), wire(RuntimeStatus::ALL));
         assert_eq!(documented("HostState"), wire(sluice_store::HostState::ALL));
         assert_eq!(documented("WorkspaceStatus")[0], "queued");
+    }
+
+    #[test]
+    fn every_operation_declares_the_503_with_retry_after() {
+        let doc = document();
+        let mut seen = 0;
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for (method, operation) in item.as_object().unwrap() {
+                let unavailable = &operation["responses"]["503"];
+                assert!(unavailable["headers"]["Retry-After"].is_object(), "{method} {path}: {unavailable}");
+                assert_eq!(
+                    unavailable["content"]["application/json"]["schema"]["$ref"], "#/components/schemas/ErrorBody",
+                    "{method} {path}"
+                );
+                seen += 1;
+            }
+        }
+        assert!(seen > 50, "every operation was looked at: {seen}");
     }
 
     #[test]
