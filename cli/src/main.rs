@@ -118,6 +118,11 @@ enum Command {
         #[command(flatten)]
         store: StoreArgs,
     },
+    /// The operator console's sign-ins.
+    Console {
+        #[command(subcommand)]
+        command: ConsoleCommand,
+    },
     /// The SSH gateway: `ssh WORKSPACE_ID@gateway` with a key registered
     /// through the API (POST /v1/ssh-keys) opens a shell, runs a command,
     /// serves sftp and forwards ports (`ssh -L`) into the workspace.
@@ -321,6 +326,13 @@ async fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Command::Doctor { store: store_args, worker } => doctor(&store_args, &worker).await,
+        Command::Console { command: ConsoleCommand::Sessions { command: SessionsCommand::Revoke { store } } } => {
+            let store = store.open().await?;
+            let ended = store.end_all_console_sessions().await?;
+            store.close().await;
+            println!("ended {ended} console sessions: every browser signs in again");
+            Ok(())
+        }
         Command::Migrate { store } => {
             let store = store.open().await?;
             store.close().await;
@@ -703,4 +715,22 @@ fn shutdown_signal() -> (impl std::future::Future<Output = ()>, watch::Receiver<
 
 async fn wait(mut rx: watch::Receiver<bool>) {
     let _ = rx.wait_for(|stopped| *stopped).await;
+}
+
+#[derive(Subcommand, Debug)]
+enum ConsoleCommand {
+    /// Console sessions (one per sign-in).
+    Sessions {
+        #[command(subcommand)]
+        command: SessionsCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum SessionsCommand {
+    /// End every console session now: each browser must sign in again.
+    Revoke {
+        #[command(flatten)]
+        store: StoreArgs,
+    },
 }

@@ -13,6 +13,7 @@ pub mod broker_snapshots;
 pub mod capture;
 pub mod clock;
 pub mod collection;
+mod console_sessions;
 mod create_keys;
 mod db;
 mod drains;

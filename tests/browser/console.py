@@ -8,11 +8,25 @@ usage: console.py BASE_URL TOKEN_FILE WORKSPACE_ID REASON OUTPUT_DIR
 """
 
 import pathlib
+import subprocess
 import sys
 
 from playwright.sync_api import expect, sync_playwright
 
 WITHIN_MS = 120_000
+
+
+def replay(base: str, cookie: str, path: str, form: str | None = None, timeout: int = 10) -> tuple[int, str]:
+    """The answer to a request made with curl, carrying `cookie` as the
+    console's session cookie (and posting `form` when given)."""
+    command = ["curl", "-s", "--max-time", str(timeout), "-o", "-", "-w", "\n%{http_code}"]
+    if cookie:
+        command += ["-H", f"Cookie: sluice_console={cookie}"]
+    if form is not None:
+        command += ["-H", "content-type: application/x-www-form-urlencoded", "--data", form]
+    out = subprocess.run(command + [f"{base}{path}"], capture_output=True, text=True).stdout
+    body, _, code = out.rpartition("\n")
+    return int(code or 0), body
 
 
 def main() -> None:
@@ -81,11 +95,25 @@ def main() -> None:
         expect(page.locator(f"#retained tr[data-workspace='{workspace}']")).to_have_count(0)
         page.screenshot(path=str(shots / "5-overview-after.png"), full_page=True)
 
-        # Signing out ends the session.
+        # Signing out ends the session on the server: the cookie a browser
+        # (or anyone who copied it) kept opens nothing afterwards.
+        kept = next(c for c in context.cookies() if c["name"] == "sluice_console")["value"]
+        csrf = page.locator("input[name=csrf]").first.get_attribute("value")
+        assert replay(base, kept, "/console")[0] == 200, "the kept cookie works before the sign-out"
         page.click("text=Sign out")
         page.wait_for_url(f"{base}/console/login")
         page.goto(f"{base}/console")
         assert page.url.endswith("/console/login"), page.url
+        status, body = replay(base, kept, "/console")
+        assert status in (302, 303, 307) and "Retained" not in body, f"a page after the sign-out: {status}"
+        status, body = replay(base, kept, "/console/stream", timeout=5)
+        assert status != 200 and "data:" not in body, f"the stream after the sign-out: {status}"
+        status, body = replay(
+            base, kept, f"/console/workspaces/{workspace}/discard", form=f"csrf={csrf}&confirm=yes"
+        )
+        assert status == 403, f"a discard after the sign-out: {status} {body[:200]}"
+        assert replay(base, "", "/console")[0] in (302, 303, 307), "no cookie at all reads the same"
+        page.screenshot(path=str(shots / "6-signed-out.png"), full_page=True)
         assert not errors, f"script errors on the pages: {errors}"
         browser.close()
     print("console checks passed")

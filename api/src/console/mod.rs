@@ -3,8 +3,9 @@
 //! operator signs in with an API token; the console keeps no token, only a
 //! session cookie (HttpOnly, SameSite=Strict) that names the token by a
 //! digest prefix and is signed with a key derived from the install's
-//! sealing key, so any API instance honours it and it ends when its token
-//! is no longer accepted. Every form carries a token derived from the
+//! sealing key, so any API instance honours it; it ends when its token is
+//! no longer accepted, and when its sign-in's record ends (a sign-out, or
+//! `sluice console sessions revoke`). Every form carries a token derived from the
 //! session (CSRF), and what the console does goes through the same store
 //! requests as the API's.
 
@@ -107,6 +108,8 @@ fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 /// A signed-in operator: the session cookie's value.
 pub(crate) struct Session {
     value: String,
+    /// The session's record (see the store's console sessions).
+    id: String,
 }
 
 impl Session {
@@ -116,24 +119,42 @@ impl Session {
     }
 }
 
-fn session(app: &AppState, headers: &HeaderMap) -> Option<Session> {
+/// The session the cookie names: signed here, not past its time, its token
+/// still accepted, and its record not ended (a sign-out ends it on the
+/// server, so a cookie kept or replayed after it is refused like none). A
+/// store that cannot answer is no session either.
+async fn session(app: &AppState, headers: &HeaderMap) -> Option<Session> {
     let value = cookie(headers, SESSION_COOKIE)?;
-    let mut parts = value.splitn(3, '.');
-    let (expires, digest, claimed) = (parts.next()?, parts.next()?, parts.next()?);
+    let mut parts = value.splitn(4, '.');
+    let (expires, digest, id, claimed) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
     let fresh = expires.parse::<i64>().is_ok_and(|at| at > now_ms());
-    let signed_here = verify(&key(app), &["session", expires, digest], claimed);
-    (fresh && signed_here && app.config.api_tokens.accepts_digest_prefix(digest))
-        .then(|| Session { value: value.to_owned() })
+    let signed_here = verify(&key(app), &["session", expires, digest, id], claimed);
+    if !(fresh && signed_here && app.config.api_tokens.accepts_digest_prefix(digest)) {
+        return None;
+    }
+    match app.store.console_session_holds(id).await {
+        Ok(true) => Some(Session { value: value.to_owned(), id: id.to_owned() }),
+        Ok(false) => None,
+        Err(e) => {
+            tracing::warn!(error = %e, "a console session could not be checked");
+            None
+        }
+    }
 }
 
 /// The session, or the sign-in page for a browser that has none.
-fn signed_in(app: &AppState, headers: &HeaderMap) -> Result<Session, Box<Response>> {
-    session(app, headers).ok_or_else(|| Box::new(Redirect::to("/console/login").into_response()))
+async fn signed_in(app: &AppState, headers: &HeaderMap) -> Result<Session, Box<Response>> {
+    session(app, headers).await.ok_or_else(|| Box::new(Redirect::to("/console/login").into_response()))
 }
 
 /// A form's fields, with its CSRF token checked against the session.
-fn form(app: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<(Session, HashMap<String, String>), Box<Response>> {
-    let session = session(app, headers).ok_or_else(|| Box::new(refused(StatusCode::FORBIDDEN, "sign in again")))?;
+async fn form(
+    app: &AppState,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<(Session, HashMap<String, String>), Box<Response>> {
+    let session =
+        session(app, headers).await.ok_or_else(|| Box::new(refused(StatusCode::FORBIDDEN, "sign in again")))?;
     let fields: HashMap<String, String> = serde_urlencoded::from_bytes(body)
         .map_err(|_| Box::new(refused(StatusCode::BAD_REQUEST, "the form could not be read")))?;
     let csrf = fields.get("csrf").map(String::as_str).unwrap_or_default();
@@ -190,9 +211,14 @@ async fn login(State(app): State<AppState>, headers: HeaderMap, body: Bytes) -> 
         *response.status_mut() = StatusCode::UNAUTHORIZED;
         return response;
     }
-    let expires = (now_ms() + SESSION_FOR_MS).to_string();
+    let expires_at = now_ms() + SESSION_FOR_MS;
+    let expires = expires_at.to_string();
     let digest = &token_digest(token)[..16];
-    let value = format!("{expires}.{digest}.{}", signed(&key(&app), &["session", &expires, digest]));
+    let id = hex(&random_bytes::<16>());
+    if let Err(e) = app.store.begin_console_session(&id, expires_at).await {
+        return failed(e);
+    }
+    let value = format!("{expires}.{digest}.{id}.{}", signed(&key(&app), &["session", &expires, digest, &id]));
     let cookie = format!(
         "{SESSION_COOKIE}={value}; Path=/console; HttpOnly; SameSite=Strict; Max-Age={}",
         SESSION_FOR_MS / 1000
@@ -204,9 +230,14 @@ async fn login(State(app): State<AppState>, headers: HeaderMap, body: Bytes) -> 
 }
 
 async fn logout(State(app): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
-    if let Err(refusal) = form(&app, &headers, &body) {
-        return *refusal;
+    let session = match form(&app, &headers, &body).await {
+        Ok((session, _)) => session,
+        Err(refusal) => return *refusal,
+    };
+    if let Err(e) = app.store.end_console_session(&session.id).await {
+        return failed(e);
     }
+    tracing::info!("an operator signed out of the console");
     let mut response = Redirect::to("/console/login").into_response();
     let cleared = format!("{SESSION_COOKIE}=; Path=/console; HttpOnly; SameSite=Strict; Max-Age=0");
     response.headers_mut().append(header::SET_COOKIE, HeaderValue::from_str(&cleared).expect("a header value"));
@@ -214,7 +245,7 @@ async fn logout(State(app): State<AppState>, headers: HeaderMap, body: Bytes) ->
 }
 
 async fn overview(State(app): State<AppState>, headers: HeaderMap) -> Response {
-    let session = match signed_in(&app, &headers) {
+    let session = match signed_in(&app, &headers).await {
         Ok(session) => session,
         Err(to_login) => return *to_login,
     };
@@ -233,7 +264,7 @@ async fn overview(State(app): State<AppState>, headers: HeaderMap) -> Response {
 }
 
 async fn workspaces(State(app): State<AppState>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
-    let session = match signed_in(&app, &headers) {
+    let session = match signed_in(&app, &headers).await {
         Ok(session) => session,
         Err(to_login) => return *to_login,
     };
@@ -254,7 +285,7 @@ async fn workspaces(State(app): State<AppState>, headers: HeaderMap, RawQuery(qu
 }
 
 async fn workspace(State(app): State<AppState>, headers: HeaderMap, Path(id): Path<String>) -> Response {
-    let session = match signed_in(&app, &headers) {
+    let session = match signed_in(&app, &headers).await {
         Ok(session) => session,
         Err(to_login) => return *to_login,
     };
@@ -297,7 +328,7 @@ fn back(fields: &HashMap<String, String>) -> String {
 }
 
 async fn recover(State(app): State<AppState>, headers: HeaderMap, Path(id): Path<String>, body: Bytes) -> Response {
-    let fields = match form(&app, &headers, &body) {
+    let fields = match form(&app, &headers, &body).await {
         Ok((_, fields)) => fields,
         Err(refusal) => return *refusal,
     };
@@ -316,7 +347,7 @@ async fn recover(State(app): State<AppState>, headers: HeaderMap, Path(id): Path
 }
 
 async fn discard_page(State(app): State<AppState>, headers: HeaderMap, Path(id): Path<String>) -> Response {
-    let session = match signed_in(&app, &headers) {
+    let session = match signed_in(&app, &headers).await {
         Ok(session) => session,
         Err(to_login) => return *to_login,
     };
@@ -328,7 +359,7 @@ async fn discard_page(State(app): State<AppState>, headers: HeaderMap, Path(id):
 }
 
 async fn discard(State(app): State<AppState>, headers: HeaderMap, Path(id): Path<String>, body: Bytes) -> Response {
-    let fields = match form(&app, &headers, &body) {
+    let fields = match form(&app, &headers, &body).await {
         Ok((_, fields)) => fields,
         Err(refusal) => return *refusal,
     };
@@ -352,7 +383,7 @@ async fn discard(State(app): State<AppState>, headers: HeaderMap, Path(id): Path
 }
 
 async fn workers(State(app): State<AppState>, headers: HeaderMap) -> Response {
-    let session = match signed_in(&app, &headers) {
+    let session = match signed_in(&app, &headers).await {
         Ok(session) => session,
         Err(to_login) => return *to_login,
     };
@@ -368,7 +399,7 @@ async fn capture_archive(
     headers: HeaderMap,
     Path((session_id, n)): Path<(String, u64)>,
 ) -> Response {
-    if let Err(to_login) = signed_in(&app, &headers) {
+    if let Err(to_login) = signed_in(&app, &headers).await {
         return *to_login;
     }
     let owner = match app.store.capture_session(&session_id).await {
@@ -385,7 +416,7 @@ async fn capture_archive(
 /// Tells the console's pages that the feed moved (`data:` is its cursor),
 /// from now on; the page then reads itself again.
 async fn stream(State(app): State<AppState>, headers: HeaderMap) -> Response {
-    if session(&app, &headers).is_none() {
+    if session(&app, &headers).await.is_none() {
         return StatusCode::UNAUTHORIZED.into_response();
     }
     let Ok(slot) = app.streams.clone().try_acquire_owned() else {
