@@ -5,7 +5,8 @@
 //! and forwarded ports to the workspace's daemon through its worker.
 
 pub mod api;
-pub mod relay;
+mod refusals;
+mod relay;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -74,10 +75,11 @@ pub async fn serve(config: GatewayConfig, shutdown: impl std::future::Future<Out
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
     tracing::info!(listen = %listener.local_addr()?, "the SSH gateway is listening");
     let (ssh, slots) = (Arc::new(ssh), Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS)));
+    let refusals = Arc::new(refusals::Refusals::default());
     let sign_in_within = config.sign_in_within;
     tokio::pin!(shutdown);
     loop {
-        let (stream, _peer) = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
                 Err(e) => {
@@ -91,7 +93,7 @@ pub async fn serve(config: GatewayConfig, shutdown: impl std::future::Future<Out
         // Full: the connection is closed at once rather than queued.
         let Ok(slot) = slots.clone().try_acquire_owned() else { continue };
         let _ = stream.set_nodelay(true);
-        let connection = Connection::new(api.clone());
+        let connection = Connection::new(api.clone(), peer.ip(), refusals.clone());
         let signed_in = connection.signed_in.clone();
         let ssh = ssh.clone();
         tokio::spawn(async move {
@@ -130,6 +132,9 @@ struct User {
 
 struct Connection {
     api: Api,
+    /// Where the connection comes from, and the refusals counted per source.
+    source: std::net::IpAddr,
+    refusals: Arc<refusals::Refusals>,
     user: Option<User>,
     /// Set once a key signed in (the accept loop ends connections that do not).
     signed_in: Arc<std::sync::atomic::AtomicBool>,
@@ -152,15 +157,34 @@ fn bare(key: &PublicKey) -> Option<String> {
 }
 
 impl Connection {
-    fn new(api: Api) -> Connection {
+    fn new(api: Api, source: std::net::IpAddr, refusals: Arc<refusals::Refusals>) -> Connection {
         Connection {
             api,
+            source,
+            refusals,
             user: None,
             signed_in: Arc::default(),
             channels: BTreeMap::new(),
             pty: BTreeMap::new(),
             env: BTreeMap::new(),
         }
+    }
+
+    /// Refuses a key: logged with its source and fingerprint (never the
+    /// key), answered later the more this source failed lately.
+    async fn refuse(&self, user: &str, key: &PublicKey) -> Auth {
+        let (failures, delay) = self.refusals.refused(self.source);
+        let workspace: String = user.chars().take(64).collect();
+        tracing::warn!(
+            source = %self.source,
+            fingerprint = %fingerprint(key),
+            workspace = %workspace,
+            failures,
+            delay_ms = delay.as_millis() as u64,
+            "a sign-in was refused"
+        );
+        tokio::time::sleep(delay).await;
+        Auth::reject()
     }
 
     /// The key's principal, when the key is registered as it is.
@@ -183,12 +207,12 @@ impl russh::server::Handler for Connection {
 
     async fn auth_publickey_offered(
         &mut self,
-        _user: &str,
+        user: &str,
         offer: russh::server::PublicKeyOffer<'_>,
     ) -> Result<Auth, Self::Error> {
         Ok(match self.principal_of(offer.public_key).await {
             Some(_) => Auth::Accept,
-            None => Auth::reject(),
+            None => self.refuse(user, offer.public_key).await,
         })
     }
 
@@ -197,9 +221,12 @@ impl russh::server::Handler for Connection {
         user: &str,
         key: russh::server::VerifiedPublicKey<'_>,
     ) -> Result<Auth, Self::Error> {
-        let Some(principal) = self.principal_of(key.public_key).await else { return Ok(Auth::reject()) };
+        let Some(principal) = self.principal_of(key.public_key).await else {
+            return Ok(self.refuse(user, key.public_key).await);
+        };
         let fingerprint = fingerprint(key.public_key);
-        tracing::info!(%fingerprint, "a key authenticated");
+        self.refusals.signed_in(self.source);
+        tracing::info!(%fingerprint, source = %self.source, "a key authenticated");
         self.user = Some(User { workspace_id: user.to_owned(), principal, fingerprint });
         self.signed_in.store(true, std::sync::atomic::Ordering::SeqCst);
         Ok(Auth::Accept)

@@ -331,9 +331,32 @@ async fn openssh_reaches_workspaces_through_the_gateway() {
         assert_eq!(served.trim(), "served-inside", "{runtime}: {}", std::fs::read_to_string(&gateway.log).unwrap());
 
         // Refusals a user can read.
+        let started = std::time::Instant::now();
         let out = ssh(&gateway, &stranger, &id, "true", None);
+        let first = started.elapsed();
         assert_eq!(out.status.code(), Some(255), "{runtime}: an unregistered key");
         assert!(text(&out.stderr).contains("Permission denied"), "{}", text(&out.stderr));
+        // A source that keeps failing is answered later each time, and
+        // every refusal is logged with its source and key fingerprint.
+        let mut last = first;
+        for _ in 0..4 {
+            let started = std::time::Instant::now();
+            assert_eq!(ssh(&gateway, &stranger, &id, "true", None).status.code(), Some(255));
+            last = started.elapsed();
+        }
+        assert!(
+            last >= first + Duration::from_millis(500),
+            "{runtime}: the fifth refusal took {last:?}, the first {first:?}"
+        );
+        let log = std::fs::read_to_string(dir.root().join("gateway.err")).unwrap();
+        let refusals: Vec<&str> = log.lines().filter(|l| l.contains("a sign-in was refused")).collect();
+        assert!(refusals.len() >= 5, "{runtime}: {log}");
+        assert!(
+            refusals.iter().all(|l| l.contains(&stranger.fingerprint) && l.contains("127.0.0.1")),
+            "{runtime}: {refusals:?}"
+        );
+        let key_body = stranger.public.split_whitespace().nth(1).unwrap();
+        assert!(!log.contains(key_body), "{runtime}: a refused key is never logged");
         let out = ssh(&gateway, &bob, &id, "true", None);
         assert_eq!(out.status.code(), Some(1), "{runtime}: another principal's key");
         assert!(text(&out.stderr).contains("no workspace"), "{}", text(&out.stderr));
