@@ -2007,3 +2007,22 @@ async fn a_starting_worker_hastens_the_passes_of_its_hosts_ready_executors() {
         assert_eq!(store.hasten_ready_on_host("host-c").await.unwrap(), 0, "{}", db.label);
     }
 }
+
+#[tokio::test]
+async fn console_sessions_hold_until_signed_out_revoked_or_past_their_time() {
+    let now = sluice_store::clock::now_ms();
+    for db in databases().await {
+        let store = open(&db).await;
+        store.begin_console_session("a", now + 60_000).await.unwrap();
+        store.begin_console_session("b", now + 60_000).await.unwrap();
+        store.begin_console_session("old", now - 1).await.unwrap();
+        assert!(store.console_session_holds("a").await.unwrap(), "{}", db.label);
+        assert!(!store.console_session_holds("old").await.unwrap(), "{}: past its time", db.label);
+        assert!(!store.console_session_holds("never").await.unwrap(), "{}", db.label);
+        store.end_console_session("a").await.unwrap();
+        assert!(!store.console_session_holds("a").await.unwrap(), "{}: signed out", db.label);
+        assert!(store.console_session_holds("b").await.unwrap(), "{}: the others hold", db.label);
+        assert_eq!(store.end_all_console_sessions().await.unwrap(), 1, "{}: only b still held", db.label);
+        assert!(!store.console_session_holds("b").await.unwrap(), "{}: revoked", db.label);
+    }
+}

@@ -683,6 +683,11 @@ impl Sim {
             Err(StoreError::Unavailable(_)) => return,
             Err(e) => panic!("a capture session failed: {e}"),
         };
+        self.create_workspace_on(session).await;
+    }
+
+    /// A capture-sourced workspace on `session`.
+    async fn create_workspace_on(&mut self, session: String) {
         let spec = sluice_store::spec::Spec::parse(json!({"source": {"kind": "capture", "sessionId": session}}))
             .expect("a capture-sourced spec");
         let new = NewWorkspace {
@@ -855,20 +860,7 @@ impl Sim {
             }
             self.world.lock().unwrap().stats.takeovers_discarded += 1;
         }
-        let spec = sluice_store::spec::Spec::parse(json!({"source": {"kind": "capture", "sessionId": session}}))
-            .expect("a capture-sourced spec");
-        let new = NewWorkspace {
-            spec,
-            ..NewWorkspace::of(OWNER, &format!("w{}", self.workspaces.len()), "local", "sim", "1")
-        };
-        match self.store.create_workspace(new).await {
-            Ok(sluice_store::CreateOutcome::Created(view) | sluice_store::CreateOutcome::Replayed(view)) => {
-                self.world.lock().unwrap().sessions.insert(view.workspace.id.clone(), session);
-                self.workspaces.push(view.workspace.id)
-            }
-            Err(StoreError::Unavailable(_)) => {}
-            Err(e) => panic!("a create failed: {e}"),
-        }
+        self.create_workspace_on(session).await;
     }
 
     /// One step of the worker, under the fakes' kill points: a worker that

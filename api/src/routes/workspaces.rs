@@ -114,16 +114,27 @@ async fn check_takeover(
             app.work_enqueued();
             Ok(())
         }
-        None => Err(ApiError::conflict(
-            format!(
-                "the capture session's newest executor (run {} of workspace {}) is {} with work not confirmed \
-                 saved; a new executor would fence it: stop it and let it drain, discard it \
-                 (POST /v1/workspaces/{}/stop with discardUnsaved), or create with takeOver \"discard-unsaved\"",
-                unsaved.run_id, unsaved.workspace_id, unsaved.state, unsaved.workspace_id
+        None => Err(session_has_unsaved_work(
+            &unsaved,
+            &format!(
+                "a new executor would fence it: let it drain, discard it (POST /v1/workspaces/{}/stop with \
+                 discardUnsaved), or create with takeOver \"discard-unsaved\"",
+                unsaved.workspace_id
             ),
-            Some(sluice_store::capture::SESSION_HAS_UNSAVED_WORK),
         )),
     }
+}
+
+/// 409 `session-has-unsaved-work`: the holder, its state, and what to do.
+fn session_has_unsaved_work(unsaved: &sluice_domain::drain::UnsavedHolder, what_to_do: &str) -> ApiError {
+    ApiError::conflict(
+        format!(
+            "the capture session's newest executor (run {} of workspace {}) is {} with work not confirmed saved; \
+             {what_to_do}",
+            unsaved.run_id, unsaved.workspace_id, unsaved.state
+        ),
+        Some(sluice_store::capture::SESSION_HAS_UNSAVED_WORK),
+    )
 }
 
 /// Create a workspace (202). Idempotent per owner with `idempotencyKey`.
@@ -595,14 +606,7 @@ pub async fn replan_workspace_capture(
     let holder = app.store.session_holder(&executor.session_id).await?;
     let other = holder.as_ref().filter(|(run, _)| run.id != executor.run_id);
     if let Some(unsaved) = sluice_domain::drain::unsaved_holder(other.map(|(run, drain)| (run, drain.as_ref()))) {
-        return Err(ApiError::conflict(
-            format!(
-                "the capture session's newest executor (run {} of workspace {}) is {} with work not confirmed \
-                 saved; a re-plan would fence it: let it drain, or discard it first",
-                unsaved.run_id, unsaved.workspace_id, unsaved.state
-            ),
-            Some(sluice_store::capture::SESSION_HAS_UNSAVED_WORK),
-        ));
+        return Err(session_has_unsaved_work(&unsaved, "a re-plan would fence it: let it drain, or discard it first"));
     }
     let target = sluice_executor::Target { run_id: &executor.run_id, endpoint: &executor.endpoint };
     Ok(Json(control(&app)?.capture_replan(target).await.map_err(daemon_failed)?))
