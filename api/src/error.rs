@@ -55,6 +55,9 @@ pub enum ApiError {
     /// A request this install cannot serve, refused rather than ignored.
     #[error("{message}")]
     Unsupported { message: String, code: &'static str },
+    /// A body over `--max-body-bytes`.
+    #[error("the request body is larger than this server accepts")]
+    PayloadTooLarge,
     #[error("{0}")]
     ServiceUnavailable(String),
     /// No route answers this method and path.
@@ -113,6 +116,14 @@ impl ApiError {
                 };
                 (StatusCode::UNPROCESSABLE_ENTITY, body(tag, message.clone(), Some(*code)))
             }
+            ApiError::PayloadTooLarge => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                body(
+                    "WorkspacePayloadTooLargeError",
+                    "the request body is larger than this server accepts (see --max-body-bytes)".into(),
+                    None,
+                ),
+            ),
             ApiError::ServiceUnavailable(m) => {
                 (StatusCode::SERVICE_UNAVAILABLE, body("WorkspaceServiceUnavailableError", m.clone(), None))
             }

@@ -25,7 +25,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
         }
         let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
             if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::bad_request("the request body is larger than this server accepts (see --max-body-bytes)")
+                ApiError::PayloadTooLarge
             } else {
                 ApiError::bad_request("the request body could not be read")
             }

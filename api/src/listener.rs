@@ -3,7 +3,9 @@
 //! `header_read_timeout` to send a request's head, a connection with no
 //! traffic for `idle_timeout` is closed (after the response in flight, if
 //! any), at most `max_connections` are served at once (more wait in the
-//! kernel's backlog), and bodies are capped by the router.
+//! kernel's backlog), and bodies are capped by the router. A body that a
+//! handler refused before reading it all is still taken in (within a
+//! bound) so that its client reads the answer instead of a reset.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -193,6 +195,7 @@ async fn run_to_completion(
     next: axum::middleware::Next,
 ) -> axum::response::Response {
     use axum::response::IntoResponse;
+    let request = drained_when_dropped(request);
     let task = tokio::spawn(async move {
         let _counted = in_flight;
         next.run(request).await
@@ -203,6 +206,90 @@ async fn run_to_completion(
             tracing::error!(error = %e, "a request's task ended without an answer");
             crate::error::ApiError::Internal(Box::new(e)).into_response()
         }
+    }
+}
+
+/// How much of a body nobody read is still taken in, and for how long.
+const DRAIN_AT_MOST: u64 = 64 << 20;
+const DRAIN_WITHIN: Duration = Duration::from_secs(10);
+
+/// An HTTP/1.1 request whose body, if dropped before its end, is read to
+/// the end and discarded (see [`DrainRest`]). HTTP/2 ends a stream on its
+/// own without touching the connection.
+fn drained_when_dropped(request: axum::extract::Request) -> axum::extract::Request {
+    if request.version() >= axum::http::Version::HTTP_2 {
+        return request;
+    }
+    let (parts, body) = request.into_parts();
+    let expects_continue = parts
+        .headers
+        .get(axum::http::header::EXPECT)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+    let body = DrainRest { inner: Some(body), ended: false, polled: false, expects_continue };
+    axum::extract::Request::from_parts(parts, axum::body::Body::new(body))
+}
+
+/// A request body that, dropped before its end (a body over the limit, a
+/// refusal before the body was read), hands the rest to a task that reads
+/// and discards it, up to [`DRAIN_AT_MOST`] within [`DRAIN_WITHIN`]. A
+/// socket closed with unread bytes in it is reset, and a client still
+/// uploading would lose the answer with it: a 413 it never reads.
+struct DrainRest {
+    inner: Option<axum::body::Body>,
+    ended: bool,
+    polled: bool,
+    /// A client waiting for `100 Continue` has sent nothing yet: if the
+    /// body was never asked for, it gets the answer without sending it.
+    expects_continue: bool,
+}
+
+impl hyper::body::Body for DrainRest {
+    type Data = bytes::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<bytes::Bytes>, axum::Error>>> {
+        self.polled = true;
+        let Some(inner) = self.inner.as_mut() else { return Poll::Ready(None) };
+        let polled = Pin::new(inner).poll_frame(cx);
+        if matches!(polled, Poll::Ready(None | Some(Err(_)))) {
+            self.ended = true;
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.ended || self.inner.as_ref().is_none_or(|b| b.is_end_stream())
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.as_ref().map(|b| b.size_hint()).unwrap_or_default()
+    }
+}
+
+impl Drop for DrainRest {
+    fn drop(&mut self) {
+        use http_body_util::BodyExt;
+        use hyper::body::Body;
+        let Some(mut rest) = self.inner.take() else { return };
+        if self.ended || rest.is_end_stream() || (self.expects_continue && !self.polled) {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        runtime.spawn(async move {
+            let mut taken = 0u64;
+            let _ = tokio::time::timeout(DRAIN_WITHIN, async {
+                while let Some(Ok(frame)) = rest.frame().await {
+                    taken += frame.data_ref().map_or(0, |d| d.len() as u64);
+                    if taken > DRAIN_AT_MOST {
+                        break;
+                    }
+                }
+            })
+            .await;
+        });
     }
 }
 

@@ -67,6 +67,30 @@ impl Modify for Unavailable {
     }
 }
 
+/// Every operation that takes a body may answer 413 when it is over
+/// `--max-body-bytes` (the body is still read to its end first, within a
+/// bound, so that a client uploading it reads the answer).
+struct BodyTooLarge;
+
+impl Modify for BodyTooLarge {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
+        for item in doc.paths.paths.values_mut() {
+            let operations = [&mut item.put, &mut item.post, &mut item.patch, &mut item.delete];
+            for operation in operations.into_iter().flatten().filter(|o| o.request_body.is_some()) {
+                let response = ResponseBuilder::new()
+                    .description("The request body is larger than this server accepts (`--max-body-bytes`).")
+                    .content(
+                        "application/json",
+                        ContentBuilder::new().schema(Some(Ref::from_schema_name("ErrorBody"))).build(),
+                    )
+                    .build();
+                operation.responses.responses.insert("413".to_owned(), RefOr::T(response));
+            }
+        }
+    }
+}
+
 #[derive(OpenApi)]
 #[openapi(
     info(title = "sluice", description = "Workspace lifecycle, attempts, events, and runtime routing endpoints."),
@@ -123,7 +147,7 @@ impl Modify for Unavailable {
         crate::routes::capture_sessions::archive_capture,
         crate::health,
     ),
-    modifiers(&SecuritySchemes, &Unavailable)
+    modifiers(&SecuritySchemes, &Unavailable, &BodyTooLarge)
 )]
 struct ApiDoc;
 
@@ -184,6 +208,27 @@ mod tests {
             }
         }
         assert!(seen > 50, "every operation was looked at: {seen}");
+    }
+
+    #[test]
+    fn every_operation_with_a_body_declares_the_413() {
+        let doc = document();
+        let mut with_body = 0;
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for (method, operation) in item.as_object().unwrap() {
+                let too_large = &operation["responses"]["413"];
+                if operation.get("requestBody").is_some() {
+                    assert_eq!(
+                        too_large["content"]["application/json"]["schema"]["$ref"], "#/components/schemas/ErrorBody",
+                        "{method} {path}"
+                    );
+                    with_body += 1;
+                } else {
+                    assert!(too_large.is_null(), "{method} {path} takes no body: {too_large}");
+                }
+            }
+        }
+        assert!(with_body > 10, "the operations with a body were looked at: {with_body}");
     }
 
     #[test]

@@ -89,9 +89,82 @@ async fn a_body_past_the_limit_is_refused_and_nothing_is_written() {
     let mut body = sluice_tests::create_body("alice");
     body["spec"]["padding"] = serde_json::Value::String("x".repeat(8192));
     let (status, answer) = app.post("/v1/workspaces", &body).await;
-    assert_eq!(status, 400, "{answer}");
+    assert_eq!(status, 413, "{answer}");
+    assert_eq!(answer["_tag"], "WorkspacePayloadTooLargeError", "{answer}");
     assert!(answer["message"].as_str().unwrap().contains("larger than this server accepts"), "{answer}");
     let (status, list) = app.get("/v1/workspaces?ownerUserId=alice").await;
     assert_eq!(status, 200);
     assert_eq!(list["items"].as_array().map(Vec::len), Some(0), "{list}");
+}
+
+/// Reads one HTTP/1.1 response (head and a `content-length` body) from
+/// `stream`: its status and body.
+async fn read_response(stream: &mut TcpStream) -> (u16, serde_json::Value) {
+    let mut received = Vec::new();
+    let mut buf = [0u8; 4096];
+    let head_end = loop {
+        if let Some(at) = received.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at + 4;
+        }
+        let n = tokio::time::timeout(Duration::from_secs(20), stream.read(&mut buf))
+            .await
+            .expect("the answer came")
+            .expect("the connection was not reset");
+        assert!(n > 0, "the connection closed before an answer: {}", String::from_utf8_lossy(&received));
+        received.extend_from_slice(&buf[..n]);
+    };
+    let head = String::from_utf8_lossy(&received[..head_end]).to_ascii_lowercase();
+    let status: u16 = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .map(|v| v.trim().parse().unwrap())
+        .expect("a content-length");
+    while received.len() < head_end + length {
+        let n = stream.read(&mut buf).await.unwrap();
+        assert!(n > 0, "the body was cut short");
+        received.extend_from_slice(&buf[..n]);
+    }
+    (status, serde_json::from_slice(&received[head_end..head_end + length]).unwrap())
+}
+
+/// A client that sends a whole 5 MB exec body before reading anything, as
+/// simple HTTP clients do, reads a 413 (not a reset), and the connection
+/// still serves its next request; one refused before its body was read
+/// (no token) reads its 401 the same way.
+#[tokio::test]
+async fn a_client_uploading_a_body_past_the_limit_reads_the_413() {
+    let app = App::start(testing::databases().await.remove(0)).await;
+    let workspace = app.create("alice").await;
+    let events = format!("/v1/workspaces/{workspace}/events?ownerUserId=alice");
+    let (_, before) = app.get(&events).await;
+    let oversized = format!(r#"{{"command":["true"],"stdin":"{}"}}"#, "x".repeat(5_000_000));
+    for (authorization, expected) in [(format!("Bearer {}", sluice_tests::TOKEN), 413), (String::new(), 401)] {
+        let mut stream = TcpStream::connect(address(&app)).await.unwrap();
+        let mut request = format!(
+            "POST /v1/workspaces/{workspace}/exec HTTP/1.1\r\nhost: sluice\r\ncontent-type: application/json\r\ncontent-length: {}\r\n",
+            oversized.len()
+        );
+        if !authorization.is_empty() {
+            request.push_str(&format!("authorization: {authorization}\r\n"));
+        }
+        request.push_str("\r\n");
+        stream.write_all(request.as_bytes()).await.unwrap();
+        tokio::time::timeout(Duration::from_secs(20), stream.write_all(oversized.as_bytes()))
+            .await
+            .expect("the body was taken in")
+            .expect("the upload was not reset");
+        let (status, answer) = read_response(&mut stream).await;
+        assert_eq!(status, expected, "{answer}");
+        if expected == 413 {
+            assert!(answer["message"].as_str().unwrap().contains("--max-body-bytes"), "{answer}");
+        }
+        // The body was read to its end: the connection is still good.
+        stream.write_all(b"GET /healthz HTTP/1.1\r\nhost: sluice\r\n\r\n").await.unwrap();
+        let (status, health) = read_response(&mut stream).await;
+        assert_eq!(status, 200, "{health}");
+    }
+    let (_, after) = app.get(&events).await;
+    assert_eq!(after["items"], before["items"], "nothing was written for a refused exec");
+    assert!(before["items"].as_array().is_some_and(|e| !e.is_empty()), "{before}");
 }
