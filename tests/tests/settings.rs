@@ -115,7 +115,7 @@ async fn a_server_started_with_a_file_runs_with_its_settings() {
     let mut large = body.clone();
     large["name"] = json!("x".repeat(4096));
     let (status, refused) = server.post("/v1/workspaces", &large).await;
-    assert_eq!(status, 400, "a body over the file's limit: {refused}");
+    assert_eq!(status, 413, "a body over the file's limit: {refused}");
 }
 
 #[tokio::test]
