@@ -17,7 +17,7 @@ use sluice_tests::server::{DataDir, Options, Server};
 use tokio::io::AsyncWriteExt;
 
 /// How long the server may take to refuse while its database cannot
-/// answer: the 5 s the README promises, measured from the request (its
+/// answer: the 5 s the guide promises, measured from the request (its
 /// database wait is 4 s).
 const REFUSED_WITHIN: Duration = Duration::from_secs(5);
 
