@@ -4,7 +4,7 @@
 use clap::{Args, Subcommand};
 use sluice_store::broker::{Admission, BrokerScope, EVERY_INSTANCE};
 
-use crate::config::{ApiArgs, StoreArgs};
+use sluice_server::config::StoreArgs;
 
 #[derive(Subcommand, Debug)]
 pub enum BrokerCommand {
@@ -176,13 +176,4 @@ pub async fn run(command: BrokerCommand) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// The broker listener's TLS: the operator's pair, or the generated one.
-pub fn tls(store: &StoreArgs, api: &ApiArgs) -> anyhow::Result<sluice_broker::tls::BrokerTls> {
-    let (cert, key) = match (&api.tls_cert, &api.tls_key) {
-        (Some(cert), Some(key)) => (cert.clone(), key.clone()),
-        _ => sluice_broker::tls::ensure_self_signed(&store.data_dir.join("broker-tls"))?,
-    };
-    Ok(sluice_broker::tls::load(&cert, &key)?)
 }

@@ -11,7 +11,7 @@ use clap::Args;
 use futures::StreamExt;
 use indicatif::HumanBytes;
 
-use crate::config::{StoreArgs, WorkerArgs};
+use sluice_server::config::{StoreArgs, WorkerArgs};
 
 #[derive(Args, Debug, Clone)]
 pub struct ExportArgs {

@@ -5,7 +5,7 @@ use anyhow::Context;
 use clap::Args;
 use indicatif::HumanBytes;
 
-use crate::config::StoreArgs;
+use sluice_server::config::StoreArgs;
 
 #[derive(Args, Debug, Clone)]
 pub struct GcArgs {

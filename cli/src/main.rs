@@ -1,31 +1,19 @@
 //! `sluice`: the control plane's one binary.
 
 mod api_client;
-mod bench;
-mod bench_capture;
-mod bench_exec;
-mod bench_idle;
-mod bench_ready;
-mod bench_routed;
-mod bench_summary;
 mod broker;
 mod capture;
-mod config;
 mod export;
 mod gc;
-mod internal;
 mod operate;
 mod settings;
 mod workspaces;
 
-use std::sync::Arc;
-
 use anyhow::Context;
 use clap::{CommandFactory, Parser, Subcommand};
-use sluice_api::{ApiConfig, AppState};
-use tokio::sync::{Notify, watch};
 
-use config::{ApiArgs, MetricsArgs, StoreArgs, WebhookArgs, WorkerArgs};
+use sluice_server::config::{ApiArgs, MetricsArgs, StoreArgs, WebhookArgs, WorkerArgs};
+use sluice_server::{ApiSettings, Beside, CancellationToken};
 
 #[derive(Parser)]
 #[command(name = "sluice", version, about = "A capture/drain workspace control plane")]
@@ -131,18 +119,6 @@ enum Command {
     Openapi,
     /// The daemon that runs inside an executor (the same program as `sluiced`).
     Daemon(sluice_daemon::cli::Args),
-    /// Measure create and replay throughput and latency against a bare insert baseline.
-    Bench(bench::BenchArgs),
-    /// Measure create → ready latency per runtime against starting the daemon bare.
-    BenchReady(bench_ready::BenchReadyArgs),
-    /// Measure what idle ready workspaces cost the server and their daemons.
-    BenchIdle(bench_idle::BenchIdleArgs),
-    /// Measure an exec routed through the executor's worker against the same exec made on its host.
-    BenchRouted(bench_routed::BenchRoutedArgs),
-    /// Measure exec through the broker and the workspaces API against a bare fork+exec.
-    BenchExec(bench_exec::BenchExecArgs),
-    /// Measure capture, incremental capture, restore and a no-change FINAL against restic.
-    BenchCapture(bench_capture::BenchCaptureArgs),
     /// Operate the execution broker: tokens (leases) and admission, against the database.
     #[command(subcommand)]
     Broker(broker::BrokerCommand),
@@ -216,9 +192,8 @@ async fn gateway(args: GatewayArgs) -> anyhow::Result<()> {
         data_dir: args.data_dir,
         sign_in_within: std::time::Duration::from_secs(args.sign_in_seconds),
     };
-    let (stop, stopped) = shutdown_signal();
-    tokio::spawn(stop);
-    sluice_gateway::serve(config, wait(stopped)).await
+    let stop = stop_on_signals();
+    sluice_gateway::serve(config, stop.cancelled_owned()).await
 }
 
 #[tokio::main]
@@ -256,16 +231,10 @@ async fn main() -> anyhow::Result<()> {
     // Everything sluice writes (database, keys, tokens) is private to it.
     // SAFETY: umask only changes this process's file creation mask.
     unsafe { libc::umask(0o077) };
-    // The benchmark's own requests would drown its table in request logs.
+    // A command that talks to the API prints its answers, not request logs.
     let quiet = matches!(
         cli.command,
-        Command::Bench(_)
-            | Command::BenchReady(_)
-            | Command::BenchIdle(_)
-            | Command::BenchRouted(_)
-            | Command::BenchExec(_)
-            | Command::BenchCapture(_)
-            | Command::Retained(_)
+        Command::Retained(_)
             | Command::Recover(_)
             | Command::Discard(_)
             | Command::Drain(_)
@@ -287,43 +256,13 @@ async fn main() -> anyhow::Result<()> {
         .map_err(anyhow::Error::msg)?;
     match cli.command {
         Command::Serve { store, api, worker, metrics, webhooks } => {
-            run_api(store, api, Ok(worker), metrics, webhooks).await
+            serve_api(ApiSettings { store, api, metrics, webhooks }, Beside::Worker(Box::new(worker))).await
         }
         Command::Api { store, api, object_store, metrics, webhooks } => {
-            run_api(store, api, Err(object_store), metrics, webhooks).await
+            serve_api(ApiSettings { store, api, metrics, webhooks }, Beside::ObjectStore(object_store)).await
         }
-        Command::Worker { store: store_args, worker, metrics: metrics_args, webhooks } => {
-            let store = store_args.open().await?;
-            let worker_args = worker;
-            let metrics = Arc::new(sluice_telemetry::Metrics::new());
-            let worker = start_worker(
-                &store_args,
-                &worker_args,
-                &webhooks,
-                store.clone(),
-                Arc::new(Notify::new()),
-                metrics.clone(),
-            )
-            .await?;
-            let (stop, stopped) = shutdown_signal();
-            tokio::spawn(stop);
-            let state = AppState::new(
-                store.clone(),
-                ApiConfig { control: Some(worker.executors.clone()), metrics, ..Default::default() },
-            );
-            let scraped = serve_metrics(&metrics_args, state, stopped.clone()).await?;
-            let host = worker.config.host.clone();
-            let internal =
-                internal::serve(&worker_args, &store, &host, worker.executors.clone(), wait(stopped.clone())).await?;
-            sluice_worker::run(worker, wait(stopped)).await;
-            if let Some((_, serving)) = internal {
-                let _ = tokio::time::timeout(HTTP_DRAIN_DEADLINE, serving).await;
-            }
-            if let Some(scraped) = scraped {
-                let _ = tokio::time::timeout(HTTP_DRAIN_DEADLINE, scraped).await;
-            }
-            store.close().await;
-            Ok(())
+        Command::Worker { store, worker, metrics, webhooks } => {
+            sluice_server::run_worker(store, worker, metrics, webhooks, stop_on_signals()).await
         }
         Command::Doctor { store: store_args, worker } => doctor(&store_args, &worker).await,
         Command::Console { command: ConsoleCommand::Sessions { command: SessionsCommand::Revoke { store } } } => {
@@ -345,12 +284,6 @@ async fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Command::Daemon(_) => unreachable!("handled before tracing starts"),
-        Command::Bench(args) => bench::run(args).await,
-        Command::BenchReady(args) => bench_ready::run(args).await,
-        Command::BenchIdle(args) => bench_idle::run(args).await,
-        Command::BenchRouted(args) => bench_routed::run(args).await,
-        Command::BenchExec(args) => bench_exec::run(args).await,
-        Command::BenchCapture(args) => bench_capture::run(args).await,
         Command::Gc(args) => gc::run(args).await,
         Command::Capture(command) => capture::run(command).await,
         Command::Config(_) => unreachable!("printed before tracing starts"),
@@ -378,65 +311,6 @@ fn exit_with(code: i32) -> anyhow::Result<()> {
     use std::io::Write;
     let _ = std::io::stdout().flush();
     std::process::exit(code)
-}
-
-/// How long requests in flight may run once shutdown begins.
-const HTTP_DRAIN_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
-
-/// Opens the runtime and builds this process's worker.
-async fn start_worker(
-    store_args: &StoreArgs,
-    args: &WorkerArgs,
-    webhooks: &WebhookArgs,
-    store: sluice_store::Store,
-    wake: Arc<Notify>,
-    metrics: Arc<sluice_telemetry::Metrics>,
-) -> anyhow::Result<Arc<sluice_worker::Worker>> {
-    store_args.ensure_data_dir()?;
-    let (runtime, unsandboxed) = args.runtime(&store_args.data_dir).await.context("cannot open the runtime")?;
-    if unsandboxed {
-        tracing::warn!(posture = %runtime.posture(), "executors are NOT sandboxed");
-    } else {
-        tracing::info!(posture = %runtime.posture(), "runtime ready");
-    }
-    let objects_url = args.object_store(&store_args.data_dir)?;
-    let objects =
-        sluice_worker::objects::Objects::open(&objects_url, store.clone()).context("cannot open the object store")?;
-    tracing::info!(objects = %objects_url.describe(), "capture object store");
-    let config = sluice_worker::WorkerConfig { metrics, webhooks: webhooks.policy(), ..args.worker_config()? };
-    if store_args.database_url.is_none() && sole_worker_of_database(&store_args.data_dir)? {
-        let expired = store.expire_predecessor_leases(&config.id).await?;
-        if expired > 0 {
-            tracing::info!(leases = expired, "took back the leases of this database's previous worker process");
-        }
-    }
-    Ok(sluice_worker::Worker::new(store, runtime, config, wake, objects))
-}
-
-/// Every process that works on the embedded database holds a shared lock on
-/// `DATA_DIR/sluice.db.workers` for its life. A process that gets the lock
-/// exclusively first is the only one: any lease still held on the database
-/// belongs to a process that is gone (a `serve` killed and restarted), and
-/// is taken back at once rather than when it runs out.
-fn sole_worker_of_database(data_dir: &std::path::Path) -> anyhow::Result<bool> {
-    use std::os::fd::AsRawFd;
-    static HELD: std::sync::OnceLock<std::fs::File> = std::sync::OnceLock::new();
-    let path = data_dir.join("sluice.db.workers");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .with_context(|| format!("cannot open {}", path.display()))?;
-    let fd = file.as_raw_fd();
-    // SAFETY: flock on a descriptor this function owns.
-    let sole = unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } == 0;
-    // SAFETY: as above; blocks only while another process converts its own lock.
-    if unsafe { libc::flock(fd, libc::LOCK_SH) } != 0 {
-        return Err(std::io::Error::last_os_error()).with_context(|| format!("cannot lock {}", path.display()));
-    }
-    let _ = HELD.set(file);
-    Ok(sole)
 }
 
 /// `sluice doctor`: what works here, and how executors would be isolated.
@@ -486,235 +360,29 @@ async fn doctor_warm_pool(store: &sluice_store::Store, args: &WorkerArgs) -> any
     Ok(())
 }
 
-/// The API, with its own worker (`serve`) or alone with the object store
-/// it reads captures from.
-async fn run_api(
-    store_args: StoreArgs,
-    api_args: ApiArgs,
-    worker_or_objects: Result<WorkerArgs, Option<String>>,
-    metrics_args: MetricsArgs,
-    webhooks: WebhookArgs,
-) -> anyhow::Result<()> {
-    let (mut worker_args, object_store) = match worker_or_objects {
-        Ok(worker) => (Some(worker), None),
-        Err(object_store) => (None, object_store),
-    };
-    // The embedded default is complete: its worker serves its executors on
-    // a loopback port of its own, so a gateway beside it (and previews)
-    // reach them with no flag.
-    let loopback_internal = match worker_args.as_mut() {
-        Some(args) if args.internal_listen.is_none() => {
-            let listener = std::net::TcpListener::bind("127.0.0.1:0").context("cannot listen on loopback")?;
-            args.internal_listen = Some(listener.local_addr()?.to_string());
-            Some(listener)
-        }
-        _ => None,
-    };
-    store_args.ensure_data_dir()?;
-    let store = store_args.open().await?;
-    let api_tokens = api_args.api_tokens(&store_args.data_dir)?;
-    let gateway_tokens = api_args.gateway_tokens(&store_args.data_dir)?;
-    let wake = Arc::new(Notify::new());
-    let broker_wake = wake.clone();
-    // One registry for the process: its API's counters and its worker's.
-    let metrics = Arc::new(sluice_telemetry::Metrics::new());
-    let worker = match &worker_args {
-        Some(args) => {
-            Some(start_worker(&store_args, args, &webhooks, store.clone(), wake.clone(), metrics.clone()).await?)
-        }
-        None => None,
-    };
-    let objects = match &worker {
-        Some(worker) => Some(worker.objects().clone()),
-        None => {
-            use sluice_worker::objects::{ObjectStoreUrl, Objects};
-            let url = match &object_store {
-                Some(text) => ObjectStoreUrl::parse(text).map_err(|e| anyhow::anyhow!("--object-store: {e}"))?,
-                None => ObjectStoreUrl::Local(std::path::absolute(store_args.data_dir.join("objects"))?),
-            };
-            Some(Objects::open(&url, store.clone()).context("cannot open the object store")?)
-        }
-    };
-    // Serving its own worker, the API knows what the runtime cannot enforce.
-    let unenforceable = worker
-        .as_ref()
-        .map(|w| w.runtime.unenforceable().into_iter().map(|(resource, why)| (resource.to_owned(), why)).collect());
-    // One reaches executors' daemons (here, or on their hosts) and reads
-    // captures back out of the store.
-    let local = Arc::new(sluice_worker::executors::LocalExecutors::new(store.clone(), objects.clone()));
-    let here = worker.as_ref().map(|w| w.config.host.clone());
-    let control = internal::routed(&store, here, local.clone())?;
-    let mut config = ApiConfig {
-        api_tokens,
-        gateway_tokens,
-        default_ttl_seconds: api_args.default_ttl_seconds,
-        http: api_args.http_limits(),
-        unenforceable,
-        capture_defaults: api_args.capture_defaults(),
-        control: Some(control.clone()),
-        captures: Some(local),
-        cluster_authority: Some(internal::authority(&store)?),
-        previews: None,
-        metrics,
-        webhook_allow_private: webhooks.webhook_allow_private,
-    };
-    let listener = tokio::net::TcpListener::bind(&api_args.listen)
-        .await
-        .with_context(|| format!("cannot listen on {}", api_args.listen))?;
-    tracing::info!(address = %listener.local_addr()?, backend = ?store.backend(), "sluice API listening");
-
-    let previews = match (&api_args.preview_listen, &api_args.preview_domain) {
-        (Some(address), Some(domain)) => {
-            let listener =
-                tokio::net::TcpListener::bind(address).await.with_context(|| format!("cannot listen on {address}"))?;
-            let listen_port = listener.local_addr()?.port();
-            let url_port = api_args.preview_url_port.unwrap_or(listen_port);
-            config.previews = Some(sluice_api::PreviewSettings {
-                domain: domain.clone(),
-                scheme: "https",
-                url_port: (url_port != 443).then_some(url_port),
-            });
-            let tls =
-                if api_args.preview_plaintext { None } else { Some(preview_tls(&store_args, &api_args, domain)?) };
-            tracing::info!(
-                address = %listener.local_addr()?,
-                %domain,
-                tls = if tls.is_some() { "here" } else { "terminated in front" },
-                "previews listening at https://PORT-WORKSPACEID.{domain}/"
-            );
-            Some((listener, tls.map(|t| t.acceptor)))
-        }
-        _ => None,
-    };
-    let (stop, stopped) = shutdown_signal();
-    tokio::spawn(stop);
-    let mut state = AppState::new(store.clone(), config);
-    state.closing = Some(stopped.clone());
-    let internal = match (&worker, &worker_args) {
-        (Some(worker), Some(args)) => {
-            let host = worker.config.host.clone();
-            let executors = worker.executors.clone();
-            internal::serve_on(args, loopback_internal, &store, &host, executors, wait(stopped.clone())).await?
-        }
-        _ => None,
-    };
-    let worker = worker.map(|worker| {
-        state.wake = Some(wake);
-        tokio::spawn(sluice_worker::run(worker, wait(stopped.clone())))
-    });
-    let broker = match &api_args.broker_listen {
-        Some(address) => {
-            let tls = broker::tls(&store_args, &api_args)?;
-            let listener =
-                tokio::net::TcpListener::bind(address).await.with_context(|| format!("cannot listen on {address}"))?;
-            tracing::info!(
-                address = %listener.local_addr()?,
-                certificate = %tls.cert_path.display(),
-                fingerprint = %tls.fingerprint,
-                "execution broker listening (HTTPS only) at /broker/v1"
-            );
-            let router = sluice_broker::router(sluice_broker::BrokerState {
-                store: store.clone(),
-                wake: Some(broker_wake.clone()),
-                control: Some(control.clone()),
-            });
-            let limits = sluice_api::listener::HttpLimits {
-                max_body_bytes: sluice_broker::MAX_BODY_BYTES,
-                ..api_args.http_limits()
-            };
-            let serving =
-                sluice_api::listener::serve_over(router, listener, limits, Some(tls.acceptor), wait(stopped.clone()));
-            Some(tokio::spawn(serving))
-        }
-        None => None,
-    };
-    let scraped = serve_metrics(&metrics_args, state.clone(), stopped.clone()).await?;
-    let previews = previews.map(|(listener, tls)| {
-        tokio::spawn(sluice_api::preview::serve(state.clone(), listener, tls, wait(stopped.clone())))
-    });
-    // HTTP stops first: in-flight requests get a bounded time to finish.
-    let mut http = tokio::spawn(sluice_api::serve(state, listener, wait(stopped.clone())));
-    tokio::select! {
-        result = &mut http => result??,
-        _ = wait(stopped) => match tokio::time::timeout(HTTP_DRAIN_DEADLINE, &mut http).await {
-            Ok(result) => result??,
-            Err(_) => {
-                tracing::warn!(deadline_s = HTTP_DRAIN_DEADLINE.as_secs(), "requests still running at the deadline were cut off");
-                http.abort();
-            }
-        },
-    }
-    if let Some(broker) = broker {
-        let _ = tokio::time::timeout(HTTP_DRAIN_DEADLINE, broker).await;
-    }
-    if let Some(previews) = previews {
-        let _ = tokio::time::timeout(HTTP_DRAIN_DEADLINE, previews).await;
-    }
-    if let Some(scraped) = scraped {
-        let _ = tokio::time::timeout(HTTP_DRAIN_DEADLINE, scraped).await;
-    }
-    if let Some(worker) = worker {
-        worker.await?;
-    }
-    if let Some((_, serving)) = internal {
-        let _ = tokio::time::timeout(HTTP_DRAIN_DEADLINE, serving).await;
-    }
-    store.close().await;
-    tracing::info!("sluice stopped");
-    Ok(())
-}
-
-/// Serves `GET /metrics` with no token on `--metrics-listen`, if given.
-async fn serve_metrics(
-    args: &MetricsArgs,
-    state: AppState,
-    stopped: watch::Receiver<bool>,
-) -> anyhow::Result<Option<tokio::task::JoinHandle<std::io::Result<()>>>> {
-    let Some(address) = &args.metrics_listen else { return Ok(None) };
+/// `serve` and `api`: the API on `--listen`.
+async fn serve_api(settings: ApiSettings, beside: Beside) -> anyhow::Result<()> {
+    let address = &settings.api.listen;
     let listener =
         tokio::net::TcpListener::bind(address).await.with_context(|| format!("cannot listen on {address}"))?;
-    tracing::info!(address = %listener.local_addr()?, "metrics listening at /metrics (no token)");
-    let limits = state.config.http.clone();
-    let router = sluice_api::metrics_router(state);
-    Ok(Some(tokio::spawn(sluice_api::listener::serve(router, listener, limits, wait(stopped)))))
+    sluice_server::serve_api(settings, beside, listener, stop_on_signals()).await
 }
 
-/// The preview listener's TLS: the operator's pair, or one generated for
-/// `*.DOMAIN` (kept per domain).
-fn preview_tls(
-    store: &config::StoreArgs,
-    api: &config::ApiArgs,
-    domain: &str,
-) -> anyhow::Result<sluice_broker::tls::BrokerTls> {
-    let (cert, key) = match (&api.preview_tls_cert, &api.preview_tls_key) {
-        (Some(cert), Some(key)) => (cert.clone(), key.clone()),
-        _ => {
-            let dir = store.data_dir.join("preview-tls").join(domain);
-            sluice_broker::tls::ensure_self_signed_for(&dir, &[&format!("*.{domain}"), domain])?
-        }
-    };
-    // HTTP/2 for the clients that offer it, HTTP/1.1 for the others.
-    Ok(sluice_broker::tls::load_offering(&cert, &key, &[b"h2", b"http/1.1"])?)
-}
-
-/// A task that flips the channel on SIGINT or SIGTERM.
-fn shutdown_signal() -> (impl std::future::Future<Output = ()>, watch::Receiver<bool>) {
-    let (tx, rx) = watch::channel(false);
-    let task = async move {
-        let mut term =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("install SIGTERM handler");
+/// A token cancelled on SIGINT or SIGTERM.
+fn stop_on_signals() -> CancellationToken {
+    let stop = CancellationToken::new();
+    let cancel = stop.clone();
+    let mut term =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("install SIGTERM handler");
+    tokio::spawn(async move {
         tokio::select! {
             _ = tokio::signal::ctrl_c() => {}
             _ = term.recv() => {}
         }
         tracing::info!("shutting down");
-        let _ = tx.send(true);
-    };
-    (task, rx)
-}
-
-async fn wait(mut rx: watch::Receiver<bool>) {
-    let _ = rx.wait_for(|stopped| *stopped).await;
+        cancel.cancel();
+    });
+    stop
 }
 
 #[derive(Subcommand, Debug)]

@@ -233,7 +233,8 @@ impl Pool {
         })
     }
 
-    /// Runs a statement that is not parameterised (DDL, maintenance).
+    /// Runs a statement that is not parameterised (the benchmarks' DDL).
+    #[cfg(feature = "bench")]
     pub(crate) async fn execute_raw(&self, sql: &str) -> Result<(), StoreError> {
         match self {
             Pool::Sqlite(p) => {

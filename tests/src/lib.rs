@@ -148,6 +148,24 @@ pub fn http_client() -> reqwest::Client {
     reqwest::Client::builder().pool_idle_timeout(CLIENT_IDLE).build().unwrap()
 }
 
+/// Polls `check` every 50 ms until it answers `Some`, and returns that;
+/// panics naming `what` once `within` has passed. The one way a test
+/// waits for a condition: never a fixed sleep.
+pub async fn poll_until<T, F: std::future::Future<Output = Option<T>>>(
+    what: &str,
+    within: std::time::Duration,
+    mut check: impl FnMut() -> F,
+) -> T {
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        if let Some(done) = check().await {
+            return done;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{what}: not within {within:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
 /// A free loopback port.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()

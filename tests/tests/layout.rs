@@ -55,6 +55,10 @@ fn the_api_and_the_broker_reach_executors_only_through_the_port() {
     for user in ["sluice-api", "sluice-broker", "sluice-worker"] {
         assert!(of(user).iter().any(|d| d == "sluice-executor"), "{user} calls executors through the port");
     }
+    // The shipped binary composes the server and carries no benchmark.
+    assert!(of("sluice-cli").iter().any(|d| d == "sluice-server"), "the binary starts sluice through the server crate");
+    assert!(!of("sluice-cli").iter().any(|d| d == "sluice-bench"), "the binary carries the benchmarks");
+    assert!(!of("sluice-server").iter().any(|d| d == "sluice-cli"), "the server crate knows no binary");
 }
 
 /// Every crate `package` builds with, however indirectly (its normal and

@@ -267,3 +267,84 @@ async fn a_server_killed_mid_burst_loses_and_doubles_nothing_on_postgres() {
     let dir = tempfile::tempdir().unwrap();
     crash_mid_burst_then_repeat(dir.path(), Some(&db.url), &db.url).await;
 }
+
+/// The whole server (API, worker, its internal listener) started in process
+/// through the library the binary calls, on port 0: a workspace comes up on
+/// the local runtime, runs a command and stops; cancelling the token ends
+/// the server, which returns cleanly.
+#[tokio::test]
+async fn the_whole_server_runs_in_process_on_port_zero() {
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let daemon = sluice_tests::sluice_binary().with_file_name("sluiced");
+    let flags =
+        [std::ffi::OsStr::new("--data-dir"), dir.path().as_os_str(), "--daemon-binary".as_ref(), daemon.as_os_str()];
+    let (settings, worker) = sluice_server::serve_settings(flags).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let stop = sluice_server::CancellationToken::new();
+    let beside = sluice_server::Beside::Worker(Box::new(worker));
+    let serving = tokio::spawn(sluice_server::serve_api(settings, beside, listener, stop.clone()));
+    let client = sluice_tests::http_client();
+    let token = poll_until("the API token is written", Duration::from_secs(10), || async {
+        std::fs::read_to_string(dir.path().join("api-token")).ok().filter(|t| !t.trim().is_empty())
+    })
+    .await;
+    let token = token.trim();
+    let created: Value = client
+        .post(format!("{base}/v1/workspaces"))
+        .bearer_auth(token)
+        .json(&create_body("alice"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = created["workspaceId"].as_str().unwrap_or_else(|| panic!("{created}")).to_owned();
+    let workspace = format!("{base}/v1/workspaces/{id}?ownerUserId=alice");
+    let status_is = |wanted: &'static str| {
+        let (client, workspace) = (client.clone(), workspace.clone());
+        move || {
+            let (client, workspace) = (client.clone(), workspace.clone());
+            async move {
+                let body: Value = client.get(&workspace).bearer_auth(token).send().await.ok()?.json().await.ok()?;
+                (body["status"] == wanted).then_some(body)
+            }
+        }
+    };
+    poll_until("the workspace is ready", Duration::from_secs(60), status_is("ready")).await;
+    let run: Value = client
+        .post(format!("{base}/v1/workspaces/{id}/exec"))
+        .bearer_auth(token)
+        .json(&json!({"ownerUserId": "alice", "commands": [{"argv": ["echo", "in process"]}]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let run_url = format!("{base}/v1/runs/{}?ownerUserId=alice", run["runId"].as_str().unwrap());
+    let finished = poll_until("the exec run ends", Duration::from_secs(30), || {
+        let (client, run_url) = (client.clone(), run_url.clone());
+        async move {
+            let body: Value = client.get(&run_url).bearer_auth(token).send().await.ok()?.json().await.ok()?;
+            (body["status"] == "completed").then_some(body)
+        }
+    })
+    .await;
+    assert_eq!(finished["commands"][0]["stdout"], "in process\n", "{finished}");
+    let stopping = client
+        .post(format!("{base}/v1/workspaces/{id}/stop"))
+        .bearer_auth(token)
+        .json(&json!({"ownerUserId": "alice"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stopping.status(), 202);
+    poll_until("the workspace is stopped", Duration::from_secs(60), status_is("stopped")).await;
+    stop.cancel();
+    let ended = tokio::time::timeout(Duration::from_secs(40), serving).await.expect("the server ends once cancelled");
+    ended.unwrap().expect("the server returns cleanly");
+    assert!(client.get(format!("{base}/healthz")).send().await.is_err(), "nothing listens once it has ended");
+}

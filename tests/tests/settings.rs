@@ -6,6 +6,7 @@
 use std::process::Command;
 
 use serde_json::json;
+use sluice_tests::poll_until;
 use sluice_tests::server::{DataDir, Options, Server};
 
 const SECRET: &str = "s3cr3t-zq-token-4471";
@@ -126,12 +127,16 @@ async fn json_logs_are_one_object_a_line_with_the_request_span() {
     let (status, _) = server.get("/v1/workspaces?ownerUserId=alice").await;
     assert_eq!(status, 200);
     // The request's line is written as it ends, which may be just after the
-    // client has its answer.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !server.output().contains("\"route\":\"/v1/workspaces\"") && std::time::Instant::now() < deadline {
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    let output = server.output();
+    // client has its answer (lines of queries inside its span name its
+    // route too: only the answer's own line ends the wait).
+    let output = poll_until("the request's line is written", std::time::Duration::from_secs(10), || async {
+        let output = server.output();
+        output
+            .lines()
+            .any(|l| l.contains("\"answered\"") && l.contains("\"route\":\"/v1/workspaces\""))
+            .then_some(output)
+    })
+    .await;
     let lines: Vec<serde_json::Value> = output
         .lines()
         .filter(|l| !l.trim().is_empty())

@@ -1,4 +1,4 @@
-//! `sluice bench-idle`: what idle ready workspaces cost. A real `sluice
+//! `sluice-bench idle`: what idle ready workspaces cost. A real `sluice
 //! serve` (local runtime) with N ready workspaces that do nothing, plain or
 //! capture-sourced, is left alone for a window; the server's CPU and its
 //! daemons' CPU over it are read from `/proc`, next to the same server's
@@ -12,8 +12,8 @@ use anyhow::{Context, bail};
 use clap::Args;
 use serde_json::{Value, json};
 
-use crate::bench_ready::Serve;
-use crate::bench_summary::{Aim, record};
+use crate::ready::Serve;
+use crate::summary::{Aim, record};
 
 #[derive(Args, Debug)]
 pub struct BenchIdleArgs {

@@ -1,4 +1,4 @@
-//! `sluice bench-routed`: the cost of reaching an executor on another host.
+//! `sluice-bench routed`: the cost of reaching an executor on another host.
 //! One daemon, one executor record placed on a host whose worker serves its
 //! internal API on loopback (cluster credential, HTTPS); the same exec call
 //! made on the host (the baseline: the daemon's socket) and routed through
@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::bench_summary::{millis as ms, percentile};
+use crate::summary::{millis as ms, percentile};
 use anyhow::Context;
 use clap::Args;
 use serde_json::json;
@@ -90,7 +90,7 @@ pub async fn run(args: BenchRoutedArgs) -> anyhow::Result<()> {
     let run_id = placed_run(&store, &endpoint).await?;
     let token = sluice_worker::reconcile::control_token_for(store.sealer(), &run_id);
     std::fs::write(run_dir.join("run/boot-secret.json"), json!({"controlToken": token.expose()}).to_string())?;
-    let mut daemon = tokio::process::Command::new(std::env::current_exe()?)
+    let mut daemon = tokio::process::Command::new(crate::sluice_binary()?)
         .arg("daemon")
         .arg("--listen")
         .arg(format!("unix:{}", socket.display()))
@@ -112,7 +112,7 @@ pub async fn run(args: BenchRoutedArgs) -> anyhow::Result<()> {
     let tls = sluice_worker::cluster::ClusterTls::new(store.sealer(), &["127.0.0.1".to_owned()])?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("https://{}", listener.local_addr()?);
-    let router = crate::internal::router(sluice_worker::remote::Serving {
+    let router = sluice_server::internal::router(sluice_worker::remote::Serving {
         store: store.clone(),
         host: HOST.into(),
         local: local.clone(),
@@ -129,7 +129,7 @@ pub async fn run(args: BenchRoutedArgs) -> anyhow::Result<()> {
         },
     ));
     store.beat(&member(Some(url)), 600_000).await?;
-    let routed = crate::internal::routed(&store, None, local.clone())?;
+    let routed = sluice_server::internal::routed(&store, None, local.clone())?;
 
     let target = Target { run_id: &run_id, endpoint: &endpoint };
     let started = Instant::now();
@@ -170,12 +170,12 @@ pub async fn run(args: BenchRoutedArgs) -> anyhow::Result<()> {
         );
     }
     let (base, routed_p50) = (percentile(&on_host, 0.5), percentile(&through_worker, 0.5));
-    crate::bench_summary::record(
+    crate::summary::record(
         "exec routed through another host's worker, p50",
         &format!("{:.3} ms", ms(routed_p50)),
         &format!("{:.3} ms", ms(base)),
         routed_p50.as_secs_f64() / base.as_secs_f64(),
-        crate::bench_summary::Aim::None,
+        crate::summary::Aim::None,
     );
     println!(
         "routed / baseline at p50: {:.2}x; added {:.3} ms",

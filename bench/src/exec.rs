@@ -1,4 +1,4 @@
-//! `sluice bench-exec`: what an exec costs a caller. A real `sluice serve`
+//! `sluice-bench exec`: what an exec costs a caller. A real `sluice serve`
 //! (local runtime, the broker on its own listener) with one ready workspace
 //! per API; `true` is run, alternately, by a bare fork+exec in this process
 //! (the baseline), by the workspace's daemon over its control socket (what
@@ -14,8 +14,8 @@ use anyhow::{Context, bail};
 use clap::Args;
 use serde_json::{Value, json};
 
-use crate::bench_ready::Serve;
-use crate::bench_summary::{Aim, json_of, millis as ms, percentile, record};
+use crate::ready::Serve;
+use crate::summary::{Aim, json_of, millis as ms, percentile, record};
 
 #[derive(Args, Debug)]
 pub struct BenchExecArgs {
@@ -51,7 +51,7 @@ fn broker_client(data_dir: &Path) -> anyhow::Result<reqwest::Client> {
 
 /// Issues a broker token for the bench's instance, as an operator does.
 fn issue_token(data_dir: &Path) -> anyhow::Result<String> {
-    let out = Command::new(std::env::current_exe()?)
+    let out = Command::new(crate::sluice_binary()?)
         .args(["broker", "token", "issue", "--instance", "bench", "--data-dir"])
         .arg(data_dir)
         .env("SLUICE_LOG", "warn")

@@ -1,4 +1,4 @@
-//! `sluice bench-capture`: sluice's capture path (the daemon's engine
+//! `sluice-bench capture`: sluice's capture path (the daemon's engine
 //! shipping through a real registrar into a local object store, with the
 //! session in SQLite) next to restic backing the same tree up into a local
 //! repository, in the same run: an initial capture, an incremental one after
@@ -370,7 +370,7 @@ async fn larger_tree(root: &Path, files: usize) -> anyhow::Result<EngineRun> {
     host.ensure(&socket, binding)?;
     eprintln!("capturing {files} files…");
     let child = tokio::process::Command::new(std::env::current_exe()?)
-        .arg("bench-capture")
+        .arg("capture")
         .arg("--engine-worktree")
         .arg(&tree)
         .arg("--engine-socket")

@@ -1,4 +1,4 @@
-//! `sluice bench-ready`: create → ready latency through a real `sluice
+//! `sluice-bench ready`: create → ready latency through a real `sluice
 //! serve` (API, store, worker, runtime), next to a bare baseline measured in
 //! the same run: the same daemon started directly (local, and local from the
 //! warm pool) or `docker run` of the same image with the same daemon
@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use sluice_executor::daemon::DaemonClient;
 use sluice_store::Secret;
 
-use crate::bench_summary::{json_of, percentile};
+use crate::summary::{json_of, percentile};
 
 #[derive(Args, Debug)]
 pub struct BenchReadyArgs {
@@ -35,7 +35,7 @@ const TOKEN: &str = "bench-control-token-0123456789";
 const POLL: Duration = Duration::from_millis(2);
 
 fn static_daemon() -> anyhow::Result<PathBuf> {
-    let exe = std::env::current_exe()?;
+    let exe = crate::sluice_binary()?;
     let dir = exe.parent().context("no binary directory")?;
     let profile = dir.file_name().and_then(|n| n.to_str()).unwrap_or("release");
     let path = dir.join("..").join("x86_64-unknown-linux-gnu").join(profile).join("sluiced");
@@ -52,7 +52,7 @@ async fn baseline_sandbox(root: &Path, count: usize) -> anyhow::Result<Vec<Durat
     #[derive(Parser)]
     struct Defaults {
         #[command(flatten)]
-        worker: crate::config::WorkerArgs,
+        worker: sluice_server::config::WorkerArgs,
     }
     let worker = Defaults::parse_from(["sluice"]).worker;
     let (runtime, _) = worker.runtime(root).await?;
@@ -173,7 +173,7 @@ fn run_dir(root: &Path, i: usize) -> anyhow::Result<PathBuf> {
 /// The local baseline: the daemon (this binary, as `sluice daemon`, the
 /// program the local runtime starts) spawned directly: no sandbox, no store.
 async fn baseline_local(root: &Path, count: usize) -> anyhow::Result<Vec<Duration>> {
-    let daemon = std::env::current_exe()?;
+    let daemon = crate::sluice_binary()?;
     let mut samples = Vec::new();
     for i in 0..count {
         let dir = run_dir(root, i)?;
@@ -250,7 +250,7 @@ impl Serve {
     /// Starts `sluice serve ARGS` on `data_dir` and waits until it answers.
     pub(crate) async fn spawn(data_dir: PathBuf, args: &[&str]) -> anyhow::Result<Serve> {
         let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-        let mut command = Command::new(std::env::current_exe()?);
+        let mut command = Command::new(crate::sluice_binary()?);
         command.arg("serve").args(args);
         let child = command
             .args(["--listen", &format!("127.0.0.1:{port}"), "--data-dir"])
@@ -378,7 +378,7 @@ pub async fn run(args: BenchReadyArgs) -> anyhow::Result<()> {
         drop(serve);
         for (stat, p) in [("p50", 0.5), ("p99", 0.99)] {
             let (a, b) = (percentile(&ours, p), percentile(&baseline, p));
-            use crate::bench_summary::{Aim, record};
+            use crate::summary::{Aim, record};
             let measure = format!("create -> ready, {runtime}, {stat}");
             let (sandboxed, over_sandbox) = match &sandbox {
                 Some(samples) => {

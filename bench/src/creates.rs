@@ -1,4 +1,4 @@
-//! `sluice bench`: create and replay throughput and latency through the real
+//! `sluice-bench creates`: create and replay throughput and latency through the real
 //! HTTP API, on SQLite and (when a server is given) PostgreSQL, each next to
 //! a bare single-row insert into the same database measured in the same run.
 
@@ -101,13 +101,13 @@ fn row(backend: &str, measure: &str, ours: String, base: String, ratio: f64) {
 }
 
 /// A row that is also one of the summary's figures.
-fn figure(backend: &str, measure: &str, ours: String, base: String, ratio: f64, aim: crate::bench_summary::Aim) {
+fn figure(backend: &str, measure: &str, ours: String, base: String, ratio: f64, aim: crate::summary::Aim) {
     let name = match backend {
         "sqlite" => "SQLite",
         "postgres" => "PostgreSQL",
         other => other,
     };
-    crate::bench_summary::record(&format!("{measure}, {name}"), &ours, &base, ratio, aim);
+    crate::summary::record(&format!("{measure}, {name}"), &ours, &base, ratio, aim);
     row(backend, measure, ours, base, ratio);
 }
 
@@ -173,7 +173,7 @@ async fn bench_backend(label: &str, store: Store, args: &BenchArgs) -> anyhow::R
     let create_parallel = measure(n, c, create("parallel")).await?;
     let replay_parallel = measure(n, c, create("parallel")).await?;
 
-    use crate::bench_summary::Aim;
+    use crate::summary::Aim;
     for (name, p, aim) in [
         ("create latency p50 (one at a time)", 0.5, Aim::AtMost(3.0)),
         ("create latency p99 (one at a time)", 0.99, Aim::None),
