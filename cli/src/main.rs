@@ -3,198 +3,20 @@
 mod api_client;
 mod broker;
 mod capture;
+mod commands;
+mod doctor;
 mod export;
+mod gateway;
 mod gc;
 mod operate;
 mod settings;
 mod workspaces;
 
 use anyhow::Context;
-use clap::{CommandFactory, Parser, Subcommand};
-
-use sluice_server::config::{ApiArgs, MetricsArgs, StoreArgs, WebhookArgs, WorkerArgs};
+use clap::{CommandFactory, Parser};
 use sluice_server::{ApiSettings, Beside, CancellationToken};
 
-#[derive(Parser)]
-#[command(name = "sluice", version, about = "A capture/drain workspace control plane")]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-    /// A TOML file of settings: its keys are the command's flags without
-    /// the dashes. Flags and the environment win over it.
-    #[arg(long = settings::CONFIG_FLAG, env = settings::CONFIG_ENV, global = true, value_name = "FILE")]
-    config: Option<std::path::PathBuf>,
-    /// How log lines are written to stderr: `text` for people, `json` (one
-    /// object a line, with the span's fields) for collectors.
-    #[arg(long, env = "SLUICE_LOG_FORMAT", global = true, value_enum, default_value_t = LogFormat::Text)]
-    log_format: LogFormat,
-    /// Send traces over OTLP/HTTP (protobuf) to this collector
-    /// (`http://HOST:4318`, or its full `/v1/traces` URL).
-    #[arg(long, env = "SLUICE_OTLP_ENDPOINT", global = true, value_name = "URL")]
-    otlp_endpoint: Option<String>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum LogFormat {
-    Text,
-    Json,
-}
-
-#[derive(Subcommand)]
-enum ConfigCommand {
-    /// Print the settings a command would run with (defaults, then the
-    /// file, then the environment, then flags), secrets redacted:
-    /// `sluice config print [--config FILE] [serve|api|worker|gateway] [FLAGS]`.
-    Print {
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "COMMAND")]
-        command: Vec<std::ffi::OsString>,
-    },
-}
-
-// Parsed once at start: the size of its largest variant costs nothing.
-#[allow(clippy::large_enum_variant)]
-#[derive(Subcommand)]
-enum Command {
-    /// API and worker in one process: the embedded default (SQLite, one data directory).
-    Serve {
-        #[command(flatten)]
-        store: StoreArgs,
-        #[command(flatten)]
-        api: ApiArgs,
-        #[command(flatten)]
-        worker: WorkerArgs,
-        #[command(flatten)]
-        metrics: MetricsArgs,
-        #[command(flatten)]
-        webhooks: WebhookArgs,
-    },
-    /// The HTTP API alone (scale-out: several behind a load balancer, sharing PostgreSQL).
-    Api {
-        #[command(flatten)]
-        store: StoreArgs,
-        #[command(flatten)]
-        api: ApiArgs,
-        /// Where captures are stored (as the workers' --object-store), for
-        /// reading a session's captures back.
-        #[arg(long, env = "SLUICE_OBJECT_STORE")]
-        object_store: Option<String>,
-        #[command(flatten)]
-        metrics: MetricsArgs,
-        #[command(flatten)]
-        webhooks: WebhookArgs,
-    },
-    /// The worker alone (scale-out: several share PostgreSQL; jobs are leased).
-    Worker {
-        #[command(flatten)]
-        store: StoreArgs,
-        #[command(flatten)]
-        worker: WorkerArgs,
-        #[command(flatten)]
-        metrics: MetricsArgs,
-        #[command(flatten)]
-        webhooks: WebhookArgs,
-    },
-    /// Check the database and the runtime, and report how executors are isolated.
-    Doctor {
-        #[command(flatten)]
-        store: StoreArgs,
-        #[command(flatten)]
-        worker: WorkerArgs,
-    },
-    /// Apply the database migrations and exit.
-    Migrate {
-        #[command(flatten)]
-        store: StoreArgs,
-    },
-    /// The operator console's sign-ins.
-    Console {
-        #[command(subcommand)]
-        command: ConsoleCommand,
-    },
-    /// The SSH gateway: `ssh WORKSPACE_ID@gateway` with a key registered
-    /// through the API (POST /v1/ssh-keys) opens a shell, runs a command,
-    /// serves sftp and forwards ports (`ssh -L`) into the workspace.
-    Gateway(GatewayArgs),
-    /// Print the OpenAPI document.
-    Openapi,
-    /// The daemon that runs inside an executor (the same program as `sluiced`).
-    Daemon(sluice_daemon::cli::Args),
-    /// Operate the execution broker: tokens (leases) and admission, against the database.
-    #[command(subcommand)]
-    Broker(broker::BrokerCommand),
-    /// List retained executors: why, since when, recovery attempts, next attempt (talks to the API);
-    /// `sluice retained export` archives one's disk.
-    Retained(operate::RetainedArgs),
-    /// Ask for a recovery attempt of a workspace's retained executor now.
-    Recover(operate::WorkspaceArgs),
-    /// End a workspace without saving its unsaved work (the owner's discard).
-    Discard(operate::WorkspaceArgs),
-    /// Follow a workspace's drain live until its executor is gone (or retained).
-    Drain(operate::DrainArgs),
-    /// Collect the object store now: forget captures past their retention and
-    /// delete objects nothing kept names (the worker does it on a schedule).
-    Gc(gc::GcArgs),
-    /// Settings: what a command would run with.
-    #[command(subcommand)]
-    Config(ConfigCommand),
-    /// A capture session's timeline: list, diff, export (tar) or restore its captures (talks to the API).
-    #[command(subcommand)]
-    Capture(capture::CaptureCommand),
-    /// The worker's jobs that failed too often and are parked (talks to the API).
-    #[command(subcommand)]
-    Jobs(operate::JobsCommand),
-    /// The fleet: workers with health, load and version, and their hosts;
-    /// `cordon`, `uncordon`, `drain` or `forget` a host (talks to the API).
-    Workers(operate::WorkersArgs),
-    /// Workspaces: list, get, create, exec, stop, restart, events --follow (talks to the API).
-    #[command(subcommand)]
-    Workspaces(workspaces::WorkspacesCommand),
-    /// Exec runs: `sluice runs get RUN --owner O` (talks to the API).
-    #[command(subcommand)]
-    Runs(workspaces::RunsCommand),
-    /// Print a shell's completion script: `sluice completions bash > /etc/bash_completion.d/sluice`.
-    Completions {
-        #[arg(value_enum)]
-        shell: clap_complete::Shell,
-    },
-}
-
-#[derive(clap::Args, Debug)]
-struct GatewayArgs {
-    /// Where SSH clients connect.
-    #[arg(long, env = "SLUICE_GATEWAY_LISTEN", default_value = "127.0.0.1:2222")]
-    listen: std::net::SocketAddr,
-    /// The sluice API the gateway asks (keys, targets).
-    #[arg(long, env = "SLUICE_API_URL", default_value = "http://127.0.0.1:7420")]
-    api_url: String,
-    /// A file holding one of the API's gateway tokens (the data directory's
-    /// `gateway-token` for the embedded default).
-    #[arg(long, env = "SLUICE_GATEWAY_TOKEN_FILE")]
-    gateway_token_file: std::path::PathBuf,
-    /// Where the gateway keeps its host key.
-    #[arg(long, env = "SLUICE_GATEWAY_DATA_DIR", default_value = "sluice-gateway")]
-    data_dir: std::path::PathBuf,
-    /// A connection that has not signed in this long is ended.
-    #[arg(long, env = "SLUICE_GATEWAY_SIGN_IN_SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=600))]
-    sign_in_seconds: u64,
-}
-
-async fn gateway(args: GatewayArgs) -> anyhow::Result<()> {
-    let token = std::fs::read_to_string(&args.gateway_token_file)
-        .map_err(|e| anyhow::anyhow!("cannot read --gateway-token-file {}: {e}", args.gateway_token_file.display()))?
-        .trim()
-        .to_owned();
-    anyhow::ensure!(!token.is_empty(), "--gateway-token-file {} is empty", args.gateway_token_file.display());
-    let config = sluice_gateway::GatewayConfig {
-        listen: args.listen,
-        api_url: args.api_url,
-        gateway_token: token,
-        data_dir: args.data_dir,
-        sign_in_within: std::time::Duration::from_secs(args.sign_in_seconds),
-    };
-    let stop = stop_on_signals();
-    sluice_gateway::serve(config, stop.cancelled_owned()).await
-}
+use commands::{Cli, Command, ConfigCommand, ConsoleCommand, LogFormat, SessionsCommand};
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -264,7 +86,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Worker { store, worker, metrics, webhooks } => {
             sluice_server::run_worker(store, worker, metrics, webhooks, stop_on_signals()).await
         }
-        Command::Doctor { store: store_args, worker } => doctor(&store_args, &worker).await,
+        Command::Doctor { store: store_args, worker } => doctor::run(&store_args, &worker).await,
         Command::Console { command: ConsoleCommand::Sessions { command: SessionsCommand::Revoke { store } } } => {
             let store = store.open().await?;
             let ended = store.end_all_console_sessions().await?;
@@ -278,7 +100,7 @@ async fn main() -> anyhow::Result<()> {
             eprintln!("migrations applied");
             Ok(())
         }
-        Command::Gateway(args) => gateway(args).await,
+        Command::Gateway(args) => gateway::run(args).await,
         Command::Openapi => {
             print!("{}", sluice_api::openapi::document_text());
             Ok(())
@@ -313,53 +135,6 @@ fn exit_with(code: i32) -> anyhow::Result<()> {
     std::process::exit(code)
 }
 
-/// `sluice doctor`: what works here, and how executors would be isolated.
-async fn doctor(store_args: &StoreArgs, args: &WorkerArgs) -> anyhow::Result<()> {
-    let store = store_args.open().await?;
-    store.ping().await?;
-    let (jobs, due) = store.job_counts().await?;
-    println!("database   ok ({:?}); {jobs} jobs, {due} due", store.backend());
-    match args.runtime(&store_args.data_dir).await {
-        Ok((runtime, _)) => {
-            // One line per part: the sandbox, who runs as whom, limits, disks.
-            let posture = runtime.posture();
-            let mut parts = posture.split("; ");
-            println!("runtime    {}", parts.next().unwrap_or_default());
-            for part in parts {
-                println!("           {part}");
-            }
-            for (key, why) in runtime.unenforceable() {
-                println!("refused    spec.{key}: {why}");
-            }
-            doctor_warm_pool(&store, args).await?;
-        }
-        Err(e) => {
-            println!("runtime    NOT usable: {e:#}");
-            store.close().await;
-            anyhow::bail!("the runtime is not usable");
-        }
-    }
-    store.close().await;
-    Ok(())
-}
-
-/// The warm pool: what this configuration asks for, and each worker's
-/// pool as it last reported it.
-async fn doctor_warm_pool(store: &sluice_store::Store, args: &WorkerArgs) -> anyhow::Result<()> {
-    for spec in &args.warm_pool {
-        println!("warm pool  {} executors of {} asked", spec.size, spec.image);
-    }
-    for worker in store.workers().await? {
-        for level in &worker.member.warm_pool {
-            println!(
-                "warm pool  {} on {} (worker {}): {} idle, {} starting, keeps {}",
-                level.image, worker.member.host, worker.member.id, level.idle, level.starting, level.target
-            );
-        }
-    }
-    Ok(())
-}
-
 /// `serve` and `api`: the API on `--listen`.
 async fn serve_api(settings: ApiSettings, beside: Beside) -> anyhow::Result<()> {
     let address = &settings.api.listen;
@@ -369,7 +144,7 @@ async fn serve_api(settings: ApiSettings, beside: Beside) -> anyhow::Result<()> 
 }
 
 /// A token cancelled on SIGINT or SIGTERM.
-fn stop_on_signals() -> CancellationToken {
+pub(crate) fn stop_on_signals() -> CancellationToken {
     let stop = CancellationToken::new();
     let cancel = stop.clone();
     let mut term =
@@ -383,22 +158,4 @@ fn stop_on_signals() -> CancellationToken {
         cancel.cancel();
     });
     stop
-}
-
-#[derive(Subcommand, Debug)]
-enum ConsoleCommand {
-    /// Console sessions (one per sign-in).
-    Sessions {
-        #[command(subcommand)]
-        command: SessionsCommand,
-    },
-}
-
-#[derive(Subcommand, Debug)]
-enum SessionsCommand {
-    /// End every console session now: each browser must sign in again.
-    Revoke {
-        #[command(flatten)]
-        store: StoreArgs,
-    },
 }
