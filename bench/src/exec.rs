@@ -170,7 +170,7 @@ async fn measure(serve: &Serve, data_dir: &Path, broker_base: &str, count: usize
 
     // The daemon alone: its control socket, with the token the run's id derives.
     let sealer = sluice_store::Sealer::load_or_create(&data_dir.join("seal-key"))?;
-    let socket = sluice_worker::runtime::control_socket(&data_dir.join("executors"), &run_id);
+    let socket = sluice_runtime::control_socket(&data_dir.join("executors"), &run_id);
     let daemon = sluice_executor::daemon::DaemonClient::new(
         &format!("unix://{}", socket.display()),
         sluice_worker::reconcile::control_token_for(&sealer, &run_id),

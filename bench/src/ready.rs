@@ -60,7 +60,7 @@ async fn baseline_sandbox(root: &Path, count: usize) -> anyhow::Result<Vec<Durat
     let mut samples = Vec::new();
     for i in 0..count {
         let run_id = format!("run_bench_sandbox_{}_{i}", std::process::id());
-        let request = sluice_worker::runtime::LaunchRequest {
+        let request = sluice_runtime::LaunchRequest {
             workspace_id: format!("ws_bench_{i}"),
             run_id: run_id.clone(),
             launch: "bench".into(),

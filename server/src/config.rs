@@ -160,7 +160,7 @@ pub struct WorkerArgs {
     /// (repeatable, or comma-separated): a create of that image whose spec
     /// fits takes one (the local runtime only).
     #[arg(long, env = "SLUICE_WARM_POOL", value_delimiter = ',', value_parser = parse_pool)]
-    pub warm_pool: Vec<sluice_worker::runtime::pool::PoolSpec>,
+    pub warm_pool: Vec<sluice_runtime::pool::PoolSpec>,
     /// The disk size (MiB) of local executors whose spec names no
     /// `resources.diskMiB`, where this host can enforce one.
     #[arg(long, env = "SLUICE_DEFAULT_DISK_MIB", value_parser = clap::value_parser!(u64).range(16..=(1 << 24)))]
@@ -269,8 +269,8 @@ impl WorkerArgs {
         )
     }
 
-    fn uid_range(&self) -> anyhow::Result<sluice_worker::runtime::identity::UidRange> {
-        use sluice_worker::runtime::identity::UidRange;
+    fn uid_range(&self) -> anyhow::Result<sluice_runtime::identity::UidRange> {
+        use sluice_runtime::identity::UidRange;
         match &self.executor_uids {
             Some(text) => UidRange::parse(text).map_err(|e| anyhow::anyhow!("--executor-uids {text:?}: {e}")),
             None => Ok(UidRange::DEFAULT),
@@ -281,8 +281,8 @@ impl WorkerArgs {
     /// Opens the configured runtime; answers it with whether its executors
     /// go unsandboxed (a local runtime without bubblewrap).
     pub async fn runtime(&self, data_dir: &Path) -> anyhow::Result<(std::sync::Arc<dyn sluice_worker::Runtime>, bool)> {
-        use sluice_worker::runtime::docker::DockerRuntime;
-        use sluice_worker::runtime::local::LocalRuntime;
+        use sluice_runtime::docker::DockerRuntime;
+        use sluice_runtime::local::LocalRuntime;
         let executors = self.executors_dir(data_dir);
         Ok(match self.runtime {
             RuntimeKind::Local => {
@@ -298,7 +298,7 @@ impl WorkerArgs {
                     .with_max_lifetime(self.max_lifetime())
                     .with_warm_pool(self.warm_pool.clone(), self.capture_interval_ms)
                     .with_pause_after_take(self.fault_pause_after_take_ms.map(std::time::Duration::from_millis));
-                let unsandboxed = matches!(local.sandbox(), sluice_worker::runtime::local::Sandbox::None(_));
+                let unsandboxed = matches!(local.sandbox(), sluice_runtime::local::Sandbox::None(_));
                 (std::sync::Arc::new(local), unsandboxed)
             }
             RuntimeKind::Docker => {
@@ -360,11 +360,11 @@ impl WorkerArgs {
     pub fn worker_config(&self) -> anyhow::Result<sluice_worker::WorkerConfig> {
         let defaults = sluice_worker::WorkerConfig::default();
         let egress_resolver = match &self.egress_hosts {
-            None => sluice_worker::egress::Resolver::System,
+            None => sluice_runtime::egress::Resolver::System,
             Some(path) => {
                 let text = std::fs::read_to_string(path)
                     .map_err(|e| anyhow::anyhow!("--egress-hosts {}: {e}", path.display()))?;
-                sluice_worker::egress::Resolver::from_hosts(&text)
+                sluice_runtime::egress::Resolver::from_hosts(&text)
                     .map_err(|e| anyhow::anyhow!("--egress-hosts {}: {e}", path.display()))?
             }
         };
@@ -612,8 +612,8 @@ fn tokens(what: &str, file: Option<&Path>, list: &[String], default_file: &Path)
 }
 
 /// Reads one `--warm-pool` entry.
-fn parse_pool(text: &str) -> Result<sluice_worker::runtime::pool::PoolSpec, String> {
-    sluice_worker::runtime::pool::PoolSpec::parse(text)
+fn parse_pool(text: &str) -> Result<sluice_runtime::pool::PoolSpec, String> {
+    sluice_runtime::pool::PoolSpec::parse(text)
 }
 
 #[cfg(test)]

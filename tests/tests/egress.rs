@@ -11,9 +11,9 @@ use std::sync::Arc;
 use rustls::pki_types::pem::PemObject;
 use serde_json::{Value, json};
 use sluice_domain::egress::Allowlist;
+use sluice_runtime::egress::{EgressProxy, Resolver, serve};
 use sluice_tests::origin::{http_server, https_server};
 use sluice_tests::server::{DataDir, Options, Server};
-use sluice_worker::egress::{EgressProxy, Resolver, serve};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 

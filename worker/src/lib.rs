@@ -11,8 +11,6 @@
 pub mod cadence;
 pub mod cluster;
 pub mod collect;
-pub mod egress;
-pub mod error;
 mod exec_job;
 pub mod executors;
 pub mod objects;
@@ -20,7 +18,6 @@ pub mod packs;
 pub mod reconcile;
 pub mod registrar;
 pub mod remote;
-pub mod runtime;
 pub mod sessions;
 pub mod snapshots;
 mod sweeps;
@@ -37,7 +34,7 @@ use sluice_store::{JobKind, Lease, Store, StoreError};
 use tokio::sync::{Notify, Semaphore};
 
 pub use cadence::Cadence;
-pub use runtime::Runtime;
+pub use sluice_runtime::Runtime;
 pub use sweeps::maintain;
 
 /// Create-key records are kept at least this long.
@@ -130,7 +127,7 @@ pub struct WorkerConfig {
     /// parked for an operator.
     pub max_job_attempts: i64,
     /// Where the egress proxies look names up (`--egress-hosts`).
-    pub egress_resolver: egress::Resolver,
+    pub egress_resolver: sluice_runtime::egress::Resolver,
     /// This process's metrics.
     pub metrics: Arc<sluice_telemetry::Metrics>,
     /// What webhook deliveries may do.
@@ -164,7 +161,7 @@ impl Default for WorkerConfig {
             drain_flush_deadline: Duration::from_secs(20),
             pause_before_remove: None,
             max_job_attempts: 10,
-            egress_resolver: egress::Resolver::System,
+            egress_resolver: sluice_runtime::egress::Resolver::System,
             metrics: Default::default(),
             webhooks: webhooks::WebhookPolicy::default(),
         }
@@ -219,11 +216,11 @@ pub struct Worker {
     /// Serves the registrar to the capture-sourced executors this worker runs.
     pub registrars: Arc<registrar::RegistrarHost>,
     /// Serves the egress proxy to the executors with an allowlist.
-    pub egress: Arc<egress::EgressHost>,
+    pub egress: Arc<sluice_runtime::egress::EgressHost>,
     /// Posts the feed to webhook endpoints.
     pub(crate) deliverer: webhooks::Deliverer,
     /// The warm pool as the runtime last tended it.
-    pool_levels: Mutex<Vec<runtime::pool::PoolLevel>>,
+    pool_levels: Mutex<Vec<sluice_runtime::pool::PoolLevel>>,
     /// Signalled when a launch took from the warm pool: it refills now.
     pub(crate) pool_taken: Notify,
     /// The watch streams held open on this worker's ready executors.
@@ -256,7 +253,7 @@ impl Worker {
         config.metrics.start_worker_counters(runtime.adapter().as_str(), &kinds);
         let registrars = registrar::RegistrarHost::new(store.clone(), objects, config.metrics.clone());
         let refusals = config.metrics.egress_refusals.clone();
-        let egress = Arc::new(egress::EgressHost::new(config.egress_resolver.clone(), refusals));
+        let egress = Arc::new(sluice_runtime::egress::EgressHost::new(config.egress_resolver.clone(), refusals));
         let deliverer = webhooks::Deliverer::new(config.webhooks.clone());
         let watchers = watchers::Watchers::new(store.clone(), wake.clone(), config.metrics.watched_executors.clone());
         Arc::new(Worker {
@@ -321,7 +318,7 @@ impl Worker {
     }
 
     /// The warm pool as the runtime last tended it.
-    pub fn pool_levels(&self) -> Vec<runtime::pool::PoolLevel> {
+    pub fn pool_levels(&self) -> Vec<sluice_runtime::pool::PoolLevel> {
         self.pool_levels.lock().unwrap().clone()
     }
 

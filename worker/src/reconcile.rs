@@ -7,12 +7,12 @@ use sluice_store::clock::now_ms;
 use sluice_store::{Lease, ReconcileState, RunError, Secret, SecretKind, StoreError};
 
 use crate::Worker;
-use crate::runtime::{LaunchRequest, Presence, WorkerError};
 use sluice_domain::reconcile::{Action, FlushAnswer, Observation, decide, retry_allowed, run_acted_on};
 use sluice_domain::transition::Outcome;
 use sluice_executor::daemon::{DaemonClient, DaemonError};
 use sluice_executor::{ExecutorError, Target};
 use sluice_protocol::capture::{CaptureStatus, FlushKind, FlushRequest};
+use sluice_runtime::{LaunchRequest, Presence, RuntimeError};
 use sluice_store::DrainState;
 use sluice_store::fleet::Placement;
 
@@ -282,11 +282,11 @@ async fn step(worker: &Worker, lease: &Lease) -> Result<Step, StoreError> {
                     }
                     let takes = &worker.config.metrics.warm_pool_takes;
                     match &launched.pool {
-                        Some(crate::runtime::PoolTake::Taken(image)) => {
+                        Some(sluice_runtime::PoolTake::Taken(image)) => {
                             takes.with_label_values(&[image, "taken"]).inc();
                             worker.pool_taken.notify_one();
                         }
-                        Some(crate::runtime::PoolTake::Empty(image)) => {
+                        Some(sluice_runtime::PoolTake::Empty(image)) => {
                             takes.with_label_values(&[image, "empty"]).inc();
                             worker.pool_taken.notify_one();
                         }
@@ -334,7 +334,7 @@ async fn step(worker: &Worker, lease: &Lease) -> Result<Step, StoreError> {
                 }
                 Err(e) => {
                     let run = state.current_run.as_ref().expect("a current run");
-                    let retry = matches!(e, WorkerError::Transient(_))
+                    let retry = matches!(e, RuntimeError::Transient(_))
                         && retry_allowed(run, state.workspace.desired_state, policy);
                     tracing::warn!(workspace = %lease.subject, run = %run_id, error = %e, retry, "launch failed");
                     launches.with_label_values(&[runtime_name, if retry { "retried" } else { "failed" }]).inc();

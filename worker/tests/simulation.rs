@@ -35,12 +35,12 @@ use sluice_protocol::Origin;
 use sluice_domain::transition::Answer;
 use sluice_protocol::attest::{Attestation, Report};
 use sluice_protocol::capture::{BindRequest, Binds, CaptureStatus, FlushKind, FlushRequest, Replanned, incomplete};
+use sluice_runtime::{LaunchRequest, Launched, OwnedResource, Presence, RuntimeError, RuntimeFuture};
 use sluice_store::testing::WriteLock;
 use sluice_store::{
     AttestationOutcome, ExecCommand, ExecRunStatus, NewWorkspace, RuntimeAdapter, RuntimeRecord, RuntimeStatus,
     StopIntent, Store, StoreError, WorkspaceStatus, clock,
 };
-use sluice_worker::runtime::{LaunchRequest, Launched, OwnedResource, Presence, RuntimeFuture, WorkerError};
 use sluice_worker::{Runtime, Worker, WorkerConfig};
 
 /// xorshift64*: small, fast and the same on every machine.
@@ -267,7 +267,7 @@ impl Runtime for FakeRuntime {
                     claimed_boot: 0,
                 });
                 if executor.removed {
-                    return Err(WorkerError::Transient("the executor was removed".into()));
+                    return Err(RuntimeError::Transient("the executor was removed".into()));
                 }
                 let recovered = executor.boot > 0 && !executor.running;
                 if !executor.running {
@@ -375,9 +375,9 @@ impl Runtime for FakeRuntime {
         &'a self,
         run_id: &'a str,
         _resource_id: &'a str,
-    ) -> RuntimeFuture<'a, sluice_worker::runtime::archive::DiskArchive> {
+    ) -> RuntimeFuture<'a, sluice_runtime::archive::DiskArchive> {
         // The simulation's executors have no disks to read.
-        Box::pin(async move { Err(WorkerError::Transient(format!("run {run_id}: no disk in the simulation"))) })
+        Box::pin(async move { Err(RuntimeError::Transient(format!("run {run_id}: no disk in the simulation"))) })
     }
 }
 

@@ -22,7 +22,7 @@ use sluice_store::{PublishedImage, RuntimeAdapter, RuntimeRecord, RuntimeStatus}
 
 use super::identity::{Allocator, HOST_REGISTRY, UidRange};
 use super::{
-    Adapter, LaunchRequest, Launched, OwnedResource, Presence, WorkerError, control_socket, is_root,
+    Adapter, LaunchRequest, Launched, OwnedResource, Presence, RuntimeError, control_socket, is_root,
     refuse_unenforceable, run_dir,
 };
 
@@ -61,8 +61,8 @@ fn status_of(e: &DockerError) -> Option<u16> {
     }
 }
 
-fn transient(what: &str, e: impl std::fmt::Display) -> WorkerError {
-    WorkerError::Transient(format!("{what}: {e}"))
+fn transient(what: &str, e: impl std::fmt::Display) -> RuntimeError {
+    RuntimeError::Transient(format!("{what}: {e}"))
 }
 
 fn container_name(run_id: &str) -> String {
@@ -78,7 +78,7 @@ impl DockerRuntime {
         daemon_binary: PathBuf,
         registries: HashMap<String, String>,
         uids: UidRange,
-    ) -> Result<Self, WorkerError> {
+    ) -> Result<Self, RuntimeError> {
         let docker = match socket {
             Some(path) => Docker::connect_with_unix(path, 120, bollard::API_DEFAULT_VERSION),
             None => Docker::connect_with_local_defaults(),
@@ -131,9 +131,9 @@ impl DockerRuntime {
         }
     }
 
-    async fn published(&self, image: &str, repository: &str) -> Result<PublishedImage, WorkerError> {
+    async fn published(&self, image: &str, repository: &str) -> Result<PublishedImage, RuntimeError> {
         let inspected = self.docker.inspect_image(image).await.map_err(|e| match status_of(&e) {
-            Some(404) => WorkerError::Permanent {
+            Some(404) => RuntimeError::Permanent {
                 message: format!("image {image} is not on this Docker host"),
                 code: "image-not-found",
             },
@@ -156,7 +156,7 @@ impl Adapter for DockerRuntime {
     }
 
     fn registrar_socket(&self, run_id: &str) -> PathBuf {
-        crate::registrar::registrar_socket(&run_dir(&self.executors_dir, run_id))
+        crate::sockets::registrar_socket(&run_dir(&self.executors_dir, run_id))
     }
 
     fn posture(&self) -> String {
@@ -171,7 +171,7 @@ impl Adapter for DockerRuntime {
         vec![("resources.diskMiB", NO_DISK_QUOTA.to_owned())]
     }
 
-    async fn launch(&self, request: &LaunchRequest) -> Result<Launched, WorkerError> {
+    async fn launch(&self, request: &LaunchRequest) -> Result<Launched, RuntimeError> {
         let mut phases = Vec::new();
         let mut clock = std::time::Instant::now();
         let mut lap = |name: &'static str| {
@@ -279,7 +279,7 @@ impl Adapter for DockerRuntime {
                 .id
                 .ok_or_else(|| transient("inspecting the existing container", "no id"))?,
             Err(e) if status_of(&e) == Some(404) => {
-                return Err(WorkerError::Permanent {
+                return Err(RuntimeError::Permanent {
                     message: format!("image {image} is not on this Docker host"),
                     code: "image-not-found",
                 });
@@ -297,7 +297,7 @@ impl Adapter for DockerRuntime {
         Ok(Launched { record: self.record(&request.run_id, &id), published: Some(published), phases, pool: None })
     }
 
-    async fn inspect(&self, run_id: &str, container_id: &str) -> Result<Presence, WorkerError> {
+    async fn inspect(&self, run_id: &str, container_id: &str) -> Result<Presence, RuntimeError> {
         match self.docker.inspect_container(container_id, None::<InspectContainerOptions>).await {
             Ok(info) => {
                 let mut running = info.state.and_then(|s| s.running).unwrap_or(false);
@@ -320,7 +320,7 @@ impl Adapter for DockerRuntime {
 
     /// Stops and removes the container (SIGTERM, SIGKILL after a grace) and
     /// its host run directory. Removing an absent container succeeds.
-    async fn remove(&self, run_id: &str, container_id: &str) -> Result<(), WorkerError> {
+    async fn remove(&self, run_id: &str, container_id: &str) -> Result<(), RuntimeError> {
         let target = if container_id.is_empty() { container_name(run_id) } else { container_id.to_owned() };
         let stop = StopContainerOptions { t: Some(STOP_GRACE_SECONDS), signal: None };
         match self.docker.stop_container(&target, Some(stop)).await {
@@ -352,12 +352,16 @@ impl Adapter for DockerRuntime {
         Ok(())
     }
 
-    async fn export_disk(&self, _run_id: &str, container_id: &str) -> Result<super::archive::DiskArchive, WorkerError> {
+    async fn export_disk(
+        &self,
+        _run_id: &str,
+        container_id: &str,
+    ) -> Result<super::archive::DiskArchive, RuntimeError> {
         use futures::StreamExt;
         match self.docker.inspect_container(container_id, None::<InspectContainerOptions>).await {
             Ok(_) => {}
             Err(e) if status_of(&e) == Some(404) => {
-                return Err(WorkerError::Permanent {
+                return Err(RuntimeError::Permanent {
                     message: format!("container {container_id} is not on this engine"),
                     code: "no-disk",
                 });
@@ -384,7 +388,7 @@ impl Adapter for DockerRuntime {
         })))
     }
 
-    async fn list_owned(&self) -> Result<Vec<OwnedResource>, WorkerError> {
+    async fn list_owned(&self) -> Result<Vec<OwnedResource>, RuntimeError> {
         let install = format!("{LABEL_INSTALL}={}", self.install_label());
         let filters = HashMap::from([("label".to_owned(), vec![LABEL_RUN.to_owned(), install])]);
         let options = ListContainersOptions { all: true, filters: Some(filters), ..Default::default() };

@@ -29,7 +29,7 @@ use super::disk::{self, DiskSupport};
 use super::identity::{Allocator, ExecutorIds, HOST_REGISTRY, UidRange};
 use super::pool::{PoolLevel, PoolSpec};
 use super::{
-    Adapter, LaunchRequest, Launched, OwnedResource, PoolTake, Presence, WorkerError, control_socket, is_root,
+    Adapter, LaunchRequest, Launched, OwnedResource, PoolTake, Presence, RuntimeError, control_socket, is_root,
     refuse_unenforceable, run_dir,
 };
 use sluice_executor::daemon::DaemonClient;
@@ -82,11 +82,11 @@ pub struct LocalRuntime {
     pause_after_take: Option<Duration>,
 }
 
-fn transient(what: &str, e: impl std::fmt::Display) -> WorkerError {
-    WorkerError::Transient(format!("{what}: {e}"))
+fn transient(what: &str, e: impl std::fmt::Display) -> RuntimeError {
+    RuntimeError::Transient(format!("{what}: {e}"))
 }
 
-fn make_dir(path: &Path, mode: u32, owner: Option<u32>) -> Result<(), WorkerError> {
+fn make_dir(path: &Path, mode: u32, owner: Option<u32>) -> Result<(), RuntimeError> {
     std::fs::DirBuilder::new().recursive(true).mode(mode).create(path).map_err(|e| transient("run directory", e))?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).map_err(|e| transient("run directory", e))?;
     if let Some(id) = owner {
@@ -290,13 +290,13 @@ impl LocalRuntime {
         daemon_prefix: Vec<String>,
         uids: UidRange,
         default_disk_mib: Option<u64>,
-    ) -> Result<Self, WorkerError> {
+    ) -> Result<Self, RuntimeError> {
         make_dir(&executors_dir, 0o711, None)?;
         let root = is_root();
         let identities = if root {
             let inside = uids.host_accounts_inside();
             if !inside.is_empty() {
-                return Err(WorkerError::Permanent {
+                return Err(RuntimeError::Permanent {
                     message: format!(
                         "the executor uid range {}-{} holds ids of this host: {}",
                         uids.start,
@@ -363,7 +363,7 @@ impl LocalRuntime {
 
     /// Ends every process of the executor (SIGTERM, SIGKILL after a
     /// grace); its directory and disk stay.
-    async fn end(&self, run_id: &str) -> Result<(), WorkerError> {
+    async fn end(&self, run_id: &str) -> Result<(), RuntimeError> {
         let cgroup = self.cgroup_name(run_id);
         if self.cgroups.exists(&cgroup) {
             let deadline = tokio::time::Instant::now() + STOP_GRACE;
@@ -437,7 +437,7 @@ impl LocalRuntime {
 
     /// Starts the run's executor from nothing (or adopts the one a
     /// launcher of the same run started).
-    async fn launch_fresh(&self, request: &LaunchRequest) -> Result<Launched, WorkerError> {
+    async fn launch_fresh(&self, request: &LaunchRequest) -> Result<Launched, RuntimeError> {
         let mut phases = Vec::new();
         let mut clock = std::time::Instant::now();
         let mut lap = |name: &'static str| {
@@ -510,7 +510,7 @@ impl LocalRuntime {
         };
         lap("cgroup");
         let cgroup_fds = cgroup::raw(&cgroup_handles);
-        let binary = std::fs::File::open(&self.daemon_binary).map_err(|e| WorkerError::Permanent {
+        let binary = std::fs::File::open(&self.daemon_binary).map_err(|e| RuntimeError::Permanent {
             message: format!("cannot open the daemon {}: {e}", self.daemon_binary.display()),
             code: "runtime-config",
         })?;
@@ -563,7 +563,7 @@ impl LocalRuntime {
                 Ok(())
             });
         }
-        let child = command.spawn().map_err(|e| WorkerError::Permanent {
+        let child = command.spawn().map_err(|e| RuntimeError::Permanent {
             message: format!("cannot start the daemon {}: {e}", self.daemon_binary.display()),
             code: "runtime-config",
         })?;
@@ -628,7 +628,7 @@ impl LocalRuntime {
     /// Makes a taken executor the run's: its uid slot follows the directory,
     /// its cgroup gets the spec's limits, its lifetime starts, and its daemon
     /// gets the run's launch, secret, command and environment.
-    async fn finish_take(&self, request: &LaunchRequest, dir: &Path) -> Result<(), WorkerError> {
+    async fn finish_take(&self, request: &LaunchRequest, dir: &Path) -> Result<(), RuntimeError> {
         if self.live_pid(&request.run_id).is_none() {
             return Err(transient("pooled executor", "its daemon ended before it was assigned"));
         }
@@ -652,7 +652,7 @@ impl LocalRuntime {
 
     /// Removes a pooled executor, unless a launch takes it first: it is
     /// renamed out of the pool (the same arbitration as a take), then removed.
-    async fn discard(&self, pool_id: &str) -> Result<(), WorkerError> {
+    async fn discard(&self, pool_id: &str) -> Result<(), RuntimeError> {
         let discarded = format!("{DISCARD_PREFIX}{pool_id}");
         let from = run_dir(&self.executors_dir, pool_id);
         match rename_no_replace(&from, &run_dir(&self.executors_dir, &discarded)) {
@@ -682,7 +682,7 @@ impl LocalRuntime {
     }
 
     /// Starts one pooled executor of `spec`'s image: a daemon with no run.
-    async fn start_pooled(&self, spec: &PoolSpec) -> Result<(), WorkerError> {
+    async fn start_pooled(&self, spec: &PoolSpec) -> Result<(), RuntimeError> {
         let pool_id = sluice_store::clock::new_id(super::pool::POOL_PREFIX.trim_end_matches('_'));
         let dir = run_dir(&self.executors_dir, &pool_id);
         make_dir(&dir, 0o711, None)?;
@@ -704,7 +704,7 @@ impl LocalRuntime {
     }
 
     /// One pass over the pool: see [`Adapter::tend_pool`].
-    async fn tend(&self) -> Result<Vec<PoolLevel>, WorkerError> {
+    async fn tend(&self) -> Result<Vec<PoolLevel>, RuntimeError> {
         let mut levels: Vec<PoolLevel> = self
             .pool
             .iter()
@@ -891,7 +891,7 @@ impl Adapter for LocalRuntime {
     }
 
     fn registrar_socket(&self, run_id: &str) -> PathBuf {
-        crate::registrar::registrar_socket(&run_dir(&self.executors_dir, run_id))
+        crate::sockets::registrar_socket(&run_dir(&self.executors_dir, run_id))
     }
 
     fn posture(&self) -> String {
@@ -926,7 +926,7 @@ impl Adapter for LocalRuntime {
         refused
     }
 
-    async fn launch(&self, request: &LaunchRequest) -> Result<Launched, WorkerError> {
+    async fn launch(&self, request: &LaunchRequest) -> Result<Launched, RuntimeError> {
         refuse_unenforceable(request, &self.unenforceable())?;
         let dir = run_dir(&self.executors_dir, &request.run_id);
         let taking = std::time::Instant::now();
@@ -969,11 +969,11 @@ impl Adapter for LocalRuntime {
         Ok(launched)
     }
 
-    async fn tend_pool(&self) -> Result<Vec<PoolLevel>, WorkerError> {
+    async fn tend_pool(&self) -> Result<Vec<PoolLevel>, RuntimeError> {
         self.tend().await
     }
 
-    async fn inspect(&self, run_id: &str, _resource_id: &str) -> Result<Presence, WorkerError> {
+    async fn inspect(&self, run_id: &str, _resource_id: &str) -> Result<Presence, RuntimeError> {
         let dir = run_dir(&self.executors_dir, run_id);
         if !dir.exists() {
             return Ok(Presence::Absent);
@@ -989,7 +989,7 @@ impl Adapter for LocalRuntime {
     /// Stops the executor (SIGTERM, SIGKILL after a grace), kills whatever
     /// is left in its cgroup, deletes its directory and frees its uids.
     /// Removing an absent executor succeeds.
-    async fn remove(&self, run_id: &str, _resource_id: &str) -> Result<(), WorkerError> {
+    async fn remove(&self, run_id: &str, _resource_id: &str) -> Result<(), RuntimeError> {
         let dir = run_dir(&self.executors_dir, run_id);
         // Every process gets SIGTERM and a grace to end on its own (the
         // daemon stops the managed process in that time), then whatever is
@@ -1025,11 +1025,11 @@ impl Adapter for LocalRuntime {
 
     /// Executors found on the host: run directories and cgroups (a cgroup
     /// outlives a directory removed by hand, with its processes).
-    async fn export_disk(&self, run_id: &str, _resource_id: &str) -> Result<super::archive::DiskArchive, WorkerError> {
+    async fn export_disk(&self, run_id: &str, _resource_id: &str) -> Result<super::archive::DiskArchive, RuntimeError> {
         let dir = run_dir(&self.executors_dir, run_id);
         let workspace = dir.join("workspace");
         if !workspace.is_dir() {
-            return Err(WorkerError::Permanent {
+            return Err(RuntimeError::Permanent {
                 message: format!("the executor of run {run_id} has no disk on this host"),
                 code: "no-disk",
             });
@@ -1044,7 +1044,7 @@ impl Adapter for LocalRuntime {
         Ok(super::archive::directory_archive(workspace))
     }
 
-    async fn list_owned(&self) -> Result<Vec<OwnedResource>, WorkerError> {
+    async fn list_owned(&self) -> Result<Vec<OwnedResource>, RuntimeError> {
         let entries = std::fs::read_dir(&self.executors_dir).map_err(|e| transient("executors directory", e))?;
         let mut runs: std::collections::BTreeSet<String> = entries
             .filter_map(Result::ok)

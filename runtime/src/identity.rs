@@ -13,7 +13,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::WorkerError;
+use super::RuntimeError;
 
 /// Where the slots of the host's executors are recorded, by every install.
 pub const HOST_REGISTRY: &str = "/var/lib/sluice/executor-uid-slots";
@@ -84,8 +84,8 @@ pub struct Allocator {
     dir: PathBuf,
 }
 
-fn transient(what: &str, e: impl std::fmt::Display) -> WorkerError {
-    WorkerError::Transient(format!("{what}: {e}"))
+fn transient(what: &str, e: impl std::fmt::Display) -> RuntimeError {
+    RuntimeError::Transient(format!("{what}: {e}"))
 }
 
 /// The file in a run directory naming its slot.
@@ -106,7 +106,7 @@ impl Allocator {
 
     /// The run's ids: the slot its directory records, or a free one taken
     /// now. The run directory must exist, by its absolute path.
-    pub fn assign(&self, run_dir: &Path) -> Result<ExecutorIds, WorkerError> {
+    pub fn assign(&self, run_dir: &Path) -> Result<ExecutorIds, RuntimeError> {
         if let Some(ids) = self.recorded(run_dir) {
             return Ok(ids);
         }
@@ -132,7 +132,7 @@ impl Allocator {
         if self.reclaim_stale() > 0 {
             return self.assign(run_dir);
         }
-        Err(WorkerError::Transient(format!("all {} executor uid slots are in use", self.range.slots())))
+        Err(RuntimeError::Transient(format!("all {} executor uid slots are in use", self.range.slots())))
     }
 
     /// The ids a run directory records, if any.

@@ -7,9 +7,12 @@ pub mod archive;
 pub mod cgroup;
 pub mod disk;
 pub mod docker;
+pub mod egress;
+mod error;
 pub mod identity;
 pub mod local;
 pub mod pool;
+pub mod sockets;
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -17,7 +20,7 @@ use std::path::{Path, PathBuf};
 use sluice_store::spec::WorkspaceSpec;
 use sluice_store::{PublishedImage, RuntimeAdapter, RuntimeRecord, Secret};
 
-pub use crate::error::WorkerError;
+pub use crate::error::RuntimeError;
 
 /// Everything a runtime needs to start one executor.
 pub struct LaunchRequest {
@@ -89,13 +92,13 @@ pub fn control_socket(executors_dir: &Path, run_id: &str) -> PathBuf {
 pub trait Adapter: Send + Sync {
     fn adapter(&self) -> RuntimeAdapter;
     /// Creates (or adopts) the run's executor and starts it.
-    fn launch(&self, request: &LaunchRequest) -> impl Future<Output = Result<Launched, WorkerError>> + Send;
+    fn launch(&self, request: &LaunchRequest) -> impl Future<Output = Result<Launched, RuntimeError>> + Send;
     /// Whether the run's executor is there and running.
-    fn inspect(&self, run_id: &str, resource_id: &str) -> impl Future<Output = Result<Presence, WorkerError>> + Send;
+    fn inspect(&self, run_id: &str, resource_id: &str) -> impl Future<Output = Result<Presence, RuntimeError>> + Send;
     /// Stops the executor and removes it with its disk.
-    fn remove(&self, run_id: &str, resource_id: &str) -> impl Future<Output = Result<(), WorkerError>> + Send;
+    fn remove(&self, run_id: &str, resource_id: &str) -> impl Future<Output = Result<(), RuntimeError>> + Send;
     /// The resources this install labelled as its own.
-    fn list_owned(&self) -> impl Future<Output = Result<Vec<OwnedResource>, WorkerError>> + Send;
+    fn list_owned(&self) -> impl Future<Output = Result<Vec<OwnedResource>, RuntimeError>> + Send;
     /// A line for health and logs: which runtime, and how it isolates.
     fn posture(&self) -> String;
     /// Where the registrar's socket for a run's executor goes on this host
@@ -113,16 +116,16 @@ pub trait Adapter: Send + Sync {
         &self,
         run_id: &str,
         resource_id: &str,
-    ) -> impl Future<Output = Result<archive::DiskArchive, WorkerError>> + Send;
+    ) -> impl Future<Output = Result<archive::DiskArchive, RuntimeError>> + Send;
     /// Keeps the warm pool at its size (removes pooled executors that died
     /// or are no longer wanted, starts the missing ones) and answers each
     /// image's level. A runtime without a pool answers none.
-    fn tend_pool(&self) -> impl Future<Output = Result<Vec<pool::PoolLevel>, WorkerError>> + Send {
+    fn tend_pool(&self) -> impl Future<Output = Result<Vec<pool::PoolLevel>, RuntimeError>> + Send {
         async { Ok(Vec::new()) }
     }
 }
 
-pub type RuntimeFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = Result<T, WorkerError>> + Send + 'a>>;
+pub type RuntimeFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = Result<T, RuntimeError>> + Send + 'a>>;
 
 /// What the worker drives executors through: every [`Adapter`] (local,
 /// docker), and the in-process fakes of unit tests and the simulation.
@@ -219,10 +222,10 @@ pub(crate) fn is_root() -> bool {
 pub(crate) fn refuse_unenforceable(
     request: &LaunchRequest,
     unenforceable: &[(&'static str, String)],
-) -> Result<(), WorkerError> {
+) -> Result<(), RuntimeError> {
     let asked = request.spec.enforced();
     match unenforceable.iter().find(|(key, _)| asked.iter().any(|a| a == key)) {
-        Some((key, why)) => Err(WorkerError::Permanent {
+        Some((key, why)) => Err(RuntimeError::Permanent {
             message: format!("spec.{key} cannot be enforced on this host: {why}"),
             code: "limit-unenforceable",
         }),
@@ -264,7 +267,7 @@ mod tests {
         let refused = [("resources.diskMiB", "no loop devices".to_owned())];
         let err = refuse_unenforceable(&request(serde_json::json!({"resources": {"diskMiB": 64}})), &refused);
         assert!(
-            matches!(&err, Err(WorkerError::Permanent { code: "limit-unenforceable", message })
+            matches!(&err, Err(RuntimeError::Permanent { code: "limit-unenforceable", message })
             if message.contains("diskMiB") && message.contains("no loop devices")),
             "{err:?}"
         );
@@ -273,7 +276,7 @@ mod tests {
         let egress = request(serde_json::json!({"network": {"egress": ["pypi.org"]}}));
         let err = refuse_unenforceable(&egress, &no_namespace);
         assert!(
-            matches!(&err, Err(WorkerError::Permanent { message, .. }) if message.starts_with("spec.network.egress"))
+            matches!(&err, Err(RuntimeError::Permanent { message, .. }) if message.starts_with("spec.network.egress"))
         );
     }
 }

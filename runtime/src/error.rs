@@ -1,8 +1,9 @@
-//! Everything the worker's own parts fail with: runtimes and the daemon
-//! control connection. Store failures stay `StoreError`.
+//! What a runtime fails with: a launch that will not work, one that may
+//! next time, or a call to the executor's daemon. Store failures stay
+//! `StoreError`.
 
 #[derive(Debug, thiserror::Error)]
-pub enum WorkerError {
+pub enum RuntimeError {
     /// A runtime operation that trying again will not fix (the image does
     /// not exist, the configuration cannot work).
     #[error("{message}")]
@@ -15,11 +16,11 @@ pub enum WorkerError {
     Daemon(#[from] sluice_executor::daemon::DaemonError),
 }
 
-impl WorkerError {
+impl RuntimeError {
     /// The error code a failed launch records.
     pub fn code(&self) -> &'static str {
         match self {
-            WorkerError::Permanent { code, .. } => code,
+            RuntimeError::Permanent { code, .. } => code,
             _ => "launch-failed",
         }
     }

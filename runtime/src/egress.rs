@@ -183,7 +183,7 @@ impl EgressHost {
         if served.get(run_id).is_some_and(|(task, _)| !task.is_finished()) {
             return Ok(());
         }
-        let listener = crate::registrar::bind_for_directory_owner(socket)?;
+        let listener = crate::sockets::bind_for_directory_owner(socket)?;
         let proxy = EgressProxy::new(workspace_id.to_owned(), allowlist.clone(), self.resolver.clone());
         let proxy = Arc::new(proxy.counted_in(self.refusals.clone()));
         let task = tokio::spawn(serve(listener, proxy.clone(), std::future::pending()));

@@ -331,7 +331,7 @@ pub fn raw(handles: &[OwnedFd]) -> Vec<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::is_root;
+    use crate::is_root;
 
     /// Starts `sh -c script` inside the run's cgroup.
     fn start_inside(cgroups: &Cgroups, run: &str, limits: &Limits, script: &str) -> std::process::Child {
