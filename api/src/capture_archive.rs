@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::{SinkExt, StreamExt};
-use sluice_executor::{CaptureReader, CaptureTree};
+use sluice_capture_store::reader::{CaptureReader, CaptureTree};
 use sluice_protocol::registrar::{Entry, EntryKind, worktree_path};
 use sluice_protocol::tar::{self, Header, Member};
 
@@ -28,7 +28,7 @@ enum Stopped {
 
 /// The archive's body. Its members are sent as they are read; the body
 /// ends with an error rather than short if the store fails mid-way.
-pub fn body(tree: CaptureTree, reader: Arc<dyn CaptureReader>) -> axum::body::Body {
+pub fn body(tree: CaptureTree, reader: Arc<CaptureReader>) -> axum::body::Body {
     let (mut sender, receiver) = futures::channel::mpsc::channel::<Chunk>(2);
     tokio::spawn(async move {
         if let Err(Stopped::Failed(why)) = write_archive(&tree, &reader, &mut sender).await {
@@ -54,7 +54,7 @@ fn members(tree: &CaptureTree) -> Vec<(Vec<u8>, &Entry)> {
     all
 }
 
-async fn write_archive(tree: &CaptureTree, reader: &Arc<dyn CaptureReader>, out: &mut Sender) -> Result<(), Stopped> {
+async fn write_archive(tree: &CaptureTree, reader: &Arc<CaptureReader>, out: &mut Sender) -> Result<(), Stopped> {
     let members = members(tree);
     let files: std::collections::HashSet<&[u8]> = members
         .iter()
@@ -77,13 +77,8 @@ async fn write_archive(tree: &CaptureTree, reader: &Arc<dyn CaptureReader>, out:
 }
 
 /// One file: its data, or for a file with holes, its data regions only.
-async fn write_file(
-    path: &[u8],
-    entry: &Entry,
-    reader: &Arc<dyn CaptureReader>,
-    out: &mut Sender,
-) -> Result<(), Stopped> {
-    let failed = |e: sluice_executor::ExecutorError| Stopped::Failed(e.to_string());
+async fn write_file(path: &[u8], entry: &Entry, reader: &Arc<CaptureReader>, out: &mut Sender) -> Result<(), Stopped> {
+    let failed = |e: sluice_capture_store::objects::ObjectsError| Stopped::Failed(e.to_string());
     // Only a file of several objects can have a hole.
     let shapes =
         if entry.objects.len() > 1 { Some(reader.shapes(&entry.objects).await.map_err(failed)?) } else { None };

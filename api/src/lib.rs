@@ -51,7 +51,7 @@ pub struct ApiConfig {
     pub capture_defaults: CaptureDefaults,
     /// Reads captures back out of the object store; `None` where this API
     /// has no store (then the timeline's reads of trees answer 503).
-    pub captures: Option<std::sync::Arc<dyn sluice_executor::CaptureReader>>,
+    pub captures: Option<std::sync::Arc<sluice_capture_store::reader::CaptureReader>>,
     /// The install's cluster authority (PEM), which a gateway checks a
     /// worker's certificate against; `None` where it is not derived.
     pub cluster_authority: Option<String>,

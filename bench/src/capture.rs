@@ -212,19 +212,19 @@ async fn sluice_side(root: &Path, tree: &Path, args: &BenchCaptureArgs) -> anyho
     )
     .await?;
     let objects_dir = root.join("objects");
-    let objects = sluice_worker::objects::Objects::open(
-        &sluice_worker::objects::ObjectStoreUrl::Local(objects_dir.clone()),
+    let objects = sluice_capture_store::objects::Objects::open(
+        &sluice_capture_store::objects::ObjectStoreUrl::Local(objects_dir.clone()),
         store.clone(),
     )?;
-    let host = sluice_worker::registrar::RegistrarHost::new(store.clone(), objects, Default::default());
+    let host = sluice_capture_store::registrar::RegistrarHost::new(store.clone(), objects, Default::default());
     let (session, token) = store.create_capture_session("bench", None, Default::default()).await?;
     let socket = |run: &str| root.join(format!("{run}.sock"));
-    let bind = |run: &str| sluice_worker::registrar::Binding {
+    let bind = |run: &str| sluice_capture_store::registrar::Binding {
         run_id: run.into(),
         session_id: session.id.clone(),
         launch: "bench".into(),
     };
-    host.ensure(&socket("a"), bind("a"))?;
+    host.ensure(bind("a"), || tokio::net::UnixListener::bind(socket("a")))?;
     let mut side = Side::default();
 
     let capture = engine(&socket("a"), token.expose(), tree, false).await?;
@@ -246,7 +246,7 @@ async fn sluice_side(root: &Path, tree: &Path, args: &BenchCaptureArgs) -> anyho
 
     let restored = root.join("restored-sluice");
     std::fs::create_dir_all(&restored)?;
-    host.ensure(&socket("b"), bind("b"))?;
+    host.ensure(bind("b"), || tokio::net::UnixListener::bind(socket("b")))?;
     drop_caches();
     let started = Instant::now();
     let _restore = engine(&socket("b"), token.expose(), &restored, true).await?;
@@ -282,7 +282,7 @@ fn verify_same(source: &Path, restored: &Path) -> anyhow::Result<()> {
             if path.is_dir() {
                 files(root, &path, out)?;
             } else {
-                let digest = sluice_worker::objects::object_key(&std::fs::read(&path)?).into_bytes();
+                let digest = sluice_capture_store::objects::object_key(&std::fs::read(&path)?).into_bytes();
                 out.push((path.strip_prefix(root).unwrap_or(&path).to_path_buf(), digest));
             }
         }
@@ -358,16 +358,19 @@ async fn larger_tree(root: &Path, files: usize) -> anyhow::Result<EngineRun> {
         sluice_store::Sealer::from_key([7; 32]),
     )
     .await?;
-    let objects = sluice_worker::objects::Objects::open(
-        &sluice_worker::objects::ObjectStoreUrl::Local(root.join("objects")),
+    let objects = sluice_capture_store::objects::Objects::open(
+        &sluice_capture_store::objects::ObjectStoreUrl::Local(root.join("objects")),
         store.clone(),
     )?;
-    let host = sluice_worker::registrar::RegistrarHost::new(store.clone(), objects, Default::default());
+    let host = sluice_capture_store::registrar::RegistrarHost::new(store.clone(), objects, Default::default());
     let (session, token) = store.create_capture_session("bench", None, Default::default()).await?;
     let socket = root.join("engine.sock");
-    let binding =
-        sluice_worker::registrar::Binding { run_id: "big".into(), session_id: session.id, launch: "bench".into() };
-    host.ensure(&socket, binding)?;
+    let binding = sluice_capture_store::registrar::Binding {
+        run_id: "big".into(),
+        session_id: session.id,
+        launch: "bench".into(),
+    };
+    host.ensure(binding, || tokio::net::UnixListener::bind(&socket))?;
     eprintln!("capturing {files} files…");
     let child = tokio::process::Command::new(std::env::current_exe()?)
         .arg("capture")

@@ -27,19 +27,19 @@ pub struct GcArgs {
 }
 
 pub async fn run(args: GcArgs) -> anyhow::Result<()> {
-    use sluice_worker::objects::{ObjectStoreUrl, Objects};
+    use sluice_capture_store::objects::{ObjectStoreUrl, Objects};
     let store = args.store.open_existing().await?;
     let url = match &args.object_store {
         Some(text) => ObjectStoreUrl::parse(text).map_err(|e| anyhow::anyhow!("--object-store: {e}"))?,
         None => ObjectStoreUrl::Local(std::path::absolute(args.store.data_dir.join("objects"))?),
     };
     let objects = Objects::open(&url, store.clone()).context("cannot open the object store")?;
-    let options = sluice_worker::collect::CollectOptions {
+    let options = sluice_capture_store::collection::CollectOptions {
         grace: std::time::Duration::from_secs(args.grace_seconds),
         dry_run: args.dry_run,
         hold: std::time::Duration::from_secs(args.fence_seconds),
     };
-    let done = sluice_worker::collect::collect(&store, &objects, &options).await;
+    let done = sluice_capture_store::collection::collect(&store, &objects, &options).await;
     store.close().await;
     let done = done?;
     println!("object store: {}", url.describe());

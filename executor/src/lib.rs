@@ -72,32 +72,6 @@ pub struct Target<'a> {
 /// What a snapshot of an executor's directory left in the object store.
 pub use sluice_store::broker_snapshots::TakenSnapshot;
 
-/// A registered capture's tree: both classes' manifests.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CaptureTree {
-    pub small: sluice_protocol::registrar::Manifest,
-    pub bulk: sluice_protocol::registrar::Manifest,
-}
-
-/// Reading captures back out of the object store, for the timeline: the
-/// part of sluice that holds the store implements it.
-pub trait CaptureReader: Send + Sync + std::fmt::Debug {
-    /// The tree a capture's manifest documents (its row's keys) resolve to;
-    /// a class without a document is empty.
-    fn capture_tree<'a>(&'a self, small: Option<&'a str>, bulk: Option<&'a str>) -> ExecutorFuture<'a, CaptureTree>;
-    /// One object's bytes (checked against its key).
-    fn object<'a>(&'a self, key: &'a str) -> ExecutorFuture<'a, Vec<u8>>;
-    /// What each object of `keys` is, without reading it.
-    fn shapes<'a>(&'a self, keys: &'a [String]) -> ExecutorFuture<'a, Vec<ObjectShape>>;
-}
-
-/// An object's length, and whether it is all zeros (a file's hole).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ObjectShape {
-    pub len: u64,
-    pub zeros: bool,
-}
-
 /// Every call into an executor.
 pub trait Executors: Send + Sync + std::fmt::Debug {
     /// Whether the daemon answers `health` (within a short bound).

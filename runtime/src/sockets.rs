@@ -35,3 +35,26 @@ pub fn bind_for_directory_owner(path: &Path) -> std::io::Result<tokio::net::Unix
 pub fn registrar_socket(run_dir: &Path) -> PathBuf {
     run_dir.join("run").join("registrar.sock")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run directory deep enough that its socket's path passes what a
+    /// socket address holds is still served.
+    #[tokio::test]
+    async fn a_socket_past_the_address_length_is_bound_through_its_directory() {
+        let root = tempfile::tempdir().unwrap();
+        let run_dir = root.path().join("d".repeat(60)).join("executors").join(format!("run_{}", "0".repeat(32)));
+        std::fs::create_dir_all(run_dir.join("run")).unwrap();
+        let socket = registrar_socket(&run_dir);
+        assert!(socket.as_os_str().len() > 107, "{}", socket.display());
+        let listener = bind_for_directory_owner(&socket).unwrap();
+        assert!(std::os::unix::fs::FileTypeExt::is_socket(&std::fs::symlink_metadata(&socket).unwrap().file_type()));
+        let dir = std::fs::File::open(run_dir.join("run")).unwrap();
+        let short = format!("/proc/self/fd/{}/registrar.sock", std::os::fd::AsRawFd::as_raw_fd(&dir));
+        let (client, accepted) = tokio::join!(tokio::net::UnixStream::connect(short), listener.accept());
+        client.unwrap();
+        accepted.unwrap();
+    }
+}

@@ -234,8 +234,8 @@ impl WorkerArgs {
     }
 
     /// Where captures are stored.
-    pub fn object_store(&self, data_dir: &Path) -> anyhow::Result<sluice_worker::objects::ObjectStoreUrl> {
-        use sluice_worker::objects::ObjectStoreUrl;
+    pub fn object_store(&self, data_dir: &Path) -> anyhow::Result<sluice_capture_store::objects::ObjectStoreUrl> {
+        use sluice_capture_store::objects::ObjectStoreUrl;
         match &self.object_store {
             Some(text) => ObjectStoreUrl::parse(text).map_err(|e| anyhow::anyhow!("--object-store: {e}")),
             None => Ok(ObjectStoreUrl::Local(std::path::absolute(data_dir.join("objects"))?)),

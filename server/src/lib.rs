@@ -112,8 +112,8 @@ pub async fn start_worker(
         tracing::info!(posture = %runtime.posture(), "runtime ready");
     }
     let objects_url = args.object_store(&store_args.data_dir)?;
-    let objects =
-        sluice_worker::objects::Objects::open(&objects_url, store.clone()).context("cannot open the object store")?;
+    let objects = sluice_capture_store::objects::Objects::open(&objects_url, store.clone())
+        .context("cannot open the object store")?;
     tracing::info!(objects = %objects_url.describe(), "capture object store");
     let config = sluice_worker::WorkerConfig { metrics, webhooks: webhooks.policy(), ..args.worker_config()? };
     if store_args.database_url.is_none() && sole_worker_of_database(&store_args.data_dir)? {
@@ -194,7 +194,7 @@ pub async fn serve_api(
     let objects = match &worker {
         Some(worker) => Some(worker.objects().clone()),
         None => {
-            use sluice_worker::objects::{ObjectStoreUrl, Objects};
+            use sluice_capture_store::objects::{ObjectStoreUrl, Objects};
             let url = match &object_store {
                 Some(text) => ObjectStoreUrl::parse(text).map_err(|e| anyhow::anyhow!("--object-store: {e}"))?,
                 None => ObjectStoreUrl::Local(std::path::absolute(store_args.data_dir.join("objects"))?),
@@ -206,8 +206,9 @@ pub async fn serve_api(
     let unenforceable = worker
         .as_ref()
         .map(|w| w.runtime.unenforceable().into_iter().map(|(resource, why)| (resource.to_owned(), why)).collect());
-    // One reaches executors' daemons (here, or on their hosts) and reads
-    // captures back out of the store.
+    // One reaches executors' daemons (here, or on their hosts); one reads
+    // captures back out of the object store.
+    let captures = objects.clone().map(|objects| Arc::new(sluice_capture_store::reader::CaptureReader::new(objects)));
     let local = Arc::new(sluice_worker::executors::LocalExecutors::new(store.clone(), objects.clone()));
     let here = worker.as_ref().map(|w| w.config.host.clone());
     let control = internal::routed(&store, here, local.clone())?;
@@ -219,7 +220,7 @@ pub async fn serve_api(
         unenforceable,
         capture_defaults: api_args.capture_defaults(),
         control: Some(control.clone()),
-        captures: Some(local),
+        captures,
         cluster_authority: Some(internal::authority(&store)?),
         previews: None,
         metrics,

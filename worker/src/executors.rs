@@ -4,7 +4,6 @@
 //! make it). Snapshots also need the object store, which only a process
 //! serving a worker has.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use sluice_executor::daemon::{CommandCall, DaemonClient};
@@ -12,8 +11,8 @@ use sluice_executor::{ExecutorError, ExecutorFuture, Executors, TakenSnapshot, T
 use sluice_protocol::capture::{BindRequest, Binds, CaptureStatus, FlushRequest, Replanned};
 use sluice_store::Store;
 
-use crate::objects::Objects;
 use crate::snapshots::SnapshotError;
+use sluice_capture_store::objects::Objects;
 
 /// How long a status, re-plan, bind, file or command call may take.
 const CALL_TIMEOUT: Duration = Duration::from_secs(120);
@@ -39,74 +38,6 @@ impl LocalExecutors {
     fn client(&self, target: Target<'_>) -> Result<DaemonClient, ExecutorError> {
         let token = crate::reconcile::control_token_for(self.store.sealer(), target.run_id);
         Ok(DaemonClient::new(target.endpoint, token)?)
-    }
-}
-
-impl sluice_executor::CaptureReader for LocalExecutors {
-    fn capture_tree<'a>(
-        &'a self,
-        small: Option<&'a str>,
-        bulk: Option<&'a str>,
-    ) -> ExecutorFuture<'a, sluice_executor::CaptureTree> {
-        Box::pin(async move {
-            let objects = self
-                .objects
-                .as_ref()
-                .ok_or_else(|| ExecutorError::NotHere("this process has no object store (run sluice serve)".into()))?;
-            let read = |key: Option<&'a str>| async move {
-                match key {
-                    None => Ok(Default::default()),
-                    Some(key) => crate::registrar::resolve_document(objects, key)
-                        .await
-                        .map(|(manifest, _)| manifest)
-                        .map_err(|e| ExecutorError::Unreachable(format!("the capture's manifest: {e}"))),
-                }
-            };
-            Ok(sluice_executor::CaptureTree { small: read(small).await?, bulk: read(bulk).await? })
-        })
-    }
-
-    fn object<'a>(&'a self, key: &'a str) -> ExecutorFuture<'a, Vec<u8>> {
-        Box::pin(async move {
-            let objects = self
-                .objects
-                .as_ref()
-                .ok_or_else(|| ExecutorError::NotHere("this process has no object store (run sluice serve)".into()))?;
-            let bytes = objects.get(key).await.map_err(|e| ExecutorError::Unreachable(format!("object {key}: {e}")))?;
-            if crate::objects::object_key(&bytes) != key {
-                return Err(ExecutorError::Unreachable(format!("object {key} does not hash to its key")));
-            }
-            Ok(bytes.to_vec())
-        })
-    }
-
-    fn shapes<'a>(&'a self, keys: &'a [String]) -> ExecutorFuture<'a, Vec<sluice_executor::ObjectShape>> {
-        Box::pin(async move {
-            let objects = self
-                .objects
-                .as_ref()
-                .ok_or_else(|| ExecutorError::NotHere("this process has no object store (run sluice serve)".into()))?;
-            // A file's holes are one object many times over: each key is asked once.
-            let mut distinct: Vec<String> = keys.to_vec();
-            distinct.sort();
-            distinct.dedup();
-            let sizes =
-                objects.sizes(&distinct).await.map_err(|e| ExecutorError::Unreachable(format!("objects: {e}")))?;
-            let size_of: HashMap<&str, u64> = distinct.iter().map(String::as_str).zip(sizes).collect();
-            // An object of zeros has the key of that many zeros; each length
-            // is hashed once.
-            let mut zero_keys: HashMap<u64, String> = HashMap::new();
-            let zeros = vec![0u8; sluice_protocol::registrar::MAX_OBJECT_BYTES];
-            let mut shapes = Vec::with_capacity(keys.len());
-            for key in keys {
-                let len = size_of[key.as_str()];
-                let is_zeros = len <= zeros.len() as u64
-                    && *zero_keys.entry(len).or_insert_with(|| crate::objects::object_key(&zeros[..len as usize]))
-                        == *key;
-                shapes.push(sluice_executor::ObjectShape { len, zeros: is_zeros });
-            }
-            Ok(shapes)
-        })
     }
 }
 

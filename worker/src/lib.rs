@@ -10,18 +10,13 @@
 
 pub mod cadence;
 pub mod cluster;
-pub mod collect;
 mod exec_job;
 pub mod executors;
-pub mod objects;
-pub mod packs;
 pub mod reconcile;
-pub mod registrar;
 pub mod remote;
 pub mod sessions;
 pub mod snapshots;
 mod sweeps;
-pub mod verified;
 pub mod watchers;
 pub mod webhooks;
 
@@ -214,7 +209,7 @@ pub struct Worker {
     /// The earliest time a finished pass asked to run again.
     next_due: Mutex<Option<i64>>,
     /// Serves the registrar to the capture-sourced executors this worker runs.
-    pub registrars: Arc<registrar::RegistrarHost>,
+    pub registrars: Arc<sluice_capture_store::registrar::RegistrarHost>,
     /// Serves the egress proxy to the executors with an allowlist.
     pub egress: Arc<sluice_runtime::egress::EgressHost>,
     /// Posts the feed to webhook endpoints.
@@ -233,7 +228,7 @@ impl Worker {
         runtime: Arc<dyn Runtime>,
         config: WorkerConfig,
         wake: Arc<Notify>,
-        objects: objects::Objects,
+        objects: sluice_capture_store::objects::Objects,
     ) -> Arc<Worker> {
         let executors = Arc::new(executors::LocalExecutors::new(store.clone(), Some(objects.clone())));
         Self::with_executors(store, runtime, executors, config, wake, objects)
@@ -247,11 +242,12 @@ impl Worker {
         executors: Arc<dyn sluice_executor::Executors>,
         config: WorkerConfig,
         wake: Arc<Notify>,
-        objects: objects::Objects,
+        objects: sluice_capture_store::objects::Objects,
     ) -> Arc<Worker> {
         let kinds: Vec<&str> = JobKind::ALL.iter().map(|k| k.as_str()).collect();
         config.metrics.start_worker_counters(runtime.adapter().as_str(), &kinds);
-        let registrars = registrar::RegistrarHost::new(store.clone(), objects, config.metrics.clone());
+        let registrars =
+            sluice_capture_store::registrar::RegistrarHost::new(store.clone(), objects, config.metrics.clone());
         let refusals = config.metrics.egress_refusals.clone();
         let egress = Arc::new(sluice_runtime::egress::EgressHost::new(config.egress_resolver.clone(), refusals));
         let deliverer = webhooks::Deliverer::new(config.webhooks.clone());
@@ -280,12 +276,14 @@ impl Worker {
         // the proxy's socket sits beside it.
         let socket = self.runtime.registrar_socket(&run.id);
         if let Some(session_id) = workspace.spec.capture_session().map(str::to_owned) {
-            let binding = registrar::Binding {
+            let binding = sluice_capture_store::registrar::Binding {
                 run_id: run.id.clone(),
                 session_id,
                 launch: run.launch_id.clone().unwrap_or_else(|| run.id.clone()),
             };
-            if let Err(e) = self.registrars.ensure(&socket, binding) {
+            if let Err(e) =
+                self.registrars.ensure(binding, || sluice_runtime::sockets::bind_for_directory_owner(&socket))
+            {
                 tracing::warn!(run = %run.id, error = %e, "cannot serve the registrar to the executor");
             }
         }
@@ -305,7 +303,7 @@ impl Worker {
     }
 
     /// The object store captures and snapshots are kept in.
-    pub fn objects(&self) -> &objects::Objects {
+    pub fn objects(&self) -> &sluice_capture_store::objects::Objects {
         &self.registrars.objects
     }
 

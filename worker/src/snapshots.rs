@@ -14,8 +14,8 @@ use sluice_protocol::registrar::{EntryKind, MAX_OBJECT_BYTES, Manifest, frame_he
 use sluice_protocol::snapshot::{BATCH_BYTES, ObjectsRequest, PrepareRequest, WriteBatch, WritePart};
 use sluice_store::capture::ManifestHead;
 
-use crate::objects::{Objects, ObjectsError};
-use crate::registrar::{load_manifest, manifest_problem, store_owned_manifest};
+use sluice_capture_store::objects::{Objects, ObjectsError};
+use sluice_capture_store::registrar::{load_manifest, manifest_problem, store_owned_manifest};
 use sluice_executor::daemon::{DaemonClient, DaemonError};
 use sluice_protocol::RefusalCode;
 
@@ -258,7 +258,7 @@ mod tests {
     /// object bytes, objects it did not list, paths outside the directory.
     #[tokio::test]
     async fn a_hostile_daemon_gets_nothing_stored() {
-        let key = crate::objects::object_key(b"good");
+        let key = sluice_capture_store::objects::object_key(b"good");
         let forged = {
             let mut frames = frame_header(&key, 4).to_vec();
             frames.extend_from_slice(b"evil");
@@ -288,7 +288,8 @@ mod tests {
             let db = sluice_store::testing::sqlite();
             let index = sluice_store::testing::open(&db).await;
             let objects =
-                Objects::open(&crate::objects::ObjectStoreUrl::Local(dir.path().join("objects")), index).unwrap();
+                Objects::open(&sluice_capture_store::objects::ObjectStoreUrl::Local(dir.path().join("objects")), index)
+                    .unwrap();
             let client = hostile_daemon(dir.path(), scanned, frames).await;
             let refused = take(&client, &objects, "snap_x", "/work").await.unwrap_err();
             // More than was asked for is past the answer's bound.

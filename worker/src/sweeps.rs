@@ -192,9 +192,12 @@ pub async fn run(worker: Arc<Worker>, stop: watch::Receiver<bool>) {
     every(&mut tasks, &config.collect_schedule, "collection", stop.clone(), move || {
         let w = w.clone();
         async move {
-            let options = crate::collect::CollectOptions { grace: w.config.collect_grace, ..Default::default() };
+            let options = sluice_capture_store::collection::CollectOptions {
+                grace: w.config.collect_grace,
+                ..Default::default()
+            };
             let runs = &w.config.metrics.gc_runs;
-            match crate::collect::collect(&w.store, w.objects(), &options).await {
+            match sluice_capture_store::collection::collect(&w.store, w.objects(), &options).await {
                 Ok(done) => {
                     runs.with_label_values(&["done"]).inc();
                     w.config.metrics.gc_deleted_bytes.inc_by(done.bytes_deleted);
@@ -208,7 +211,9 @@ pub async fn run(worker: Arc<Worker>, stop: watch::Receiver<bool>) {
                     )
                 }
                 // Another worker's collection is deleting: it does the work.
-                Err(crate::collect::CollectError::Busy) => tracing::debug!("another collection is running"),
+                Err(sluice_capture_store::collection::CollectError::Busy) => {
+                    tracing::debug!("another collection is running")
+                }
                 Err(e) => {
                     runs.with_label_values(&["failed"]).inc();
                     tracing::warn!(error = %e, "collection failed; the next one tries again")

@@ -634,8 +634,8 @@ fn new_worker(sim_world: &Shared, store: &Store, db: &Arc<WriteLock>, dir: &std:
         dir: dir.to_path_buf(),
     });
     let executors = Arc::new(FakeDaemons { world: sim_world.clone(), store: store.clone(), db: db.clone() });
-    let objects = sluice_worker::objects::Objects::open(
-        &sluice_worker::objects::ObjectStoreUrl::Local(dir.join("objects")),
+    let objects = sluice_capture_store::objects::Objects::open(
+        &sluice_capture_store::objects::ObjectStoreUrl::Local(dir.join("objects")),
         store.clone(),
     )
     .unwrap();

@@ -157,7 +157,7 @@ pub async fn diff_captures(
         }
     };
     let older = if against == 0 { Default::default() } else { tree(&app, owner, &session_id, against).await? };
-    let merged = |t: &sluice_executor::CaptureTree| -> std::collections::BTreeMap<Name, Entry> {
+    let merged = |t: &sluice_capture_store::reader::CaptureTree| -> std::collections::BTreeMap<Name, Entry> {
         t.small.entries.iter().chain(&t.bulk.entries).map(|e| (e.path.clone(), e.clone())).collect()
     };
     let (old, new) = (merged(&older), merged(&newer));
@@ -287,7 +287,7 @@ pub(crate) async fn archive(
 }
 
 /// What reads captures out of the object store, where this process has one.
-fn capture_reader(app: &AppState) -> Result<std::sync::Arc<dyn sluice_executor::CaptureReader>, ApiError> {
+fn capture_reader(app: &AppState) -> Result<std::sync::Arc<sluice_capture_store::reader::CaptureReader>, ApiError> {
     app.config.captures.clone().ok_or_else(|| {
         ApiError::ServiceUnavailable("this API process has no object store to read captures from".into())
     })
@@ -302,16 +302,18 @@ fn chain_position(text: &str, field: &str) -> Result<u64, ApiError> {
 }
 
 /// The tree of the owner's session's kept capture `n`.
-async fn tree(app: &AppState, owner: &str, session_id: &str, n: u64) -> Result<sluice_executor::CaptureTree, ApiError> {
+async fn tree(
+    app: &AppState,
+    owner: &str,
+    session_id: &str,
+    n: u64,
+) -> Result<sluice_capture_store::reader::CaptureTree, ApiError> {
     let manifests = app.store.capture_manifests(owner, session_id, n).await?.ok_or(ApiError::SessionNotFound)?;
     let (small, bulk) = manifests.ok_or(ApiError::CaptureNotFound(n))?;
     let reader = capture_reader(app)?;
-    reader.capture_tree(small.as_deref(), bulk.as_deref()).await.map_err(|e| match e {
-        sluice_executor::ExecutorError::NotHere(message) => ApiError::ServiceUnavailable(message),
-        other => {
-            tracing::warn!(error = %other, "a capture's tree could not be read");
-            ApiError::ServiceUnavailable("the capture's tree cannot be read now; try again".into())
-        }
+    reader.capture_tree(small.as_deref(), bulk.as_deref()).await.map_err(|e| {
+        tracing::warn!(error = %e, "a capture's tree could not be read");
+        ApiError::ServiceUnavailable("the capture's tree cannot be read now; try again".into())
     })
 }
 

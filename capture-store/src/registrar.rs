@@ -12,9 +12,7 @@
 //! writes a small document.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
 
-use sluice_runtime::sockets::bind_for_directory_owner;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -177,15 +175,19 @@ impl RegistrarHost {
         Arc::new(RegistrarHost { store, objects, served: Mutex::new(HashMap::new()), metrics })
     }
 
-    /// Serves `binding` on `socket` unless this process already does. The
-    /// socket is made for the owner of its directory (the daemon's user)
-    /// alone.
-    pub fn ensure(self: &Arc<Self>, socket: &Path, binding: Binding) -> std::io::Result<()> {
+    /// Serves `binding` on the socket `bind` makes, unless this process
+    /// already serves it (then `bind` is not called). The host makes the
+    /// socket for the owner of the run directory (the daemon's user) alone.
+    pub fn ensure(
+        self: &Arc<Self>,
+        binding: Binding,
+        bind: impl FnOnce() -> std::io::Result<tokio::net::UnixListener>,
+    ) -> std::io::Result<()> {
         let mut served = self.served.lock().unwrap();
         if served.get(&binding.run_id).is_some_and(|h| !h.is_finished()) {
             return Ok(());
         }
-        let listener = bind_for_directory_owner(socket)?;
+        let listener = bind()?;
         let run_id = binding.run_id.clone();
         let state = Arc::new(Served {
             host: self.clone(),
@@ -720,27 +722,16 @@ mod tests {
     use sluice_protocol::registrar::{Entry, EntryKind};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-    /// A run directory deep enough that its socket's path passes what a
-    /// socket address holds is still served.
-    #[tokio::test]
-    async fn a_socket_past_the_address_length_is_bound_through_its_directory() {
-        let root = tempfile::tempdir().unwrap();
-        let run_dir = root.path().join("d".repeat(60)).join("executors").join(format!("run_{}", "0".repeat(32)));
-        std::fs::create_dir_all(run_dir.join("run")).unwrap();
-        let socket = sluice_runtime::sockets::registrar_socket(&run_dir);
-        assert!(socket.as_os_str().len() > 107, "{}", socket.display());
-        let listener = bind_for_directory_owner(&socket).unwrap();
-        assert!(std::os::unix::fs::FileTypeExt::is_socket(&std::fs::symlink_metadata(&socket).unwrap().file_type()));
-        let dir = std::fs::File::open(run_dir.join("run")).unwrap();
-        let short = format!("/proc/self/fd/{}/registrar.sock", std::os::fd::AsRawFd::as_raw_fd(&dir));
-        let (client, accepted) = tokio::join!(tokio::net::UnixStream::connect(short), listener.accept());
-        client.unwrap();
-        accepted.unwrap();
-    }
-
     /// One raw HTTP/1.1 exchange on the socket, as a hostile daemon would
     /// make it: answers the status and the body.
-    async fn call(socket: &Path, method: &str, path: &str, token: &str, headers: &str, body: &[u8]) -> (u16, Vec<u8>) {
+    async fn call(
+        socket: &std::path::Path,
+        method: &str,
+        path: &str,
+        token: &str,
+        headers: &str,
+        body: &[u8],
+    ) -> (u16, Vec<u8>) {
         let mut stream = tokio::net::UnixStream::connect(socket).await.unwrap();
         let head = format!(
             "{method} {path} HTTP/1.1\r\nhost: r\r\nauthorization: Bearer {token}\r\ncontent-type: application/json\r\n\
@@ -795,7 +786,7 @@ mod tests {
         let (other, _) = store.create_capture_session("bob", None, Default::default()).await.unwrap();
         let socket = dir.path().join("registrar.sock");
         let binding = Binding { run_id: "run-a".into(), session_id: session.id.clone(), launch: "l".into() };
-        host.ensure(&socket, binding).unwrap();
+        host.ensure(binding, || tokio::net::UnixListener::bind(&socket)).unwrap();
         let token = token.expose().as_str();
 
         // Without the session's token: nothing.
@@ -891,7 +882,7 @@ mod tests {
         let socket = |run: &str| dir.path().join(format!("{run}.sock"));
         for run in ["run-a", "run-b"] {
             let binding = Binding { run_id: run.into(), session_id: session.id.clone(), launch: run.into() };
-            host.ensure(&socket(run), binding).unwrap();
+            host.ensure(binding, || tokio::net::UnixListener::bind(socket(run))).unwrap();
         }
         assert_eq!(call(&socket("run-a"), "GET", wire::LEASE, "slcap_guess", "", b"").await.0, 401);
         assert_eq!(call(&socket("run-a"), "POST", wire::CLAIM, token, "", b"{}").await.0, 200);
