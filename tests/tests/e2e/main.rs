@@ -1,0 +1,34 @@
+//! The end-to-end tests: real binaries, real databases (SQLite and
+//! PostgreSQL), real runtimes and real clients, one module per area, in one
+//! test binary (a link of the workspace each, were they apart).
+
+mod api;
+mod boundary;
+mod broker;
+mod capture;
+mod cli;
+mod collect;
+mod console;
+mod drain;
+mod drain_crash;
+mod egress;
+mod exec;
+mod final_flush;
+mod fleet;
+mod gateway;
+mod hosts;
+mod http_limits;
+mod jobs;
+mod layout;
+mod lifecycle;
+mod metrics;
+mod previews;
+mod serve;
+mod settings;
+mod store_faults;
+mod streams;
+mod traces;
+mod warm_pool;
+mod watch;
+mod webhooks;
+mod workers;
