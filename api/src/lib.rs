@@ -9,7 +9,7 @@ pub mod error;
 mod extract;
 pub mod listener;
 pub mod openapi;
-pub mod preview;
+pub mod preview_proxy;
 mod routes;
 mod trace;
 pub mod validate;

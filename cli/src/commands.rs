@@ -4,7 +4,7 @@ use clap::{Parser, Subcommand};
 use sluice_server::config::{ApiArgs, MetricsArgs, StoreArgs, WebhookArgs, WorkerArgs};
 
 use crate::gateway::GatewayArgs;
-use crate::{broker, capture, gc, operate, settings, workspaces};
+use crate::{broker, capture, collection, operate, settings, workspaces};
 
 #[derive(Parser)]
 #[command(name = "sluice", version, about = "A capture/drain workspace control plane")]
@@ -124,7 +124,7 @@ pub enum Command {
     Drain(operate::DrainArgs),
     /// Collect the object store now: forget captures past their retention and
     /// delete objects nothing kept names (the worker does it on a schedule).
-    Gc(gc::GcArgs),
+    Gc(collection::GcArgs),
     /// Settings: what a command would run with.
     #[command(subcommand)]
     Config(ConfigCommand),

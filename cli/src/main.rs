@@ -3,11 +3,11 @@
 mod api_client;
 mod broker;
 mod capture;
+mod collection;
 mod commands;
 mod doctor;
 mod export;
 mod gateway;
-mod gc;
 mod operate;
 mod settings;
 mod workspaces;
@@ -106,7 +106,7 @@ async fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Command::Daemon(_) => unreachable!("handled before tracing starts"),
-        Command::Gc(args) => gc::run(args).await,
+        Command::Gc(args) => collection::run(args).await,
         Command::Capture(command) => capture::run(command).await,
         Command::Config(_) => unreachable!("printed before tracing starts"),
         Command::Broker(command) => broker::run(command).await,

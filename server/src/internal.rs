@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use sluice_store::Store;
-use sluice_worker::cluster::ClusterTls;
+use sluice_worker::credential::ClusterTls;
 use sluice_worker::remote::{RoutedExecutors, Serving};
 
 use crate::config::WorkerArgs;

@@ -294,7 +294,7 @@ pub async fn serve_api(
     };
     let scraped = serve_metrics(&metrics_args, state.clone(), stopped.clone()).await?;
     let previews = previews.map(|(listener, tls)| {
-        tokio::spawn(sluice_api::preview::serve(state.clone(), listener, tls, wait(stopped.clone())))
+        tokio::spawn(sluice_api::preview_proxy::serve(state.clone(), listener, tls, wait(stopped.clone())))
     });
     // HTTP stops first: in-flight requests get a bounded time to finish.
     let mut http = tokio::spawn(sluice_api::serve(state, listener, wait(stopped.clone())));

@@ -9,7 +9,7 @@
 //! still tries to write is refused.
 
 pub mod cadence;
-pub mod cluster;
+pub mod credential;
 mod exec_job;
 pub mod executors;
 pub mod reconcile;

@@ -320,8 +320,8 @@ impl RoutedExecutors {
         store: Store,
         here: Option<String>,
         local: Arc<dyn Executors>,
-        tls: &crate::cluster::ClusterTls,
-    ) -> Result<RoutedExecutors, crate::cluster::ClusterTlsError> {
+        tls: &crate::credential::ClusterTls,
+    ) -> Result<RoutedExecutors, crate::credential::ClusterTlsError> {
         let client = reqwest::Client::builder()
             .use_preconfigured_tls(tls.client_config()?)
             .connect_timeout(Duration::from_secs(3))
@@ -330,7 +330,7 @@ impl RoutedExecutors {
             // goes out on a connection the worker is closing.
             .pool_idle_timeout(Duration::from_secs(5))
             .build()
-            .map_err(|e| crate::cluster::ClusterTlsError::from_message(e.to_string()))?;
+            .map_err(|e| crate::credential::ClusterTlsError::from_message(e.to_string()))?;
         Ok(RoutedExecutors {
             store,
             here,

@@ -841,7 +841,7 @@ async fn a_preview_listener_without_its_store_answers_503_not_a_refusal() {
         let address = listener.local_addr().unwrap();
         let state = sluice_api::AppState::new(app.store.clone(), config);
         let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(sluice_api::preview::serve(state, listener, None, async {
+        tokio::spawn(sluice_api::preview_proxy::serve(state, listener, None, async {
             let _ = stopped.await;
         }));
         let visit = |path: &'static str| {

@@ -7,7 +7,7 @@ mod boundary;
 mod broker;
 mod capture;
 mod cli;
-mod collect;
+mod collection;
 mod console;
 mod drain;
 mod drain_crash;
