@@ -166,6 +166,22 @@ pub async fn poll_until<T, F: std::future::Future<Output = Option<T>>>(
     }
 }
 
+/// Whether what a test needs is here. Where it is not, the test says so on
+/// stderr and passes; under `CI`, which installs everything, it fails.
+pub fn present(what: &str, here: bool) -> bool {
+    if !here {
+        assert!(std::env::var_os("CI").is_none(), "CI must provide {what}");
+        eprintln!("{what} is not here: this test is skipped");
+    }
+    here
+}
+
+/// Whether this process is root, which `why` needs (see [`present`]).
+pub fn root_for(why: &str) -> bool {
+    // SAFETY: geteuid has no preconditions.
+    present(&format!("root ({why})"), unsafe { libc::geteuid() } == 0)
+}
+
 /// A free loopback port.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()

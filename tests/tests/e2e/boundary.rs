@@ -389,7 +389,7 @@ async fn a_fake_daemon_answering_200_mb_costs_the_server_a_bounded_amount_in_doc
 /// A stop after a server restart ends every process of the executor,
 /// including one the workload detached into a session of its own.
 async fn nothing_survives_a_stop_after_a_restart(flavor: Flavor) {
-    if !flavor.usable() || !is_root() {
+    if !flavor.usable() || !root_for("a detached process's uid and cgroup") {
         return;
     }
     let dir = DataDir::new();
@@ -428,7 +428,7 @@ async fn nothing_survives_a_stop_after_a_restart_without_bubblewrap() {
 #[tokio::test]
 async fn the_orphan_sweep_ends_an_executor_no_record_needs_after_a_restart() {
     let flavor = if Flavor::Bubblewrap.usable() { Flavor::Bubblewrap } else { Flavor::Plain };
-    if !is_root() {
+    if !root_for("the orphan sweep's executors under uids of their own") {
         return;
     }
     let dir = DataDir::new();
@@ -456,7 +456,7 @@ async fn the_orphan_sweep_ends_an_executor_no_record_needs_after_a_restart() {
 /// Limits hold: a fork bomb meets `pids`, a memory hog `memoryMiB`, and
 /// the executor and the control plane carry on.
 async fn limits_hold(flavor: Flavor) {
-    if !flavor.usable() || (!is_root() && flavor != Flavor::Docker) {
+    if !flavor.usable() || (flavor != Flavor::Docker && !root_for("cgroup limits on the local runtime")) {
         return;
     }
     let dir = DataDir::new();

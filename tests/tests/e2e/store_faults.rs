@@ -159,8 +159,10 @@ impl OwnCluster {
     }
 
     fn start() -> Option<OwnCluster> {
-        if std::env::var_os("SLUICE_TEST_DATABASE_URL").is_none() {
-            eprintln!("no PostgreSQL in this run: the outage test is skipped");
+        if !sluice_tests::present(
+            "PostgreSQL (SLUICE_TEST_DATABASE_URL) for the outage test",
+            std::env::var_os("SLUICE_TEST_DATABASE_URL").is_some(),
+        ) {
             return None;
         }
         let text = Self::script(&["start"]);
