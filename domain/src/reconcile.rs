@@ -252,6 +252,12 @@ pub fn decide(state: &ReconcileState, observation: &Observation, now: i64, polic
 
     match run.status {
         WorkspaceStatus::Queued => match desired {
+            // A run placed on a host may have an executor that its launch
+            // made and never recorded (the worker died mid-launch): launching
+            // again adopts it, and the next pass stops it like any other.
+            DesiredState::Stopped if !live && run.host.is_some() => {
+                because(Action::Launch { run_id }, "stop asked after a launch began: adopt what it made, then stop it")
+            }
             DesiredState::Stopped if !live => because(Action::Cancel { run_id }, "stop asked before any launch"),
             DesiredState::Stopped => because(Action::Remove { run_id }, "stop asked"),
             DesiredState::Running => because(Action::Launch { run_id }, "the run is queued"),
@@ -974,6 +980,17 @@ mod tests {
             decide(&never_launched, &Observation::NotLaunched, 0, &p).action,
             Action::Cancel { run_id: "cur".into() }
         );
+        // Placed on a host, its launch may have made an executor it never
+        // recorded: that one is adopted (and then stopped), never left.
+        for capture in [false, true] {
+            let mut placed = state(WorkspaceStatus::Queued, DesiredState::Stopped, false, capture);
+            placed.current_run.as_mut().unwrap().host = Some("host-a".into());
+            assert_eq!(
+                decide(&placed, &Observation::NotLaunched, 0, &p).action,
+                Action::Launch { run_id: "cur".into() },
+                "capture {capture}"
+            );
+        }
         let mut stopped = state(WorkspaceStatus::Stopped, DesiredState::Stopped, true, false);
         stopped.current_run = Some(run("cur", WorkspaceStatus::Stopped, true, true));
         assert_eq!(decide(&stopped, &Observation::NotLaunched, 0, &p).action, Action::Done);

@@ -72,6 +72,11 @@ pub enum Outcome {
 pub enum Request {
     /// Stop, perhaps discarding unsaved work or attesting a sealed final.
     Stop { by: String, intent: StopIntent },
+    /// End the workspace whatever it has come to: the execution broker's
+    /// release and its reaper's ends (expiry, idleness, a revoked lease).
+    /// Never refused: one that never launched is simply wanted stopped;
+    /// one that did is stopped like any stop, its intent recorded as `by`.
+    End { by: String },
     /// A fresh executor: a new run from the workspace's spec.
     Restart,
     /// A recovery attempt of the retained executor, now.
@@ -660,6 +665,13 @@ impl Next<'_> {
         let now = self.now;
         match request {
             Request::Stop { by, intent } => self.stop(by, intent, ids)?,
+            Request::End { by } => {
+                if stop_allowed(&self.stored.workspace, self.stored.run.as_ref()).is_ok() {
+                    self.stop(by, &StopIntent::default(), ids)?;
+                } else {
+                    self.t.wake = self.want_stopped();
+                }
+            }
             Request::Restart => {
                 let workspace = &self.stored.workspace;
                 restart_allowed(workspace)?;
@@ -815,6 +827,10 @@ mod tests {
     fn observed(state: Ds, saved: bool) -> Outcome {
         let report = Some(Report { origin: origin(20, 5), saved });
         Outcome::DrainObserved(DrainObservation { state, detail: None, report, progress: DrainProgress::default() })
+    }
+
+    fn end() -> Change {
+        Change::Request(Request::End { by: "broker: released".into() })
     }
 
     fn stop(discard: bool, attest: Option<u64>) -> Change {
@@ -1008,6 +1024,24 @@ mod tests {
                 expect((S::Ready, D::Stopped, S::Ready), Some(Rt::Running), None, &[], false, false),
             ),
             (
+                "a broker's end of a launched executor",
+                base(S::Ready, D::Running, S::Ready, true, false),
+                end(),
+                expect((S::Ready, D::Stopped, S::Ready), Some(Rt::Running), None, &[], false, true),
+            ),
+            (
+                "a broker's end before anything launched",
+                base(S::Queued, D::Running, S::Queued, false, false),
+                end(),
+                expect((S::Queued, D::Stopped, S::Queued), None, None, &[], false, true),
+            ),
+            (
+                "a broker's end again",
+                base(S::Queued, D::Stopped, S::Queued, false, false),
+                end(),
+                expect((S::Queued, D::Stopped, S::Queued), None, None, &[], false, false),
+            ),
+            (
                 "discard after a stop",
                 base(S::Retained, D::Stopped, S::Retained, true, true),
                 stop(true, None),
@@ -1162,6 +1196,23 @@ mod tests {
         assert_eq!(apply(&no_run, outcome(Outcome::Ready)).unwrap_err(), Rejection::NoRun);
     }
 
+    /// A broker's end of a capture-sourced executor is a stop: its intent is
+    /// recorded under the broker's name, and the drain runs as for any stop.
+    #[test]
+    fn a_brokers_end_records_its_intent_like_any_stop() {
+        let capture = stored(S::Ready, D::Running, S::Ready, true, true);
+        let ended = apply(&capture, end()).unwrap();
+        let stopped = apply(
+            &capture,
+            Change::Request(Request::Stop { by: "broker: released".into(), intent: StopIntent::default() }),
+        )
+        .unwrap();
+        assert_eq!(ended, stopped);
+        let intent = ended.drain.as_ref().and_then(|d| d.stop_requested.clone());
+        assert_eq!(intent.map(|(by, _)| by), Some("broker: released".to_owned()));
+        assert_eq!(ended.workspace.desired_state, D::Stopped);
+    }
+
     #[test]
     fn recovery_and_expiry_requests() {
         let mut retained = stored(S::Retained, D::Stopped, S::Retained, true, true);
@@ -1264,7 +1315,7 @@ mod tests {
         .into_iter()
         .map(Change::Outcome)
         .collect();
-        changes.extend([stop(false, None), stop(true, None), stop(false, Some(5))]);
+        changes.extend([stop(false, None), stop(true, None), stop(false, Some(5)), end()]);
         changes.extend([Request::Restart, Request::Recover, Request::Expire].map(Change::Request));
         changes
     }
@@ -1288,12 +1339,13 @@ mod tests {
                                 if t.workspace.status != s.workspace.status {
                                     assert_eq!(t.workspace.finished_at.is_some(), finished, "{name}: finish time");
                                 }
-                                // Only a stop, an expiry or a preservation asks
-                                // for a stop; only a restart asks to run again.
+                                // Only a stop, a broker's end, an expiry or a
+                                // preservation asks for a stop; only a restart
+                                // asks to run again.
                                 if t.workspace.desired_state != s.workspace.desired_state {
                                     let asks_stop = matches!(
                                         &change,
-                                        Change::Request(Request::Stop { .. } | Request::Expire)
+                                        Change::Request(Request::Stop { .. } | Request::End { .. } | Request::Expire)
                                             | Change::Outcome(Outcome::PreservationBegun)
                                     );
                                     let asks_run = matches!(&change, Change::Request(Request::Restart));

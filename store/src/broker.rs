@@ -10,6 +10,8 @@ use crate::db::{DbRow, args};
 use crate::error::StoreError;
 use crate::model::{DesiredState, WorkspaceStatus};
 use crate::seal::{Secret, new_token};
+use crate::transitions::Subject;
+use sluice_domain::transition::{Change, Request};
 
 /// The prefix of every broker token, so secret scanners can find leaked ones.
 pub const TOKEN_PREFIX: &str = "slbrk_";
@@ -528,7 +530,9 @@ impl Store {
     }
 
     /// Ends a broker workspace for `reason` (released, expired, idle, …):
-    /// its sluice workspace is asked to stop. The first reason stays.
+    /// its sluice workspace is stopped through the transition like any stop
+    /// (`broker: REASON` asked it), in the transaction that records the
+    /// reason. The first reason stays.
     pub async fn end_broker_workspace(&self, id: &str, reason: &str) -> Result<(), StoreError> {
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
@@ -537,15 +541,8 @@ impl Store {
             args![reason, id],
         )
         .await?;
-        let changed = tx
-            .execute(
-                "UPDATE workspaces SET desired_state = $3, updated_at = $1 WHERE id = $2 AND desired_state <> $3",
-                args![now, id, DesiredState::Stopped.as_str()],
-            )
-            .await?;
-        if changed == 1 {
-            crate::jobs::enqueue(&mut tx, crate::model::JobKind::Reconcile, id, now, now).await?;
-        }
+        let end = Request::End { by: format!("broker: {reason}") };
+        self.apply(&mut tx, Subject::Workspace(id), Change::Request(end), now).await?;
         tx.commit().await
     }
 }

@@ -2026,3 +2026,45 @@ async fn console_sessions_hold_until_signed_out_revoked_or_past_their_time() {
         assert!(!store.console_session_holds("b").await.unwrap(), "{}: revoked", db.label);
     }
 }
+
+/// A broker's release or reaping ends its workspace through the transition:
+/// one never launched is simply wanted stopped (never refused), and a
+/// launched capture-sourced one is stopped like any stop, its intent
+/// recorded under the broker's name, with a reconcile due.
+#[tokio::test]
+async fn a_broker_end_is_a_stop_through_the_transition() {
+    for db in databases().await {
+        let store = open(&db).await;
+        let never = created(store.create_workspace(new_workspace("alice", None)).await.unwrap()).workspace.id;
+        store.end_broker_workspace(&never, "released").await.unwrap();
+        let state = store.load_reconcile_state(&never).await.unwrap().unwrap();
+        assert_eq!(state.workspace.desired_state, DesiredState::Stopped, "{}", db.label);
+
+        let mut capture = new_workspace("alice", None);
+        capture.spec =
+            sluice_store::spec::Spec::parse(json!({"source": {"kind": "capture", "sessionId": "cs_1"}})).unwrap();
+        capture.capture_token = Some(Secret::new("capture-token-value-123456".into()));
+        let view = created(store.create_workspace(capture).await.unwrap());
+        let (id, run_id) = (view.workspace.id.clone(), view.current_run.unwrap().id);
+        // The first create's reconcile job, and the end's of the first.
+        for lease in store.claim_jobs("w", "host-a", 5, 60_000).await.unwrap() {
+            if lease.subject == id {
+                store.record(&lease, &run_id, launched(&running_runtime(), None)).await.unwrap();
+            }
+            store.finish_job(&lease, None, None).await.unwrap();
+        }
+        store.end_broker_workspace(&id, "idle").await.unwrap();
+        store.end_broker_workspace(&id, "released").await.unwrap();
+        let drain = store.drain(&run_id).await.unwrap().unwrap();
+        assert_eq!(
+            drain.stop_requested.as_ref().map(|(by, _)| by.as_str()),
+            Some("broker: idle"),
+            "{}: the first end's intent stays",
+            db.label
+        );
+        let state = store.load_reconcile_state(&id).await.unwrap().unwrap();
+        assert_eq!(state.workspace.desired_state, DesiredState::Stopped, "{}", db.label);
+        let due = store.claim_jobs("w", "host-a", 5, 60_000).await.unwrap();
+        assert!(due.iter().any(|l| l.subject == id), "{}: a reconcile is due", db.label);
+    }
+}

@@ -144,6 +144,8 @@ struct Stats {
     /// taken over with the holder's discard.
     takeovers_refused: u64,
     takeovers_discarded: u64,
+    /// Workspaces the execution broker ended (release or reaper).
+    broker_ends: u64,
 }
 
 impl Stats {
@@ -158,6 +160,7 @@ impl Stats {
         self.attestations_accepted += other.attestations_accepted;
         self.attestations_refused += other.attestations_refused;
         self.hosts_unreachable += other.hosts_unreachable;
+        self.broker_ends += other.broker_ends;
         self.takeovers_refused += other.takeovers_refused;
         self.takeovers_discarded += other.takeovers_discarded;
     }
@@ -817,6 +820,16 @@ impl Sim {
         }
     }
 
+    /// The execution broker ends the workspace (a release, or its reaper):
+    /// never refused, and through the same transition as a stop.
+    async fn end_as_broker(&mut self, id: &str) {
+        if self.store.end_broker_workspace(id, "released").await.is_ok() {
+            self.stopped.insert(id.to_owned());
+            self.world.lock().unwrap().stopping.insert(id.to_owned());
+            self.world.lock().unwrap().stats.broker_ends += 1;
+        }
+    }
+
     /// An executor whose session a newer one claimed cannot save what it
     /// holds (its retention says so): its owner discards it, as the
     /// retention's reason asks.
@@ -973,8 +986,12 @@ async fn run(seed: u64, final_leaves_writers: bool) -> Result<Stats, String> {
                 }
                 18..=23 if !sim.workspaces.is_empty() => {
                     let id = sim.workspaces[rng.below(sim.workspaces.len() as u64) as usize].clone();
-                    let discard = rng.chance(150);
-                    sim.stop(&id, discard).await;
+                    if rng.chance(200) {
+                        sim.end_as_broker(&id).await;
+                    } else {
+                        let discard = rng.chance(150);
+                        sim.stop(&id, discard).await;
+                    }
                 }
                 24..=28 => {
                     let mut world = sim.world.lock().unwrap();
@@ -1176,6 +1193,7 @@ async fn no_schedule_removes_unsaved_work_and_every_stop_ends() {
         assert!(total.db_outages > 0 && total.exec_runs > 0, "{total:?}");
         assert!(total.attestations_accepted > 0 && total.attestations_refused > 0, "{total:?}");
         assert!(total.hosts_unreachable > 0, "no schedule found its host silent: {total:?}");
+        assert!(total.broker_ends > 0, "no schedule ended a workspace as the broker does: {total:?}");
         assert!(total.takeovers_refused > 0 && total.takeovers_discarded > 0, "{total:?}");
     }
 }
