@@ -26,33 +26,7 @@ impl Store {
 
     /// The durability the database runs with, as its own settings say.
     pub async fn durability(&self) -> Result<String, StoreError> {
-        match self.backend() {
-            crate::BackendKind::Sqlite => {
-                let mode = self.pool.fetch_optional("PRAGMA journal_mode", vec![]).await?;
-                let sync = self.pool.fetch_optional("PRAGMA synchronous", vec![]).await?;
-                let mode = mode.map(|r| r.text("journal_mode")).transpose()?.unwrap_or_default();
-                let level = sync.map(|r| r.int("synchronous")).transpose()?.unwrap_or(-1);
-                let level = match level {
-                    0 => "OFF",
-                    1 => "NORMAL (a commit survives the process dying, not the machine)",
-                    2 => "FULL",
-                    3 => "EXTRA",
-                    _ => "unknown",
-                };
-                Ok(format!("journal_mode={mode}, synchronous={level}"))
-            }
-            crate::BackendKind::Postgres => {
-                let row = self
-                    .pool
-                    .fetch_optional(
-                        "SELECT current_setting('fsync') AS fsync, current_setting('synchronous_commit') AS sync",
-                        vec![],
-                    )
-                    .await?
-                    .ok_or_else(|| StoreError::Corrupt("no settings".into()))?;
-                Ok(format!("fsync={}, synchronous_commit={}", row.text("fsync")?, row.text("sync")?))
-            }
-        }
+        self.pool.durability().await
     }
 
     pub async fn bench_cleanup(&self) -> Result<(), StoreError> {

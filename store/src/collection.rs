@@ -48,10 +48,7 @@ fn signed(value: u64) -> i64 {
 /// Refuses a registration a sweep could have raced: its objects are
 /// checked again (the daemon asks again soon).
 pub(crate) async fn check_fence(tx: &mut Tx, kind: BackendKind, generation: u64) -> Result<(), StoreError> {
-    let lock = match kind {
-        BackendKind::Postgres => " FOR SHARE",
-        BackendKind::Sqlite => "",
-    };
+    let lock = kind.for_share();
     let row = tx
         .fetch_one(&format!("SELECT generation, deleting_until FROM object_sweeps WHERE id = 1{lock}"), args![])
         .await?;
@@ -135,10 +132,7 @@ impl Store {
         now_ms: i64,
         apply: bool,
     ) -> Result<Vec<u64>, StoreError> {
-        let lock = match self.pool.kind() {
-            BackendKind::Postgres => " FOR UPDATE",
-            BackendKind::Sqlite => "",
-        };
+        let lock = self.pool.kind().for_update();
         let mut tx = self.pool.begin().await?;
         let Some(session) = tx
             .fetch_optional(

@@ -157,6 +157,94 @@ pub enum BackendKind {
     Postgres,
 }
 
+/// Row locks: SQLite's write transaction holds the whole database already,
+/// so each is nothing there.
+impl BackendKind {
+    /// Locks the rows a SELECT reads until the transaction ends.
+    pub(crate) fn for_update(self) -> &'static str {
+        match self {
+            BackendKind::Postgres => " FOR UPDATE",
+            BackendKind::Sqlite => "",
+        }
+    }
+
+    /// Keeps the rows a SELECT reads from changing until the transaction ends.
+    pub(crate) fn for_share(self) -> &'static str {
+        match self {
+            BackendKind::Postgres => " FOR SHARE",
+            BackendKind::Sqlite => "",
+        }
+    }
+
+    /// As [`BackendKind::for_update`], passing over rows another
+    /// transaction holds (workers claiming jobs side by side).
+    pub(crate) fn for_update_skip_locked(self) -> &'static str {
+        match self {
+            BackendKind::Postgres => " FOR UPDATE SKIP LOCKED",
+            BackendKind::Sqlite => "",
+        }
+    }
+
+    /// Whether a transaction must lock a table's rows to run one at a time
+    /// with others (SQLite's write transactions already do).
+    pub(crate) fn locks_rows(self) -> bool {
+        self == BackendKind::Postgres
+    }
+
+    /// The events feed in commit order. PostgreSQL orders by the writing
+    /// transaction and reads only what every earlier transaction has
+    /// committed (a later position can commit first); SQLite writes one
+    /// transaction at a time, so the position alone is the order.
+    pub(crate) fn feed(self) -> FeedDialect {
+        match self {
+            BackendKind::Postgres => FeedDialect {
+                tx: "CAST(CAST(tx_id AS TEXT) AS BIGINT)",
+                visible: "tx_id < pg_snapshot_xmin(pg_current_snapshot())",
+                after: "(tx_id, position) > (CAST(CAST($1 AS TEXT) AS xid8), $2)",
+                order: "tx_id, position",
+                newest_first: "tx_id DESC, position DESC",
+            },
+            BackendKind::Sqlite => FeedDialect {
+                tx: "0",
+                visible: "1 = 1",
+                after: "$1 = $1 AND position > $2",
+                order: "position",
+                newest_first: "position DESC",
+            },
+        }
+    }
+
+    /// A query finding `$1` anywhere in a row of `table`, given its columns
+    /// (read from the database on SQLite; PostgreSQL reads a row as text).
+    pub(crate) fn row_contains(self, table: &str, columns: &[String]) -> String {
+        match self {
+            BackendKind::Postgres => {
+                format!("SELECT 1 AS hit FROM {table} t WHERE position($1 in t::text) > 0 LIMIT 1")
+            }
+            BackendKind::Sqlite => {
+                let haystack: Vec<String> =
+                    columns.iter().map(|c| format!("coalesce(CAST({c} AS TEXT), '')")).collect();
+                format!("SELECT 1 AS hit FROM {table} WHERE instr({}, $1) > 0 LIMIT 1", haystack.join(" || "))
+            }
+        }
+    }
+}
+
+/// A connection listening for notifications (PostgreSQL's).
+pub(crate) type Listener = sqlx::postgres::PgListener;
+
+/// The SQL fragments of the events feed's order (see [`BackendKind::feed`]).
+pub(crate) struct FeedDialect {
+    /// The cursor's transaction part, as a BIGINT.
+    pub tx: &'static str,
+    /// The events a reader may see yet.
+    pub visible: &'static str,
+    /// The events after the cursor `($1, $2)`.
+    pub after: &'static str,
+    pub order: &'static str,
+    pub newest_first: &'static str,
+}
+
 /// How long a statement waits for the database: for a pooled connection
 /// (PostgreSQL down or every connection busy) and, on SQLite, for another
 /// writer's lock. Past it the caller hears [`StoreError::Unavailable`]
@@ -231,6 +319,60 @@ impl Pool {
             Pool::Sqlite(p) => bind_all!(sql, args).fetch_all(p).await?.into_iter().map(DbRow::Sqlite).collect(),
             Pool::Postgres(p) => bind_all!(sql, args).fetch_all(p).await?.into_iter().map(DbRow::Postgres).collect(),
         })
+    }
+
+    /// Listens on a notification channel; `None` on SQLite, which has none
+    /// (its writers share the process and wake each other directly).
+    pub(crate) async fn listen(&self, channel: &str) -> Result<Option<Listener>, StoreError> {
+        let Pool::Postgres(pool) = self else { return Ok(None) };
+        let mut listener = sqlx::postgres::PgListener::connect_with(pool).await?;
+        listener.listen(channel).await?;
+        Ok(Some(listener))
+    }
+
+    /// The durability the database runs with, as its own settings say.
+    #[cfg(feature = "bench")]
+    pub(crate) async fn durability(&self) -> Result<String, StoreError> {
+        match self.kind() {
+            BackendKind::Sqlite => {
+                let mode = self.fetch_optional("PRAGMA journal_mode", vec![]).await?;
+                let sync = self.fetch_optional("PRAGMA synchronous", vec![]).await?;
+                let mode = mode.map(|r| r.text("journal_mode")).transpose()?.unwrap_or_default();
+                let level = sync.map(|r| r.int("synchronous")).transpose()?.unwrap_or(-1);
+                let level = match level {
+                    0 => "OFF",
+                    1 => "NORMAL (a commit survives the process dying, not the machine)",
+                    2 => "FULL",
+                    3 => "EXTRA",
+                    _ => "unknown",
+                };
+                Ok(format!("journal_mode={mode}, synchronous={level}"))
+            }
+            BackendKind::Postgres => {
+                let row = self
+                    .fetch_optional(
+                        "SELECT current_setting('fsync') AS fsync, current_setting('synchronous_commit') AS sync",
+                        vec![],
+                    )
+                    .await?
+                    .ok_or_else(|| StoreError::Corrupt("no settings".into()))?;
+                Ok(format!("fsync={}, synchronous_commit={}", row.text("fsync")?, row.text("sync")?))
+            }
+        }
+    }
+
+    /// A table's column names where a query must name them (SQLite, for
+    /// [`BackendKind::row_contains`]); PostgreSQL reads a row whole.
+    pub(crate) async fn column_names(&self, table: &str) -> Result<Vec<String>, StoreError> {
+        match self.kind() {
+            BackendKind::Postgres => Ok(Vec::new()),
+            BackendKind::Sqlite => self
+                .fetch_all(&format!("SELECT name FROM pragma_table_info('{table}')"), Vec::new())
+                .await?
+                .iter()
+                .map(|r| r.text("name"))
+                .collect(),
+        }
     }
 
     /// Runs a statement that is not parameterised (the benchmarks' DDL).
@@ -530,5 +672,41 @@ impl Pool {
             }
         };
         rows.iter().map(|row| row.text("workspace_id")).collect()
+    }
+}
+
+/// SQLite's SQLITE_FULL (its primary code in the low byte of an extended
+/// one) and PostgreSQL's disk_full.
+pub(crate) fn disk_full(e: &sqlx::Error) -> bool {
+    let sqlx::Error::Database(db) = e else { return false };
+    let code = db.code().unwrap_or_default();
+    if db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>().is_some() {
+        code == "53100"
+    } else {
+        code.parse::<i32>().is_ok_and(|n| n & 0xff == 13)
+    }
+}
+
+/// Whether `e` says the database cannot be reached or used right now,
+/// rather than that the statement was wrong.
+pub(crate) fn unavailable(e: &sqlx::Error) -> bool {
+    if disk_full(e) {
+        return true;
+    }
+    match e {
+        sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) | sqlx::Error::Tls(_) => true,
+        sqlx::Error::Database(db) => {
+            let code = db.code().unwrap_or_default();
+            if db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>().is_some() {
+                // Connection exceptions, shutdown, startup, no connection
+                // slots left.
+                code.starts_with("08") || matches!(code.as_ref(), "57P01" | "57P02" | "57P03" | "53300")
+            } else {
+                // SQLite's extended codes keep the primary one in the low
+                // byte: SQLITE_BUSY and SQLITE_LOCKED.
+                code.parse::<i32>().is_ok_and(|n| matches!(n & 0xff, 5 | 6))
+            }
+        }
+        _ => false,
     }
 }

@@ -44,7 +44,7 @@ pub enum StoreError {
 
 impl From<sqlx::Error> for StoreError {
     fn from(e: sqlx::Error) -> Self {
-        if unavailable(&e) { StoreError::Unavailable(e) } else { StoreError::Database(e) }
+        if crate::db::unavailable(&e) { StoreError::Unavailable(e) } else { StoreError::Database(e) }
     }
 }
 
@@ -52,43 +52,7 @@ impl StoreError {
     /// Whether the database refused the write for want of disk space
     /// (passing: it is unavailable until space is freed).
     pub fn is_disk_full(&self) -> bool {
-        matches!(self, StoreError::Unavailable(e) | StoreError::Database(e) if disk_full(e))
-    }
-}
-
-/// SQLite's SQLITE_FULL (its primary code in the low byte of an extended
-/// one) and PostgreSQL's disk_full.
-fn disk_full(e: &sqlx::Error) -> bool {
-    let sqlx::Error::Database(db) = e else { return false };
-    let code = db.code().unwrap_or_default();
-    if db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>().is_some() {
-        code == "53100"
-    } else {
-        code.parse::<i32>().is_ok_and(|n| n & 0xff == 13)
-    }
-}
-
-/// Whether `e` says the database cannot be reached or used right now,
-/// rather than that the statement was wrong.
-fn unavailable(e: &sqlx::Error) -> bool {
-    if disk_full(e) {
-        return true;
-    }
-    match e {
-        sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) | sqlx::Error::Tls(_) => true,
-        sqlx::Error::Database(db) => {
-            let code = db.code().unwrap_or_default();
-            if db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>().is_some() {
-                // Connection exceptions, shutdown, startup, no connection
-                // slots left.
-                code.starts_with("08") || matches!(code.as_ref(), "57P01" | "57P02" | "57P03" | "53300")
-            } else {
-                // SQLite's extended codes keep the primary one in the low
-                // byte: SQLITE_BUSY and SQLITE_LOCKED.
-                code.parse::<i32>().is_ok_and(|n| matches!(n & 0xff, 5 | 6))
-            }
-        }
-        _ => false,
+        matches!(self, StoreError::Unavailable(e) | StoreError::Database(e) if crate::db::disk_full(e))
     }
 }
 

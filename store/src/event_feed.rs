@@ -12,7 +12,7 @@ use sluice_domain::feed::NewSluiceEvent;
 
 use crate::Store;
 use crate::clock::{new_id, rfc3339};
-use crate::db::{BackendKind, DbRow, Tx, args};
+use crate::db::{BackendKind, DbRow, FeedDialect, Tx, args};
 use crate::error::StoreError;
 use crate::guard;
 use crate::model::{Event, EventType, FeedItem, SluiceEvent, SluiceEventType};
@@ -156,17 +156,12 @@ pub(crate) async fn append_sluice_event(tx: &mut Tx, event: &NewSluiceEvent, now
 /// The feed's newest readable place: a reader that wants only what
 /// comes next starts after it.
 pub(crate) async fn feed_end(tx: &mut Tx, kind: BackendKind) -> Result<FeedCursor, StoreError> {
-    cursor_of(tx.fetch_optional(feed_end_sql(kind), args![]).await?)
+    cursor_of(tx.fetch_optional(&feed_end_sql(kind), args![]).await?)
 }
 
-fn feed_end_sql(kind: BackendKind) -> &'static str {
-    match kind {
-        BackendKind::Postgres => {
-            "SELECT CAST(CAST(tx_id AS TEXT) AS BIGINT) AS tx, position FROM events \
-             WHERE tx_id < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY tx_id DESC, position DESC LIMIT 1"
-        }
-        BackendKind::Sqlite => "SELECT 0 AS tx, position FROM events ORDER BY position DESC LIMIT 1",
-    }
+fn feed_end_sql(kind: BackendKind) -> String {
+    let FeedDialect { tx, visible, newest_first, .. } = kind.feed();
+    format!("SELECT {tx} AS tx, position FROM events WHERE {visible} ORDER BY {newest_first} LIMIT 1")
 }
 
 fn cursor_of(row: Option<DbRow>) -> Result<FeedCursor, StoreError> {
@@ -226,24 +221,18 @@ impl Store {
     /// The feed's newest readable place (see [`feed_end`]).
     /// A read: it takes no write lock.
     pub async fn feed_end(&self) -> Result<FeedCursor, StoreError> {
-        cursor_of(self.pool.fetch_optional(feed_end_sql(self.pool.kind()), args![]).await?)
+        cursor_of(self.pool.fetch_optional(&feed_end_sql(self.pool.kind()), args![]).await?)
     }
 
     /// Every workspace's events and sluice's own after `after` in feed
     /// order, at most `limit`.
     pub async fn feed_after(&self, after: FeedCursor, limit: i64) -> Result<Vec<FeedEvent>, StoreError> {
-        let sql = match self.pool.kind() {
-            BackendKind::Postgres => format!(
-                "SELECT {EVENT_COLUMNS}, CAST(CAST(tx_id AS TEXT) AS BIGINT) AS tx, position FROM events \
-                 WHERE tx_id < pg_snapshot_xmin(pg_current_snapshot()) \
-                   AND (tx_id, position) > (CAST(CAST($1 AS TEXT) AS xid8), $2) \
-                 ORDER BY tx_id, position LIMIT $3"
-            ),
-            BackendKind::Sqlite => format!(
-                "SELECT {EVENT_COLUMNS}, 0 AS tx, position FROM events \
-                 WHERE $1 = $1 AND position > $2 ORDER BY position LIMIT $3"
-            ),
-        };
+        let feed = self.pool.kind().feed();
+        let FeedDialect { tx, visible, order, .. } = feed;
+        let sql = format!(
+            "SELECT {EVENT_COLUMNS}, {tx} AS tx, position FROM events WHERE {visible} AND {} ORDER BY {order} LIMIT $3",
+            feed.after
+        );
         let rows = self.pool.fetch_all(&sql, args![after.tx.to_string(), after.position, limit]).await?;
         rows.iter()
             .map(|row| {

@@ -7,7 +7,7 @@ use sluice_domain::fleet::{HostLoad, WorkerHealth, availability, choose_host};
 
 use crate::Store;
 use crate::clock::now_ms;
-use crate::db::{BackendKind, DbRow, Tx, args};
+use crate::db::{DbRow, Tx, args};
 use crate::error::StoreError;
 use crate::jobs::{Lease, begin_fenced, enqueue};
 use crate::model::{DesiredState, HostState, JobKind, WorkspaceStatus};
@@ -381,9 +381,10 @@ impl Store {
     /// executor goes to that host). `here` is the asking worker's host.
     pub async fn place_run(&self, lease: &Lease, run_id: &str, here: &str) -> Result<Placement, StoreError> {
         let (mut tx, now) = begin_fenced(&self.pool, lease).await?;
-        if self.pool.kind() == BackendKind::Postgres {
+        if self.pool.kind().locks_rows() {
             // Placements run one at a time, so two never fill one slot.
-            tx.fetch_all("SELECT name FROM hosts ORDER BY name FOR UPDATE", args![]).await?;
+            let lock = self.pool.kind().for_update();
+            tx.fetch_all(&format!("SELECT name FROM hosts ORDER BY name{lock}"), args![]).await?;
         }
         let row = tx
             .fetch_optional("SELECT host, status FROM runs WHERE id = $1", args![run_id])

@@ -10,7 +10,7 @@
 
 use crate::Store;
 use crate::clock::now_ms;
-use crate::db::{BackendKind, Pool, Tx, args};
+use crate::db::{Pool, Tx, args};
 use crate::error::StoreError;
 use crate::model::{JobKind, WorkspaceStatus};
 
@@ -222,10 +222,7 @@ impl Store {
         lease_ms: i64,
     ) -> Result<Vec<Lease>, StoreError> {
         let now = now_ms();
-        let lock = match self.pool.kind() {
-            BackendKind::Postgres => " FOR UPDATE SKIP LOCKED",
-            BackendKind::Sqlite => "",
-        };
+        let lock = self.pool.kind().for_update_skip_locked();
         let sql = format!(
             "UPDATE jobs SET lease_owner = $1, lease_expires_at = $2, generation = generation + 1, \
              attempts = attempts + 1, updated_at = $3, \
@@ -386,7 +383,7 @@ impl Store {
 /// Announcements that a job was made due, heard from PostgreSQL (each
 /// enqueue's transaction announces itself as it commits).
 pub struct JobAnnouncements {
-    listener: sqlx::postgres::PgListener,
+    listener: crate::db::Listener,
 }
 
 /// The channel enqueues announce on (see the `jobs_announce` trigger).
@@ -405,10 +402,7 @@ impl Store {
     /// Listens for job announcements: `None` on SQLite, whose workers share
     /// the process that enqueues and are woken by it directly.
     pub async fn job_announcements(&self) -> Result<Option<JobAnnouncements>, StoreError> {
-        let Pool::Postgres(pool) = &self.pool else { return Ok(None) };
-        let mut listener = sqlx::postgres::PgListener::connect_with(pool).await?;
-        listener.listen(ANNOUNCE_CHANNEL).await?;
-        Ok(Some(JobAnnouncements { listener }))
+        Ok(self.pool.listen(ANNOUNCE_CHANNEL).await?.map(|listener| JobAnnouncements { listener }))
     }
 
     /// Expires every lease held by a worker other than `owner`, so that

@@ -130,23 +130,8 @@ impl Store {
             "broker_tokens",
             "broker_admission",
         ] {
-            let sql = match self.backend() {
-                BackendKind::Postgres => {
-                    format!("SELECT 1 AS hit FROM {table} t WHERE position($1 in t::text) > 0 LIMIT 1")
-                }
-                BackendKind::Sqlite => {
-                    let columns = self
-                        .pool
-                        .fetch_all(&format!("SELECT name FROM pragma_table_info('{table}')"), vec![])
-                        .await?
-                        .iter()
-                        .map(|r| r.text("name"))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    let haystack: Vec<String> =
-                        columns.iter().map(|c| format!("coalesce(CAST({c} AS TEXT), '')")).collect();
-                    format!("SELECT 1 AS hit FROM {table} WHERE instr({}, $1) > 0 LIMIT 1", haystack.join(" || "))
-                }
-            };
+            let columns = self.pool.column_names(table).await?;
+            let sql = self.backend().row_contains(table, &columns);
             if self.pool.fetch_optional(&sql, db::args![needle]).await?.is_some() {
                 return Ok(true);
             }

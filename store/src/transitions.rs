@@ -33,10 +33,7 @@ pub(crate) enum Subject<'a> {
 /// Reads what a transition starts from, locking the workspace's row
 /// (SQLite's write transaction holds the whole database already).
 async fn load(tx: &mut Tx, kind: BackendKind, subject: &Subject<'_>) -> Result<Option<Stored>, StoreError> {
-    let lock = match kind {
-        BackendKind::Postgres => " FOR UPDATE",
-        BackendKind::Sqlite => "",
-    };
+    let lock = kind.for_update();
     let (workspace_id, owner, run_id) = match subject {
         Subject::Run(run_id) => {
             let Some(row) = tx.fetch_optional("SELECT workspace_id FROM runs WHERE id = $1", args![*run_id]).await?
