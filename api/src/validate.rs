@@ -2,12 +2,60 @@
 
 use std::collections::BTreeMap;
 
+use serde::Deserialize;
 use serde_json::Value;
 use sluice_store::guard;
 use sluice_store::spec::{Spec, WorkspaceSpec, env_name_ok};
 
 use crate::error::ApiError;
-use crate::wire::OwnerUserId;
+
+/// The pattern every free-text field follows: no surrounding whitespace, no
+/// control characters, no bidirectional controls (which make a text read
+/// differently from what it is).
+pub const TEXT_PATTERN: &str = r"^[^\s\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069](?:[^\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]*[^\s\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069])?$";
+
+/// The user a workspace belongs to: 1 to 256 characters, no surrounding
+/// whitespace or control characters. Parsed once, where the request is read.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+pub struct OwnerUserId(String);
+
+impl OwnerUserId {
+    pub const MAX_CHARS: usize = 256;
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+impl TryFrom<String> for OwnerUserId {
+    type Error = String;
+    fn try_from(value: String) -> Result<Self, String> {
+        match identifier_problem(&value, Self::MAX_CHARS) {
+            Some(problem) => Err(problem),
+            None => Ok(OwnerUserId(value)),
+        }
+    }
+}
+
+impl utoipa::PartialSchema for OwnerUserId {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, Type};
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .min_length(Some(1))
+            .max_length(Some(Self::MAX_CHARS))
+            .pattern(Some(TEXT_PATTERN))
+            .description(Some("The user the workspace belongs to."))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for OwnerUserId {}
 
 /// Bidirectional controls: they make a text display as something it is not.
 fn is_bidi_control(c: char) -> bool {

@@ -109,10 +109,10 @@ pub async fn run(args: BenchRoutedArgs) -> anyhow::Result<()> {
     // The host's worker serving its internal API on loopback.
     let local: std::sync::Arc<dyn Executors> =
         std::sync::Arc::new(sluice_worker::executors::LocalExecutors::new(store.clone(), None));
-    let tls = sluice_worker::credential::ClusterTls::new(store.sealer(), &["127.0.0.1".to_owned()])?;
+    let tls = sluice_worker::internal::credential::ClusterTls::new(store.sealer(), &["127.0.0.1".to_owned()])?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("https://{}", listener.local_addr()?);
-    let router = sluice_server::internal::router(sluice_worker::remote::Serving {
+    let router = sluice_server::internal::router(sluice_worker::internal::server::Serving {
         store: store.clone(),
         host: HOST.into(),
         local: local.clone(),

@@ -34,21 +34,6 @@ fn answer(status: StatusCode, snapshot: &BrokerSnapshot) -> Response {
     )
 }
 
-fn gone() -> BrokerError {
-    BrokerError::new(StatusCode::GONE, "snapshot_gone", "the snapshot expired or was deleted; start cold")
-}
-
-/// The instance's snapshot a warm start names: 404 for an unknown id and
-/// another instance's alike, 410 for one expired or deleted.
-pub(crate) async fn warm_start(state: &Shared, instance: &str, id: &str) -> Result<String, BrokerError> {
-    valid_id(id, "snapshot_id")?;
-    let snapshot = state.store.broker_snapshot(instance, id).await?.ok_or_else(BrokerError::not_found)?;
-    if !snapshot.usable(sluice_store::clock::now_ms()) {
-        return Err(gone());
-    }
-    Ok(snapshot.snapshot_id)
-}
-
 pub async fn create(
     state: Shared,
     Authenticated(lease): Authenticated,

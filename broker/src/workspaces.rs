@@ -251,7 +251,7 @@ pub async fn acquire(
     let made = state.store.get_create_key(&owner_of(&lease.instance), &format!("acquire:{key}")).await?.state
         == sluice_store::CreateKeyState::Found;
     let restore_snapshot = match &request.snapshot_id {
-        Some(snapshot_id) if !made => Some(crate::snapshots::warm_start(&state, &lease.instance, snapshot_id).await?),
+        Some(snapshot_id) if !made => Some(warm_start(&state, &lease.instance, snapshot_id).await?),
         other => other.clone(),
     };
     if !made {
@@ -309,6 +309,21 @@ pub async fn acquire(
     state.wake();
     let workspace = state.store.broker_workspace(&lease.instance, &id).await?.ok_or_else(BrokerError::internal)?;
     Ok(ok(status, status_json(&workspace)))
+}
+
+/// The instance's snapshot a warm start names: 404 for an unknown id and
+/// another instance's alike, 410 for one expired or deleted.
+pub(crate) async fn warm_start(state: &Shared, instance: &str, id: &str) -> Result<String, BrokerError> {
+    valid_id(id, "snapshot_id")?;
+    let snapshot = state.store.broker_snapshot(instance, id).await?.ok_or_else(BrokerError::not_found)?;
+    if !snapshot.usable(sluice_store::clock::now_ms()) {
+        return Err(BrokerError::new(
+            StatusCode::GONE,
+            "snapshot_gone",
+            "the snapshot expired or was deleted; start cold",
+        ));
+    }
+    Ok(snapshot.snapshot_id)
 }
 
 /// The instance's workspace, or the same 404 for an unknown id and for

@@ -64,7 +64,7 @@ impl tower_service::Service<Uri> for UnixConnector {
     fn call(&mut self, uri: Uri) -> Self::Future {
         Box::pin(async move {
             let socket = socket_of(&uri)?;
-            Ok(UnixIo(TokioIo::new(crate::daemon::connect(&socket).await?)))
+            Ok(UnixIo(TokioIo::new(connect(&socket).await?)))
         })
     }
 }
@@ -100,6 +100,27 @@ impl hyper::rt::Write for UnixIo {
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.0).poll_shutdown(cx)
     }
+}
+
+/// The longest socket path `connect(2)` takes as it is.
+pub(crate) const SUN_PATH_MAX: usize = 107;
+
+/// Connects to a unix socket, also when its path is longer than a socket
+/// address can hold: then through the socket's directory, opened and named
+/// by its short `/proc/self/fd/N` path.
+pub(crate) async fn connect(path: &str) -> std::io::Result<tokio::net::UnixStream> {
+    if path.len() <= SUN_PATH_MAX {
+        return tokio::net::UnixStream::connect(path).await;
+    }
+    let path = std::path::Path::new(path);
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(std::io::Error::other("the socket path has no directory"));
+    };
+    let dir = std::fs::File::open(dir)?;
+    let short = format!("/proc/self/fd/{}/{}", std::os::fd::AsRawFd::as_raw_fd(&dir), name.to_string_lossy());
+    let stream = tokio::net::UnixStream::connect(short).await;
+    drop(dir);
+    stream
 }
 
 #[cfg(test)]

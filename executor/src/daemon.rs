@@ -50,8 +50,6 @@ impl From<DaemonError> for crate::ExecutorError {
     }
 }
 
-/// The longest socket path `connect(2)` takes as it is.
-const SUN_PATH_MAX: usize = 107;
 /// The most a `health` or `status` answer may hold.
 pub const MAX_SMALL_ANSWER: usize = 64 << 10;
 /// The most an `exec` answer may hold: two streams of at most 1 MiB each,
@@ -59,24 +57,6 @@ pub const MAX_SMALL_ANSWER: usize = 64 << 10;
 pub const MAX_EXEC_ANSWER: usize = 2 * 6 * (1 << 20) + (64 << 10);
 /// The most a snapshot scan's answer may hold: its manifests and object list.
 pub const MAX_SCAN_ANSWER: usize = 64 << 20;
-
-/// Connects to a unix socket, also when its path is longer than a socket
-/// address can hold: then through the socket's directory, opened and named
-/// by its short `/proc/self/fd/N` path.
-pub(crate) async fn connect(path: &str) -> std::io::Result<tokio::net::UnixStream> {
-    if path.len() <= SUN_PATH_MAX {
-        return tokio::net::UnixStream::connect(path).await;
-    }
-    let path = std::path::Path::new(path);
-    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
-        return Err(std::io::Error::other("the socket path has no directory"));
-    };
-    let dir = std::fs::File::open(dir)?;
-    let short = format!("/proc/self/fd/{}/{}", std::os::fd::AsRawFd::as_raw_fd(&dir), name.to_string_lossy());
-    let stream = tokio::net::UnixStream::connect(short).await;
-    drop(dir);
-    stream
-}
 
 /// A daemon's open watch stream.
 pub struct WatchStream {
@@ -156,7 +136,7 @@ impl DaemonClient {
     /// a stream held open or a connection upgraded to a session.
     async fn dedicated(&self) -> Result<hyper::client::conn::http1::SendRequest<Full<Bytes>>, DaemonError> {
         let unreachable = |e: &dyn std::fmt::Display| DaemonError::Unreachable(e.to_string());
-        let stream = connect(&self.socket).await.map_err(|e| unreachable(&e))?;
+        let stream = crate::connections::connect(&self.socket).await.map_err(|e| unreachable(&e))?;
         let (sender, connection) =
             hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.map_err(|e| unreachable(&e))?;
         tokio::spawn(connection.with_upgrades());
@@ -521,13 +501,13 @@ mod tests {
         let dir = root.path().join("a-directory-name-long-enough-".repeat(4));
         std::fs::create_dir_all(&dir).unwrap();
         let socket = dir.join("control.sock");
-        assert!(socket.as_os_str().len() > SUN_PATH_MAX);
+        assert!(socket.as_os_str().len() > crate::connections::SUN_PATH_MAX);
         let handle = std::fs::File::open(&dir).unwrap();
         let short = format!("/proc/self/fd/{}/control.sock", std::os::fd::AsRawFd::as_raw_fd(&handle));
         let listener = tokio::net::UnixListener::bind(&short).unwrap();
         let accepted = tokio::spawn(async move { listener.accept().await.is_ok() });
         assert!(tokio::net::UnixStream::connect(&socket).await.is_err(), "too long to connect to as it is");
-        connect(socket.to_str().unwrap()).await.expect("reached through its directory");
+        crate::connections::connect(socket.to_str().unwrap()).await.expect("reached through its directory");
         assert!(accepted.await.unwrap());
     }
 }

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use sluice_store::Store;
-use sluice_worker::credential::ClusterTls;
-use sluice_worker::remote::{RoutedExecutors, Serving};
+use sluice_worker::internal::credential::ClusterTls;
+use sluice_worker::internal::{routed::RoutedExecutors, server::Serving};
 
 use crate::config::WorkerArgs;
 
@@ -50,7 +50,7 @@ pub async fn serve_on(
     let router = router(Serving { store: store.clone(), host: host.to_owned(), local });
     let limits = sluice_api::listener::HttpLimits {
         idle_timeout: std::time::Duration::from_secs(16 * 60),
-        max_body_bytes: sluice_worker::remote::MAX_CALL_BYTES,
+        max_body_bytes: sluice_worker::internal::server::MAX_CALL_BYTES,
         ..Default::default()
     };
     let serving = sluice_api::listener::serve_over(router, listener, limits, Some(acceptor), shutdown);
@@ -61,14 +61,15 @@ pub async fn serve_on(
 /// install (a client certificate of its authority, verified in the
 /// handshake); gateways with their tickets.
 pub fn router(serving: Serving) -> axum::Router {
-    sluice_worker::remote::router(serving).layer(axum::middleware::from_fn(members_only))
+    sluice_worker::internal::router(serving).layer(axum::middleware::from_fn(members_only))
 }
 
 async fn members_only(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
     use axum::response::IntoResponse;
     let member = request.extensions().get::<sluice_api::listener::ClientCertified>().is_some_and(|c| c.0);
     let path = request.uri().path();
-    let for_members = path == sluice_worker::remote::CALL_PATH || path.starts_with(sluice_worker::remote::SESSION_PATH);
+    let for_members = path == sluice_worker::internal::server::CALL_PATH
+        || path.starts_with(sluice_worker::internal::server::SESSION_PATH);
     if for_members && !member {
         let body = serde_json::json!({"message": "executor calls need the install's cluster credential"});
         return (axum::http::StatusCode::UNAUTHORIZED, axum::Json(body)).into_response();

@@ -675,6 +675,22 @@ impl Pool {
     }
 }
 
+/// A database error as the store reports it: one that says the database
+/// cannot be used right now is `Unavailable` (a 503), any other `Database`.
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> Self {
+        if unavailable(&e) { StoreError::Unavailable(e) } else { StoreError::Database(e) }
+    }
+}
+
+impl StoreError {
+    /// Whether the database refused the write for want of disk space
+    /// (passing: it is unavailable until space is freed).
+    pub fn is_disk_full(&self) -> bool {
+        matches!(self, StoreError::Unavailable(e) | StoreError::Database(e) if disk_full(e))
+    }
+}
+
 /// SQLite's SQLITE_FULL (its primary code in the low byte of an extended
 /// one) and PostgreSQL's disk_full.
 pub(crate) fn disk_full(e: &sqlx::Error) -> bool {

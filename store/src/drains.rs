@@ -3,7 +3,7 @@
 //! the executor, the reports it read with their origin stamps, the
 //! preservation schedule, and retention with its recovery attempts.
 //! What they become is decided by the domain's transition and written by
-//! [`crate::transitions`]; this module reads them back.
+//! the transitions module; this module reads them back.
 
 use sluice_protocol::Origin;
 use sluice_protocol::attest::{Attestation, Report};

@@ -42,20 +42,6 @@ pub enum StoreError {
     Io(#[from] std::io::Error),
 }
 
-impl From<sqlx::Error> for StoreError {
-    fn from(e: sqlx::Error) -> Self {
-        if crate::db::unavailable(&e) { StoreError::Unavailable(e) } else { StoreError::Database(e) }
-    }
-}
-
-impl StoreError {
-    /// Whether the database refused the write for want of disk space
-    /// (passing: it is unavailable until space is freed).
-    pub fn is_disk_full(&self) -> bool {
-        matches!(self, StoreError::Unavailable(e) | StoreError::Database(e) if crate::db::disk_full(e))
-    }
-}
-
 impl From<sluice_domain::create_key::KeyRefusal> for StoreError {
     fn from(refusal: sluice_domain::create_key::KeyRefusal) -> Self {
         use sluice_domain::create_key::KeyRefusal;

@@ -17,6 +17,13 @@ use crate::db::{Column, GuardedRows, HeldConnection, Pool, Tx, args};
 use crate::error::StoreError;
 use crate::model::CreateKeyState;
 
+/// An idempotent create's key and the keyed digest of its request.
+#[derive(Debug, Clone)]
+pub struct Idempotency {
+    pub key: String,
+    pub request_hash: String,
+}
+
 /// The most creates one transaction carries.
 const MAX_BATCH: usize = 64;
 
@@ -26,7 +33,7 @@ const MAX_BATCH: usize = 64;
 pub(crate) struct PreparedCreate {
     pub owner: String,
     pub workspace_id: String,
-    pub key: Option<crate::workspaces::Idempotency>,
+    pub key: Option<Idempotency>,
     pub key_row: Option<Value>,
     pub workspace_row: Value,
     pub run_row: Value,
@@ -361,7 +368,7 @@ async fn claim_key(tx: &mut Tx, create: &PreparedCreate) -> Result<Result<Writte
 async fn settle_existing_key(
     tx: &mut Tx,
     create: &PreparedCreate,
-    idem: &crate::workspaces::Idempotency,
+    idem: &Idempotency,
 ) -> Result<Result<Written, StoreError>, StoreError> {
     let record = create_keys::read(tx, &create.owner, &idem.key).await?;
     Ok(match create_keys::decide(&record, &idem.request_hash) {
@@ -415,11 +422,7 @@ const FOUND_KEYS_MAX: usize = 16_384;
 
 impl FoundKeys {
     /// What a create with this key decides from memory, if it is known.
-    pub(crate) fn decide(
-        &self,
-        owner: &str,
-        idem: &crate::workspaces::Idempotency,
-    ) -> Option<Result<String, StoreError>> {
+    pub(crate) fn decide(&self, owner: &str, idem: &Idempotency) -> Option<Result<String, StoreError>> {
         let entries = self.entries.lock().expect("found keys");
         let found = entries.get(&(owner.to_owned(), idem.key.clone()))?;
         if found.seen.elapsed() > FOUND_KEYS_KEPT {
@@ -436,7 +439,7 @@ impl FoundKeys {
         self.entries.lock().expect("found keys").clear();
     }
 
-    pub(crate) fn remember(&self, owner: &str, idem: &crate::workspaces::Idempotency, workspace_id: &str) {
+    pub(crate) fn remember(&self, owner: &str, idem: &Idempotency, workspace_id: &str) {
         let mut entries = self.entries.lock().expect("found keys");
         if entries.len() >= FOUND_KEYS_MAX {
             entries.clear();

@@ -10,6 +10,7 @@ use crate::Store;
 use crate::clock::{new_id, now_ms};
 use crate::db::{Arg, DbRow, Tx, args, json_row};
 use crate::error::StoreError;
+pub use crate::group_commit::Idempotency;
 use crate::group_commit::{self, PreparedCreate};
 use crate::guard;
 use crate::model::*;
@@ -55,13 +56,6 @@ impl NewWorkspace {
             broker: None,
         }
     }
-}
-
-/// An idempotent create's key and the keyed digest of its request.
-#[derive(Debug, Clone)]
-pub struct Idempotency {
-    pub key: String,
-    pub request_hash: String,
 }
 
 /// What a create did.

@@ -164,25 +164,6 @@ pub async fn sh_ok(server: &Server, id: &str, script: &str) -> String {
     result["stdout"].as_str().unwrap().to_owned()
 }
 
-/// The bytes of every file under `dir`, recursively.
-pub fn bytes_under(dir: &std::path::Path) -> u64 {
-    std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .flatten()
-                .map(|e| {
-                    let meta = e.metadata().ok();
-                    match meta {
-                        Some(m) if m.is_dir() => bytes_under(&e.path()),
-                        Some(m) => m.len(),
-                        None => 0,
-                    }
-                })
-                .sum()
-        })
-        .unwrap_or(0)
-}
-
 /// Runs the docker CLI; answers what it printed.
 pub fn docker(args: &[&str]) -> String {
     let out = std::process::Command::new("docker").args(args).output().expect("docker runs");

@@ -182,6 +182,25 @@ pub fn root_for(why: &str) -> bool {
     present(&format!("root ({why})"), unsafe { libc::geteuid() } == 0)
 }
 
+/// The bytes of every file under `dir`, recursively.
+pub fn bytes_under(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| {
+                    let meta = e.metadata().ok();
+                    match meta {
+                        Some(m) if m.is_dir() => bytes_under(&e.path()),
+                        Some(m) => m.len(),
+                        None => 0,
+                    }
+                })
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
 /// A free loopback port.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()

@@ -106,7 +106,7 @@ impl S3Server {
 
     /// The bytes of every file the server keeps for the bucket.
     pub fn stored_bytes(&self) -> u64 {
-        crate::capture::bytes_under(&self.root.path().join(BUCKET))
+        crate::bytes_under(&self.root.path().join(BUCKET))
     }
 }
 

@@ -9,12 +9,10 @@
 //! still tries to write is refused.
 
 pub mod cadence;
-pub mod credential;
 mod exec_job;
 pub mod executors;
+pub mod internal;
 pub mod reconcile;
-pub mod remote;
-pub mod sessions;
 pub mod snapshots;
 mod sweeps;
 pub mod watchers;

@@ -105,7 +105,7 @@ fn build_client(policy: &WebhookPolicy) -> Result<reqwest::Client, String> {
     if let Ok(certificates) = rustls::pki_types::pem::PemObject::pem_file_iter(&policy.roots) {
         roots.add_parsable_certificates(certificates.flatten());
     }
-    let tls = rustls::ClientConfig::builder_with_provider(crate::credential::ClusterTls::provider())
+    let tls = rustls::ClientConfig::builder_with_provider(crate::internal::credential::ClusterTls::provider())
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("the TLS settings cannot be made: {e}"))?
         .with_root_certificates(roots)

@@ -11,7 +11,7 @@ use sha2::Digest;
 use sluice_tests::capture::*;
 use sluice_tests::s3::BUCKET;
 use sluice_tests::server::{DataDir, Options, Server};
-use sluice_tests::sluice_binary;
+use sluice_tests::{bytes_under, sluice_binary};
 
 /// How many times the file is rewritten, and how large it is.
 const REWRITES: u64 = 20;

@@ -125,3 +125,100 @@ fn the_policy_crate_builds_without_any_io_crate() {
         assert!(all[user].iter().any(|d| d == "sluice-domain"), "{user} takes its policy from sluice-domain");
     }
 }
+
+/// The modules of the crate whose sources are in `src`, by path
+/// (`internal::server`), each with the modules of the crate it names
+/// (`crate::…` and `super::…`, outside its tests and comments).
+fn module_references(src: &std::path::Path) -> BTreeMap<String, BTreeSet<String>> {
+    fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let mut paths = Vec::new();
+    files(src, &mut paths);
+    let name_of = |path: &std::path::Path| {
+        let rel = path.strip_prefix(src).unwrap().with_extension("");
+        let rel = rel.to_string_lossy().replace('/', "::");
+        let rel = rel.strip_suffix("::mod").unwrap_or(&rel).to_owned();
+        if rel == "lib" || rel == "main" { String::new() } else { rel }
+    };
+    let modules: BTreeSet<String> = paths.iter().map(|p| name_of(p)).collect();
+    let mut references = BTreeMap::new();
+    for path in &paths {
+        let name = name_of(path);
+        let text = std::fs::read_to_string(path).unwrap();
+        let text = text.split("#[cfg(test)]\nmod tests").next().unwrap();
+        let parent = name.rsplit_once("::").map(|(p, _)| p.to_owned()).unwrap_or_default();
+        let mut named = BTreeSet::new();
+        for line in text.lines().map(|l| l.split("//").next().unwrap()) {
+            for (root, base) in [("crate::", String::new()), ("super::", parent.clone())] {
+                for (at, _) in line.match_indices(root) {
+                    let rest = &line[at + root.len()..];
+                    let mut candidates: Vec<&str> = Vec::new();
+                    if let Some(list) = rest.strip_prefix('{') {
+                        candidates.extend(list.split('}').next().unwrap().split(',').map(|i| i.trim()));
+                    } else {
+                        candidates.push(rest);
+                    }
+                    for candidate in candidates {
+                        let segments: Vec<&str> = candidate
+                            .split("::")
+                            .map(|s| s.split(|c: char| !c.is_alphanumeric() && c != '_').next().unwrap())
+                            .take_while(|s| !s.is_empty())
+                            .collect();
+                        // The longest module the path names.
+                        for k in (1..=segments.len()).rev() {
+                            let joined = segments[..k].join("::");
+                            let module = if base.is_empty() { joined } else { format!("{base}::{joined}") };
+                            if modules.contains(&module) {
+                                if module != name && !module.starts_with(&format!("{name}::")) {
+                                    named.insert(module);
+                                }
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        references.insert(name, named);
+    }
+    references
+}
+
+/// No module of a crate names one that names it back: each crate's files
+/// depend on each other one way.
+#[test]
+fn no_module_imports_one_that_imports_it_back() {
+    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+    let mut crates = 0;
+    let mut both_ways = Vec::new();
+    for package in dependencies().keys() {
+        let dir = package.strip_prefix("sluice-").unwrap_or(package);
+        let dir = match dir {
+            "client" => "sdk-openapi",
+            other => other,
+        };
+        let src = root.join(dir).join("src");
+        if !src.is_dir() {
+            continue;
+        }
+        crates += 1;
+        let references = module_references(&src);
+        for (a, named) in &references {
+            for b in named {
+                if a < b && references.get(b).is_some_and(|back| back.contains(a)) {
+                    both_ways.push(format!("{package}: {a} <-> {b}"));
+                }
+            }
+        }
+    }
+    assert!(crates > 15, "every crate was read: {crates}");
+    assert!(both_ways.is_empty(), "modules that import each other:\n{}", both_ways.join("\n"));
+}

@@ -18,7 +18,7 @@ use sluice_store::ssh_keys::SessionOutcome;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::Semaphore;
 
-use crate::remote::{Serving, gateway_refused, ticketed_run};
+use super::server::{Serving, gateway_refused, ticketed_run};
 
 /// Sessions one worker relays at once.
 const MAX_SESSIONS: usize = 256;
