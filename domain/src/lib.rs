@@ -19,6 +19,7 @@ pub mod preview;
 pub mod reconcile;
 pub mod retention;
 pub mod risk;
+pub mod secret;
 pub mod spec;
 #[doc(hidden)]
 pub mod testing;

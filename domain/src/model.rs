@@ -504,3 +504,13 @@ mod tests {
         assert_eq!(again["exitCode"], 3);
     }
 }
+
+/// A finished snapshot's manifests.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TakenSnapshot {
+    pub small_manifest: String,
+    pub bulk_manifest: String,
+    pub files: u64,
+    pub bytes: u64,
+}

@@ -11,9 +11,9 @@ use hyper::body::Bytes;
 use hyper::{Method, Request, StatusCode, Uri};
 use hyper_util::rt::TokioIo;
 use serde::de::DeserializeOwned;
+use sluice_domain::secret::Secret;
 use sluice_protocol::capture::{self, BindRequest, Binds, CaptureStatus, FlushRequest, Replanned};
 use sluice_protocol::{ExecRequest, ExecResponse, Refusal, RefusalCode, snapshot};
-use sluice_store::Secret;
 
 /// Why a call to a daemon failed.
 #[derive(Debug, thiserror::Error)]

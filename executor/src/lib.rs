@@ -8,7 +8,6 @@
 
 mod connections;
 pub mod daemon;
-pub mod exec_runs;
 pub mod ticket;
 
 use std::future::Future;
@@ -70,7 +69,7 @@ pub struct Target<'a> {
 }
 
 /// What a snapshot of an executor's directory left in the object store.
-pub use sluice_store::broker_snapshots::TakenSnapshot;
+pub use sluice_domain::model::TakenSnapshot;
 
 /// Every call into an executor.
 pub trait Executors: Send + Sync + std::fmt::Debug {

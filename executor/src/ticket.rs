@@ -6,7 +6,6 @@
 //! so any sluice process can check one and nothing else can make one.
 
 use serde::{Deserialize, Serialize};
-use sluice_store::Sealer;
 
 /// How long a ticket is good for: a gateway asks for its target, then
 /// connects.
@@ -42,8 +41,12 @@ pub enum TicketRefused {
     OtherRun,
 }
 
-fn mac(sealer: &Sealer, payload: &str) -> String {
-    sealer.keyed_digest(format!("gateway-ticket/{payload}").as_bytes())
+/// The install's keyed digest that signs tickets (the store's sealer's):
+/// whoever holds the seal key can issue and check them, no one else.
+pub type KeyedDigest<'a> = &'a dyn Fn(&[u8]) -> String;
+
+fn mac(key: KeyedDigest<'_>, payload: &str) -> String {
+    key(format!("gateway-ticket/{payload}").as_bytes())
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -64,13 +67,13 @@ fn same(a: &str, b: &str) -> bool {
 
 impl Ticket {
     /// The ticket as the gateway carries it.
-    pub fn issue(&self, sealer: &Sealer) -> String {
+    pub fn issue(&self, key: KeyedDigest<'_>) -> String {
         let payload = hex(serde_json::to_string(self).expect("a ticket serializes").as_bytes());
-        format!("{PREFIX}.{payload}.{}", mac(sealer, &payload))
+        format!("{PREFIX}.{payload}.{}", mac(key, &payload))
     }
 
     /// Checks `text` for `run` at `now`.
-    pub fn check(sealer: &Sealer, text: &str, run: &str, now: i64) -> Result<Ticket, TicketRefused> {
+    pub fn check(key: KeyedDigest<'_>, text: &str, run: &str, now: i64) -> Result<Ticket, TicketRefused> {
         let mut parts = text.split('.');
         let (Some(PREFIX), Some(payload), Some(signature), None) =
             (parts.next(), parts.next(), parts.next(), parts.next())
@@ -80,7 +83,7 @@ impl Ticket {
         if payload.len() > 4096 {
             return Err(TicketRefused::Malformed);
         }
-        if !same(&mac(sealer, payload), signature) {
+        if !same(&mac(key, payload), signature) {
             return Err(TicketRefused::Forged);
         }
         let json = unhex(payload).ok_or(TicketRefused::Malformed)?;
@@ -99,27 +102,34 @@ impl Ticket {
 mod tests {
     use super::*;
 
+    /// A keyed digest for the test: the key mixed into every byte.
+    fn keyed(key: u8) -> impl Fn(&[u8]) -> String {
+        move |bytes: &[u8]| hex(&bytes.iter().map(|b| b.wrapping_mul(31) ^ key).collect::<Vec<u8>>())
+    }
+
     #[test]
     fn a_ticket_holds_for_its_run_until_it_expires_and_only_under_its_key() {
-        let sealer = Sealer::from_key([3; 32]);
+        let sealer = keyed(3);
+        let sealer = &sealer;
         let ticket = Ticket { run: "run_1".into(), principal: "alice".into(), expires_at: 1_000 };
-        let text = ticket.issue(&sealer);
-        assert_eq!(Ticket::check(&sealer, &text, "run_1", 999), Ok(ticket.clone()));
-        assert_eq!(Ticket::check(&sealer, &text, "run_1", 1_001), Err(TicketRefused::Expired));
-        assert_eq!(Ticket::check(&sealer, &text, "run_2", 999), Err(TicketRefused::OtherRun));
-        let other_key = Sealer::from_key([4; 32]);
-        assert_eq!(Ticket::check(&other_key, &text, "run_1", 999), Err(TicketRefused::Forged));
+        let text = ticket.issue(sealer);
+        assert_eq!(Ticket::check(sealer, &text, "run_1", 999), Ok(ticket.clone()));
+        assert_eq!(Ticket::check(sealer, &text, "run_1", 1_001), Err(TicketRefused::Expired));
+        assert_eq!(Ticket::check(sealer, &text, "run_2", 999), Err(TicketRefused::OtherRun));
+        let other_key = keyed(4);
+        let other_key = &other_key;
+        assert_eq!(Ticket::check(other_key, &text, "run_1", 999), Err(TicketRefused::Forged));
         // A payload changed under its signature (another run, a later expiry).
         let (head, signature) = text.rsplit_once('.').unwrap();
-        let longer = Ticket { expires_at: 9_999_999, ..ticket.clone() }.issue(&other_key);
+        let longer = Ticket { expires_at: 9_999_999, ..ticket.clone() }.issue(other_key);
         let (forged_head, _) = longer.rsplit_once('.').unwrap();
         assert_eq!(
-            Ticket::check(&sealer, &format!("{forged_head}.{signature}"), "run_1", 999),
+            Ticket::check(sealer, &format!("{forged_head}.{signature}"), "run_1", 999),
             Err(TicketRefused::Forged)
         );
-        assert_eq!(Ticket::check(&sealer, head, "run_1", 999), Err(TicketRefused::Malformed));
+        assert_eq!(Ticket::check(sealer, head, "run_1", 999), Err(TicketRefused::Malformed));
         for junk in ["", "slgt1", "slgt1..", "bearer", "slgt1.zz.00", &format!("{text}.x")] {
-            assert!(Ticket::check(&sealer, junk, "run_1", 999).is_err(), "{junk:?}");
+            assert!(Ticket::check(sealer, junk, "run_1", 999).is_err(), "{junk:?}");
         }
     }
 }

@@ -85,15 +85,7 @@ pub struct NewSnapshot<'a> {
     pub ttl_seconds: u64,
 }
 
-/// A finished snapshot's manifests.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TakenSnapshot {
-    pub small_manifest: String,
-    pub bulk_manifest: String,
-    pub files: u64,
-    pub bytes: u64,
-}
+pub use sluice_domain::model::TakenSnapshot;
 
 /// What a warm start restores.
 #[derive(Debug)]

@@ -15,25 +15,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::StoreError;
 
-/// A value that must never be printed: `Debug` shows `[redacted]`.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret<T>(T);
-
-impl<T> Secret<T> {
-    pub fn new(value: T) -> Self {
-        Secret(value)
-    }
-    /// The secret itself; every call site is a place the value can leak from.
-    pub fn expose(&self) -> &T {
-        &self.0
-    }
-}
-
-impl<T> fmt::Debug for Secret<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("[redacted]")
-    }
-}
+pub use sluice_domain::secret::Secret;
 
 /// Fills a buffer from the operating system's random source.
 pub fn random_bytes<const N: usize>() -> [u8; N] {
@@ -61,7 +43,7 @@ fn unhex(text: &str) -> Option<Vec<u8>> {
 
 /// A fresh random token (256 bits, hex).
 pub fn new_token() -> Secret<String> {
-    Secret(hex(&random_bytes::<32>()))
+    Secret::new(hex(&random_bytes::<32>()))
 }
 
 /// SHA-256 of a token, hex: what the API keeps in memory to compare against.
@@ -131,7 +113,7 @@ impl Sealer {
         }
         self.cipher
             .decrypt(XNonce::from_slice(&sealed.nonce), Payload { msg: &sealed.ciphertext, aad: aad.as_bytes() })
-            .map(Secret)
+            .map(Secret::new)
             .map_err(|_| StoreError::Seal("a sealed secret does not open with the configured key".into()))
     }
 
@@ -141,7 +123,7 @@ impl Sealer {
         let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.digest_key).expect("HMAC accepts any key length");
         mac.update(b"sluice derived secret v1/");
         mac.update(label.as_bytes());
-        Secret(mac.finalize().into_bytes().into())
+        Secret::new(mac.finalize().into_bytes().into())
     }
 
     /// A keyed digest (HMAC-SHA-256, hex) of data that may contain secrets.

@@ -1,10 +1,10 @@
 //! An exec run's job, claimed from the queue: the run is judged against
 //! its workspace as stored, then its commands run through the shared
-//! runner ([`sluice_executor::exec_runs`]), which ends the run and the job
+//! runner ([`sluice_exec_runs`]), which ends the run and the job
 //! in one commit.
 
+use sluice_exec_runs::{broke, run_commands};
 use sluice_executor::Target;
-use sluice_executor::exec_runs::{broke, run_commands};
 use sluice_store::{ExecRunStatus, Lease, StoreError, WorkspaceStatus};
 
 use crate::{PassEnd, Worker};

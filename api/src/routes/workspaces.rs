@@ -685,7 +685,7 @@ pub async fn exec_workspace(
                     workspace = %taken.run.workspace_id,
                     generation = taken.lease.generation,
                 );
-                let running = sluice_executor::exec_runs::run_taken(store, control, taken, stdin, crate::EXEC_LEASE_MS);
+                let running = sluice_exec_runs::run_taken(store, control, taken, stdin, crate::EXEC_LEASE_MS);
                 tokio::spawn(tracing::Instrument::instrument(running, span));
                 (run, true)
             }
@@ -902,7 +902,7 @@ pub async fn get_workspace_ssh_target(
             let ticket =
                 sluice_executor::ticket::Ticket { run: run.id.clone(), principal: principal.to_owned(), expires_at };
             let gateway = SshTargetGateway {
-                ticket: ticket.issue(app.store.sealer()),
+                ticket: ticket.issue(&|b| app.store.sealer().keyed_digest(b)),
                 ticket_expires_at: sluice_store::clock::rfc3339(expires_at),
                 certificate_authority: authority,
             };

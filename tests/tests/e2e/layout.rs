@@ -55,6 +55,8 @@ fn the_api_and_the_broker_reach_executors_only_through_the_port() {
     for user in ["sluice-api", "sluice-broker", "sluice-worker"] {
         assert!(of(user).iter().any(|d| d == "sluice-executor"), "{user} calls executors through the port");
     }
+    // The executor port knows executors and their daemons, not the store.
+    assert!(!of("sluice-executor").iter().any(|d| d == "sluice-store"), "sluice-executor depends on the store");
     // The shipped binary composes the server and carries no benchmark.
     assert!(of("sluice-cli").iter().any(|d| d == "sluice-server"), "the binary starts sluice through the server crate");
     assert!(!of("sluice-cli").iter().any(|d| d == "sluice-bench"), "the binary carries the benchmarks");

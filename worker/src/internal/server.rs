@@ -124,7 +124,12 @@ pub(crate) async fn ticketed_run(
         return Err(gateway_refused(StatusCode::UNAUTHORIZED, "a gateway ticket is required"));
     };
     let now = sluice_store::clock::now_ms();
-    let ticket = match sluice_executor::ticket::Ticket::check(serving.store.sealer(), presented, run_id, now) {
+    let ticket = match sluice_executor::ticket::Ticket::check(
+        &|b| serving.store.sealer().keyed_digest(b),
+        presented,
+        run_id,
+        now,
+    ) {
         Ok(ticket) => ticket,
         Err(refused) => {
             tracing::info!(run = %run_id, %refused, "a gateway ticket was refused");

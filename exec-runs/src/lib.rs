@@ -11,7 +11,7 @@ use std::time::Duration;
 use sluice_protocol::{ExecRequest, ExecResponse, RefusalCode};
 use sluice_store::{ExecCommandResult, ExecRun, Lease, RunError, Secret, Store, StoreError, TakenExecRun};
 
-use crate::{ExecutorError, Executors, Target};
+use sluice_executor::{ExecutorError, Executors, Target};
 
 /// Extra time the transport gets beyond a command's own timeout.
 const TRANSPORT_SLACK: Duration = Duration::from_secs(30);
