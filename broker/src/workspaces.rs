@@ -93,7 +93,7 @@ fn allowlist_of(domains: &[String]) -> Result<Allowlist, BrokerError> {
 
 /// The protocol's state and termination reason of a workspace.
 pub fn protocol_state(w: &BrokerWorkspace) -> (&'static str, Option<String>) {
-    let ended = matches!(w.status, WorkspaceStatus::Stopped | WorkspaceStatus::Failed | WorkspaceStatus::Cancelled);
+    let ended = w.status.is_finished();
     if ended {
         let reason = w.termination_reason.clone().unwrap_or_else(|| match w.status {
             WorkspaceStatus::Failed => "failed".into(),

@@ -324,12 +324,17 @@ pub async fn drain(args: DrainArgs) -> anyhow::Result<()> {
         let line = drain_line(&workspace);
         progress.set_message(line.clone());
         let state = workspace["captureDrain"]["state"].as_str();
-        match (workspace["status"].as_str(), state) {
-            (Some("stopped" | "failed"), _) | (_, Some("stopped" | "discarded")) => {
+        let status = workspace["status"].as_str().and_then(|s| s.parse::<sluice_domain::model::WorkspaceStatus>().ok());
+        match (status, state) {
+            (Some(status), _) if status.is_finished() => {
                 finish(&progress, line);
                 return Ok(());
             }
-            (Some("retained"), _) => {
+            (_, Some("stopped" | "discarded")) => {
+                finish(&progress, line);
+                return Ok(());
+            }
+            (Some(sluice_domain::model::WorkspaceStatus::Retained), _) => {
                 finish(&progress, line);
                 bail!("the executor is retained: its work is not confirmed saved (see `sluice retained`)");
             }

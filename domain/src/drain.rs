@@ -214,7 +214,7 @@ pub fn unsaved_holder(holder: Option<(&Run, Option<&Drain>)>) -> Option<UnsavedH
     }
     let state = match (run.status, drain.and_then(|d| d.stop_requested.as_ref())) {
         (WorkspaceStatus::Retained, _) => "retained",
-        (WorkspaceStatus::Stopped | WorkspaceStatus::Failed | WorkspaceStatus::Cancelled, _) => return None,
+        (status, _) if status.is_finished() => return None,
         (_, Some(_)) => "stopping",
         (_, None) => return None,
     };

@@ -61,6 +61,17 @@ named_enum!(
     }
 );
 
+impl WorkspaceStatus {
+    /// The statuses a workspace (or a run) ends in: nothing runs for it.
+    pub const FINISHED: &'static [WorkspaceStatus] =
+        &[WorkspaceStatus::Stopped, WorkspaceStatus::Failed, WorkspaceStatus::Cancelled];
+
+    /// Whether this is one of [`WorkspaceStatus::FINISHED`].
+    pub fn is_finished(self) -> bool {
+        Self::FINISHED.contains(&self)
+    }
+}
+
 named_enum!(
     /// What the owner wants the workspace to be.
     DesiredState {
@@ -488,9 +499,26 @@ pub struct ExecRun {
     pub finished_at: Option<i64>,
 }
 
+/// A finished snapshot's manifests.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TakenSnapshot {
+    pub small_manifest: String,
+    pub bulk_manifest: String,
+    pub files: u64,
+    pub bytes: u64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_workspace_ends_stopped_failed_or_cancelled() {
+        let finished: Vec<&str> =
+            WorkspaceStatus::ALL.iter().filter(|s| s.is_finished()).map(|s| s.as_str()).collect();
+        assert_eq!(finished, ["failed", "cancelled", "stopped"]);
+    }
 
     #[test]
     fn exec_results_recorded_before_timeouts_were_reported_still_read() {
@@ -503,14 +531,4 @@ mod tests {
         assert_eq!(again["argv"][0], "x", "the stored shape stays flat: {again}");
         assert_eq!(again["exitCode"], 3);
     }
-}
-
-/// A finished snapshot's manifests.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TakenSnapshot {
-    pub small_manifest: String,
-    pub bulk_manifest: String,
-    pub files: u64,
-    pub bytes: u64,
 }

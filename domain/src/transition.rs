@@ -187,7 +187,7 @@ fn set_status(workspace: &mut Workspace, status: WorkspaceStatus, now: i64) {
     if status == WorkspaceStatus::Running && workspace.started_at.is_none() {
         workspace.started_at = Some(now);
     }
-    let finished = matches!(status, WorkspaceStatus::Stopped | WorkspaceStatus::Failed | WorkspaceStatus::Cancelled);
+    let finished = status.is_finished();
     workspace.finished_at = finished.then_some(now);
 }
 
@@ -1335,7 +1335,7 @@ mod tests {
                                 );
                                 let Ok(t) = apply(&s, change.clone()) else { continue };
                                 assert_eq!(apply(&s, change.clone()).ok(), Some(t.clone()), "{name}: deterministic");
-                                let finished = matches!(t.workspace.status, S::Stopped | S::Failed | S::Cancelled);
+                                let finished = t.workspace.status.is_finished();
                                 if t.workspace.status != s.workspace.status {
                                     assert_eq!(t.workspace.finished_at.is_some(), finished, "{name}: finish time");
                                 }

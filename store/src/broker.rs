@@ -333,16 +333,14 @@ pub struct BrokerWorkspace {
 /// an executor: wanted running and in none of the statuses a workspace
 /// ends in. Its placeholders start at `$first`; [`live_args`] binds them.
 fn live_condition(first: usize) -> String {
-    format!("w.desired_state = ${first} AND w.status NOT IN (${}, ${}, ${})", first + 1, first + 2, first + 3)
+    let finished: Vec<String> = (1..=WorkspaceStatus::FINISHED.len()).map(|i| format!("${}", first + i)).collect();
+    format!("w.desired_state = ${first} AND w.status NOT IN ({})", finished.join(", "))
 }
 
 fn live_args() -> Vec<crate::db::Arg> {
-    args![
-        DesiredState::Running.as_str(),
-        WorkspaceStatus::Stopped.as_str(),
-        WorkspaceStatus::Failed.as_str(),
-        WorkspaceStatus::Cancelled.as_str()
-    ]
+    let mut bound = args![DesiredState::Running.as_str()];
+    bound.extend(WorkspaceStatus::FINISHED.iter().flat_map(|s| args![s.as_str()]));
+    bound
 }
 
 /// Refuses the create when the instance is at its concurrency limit;

@@ -836,10 +836,7 @@ impl Sim {
     async fn discard_if_superseded(&mut self, id: &str) {
         let Some(session) = self.world.lock().unwrap().sessions.get(id).cloned() else { return };
         let Ok(Some(view)) = self.store.get_workspace(OWNER, id).await else { return };
-        let ended = matches!(
-            view.workspace.status,
-            WorkspaceStatus::Stopped | WorkspaceStatus::Failed | WorkspaceStatus::Cancelled
-        );
+        let ended = view.workspace.status.is_finished();
         let Some(current) = view.current_run.map(|r| r.id) else { return };
         let Ok(Some(holder)) = self.store.capture_session(&session).await.map(|s| s.and_then(|s| s.claimed_run_id))
         else {
@@ -1095,12 +1092,13 @@ async fn run(seed: u64, final_leaves_writers: bool) -> Result<Stats, String> {
             sim.tick_writers();
             sim.check(seed, steps + round).await;
             let filter = sluice_store::WorkspaceFilter { limit: 1000, ..Default::default() };
-            let all_ended = sim.store.list_workspaces(OWNER, &filter).await.unwrap().iter().all(|view| {
-                matches!(
-                    view.workspace.status,
-                    WorkspaceStatus::Stopped | WorkspaceStatus::Failed | WorkspaceStatus::Cancelled
-                )
-            });
+            let all_ended = sim
+                .store
+                .list_workspaces(OWNER, &filter)
+                .await
+                .unwrap()
+                .iter()
+                .all(|view| view.workspace.status.is_finished());
             if all_ended {
                 let leaves = final_leaves_writers;
                 let parked = sim.store.failed_jobs(10).await.unwrap();
