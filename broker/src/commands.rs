@@ -14,7 +14,7 @@ use sluice_protocol::CommandStatus;
 
 use crate::exec::{ExecBody, daemon_request, executor, upstream, validate};
 use crate::lease::{DEFAULT_EXEC_TIMEOUT_SECONDS, MAX_EXEC_TIMEOUT_SECONDS};
-use crate::{Authenticated, BrokerError, BrokerJson, Shared, ok};
+use crate::{Authenticated, BrokerCode, BrokerError, BrokerJson, Shared, ok};
 
 fn valid_identity(identity: &str) -> Result<(), BrokerError> {
     let ok = (1..=128).contains(&identity.len())
@@ -60,8 +60,7 @@ pub async fn start(
     let status = control.command(target, &identity, call).await.map_err(|e| match e.refusal() {
         // Refused before anything was dispatched.
         Some(RefusalCode::ExecutorFinalized | RefusalCode::Invalid | RefusalCode::CommandNotStartable) => BrokerError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "command_not_started",
+            BrokerCode::CommandNotStarted,
             "the command was not started: its program or directory was not found, or the workspace takes no new work",
         ),
         _ => upstream(e),

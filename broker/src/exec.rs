@@ -13,7 +13,7 @@ use sluice_executor::{ExecutorError, Target};
 
 use crate::lease::{DEFAULT_EXEC_TIMEOUT_SECONDS, MAX_EXEC_TIMEOUT_SECONDS, MAX_FILE_BYTES, MAX_OUTPUT_BYTES};
 use crate::workspaces::{owned, usable};
-use crate::{Authenticated, BrokerError, BrokerJson, Shared, ok};
+use crate::{Authenticated, BrokerCode, BrokerError, BrokerJson, Shared, ok};
 
 /// Past the command's own timeout, how long the daemon may take to answer.
 const TRANSPORT_SLACK: Duration = Duration::from_secs(30);
@@ -49,11 +49,7 @@ pub(crate) fn decode(field: &str, encoded: &str, max: u64) -> Result<Vec<u8>, Br
 }
 
 fn too_large(field: &str) -> BrokerError {
-    BrokerError::new(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        "payload_too_large",
-        format!("{field}: at most {MAX_FILE_BYTES} bytes decoded"),
-    )
+    BrokerError::new(BrokerCode::PayloadTooLarge, format!("{field}: at most {MAX_FILE_BYTES} bytes decoded"))
 }
 
 pub(crate) fn upstream(e: ExecutorError) -> BrokerError {
@@ -65,13 +61,11 @@ pub(crate) fn upstream(e: ExecutorError) -> BrokerError {
         ExecutorError::HostUnavailable { host, .. } => {
             tracing::warn!(%host, "the workspace's host does not answer");
             let message = format!("the workspace's host {host} does not answer; try again shortly");
-            return BrokerError::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", message)
-                .reason("host_unavailable")
-                .retry_after(5);
+            return BrokerError::new(BrokerCode::Unavailable, message).reason("host_unavailable").retry_after(5);
         }
     };
     tracing::warn!(daemon = %class, "the executor's daemon failed a broker call");
-    let mut error = BrokerError::new(StatusCode::BAD_GATEWAY, "upstream_error", "the workspace's sandbox failed");
+    let mut error = BrokerError::new(BrokerCode::UpstreamError, "the workspace's sandbox failed");
     error.retryable = true;
     error
 }
@@ -90,9 +84,10 @@ pub(crate) async fn executor(
     let workspace = owned(state, instance, id).await?;
     usable(state, &workspace).await?;
     let run_id = workspace.current_run_id.clone().ok_or_else(BrokerError::internal)?;
-    let endpoint = workspace.endpoint.clone().ok_or_else(|| {
-        BrokerError::new(StatusCode::CONFLICT, "workspace_not_ready", "the workspace is starting").retry_after(1)
-    })?;
+    let endpoint = workspace
+        .endpoint
+        .clone()
+        .ok_or_else(|| BrokerError::new(BrokerCode::WorkspaceNotReady, "the workspace is starting").retry_after(1))?;
     if sluice_store::clock::now_ms() - workspace.last_used_at >= TOUCH_EVERY_MS {
         state.store.touch_broker_workspace(id).await?;
     }

@@ -11,7 +11,7 @@ use sluice_executor::{ExecutorError, RefusalCode, Target};
 
 use crate::exec::{absolute_path, decode, executor, upstream};
 use crate::lease::MAX_FILE_BYTES;
-use crate::{Authenticated, BrokerError, BrokerJson, Shared, ok};
+use crate::{Authenticated, BrokerCode, BrokerError, BrokerJson, Shared, ok};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -30,22 +30,16 @@ pub struct WriteBody {
 fn file_error(e: ExecutorError) -> BrokerError {
     match e.refusal() {
         Some(RefusalCode::FileNotFound) => {
-            BrokerError::new(StatusCode::NOT_FOUND, "file_not_found", "the path does not exist in the workspace")
+            BrokerError::new(BrokerCode::FileNotFound, "the path does not exist in the workspace")
         }
-        Some(RefusalCode::NotAFile) => {
-            BrokerError::new(StatusCode::UNPROCESSABLE_ENTITY, "not_a_file", "the path is not a regular file")
+        Some(RefusalCode::NotAFile) => BrokerError::new(BrokerCode::NotAFile, "the path is not a regular file"),
+        Some(RefusalCode::FileTooLarge) => {
+            BrokerError::new(BrokerCode::FileTooLarge, format!("the file is over max_file_bytes ({MAX_FILE_BYTES})"))
         }
-        Some(RefusalCode::FileTooLarge) => BrokerError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "file_too_large",
-            format!("the file is over max_file_bytes ({MAX_FILE_BYTES})"),
-        ),
         Some(RefusalCode::PermissionDenied) => {
-            BrokerError::new(StatusCode::UNPROCESSABLE_ENTITY, "not_a_file", "the workspace may not use that path")
+            BrokerError::new(BrokerCode::NotAFile, "the workspace may not use that path")
         }
-        Some(RefusalCode::ExecutorFinalized) => {
-            BrokerError::new(StatusCode::GONE, "workspace_gone", "the workspace is ending")
-        }
+        Some(RefusalCode::ExecutorFinalized) => BrokerError::new(BrokerCode::WorkspaceGone, "the workspace is ending"),
         _ => upstream(e),
     }
 }

@@ -22,7 +22,7 @@ use axum::{Json, Router};
 use sluice_store::Store;
 use sluice_store::broker::{BrokerLease, LeaseRefusal};
 
-pub use error::BrokerError;
+pub use error::{BrokerCode, BrokerError};
 
 /// Where the protocol is served: the base URL's path is `/broker`.
 pub const PREFIX: &str = "/broker/v1";
@@ -97,7 +97,7 @@ async fn conventions(request: Request, next: Next) -> Response {
     // Refused from its declared length, before routing or reading it; a
     // body without one is cut off at the limit as it is read.
     let mut response = if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
-        framework_error(StatusCode::PAYLOAD_TOO_LARGE).into_response()
+        BrokerError::framework(StatusCode::PAYLOAD_TOO_LARGE, MAX_BODY_BYTES).into_response()
     } else {
         next.run(request).await
     };
@@ -107,7 +107,7 @@ async fn conventions(request: Request, next: Next) -> Response {
         .get(header::CONTENT_TYPE)
         .is_some_and(|v| v.to_str().is_ok_and(|v| v.starts_with("application/json")));
     if !status.is_success() && !is_json {
-        response = framework_error(status).into_response();
+        response = BrokerError::framework(status, MAX_BODY_BYTES).into_response();
     }
     let headers = response.headers_mut();
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -115,19 +115,6 @@ async fn conventions(request: Request, next: Next) -> Response {
     // Method, status and id only: paths and bodies may carry what must not be logged.
     tracing::info!(target: "sluice::broker", %method, status = response.status().as_u16(), request_id, elapsed_ms = started.elapsed().as_millis() as u64, "broker request");
     response
-}
-
-/// The envelope for an answer the framework made itself.
-fn framework_error(status: StatusCode) -> BrokerError {
-    match status {
-        StatusCode::PAYLOAD_TOO_LARGE => {
-            BrokerError::new(status, "payload_too_large", format!("the request body is over {MAX_BODY_BYTES} bytes"))
-        }
-        StatusCode::NOT_FOUND => BrokerError::not_found(),
-        StatusCode::METHOD_NOT_ALLOWED => BrokerError::new(status, "invalid_request", "method not allowed here"),
-        s if s.is_client_error() => BrokerError::new(s, "invalid_request", "the request is malformed"),
-        _ => BrokerError::internal(),
-    }
 }
 
 /// A request's valid lease, from `Authorization: Bearer`.
@@ -138,7 +125,7 @@ pub struct Authenticated(pub BrokerLease);
 pub struct Releasing(pub BrokerLease);
 
 fn unauthenticated() -> BrokerError {
-    BrokerError::new(StatusCode::UNAUTHORIZED, "unauthenticated", "a valid bearer token is required")
+    BrokerError::new(BrokerCode::Unauthenticated, "a valid bearer token is required")
 }
 
 fn bearer(parts: &Parts) -> Result<&str, BrokerError> {
@@ -158,16 +145,14 @@ fn refused(lease: Result<BrokerLease, LeaseRefusal>) -> Result<BrokerLease, Brok
         Ok(lease) => Ok(lease),
         Err(LeaseRefusal::Unknown) => Err(unauthenticated()),
         Err(LeaseRefusal::Expired) => {
-            Err(BrokerError::new(StatusCode::UNAUTHORIZED, "lease_expired", "the token expired; install a new one"))
+            Err(BrokerError::new(BrokerCode::LeaseExpired, "the token expired; install a new one"))
         }
         Err(LeaseRefusal::Superseded) => Err(BrokerError::new(
-            StatusCode::UNAUTHORIZED,
-            "lease_superseded",
+            BrokerCode::LeaseSuperseded,
             "the token was rotated and its grace period is over; install the new token",
         )),
         Err(LeaseRefusal::Revoked) => Err(BrokerError::new(
-            StatusCode::UNAUTHORIZED,
-            "lease_revoked",
+            BrokerCode::LeaseRevoked,
             "the token was revoked; the broker is off for this instance until a new token is installed",
         )),
     }
@@ -201,7 +186,7 @@ impl<T: serde::de::DeserializeOwned> axum::extract::FromRequest<BrokerState> for
     async fn from_request(request: Request, state: &BrokerState) -> Result<Self, BrokerError> {
         let bytes = axum::body::Bytes::from_request(request, state).await.map_err(|e| {
             if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                framework_error(StatusCode::PAYLOAD_TOO_LARGE)
+                BrokerError::framework(StatusCode::PAYLOAD_TOO_LARGE, MAX_BODY_BYTES)
             } else {
                 BrokerError::invalid("the request body could not be read")
             }

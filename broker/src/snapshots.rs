@@ -15,7 +15,7 @@ use sluice_store::clock::rfc3339_seconds;
 
 use crate::exec::{absolute_path, executor, upstream};
 use crate::workspaces::{idempotency_key, owned, valid_id};
-use crate::{Authenticated, BrokerError, BrokerJson, Shared, ok};
+use crate::{Authenticated, BrokerCode, BrokerError, BrokerJson, Shared, ok};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -67,15 +67,14 @@ pub async fn create(
         Ok(SnapshotClaim::Replay(snapshot)) => return Ok(answer(StatusCode::OK, &snapshot)),
         Ok(SnapshotClaim::InProgress) => {
             return Err(BrokerError::new(
-                StatusCode::CONFLICT,
-                "idempotency_in_progress",
+                BrokerCode::IdempotencyInProgress,
                 "the snapshot with this Idempotency-Key is still being taken",
             )
             .retry_after(1));
         }
         Err(StoreError::IdempotencyKeyReused) => return Err(BrokerError::idempotency_conflict()),
         Err(StoreError::Conflict { code: "snapshot_quota_exceeded", message }) => {
-            return Err(BrokerError::new(StatusCode::UNPROCESSABLE_ENTITY, "snapshot_quota_exceeded", message));
+            return Err(BrokerError::new(BrokerCode::SnapshotQuotaExceeded, message));
         }
         Err(e) => return Err(e.into()),
     };

@@ -16,7 +16,7 @@ use sluice_store::clock::rfc3339_seconds;
 use sluice_store::{CreateOutcome, DesiredState, Idempotency, NewWorkspace, Secret, StoreError, WorkspaceStatus};
 
 use crate::lease::{DEFAULT_SIZE, MAX_EGRESS_DOMAINS, MAX_ENV_ENTRIES, SIZES};
-use crate::{Authenticated, BrokerError, BrokerJson, Releasing, Shared, ok};
+use crate::{Authenticated, BrokerCode, BrokerError, BrokerJson, Releasing, Shared, ok};
 
 /// The owner a broker instance's workspaces have in sluice.
 pub fn owner_of(instance: &str) -> String {
@@ -47,10 +47,6 @@ struct Egress {
 /// Tells a field sent as `null` from one not sent.
 fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<Egress>>, D::Error> {
     Option::<Egress>::deserialize(d).map(Some)
-}
-
-fn unprocessable(code: &'static str, message: impl Into<String>) -> BrokerError {
-    BrokerError::new(StatusCode::UNPROCESSABLE_ENTITY, code, message)
 }
 
 pub(crate) fn chars_in(value: &str, max: usize, extra: &[u8]) -> bool {
@@ -159,11 +155,11 @@ pub(crate) async fn admitted(state: &Shared, instance: &str) -> Result<(), Broke
     match state.store.broker_admission(instance).await {
         Ok(Admission::Open) => Ok(()),
         Ok(Admission::Paused(reason)) => {
-            Err(BrokerError::new(StatusCode::FORBIDDEN, "paused", "admission is paused for this instance")
+            Err(BrokerError::new(BrokerCode::Paused, "admission is paused for this instance")
                 .reason(reason.as_deref().unwrap_or("instance_paused")))
         }
         Ok(Admission::EmergencyStopped(reason)) => {
-            Err(BrokerError::new(StatusCode::FORBIDDEN, "emergency_stopped", "the broker's operator stopped execution")
+            Err(BrokerError::new(BrokerCode::EmergencyStopped, "the broker's operator stopped execution")
                 .reason(reason.as_deref().unwrap_or("operator")))
         }
         Err(e) => {
@@ -214,7 +210,10 @@ pub async fn acquire(
         return Err(BrokerError::invalid("env: keys ^[A-Za-z_][A-Za-z0-9_]{0,127}$, at most 32 KiB in all"));
     }
     let Some(Some(egress)) = &request.egress else {
-        return Err(unprocessable("egress_required", "egress is required: a workspace never runs with open egress"));
+        return Err(BrokerError::new(
+            BrokerCode::EgressRequired,
+            "egress is required: a workspace never runs with open egress",
+        ));
     };
     if egress.allowed_domains.len() as u64 > MAX_EGRESS_DOMAINS
         || !egress.allowed_domains.iter().all(|d| valid_domain(d))
@@ -230,20 +229,26 @@ pub async fn acquire(
             BrokerError::internal()
         })?;
         if let Some(outside) = allowlist.outside(&ceiling).first() {
-            return Err(unprocessable(
-                "egress_not_allowed",
+            return Err(BrokerError::new(
+                BrokerCode::EgressNotAllowed,
                 format!("egress.allowed_domains: {outside} is outside this token's egress ceiling"),
             ));
         }
     }
     let size_name = request.size.as_deref().unwrap_or(DEFAULT_SIZE);
     let Some(&(size, cpus, memory_mib, _disk)) = SIZES.iter().find(|(name, ..)| *name == size_name) else {
-        return Err(unprocessable("size_not_allowed", "the size is not among this token's sizes"));
+        return Err(BrokerError::new(BrokerCode::SizeNotAllowed, "the size is not among this token's sizes"));
     };
     let image = match &request.image {
         Some(image) if scope.images.contains(image) => image.clone(),
-        Some(_) => return Err(unprocessable("image_not_allowed", "the image is not among this token's images")),
-        None => scope.images.first().cloned().ok_or_else(|| unprocessable("image_not_allowed", "no image allowed"))?,
+        Some(_) => {
+            return Err(BrokerError::new(BrokerCode::ImageNotAllowed, "the image is not among this token's images"));
+        }
+        None => scope
+            .images
+            .first()
+            .cloned()
+            .ok_or_else(|| BrokerError::new(BrokerCode::ImageNotAllowed, "no image allowed"))?,
     };
     // A key that already made its workspace is answered by the replay (or
     // the conflict) below, whatever became of its snapshot or of admission
@@ -302,7 +307,7 @@ pub async fn acquire(
         Ok(CreateOutcome::Replayed(view)) => (StatusCode::OK, view.workspace.id),
         Err(StoreError::IdempotencyKeyReused) => return Err(BrokerError::idempotency_conflict()),
         Err(StoreError::Conflict { code: "concurrency_limit", message }) => {
-            return Err(BrokerError::new(StatusCode::TOO_MANY_REQUESTS, "concurrency_limit", message));
+            return Err(BrokerError::new(BrokerCode::ConcurrencyLimit, message));
         }
         Err(e) => return Err(e.into()),
     };
@@ -317,11 +322,7 @@ pub(crate) async fn warm_start(state: &Shared, instance: &str, id: &str) -> Resu
     valid_id(id, "snapshot_id")?;
     let snapshot = state.store.broker_snapshot(instance, id).await?.ok_or_else(BrokerError::not_found)?;
     if !snapshot.usable(sluice_store::clock::now_ms()) {
-        return Err(BrokerError::new(
-            StatusCode::GONE,
-            "snapshot_gone",
-            "the snapshot expired or was deleted; start cold",
-        ));
+        return Err(BrokerError::new(BrokerCode::SnapshotGone, "the snapshot expired or was deleted; start cold"));
     }
     Ok(snapshot.snapshot_id)
 }
@@ -401,16 +402,14 @@ pub async fn release(
 /// Whether a workspace may still be used; an expired or idle one is ended
 /// here (the reaper would too) and answers 410, one still starting 409.
 pub(crate) async fn usable(state: &Shared, workspace: &BrokerWorkspace) -> Result<(), BrokerError> {
-    let gone =
-        || BrokerError::new(StatusCode::GONE, "workspace_gone", "the workspace was terminated; acquire a new one");
+    let gone = || BrokerError::new(BrokerCode::WorkspaceGone, "the workspace was terminated; acquire a new one");
     let now = sluice_store::clock::now_ms();
     let reason = match protocol_state(workspace).0 {
         "terminated" | "terminating" => return Err(gone()),
         _ if now >= workspace.expires_at => "expired",
         _ if now >= workspace.last_used_at + (workspace.idle_timeout_seconds as i64) * 1000 => "idle",
         "starting" => {
-            return Err(BrokerError::new(StatusCode::CONFLICT, "workspace_not_ready", "the workspace is starting")
-                .retry_after(1));
+            return Err(BrokerError::new(BrokerCode::WorkspaceNotReady, "the workspace is starting").retry_after(1));
         }
         _ => return Ok(()),
     };

@@ -515,8 +515,7 @@ mod tests {
 
     #[test]
     fn a_workspace_ends_stopped_failed_or_cancelled() {
-        let finished: Vec<&str> =
-            WorkspaceStatus::ALL.iter().filter(|s| s.is_finished()).map(|s| s.as_str()).collect();
+        let finished: Vec<&str> = WorkspaceStatus::ALL.iter().filter(|s| s.is_finished()).map(|s| s.as_str()).collect();
         assert_eq!(finished, ["failed", "cancelled", "stopped"]);
     }
 
