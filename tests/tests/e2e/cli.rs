@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use sluice_client::types::WorkspaceStatus;
+use sluice_tests::poll_until;
 use sluice_tests::server::{DataDir, Server};
 
 const WITHIN: Duration = Duration::from_secs(90);
@@ -152,8 +153,14 @@ async fn people_drive_workspaces_from_the_cli_through_the_typed_client() {
     };
     let restarted = ok_json(sluice(home).args(["workspaces", "restart", &id, "--owner", "alice", "-o", "json"]));
     assert_eq!(restarted["workspaceId"], id.as_str(), "{restarted}");
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    wait_status(&client, &id, WorkspaceStatus::Ready).await;
+    // Ready again on the restart's own run (the old run was ready too).
+    let new_run = restarted["runId"].as_str().unwrap().to_owned();
+    poll_until("the restarted run is ready", WITHIN, || async {
+        let answer = client.get_workspace().workspace_id(&id).owner_user_id("alice").send().await.ok()?;
+        let on_new_run = answer.runtime.as_ref().and_then(|r| r.run_id.as_deref()) == Some(new_run.as_str());
+        (answer.status == WorkspaceStatus::Ready && on_new_run).then_some(())
+    })
+    .await;
     let stopped = run(sluice(home).args(["workspaces", "stop", &id, "--owner", "alice"]));
     assert!(stopped.status.success(), "{stopped:?}");
     wait_status(&client, &id, WorkspaceStatus::Stopped).await;
