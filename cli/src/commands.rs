@@ -47,18 +47,7 @@ pub enum ConfigCommand {
 #[derive(Subcommand)]
 pub enum Command {
     /// API and worker in one process: the embedded default (SQLite, one data directory).
-    Serve {
-        #[command(flatten)]
-        store: StoreArgs,
-        #[command(flatten)]
-        api: ApiArgs,
-        #[command(flatten)]
-        worker: WorkerArgs,
-        #[command(flatten)]
-        metrics: MetricsArgs,
-        #[command(flatten)]
-        webhooks: WebhookArgs,
-    },
+    Serve(sluice_server::ServeFlags),
     /// The HTTP API alone (scale-out: several behind a load balancer, sharing PostgreSQL).
     Api {
         #[command(flatten)]

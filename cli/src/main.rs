@@ -77,8 +77,9 @@ async fn main() -> anyhow::Result<()> {
     let _tracing = sluice_telemetry::traces::init(filter, format, cli.otlp_endpoint.as_deref(), "sluice")
         .map_err(anyhow::Error::msg)?;
     match cli.command {
-        Command::Serve { store, api, worker, metrics, webhooks } => {
-            serve_api(ApiSettings { store, api, metrics, webhooks }, Beside::Worker(Box::new(worker))).await
+        Command::Serve(flags) => {
+            let (settings, beside) = flags.split();
+            serve_api(settings, beside).await
         }
         Command::Api { store, api, object_store, metrics, webhooks } => {
             serve_api(ApiSettings { store, api, metrics, webhooks }, Beside::ObjectStore(object_store)).await

@@ -34,28 +34,42 @@ pub enum Beside {
     ObjectStore(Option<String>),
 }
 
+/// `serve`'s flags: the API's settings and its worker's.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ServeFlags {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
+    pub api: ApiArgs,
+    #[command(flatten)]
+    pub worker: WorkerArgs,
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
+    #[command(flatten)]
+    pub webhooks: WebhookArgs,
+}
+
+impl ServeFlags {
+    /// The API's settings, and the worker beside it.
+    pub fn split(self) -> (ApiSettings, Beside) {
+        let ServeFlags { store, api, worker, metrics, webhooks } = self;
+        (ApiSettings { store, api, metrics, webhooks }, Beside::Worker(Box::new(worker)))
+    }
+}
+
 /// `serve`'s settings from its flags, parsed as the binary parses them
 /// (the environment included; defaults for the rest): what a test starting
 /// a whole server in process passes to [`serve_api`].
 pub fn serve_settings<T: Into<std::ffi::OsString> + Clone>(
     flags: impl IntoIterator<Item = T>,
-) -> Result<(ApiSettings, WorkerArgs), clap::Error> {
+) -> Result<(ApiSettings, Beside), clap::Error> {
     #[derive(clap::Parser)]
-    struct Flags {
+    struct Serve {
         #[command(flatten)]
-        store: StoreArgs,
-        #[command(flatten)]
-        api: ApiArgs,
-        #[command(flatten)]
-        worker: WorkerArgs,
-        #[command(flatten)]
-        metrics: MetricsArgs,
-        #[command(flatten)]
-        webhooks: WebhookArgs,
+        flags: ServeFlags,
     }
     let argv = std::iter::once(std::ffi::OsString::from("serve")).chain(flags.into_iter().map(Into::into));
-    let Flags { store, api, worker, metrics, webhooks } = <Flags as clap::Parser>::try_parse_from(argv)?;
-    Ok((ApiSettings { store, api, metrics, webhooks }, worker))
+    Ok(<Serve as clap::Parser>::try_parse_from(argv)?.flags.split())
 }
 
 /// How long requests in flight may run once shutdown begins.

@@ -279,11 +279,10 @@ async fn the_whole_server_runs_in_process_on_port_zero() {
     let daemon = sluice_tests::sluice_binary().with_file_name("sluiced");
     let flags =
         [std::ffi::OsStr::new("--data-dir"), dir.path().as_os_str(), "--daemon-binary".as_ref(), daemon.as_os_str()];
-    let (settings, worker) = sluice_server::serve_settings(flags).unwrap();
+    let (settings, beside) = sluice_server::serve_settings(flags).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let stop = sluice_server::CancellationToken::new();
-    let beside = sluice_server::Beside::Worker(Box::new(worker));
     let serving = tokio::spawn(sluice_server::serve_api(settings, beside, listener, stop.clone()));
     let client = sluice_tests::http_client();
     let token = poll_until("the API token is written", Duration::from_secs(10), || async {
@@ -291,16 +290,11 @@ async fn the_whole_server_runs_in_process_on_port_zero() {
     })
     .await;
     let token = token.trim();
-    let created: Value = client
-        .post(format!("{base}/v1/workspaces"))
-        .bearer_auth(token)
-        .json(&create_body("alice"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let post = |path: String, body: Value| {
+        let request = client.post(format!("{base}{path}")).bearer_auth(token).json(&body);
+        async move { request.send().await.unwrap() }
+    };
+    let created: Value = post("/v1/workspaces".into(), create_body("alice")).await.json().await.unwrap();
     let id = created["workspaceId"].as_str().unwrap_or_else(|| panic!("{created}")).to_owned();
     let workspace = format!("{base}/v1/workspaces/{id}?ownerUserId=alice");
     let status_is = |wanted: &'static str| {
@@ -314,16 +308,8 @@ async fn the_whole_server_runs_in_process_on_port_zero() {
         }
     };
     poll_until("the workspace is ready", Duration::from_secs(60), status_is("ready")).await;
-    let run: Value = client
-        .post(format!("{base}/v1/workspaces/{id}/exec"))
-        .bearer_auth(token)
-        .json(&json!({"ownerUserId": "alice", "commands": [{"argv": ["echo", "in process"]}]}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let exec = json!({"ownerUserId": "alice", "commands": [{"argv": ["echo", "in process"]}]});
+    let run: Value = post(format!("/v1/workspaces/{id}/exec"), exec).await.json().await.unwrap();
     let run_url = format!("{base}/v1/runs/{}?ownerUserId=alice", run["runId"].as_str().unwrap());
     let finished = poll_until("the exec run ends", Duration::from_secs(30), || {
         let (client, run_url) = (client.clone(), run_url.clone());
@@ -334,13 +320,7 @@ async fn the_whole_server_runs_in_process_on_port_zero() {
     })
     .await;
     assert_eq!(finished["commands"][0]["stdout"], "in process\n", "{finished}");
-    let stopping = client
-        .post(format!("{base}/v1/workspaces/{id}/stop"))
-        .bearer_auth(token)
-        .json(&json!({"ownerUserId": "alice"}))
-        .send()
-        .await
-        .unwrap();
+    let stopping = post(format!("/v1/workspaces/{id}/stop"), json!({"ownerUserId": "alice"})).await;
     assert_eq!(stopping.status(), 202);
     poll_until("the workspace is stopped", Duration::from_secs(60), status_is("stopped")).await;
     stop.cancel();
