@@ -14,9 +14,12 @@ use sluice_protocol::{CommandStatus, ExecRequest, ExecResponse, FileContents, Fi
 use sluice_store::Store;
 
 use super::server::{
-    ADDRESS_TTL, CALL_PATH, CALL_TIMEOUT, Call, CallAnswer, CallRequest, HOP_MARGIN, MAX_CALL_BYTES, MAX_CALL_TIME,
-    SESSION_PATH, millis,
+    CALL_PATH, CALL_TIMEOUT, Call, CallAnswer, CallRequest, HOP_MARGIN, MAX_CALL_BYTES, MAX_CALL_TIME, SESSION_PATH,
+    millis,
 };
+
+/// How long a worker's address is remembered before it is read again.
+const ADDRESS_TTL: Duration = Duration::from_secs(2);
 
 /// Where a call for one executor goes.
 enum Route {

@@ -38,9 +38,6 @@ pub(super) const CALL_TIMEOUT: Duration = Duration::from_secs(120);
 /// Time on top of a call's own bound for the hop between hosts.
 pub(super) const HOP_MARGIN: Duration = Duration::from_secs(5);
 
-/// How long a worker's address is remembered before it is read again.
-pub(super) const ADDRESS_TTL: Duration = Duration::from_secs(2);
-
 /// One call into an executor, as sent between hosts.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "call", rename_all = "kebab-case")]
