@@ -186,8 +186,8 @@ impl IntoResponse for ApiError {
     }
 }
 
-impl From<sluice_store::guard::GuardViolation> for ApiError {
-    fn from(v: sluice_store::guard::GuardViolation) -> ApiError {
+impl From<sluice_domain::guard::GuardViolation> for ApiError {
+    fn from(v: sluice_domain::guard::GuardViolation) -> ApiError {
         ApiError::BadRequest(v.to_string())
     }
 }

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use serde_json::Value;
-use sluice_store::guard;
+use sluice_domain::guard;
 use sluice_store::spec::{Spec, WorkspaceSpec, env_name_ok};
 
 use crate::error::ApiError;

@@ -11,6 +11,7 @@ pub mod drain;
 pub mod egress;
 pub mod feed;
 pub mod fleet;
+pub mod guard;
 pub mod jobs;
 pub mod lifecycle;
 pub mod model;

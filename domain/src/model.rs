@@ -73,6 +73,17 @@ impl WorkspaceStatus {
 }
 
 named_enum!(
+    /// A broker snapshot's state: being taken, ready for warm starts, and
+    /// its objects being released once it is deleted or expired.
+    SnapshotState {
+        Taking => "taking",
+        Ready => "ready",
+        Deleting => "deleting",
+        Deleted => "deleted",
+    }
+);
+
+named_enum!(
     /// What the owner wants the workspace to be.
     DesiredState {
         Running => "running",

@@ -26,34 +26,7 @@ pub struct BrokerSnapshot {
     pub expires_at: i64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SnapshotState {
-    Taking,
-    Ready,
-    Deleting,
-    Deleted,
-}
-
-impl SnapshotState {
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            SnapshotState::Taking => "taking",
-            SnapshotState::Ready => "ready",
-            SnapshotState::Deleting => "deleting",
-            SnapshotState::Deleted => "deleted",
-        }
-    }
-}
-
-impl std::str::FromStr for SnapshotState {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        [SnapshotState::Taking, SnapshotState::Ready, SnapshotState::Deleting, SnapshotState::Deleted]
-            .into_iter()
-            .find(|state| state.as_str() == s)
-            .ok_or_else(|| format!("unknown snapshot state {s}"))
-    }
-}
+pub use sluice_domain::model::SnapshotState;
 
 impl BrokerSnapshot {
     /// Whether a warm start may use it at `now`.

@@ -1,4 +1,4 @@
-use crate::guard::GuardViolation;
+use sluice_domain::guard::GuardViolation;
 
 /// Everything the store can fail with. Only the API crate turns these into
 /// HTTP answers.

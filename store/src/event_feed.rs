@@ -14,9 +14,9 @@ use crate::Store;
 use crate::clock::{new_id, rfc3339};
 use crate::db::{BackendKind, DbRow, FeedDialect, Tx, args};
 use crate::error::StoreError;
-use crate::guard;
 use crate::model::{Event, EventType, FeedItem, SluiceEvent, SluiceEventType};
 use crate::workspaces::{EVENT_COLUMNS, event_from_row, parse_json};
+use sluice_domain::guard;
 
 /// A place in the feed: after the event it names. Written `TX.POSITION`
 /// (`0.POSITION` on SQLite).

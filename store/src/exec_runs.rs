@@ -8,10 +8,10 @@ use crate::clock::{new_id, now_ms};
 use crate::db::{Arg, DbRow, args};
 use crate::error::StoreError;
 use crate::executors::owned_workspace;
-use crate::guard;
 use crate::jobs::{Lease, begin_fenced, enqueue, finish_in, insert_held};
 use crate::model::*;
 use crate::seal::Secret;
+use sluice_domain::guard;
 
 const EXEC_COLUMNS: &str = "id, workspace_id, owner_user_id, attempt_id, status, exit_code, commands, results, \
     error_message, error_code, created_at, started_at, finished_at";

@@ -25,7 +25,6 @@ mod executors;
 pub mod fleet;
 pub mod gauges;
 mod group_commit;
-pub mod guard;
 pub mod jobs;
 pub mod packs;
 pub mod previews;

@@ -12,9 +12,9 @@ use crate::db::{Arg, DbRow, Tx, args, json_row};
 use crate::error::StoreError;
 pub use crate::group_commit::Idempotency;
 use crate::group_commit::{self, PreparedCreate};
-use crate::guard;
 use crate::model::*;
 use crate::seal::Secret;
+use sluice_domain::guard;
 
 /// Everything a create writes. Validated by the caller; the store re-checks
 /// only what keeps secrets out of plain columns.

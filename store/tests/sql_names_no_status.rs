@@ -14,7 +14,7 @@ fn stored_names() -> Vec<&'static str> {
     names.extend(ExecRunStatus::ALL.iter().map(|s| s.as_str()));
     names.extend(DrainState::ALL.iter().map(|s| s.as_str()));
     names.extend(AttestationOutcome::ALL.iter().map(|s| s.as_str()));
-    names.extend(["taking", "deleting", "deleted"]);
+    names.extend(sluice_store::broker_snapshots::SnapshotState::ALL.iter().map(|s| s.as_str()));
     names.extend(sluice_store::packs::PackState::ALL.iter().map(|s| s.as_str()));
     names
 }

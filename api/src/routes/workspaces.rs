@@ -4,9 +4,9 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
+use sluice_domain::guard;
 use sluice_domain::transition::{Answer, Request};
 use sluice_store::clock::{now_ms, rfc3339};
-use sluice_store::guard;
 use sluice_store::seal::hex;
 use sluice_store::{
     CreateOutcome, ExecCommand, Idempotency, NewWorkspace, RuntimeStatus, Secret, WorkspaceFilter, WorkspaceStatus,

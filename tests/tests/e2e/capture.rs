@@ -255,8 +255,8 @@ async fn captures_restore_exactly_fence_replan_and_seal() {
         let (status, replanned) =
             server.post(&format!("/v1/workspaces/{a}/capture/replan"), &json!({"ownerUserId": "alice"})).await;
         assert_eq!(status, 200, "{replanned}");
-        assert_eq!(replanned["unchanged"], false);
-        assert_eq!(replanned["bytesWritten"], 8);
+        assert_eq!(replanned["unchanged"], false, "{replanned}");
+        assert_eq!(replanned["bytesWritten"], 8, "{replanned}\n{}", server.output());
         assert_eq!(replanned["removed"], 1, "late.txt is not in the head: {replanned}");
         // The changed file's hard link is made again (the rewrite is a new inode).
         assert_eq!(replanned["filesWritten"], 2, "only the changed file and its link: {replanned}");

@@ -556,7 +556,12 @@ async fn a_stop_asked_while_the_disk_is_full_completes_once_space_is_freed() {
          for i in $(busybox seq 54 125); do echo line $i >> lines; done; busybox wc -c < big.bin",
     )
     .await;
-    let big_bytes: u64 = wrote["commands"][0]["stdout"].as_str().unwrap().trim().parse().expect("big.bin's size");
+    let big_bytes: u64 = wrote["commands"][0]["stdout"]
+        .as_str()
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("big.bin's size ({e}): {wrote}\n{}", server.output()));
     assert!(big_bytes < 60_000_000, "the disk filled under the workload: {wrote}");
     stop(&server, &id, json!({})).await;
     let waiting = server

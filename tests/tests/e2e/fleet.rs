@@ -8,8 +8,8 @@
 use std::time::Duration;
 
 use serde_json::json;
-use sluice_tests::create_body;
 use sluice_tests::server::{DataDir, Options, Server};
+use sluice_tests::{create_body, poll_until};
 
 const HOST: &str = "alpha-1";
 
@@ -26,8 +26,14 @@ async fn operators_see_the_fleet_cordon_and_drain_a_host() {
         Options::serve().arg("--runtime").arg("local").arg("--host-name").arg(HOST).arg("--max-executors").arg("2"),
     )
     .await;
-    let (status_code, fleet) = server.get("/v1/workers").await;
-    assert_eq!(status_code, 200, "{fleet}");
+    // The host's row and its worker's are written as the worker starts:
+    // the fleet is read once the worker is listed.
+    let fleet = poll_until("the worker is listed", Duration::from_secs(10), || async {
+        let (status_code, fleet) = server.get("/v1/workers").await;
+        assert_eq!(status_code, 200, "{fleet}");
+        fleet["items"].as_array().is_some_and(|items| !items.is_empty()).then_some(fleet)
+    })
+    .await;
     let worker = &fleet["items"][0];
     assert_eq!((worker["host"].as_str(), worker["health"].as_str()), (Some(HOST), Some("healthy")), "{fleet}");
     assert_eq!(worker["runtime"], "local", "{fleet}");
