@@ -221,6 +221,21 @@ pub fn unsaved_holder(holder: Option<(&Run, Option<&Drain>)>) -> Option<UnsavedH
     Some(UnsavedHolder { run_id: run.id.clone(), workspace_id: run.workspace_id.clone(), state })
 }
 
+/// Whether an executor's capture is fenced: its daemon says so, or a newer
+/// epoch of its session is held by another executor. A daemon that has not
+/// heard of the newer claim yet is fenced all the same; one that never
+/// claimed (epoch 0) is not. `session` is the session's epoch and the run
+/// that holds it, where the session is known.
+pub fn fenced(daemon_says: bool, claimed_epoch: u64, session: Option<(u64, Option<&str>)>, run_id: &str) -> bool {
+    if daemon_says {
+        return true;
+    }
+    match session {
+        Some((epoch, holder)) if claimed_epoch > 0 => holder != Some(run_id) && epoch > claimed_epoch,
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod unsaved_holder_tests {
     use super::*;
@@ -268,5 +283,26 @@ mod unsaved_holder_tests {
             }
         }
         assert_eq!(unsaved_holder(None), None, "no executor claimed the session");
+    }
+}
+
+#[cfg(test)]
+mod fenced_tests {
+    use super::*;
+
+    #[test]
+    fn an_executor_is_fenced_by_its_daemon_or_by_a_newer_holder() {
+        let newer_elsewhere = Some((3, Some("run_b")));
+        for (daemon_says, claimed, session, expected) in [
+            (true, 0, None, true),
+            (false, 0, newer_elsewhere, false),
+            (false, 2, newer_elsewhere, true),
+            (false, 3, newer_elsewhere, false),
+            (false, 2, Some((3, Some("run_a"))), false),
+            (false, 2, Some((3, None)), true),
+            (false, 2, None, false),
+        ] {
+            assert_eq!(fenced(daemon_says, claimed, session, "run_a"), expected, "{daemon_says} {claimed} {session:?}");
+        }
     }
 }

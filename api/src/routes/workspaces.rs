@@ -466,14 +466,12 @@ async fn with_fence(
     mut status: WorkspaceCaptureStatus,
 ) -> Result<WorkspaceCaptureStatus, ApiError> {
     if status.fenced || status.epoch == 0 {
+        // Settled without the session (see `fenced`).
         return Ok(status);
     }
-    if let Some(session) = app.store.capture_session(&executor.session_id).await? {
-        let holder = session.claimed_run_id.as_deref() == Some(executor.run_id.as_str());
-        if !holder && session.epoch > status.epoch {
-            status.fenced = true;
-        }
-    }
+    let session = app.store.capture_session(&executor.session_id).await?;
+    let session = session.as_ref().map(|s| (s.epoch, s.claimed_run_id.as_deref()));
+    status.fenced = sluice_domain::drain::fenced(status.fenced, status.epoch, session, &executor.run_id);
     Ok(status)
 }
 
