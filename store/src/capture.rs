@@ -14,7 +14,7 @@ use crate::Store;
 use crate::clock::{new_id, now_ms};
 use crate::db::{DbRow, Tx, args};
 use crate::error::StoreError;
-use crate::event_feed::append_sluice_event;
+use crate::event_log::append_sluice_event;
 use crate::model::{Refusal, SluiceEventType};
 use crate::seal::{Secret, new_token};
 use sluice_domain::feed::NewSluiceEvent;
@@ -693,15 +693,12 @@ async fn refuse_unsaved_holder(tx: &mut Tx, session_id: &str, run_id: &str) -> R
         .filter(|holder| holder != run_id);
     let Some(holder) = holder else { return Ok(()) };
     let Some(run) = tx
-        .fetch_optional(
-            &format!("SELECT {} FROM runs WHERE id = $1", crate::workspaces::RUN_COLUMNS),
-            args![holder.as_str()],
-        )
+        .fetch_optional(&format!("SELECT {} FROM runs WHERE id = $1", crate::rows::RUN_COLUMNS), args![holder.as_str()])
         .await?
     else {
         return Ok(());
     };
-    let run = crate::workspaces::run_from_row(&run)?;
+    let run = crate::rows::run_from_row(&run)?;
     let drain = tx
         .fetch_optional(
             &format!("SELECT {} FROM drains WHERE run_id = $1", crate::drains::DRAIN_COLUMNS),

@@ -11,7 +11,13 @@ use crate::clock::now_ms;
 use crate::db::{DbRow, Pool, Tx, args};
 use crate::error::StoreError;
 use crate::model::{CreateKey, CreateKeyState};
-use crate::workspaces::Idempotency;
+
+/// An idempotent create's key and the keyed digest of its request.
+#[derive(Debug, Clone)]
+pub struct Idempotency {
+    pub key: String,
+    pub request_hash: String,
+}
 
 pub(crate) use sluice_domain::create_key::{Claim, KeyRecord};
 

@@ -12,7 +12,7 @@ use crate::Store;
 use crate::db::{DbRow, args};
 use crate::error::StoreError;
 use crate::model::*;
-use crate::workspaces::{RUN_COLUMNS, run_from_row};
+use crate::rows::{RUN_COLUMNS, run_from_row};
 use sluice_domain::drain::*;
 
 pub(crate) const DRAIN_COLUMNS: &str = "run_id, workspace_id, state, detail, observed_at, preservation_starts_at, \

@@ -8,15 +8,13 @@
 
 use serde::Serialize;
 use serde_json::Value;
-use sluice_domain::feed::NewSluiceEvent;
 
 use crate::Store;
-use crate::clock::{new_id, rfc3339};
+use crate::clock::rfc3339;
 use crate::db::{BackendKind, DbRow, FeedDialect, Tx, args};
 use crate::error::StoreError;
 use crate::model::{Event, EventType, FeedItem, SluiceEvent, SluiceEventType};
-use crate::workspaces::{EVENT_COLUMNS, event_from_row, parse_json};
-use sluice_domain::guard;
+use crate::rows::{EVENT_COLUMNS, event_from_row, parse_json};
 
 /// A place in the feed: after the event it names. Written `TX.POSITION`
 /// (`0.POSITION` on SQLite).
@@ -130,27 +128,6 @@ impl FeedEvent {
         };
         body.expect("an event serializes")
     }
-}
-
-/// Appends one of sluice's own events to the feed inside the caller's
-/// transaction: it takes a feed position but no workspace sequence number.
-pub(crate) async fn append_sluice_event(tx: &mut Tx, event: &NewSluiceEvent, now: i64) -> Result<(), StoreError> {
-    guard::check("event.data", &event.data)?;
-    tx.execute(
-        "INSERT INTO events (id, workspace_id, seq, attempt_id, type, occurred_at, message, data) \
-         VALUES ($1, $2, NULL, $3, $4, $5, $6, $7)",
-        args![
-            new_id("evt"),
-            event.workspace_id.clone(),
-            event.attempt_id.clone(),
-            event.event_type.as_str(),
-            now,
-            event.message.clone(),
-            event.data.to_string()
-        ],
-    )
-    .await?;
-    Ok(())
 }
 
 /// The feed's newest readable place: a reader that wants only what

@@ -6,7 +6,7 @@ use crate::Store;
 use crate::db::{Tx, args};
 use crate::error::StoreError;
 use crate::model::*;
-use crate::workspaces::{RUN_COLUMNS, WORKSPACE_COLUMNS, run_from_row, workspace_from_row};
+use crate::rows::{RUN_COLUMNS, WORKSPACE_COLUMNS, run_from_row, workspace_from_row};
 use sluice_domain::reconcile::{ReconcileState, ResourceFacts};
 
 /// The owner's workspace, read inside `tx`.
@@ -102,7 +102,7 @@ impl Store {
             is_current: row.opt_text("current_run_id")?.as_deref() == Some(run_id),
             recorded: row.opt_text("runtime_adapter")?.is_some(),
             removed: row.opt_int("runtime_removed_at")?.is_some(),
-            capture_sourced: crate::workspaces::parse_spec("workspaces.spec", &row.text("spec")?)?
+            capture_sourced: crate::rows::parse_spec("workspaces.spec", &row.text("spec")?)?
                 .capture_session()
                 .is_some(),
         }))

@@ -13,16 +13,10 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::create_keys;
+use crate::create_keys::Idempotency;
 use crate::db::{Column, GuardedRows, HeldConnection, Pool, Tx, args};
 use crate::error::StoreError;
 use crate::model::CreateKeyState;
-
-/// An idempotent create's key and the keyed digest of its request.
-#[derive(Debug, Clone)]
-pub struct Idempotency {
-    pub key: String,
-    pub request_hash: String,
-}
 
 /// The most creates one transaction carries.
 const MAX_BATCH: usize = 64;

@@ -20,6 +20,7 @@ mod db;
 mod drains;
 pub mod error;
 pub mod event_feed;
+mod event_log;
 mod exec_runs;
 mod executors;
 pub mod fleet;
@@ -29,6 +30,7 @@ pub mod jobs;
 pub mod packs;
 pub mod previews;
 pub mod records;
+mod rows;
 pub mod seal;
 pub mod ssh_keys;
 #[doc(hidden)]

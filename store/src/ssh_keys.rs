@@ -9,7 +9,7 @@ use crate::Store;
 use crate::clock::now_ms;
 use crate::db::{DbRow, args};
 use crate::error::StoreError;
-use crate::event_feed::append_sluice_event;
+use crate::event_log::append_sluice_event;
 use crate::model::SluiceEventType;
 
 /// A registered key.

@@ -13,11 +13,12 @@ use crate::clock::{new_id, now_ms};
 use crate::db::{BackendKind, Tx, args};
 use crate::drains::{ATTESTATION_COLUMNS, DRAIN_COLUMNS, attestation_from_row, drain_from_row, report_from_row};
 use crate::error::StoreError;
-use crate::event_feed::append_sluice_event;
+use crate::event_log::append_event;
+use crate::event_log::append_sluice_event;
 use crate::executors::NEWEST_CLAIM;
 use crate::jobs::{Lease, begin_fenced, enqueue};
 use crate::model::*;
-use crate::workspaces::{RUN_COLUMNS, WORKSPACE_COLUMNS, append_event, run_from_row, workspace_from_row};
+use crate::rows::{RUN_COLUMNS, WORKSPACE_COLUMNS, run_from_row, workspace_from_row};
 use sluice_domain::drain::{Drain, StoredAttestation};
 
 /// Whose state a change starts from.
