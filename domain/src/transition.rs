@@ -88,6 +88,50 @@ pub enum Request {
     Report { report: Report, detail: Option<String> },
 }
 
+/// A create, as its events record it: what was asked for, and its first run.
+#[derive(Debug, Clone)]
+pub struct Creation<'a> {
+    pub name: &'a str,
+    pub registry_id: &'a str,
+    pub repository: &'a str,
+    pub tag: &'a str,
+    /// When it expires (RFC 3339), if it does.
+    pub expires_at: Option<String>,
+    pub run_id: &'a str,
+    /// The launch id the caller chose for the first run, if any.
+    pub launch_id: Option<&'a str>,
+}
+
+/// What a create records, in order: `workspace.created` (with what was
+/// asked for), then its first run's `attempt.queued`.
+pub fn creation_events(creation: &Creation<'_>) -> Vec<NewEvent> {
+    let created = json!({
+        "name": creation.name,
+        "registryId": creation.registry_id,
+        "repository": creation.repository,
+        "tag": creation.tag,
+        "expiresAt": creation.expires_at,
+    });
+    let mut queued = json!({"relation": "launch", "triggerType": "api"});
+    if let Some(launch_id) = creation.launch_id {
+        queued["launchId"] = json!(launch_id);
+    }
+    vec![
+        NewEvent {
+            attempt_id: None,
+            event_type: EventType::WorkspaceCreated,
+            message: Some(format!("workspace {} created", creation.name)),
+            data: Some(created),
+        },
+        NewEvent {
+            attempt_id: Some(creation.run_id.to_owned()),
+            event_type: EventType::AttemptQueued,
+            message: Some("launch queued".into()),
+            data: Some(queued),
+        },
+    ]
+}
+
 /// The error code of a run whose host stopped answering.
 pub const HOST_UNREACHABLE: &str = "host-unreachable";
 
@@ -1211,6 +1255,28 @@ mod tests {
         let intent = ended.drain.as_ref().and_then(|d| d.stop_requested.clone());
         assert_eq!(intent.map(|(by, _)| by), Some("broker: released".to_owned()));
         assert_eq!(ended.workspace.desired_state, D::Stopped);
+    }
+
+    #[test]
+    fn a_create_records_its_workspace_then_its_first_run() {
+        let creation = Creation {
+            name: "box",
+            registry_id: "local",
+            repository: "busybox",
+            tag: "1",
+            expires_at: None,
+            run_id: "run_1",
+            launch_id: Some("launch-a"),
+        };
+        let events = creation_events(&creation);
+        let kinds: Vec<E> = events.iter().map(|e| e.event_type).collect();
+        assert_eq!(kinds, [E::WorkspaceCreated, E::AttemptQueued]);
+        assert_eq!(events[0].attempt_id, None);
+        assert_eq!(events[0].data.as_ref().unwrap()["repository"], "busybox");
+        assert_eq!(events[1].attempt_id.as_deref(), Some("run_1"));
+        assert_eq!(events[1].data.as_ref().unwrap()["launchId"], "launch-a");
+        let plain = creation_events(&Creation { launch_id: None, ..creation });
+        assert!(plain[1].data.as_ref().unwrap().get("launchId").is_none());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::Store;
 use crate::clock::{new_id, now_ms};
@@ -117,26 +117,30 @@ impl Store {
         let spec_text = new.spec.document().to_string();
         let expires_at = new.ttl_ms.map(|ttl| now.saturating_add(ttl));
 
-        let created = json!({
-            "name": new.name,
-            "registryId": new.registry_id,
-            "repository": new.repository,
-            "tag": new.tag,
-            "expiresAt": expires_at.map(crate::clock::rfc3339),
-        });
-        let mut queued = json!({"relation": "launch", "triggerType": "api"});
-        if let Some(launch_id) = &new.launch_id {
-            queued["launchId"] = json!(launch_id);
-        }
-        guard::check("event.data", &created)?;
-        guard::check("event.data", &queued)?;
-        let event_row = |seq: i64, attempt: Option<&str>, kind: EventType, message: String, data: &Value| {
-            json_row(args![new_id("evt"), &workspace_id, seq, attempt, kind.as_str(), now, message, data.to_string()])
+        let creation = sluice_domain::transition::Creation {
+            name: &new.name,
+            registry_id: &new.registry_id,
+            repository: &new.repository,
+            tag: &new.tag,
+            expires_at: expires_at.map(crate::clock::rfc3339),
+            run_id: &run_id,
+            launch_id: new.launch_id.as_deref(),
         };
-        let event_rows = vec![
-            event_row(1, None, EventType::WorkspaceCreated, format!("workspace {} created", new.name), &created),
-            event_row(2, Some(&run_id), EventType::AttemptQueued, "launch queued".into(), &queued),
-        ];
+        let mut event_rows = Vec::new();
+        for (seq, event) in (1..).zip(sluice_domain::transition::creation_events(&creation)) {
+            let data = event.data.unwrap_or(Value::Null);
+            guard::check("event.data", &data)?;
+            event_rows.push(json_row(args![
+                new_id("evt"),
+                &workspace_id,
+                seq,
+                event.attempt_id,
+                event.event_type.as_str(),
+                now,
+                event.message,
+                data.to_string()
+            ]));
+        }
 
         let mut sealed_rows = Vec::new();
         let mut seal = |kind: SecretKind, plain: &[u8]| -> Result<(), StoreError> {
