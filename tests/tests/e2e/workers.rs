@@ -237,3 +237,51 @@ async fn a_restarted_serve_takes_back_its_predecessors_leases_at_once() {
     assert_eq!(count_events(&successor, &id, "runtime.ready").await, 1);
     successor.stop();
 }
+
+/// A workspace that expires while its launch is under way (the executor
+/// made, the launch not yet recorded), whose process is then killed, is not cancelled
+/// over an executor left running: the next `serve` adopts the executor its
+/// predecessor made and stops it, so none is left behind.
+#[tokio::test]
+async fn an_expiry_during_an_interrupted_launch_stops_the_executor_it_made() {
+    let dir = DataDir::new();
+    let long_lease = ["--lease-seconds", "3600"];
+    let doomed = Server::start_with(
+        &dir.path(),
+        Options::serve()
+            .args(long_lease)
+            .arg("--fault-pause-after-launch-ms")
+            .arg("600000")
+            .arg("--reaper-schedule")
+            .arg("* * * * * *"),
+    )
+    .await;
+    let mut create = body("sluice-test/busybox:1");
+    create["ttlSeconds"] = json!(1);
+    let (status, created) = doomed.post("/v1/workspaces", &create).await;
+    assert_eq!(status, 202, "{created}");
+    let (id, run_id) = (created["workspaceId"].as_str().unwrap().to_owned(), created["runId"].as_str().unwrap());
+    poll_until("the launch made its executor and paused", Duration::from_secs(10), || async {
+        doomed.output().contains("fault injection: pausing").then_some(())
+    })
+    .await;
+    assert_eq!(executors_of("local", &dir, run_id), 1, "the interrupted launch made its executor");
+    // Its lifetime runs out and the reaper (every second) asks it to stop
+    // while the launch is still unrecorded; then the process dies.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    doomed.kill();
+
+    let successor = Server::start_with(&dir.path(), Options::serve().args(long_lease)).await;
+    let ended = successor
+        .wait_for("alice", &id, Duration::from_secs(60), |w| {
+            matches!(w["status"].as_str(), Some("stopped" | "cancelled" | "failed"))
+        })
+        .await;
+    assert_eq!(ended["status"], "stopped", "stopped, not cancelled over a live executor: {ended}");
+    poll_until("no executor is left for the run", Duration::from_secs(10), || async {
+        (executors_of("local", &dir, run_id) == 0).then_some(())
+    })
+    .await;
+    assert_eq!(count_events(&successor, &id, "runtime.stopped").await, 1);
+    successor.stop();
+}
