@@ -218,9 +218,7 @@ pub fn docker_test_image() -> Option<&'static str> {
     static READY: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let ready = *READY.get_or_init(|| {
         let engine = std::process::Command::new("docker").args(["info", "--format", "{{.ServerVersion}}"]).output();
-        if !engine.is_ok_and(|o| o.status.success()) {
-            assert!(std::env::var_os("CI").is_none(), "CI needs a Docker Engine for the docker runtime tests");
-            eprintln!("no Docker Engine here: the docker runtime tests are skipped");
+        if !present("a Docker Engine (the docker runtime tests)", engine.is_ok_and(|o| o.status.success())) {
             return false;
         }
         // The image names its applets in a label: one imported with another

@@ -489,10 +489,7 @@ impl LoopDisk {
     /// Root only; `None` (the test skips, saying why) elsewhere, but under
     /// CI, which runs as root and must run this test.
     fn mount(image: &std::path::Path, at: &std::path::Path, mib: u64) -> Option<LoopDisk> {
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
-            assert!(std::env::var_os("CI").is_none(), "CI runs as root and needs the full-disk test");
-            eprintln!("not root: the full-disk test needs a loop-mounted filesystem and is skipped");
+        if !sluice_tests::root_for("a loop-mounted filesystem (the full-disk test)") {
             return None;
         }
         std::fs::File::create(image).unwrap().set_len(mib << 20).unwrap();

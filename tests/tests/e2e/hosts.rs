@@ -257,7 +257,7 @@ async fn executors_on_two_hosts_are_reached_through_their_workers_and_a_dead_hos
     let Some(mut network) = Network::new() else { return };
     let db = HubPostgres::start(&network);
     let Some(objects) = HubObjects::start(&network) else {
-        assert!(std::env::var_os("CI").is_none(), "CI needs s3s-fs");
+        sluice_tests::present("s3s-fs (the multi-host object store)", false);
         return;
     };
     let api_dir = DataDir::new();
