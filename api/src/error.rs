@@ -69,6 +69,46 @@ pub enum ApiError {
     Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
+/// What the operator console refuses. Its pages show the message; the
+/// status is chosen here, with every other answer of the API listener.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConsoleRefusal {
+    /// No session, or a form that is not this session's (expired, or its
+    /// csrf token does not match).
+    Forbidden(&'static str),
+    /// A form or a filter that cannot be read.
+    Invalid(&'static str),
+    /// What the page names does not exist.
+    NotFound(&'static str),
+    /// Not signed in: a sign-in with a wrong token, or a stream asked for
+    /// without a session.
+    SignedOut,
+    /// The console carries as many streams as it takes.
+    Busy,
+}
+
+impl ConsoleRefusal {
+    pub fn status(self) -> StatusCode {
+        match self {
+            ConsoleRefusal::Forbidden(_) => StatusCode::FORBIDDEN,
+            ConsoleRefusal::Invalid(_) => StatusCode::BAD_REQUEST,
+            ConsoleRefusal::NotFound(_) => StatusCode::NOT_FOUND,
+            ConsoleRefusal::SignedOut => StatusCode::UNAUTHORIZED,
+            ConsoleRefusal::Busy => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+
+    pub fn message(self) -> &'static str {
+        match self {
+            ConsoleRefusal::Forbidden(message)
+            | ConsoleRefusal::Invalid(message)
+            | ConsoleRefusal::NotFound(message) => message,
+            ConsoleRefusal::SignedOut => "sign in first",
+            ConsoleRefusal::Busy => "the console carries as many streams as it takes; try again shortly",
+        }
+    }
+}
+
 impl ApiError {
     pub fn bad_request(message: impl Into<String>) -> ApiError {
         ApiError::BadRequest(message.into())

@@ -29,6 +29,7 @@ pub use auth::TokenSet;
 use error::ApiError;
 pub use listener::HttpLimits;
 use routes::workspaces as ws;
+use sluice_domain::ids::{WorkerId, WorkspaceId};
 
 /// What the API needs besides the store.
 #[derive(Debug, Clone, Default)]
@@ -75,7 +76,7 @@ pub struct PreviewSettings {
 }
 
 impl PreviewSettings {
-    pub fn url_of(&self, port: u16, workspace_id: &str) -> String {
+    pub fn url_of(&self, port: u16, workspace_id: &WorkspaceId) -> String {
         let host = sluice_domain::preview::host_of(port, workspace_id, &self.domain);
         match self.url_port {
             Some(listen) => format!("{}://{host}:{listen}/", self.scheme),
@@ -106,7 +107,7 @@ pub struct AppState {
     /// do not hold the shutdown.
     pub closing: Option<tokio::sync::watch::Receiver<bool>>,
     /// This process's name as the holder of the exec runs it runs itself.
-    pub(crate) runner: Arc<str>,
+    pub(crate) runner: WorkerId,
 }
 
 /// How long this process holds an exec run it runs itself between
@@ -125,7 +126,7 @@ impl AppState {
             scrapes: Default::default(),
             streams: Arc::new(tokio::sync::Semaphore::new(MAX_STREAMS)),
             closing: None,
-            runner: sluice_store::clock::new_id("api").into(),
+            runner: WorkerId::from(sluice_store::clock::new_id("api")),
         }
     }
 

@@ -19,6 +19,7 @@ use sluice_store::clock::now_ms;
 use sluice_store::previews::Preview;
 
 use crate::{AppState, PreviewSettings};
+use sluice_domain::ids::{OwnerId, RunId, WorkspaceId};
 
 /// Headers that belong to one hop and are not passed on (an upgrade's
 /// `Connection` and `Upgrade` are set again where one is asked for).
@@ -47,12 +48,6 @@ pub async fn serve(
     let limits = state.config.http.clone();
     let app = Router::new().fallback(proxy).with_state(state);
     crate::listener::serve_over(app, listener, limits, tls, shutdown).await
-}
-
-fn refused(status: StatusCode, message: &str) -> Response {
-    let mut response = (status, format!("{message}\n")).into_response();
-    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    response
 }
 
 /// The visit token a request carries in its query, and the query without it.
@@ -84,11 +79,75 @@ fn cookie_token(headers: &HeaderMap) -> (Option<String>, Option<String>) {
     (token, (!kept.is_empty()).then(|| kept.join("; ")))
 }
 
-/// Why a request is not let through: a grant's refusal, or a store that
-/// cannot be read (then nothing is decided: 503, never a refusal).
+/// Why a request is not let through or not answered. A store that cannot
+/// be read decides nothing: 503, never a grant's refusal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Shut {
+    /// A grant's refusal.
     Refused(Refusal),
+    /// The store does not answer.
     Unavailable,
+    /// This install serves no previews.
+    NotServedHere,
+    /// The host names no preview.
+    NoPreviewAtHost,
+    /// This process cannot reach executors.
+    NoExecutorControl,
+    /// The executor's daemon does not answer.
+    ExecutorSilent,
+    /// Nothing in the workspace accepts connections on the port.
+    PortClosed,
+    /// The request's path cannot be passed on.
+    BadPath,
+    /// The workspace's server did not answer.
+    ServerSilent,
+    /// The workspace's server switched protocols though the request did not ask.
+    SwitchedUnasked,
+    /// The listener carries as many upgraded connections as it takes.
+    UpgradesFull,
+}
+
+impl Shut {
+    /// The one place a preview answer's status is chosen.
+    fn status(self) -> StatusCode {
+        match self {
+            Shut::Refused(Refusal::NoGrant | Refusal::Expired | Refusal::Revoked) => StatusCode::FORBIDDEN,
+            Shut::Refused(Refusal::RunEnded) => StatusCode::GONE,
+            Shut::NotServedHere | Shut::NoPreviewAtHost => StatusCode::NOT_FOUND,
+            Shut::BadPath => StatusCode::BAD_REQUEST,
+            Shut::ExecutorSilent | Shut::PortClosed | Shut::ServerSilent | Shut::SwitchedUnasked => {
+                StatusCode::BAD_GATEWAY
+            }
+            Shut::Unavailable | Shut::NoExecutorControl | Shut::UpgradesFull => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+
+    fn message(self) -> &'static str {
+        match self {
+            Shut::Refused(Refusal::NoGrant) => "this preview is private: open the URL its owner was given",
+            Shut::Refused(Refusal::Expired) => "this preview's grant has expired",
+            Shut::Refused(Refusal::Revoked) => "this preview's grant was revoked",
+            Shut::Refused(Refusal::RunEnded) => "this preview is gone: its workspace stopped or restarted",
+            Shut::Unavailable => "previews cannot be checked right now; try again shortly",
+            Shut::NotServedHere => "previews are not served here",
+            Shut::NoPreviewAtHost => "no preview is served at this host",
+            Shut::NoExecutorControl => "this process cannot reach executors",
+            Shut::ExecutorSilent => "the workspace's executor is not answering",
+            Shut::PortClosed => "nothing in the workspace accepts connections on this port",
+            Shut::BadPath => "the request's path cannot be passed on",
+            Shut::ServerSilent => "the workspace's server did not answer",
+            Shut::SwitchedUnasked => "the workspace's server switched protocols unasked",
+            Shut::UpgradesFull => "this listener carries as many upgraded connections as it takes",
+        }
+    }
+}
+
+impl IntoResponse for Shut {
+    fn into_response(self) -> Response {
+        let mut response = (self.status(), format!("{}\n", self.message())).into_response();
+        response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        response
+    }
 }
 
 impl From<Refusal> for Shut {
@@ -107,32 +166,22 @@ fn read<T>(answer: Result<Option<T>, sluice_store::StoreError>) -> Result<Option
 
 /// Whether `grant` lets a request for `port` of `workspace_id` through
 /// now, reading the workspace's live run.
-async fn admitted(app: &AppState, grant: &Preview, workspace_id: &str, port: u16) -> Result<(String, String), Shut> {
-    let view = read(app.store.get_workspace(&grant.created_by, &grant.grant.workspace_id).await)?;
+async fn admitted(
+    app: &AppState,
+    grant: &Preview,
+    workspace_id: &WorkspaceId,
+    port: u16,
+) -> Result<(RunId, String), Shut> {
+    let view = read(app.store.get_workspace(&OwnerId::from(&grant.created_by), &grant.grant.workspace_id).await)?;
     let live = view.as_ref().and_then(|v| crate::routes::workspaces::live_executor(v).ok());
     let serving = Serving { live_run: live.as_ref().map(|(run, _)| run.clone()) };
     preview::admits(&grant.grant, workspace_id, port, &serving, now_ms())?;
     Ok(live.ok_or(Refusal::RunEnded)?)
 }
 
-fn shut_response(shut: Shut) -> Response {
-    let refusal = match shut {
-        Shut::Refused(refusal) => refusal,
-        Shut::Unavailable => {
-            return refused(StatusCode::SERVICE_UNAVAILABLE, "previews cannot be checked right now; try again shortly");
-        }
-    };
-    match refusal {
-        Refusal::NoGrant => refused(StatusCode::FORBIDDEN, "this preview is private: open the URL its owner was given"),
-        Refusal::Expired => refused(StatusCode::FORBIDDEN, "this preview's grant has expired"),
-        Refusal::Revoked => refused(StatusCode::FORBIDDEN, "this preview's grant was revoked"),
-        Refusal::RunEnded => refused(StatusCode::GONE, "this preview is gone: its workspace stopped or restarted"),
-    }
-}
-
 async fn proxy(State(app): State<AppState>, mut request: Request) -> Response {
     let Some(settings) = app.config.previews.clone() else {
-        return refused(StatusCode::NOT_FOUND, "previews are not served here");
+        return Shut::NotServedHere.into_response();
     };
     let host = request
         .headers()
@@ -141,7 +190,7 @@ async fn proxy(State(app): State<AppState>, mut request: Request) -> Response {
         .map(str::to_owned)
         .or_else(|| request.uri().authority().map(|a| a.to_string()));
     let Some((port, workspace_id)) = host.as_deref().and_then(|h| preview::parse_host(h, &settings.domain)) else {
-        return refused(StatusCode::NOT_FOUND, "no preview is served at this host");
+        return Shut::NoPreviewAtHost.into_response();
     };
     let (visit, query) = visit_token(request.uri().query());
     let (cookie, other_cookies) = cookie_token(request.headers());
@@ -151,11 +200,11 @@ async fn proxy(State(app): State<AppState>, mut request: Request) -> Response {
     if let Some(token) = visit {
         let grant = match read(app.store.preview_by_token(&token).await) {
             Ok(grant) => grant,
-            Err(shut) => return shut_response(shut),
+            Err(shut) => return shut.into_response(),
         };
-        let Some(grant) = grant else { return shut_response(Refusal::NoGrant.into()) };
+        let Some(grant) = grant else { return Shut::Refused(Refusal::NoGrant).into_response() };
         if let Err(refusal) = admitted(&app, &grant, &workspace_id, port).await {
-            return shut_response(refusal);
+            return refusal.into_response();
         }
         let path = request.uri().path();
         let location = if query.is_empty() { path.to_owned() } else { format!("{path}?{query}") };
@@ -172,13 +221,13 @@ async fn proxy(State(app): State<AppState>, mut request: Request) -> Response {
                 Err(why) => refusal = why,
             },
             Ok(None) => {}
-            Err(shut) => return shut_response(shut),
+            Err(shut) => return shut.into_response(),
         }
     }
     let public = if live.is_none() { read(app.store.public_preview(&workspace_id, port).await) } else { Ok(None) };
     let public = match public {
         Ok(public) => public,
-        Err(shut) => return shut_response(shut),
+        Err(shut) => return shut.into_response(),
     };
     if let Some(grant) = public {
         match admitted(&app, &grant, &workspace_id, port).await {
@@ -186,21 +235,21 @@ async fn proxy(State(app): State<AppState>, mut request: Request) -> Response {
             Err(why) => refusal = why,
         }
     }
-    let Some((run_id, endpoint)) = live else { return shut_response(refusal) };
+    let Some((run_id, endpoint)) = live else { return refusal.into_response() };
     let Some(control) = app.config.control.clone() else {
-        return refused(StatusCode::SERVICE_UNAVAILABLE, "this process cannot reach executors");
+        return Shut::NoExecutorControl.into_response();
     };
     let target = sluice_executor::Target { run_id: &run_id, endpoint: &endpoint };
     let session = match control.open_session(target).await {
         Ok(session) => session,
         Err(e) => {
             tracing::info!(workspace = %workspace_id, error = %e, "a preview could not reach its executor");
-            return refused(StatusCode::BAD_GATEWAY, "the workspace's executor is not answering");
+            return Shut::ExecutorSilent.into_response();
         }
     };
     let stream = match sluice_session::connect_port(session, port).await {
         Ok(stream) => stream,
-        Err(_) => return refused(StatusCode::BAD_GATEWAY, "nothing in the workspace accepts connections on this port"),
+        Err(_) => return Shut::PortClosed.into_response(),
     };
 
     // The request as the workspace's server gets it: origin form, no
@@ -211,7 +260,7 @@ async fn proxy(State(app): State<AppState>, mut request: Request) -> Response {
     let path = parts.uri.path().to_owned();
     parts.uri = match if query.is_empty() { path.parse() } else { format!("{path}?{query}").parse() } {
         Ok(uri) => uri,
-        Err(_) => return refused(StatusCode::BAD_REQUEST, "the request's path cannot be passed on"),
+        Err(_) => return Shut::BadPath.into_response(),
     };
     for name in HOP_BY_HOP {
         parts.headers.remove(name);
@@ -233,22 +282,19 @@ async fn proxy(State(app): State<AppState>, mut request: Request) -> Response {
     }
     let (mut sender, connection) = match hyper::client::conn::http1::handshake(TokioIo::new(stream)).await {
         Ok(pair) => pair,
-        Err(_) => return refused(StatusCode::BAD_GATEWAY, "the workspace's server did not answer"),
+        Err(_) => return Shut::ServerSilent.into_response(),
     };
     tokio::spawn(connection.with_upgrades());
     let mut response = match sender.send_request(Request::from_parts(parts, body)).await {
         Ok(response) => response,
-        Err(_) => return refused(StatusCode::BAD_GATEWAY, "the workspace's server did not answer"),
+        Err(_) => return Shut::ServerSilent.into_response(),
     };
     if response.status() == StatusCode::SWITCHING_PROTOCOLS {
         let Some(client_upgrade) = client_upgrade else {
-            return refused(StatusCode::BAD_GATEWAY, "the workspace's server switched protocols unasked");
+            return Shut::SwitchedUnasked.into_response();
         };
         let Ok(slot) = UPGRADED.try_acquire() else {
-            return refused(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "this listener carries as many upgraded connections as it takes",
-            );
+            return Shut::UpgradesFull.into_response();
         };
         let server_upgrade = hyper::upgrade::on(&mut response);
         tokio::spawn(async move {
@@ -287,6 +333,29 @@ fn visited(settings: &PreviewSettings, grant: &Grant, token: &str, location: &st
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_answer_has_its_status() {
+        for (shut, status) in [
+            (Shut::Refused(Refusal::NoGrant), 403),
+            (Shut::Refused(Refusal::Expired), 403),
+            (Shut::Refused(Refusal::Revoked), 403),
+            (Shut::Refused(Refusal::RunEnded), 410),
+            (Shut::Unavailable, 503),
+            (Shut::NotServedHere, 404),
+            (Shut::NoPreviewAtHost, 404),
+            (Shut::NoExecutorControl, 503),
+            (Shut::ExecutorSilent, 502),
+            (Shut::PortClosed, 502),
+            (Shut::BadPath, 400),
+            (Shut::ServerSilent, 502),
+            (Shut::SwitchedUnasked, 502),
+            (Shut::UpgradesFull, 503),
+        ] {
+            assert_eq!(shut.status().as_u16(), status, "{shut:?}");
+            assert!(!shut.message().is_empty());
+        }
+    }
 
     #[test]
     fn the_visit_token_and_cookie_are_taken_out_of_what_is_passed_on() {

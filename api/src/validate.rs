@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 use sluice_domain::guard;
+use sluice_domain::ids::{IdempotencyKey, LaunchId, OwnerId};
 use sluice_store::spec::{Spec, WorkspaceSpec, env_name_ok};
 
 use crate::error::ApiError;
@@ -29,6 +30,11 @@ impl OwnerUserId {
 
     pub fn into_string(self) -> String {
         self.0
+    }
+
+    /// The owner, typed for everything past the request.
+    pub fn into_id(self) -> OwnerId {
+        OwnerId::from(self.0)
     }
 }
 
@@ -131,12 +137,12 @@ pub fn text(field: &str, value: &str, max_chars: usize) -> Result<String, ApiErr
 
 /// A launch identity: a text (see [`text_problem`]) that cannot be taken
 /// for an option where it is passed on.
-pub fn launch_id(field: &str, value: &str) -> Result<String, ApiError> {
+pub fn launch_id(field: &str, value: &str) -> Result<LaunchId, ApiError> {
     let value = text(field, value, 200)?;
     if value.starts_with('-') {
         return Err(ApiError::bad_request(format!("{field} must not start with '-'")));
     }
-    Ok(value)
+    Ok(LaunchId::from(value))
 }
 
 pub fn optional_text(field: &str, value: Option<&str>, max_chars: usize) -> Result<Option<String>, ApiError> {
@@ -157,12 +163,12 @@ pub fn label(field: &str, value: &str) -> Result<String, ApiError> {
 }
 
 /// An idempotency key: 1 to 200 of `A-Z a-z 0-9 . _ : -`.
-pub fn idempotency_key(field: &str, value: &str) -> Result<String, ApiError> {
+pub fn idempotency_key(field: &str, value: &str) -> Result<IdempotencyKey, ApiError> {
     let ok = !value.is_empty()
         && value.len() <= 200
         && value.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-'));
     if ok {
-        Ok(value.to_owned())
+        Ok(IdempotencyKey::from(value))
     } else {
         Err(ApiError::bad_request(format!(
             "{field} must be 1 to 200 characters of A-Z, a-z, 0-9, '.', '_', ':' or '-'"

@@ -353,8 +353,8 @@ impl WorkspaceRuntime {
             status: r.status,
             endpoint: r.endpoint.clone(),
             deadline: r.deadline.map(rfc3339),
-            run_id: Some(run.id.clone()),
-            launch_id: run.launch_id.clone(),
+            run_id: Some(run.id.to_string()),
+            launch_id: run.launch_id.as_deref().map(str::to_owned),
         })
     }
 }
@@ -415,16 +415,16 @@ impl CreateWorkspaceResponse {
         let w = &view.workspace;
         let run = view.current_run.as_ref();
         CreateWorkspaceResponse {
-            workspace_id: w.id.clone(),
+            workspace_id: w.id.to_string(),
             name: w.name.clone(),
             status: w.status,
             registry_id: w.registry_id.clone(),
             repository: w.repository.clone(),
             tag: w.tag.clone(),
-            run_id: run.map(|r| r.id.clone()),
+            run_id: run.map(|r| r.id.to_string()),
             runtime: run.and_then(WorkspaceRuntime::of),
             replayed,
-            launch_id: run.and_then(|r| r.launch_id.clone()),
+            launch_id: run.and_then(|r| r.launch_id.as_deref().map(str::to_owned)),
         }
     }
 }
@@ -445,11 +445,11 @@ pub struct WorkspaceCreateState {
 impl From<model::CreateKey> for WorkspaceCreateState {
     fn from(k: model::CreateKey) -> Self {
         WorkspaceCreateState {
-            idempotency_key: k.idempotency_key,
+            idempotency_key: k.idempotency_key.to_string(),
             state: k.state,
-            workspace_id: k.workspace_id,
-            run_id: k.run_id,
-            launch_id: k.launch_id,
+            workspace_id: k.workspace_id.map(String::from),
+            run_id: k.run_id.map(String::from),
+            launch_id: k.launch_id.map(String::from),
         }
     }
 }
@@ -485,9 +485,9 @@ impl From<&model::WorkspaceView> for WorkspaceSummary {
         let w = &view.workspace;
         let run = view.current_run.as_ref();
         WorkspaceSummary {
-            workspace_id: w.id.clone(),
+            workspace_id: w.id.to_string(),
             name: w.name.clone(),
-            owner_user_id: w.owner_user_id.clone(),
+            owner_user_id: w.owner_user_id.to_string(),
             status: w.status,
             registry_id: w.registry_id.clone(),
             repository: w.repository.clone(),
@@ -683,11 +683,11 @@ impl WorkspaceCaptureDrain {
                 last_recovery_error: r.last_error.clone(),
             }),
             executor: run.runtime.as_ref().map(|r| CaptureDrainExecutor {
-                run_id: run.id.clone(),
+                run_id: run.id.to_string(),
                 adapter: r.adapter.as_str().to_owned(),
                 resource_id: r.resource_id.clone(),
                 reference: Some(r.reference.clone()),
-                launch_id: run.launch_id.clone(),
+                launch_id: run.launch_id.as_deref().map(str::to_owned),
             }),
             completion: completion.map(|c| CaptureDrainCompletion {
                 executor_id: c.attestation.executor_id.clone(),
@@ -831,7 +831,7 @@ pub struct WorkspaceAttemptSummary {
 impl From<&model::Run> for WorkspaceAttemptSummary {
     fn from(r: &model::Run) -> Self {
         WorkspaceAttemptSummary {
-            attempt_id: r.id.clone(),
+            attempt_id: r.id.to_string(),
             relation: r.relation,
             status: r.status,
             trigger_type: r.trigger_type,
@@ -840,7 +840,7 @@ impl From<&model::Run> for WorkspaceAttemptSummary {
             published_image: r.published_image.as_ref().map(Into::into),
             error: r.error.as_ref().map(Into::into),
             spec: r.spec.document().clone(),
-            launch_id: r.launch_id.clone(),
+            launch_id: r.launch_id.as_deref().map(str::to_owned),
             queued_at: rfc3339(r.queued_at),
             created_at: rfc3339(r.created_at),
             updated_at: rfc3339(r.updated_at),
@@ -973,8 +973,8 @@ impl ExecRun {
             })
             .collect();
         ExecRun {
-            run_id: run.id.clone(),
-            workspace_id: run.workspace_id.clone(),
+            run_id: run.id.to_string(),
+            workspace_id: run.workspace_id.to_string(),
             harness_id: "exec".into(),
             status: match run.status {
                 model::ExecRunStatus::Queued => RunStatus::Queued,
@@ -1295,7 +1295,7 @@ pub struct WarmPoolLevel {
 impl From<sluice_store::fleet::WorkerRecord> for FleetWorker {
     fn from(w: sluice_store::fleet::WorkerRecord) -> Self {
         FleetWorker {
-            id: w.member.id,
+            id: w.member.id.to_string(),
             host: w.member.host,
             runtime: w.member.runtime,
             capacity: w.member.capacity,
@@ -1476,8 +1476,8 @@ pub struct GatewaySessionRecord {
 impl From<sluice_store::ssh_keys::GatewaySession> for GatewaySessionRecord {
     fn from(s: sluice_store::ssh_keys::GatewaySession) -> Self {
         GatewaySessionRecord {
-            session_id: s.id,
-            attempt_id: s.run_id,
+            session_id: s.id.to_string(),
+            attempt_id: s.run_id.to_string(),
             principal: s.principal,
             key_fingerprint: s.key_fingerprint,
             kind: s.kind,
@@ -1578,7 +1578,7 @@ impl From<sluice_store::webhooks::Webhook> for WebhookRecord {
             enabled: w.disabled.is_none(),
             disabled_at: w.disabled.as_ref().map(|(at, _)| rfc3339(*at)),
             disabled_reason: w.disabled.map(|(_, reason)| reason),
-            id: w.id,
+            id: w.id.to_string(),
             url: w.url,
             events: w.events,
             failures: w.failures,
@@ -1625,8 +1625,8 @@ pub struct WebhookDeliveryRecord {
 impl From<sluice_store::webhooks::Delivery> for WebhookDeliveryRecord {
     fn from(d: sluice_store::webhooks::Delivery) -> Self {
         WebhookDeliveryRecord {
-            id: d.id,
-            event_id: d.event_id,
+            id: d.id.to_string(),
+            event_id: d.event_id.to_string(),
             event_type: d.event_type,
             attempt: d.attempt,
             at: rfc3339(d.at),

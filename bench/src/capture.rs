@@ -16,6 +16,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use sluice_daemon::capture::snap::SnapConfig;
 use sluice_daemon::capture::{Capture, CaptureConfig, Stamper};
+use sluice_domain::ids::OwnerId;
 use sluice_protocol::Origin;
 use sluice_protocol::capture::{FlushKind, FlushRequest};
 
@@ -217,7 +218,7 @@ async fn sluice_side(root: &Path, tree: &Path, args: &BenchCaptureArgs) -> anyho
         store.clone(),
     )?;
     let host = sluice_capture_store::registrar::RegistrarHost::new(store.clone(), objects, Default::default());
-    let (session, token) = store.create_capture_session("bench", None, Default::default()).await?;
+    let (session, token) = store.create_capture_session(&OwnerId::from("bench"), None, Default::default()).await?;
     let socket = |run: &str| root.join(format!("{run}.sock"));
     let bind = |run: &str| sluice_capture_store::registrar::Binding {
         run_id: run.into(),
@@ -363,7 +364,7 @@ async fn larger_tree(root: &Path, files: usize) -> anyhow::Result<EngineRun> {
         store.clone(),
     )?;
     let host = sluice_capture_store::registrar::RegistrarHost::new(store.clone(), objects, Default::default());
-    let (session, token) = store.create_capture_session("bench", None, Default::default()).await?;
+    let (session, token) = store.create_capture_session(&OwnerId::from("bench"), None, Default::default()).await?;
     let socket = root.join("engine.sock");
     let binding = sluice_capture_store::registrar::Binding {
         run_id: "big".into(),

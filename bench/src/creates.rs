@@ -9,6 +9,7 @@ use clap::Args;
 use futures::StreamExt;
 use serde_json::json;
 use sluice_api::{ApiConfig, AppState, TokenSet};
+use sluice_domain::ids::{IdempotencyKey, OwnerId};
 use sluice_store::{Sealer, Store, testing};
 
 #[derive(Args, Debug)]
@@ -159,10 +160,11 @@ async fn bench_backend(label: &str, store: Store, args: &BenchArgs) -> anyhow::R
     let direct = |i: usize| {
         let store = store.clone();
         async move {
-            let mut new = sluice_store::NewWorkspace::of("bench", "bench", "local", "bench/image", "1");
+            let mut new = sluice_store::NewWorkspace::of(&OwnerId::from("bench"), "bench", "local", "bench/image", "1");
             new.spec = sluice_store::spec::Spec::parse(json!({"resources": {"cpus": 1}}))?;
             let key = format!("direct-{i}-{}", uuid::Uuid::new_v4().simple());
-            new.idempotency = Some(sluice_store::Idempotency { key, request_hash: "h".into() });
+            new.idempotency =
+                Some(sluice_store::Idempotency { key: IdempotencyKey::from(key), request_hash: "h".into() });
             new.secret_env = Some(sluice_store::Secret::new([("BENCH_SECRET".to_owned(), "value".to_owned())].into()));
             store.create_workspace(new).await?;
             Ok(())

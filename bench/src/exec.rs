@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 
 use crate::ready::Serve;
 use crate::summary::{Aim, json_of, millis as ms, percentile, record};
+use sluice_domain::ids::RunId;
 
 #[derive(Args, Debug)]
 pub struct BenchExecArgs {
@@ -173,7 +174,7 @@ async fn measure(serve: &Serve, data_dir: &Path, broker_base: &str, count: usize
     let socket = sluice_runtime::control_socket(&data_dir.join("executors"), &run_id);
     let daemon = sluice_executor::daemon::DaemonClient::new(
         &format!("unix://{}", socket.display()),
-        sluice_worker::reconcile::control_token_for(&sealer, &run_id),
+        sluice_worker::reconcile::control_token_for(&sealer, &RunId::from(&run_id)),
     )?;
     let request = sluice_protocol::ExecRequest { argv: vec!["true".into()], ..Default::default() };
     let timeout = Duration::from_secs(30);

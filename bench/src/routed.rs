@@ -10,6 +10,7 @@ use crate::summary::{millis as ms, percentile};
 use anyhow::Context;
 use clap::Args;
 use serde_json::json;
+use sluice_domain::ids::{OwnerId, RunId, WorkerId};
 use sluice_domain::transition::Outcome;
 use sluice_executor::{Executors, Target};
 use sluice_store::{NewWorkspace, RuntimeAdapter, RuntimeRecord, RuntimeStatus, Sealer, Store};
@@ -40,10 +41,11 @@ fn member(internal_url: Option<String>) -> sluice_store::fleet::WorkerMember {
 /// control endpoint at `endpoint`; answers the run's id.
 async fn placed_run(store: &Store, endpoint: &str) -> anyhow::Result<String> {
     store.beat(&member(None), 600_000).await?;
-    let created = store.create_workspace(NewWorkspace::of("bench", "bench", "local", "bench", "1")).await?;
+    let created =
+        store.create_workspace(NewWorkspace::of(&OwnerId::from("bench"), "bench", "local", "bench", "1")).await?;
     let sluice_store::CreateOutcome::Created(view) = created else { anyhow::bail!("a fresh create") };
     let run_id = view.current_run.context("a first run")?.id;
-    let lease = store.claim_jobs("bench-worker", HOST, 1, 600_000).await?.pop().context("its job")?;
+    let lease = store.claim_jobs(&WorkerId::from("bench-worker"), HOST, 1, 600_000).await?.pop().context("its job")?;
     store.place_run(&lease, &run_id, HOST).await?;
     let runtime = RuntimeRecord {
         adapter: RuntimeAdapter::Local,
@@ -57,7 +59,7 @@ async fn placed_run(store: &Store, endpoint: &str) -> anyhow::Result<String> {
     store.record(&lease, &run_id, launched).await?;
     store.record(&lease, &run_id, Outcome::Ready).await?;
     store.finish_job(&lease, None, None).await?;
-    Ok(run_id)
+    Ok(run_id.to_string())
 }
 
 /// A scratch directory, removed at the end.
@@ -88,7 +90,7 @@ pub async fn run(args: BenchRoutedArgs) -> anyhow::Result<()> {
     let socket = run_dir.join("run/control.sock");
     let endpoint = format!("unix://{}", socket.display());
     let run_id = placed_run(&store, &endpoint).await?;
-    let token = sluice_worker::reconcile::control_token_for(store.sealer(), &run_id);
+    let token = sluice_worker::reconcile::control_token_for(store.sealer(), &RunId::from(&run_id));
     std::fs::write(run_dir.join("run/boot-secret.json"), json!({"controlToken": token.expose()}).to_string())?;
     let mut daemon = tokio::process::Command::new(crate::sluice_binary()?)
         .arg("daemon")
@@ -131,7 +133,7 @@ pub async fn run(args: BenchRoutedArgs) -> anyhow::Result<()> {
     store.beat(&member(Some(url)), 600_000).await?;
     let routed = sluice_server::internal::routed(&store, None, local.clone())?;
 
-    let target = Target { run_id: &run_id, endpoint: &endpoint };
+    let target = Target { run_id: &RunId::from(&run_id), endpoint: &endpoint };
     let started = Instant::now();
     while !local.healthy(target).await {
         anyhow::ensure!(started.elapsed() < Duration::from_secs(30), "the daemon did not answer");

@@ -15,6 +15,7 @@ use sluice_protocol::CommandStatus;
 use crate::exec::{ExecBody, daemon_request, executor, upstream, validate};
 use crate::lease::{DEFAULT_EXEC_TIMEOUT_SECONDS, MAX_EXEC_TIMEOUT_SECONDS};
 use crate::{Authenticated, BrokerCode, BrokerError, BrokerJson, Shared, ok};
+use sluice_domain::ids::WorkspaceId;
 
 fn valid_identity(identity: &str) -> Result<(), BrokerError> {
     let ok = (1..=128).contains(&identity.len())
@@ -43,7 +44,7 @@ fn status_json(status: &CommandStatus) -> serde_json::Value {
 pub async fn start(
     state: Shared,
     Authenticated(lease): Authenticated,
-    Path((id, identity)): Path<(String, String)>,
+    Path((id, identity)): Path<(WorkspaceId, String)>,
     BrokerJson(body): BrokerJson<ExecBody>,
 ) -> Result<Response, BrokerError> {
     valid_identity(&identity)?;
@@ -72,7 +73,7 @@ pub async fn start(
 pub async fn read(
     state: Shared,
     Authenticated(lease): Authenticated,
-    Path((id, identity)): Path<(String, String)>,
+    Path((id, identity)): Path<(WorkspaceId, String)>,
 ) -> Result<Response, BrokerError> {
     Ok(ok(StatusCode::OK, status_json(&read_or_cancel(&state, &lease.instance, &id, &identity, false).await?)))
 }
@@ -80,7 +81,7 @@ pub async fn read(
 pub async fn cancel(
     state: Shared,
     Authenticated(lease): Authenticated,
-    Path((id, identity)): Path<(String, String)>,
+    Path((id, identity)): Path<(WorkspaceId, String)>,
 ) -> Result<Response, BrokerError> {
     Ok(ok(StatusCode::ACCEPTED, status_json(&read_or_cancel(&state, &lease.instance, &id, &identity, true).await?)))
 }
@@ -88,7 +89,7 @@ pub async fn cancel(
 async fn read_or_cancel(
     state: &Shared,
     instance: &str,
-    id: &str,
+    id: &WorkspaceId,
     identity: &str,
     cancel: bool,
 ) -> Result<CommandStatus, BrokerError> {

@@ -160,6 +160,11 @@ impl BrokerError {
 
     /// The envelope for an answer the framework made itself (a body over
     /// the limit, no route, a method the route does not take).
+    /// A body over the limit of `max_body_bytes`.
+    pub(crate) fn too_large(max_body_bytes: usize) -> BrokerError {
+        BrokerError::framework(StatusCode::PAYLOAD_TOO_LARGE, max_body_bytes)
+    }
+
     pub(crate) fn framework(status: StatusCode, max_body_bytes: usize) -> BrokerError {
         match status {
             StatusCode::PAYLOAD_TOO_LARGE => BrokerError::new(

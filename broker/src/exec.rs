@@ -14,6 +14,7 @@ use sluice_executor::{ExecutorError, Target};
 use crate::lease::{DEFAULT_EXEC_TIMEOUT_SECONDS, MAX_EXEC_TIMEOUT_SECONDS, MAX_FILE_BYTES, MAX_OUTPUT_BYTES};
 use crate::workspaces::{owned, usable};
 use crate::{Authenticated, BrokerCode, BrokerError, BrokerJson, Shared, ok};
+use sluice_domain::ids::{RunId, WorkspaceId};
 
 /// Past the command's own timeout, how long the daemon may take to answer.
 const TRANSPORT_SLACK: Duration = Duration::from_secs(30);
@@ -79,8 +80,8 @@ const TOUCH_EVERY_MS: i64 = 1000;
 pub(crate) async fn executor(
     state: &Shared,
     instance: &str,
-    id: &str,
-) -> Result<(sluice_store::broker::BrokerWorkspace, String, String), BrokerError> {
+    id: &WorkspaceId,
+) -> Result<(sluice_store::broker::BrokerWorkspace, RunId, String), BrokerError> {
     let workspace = owned(state, instance, id).await?;
     usable(state, &workspace).await?;
     let run_id = workspace.current_run_id.clone().ok_or_else(BrokerError::internal)?;
@@ -136,7 +137,7 @@ pub(crate) fn daemon_request(
 pub async fn exec(
     state: Shared,
     Authenticated(lease): Authenticated,
-    Path(id): Path<String>,
+    Path(id): Path<WorkspaceId>,
     BrokerJson(body): BrokerJson<ExecBody>,
 ) -> Result<Response, BrokerError> {
     let stdin = validate(&body)?;

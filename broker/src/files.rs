@@ -12,6 +12,7 @@ use sluice_executor::{ExecutorError, RefusalCode, Target};
 use crate::exec::{absolute_path, decode, executor, upstream};
 use crate::lease::MAX_FILE_BYTES;
 use crate::{Authenticated, BrokerCode, BrokerError, BrokerJson, Shared, ok};
+use sluice_domain::ids::WorkspaceId;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -47,7 +48,7 @@ fn file_error(e: ExecutorError) -> BrokerError {
 pub async fn read(
     state: Shared,
     Authenticated(lease): Authenticated,
-    Path(id): Path<String>,
+    Path(id): Path<WorkspaceId>,
     BrokerJson(body): BrokerJson<ReadBody>,
 ) -> Result<Response, BrokerError> {
     absolute_path("path", &body.path)?;
@@ -62,7 +63,7 @@ pub async fn read(
 pub async fn write(
     state: Shared,
     Authenticated(lease): Authenticated,
-    Path(id): Path<String>,
+    Path(id): Path<WorkspaceId>,
     BrokerJson(body): BrokerJson<WriteBody>,
 ) -> Result<Response, BrokerError> {
     absolute_path("path", &body.path)?;

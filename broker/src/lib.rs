@@ -97,7 +97,7 @@ async fn conventions(request: Request, next: Next) -> Response {
     // Refused from its declared length, before routing or reading it; a
     // body without one is cut off at the limit as it is read.
     let mut response = if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
-        BrokerError::framework(StatusCode::PAYLOAD_TOO_LARGE, MAX_BODY_BYTES).into_response()
+        BrokerError::too_large(MAX_BODY_BYTES).into_response()
     } else {
         next.run(request).await
     };
@@ -186,7 +186,7 @@ impl<T: serde::de::DeserializeOwned> axum::extract::FromRequest<BrokerState> for
     async fn from_request(request: Request, state: &BrokerState) -> Result<Self, BrokerError> {
         let bytes = axum::body::Bytes::from_request(request, state).await.map_err(|e| {
             if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                BrokerError::framework(StatusCode::PAYLOAD_TOO_LARGE, MAX_BODY_BYTES)
+                BrokerError::too_large(MAX_BODY_BYTES)
             } else {
                 BrokerError::invalid("the request body could not be read")
             }

@@ -16,6 +16,7 @@ use sluice_store::clock::rfc3339_seconds;
 use crate::exec::{absolute_path, executor, upstream};
 use crate::workspaces::{idempotency_key, owned, valid_id};
 use crate::{Authenticated, BrokerCode, BrokerError, BrokerJson, Shared, ok};
+use sluice_domain::ids::{SnapshotId, WorkspaceId};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -38,23 +39,23 @@ pub async fn create(
     state: Shared,
     Authenticated(lease): Authenticated,
     headers: HeaderMap,
-    Path(id): Path<String>,
+    Path(workspace_id): Path<WorkspaceId>,
     BrokerJson(body): BrokerJson<SnapshotBody>,
 ) -> Result<Response, BrokerError> {
     let key = idempotency_key(&headers)?;
     absolute_path("dir", &body.dir)?;
     // The workspace must be the instance's; whether it is still usable is
     // asked only of a new take, so a replay answers whatever became of it.
-    owned(&state, &lease.instance, &id).await?;
+    owned(&state, &lease.instance, &workspace_id).await?;
     // The dir only as a keyed hash: the canonical request is never stored plain.
-    let canonical = json!({"workspace_id": id, "dir": body.dir}).to_string();
+    let canonical = json!({"workspace_id": workspace_id, "dir": body.dir}).to_string();
     let request_hash = state.store.sealer().keyed_digest(canonical.as_bytes());
     let scope = &lease.scope;
     let claim = state
         .store
         .claim_broker_snapshot(&NewSnapshot {
             instance: &lease.instance,
-            workspace_id: &id,
+            workspace_id: &workspace_id,
             key: &key,
             request_hash: &request_hash,
             dir: &body.dir,
@@ -79,7 +80,7 @@ pub async fn create(
         Err(e) => return Err(e.into()),
     };
     let taken = async {
-        let (_, run_id, endpoint) = executor(&state, &lease.instance, &id).await?;
+        let (_, run_id, endpoint) = executor(&state, &lease.instance, &workspace_id).await?;
         let control = state.control.as_ref().ok_or_else(BrokerError::internal)?;
         let target = Target { run_id: &run_id, endpoint: &endpoint };
         control.snapshot(target, &snapshot_id, &body.dir).await.map_err(|e| match e {
@@ -105,7 +106,7 @@ pub async fn create(
 pub async fn delete(
     state: Shared,
     Authenticated(lease): Authenticated,
-    Path(id): Path<String>,
+    Path(id): Path<SnapshotId>,
 ) -> Result<Response, BrokerError> {
     valid_id(&id, "snapshot id")?;
     if !state.store.delete_broker_snapshot(&lease.instance, &id).await? {

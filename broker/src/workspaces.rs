@@ -17,10 +17,16 @@ use sluice_store::{CreateOutcome, DesiredState, Idempotency, NewWorkspace, Secre
 
 use crate::lease::{DEFAULT_SIZE, MAX_EGRESS_DOMAINS, MAX_ENV_ENTRIES, SIZES};
 use crate::{Authenticated, BrokerCode, BrokerError, BrokerJson, Releasing, Shared, ok};
+use sluice_domain::ids::{IdempotencyKey, OwnerId, SnapshotId, WorkspaceId};
 
 /// The owner a broker instance's workspaces have in sluice.
-pub fn owner_of(instance: &str) -> String {
-    format!("broker:{instance}")
+pub fn owner_of(instance: &str) -> OwnerId {
+    OwnerId::from(format!("broker:{instance}"))
+}
+
+/// The idempotency key an acquire's own key is stored under.
+fn acquire_key(key: &str) -> IdempotencyKey {
+    IdempotencyKey::from(format!("acquire:{key}"))
 }
 
 #[derive(Debug, Deserialize)]
@@ -253,10 +259,10 @@ pub async fn acquire(
     // A key that already made its workspace is answered by the replay (or
     // the conflict) below, whatever became of its snapshot or of admission
     // since: the protocol replays before it checks state.
-    let made = state.store.get_create_key(&owner_of(&lease.instance), &format!("acquire:{key}")).await?.state
+    let made = state.store.get_create_key(&owner_of(&lease.instance), &acquire_key(&key)).await?.state
         == sluice_store::CreateKeyState::Found;
     let restore_snapshot = match &request.snapshot_id {
-        Some(snapshot_id) if !made => Some(warm_start(&state, &lease.instance, snapshot_id).await?),
+        Some(snapshot_id) if !made => Some(warm_start(&state, &lease.instance, &SnapshotId::from(snapshot_id)).await?),
         other => other.clone(),
     };
     if !made {
@@ -286,7 +292,7 @@ pub async fn acquire(
         spec,
         ttl_ms: Some((scope.max_lifetime_seconds as i64) * 1000),
         launch_id: None,
-        idempotency: Some(Idempotency { key: format!("acquire:{key}"), request_hash }),
+        idempotency: Some(Idempotency { key: acquire_key(&key), request_hash }),
         secret_env: None,
         capture_token: None,
         broker: Some(NewBrokerWorkspace {
@@ -318,18 +324,18 @@ pub async fn acquire(
 
 /// The instance's snapshot a warm start names: 404 for an unknown id and
 /// another instance's alike, 410 for one expired or deleted.
-pub(crate) async fn warm_start(state: &Shared, instance: &str, id: &str) -> Result<String, BrokerError> {
+pub(crate) async fn warm_start(state: &Shared, instance: &str, id: &SnapshotId) -> Result<String, BrokerError> {
     valid_id(id, "snapshot_id")?;
     let snapshot = state.store.broker_snapshot(instance, id).await?.ok_or_else(BrokerError::not_found)?;
     if !snapshot.usable(sluice_store::clock::now_ms()) {
         return Err(BrokerError::new(BrokerCode::SnapshotGone, "the snapshot expired or was deleted; start cold"));
     }
-    Ok(snapshot.snapshot_id)
+    Ok(snapshot.snapshot_id.to_string())
 }
 
 /// The instance's workspace, or the same 404 for an unknown id and for
 /// another instance's.
-pub(crate) async fn owned(state: &Shared, instance: &str, id: &str) -> Result<BrokerWorkspace, BrokerError> {
+pub(crate) async fn owned(state: &Shared, instance: &str, id: &WorkspaceId) -> Result<BrokerWorkspace, BrokerError> {
     valid_id(id, "workspace id")?;
     state.store.broker_workspace(instance, id).await?.ok_or_else(BrokerError::not_found)
 }
@@ -337,7 +343,7 @@ pub(crate) async fn owned(state: &Shared, instance: &str, id: &str) -> Result<Br
 pub async fn get_workspace(
     state: Shared,
     Authenticated(lease): Authenticated,
-    Path(id): Path<String>,
+    Path(id): Path<WorkspaceId>,
 ) -> Result<Response, BrokerError> {
     let workspace = owned(&state, &lease.instance, &id).await?;
     Ok(ok(StatusCode::OK, status_json(&workspace)))
@@ -388,7 +394,7 @@ pub async fn list_workspaces(
 pub async fn release(
     state: Shared,
     Releasing(lease): Releasing,
-    Path(id): Path<String>,
+    Path(id): Path<WorkspaceId>,
 ) -> Result<Response, BrokerError> {
     let workspace = owned(&state, &lease.instance, &id).await?;
     if protocol_state(&workspace).0 != "terminated" {

@@ -29,6 +29,7 @@ use sluice_store::packs::{PackMember, PackState, RecordedPack};
 use crate::objects::{Objects, ObjectsError, StoredObject, Verified};
 use crate::packs::{PACK_TARGET_BYTES, PackBuilder, member_bytes};
 use crate::registrar::resolve_document;
+use sluice_domain::ids::SessionId;
 
 /// How a collection runs.
 #[derive(Debug, Clone)]
@@ -65,7 +66,7 @@ pub struct Collected {
     /// Packs whose live members were written into new packs.
     pub packs_rewritten: u64,
     /// Each session's stored bytes as recounted (its kept captures' need).
-    pub sessions: BTreeMap<String, u64>,
+    pub sessions: BTreeMap<SessionId, u64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -90,7 +91,7 @@ pub async fn collect(store: &Store, objects: &Objects, options: &CollectOptions)
     let started = now_ms();
     // Retention first: what it forgets is dead below (a dry run only
     // leaves it out of what is live).
-    let mut forgotten: HashSet<(String, u64)> = HashSet::new();
+    let mut forgotten: HashSet<(SessionId, u64)> = HashSet::new();
     for session in store.capture_session_ids().await? {
         let gone = store.forget_captures(&session, Default::default(), started, !options.dry_run).await?;
         collected.captures_forgotten += gone.len() as u64;
@@ -126,7 +127,7 @@ async fn sweep(
     options: &CollectOptions,
     started: i64,
     generation: Option<u64>,
-    forgotten: &HashSet<(String, u64)>,
+    forgotten: &HashSet<(SessionId, u64)>,
     listed: &Listed,
     collected: &mut Collected,
 ) -> Result<(), CollectError> {
@@ -377,9 +378,9 @@ async fn rewrite(
 async fn live_keys(
     objects: &Objects,
     manifests: &[LiveManifest],
-) -> Result<(HashSet<String>, HashMap<String, HashSet<String>>), ObjectsError> {
+) -> Result<(HashSet<String>, HashMap<SessionId, HashSet<String>>), ObjectsError> {
     let mut live: HashSet<String> = HashSet::new();
-    let mut by_session: HashMap<String, HashSet<String>> = HashMap::new();
+    let mut by_session: HashMap<SessionId, HashSet<String>> = HashMap::new();
     let mut resolved: HashMap<String, Vec<String>> = HashMap::new();
     for manifest in manifests {
         if !resolved.contains_key(&manifest.key) {
@@ -403,6 +404,7 @@ mod tests {
     use super::*;
     use crate::objects::{ObjectStoreUrl, object_key};
     use bytes::Bytes;
+    use sluice_domain::ids::{OwnerId, RunId};
     use sluice_protocol::capture::CaptureClass;
     use sluice_protocol::registrar::{Entry, EntryKind, Manifest};
     use sluice_store::capture::{ManifestHead, NewCapture};
@@ -417,7 +419,7 @@ mod tests {
 
     /// Registers a capture whose one file names `keys`; answers the
     /// session and the capture's manifest document.
-    async fn register_naming(store: &Store, objects: &Objects, keys: &[String], bytes: u64) -> (String, String) {
+    async fn register_naming(store: &Store, objects: &Objects, keys: &[String], bytes: u64) -> (SessionId, String) {
         let entry = Entry {
             path: "tree/a".into(),
             kind: EntryKind::File,
@@ -430,8 +432,9 @@ mod tests {
         };
         let document =
             crate::registrar::store_owned_manifest(objects, &Manifest { entries: vec![entry] }, "t").await.unwrap();
-        let (session, _) = store.create_capture_session("alice", None, Default::default()).await.unwrap();
-        store.claim_capture_session(&session.id, "run-a", "l", None).await.unwrap();
+        let (session, _) =
+            store.create_capture_session(&OwnerId::from("alice"), None, Default::default()).await.unwrap();
+        store.claim_capture_session(&session.id, &RunId::from("run-a"), "l", None).await.unwrap();
         let capture = NewCapture {
             epoch: 1,
             n: 1,

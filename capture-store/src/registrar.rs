@@ -34,6 +34,7 @@ use sluice_store::{Store, StoreError};
 
 use crate::objects::{Objects, ObjectsError, verify_all};
 use crate::packs::{PACKED_MAX_OBJECT, PackBuilder};
+use sluice_domain::ids::{LaunchId, RunId, SessionId};
 
 /// How many deltas may stack on a full manifest before the next head is
 /// written whole again.
@@ -95,16 +96,16 @@ pub async fn resolve_document(objects: &Objects, key: &str) -> Result<(Manifest,
 pub struct RegistrarHost {
     pub store: Store,
     pub objects: Objects,
-    served: Mutex<HashMap<String, tokio::task::AbortHandle>>,
+    served: Mutex<HashMap<RunId, tokio::task::AbortHandle>>,
     metrics: Arc<sluice_telemetry::Metrics>,
 }
 
 /// The executor one registrar socket serves.
 #[derive(Debug, Clone)]
 pub struct Binding {
-    pub run_id: String,
-    pub session_id: String,
-    pub launch: String,
+    pub run_id: RunId,
+    pub session_id: SessionId,
+    pub launch: LaunchId,
 }
 
 struct Served {
@@ -345,7 +346,7 @@ async fn rewind_to(served: &Served, point: u64) -> Result<Rewind, Refused> {
     }
     let origin = sluice_protocol::Origin {
         epoch: session.epoch + 1,
-        launch: served.binding.launch.clone(),
+        launch: served.binding.launch.to_string(),
         boot_id: format!("restore-of-{point}"),
         boot_generation: 0,
         observation: 0,
@@ -719,6 +720,7 @@ async fn seal(
 mod tests {
     use super::*;
     use crate::objects::{ObjectStoreUrl, object_key};
+    use sluice_domain::ids::OwnerId;
     use sluice_protocol::registrar::{Entry, EntryKind};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -782,8 +784,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let objects = Objects::open(&ObjectStoreUrl::Local(dir.path().join("objects")), store.clone()).unwrap();
         let host = RegistrarHost::new(store.clone(), objects.clone(), Default::default());
-        let (session, token) = store.create_capture_session("alice", Some(100), Default::default()).await.unwrap();
-        let (other, _) = store.create_capture_session("bob", None, Default::default()).await.unwrap();
+        let (session, token) =
+            store.create_capture_session(&OwnerId::from("alice"), Some(100), Default::default()).await.unwrap();
+        let (other, _) = store.create_capture_session(&OwnerId::from("bob"), None, Default::default()).await.unwrap();
         let socket = dir.path().join("registrar.sock");
         let binding = Binding { run_id: "run-a".into(), session_id: session.id.clone(), launch: "l".into() };
         host.ensure(binding, || tokio::net::UnixListener::bind(&socket)).unwrap();
@@ -877,7 +880,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let objects = Objects::open(&ObjectStoreUrl::Local(dir.path().join("objects")), store.clone()).unwrap();
         let host = RegistrarHost::new(store.clone(), objects, Default::default());
-        let (session, token) = store.create_capture_session("alice", None, Default::default()).await.unwrap();
+        let (session, token) =
+            store.create_capture_session(&OwnerId::from("alice"), None, Default::default()).await.unwrap();
         let token = token.expose().as_str();
         let socket = |run: &str| dir.path().join(format!("{run}.sock"));
         for run in ["run-a", "run-b"] {

@@ -11,6 +11,7 @@ use clap::Args;
 use futures::StreamExt;
 use indicatif::HumanBytes;
 
+use sluice_domain::ids::WorkspaceId;
 use sluice_server::config::{StoreArgs, WorkerArgs};
 
 #[derive(Args, Debug, Clone)]
@@ -34,7 +35,7 @@ pub async fn run(args: ExportArgs) -> anyhow::Result<()> {
         bail!("the archive is binary: redirect stdout to a file, or pass --output");
     }
     let store = args.store.open().await?;
-    let state = store.load_reconcile_state(&args.workspace_id).await?;
+    let state = store.load_reconcile_state(&WorkspaceId::from(&args.workspace_id)).await?;
     store.close().await;
     let Some(state) = state.filter(|s| s.workspace.owner_user_id == args.owner_user_id) else {
         bail!("{} is not a workspace of {}", args.workspace_id, args.owner_user_id);

@@ -2,6 +2,7 @@
 //! take) with a request may do, given its key's stored record. The store
 //! reads the record and carries the decision out.
 
+use crate::ids::WorkspaceId;
 use crate::model::CreateKeyState;
 
 /// What a create does next, given its key's record.
@@ -10,7 +11,7 @@ pub enum Claim {
     /// The key is pending with this request: go on and commit.
     Proceed,
     /// The key already made this workspace (or snapshot) for this request.
-    Replay(String),
+    Replay(WorkspaceId),
 }
 
 /// The stored state of a key, as far as a create needs it.
@@ -18,7 +19,7 @@ pub enum Claim {
 pub struct KeyRecord {
     pub state: CreateKeyState,
     pub request_hash: Option<String>,
-    pub workspace_id: Option<String>,
+    pub workspace_id: Option<WorkspaceId>,
 }
 
 /// Why a create may not go on with its key.
@@ -55,7 +56,7 @@ mod tests {
     use super::*;
 
     fn record(state: CreateKeyState, hash: Option<&str>, ws: Option<&str>) -> KeyRecord {
-        KeyRecord { state, request_hash: hash.map(str::to_owned), workspace_id: ws.map(str::to_owned) }
+        KeyRecord { state, request_hash: hash.map(str::to_owned), workspace_id: ws.map(Into::into) }
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use sluice_protocol::attest::{self, Attestation, Refuted, Report};
 
+use crate::ids::{OwnerId, RunId, WorkspaceId};
 use crate::model::*;
 
 /// What is known of an executor that an attestation is weighed against:
@@ -96,8 +97,8 @@ pub struct DrainProgress {
 /// One run's drain record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Drain {
-    pub run_id: String,
-    pub workspace_id: String,
+    pub run_id: RunId,
+    pub workspace_id: WorkspaceId,
     /// `None` until something was observed.
     pub state: Option<DrainState>,
     pub detail: Option<String>,
@@ -115,10 +116,10 @@ pub struct Drain {
 
 impl Drain {
     /// A run's drain before anything was recorded of it.
-    pub fn new(run_id: &str, workspace_id: &str) -> Drain {
+    pub fn new(run_id: &RunId, workspace_id: &WorkspaceId) -> Drain {
         Drain {
-            run_id: run_id.to_owned(),
-            workspace_id: workspace_id.to_owned(),
+            run_id: run_id.clone(),
+            workspace_id: workspace_id.clone(),
             state: None,
             detail: None,
             observed_at: None,
@@ -136,7 +137,7 @@ impl Drain {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredAttestation {
     pub id: String,
-    pub run_id: String,
+    pub run_id: RunId,
     pub attestation: Attestation,
     pub sealed_at: Option<String>,
     pub outcome: AttestationOutcome,
@@ -165,8 +166,8 @@ pub struct StopIntent {
 /// A retained executor, for operators.
 #[derive(Debug, Clone)]
 pub struct RetainedExecutor {
-    pub workspace_id: String,
-    pub owner_user_id: String,
+    pub workspace_id: WorkspaceId,
+    pub owner_user_id: OwnerId,
     pub run: Run,
     pub drain: Drain,
 }
@@ -191,8 +192,8 @@ pub fn repeats(previous: &Report, previous_detail: Option<&str>, report: &Report
 /// it) unless the owner says to discard that work.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnsavedHolder {
-    pub run_id: String,
-    pub workspace_id: String,
+    pub run_id: RunId,
+    pub workspace_id: WorkspaceId,
     /// `retained` or `stopping`.
     pub state: &'static str,
 }
@@ -226,7 +227,7 @@ pub fn unsaved_holder(holder: Option<(&Run, Option<&Drain>)>) -> Option<UnsavedH
 /// heard of the newer claim yet is fenced all the same; one that never
 /// claimed (epoch 0) is not. `session` is the session's epoch and the run
 /// that holds it, where the session is known.
-pub fn fenced(daemon_says: bool, claimed_epoch: u64, session: Option<(u64, Option<&str>)>, run_id: &str) -> bool {
+pub fn fenced(daemon_says: bool, claimed_epoch: u64, session: Option<(u64, Option<&str>)>, run_id: &RunId) -> bool {
     if daemon_says {
         return true;
     }
@@ -246,7 +247,7 @@ mod unsaved_holder_tests {
         let stopping = |state: Option<DrainState>| Drain {
             stop_requested: Some(("alice".into(), 1)),
             state,
-            ..Drain::new("r", "ws")
+            ..Drain::new(&"r".into(), &"ws".into())
         };
         let discarded =
             Drain { discard: Some(Discard { requested_by: "alice".into(), requested_at: 2 }), ..stopping(None) };
@@ -302,7 +303,11 @@ mod fenced_tests {
             (false, 2, Some((3, None)), true),
             (false, 2, None, false),
         ] {
-            assert_eq!(fenced(daemon_says, claimed, session, "run_a"), expected, "{daemon_says} {claimed} {session:?}");
+            assert_eq!(
+                fenced(daemon_says, claimed, session, &"run_a".into()),
+                expected,
+                "{daemon_says} {claimed} {session:?}"
+            );
         }
     }
 }

@@ -5,14 +5,15 @@
 use serde_json::json;
 
 use crate::drain::Drain;
+use crate::ids::{RunId, WorkspaceId};
 use crate::model::SluiceEventType;
 
 /// One of sluice's own events to append to the feed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewSluiceEvent {
     pub event_type: SluiceEventType,
-    pub workspace_id: Option<String>,
-    pub attempt_id: Option<String>,
+    pub workspace_id: Option<WorkspaceId>,
+    pub attempt_id: Option<RunId>,
     pub message: String,
     pub data: serde_json::Value,
 }
@@ -100,7 +101,7 @@ mod tests {
                 next_recovery_at: None,
                 last_error: None,
             }),
-            ..Drain::new("run_1", "ws_1")
+            ..Drain::new(&"run_1".into(), &"ws_1".into())
         }
     }
 

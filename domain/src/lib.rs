@@ -12,6 +12,7 @@ pub mod egress;
 pub mod feed;
 pub mod fleet;
 pub mod guard;
+pub mod ids;
 pub mod jobs;
 pub mod lifecycle;
 pub mod model;

@@ -4,6 +4,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::ids::{EventId, ExecRunId, IdempotencyKey, LaunchId, OwnerId, RunId, WorkspaceId};
 use serde::{Deserialize, Serialize};
 
 /// Declares an enum stored and sent by fixed names, with `as_str`,
@@ -245,8 +246,8 @@ named_enum!(
 /// A workspace as stored.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Workspace {
-    pub id: String,
-    pub owner_user_id: String,
+    pub id: WorkspaceId,
+    pub owner_user_id: OwnerId,
     pub name: String,
     pub registry_id: String,
     pub repository: String,
@@ -254,8 +255,8 @@ pub struct Workspace {
     pub spec: crate::spec::Spec,
     pub status: WorkspaceStatus,
     pub desired_state: DesiredState,
-    pub current_run_id: Option<String>,
-    pub idempotency_key: Option<String>,
+    pub current_run_id: Option<RunId>,
+    pub idempotency_key: Option<IdempotencyKey>,
     /// Unix milliseconds.
     pub expires_at: Option<i64>,
     pub created_at: i64,
@@ -306,13 +307,13 @@ pub struct RunError {
 /// One launch attempt of a workspace.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Run {
-    pub id: String,
-    pub workspace_id: String,
+    pub id: RunId,
+    pub workspace_id: WorkspaceId,
     pub relation: RunRelation,
     pub trigger_type: TriggerType,
     pub trigger_ref: Option<String>,
     pub status: WorkspaceStatus,
-    pub launch_id: Option<String>,
+    pub launch_id: Option<LaunchId>,
     pub spec: crate::spec::Spec,
     pub runtime: Option<RuntimeRecord>,
     pub published_image: Option<PublishedImage>,
@@ -332,13 +333,19 @@ pub struct Run {
 }
 
 impl Run {
+    /// The identity its executor is launched under: the launch id the
+    /// caller chose, or else the run's own id.
+    pub fn launch(&self) -> LaunchId {
+        self.launch_id.clone().unwrap_or_else(|| LaunchId::from(self.id.as_str()))
+    }
+
     /// A run just queued at `now`: a first launch attempt the owner asked
     /// for through the API, nothing of it started yet.
     pub fn queued(
-        id: String,
-        workspace_id: String,
+        id: RunId,
+        workspace_id: WorkspaceId,
         spec: crate::spec::Spec,
-        launch_id: Option<String>,
+        launch_id: Option<LaunchId>,
         now: i64,
     ) -> Run {
         Run {
@@ -376,11 +383,11 @@ pub struct WorkspaceView {
 /// One entry of a workspace's append-only event log.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event {
-    pub id: String,
-    pub workspace_id: String,
+    pub id: EventId,
+    pub workspace_id: WorkspaceId,
     /// Position in the workspace's own log, from 1.
     pub seq: i64,
-    pub attempt_id: Option<String>,
+    pub attempt_id: Option<RunId>,
     pub event_type: EventType,
     pub occurred_at: i64,
     pub message: Option<String>,
@@ -390,10 +397,10 @@ pub struct Event {
 /// One of sluice's own events: on the global feed only.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SluiceEvent {
-    pub id: String,
+    pub id: EventId,
     /// The workspace it concerns, if any (a webhook's concerns none).
-    pub workspace_id: Option<String>,
-    pub attempt_id: Option<String>,
+    pub workspace_id: Option<WorkspaceId>,
+    pub attempt_id: Option<RunId>,
     pub event_type: SluiceEventType,
     pub occurred_at: i64,
     pub message: Option<String>,
@@ -409,7 +416,7 @@ pub enum FeedItem {
 }
 
 impl FeedItem {
-    pub fn id(&self) -> &str {
+    pub fn id(&self) -> &EventId {
         match self {
             FeedItem::Workspace(e) => &e.id,
             FeedItem::Sluice(e) => &e.id,
@@ -424,10 +431,10 @@ impl FeedItem {
         }
     }
 
-    pub fn workspace_id(&self) -> Option<&str> {
+    pub fn workspace_id(&self) -> Option<&WorkspaceId> {
         match self {
             FeedItem::Workspace(e) => Some(&e.workspace_id),
-            FeedItem::Sluice(e) => e.workspace_id.as_deref(),
+            FeedItem::Sluice(e) => e.workspace_id.as_ref(),
         }
     }
 
@@ -442,11 +449,11 @@ impl FeedItem {
 /// What the store knows of an idempotency key.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CreateKey {
-    pub idempotency_key: String,
+    pub idempotency_key: IdempotencyKey,
     pub state: CreateKeyState,
-    pub workspace_id: Option<String>,
-    pub run_id: Option<String>,
-    pub launch_id: Option<String>,
+    pub workspace_id: Option<WorkspaceId>,
+    pub run_id: Option<RunId>,
+    pub launch_id: Option<LaunchId>,
 }
 
 /// One command of an exec run: argv run without a shell.
@@ -495,11 +502,11 @@ pub struct ExecCommandResult {
 /// A deterministic exec run: ordered commands run in a workspace's executor.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExecRun {
-    pub id: String,
-    pub workspace_id: String,
-    pub owner_user_id: String,
+    pub id: ExecRunId,
+    pub workspace_id: WorkspaceId,
+    pub owner_user_id: OwnerId,
     /// The workspace run (launch attempt) whose executor runs the commands.
-    pub attempt_id: String,
+    pub attempt_id: RunId,
     pub status: ExecRunStatus,
     pub exit_code: Option<i64>,
     pub commands: Vec<ExecCommand>,

@@ -4,6 +4,8 @@
 //! lets a request through, decided here; the store keeps the grants and
 //! the proxy carries the bytes.
 
+use crate::ids::{RunId, WorkspaceId};
+
 /// The shortest and longest life of a preview grant.
 pub const MIN_TTL_SECONDS: u64 = 60;
 pub const MAX_TTL_SECONDS: u64 = 7 * 24 * 3600;
@@ -17,7 +19,7 @@ pub const VISIT_PARAM: &str = "sluice_preview_token";
 /// The port and workspace a preview host names, when `host` (as a Host
 /// header has it, with or without a port) is `PORT-WORKSPACEID.` followed
 /// by `domain`.
-pub fn parse_host(host: &str, domain: &str) -> Option<(u16, String)> {
+pub fn parse_host(host: &str, domain: &str) -> Option<(u16, WorkspaceId)> {
     let host = host.to_ascii_lowercase();
     let name = match host.rsplit_once(':') {
         Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name.to_owned(),
@@ -30,21 +32,21 @@ pub fn parse_host(host: &str, domain: &str) -> Option<(u16, String)> {
     let id_ok = !workspace.is_empty()
         && workspace.len() <= 64
         && workspace.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-    id_ok.then(|| (port, workspace.to_owned()))
+    id_ok.then(|| (port, WorkspaceId::from(workspace)))
 }
 
 /// The host a preview of `port` of `workspace_id` is served at.
-pub fn host_of(port: u16, workspace_id: &str, domain: &str) -> String {
+pub fn host_of(port: u16, workspace_id: &WorkspaceId, domain: &str) -> String {
     format!("{port}-{}.{}", workspace_id.to_ascii_lowercase(), domain.trim_end_matches('.'))
 }
 
 /// What a stored grant is, as far as letting a request through goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Grant {
-    pub workspace_id: String,
+    pub workspace_id: WorkspaceId,
     pub port: u16,
     /// The run it was granted on: a stop or restart ends it.
-    pub run_id: String,
+    pub run_id: RunId,
     pub public: bool,
     pub expires_at: i64,
     pub revoked: bool,
@@ -54,7 +56,7 @@ pub struct Grant {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Serving {
     /// Its current run, if its executor is up (ready).
-    pub live_run: Option<String>,
+    pub live_run: Option<RunId>,
 }
 
 /// Why a request is not let through.
@@ -69,8 +71,14 @@ pub enum Refusal {
 }
 
 /// Whether `grant` lets a request for `port` of `workspace_id` through now.
-pub fn admits(grant: &Grant, workspace_id: &str, port: u16, serving: &Serving, now: i64) -> Result<(), Refusal> {
-    if grant.workspace_id != workspace_id || grant.port != port {
+pub fn admits(
+    grant: &Grant,
+    workspace_id: &WorkspaceId,
+    port: u16,
+    serving: &Serving,
+    now: i64,
+) -> Result<(), Refusal> {
+    if grant.workspace_id != *workspace_id || grant.port != port {
         return Err(Refusal::NoGrant);
     }
     if grant.revoked {
@@ -107,10 +115,10 @@ mod tests {
             ("preview.test", None),
         ] {
             let parsed = parse_host(host, domain);
-            assert_eq!(parsed, expected.map(|(p, w)| (p, w.to_owned())), "{host}");
+            assert_eq!(parsed, expected.map(|(p, w)| (p, WorkspaceId::from(w))), "{host}");
         }
-        assert_eq!(host_of(3000, "ws_1", "preview.test."), "3000-ws_1.preview.test");
-        assert_eq!(parse_host(&host_of(3000, "ws_1", domain), domain), Some((3000, "ws_1".into())));
+        assert_eq!(host_of(3000, &"ws_1".into(), "preview.test."), "3000-ws_1.preview.test");
+        assert_eq!(parse_host(&host_of(3000, &"ws_1".into(), domain), domain), Some((3000, "ws_1".into())));
     }
 
     #[test]
@@ -134,7 +142,7 @@ mod tests {
             (&grant, "ws_1", 3000, &Serving { live_run: None }, 0, Err(Refusal::RunEnded)),
             (&grant, "ws_1", 3000, &Serving { live_run: Some("run_2".into()) }, 0, Err(Refusal::RunEnded)),
         ] {
-            assert_eq!(admits(grant, workspace, port, serving, now), expected, "{workspace}:{port} at {now}");
+            assert_eq!(admits(grant, &workspace.into(), port, serving, now), expected, "{workspace}:{port} at {now}");
         }
     }
 }

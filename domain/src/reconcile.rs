@@ -6,6 +6,7 @@ use sluice_protocol::attest;
 use sluice_protocol::capture::{CaptureStatus, incomplete};
 
 use crate::drain::{DrainObservation, DrainProgress, Retention};
+use crate::ids::RunId;
 use crate::model::{DesiredState, DrainState, Run, RunError, Workspace, WorkspaceStatus};
 use crate::transition::unreachable_with_host;
 
@@ -27,7 +28,7 @@ pub struct ReconcileState {
     pub attestation: Option<crate::drain::StoredAttestation>,
     /// The run that holds the capture session's lease now (capture-sourced
     /// workspaces): a newer executor on the session, or this one.
-    pub session_holder: Option<String>,
+    pub session_holder: Option<RunId>,
     /// The newest session epoch the current run's executor claimed.
     pub claimed_epoch: Option<u64>,
 }
@@ -120,31 +121,31 @@ impl Policy {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
     /// Create (or adopt) the run's executor.
-    Launch { run_id: String },
+    Launch { run_id: RunId },
     /// The run's daemon answered: record it ready.
-    RecordReady { run_id: String },
+    RecordReady { run_id: RunId },
     /// The run failed; queue a retry run if `retry`.
-    Fail { run_id: String, error: RunError, retry: bool },
+    Fail { run_id: RunId, error: RunError, retry: bool },
     /// Remove the run's runtime resource (it holds nothing to save).
-    Remove { run_id: String },
+    Remove { run_id: RunId },
     /// Keep the run's executor and its disk: its work is not confirmed saved.
-    Retain { run_id: String, reason: String },
+    Retain { run_id: RunId, reason: String },
     /// The run never launched and the workspace was asked to stop.
-    Cancel { run_id: String },
+    Cancel { run_id: RunId },
     /// Ask the capture-sourced run's running executor for its FINAL flush
     /// (or how the one under way goes) and record what it answers.
-    Drain { run_id: String },
+    Drain { run_id: RunId },
     /// Start the retained executor again on its own disk.
-    Recover { run_id: String },
+    Recover { run_id: RunId },
     /// A recovery is due but must not run now (`reason`): count the attempt
     /// and look again after the backoff.
-    HoldRecovery { run_id: String, reason: String },
+    HoldRecovery { run_id: RunId, reason: String },
     /// The executor is gone with its disk: nothing is left to save.
-    Lose { run_id: String, reason: String },
+    Lose { run_id: RunId, reason: String },
     /// The runtime's deadline is near: begin the final drain now.
-    Preserve { run_id: String },
+    Preserve { run_id: RunId },
     /// Its host is back and the executor runs as before: ready again.
-    Readopt { run_id: String },
+    Readopt { run_id: RunId },
     /// Nothing to change now; look again at `at`.
     Wait { at: i64 },
     /// Nothing left to do until someone asks for something.
@@ -216,7 +217,7 @@ pub fn decide(state: &ReconcileState, observation: &Observation, now: i64, polic
     let live = has_live_runtime(run);
     let ended = matches!(observation, Observation::Exited | Observation::Absent);
     let retain =
-        |run_id: String, reason: &'static str| because(Action::Retain { run_id, reason: reason.into() }, reason);
+        |run_id: RunId, reason: &'static str| because(Action::Retain { run_id, reason: reason.into() }, reason);
 
     if live && unreachable_with_host(run) {
         let discarded = state.drain.as_ref().is_some_and(|d| d.discard.is_some());
@@ -548,7 +549,7 @@ mod tests {
     const NOW: i64 = 2_000;
 
     fn drain(state: Option<DrainState>) -> Drain {
-        Drain { state, ..Drain::new("cur", "ws") }
+        Drain { state, ..Drain::new(&"cur".into(), &"ws".into()) }
     }
 
     fn retention(recoverable: bool, next: Option<i64>) -> Retention {

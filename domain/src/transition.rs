@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use sluice_protocol::attest::Report;
 
 use crate::drain::*;
+use crate::ids::{LaunchId, RunId};
 use crate::lifecycle::{restart_allowed, stop_allowed};
 use crate::model::*;
 
@@ -97,9 +98,9 @@ pub struct Creation<'a> {
     pub tag: &'a str,
     /// When it expires (RFC 3339), if it does.
     pub expires_at: Option<String>,
-    pub run_id: &'a str,
+    pub run_id: &'a RunId,
     /// The launch id the caller chose for the first run, if any.
-    pub launch_id: Option<&'a str>,
+    pub launch_id: Option<&'a LaunchId>,
 }
 
 /// What a create records, in order: `workspace.created` (with what was
@@ -124,7 +125,7 @@ pub fn creation_events(creation: &Creation<'_>) -> Vec<NewEvent> {
             data: Some(created),
         },
         NewEvent {
-            attempt_id: Some(creation.run_id.to_owned()),
+            attempt_id: Some(creation.run_id.clone()),
             event_type: EventType::AttemptQueued,
             message: Some("launch queued".into()),
             data: Some(queued),
@@ -151,7 +152,7 @@ pub enum Change {
 /// One event to append to the workspace's log.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewEvent {
-    pub attempt_id: Option<String>,
+    pub attempt_id: Option<RunId>,
     pub event_type: EventType,
     pub message: Option<String>,
     pub data: Option<Value>,
@@ -565,7 +566,7 @@ impl Next<'_> {
         self.event(EventType::AttemptFailed, error.message.clone(), Some(data));
         if retry {
             let queued = Run::queued(
-                ids("run"),
+                ids("run").into(),
                 failed.workspace_id.clone(),
                 failed.spec.clone(),
                 failed.launch_id.clone(),
@@ -574,7 +575,7 @@ impl Next<'_> {
             let retry_run = Run {
                 relation: RunRelation::Retry,
                 trigger_type: TriggerType::Retry,
-                trigger_ref: Some(failed.id.clone()),
+                trigger_ref: Some(failed.id.to_string()),
                 launch_attempt: failed.launch_attempt + 1,
                 ..queued
             };
@@ -719,7 +720,7 @@ impl Next<'_> {
             Request::Restart => {
                 let workspace = &self.stored.workspace;
                 restart_allowed(workspace)?;
-                let run = Run::queued(ids("run"), workspace.id.clone(), workspace.spec.clone(), None, now);
+                let run = Run::queued(ids("run").into(), workspace.id.clone(), workspace.spec.clone(), None, now);
                 let data = json!({"relation": "launch", "triggerType": "api", "restartOf": workspace.current_run_id});
                 self.queue(run, "restart queued", data);
                 let workspace = &mut self.t.workspace;
@@ -1134,7 +1135,7 @@ mod tests {
             next_recovery_at: Some(8),
             last_error: None,
         };
-        again.drain = Some(Drain { retention: Some(earlier), ..Drain::new("cur", "ws") });
+        again.drain = Some(Drain { retention: Some(earlier), ..Drain::new(&"cur".into(), &"ws".into()) });
         let t = apply(&again, outcome(retained())).unwrap();
         let retention = t.drain.unwrap().retention.unwrap();
         assert_eq!((retention.since, retention.attempts, retention.next_recovery_at), (7, 3, Some(8)));
@@ -1265,8 +1266,8 @@ mod tests {
             repository: "busybox",
             tag: "1",
             expires_at: None,
-            run_id: "run_1",
-            launch_id: Some("launch-a"),
+            run_id: &"run_1".into(),
+            launch_id: Some(&"launch-a".into()),
         };
         let events = creation_events(&creation);
         let kinds: Vec<E> = events.iter().map(|e| e.event_type).collect();
@@ -1290,7 +1291,7 @@ mod tests {
             next_recovery_at: Some(50_000),
             last_error: None,
         };
-        retained.drain = Some(Drain { retention: Some(retention), ..Drain::new("cur", "ws") });
+        retained.drain = Some(Drain { retention: Some(retention), ..Drain::new(&"cur".into(), &"ws".into()) });
         let t = apply(&retained, Change::Request(Request::Recover)).unwrap();
         assert_eq!(t.answer, Answer::Recover { recoverable: Some(true) });
         assert_eq!(t.drain.unwrap().retention.unwrap().next_recovery_at, Some(NOW));

@@ -14,6 +14,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
+use sluice_domain::ids::{RunId, SnapshotId};
 pub use sluice_protocol::RefusalCode;
 use sluice_protocol::capture::{BindRequest, Binds, CaptureStatus, FlushRequest, Replanned};
 
@@ -64,7 +65,7 @@ pub type ExecutorFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, ExecutorE
 /// The executor a call goes to: its run and its control endpoint.
 #[derive(Debug, Clone, Copy)]
 pub struct Target<'a> {
-    pub run_id: &'a str,
+    pub run_id: &'a RunId,
     pub endpoint: &'a str,
 }
 
@@ -106,7 +107,7 @@ pub trait Executors: Send + Sync + std::fmt::Debug {
     fn snapshot<'a>(
         &'a self,
         target: Target<'a>,
-        snapshot_id: &'a str,
+        snapshot_id: &'a SnapshotId,
         dir: &'a str,
     ) -> ExecutorFuture<'a, TakenSnapshot>;
     /// Opens an interactive session on the executor: the stream its frames

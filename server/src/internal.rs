@@ -66,13 +66,14 @@ pub fn router(serving: Serving) -> axum::Router {
 
 async fn members_only(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
     use axum::response::IntoResponse;
+    use sluice_worker::internal::refusal::Refusal;
     let member = request.extensions().get::<sluice_api::listener::ClientCertified>().is_some_and(|c| c.0);
     let path = request.uri().path();
     let for_members = path == sluice_worker::internal::server::CALL_PATH
         || path.starts_with(sluice_worker::internal::server::SESSION_PATH);
     if for_members && !member {
-        let body = serde_json::json!({"message": "executor calls need the install's cluster credential"});
-        return (axum::http::StatusCode::UNAUTHORIZED, axum::Json(body)).into_response();
+        let refusal = Refusal::Unauthenticated("executor calls need the install's cluster credential");
+        return refusal.into_response();
     }
     next.run(request).await
 }

@@ -11,6 +11,7 @@ use crate::error::StoreError;
 use crate::model::{DesiredState, WorkspaceStatus};
 use crate::seal::{Secret, new_token};
 use crate::transitions::Subject;
+use sluice_domain::ids::{RunId, WorkspaceId};
 use sluice_domain::transition::{Change, Request};
 
 /// The prefix of every broker token, so secret scanners can find leaked ones.
@@ -311,7 +312,7 @@ pub struct NewBrokerWorkspace {
 /// A broker workspace with its sluice workspace's state.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BrokerWorkspace {
-    pub workspace_id: String,
+    pub workspace_id: WorkspaceId,
     pub instance: String,
     pub size: String,
     pub image: String,
@@ -325,7 +326,7 @@ pub struct BrokerWorkspace {
     pub termination_reason: Option<String>,
     /// The current run of its sluice workspace, and that run's control
     /// endpoint once it launched.
-    pub current_run_id: Option<String>,
+    pub current_run_id: Option<RunId>,
     pub endpoint: Option<String>,
 }
 
@@ -370,7 +371,7 @@ pub(crate) async fn check_concurrency(tx: &mut crate::db::Tx, new: &NewBrokerWor
 
 pub(crate) async fn insert_workspace(
     tx: &mut crate::db::Tx,
-    workspace_id: &str,
+    workspace_id: &WorkspaceId,
     new: &NewBrokerWorkspace,
     expires_at: i64,
     now: i64,
@@ -406,7 +407,7 @@ const BROKER_WORKSPACE_FROM: &str =
 
 fn broker_workspace_from_row(row: &DbRow) -> Result<BrokerWorkspace, StoreError> {
     Ok(BrokerWorkspace {
-        workspace_id: row.text("workspace_id")?,
+        workspace_id: row.id("workspace_id")?,
         instance: row.text("instance")?,
         size: row.text("size")?,
         image: row.text("image")?,
@@ -418,7 +419,7 @@ fn broker_workspace_from_row(row: &DbRow) -> Result<BrokerWorkspace, StoreError>
         desired: row.parsed("desired_state")?,
         finished_at: row.opt_int("finished_at")?,
         termination_reason: row.opt_text("termination_reason")?,
-        current_run_id: row.opt_text("current_run_id")?,
+        current_run_id: row.opt_id("current_run_id")?,
         endpoint: row.opt_text("runtime_endpoint")?,
     })
 }
@@ -426,7 +427,11 @@ fn broker_workspace_from_row(row: &DbRow) -> Result<BrokerWorkspace, StoreError>
 impl Store {
     /// The instance's workspace; `None` for an unknown id and for another
     /// instance's alike.
-    pub async fn broker_workspace(&self, instance: &str, id: &str) -> Result<Option<BrokerWorkspace>, StoreError> {
+    pub async fn broker_workspace(
+        &self,
+        instance: &str,
+        id: &WorkspaceId,
+    ) -> Result<Option<BrokerWorkspace>, StoreError> {
         self.pool
             .fetch_optional(
                 &format!(
@@ -470,7 +475,7 @@ impl Store {
     /// Ends the broker workspaces nothing may use any more: idle past their
     /// timeout, of an instance whose every token was revoked, or of a
     /// paused or stopped instance. Answers each with its reason.
-    pub async fn reap_broker_workspaces(&self, now: i64, limit: i64) -> Result<Vec<(String, String)>, StoreError> {
+    pub async fn reap_broker_workspaces(&self, now: i64, limit: i64) -> Result<Vec<(WorkspaceId, String)>, StoreError> {
         let rows = self
             .pool
             .fetch_all(
@@ -486,7 +491,7 @@ impl Store {
             .await?;
         let mut ended = Vec::new();
         for row in rows {
-            let id = row.text("workspace_id")?;
+            let id: WorkspaceId = row.id("workspace_id")?;
             let instance = row.text("instance")?;
             let idle_at = row.int("last_used_at")? + row.int("idle_timeout_seconds")? * 1000;
             let reason = if row.int("unrevoked")? == 0 {
@@ -508,7 +513,7 @@ impl Store {
     }
 
     /// A broker workspace's hard end (Unix ms) and idle timeout (seconds).
-    pub async fn broker_bounds(&self, workspace_id: &str) -> Result<Option<(i64, u64)>, StoreError> {
+    pub async fn broker_bounds(&self, workspace_id: &WorkspaceId) -> Result<Option<(i64, u64)>, StoreError> {
         self.pool
             .fetch_optional(
                 "SELECT expires_at, idle_timeout_seconds FROM broker_workspaces WHERE workspace_id = $1",
@@ -520,7 +525,7 @@ impl Store {
     }
 
     /// Records a use of the workspace (for its idle timeout).
-    pub async fn touch_broker_workspace(&self, id: &str) -> Result<(), StoreError> {
+    pub async fn touch_broker_workspace(&self, id: &WorkspaceId) -> Result<(), StoreError> {
         self.pool
             .execute("UPDATE broker_workspaces SET last_used_at = $1 WHERE workspace_id = $2", args![now_ms(), id])
             .await?;
@@ -531,7 +536,7 @@ impl Store {
     /// its sluice workspace is stopped through the transition like any stop
     /// (`broker: REASON` asked it), in the transaction that records the
     /// reason. The first reason stays.
-    pub async fn end_broker_workspace(&self, id: &str, reason: &str) -> Result<(), StoreError> {
+    pub async fn end_broker_workspace(&self, id: &WorkspaceId, reason: &str) -> Result<(), StoreError> {
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
         tx.execute(

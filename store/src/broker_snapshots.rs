@@ -10,6 +10,7 @@ use crate::db::{DbRow, args};
 use crate::error::StoreError;
 use crate::model::CreateKeyState;
 use crate::seal::{Sealed, Secret};
+use sluice_domain::ids::{SnapshotId, WorkspaceId};
 
 /// How long a snapshot may stay `taking` before its key is taken to be
 /// abandoned (its taker died): longer than any snapshot takes.
@@ -18,9 +19,9 @@ pub const TAKING_STALE_MS: i64 = 15 * 60 * 1000;
 /// A snapshot as the protocol answers it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BrokerSnapshot {
-    pub snapshot_id: String,
+    pub snapshot_id: SnapshotId,
     pub instance: String,
-    pub workspace_id: String,
+    pub workspace_id: WorkspaceId,
     pub state: SnapshotState,
     pub created_at: i64,
     pub expires_at: i64,
@@ -39,7 +40,7 @@ impl BrokerSnapshot {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SnapshotClaim {
     /// Take the snapshot under this id (a new one, or one whose taker died).
-    Take(String),
+    Take(SnapshotId),
     /// The key already made this snapshot.
     Replay(BrokerSnapshot),
     /// The snapshot is being taken by another request.
@@ -50,7 +51,7 @@ pub enum SnapshotClaim {
 #[derive(Debug)]
 pub struct NewSnapshot<'a> {
     pub instance: &'a str,
-    pub workspace_id: &'a str,
+    pub workspace_id: &'a WorkspaceId,
     pub key: &'a str,
     pub request_hash: &'a str,
     pub dir: &'a str,
@@ -63,7 +64,7 @@ pub use sluice_domain::model::TakenSnapshot;
 /// What a warm start restores.
 #[derive(Debug)]
 pub struct SnapshotRestore {
-    pub snapshot_id: String,
+    pub snapshot_id: SnapshotId,
     /// `None` once the snapshot was deleted.
     pub manifests: Option<(String, String)>,
     pub dir: Secret<String>,
@@ -72,7 +73,7 @@ pub struct SnapshotRestore {
 /// A snapshot whose store objects are due to be deleted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DueDeletion {
-    pub snapshot_id: String,
+    pub snapshot_id: SnapshotId,
     pub manifests: Vec<String>,
     /// Its taker died before it was ready: forget it and its key.
     pub abandoned: bool,
@@ -82,9 +83,9 @@ const COLUMNS: &str = "snapshot_id, instance, workspace_id, state, created_at, e
 
 fn from_row(row: &DbRow) -> Result<BrokerSnapshot, StoreError> {
     Ok(BrokerSnapshot {
-        snapshot_id: row.text("snapshot_id")?,
+        snapshot_id: row.id("snapshot_id")?,
         instance: row.text("instance")?,
-        workspace_id: row.text("workspace_id")?,
+        workspace_id: row.id("workspace_id")?,
         state: row.parsed("state")?,
         created_at: row.int("created_at")?,
         expires_at: row.int("expires_at")?,
@@ -99,7 +100,7 @@ fn key_name(key: &str) -> String {
     format!("snapshot:{key}")
 }
 
-fn dir_aad(snapshot_id: &str) -> String {
+fn dir_aad(snapshot_id: &SnapshotId) -> String {
     format!("broker-snapshot/{snapshot_id}/dir")
 }
 
@@ -124,15 +125,18 @@ impl Store {
             let record = KeyRecord {
                 state: row.parsed("state")?,
                 request_hash: row.opt_text("request_hash")?,
-                workspace_id: row.opt_text("snapshot_id")?,
+                workspace_id: row.opt_id("snapshot_id")?,
             };
-            let id = match decide(&record, new.request_hash)? {
-                Claim::Replay(id) => id,
-                Claim::Proceed => record
-                    .workspace_id
-                    .clone()
-                    .ok_or_else(|| StoreError::Corrupt("a snapshot key names none".into()))?,
-            };
+            let id = SnapshotId::from(
+                match decide(&record, new.request_hash)? {
+                    Claim::Replay(id) => id,
+                    Claim::Proceed => record
+                        .workspace_id
+                        .clone()
+                        .ok_or_else(|| StoreError::Corrupt("a snapshot key names none".into()))?,
+                }
+                .into_string(),
+            );
             let row = tx
                 .fetch_optional(
                     &format!("SELECT {COLUMNS}, updated_at FROM broker_snapshots WHERE snapshot_id = $1"),
@@ -165,7 +169,7 @@ impl Store {
                 code: "snapshot_quota_exceeded",
             });
         }
-        let id = format!("snap_{}", crate::seal::hex(&crate::seal::random_bytes::<13>()));
+        let id = SnapshotId::from(format!("snap_{}", crate::seal::hex(&crate::seal::random_bytes::<13>())));
         let Sealed { nonce, ciphertext } = self.sealer.seal(&dir_aad(&id), new.dir.as_bytes())?;
         let expires_at = now + (new.ttl_seconds as i64) * 1000;
         tx.execute(
@@ -197,7 +201,7 @@ impl Store {
     /// its TTL runs from now, and its key is settled.
     pub async fn finish_broker_snapshot(
         &self,
-        id: &str,
+        id: &SnapshotId,
         taken: &TakenSnapshot,
         ttl_seconds: u64,
     ) -> Result<BrokerSnapshot, StoreError> {
@@ -233,7 +237,7 @@ impl Store {
 
     /// Forgets a snapshot that could not be taken, and its key, so a retry
     /// with the same key tries again.
-    pub async fn abandon_broker_snapshot(&self, id: &str) -> Result<(), StoreError> {
+    pub async fn abandon_broker_snapshot(&self, id: &SnapshotId) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
         tx.execute(
             "DELETE FROM create_keys WHERE snapshot_id = $1 AND state = $2",
@@ -250,7 +254,7 @@ impl Store {
 
     /// The instance's snapshot; `None` for an unknown id and for another
     /// instance's alike.
-    pub async fn broker_snapshot(&self, instance: &str, id: &str) -> Result<Option<BrokerSnapshot>, StoreError> {
+    pub async fn broker_snapshot(&self, instance: &str, id: &SnapshotId) -> Result<Option<BrokerSnapshot>, StoreError> {
         self.pool
             .fetch_optional(
                 &format!("SELECT {COLUMNS} FROM broker_snapshots WHERE instance = $1 AND snapshot_id = $2"),
@@ -263,7 +267,7 @@ impl Store {
 
     /// Asks for a snapshot's deletion (the sweep does it). Answers whether
     /// the instance has such a snapshot.
-    pub async fn delete_broker_snapshot(&self, instance: &str, id: &str) -> Result<bool, StoreError> {
+    pub async fn delete_broker_snapshot(&self, instance: &str, id: &SnapshotId) -> Result<bool, StoreError> {
         let now = now_ms();
         self.pool
             .execute(
@@ -283,7 +287,7 @@ impl Store {
     }
 
     /// What a broker workspace restores before it runs, if anything.
-    pub async fn broker_restore(&self, workspace_id: &str) -> Result<Option<SnapshotRestore>, StoreError> {
+    pub async fn broker_restore(&self, workspace_id: &WorkspaceId) -> Result<Option<SnapshotRestore>, StoreError> {
         let Some(row) = self
             .pool
             .fetch_optional(
@@ -296,7 +300,7 @@ impl Store {
         else {
             return Ok(None);
         };
-        let snapshot_id = row.text("snapshot_id")?;
+        let snapshot_id: SnapshotId = row.id("snapshot_id")?;
         let state: SnapshotState = row.parsed("state")?;
         let manifests = match (state, row.opt_text("small_manifest")?, row.opt_text("bulk_manifest")?) {
             (SnapshotState::Ready, Some(small), Some(bulk)) => Some((small, bulk)),
@@ -335,7 +339,7 @@ impl Store {
         rows.iter()
             .map(|row| {
                 Ok(DueDeletion {
-                    snapshot_id: row.text("snapshot_id")?,
+                    snapshot_id: row.id("snapshot_id")?,
                     manifests: [row.opt_text("small_manifest")?, row.opt_text("bulk_manifest")?]
                         .into_iter()
                         .flatten()
@@ -348,7 +352,7 @@ impl Store {
 
     /// The store confirmed the deletion: the row stays (its id answers
     /// gone) without its directory or manifests.
-    pub async fn record_snapshot_deleted(&self, id: &str) -> Result<(), StoreError> {
+    pub async fn record_snapshot_deleted(&self, id: &SnapshotId) -> Result<(), StoreError> {
         let now = now_ms();
         self.pool
             .execute(
@@ -362,7 +366,7 @@ impl Store {
     }
 
     /// The deletion failed; the sweep tries again.
-    pub async fn record_snapshot_delete_failed(&self, id: &str, error: &str) -> Result<(), StoreError> {
+    pub async fn record_snapshot_delete_failed(&self, id: &SnapshotId, error: &str) -> Result<(), StoreError> {
         self.pool
             .execute(
                 "UPDATE broker_snapshots SET delete_attempts = delete_attempts + 1, delete_error = $1 \

@@ -18,6 +18,7 @@ use crate::event_log::append_sluice_event;
 use crate::model::{Refusal, SluiceEventType};
 use crate::seal::{Secret, new_token};
 use sluice_domain::feed::NewSluiceEvent;
+use sluice_domain::ids::{LaunchId, OwnerId, RunId, SessionId, WorkspaceId};
 pub use sluice_domain::retention::Retention;
 
 /// How many of the newest captures a session read lists.
@@ -34,8 +35,8 @@ pub struct CaptureSessionView {
 /// A session's state.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CaptureSession {
-    pub id: String,
-    pub owner_user_id: String,
+    pub id: SessionId,
+    pub owner_user_id: OwnerId,
     pub worktree_id: String,
     pub epoch: u64,
     /// 0 while nothing is registered.
@@ -52,7 +53,7 @@ pub struct CaptureSession {
     pub small: Option<ManifestHead>,
     pub bulk: Option<ManifestHead>,
     /// The executor that holds the current epoch.
-    pub claimed_run_id: Option<String>,
+    pub claimed_run_id: Option<RunId>,
     pub final_seal: Option<FinalSeal>,
     pub created_at: i64,
 }
@@ -79,8 +80,8 @@ pub struct ManifestHead {
 pub struct CaptureRecord {
     pub n: u64,
     pub epoch: u64,
-    pub launch: String,
-    pub run_id: String,
+    pub launch: LaunchId,
+    pub run_id: RunId,
     pub registered_at: i64,
     pub classes: Vec<CaptureClass>,
     /// The bytes of the files its classes hold.
@@ -108,8 +109,8 @@ pub struct CaptureCounts {
 pub struct FinalSeal {
     pub capture_n: u64,
     pub epoch: u64,
-    pub executor_id: String,
-    pub launch_id: String,
+    pub executor_id: RunId,
+    pub launch_id: LaunchId,
     pub sealed_at: i64,
     pub origin: Origin,
 }
@@ -119,8 +120,8 @@ pub struct FinalSeal {
 pub struct NewCapture {
     pub epoch: u64,
     pub n: u64,
-    pub run_id: String,
-    pub launch: String,
+    pub run_id: RunId,
+    pub launch: LaunchId,
     /// The classes registered, each with its new head.
     pub classes: Vec<(CaptureClass, ManifestHead)>,
     /// The capture's bytes, and the session's bytes with it.
@@ -156,8 +157,8 @@ fn session_from_row(row: &DbRow) -> Result<CaptureSession, StoreError> {
         Some(n) => Some(FinalSeal {
             capture_n: n as u64,
             epoch: unsigned(row, "seal_epoch")?,
-            executor_id: row.text("seal_executor_id")?,
-            launch_id: row.text("seal_launch_id")?,
+            executor_id: row.id("seal_executor_id")?,
+            launch_id: row.id("seal_launch_id")?,
             sealed_at: row.int("seal_at")?,
             origin: serde_json::from_str(&row.text("seal_origin")?)
                 .map_err(|_| StoreError::Corrupt("capture_sessions.seal_origin".into()))?,
@@ -165,8 +166,8 @@ fn session_from_row(row: &DbRow) -> Result<CaptureSession, StoreError> {
         None => None,
     };
     Ok(CaptureSession {
-        id: row.text("id")?,
-        owner_user_id: row.text("owner_user_id")?,
+        id: row.id("id")?,
+        owner_user_id: row.id("owner_user_id")?,
         worktree_id: row.text("worktree_id")?,
         epoch: unsigned(row, "epoch")?,
         head_n: unsigned(row, "head_n")?,
@@ -179,7 +180,7 @@ fn session_from_row(row: &DbRow) -> Result<CaptureSession, StoreError> {
         },
         small: head_from(row, "small_manifest", "small_depth")?,
         bulk: head_from(row, "bulk_manifest", "bulk_depth")?,
-        claimed_run_id: row.opt_text("claimed_run_id")?,
+        claimed_run_id: row.opt_id("claimed_run_id")?,
         final_seal,
         created_at: row.int("created_at")?,
     })
@@ -191,8 +192,8 @@ fn capture_from_row(row: &DbRow) -> Result<CaptureRecord, StoreError> {
     Ok(CaptureRecord {
         n: unsigned(row, "n")?,
         epoch: unsigned(row, "epoch")?,
-        launch: row.text("launch")?,
-        run_id: row.text("run_id")?,
+        launch: row.id("launch")?,
+        run_id: row.id("run_id")?,
         registered_at: row.int("registered_at")?,
         classes,
         bytes: unsigned(row, "bytes")?,
@@ -241,8 +242,8 @@ pub struct RewoundTree {
 /// the create's transaction.
 pub(crate) async fn insert_restore_point(
     tx: &mut Tx,
-    workspace_id: &str,
-    session_id: &str,
+    workspace_id: &WorkspaceId,
+    session_id: &SessionId,
     point: u64,
     now: i64,
 ) -> Result<(), StoreError> {
@@ -285,8 +286,8 @@ fn fenced(epoch: u64, current: u64) -> StoreError {
 /// the same workspace) is left alone.
 async fn apply_rewind(
     tx: &mut Tx,
-    session_id: &str,
-    run_id: &str,
+    session_id: &SessionId,
+    run_id: &RunId,
     launch: &str,
     rewind: &Rewind,
     now: i64,
@@ -369,7 +370,7 @@ async fn apply_rewind(
 
 /// The session's head, read inside `tx`, when `run_id` holds `epoch`, the
 /// session's current one; otherwise the write is fenced.
-async fn held_head(tx: &mut Tx, session_id: &str, epoch: u64, run_id: &str) -> Result<u64, StoreError> {
+async fn held_head(tx: &mut Tx, session_id: &SessionId, epoch: u64, run_id: &RunId) -> Result<u64, StoreError> {
     let row = tx
         .fetch_optional("SELECT epoch, head_n, claimed_run_id FROM capture_sessions WHERE id = $1", args![session_id])
         .await?
@@ -386,13 +387,13 @@ impl Store {
     /// only as a keyed hash.
     pub async fn create_capture_session(
         &self,
-        owner: &str,
+        owner: &OwnerId,
         quota_bytes: Option<u64>,
         retention: Retention,
     ) -> Result<(CaptureSession, Secret<String>), StoreError> {
         let token = new_token();
         let token = Secret::new(format!("slcap_{}", token.expose()));
-        let id = new_id("cs");
+        let id = SessionId::from(new_id("cs"));
         let worktree_id = new_id("wt");
         let now = now_ms();
         self.pool
@@ -420,7 +421,7 @@ impl Store {
     }
 
     /// A session by id, whoever owns it (for the registrar).
-    pub async fn capture_session(&self, session_id: &str) -> Result<Option<CaptureSession>, StoreError> {
+    pub async fn capture_session(&self, session_id: &SessionId) -> Result<Option<CaptureSession>, StoreError> {
         let row = self
             .pool
             .fetch_optional(&format!("SELECT {SESSION_COLUMNS} FROM capture_sessions WHERE id = $1"), args![session_id])
@@ -431,10 +432,10 @@ impl Store {
     /// The owner's session with its newest captures.
     pub async fn get_capture_session(
         &self,
-        owner: &str,
-        session_id: &str,
+        owner: &OwnerId,
+        session_id: &SessionId,
     ) -> Result<Option<CaptureSessionView>, StoreError> {
-        let Some(session) = self.capture_session(session_id).await?.filter(|s| s.owner_user_id == owner) else {
+        let Some(session) = self.capture_session(session_id).await?.filter(|s| s.owner_user_id == *owner) else {
             return Ok(None);
         };
         let rows = self
@@ -453,12 +454,12 @@ impl Store {
     /// after `after`; `None` when the session is not the owner's.
     pub async fn list_captures(
         &self,
-        owner: &str,
-        session_id: &str,
+        owner: &OwnerId,
+        session_id: &SessionId,
         after: u64,
         limit: u64,
     ) -> Result<Option<Vec<CaptureRecord>>, StoreError> {
-        if self.capture_session(session_id).await?.is_none_or(|s| s.owner_user_id != owner) {
+        if self.capture_session(session_id).await?.is_none_or(|s| s.owner_user_id != *owner) {
             return Ok(None);
         }
         let rows = self
@@ -477,11 +478,11 @@ impl Store {
     #[allow(clippy::type_complexity)]
     pub async fn capture_manifests(
         &self,
-        owner: &str,
-        session_id: &str,
+        owner: &OwnerId,
+        session_id: &SessionId,
         n: u64,
     ) -> Result<Option<Option<(Option<String>, Option<String>)>>, StoreError> {
-        if self.capture_session(session_id).await?.is_none_or(|s| s.owner_user_id != owner) {
+        if self.capture_session(session_id).await?.is_none_or(|s| s.owner_user_id != *owner) {
             return Ok(None);
         }
         let row = self
@@ -495,7 +496,7 @@ impl Store {
     }
 
     /// Whether `token` is the session's token.
-    pub async fn capture_token_matches(&self, session_id: &str, token: &str) -> Result<bool, StoreError> {
+    pub async fn capture_token_matches(&self, session_id: &SessionId, token: &str) -> Result<bool, StoreError> {
         let row = self
             .pool
             .fetch_optional("SELECT token_hash FROM capture_sessions WHERE id = $1", args![session_id])
@@ -510,7 +511,7 @@ impl Store {
 
     /// The earlier capture `run_id`'s workspace was created to restore, while
     /// no executor of it has claimed the session yet.
-    pub async fn pending_restore_point(&self, run_id: &str) -> Result<Option<u64>, StoreError> {
+    pub async fn pending_restore_point(&self, run_id: &RunId) -> Result<Option<u64>, StoreError> {
         let row = self
             .pool
             .fetch_optional(
@@ -528,8 +529,8 @@ impl Store {
     /// same transaction: its tree becomes the head, once per workspace.
     pub async fn claim_capture_session(
         &self,
-        session_id: &str,
-        run_id: &str,
+        session_id: &SessionId,
+        run_id: &RunId,
         launch: &str,
         rewind: Option<&Rewind>,
     ) -> Result<CaptureSession, StoreError> {
@@ -564,7 +565,7 @@ impl Store {
 
     /// Records a capture at the head's next chain position, made under the
     /// session's current epoch by the executor that holds it.
-    pub async fn register_capture(&self, session_id: &str, capture: &NewCapture) -> Result<(), StoreError> {
+    pub async fn register_capture(&self, session_id: &SessionId, capture: &NewCapture) -> Result<(), StoreError> {
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
         let head_n = held_head(&mut tx, session_id, capture.epoch, &capture.run_id).await?;
@@ -626,7 +627,7 @@ impl Store {
         let workspace_id = tx
             .fetch_optional("SELECT workspace_id FROM runs WHERE id = $1", args![&capture.run_id])
             .await?
-            .map(|row| row.text("workspace_id"))
+            .map(|row| row.id("workspace_id"))
             .transpose()?;
         let registered = NewSluiceEvent {
             event_type: SluiceEventType::CaptureRegistered,
@@ -649,7 +650,12 @@ impl Store {
 
     /// Records the final seal an executor made under the current epoch: its
     /// capture must be the head.
-    pub async fn record_final_seal(&self, session_id: &str, seal: &FinalSeal, run_id: &str) -> Result<(), StoreError> {
+    pub async fn record_final_seal(
+        &self,
+        session_id: &SessionId,
+        seal: &FinalSeal,
+        run_id: &RunId,
+    ) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
         let head_n = held_head(&mut tx, session_id, seal.epoch, run_id).await?;
         if seal.capture_n != head_n {
@@ -683,7 +689,7 @@ impl Store {
 /// create checked it already, but its holder may have been asked to stop
 /// since). The claiming daemon tries again, and claims once the holder's
 /// drain saved its work or its owner discarded it.
-async fn refuse_unsaved_holder(tx: &mut Tx, session_id: &str, run_id: &str) -> Result<(), StoreError> {
+async fn refuse_unsaved_holder(tx: &mut Tx, session_id: &SessionId, run_id: &RunId) -> Result<(), StoreError> {
     let holder = tx
         .fetch_optional("SELECT claimed_run_id FROM capture_sessions WHERE id = $1", args![session_id])
         .await?

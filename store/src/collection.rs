@@ -19,12 +19,13 @@ use crate::clock::now_ms;
 use crate::db::{BackendKind, Tx, args};
 use crate::error::StoreError;
 use crate::model::Refusal;
+use sluice_domain::ids::SessionId;
 
 /// A manifest document something live names, and the session it belongs
 /// to (none for a snapshot).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LiveManifest {
-    pub session_id: Option<String>,
+    pub session_id: Option<SessionId>,
     /// The capture that names it (none for a session's head or a snapshot).
     pub capture_n: Option<u64>,
     pub key: String,
@@ -33,7 +34,7 @@ pub struct LiveManifest {
 /// A session's stored-bytes count, read when a sweep begins.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredCount {
-    pub session_id: String,
+    pub session_id: SessionId,
     pub stored_bytes: u64,
 }
 
@@ -117,9 +118,9 @@ impl Store {
     }
 
     /// The ids of every capture session.
-    pub async fn capture_session_ids(&self) -> Result<Vec<String>, StoreError> {
+    pub async fn capture_session_ids(&self) -> Result<Vec<SessionId>, StoreError> {
         let rows = self.pool.fetch_all("SELECT id FROM capture_sessions ORDER BY id", args![]).await?;
-        rows.iter().map(|r| r.text("id")).collect()
+        rows.iter().map(|r| r.id("id")).collect()
     }
 
     /// Forgets the session's captures its retention policy (or the
@@ -127,7 +128,7 @@ impl Store {
     /// `apply` false it only answers them.
     pub async fn forget_captures(
         &self,
-        session_id: &str,
+        session_id: &SessionId,
         install: Retention,
         now_ms: i64,
         apply: bool,
@@ -197,7 +198,7 @@ impl Store {
             )
             .await?;
         for row in &rows {
-            let session = row.text("session_id")?;
+            let session: SessionId = row.id("session_id")?;
             let capture_n = row.opt_int("n")?.map(unsigned);
             for column in ["a", "b"] {
                 if let Some(key) = row.opt_text(column)? {
@@ -228,7 +229,7 @@ impl Store {
     pub async fn stored_counts(&self) -> Result<Vec<StoredCount>, StoreError> {
         let rows = self.pool.fetch_all("SELECT id, stored_bytes FROM capture_sessions ORDER BY id", args![]).await?;
         rows.iter()
-            .map(|r| Ok(StoredCount { session_id: r.text("id")?, stored_bytes: unsigned(r.int("stored_bytes")?) }))
+            .map(|r| Ok(StoredCount { session_id: r.id("id")?, stored_bytes: unsigned(r.int("stored_bytes")?) }))
             .collect()
     }
 
@@ -246,7 +247,7 @@ impl Store {
 
     /// Counts `bytes` about to be uploaded into the session's stored bytes;
     /// false (and nothing counted) when they would take it past its quota.
-    pub async fn reserve_stored_bytes(&self, session_id: &str, bytes: u64) -> Result<bool, StoreError> {
+    pub async fn reserve_stored_bytes(&self, session_id: &SessionId, bytes: u64) -> Result<bool, StoreError> {
         let counted = self
             .pool
             .execute(

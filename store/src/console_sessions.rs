@@ -7,10 +7,11 @@ use crate::Store;
 use crate::clock::now_ms;
 use crate::db::args;
 use crate::error::StoreError;
+use sluice_domain::ids::ConsoleSessionId;
 
 impl Store {
     /// Records a sign-in whose cookie names `id`, good until `expires_at`.
-    pub async fn begin_console_session(&self, id: &str, expires_at: i64) -> Result<(), StoreError> {
+    pub async fn begin_console_session(&self, id: &ConsoleSessionId, expires_at: i64) -> Result<(), StoreError> {
         let now = now_ms();
         // Sessions past their time are of no use to anyone: forgotten here.
         self.pool.execute("DELETE FROM console_sessions WHERE expires_at < $1", args![now]).await?;
@@ -24,7 +25,7 @@ impl Store {
     }
 
     /// Whether the session `id` was begun, is not ended and not past its time.
-    pub async fn console_session_holds(&self, id: &str) -> Result<bool, StoreError> {
+    pub async fn console_session_holds(&self, id: &ConsoleSessionId) -> Result<bool, StoreError> {
         let row = self
             .pool
             .fetch_optional(
@@ -36,7 +37,7 @@ impl Store {
     }
 
     /// Ends one session (a sign-out).
-    pub async fn end_console_session(&self, id: &str) -> Result<(), StoreError> {
+    pub async fn end_console_session(&self, id: &ConsoleSessionId) -> Result<(), StoreError> {
         self.pool
             .execute(
                 "UPDATE console_sessions SET ended_at = $2 WHERE id = $1 AND ended_at IS NULL",

@@ -11,11 +11,12 @@ use crate::clock::now_ms;
 use crate::db::{DbRow, Pool, Tx, args};
 use crate::error::StoreError;
 use crate::model::{CreateKey, CreateKeyState};
+use sluice_domain::ids::{IdempotencyKey, OwnerId};
 
 /// An idempotent create's key and the keyed digest of its request.
 #[derive(Debug, Clone)]
 pub struct Idempotency {
-    pub key: String,
+    pub key: IdempotencyKey,
     pub request_hash: String,
 }
 
@@ -30,7 +31,7 @@ fn record_from_row(row: &DbRow) -> Result<KeyRecord, StoreError> {
     Ok(KeyRecord {
         state: row.parsed("state")?,
         request_hash: row.opt_text("request_hash")?,
-        workspace_id: row.opt_text("workspace_id")?,
+        workspace_id: row.opt_id("workspace_id")?,
     })
 }
 
@@ -40,7 +41,7 @@ const SELECT_KEY: &str = "SELECT state, request_hash, workspace_id, run_id, laun
 /// What an already settled key (found or cancelled) decides, from a plain
 /// read: replays take no write lock. `None` when the create has to go on to
 /// the committer (a new key, or one left `pending`).
-pub(crate) async fn settled(pool: &Pool, owner: &str, idem: &Idempotency) -> Result<Option<Claim>, StoreError> {
+pub(crate) async fn settled(pool: &Pool, owner: &OwnerId, idem: &Idempotency) -> Result<Option<Claim>, StoreError> {
     let Some(row) = pool.fetch_optional(SELECT_KEY, args![owner, &idem.key]).await? else { return Ok(None) };
     let record = record_from_row(&row)?;
     if record.state == CreateKeyState::Pending {
@@ -50,39 +51,39 @@ pub(crate) async fn settled(pool: &Pool, owner: &str, idem: &Idempotency) -> Res
 }
 
 /// The key's record, inside the create's transaction, which found it there.
-pub(crate) async fn read(tx: &mut Tx, owner: &str, key: &str) -> Result<KeyRecord, StoreError> {
+pub(crate) async fn read(tx: &mut Tx, owner: &OwnerId, key: &IdempotencyKey) -> Result<KeyRecord, StoreError> {
     record_from_row(&tx.fetch_one(SELECT_KEY, args![owner, key]).await?)
 }
 
-fn key_from_row(key: &str, row: Option<DbRow>) -> Result<CreateKey, StoreError> {
+fn key_from_row(key: &IdempotencyKey, row: Option<DbRow>) -> Result<CreateKey, StoreError> {
     Ok(match row {
         None => CreateKey {
-            idempotency_key: key.to_owned(),
+            idempotency_key: key.clone(),
             state: CreateKeyState::None,
             workspace_id: None,
             run_id: None,
             launch_id: None,
         },
         Some(row) => CreateKey {
-            idempotency_key: key.to_owned(),
+            idempotency_key: key.clone(),
             state: row.parsed("state")?,
-            workspace_id: row.opt_text("workspace_id")?,
-            run_id: row.opt_text("run_id")?,
-            launch_id: row.opt_text("launch_id")?,
+            workspace_id: row.opt_id("workspace_id")?,
+            run_id: row.opt_id("run_id")?,
+            launch_id: row.opt_id("launch_id")?,
         },
     })
 }
 
 impl Store {
     /// What became of the owner's create with this key.
-    pub async fn get_create_key(&self, owner: &str, key: &str) -> Result<CreateKey, StoreError> {
+    pub async fn get_create_key(&self, owner: &OwnerId, key: &IdempotencyKey) -> Result<CreateKey, StoreError> {
         let row = self.pool.fetch_optional(SELECT_KEY, args![owner, key]).await?;
         key_from_row(key, row)
     }
 
     /// Makes sure no create with this key ever commits. A key whose create
     /// already committed stays `found`.
-    pub async fn cancel_create_key(&self, owner: &str, key: &str) -> Result<CreateKey, StoreError> {
+    pub async fn cancel_create_key(&self, owner: &OwnerId, key: &IdempotencyKey) -> Result<CreateKey, StoreError> {
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
         tx.execute(

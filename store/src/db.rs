@@ -13,6 +13,7 @@ use sqlx::sqlite::{
 use sqlx::{Postgres, Row, Sqlite, Transaction};
 
 use crate::error::StoreError;
+use sluice_domain::ids;
 
 /// A value bound to a placeholder. Only the kinds the schema uses.
 #[derive(Debug, Clone)]
@@ -63,6 +64,53 @@ impl From<Vec<u8>> for Arg {
     }
 }
 
+/// An identity binds as the text it is.
+macro_rules! bind_identities {
+    ($($id:ty),* $(,)?) => {$(
+        impl From<&$id> for Arg {
+            fn from(v: &$id) -> Self {
+                Arg::Text(Some(v.as_str().to_owned()))
+            }
+        }
+        impl From<$id> for Arg {
+            fn from(v: $id) -> Self {
+                Arg::Text(Some(v.into_string()))
+            }
+        }
+        impl From<Option<&$id>> for Arg {
+            fn from(v: Option<&$id>) -> Self {
+                Arg::Text(v.map(|v| v.as_str().to_owned()))
+            }
+        }
+        impl From<Option<$id>> for Arg {
+            fn from(v: Option<$id>) -> Self {
+                Arg::Text(v.map(<$id>::into_string))
+            }
+        }
+        impl From<&Option<$id>> for Arg {
+            fn from(v: &Option<$id>) -> Self {
+                Arg::Text(v.as_ref().map(|v| v.as_str().to_owned()))
+            }
+        }
+    )*};
+}
+bind_identities!(
+    ids::WorkspaceId,
+    ids::RunId,
+    ids::ExecRunId,
+    ids::OwnerId,
+    ids::SessionId,
+    ids::SshSessionId,
+    ids::LaunchId,
+    ids::IdempotencyKey,
+    ids::WorkerId,
+    ids::WebhookId,
+    ids::PreviewId,
+    ids::EventId,
+    ids::ConsoleSessionId,
+    ids::SnapshotId,
+);
+
 /// Builds an argument list: `args![a, b, c]`.
 macro_rules! args {
     ($($v:expr),* $(,)?) => { vec![$($crate::db::Arg::from($v)),*] };
@@ -107,6 +155,13 @@ impl DbRow {
     }
     pub fn opt_text(&self, column: &str) -> Result<Option<String>, StoreError> {
         self.get(column)
+    }
+    /// A stored identity, typed as what the column holds.
+    pub fn id<T: From<String>>(&self, column: &str) -> Result<T, StoreError> {
+        self.text(column).map(T::from)
+    }
+    pub fn opt_id<T: From<String>>(&self, column: &str) -> Result<Option<T>, StoreError> {
+        Ok(self.opt_text(column)?.map(T::from))
     }
     pub fn int(&self, column: &str) -> Result<i64, StoreError> {
         self.get(column)

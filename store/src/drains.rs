@@ -14,6 +14,7 @@ use crate::error::StoreError;
 use crate::model::*;
 use crate::rows::{RUN_COLUMNS, run_from_row};
 use sluice_domain::drain::*;
+use sluice_domain::ids::{OwnerId, RunId, SessionId, WorkspaceId};
 
 pub(crate) const DRAIN_COLUMNS: &str = "run_id, workspace_id, state, detail, observed_at, preservation_starts_at, \
     stop_requested_by, stop_requested_at, discard_requested_by, discard_requested_at, final_complete, pending, \
@@ -36,8 +37,8 @@ pub(crate) fn drain_from_row(row: &DbRow) -> Result<Drain, StoreError> {
         None => None,
     };
     Ok(Drain {
-        run_id: row.text("run_id")?,
-        workspace_id: row.text("workspace_id")?,
+        run_id: row.id("run_id")?,
+        workspace_id: row.id("workspace_id")?,
         state: state.transpose()?,
         detail: row.opt_text("detail")?,
         observed_at: row.opt_int("observed_at")?,
@@ -69,7 +70,7 @@ fn origin_from(column: &str, text: Option<String>) -> Result<Option<Origin>, Sto
 pub(crate) fn attestation_from_row(row: &DbRow) -> Result<StoredAttestation, StoreError> {
     Ok(StoredAttestation {
         id: row.text("id")?,
-        run_id: row.text("run_id")?,
+        run_id: row.id("run_id")?,
         attestation: Attestation {
             capture_n: row.int("capture_n")? as u64,
             epoch: row.int("epoch")? as u64,
@@ -93,7 +94,7 @@ pub(crate) fn report_from_row(row: &DbRow) -> Result<Report, StoreError> {
 impl Store {
     /// The run whose executor claimed the session last, with its drain:
     /// what a create or re-plan that would take the session over weighs.
-    pub async fn session_holder(&self, session_id: &str) -> Result<Option<(Run, Option<Drain>)>, StoreError> {
+    pub async fn session_holder(&self, session_id: &SessionId) -> Result<Option<(Run, Option<Drain>)>, StoreError> {
         let Some(run_id) = self.capture_session(session_id).await?.and_then(|s| s.claimed_run_id) else {
             return Ok(None);
         };
@@ -103,7 +104,7 @@ impl Store {
     }
 
     /// The drain record of `run_id`.
-    pub async fn drain(&self, run_id: &str) -> Result<Option<Drain>, StoreError> {
+    pub async fn drain(&self, run_id: &RunId) -> Result<Option<Drain>, StoreError> {
         self.pool
             .fetch_optional(&format!("SELECT {DRAIN_COLUMNS} FROM drains WHERE run_id = $1"), args![run_id])
             .await?
@@ -112,7 +113,7 @@ impl Store {
     }
 
     /// Every report stored for `run_id`'s executor, oldest first.
-    pub async fn executor_reports(&self, run_id: &str) -> Result<Vec<Report>, StoreError> {
+    pub async fn executor_reports(&self, run_id: &RunId) -> Result<Vec<Report>, StoreError> {
         self.pool
             .fetch_all("SELECT origin, saved FROM executor_reports WHERE run_id = $1 ORDER BY seq", args![run_id])
             .await?
@@ -122,7 +123,7 @@ impl Store {
     }
 
     /// The newest attestation of `run_id` still standing as accepted.
-    pub async fn accepted_attestation(&self, run_id: &str) -> Result<Option<StoredAttestation>, StoreError> {
+    pub async fn accepted_attestation(&self, run_id: &RunId) -> Result<Option<StoredAttestation>, StoreError> {
         self.pool
             .fetch_optional(
                 &format!(
@@ -138,7 +139,7 @@ impl Store {
 
     /// The newest attestation of `run_id` that was revoked, unless a newer
     /// one stands as accepted.
-    pub async fn revoked_attestation(&self, run_id: &str) -> Result<Option<StoredAttestation>, StoreError> {
+    pub async fn revoked_attestation(&self, run_id: &RunId) -> Result<Option<StoredAttestation>, StoreError> {
         let newest = self
             .pool
             .fetch_optional(
@@ -155,10 +156,10 @@ impl Store {
     }
 
     /// The owner of a workspace (empty if it is gone).
-    async fn owner_of(&self, workspace_id: &str) -> Result<String, StoreError> {
+    async fn owner_of(&self, workspace_id: &WorkspaceId) -> Result<OwnerId, StoreError> {
         let row =
             self.pool.fetch_optional("SELECT owner_user_id FROM workspaces WHERE id = $1", args![workspace_id]).await?;
-        Ok(row.map(|r| r.text("owner_user_id")).transpose()?.unwrap_or_default())
+        Ok(row.map(|r| r.id("owner_user_id")).transpose()?.unwrap_or_default())
     }
 
     /// Every retained executor, longest retained first.

@@ -15,6 +15,7 @@ use crate::db::{BackendKind, DbRow, FeedDialect, Tx, args};
 use crate::error::StoreError;
 use crate::model::{Event, EventType, FeedItem, SluiceEvent, SluiceEventType};
 use crate::rows::{EVENT_COLUMNS, event_from_row, parse_json};
+use sluice_domain::ids::{EventId, OwnerId, RunId, WorkspaceId};
 
 /// A place in the feed: after the event it names. Written `TX.POSITION`
 /// (`0.POSITION` on SQLite).
@@ -51,12 +52,15 @@ pub struct FeedEvent {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct WorkspaceEvent {
-    pub event_id: String,
-    pub workspace_id: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub event_id: EventId,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub workspace_id: WorkspaceId,
     /// Position in the workspace's own event log, from 1.
     pub sequence: i64,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub attempt_id: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
+    pub attempt_id: Option<RunId>,
     #[serde(rename = "type")]
     #[cfg_attr(feature = "openapi", schema(rename = "type"))]
     pub event_type: EventType,
@@ -89,11 +93,14 @@ impl From<&Event> for WorkspaceEvent {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SluiceEventBody {
-    pub event_id: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub event_id: EventId,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub workspace_id: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
+    pub workspace_id: Option<WorkspaceId>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub attempt_id: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
+    pub attempt_id: Option<RunId>,
     #[serde(rename = "type")]
     #[cfg_attr(feature = "openapi", schema(rename = "type"))]
     pub event_type: SluiceEventType,
@@ -155,9 +162,9 @@ fn item_from_row(row: &DbRow) -> Result<FeedItem, StoreError> {
         return Ok(FeedItem::Workspace(event_from_row(row)?));
     }
     Ok(FeedItem::Sluice(SluiceEvent {
-        id: row.text("id")?,
-        workspace_id: row.opt_text("workspace_id")?,
-        attempt_id: row.opt_text("attempt_id")?,
+        id: row.id("id")?,
+        workspace_id: row.opt_id("workspace_id")?,
+        attempt_id: row.opt_id("attempt_id")?,
         event_type: row.parsed("type")?,
         occurred_at: row.int("occurred_at")?,
         message: row.opt_text("message")?,
@@ -170,8 +177,8 @@ impl Store {
     /// most `limit`; `None` if it is not the owner's.
     pub async fn events_after(
         &self,
-        owner: &str,
-        workspace_id: &str,
+        owner: &OwnerId,
+        workspace_id: &WorkspaceId,
         after: i64,
         limit: i64,
     ) -> Result<Option<Vec<Event>>, StoreError> {
@@ -186,7 +193,7 @@ impl Store {
 
     /// A workspace's newest `limit` events, the contract's and sluice's
     /// own, oldest first (what the console shows as its timeline).
-    pub async fn timeline(&self, workspace_id: &str, limit: i64) -> Result<Vec<FeedItem>, StoreError> {
+    pub async fn timeline(&self, workspace_id: &WorkspaceId, limit: i64) -> Result<Vec<FeedItem>, StoreError> {
         let sql = format!(
             "SELECT {EVENT_COLUMNS} FROM (SELECT {EVENT_COLUMNS}, position FROM events WHERE workspace_id = $1 \
              ORDER BY position DESC LIMIT $2) newest ORDER BY position"

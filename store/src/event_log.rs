@@ -11,13 +11,14 @@ use crate::clock::new_id;
 use crate::db::{Tx, args};
 use crate::error::StoreError;
 use crate::model::{Event, EventType};
+use sluice_domain::ids::{RunId, WorkspaceId};
 
 /// Appends one event to a workspace's log inside the caller's transaction,
 /// taking the next per-workspace sequence number.
 pub(crate) async fn append_event(
     tx: &mut Tx,
-    workspace_id: &str,
-    attempt_id: Option<&str>,
+    workspace_id: &WorkspaceId,
+    attempt_id: Option<&RunId>,
     event_type: EventType,
     message: Option<String>,
     data: Option<Value>,
@@ -34,10 +35,10 @@ pub(crate) async fn append_event(
         .await?
         .int("event_seq")?;
     let event = Event {
-        id: new_id("evt"),
-        workspace_id: workspace_id.to_owned(),
+        id: new_id("evt").into(),
+        workspace_id: workspace_id.clone(),
         seq,
-        attempt_id: attempt_id.map(str::to_owned),
+        attempt_id: attempt_id.cloned(),
         event_type,
         occurred_at: now,
         message,

@@ -12,6 +12,7 @@ use crate::jobs::{Lease, begin_fenced, enqueue, finish_in, insert_held};
 use crate::model::*;
 use crate::seal::Secret;
 use sluice_domain::guard;
+use sluice_domain::ids::{ExecRunId, OwnerId, WorkerId, WorkspaceId};
 
 const EXEC_COLUMNS: &str = "id, workspace_id, owner_user_id, attempt_id, status, exit_code, commands, results, \
     error_message, error_code, created_at, started_at, finished_at";
@@ -26,10 +27,10 @@ fn exec_run_from_row(row: &DbRow) -> Result<ExecRun, StoreError> {
         Some(message) => Some(RunError { message, code: row.opt_text("error_code")? }),
     };
     Ok(ExecRun {
-        id: row.text("id")?,
-        workspace_id: row.text("workspace_id")?,
-        owner_user_id: row.text("owner_user_id")?,
-        attempt_id: row.text("attempt_id")?,
+        id: row.id("id")?,
+        workspace_id: row.id("workspace_id")?,
+        owner_user_id: row.id("owner_user_id")?,
+        attempt_id: row.id("attempt_id")?,
         status: row.parsed("status")?,
         exit_code: row.opt_int("exit_code")?,
         commands,
@@ -42,7 +43,7 @@ fn exec_run_from_row(row: &DbRow) -> Result<ExecRun, StoreError> {
 }
 
 /// Binds sealed stdin to its run, so it opens for no other.
-fn stdin_aad(run_id: &str) -> String {
+fn stdin_aad(run_id: &ExecRunId) -> String {
     format!("exec/{run_id}/stdin")
 }
 
@@ -77,8 +78,8 @@ impl Store {
     /// not theirs.
     pub async fn create_exec_run(
         &self,
-        owner: &str,
-        workspace_id: &str,
+        owner: &OwnerId,
+        workspace_id: &WorkspaceId,
         commands: Vec<ExecCommand>,
         stdin: Vec<Option<String>>,
     ) -> Result<Option<ExecRun>, StoreError> {
@@ -95,11 +96,11 @@ impl Store {
     /// run in (a worker then judges it).
     pub async fn create_taken_exec_run(
         &self,
-        owner: &str,
-        workspace_id: &str,
+        owner: &OwnerId,
+        workspace_id: &WorkspaceId,
         commands: Vec<ExecCommand>,
         stdin: Vec<Option<String>>,
-        runner: &str,
+        runner: &WorkerId,
         lease_ms: i64,
     ) -> Result<Option<CreatedExecRun>, StoreError> {
         let created = self.insert_exec_run(owner, workspace_id, commands, stdin, Some((runner, lease_ms))).await?;
@@ -111,11 +112,11 @@ impl Store {
 
     async fn insert_exec_run(
         &self,
-        owner: &str,
-        workspace_id: &str,
+        owner: &OwnerId,
+        workspace_id: &WorkspaceId,
         mut commands: Vec<ExecCommand>,
         stdin: Vec<Option<String>>,
-        runner: Option<(&str, i64)>,
+        runner: Option<(&WorkerId, i64)>,
     ) -> Result<Option<(ExecRun, Option<(Lease, String)>)>, StoreError> {
         if stdin.len() != commands.len() {
             return Err(StoreError::Corrupt("one stdin entry per exec command is required".into()));
@@ -139,7 +140,7 @@ impl Store {
             }
         }
         let commands_json = serde_json::to_value(&commands).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        let run_id = new_id("run");
+        let run_id = ExecRunId::from(new_id("run"));
         let sealed_stdin = if stdin.iter().any(Option::is_some) {
             Some(self.sealer.seal(&stdin_aad(&run_id), to_json(&stdin)?.as_bytes())?)
         } else {
@@ -170,8 +171,8 @@ impl Store {
         let taken = runner.zip(endpoint);
         let mut run = ExecRun {
             id: run_id,
-            workspace_id: workspace_id.to_owned(),
-            owner_user_id: owner.to_owned(),
+            workspace_id: workspace_id.clone(),
+            owner_user_id: owner.clone(),
             attempt_id,
             status: ExecRunStatus::Queued,
             exit_code: None,
@@ -218,7 +219,7 @@ impl Store {
     }
 
     /// The owner's exec run; `None` when it does not exist or is not theirs.
-    pub async fn get_exec_run(&self, owner: &str, run_id: &str) -> Result<Option<ExecRun>, StoreError> {
+    pub async fn get_exec_run(&self, owner: &OwnerId, run_id: &ExecRunId) -> Result<Option<ExecRun>, StoreError> {
         self.pool
             .fetch_optional(
                 &format!("SELECT {EXEC_COLUMNS} FROM exec_runs WHERE id = $1 AND owner_user_id = $2"),
@@ -230,7 +231,7 @@ impl Store {
     }
 
     /// An exec run by id, for the worker that runs it.
-    pub async fn load_exec_run(&self, run_id: &str) -> Result<Option<ExecRun>, StoreError> {
+    pub async fn load_exec_run(&self, run_id: &ExecRunId) -> Result<Option<ExecRun>, StoreError> {
         self.pool
             .fetch_optional(&format!("SELECT {EXEC_COLUMNS} FROM exec_runs WHERE id = $1"), args![run_id])
             .await?
@@ -240,7 +241,7 @@ impl Store {
 
     /// Each command's stdin for the worker that feeds it: empty once the run
     /// has ended (it is dropped then).
-    pub async fn open_exec_stdin(&self, run_id: &str) -> Result<Vec<Option<Secret<String>>>, StoreError> {
+    pub async fn open_exec_stdin(&self, run_id: &ExecRunId) -> Result<Vec<Option<Secret<String>>>, StoreError> {
         let Some(row) = self
             .pool
             .fetch_optional(
@@ -260,7 +261,7 @@ impl Store {
     }
 
     /// Marks an exec run running.
-    pub async fn start_exec_run(&self, lease: &Lease, run_id: &str) -> Result<(), StoreError> {
+    pub async fn start_exec_run(&self, lease: &Lease, run_id: &ExecRunId) -> Result<(), StoreError> {
         let (mut tx, now) = begin_fenced(&self.pool, lease).await?;
         tx.execute(
             "UPDATE exec_runs SET status = $1, started_at = $2 WHERE id = $3",
@@ -275,7 +276,7 @@ impl Store {
     pub async fn record_exec_results(
         &self,
         lease: &Lease,
-        run_id: &str,
+        run_id: &ExecRunId,
         results: &[ExecCommandResult],
     ) -> Result<(), StoreError> {
         let (mut tx, _) = begin_fenced(&self.pool, lease).await?;
@@ -290,7 +291,7 @@ impl Store {
     pub async fn finish_exec_run(
         &self,
         lease: &Lease,
-        run_id: &str,
+        run_id: &ExecRunId,
         results: Option<&[ExecCommandResult]>,
         error: Option<&RunError>,
     ) -> Result<(), StoreError> {

@@ -7,13 +7,14 @@ use crate::db::{Tx, args};
 use crate::error::StoreError;
 use crate::model::*;
 use crate::rows::{RUN_COLUMNS, WORKSPACE_COLUMNS, run_from_row, workspace_from_row};
+use sluice_domain::ids::{OwnerId, RunId, SessionId, WorkspaceId};
 use sluice_domain::reconcile::{ReconcileState, ResourceFacts};
 
 /// The owner's workspace, read inside `tx`.
 pub(crate) async fn owned_workspace(
     tx: &mut Tx,
-    owner: &str,
-    workspace_id: &str,
+    owner: &OwnerId,
+    workspace_id: &WorkspaceId,
 ) -> Result<Option<Workspace>, StoreError> {
     let row = tx
         .fetch_optional(
@@ -31,7 +32,7 @@ pub(crate) const NEWEST_CLAIM: &str = "SELECT MAX(epoch) AS epoch FROM capture_c
 impl Store {
     /// Loads what a reconcile pass of `workspace_id` decides from; `None`
     /// when the workspace does not exist.
-    pub async fn load_reconcile_state(&self, workspace_id: &str) -> Result<Option<ReconcileState>, StoreError> {
+    pub async fn load_reconcile_state(&self, workspace_id: &WorkspaceId) -> Result<Option<ReconcileState>, StoreError> {
         let Some(row) = self
             .pool
             .fetch_optional(&format!("SELECT {WORKSPACE_COLUMNS} FROM workspaces WHERE id = $1"), args![workspace_id])
@@ -68,7 +69,7 @@ impl Store {
             reports = self.executor_reports(&run.id).await?;
             attestation = self.accepted_attestation(&run.id).await?;
             if let Some(session) = workspace.spec.capture_session() {
-                session_holder = self.capture_session(session).await?.and_then(|s| s.claimed_run_id);
+                session_holder = self.capture_session(&SessionId::from(session)).await?.and_then(|s| s.claimed_run_id);
             }
             claimed_epoch = self.claimed_epoch(&run.id).await?;
         }
@@ -87,7 +88,7 @@ impl Store {
 
     /// The facts about the run a runtime resource names; `None` when no
     /// record of the run exists.
-    pub async fn resource_facts(&self, run_id: &str) -> Result<Option<ResourceFacts>, StoreError> {
+    pub async fn resource_facts(&self, run_id: &RunId) -> Result<Option<ResourceFacts>, StoreError> {
         let row = self
             .pool
             .fetch_optional(
@@ -109,12 +110,12 @@ impl Store {
     }
 
     /// The newest capture-session epoch `run_id`'s executor claimed.
-    pub async fn claimed_epoch(&self, run_id: &str) -> Result<Option<u64>, StoreError> {
+    pub async fn claimed_epoch(&self, run_id: &RunId) -> Result<Option<u64>, StoreError> {
         let row = self.pool.fetch_optional(NEWEST_CLAIM, args![run_id]).await?;
         Ok(row.map(|r| r.opt_int("epoch")).transpose()?.flatten().map(|e| e as u64))
     }
 
-    pub async fn get_run(&self, run_id: &str) -> Result<Option<Run>, StoreError> {
+    pub async fn get_run(&self, run_id: &RunId) -> Result<Option<Run>, StoreError> {
         self.pool
             .fetch_optional(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = $1"), args![run_id])
             .await?

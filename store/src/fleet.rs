@@ -12,13 +12,14 @@ use crate::error::StoreError;
 use crate::jobs::{Lease, begin_fenced, enqueue};
 use crate::model::{DesiredState, HostState, JobKind, WorkspaceStatus};
 use crate::transitions::Subject;
+use sluice_domain::ids::{OwnerId, RunId, WorkerId, WorkspaceId};
 use sluice_domain::transition::{Change, Outcome};
 
 /// What a worker declares of itself when it joins and on every heartbeat.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkerMember {
     /// Unique to the worker process (its lease-owner name).
-    pub id: String,
+    pub id: WorkerId,
     /// The host its executors run on; workers of one host share its data
     /// directory, so any of them can drive its executors.
     pub host: String,
@@ -124,7 +125,7 @@ fn host_from_row(row: &DbRow) -> Result<HostRecord, StoreError> {
 }
 
 /// The runs with an executor on `host`'s runtime.
-async fn live_runs_on(tx: &mut Tx, host: &str) -> Result<Vec<String>, StoreError> {
+async fn live_runs_on(tx: &mut Tx, host: &str) -> Result<Vec<RunId>, StoreError> {
     let rows = tx
         .fetch_all(
             "SELECT id FROM runs WHERE host = $1 AND runtime_adapter IS NOT NULL AND runtime_removed_at IS NULL \
@@ -132,7 +133,7 @@ async fn live_runs_on(tx: &mut Tx, host: &str) -> Result<Vec<String>, StoreError
             args![host],
         )
         .await?;
-    rows.iter().map(|r| r.text("id")).collect()
+    rows.iter().map(|r| r.id("id")).collect()
 }
 
 async fn hosts_in(tx: &mut Tx, now: i64) -> Result<Vec<HostRecord>, StoreError> {
@@ -236,7 +237,7 @@ impl Store {
     /// a new executor, and a launch placed there but not made goes
     /// elsewhere. Answers the executors written off; `None` when the host
     /// is unknown.
-    pub async fn forget_host(&self, host: &str, by: &str) -> Result<Option<Vec<String>>, StoreError> {
+    pub async fn forget_host(&self, host: &str, by: &str) -> Result<Option<Vec<RunId>>, StoreError> {
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
         let known = tx
@@ -271,7 +272,7 @@ impl Store {
 
     /// Leaves the fleet (an orderly shutdown). Its host stays, with the
     /// executors that outlive the worker.
-    pub async fn leave(&self, worker_id: &str) -> Result<(), StoreError> {
+    pub async fn leave(&self, worker_id: &WorkerId) -> Result<(), StoreError> {
         self.pool.execute("DELETE FROM workers WHERE id = $1", args![worker_id]).await?;
         Ok(())
     }
@@ -291,7 +292,7 @@ impl Store {
             .map(|row| {
                 Ok(WorkerRecord {
                     member: WorkerMember {
-                        id: row.text("id")?,
+                        id: row.id("id")?,
                         host: row.text("host")?,
                         runtime: row.text("runtime")?,
                         capacity: row.opt_int("capacity")?,
@@ -362,7 +363,7 @@ impl Store {
 
     /// The live workspaces whose current executor is on `host`, as (owner,
     /// workspace id): what draining the host stops.
-    pub async fn workspaces_on_host(&self, host: &str) -> Result<Vec<(String, String)>, StoreError> {
+    pub async fn workspaces_on_host(&self, host: &str) -> Result<Vec<(OwnerId, WorkspaceId)>, StoreError> {
         let rows = self
             .pool
             .fetch_all(
@@ -372,14 +373,14 @@ impl Store {
                 args![host, DesiredState::Running.as_str()],
             )
             .await?;
-        rows.iter().map(|r| Ok((r.text("owner_user_id")?, r.text("id")?))).collect()
+        rows.iter().map(|r| Ok((r.id("owner_user_id")?, r.id("id")?))).collect()
     }
 
     /// Places `run_id`'s executor, under the lease of its workspace's job:
     /// on the host it was placed on already, or on the one the fleet's
     /// placement rule chooses now (recorded, so every later job of the
     /// executor goes to that host). `here` is the asking worker's host.
-    pub async fn place_run(&self, lease: &Lease, run_id: &str, here: &str) -> Result<Placement, StoreError> {
+    pub async fn place_run(&self, lease: &Lease, run_id: &RunId, here: &str) -> Result<Placement, StoreError> {
         let (mut tx, now) = begin_fenced(&self.pool, lease).await?;
         if self.pool.kind().locks_rows() {
             // Placements run one at a time, so two never fill one slot.

@@ -7,6 +7,7 @@ use crate::clock::now_ms;
 use crate::db::args;
 use crate::error::StoreError;
 use crate::model::WorkspaceStatus;
+use sluice_domain::ids::{RunId, WorkspaceId};
 
 /// The stored state at one moment, as the gauges show it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -37,7 +38,7 @@ pub struct StateReading {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct RetainedReading {
-    pub workspace_id: String,
+    pub workspace_id: WorkspaceId,
     pub reason: Option<String>,
     pub since: i64,
 }
@@ -45,8 +46,8 @@ pub struct RetainedReading {
 /// A live executor of a capture-sourced workspace.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CaptureExecutor {
-    pub workspace_id: String,
-    pub run_id: String,
+    pub workspace_id: WorkspaceId,
+    pub run_id: RunId,
     pub endpoint: String,
     /// Its newest registered capture, or else when it started.
     pub saved_at: i64,
@@ -87,7 +88,7 @@ impl Store {
         let mut by_reason: Vec<(String, i64)> = Vec::new();
         for row in &retained_rows {
             let reading = RetainedReading {
-                workspace_id: row.text("workspace_id")?,
+                workspace_id: row.id("workspace_id")?,
                 reason: row.opt_text("retained_reason")?,
                 since: row.int("since")?,
             };
@@ -172,8 +173,8 @@ impl Store {
             .iter()
             .map(|r| {
                 Ok(CaptureExecutor {
-                    workspace_id: r.text("workspace_id")?,
-                    run_id: r.text("id")?,
+                    workspace_id: r.id("workspace_id")?,
+                    run_id: r.id("id")?,
                     endpoint: r.text("runtime_endpoint")?,
                     saved_at: r.int("saved_at")?,
                 })

@@ -17,6 +17,7 @@ use crate::create_keys::Idempotency;
 use crate::db::{Column, GuardedRows, HeldConnection, Pool, Tx, args};
 use crate::error::StoreError;
 use crate::model::CreateKeyState;
+use sluice_domain::ids::{IdempotencyKey, OwnerId, SessionId, WorkspaceId};
 
 /// The most creates one transaction carries.
 const MAX_BATCH: usize = 64;
@@ -25,8 +26,8 @@ const MAX_BATCH: usize = 64;
 /// checked) before it reaches the committer.
 #[derive(Debug)]
 pub(crate) struct PreparedCreate {
-    pub owner: String,
-    pub workspace_id: String,
+    pub owner: OwnerId,
+    pub workspace_id: WorkspaceId,
     pub key: Option<Idempotency>,
     pub key_row: Option<Value>,
     pub workspace_row: Value,
@@ -42,7 +43,7 @@ pub(crate) struct PreparedCreate {
 #[derive(Debug, Default)]
 pub(crate) struct AloneParts {
     pub broker: Option<crate::broker::NewBrokerWorkspace>,
-    pub restore_point: Option<(String, u64)>,
+    pub restore_point: Option<(SessionId, u64)>,
     pub expires_at: Option<i64>,
 }
 
@@ -51,7 +52,7 @@ pub(crate) struct AloneParts {
 pub(crate) enum Written {
     Created,
     /// Its key was already taken by the create that made this workspace.
-    Replay(String),
+    Replay(WorkspaceId),
 }
 
 /// What the committer answers a create: written, or its key was there
@@ -272,8 +273,8 @@ async fn commit(
         let mut row = row.clone();
         if let Value::Array(cells) = &mut row {
             let key = c.key.as_ref().map(|k| k.key.clone());
-            cells.push(key.as_ref().map_or(Value::Null, |_| Value::String(c.owner.clone())));
-            cells.push(key.map_or(Value::Null, Value::String));
+            cells.push(key.as_ref().map_or(Value::Null, |_| Value::String(c.owner.to_string())));
+            cells.push(key.map_or(Value::Null, |k| Value::String(k.into_string())));
         }
         row
     };
@@ -291,7 +292,7 @@ async fn commit(
         table("jobs", JOB_COLUMNS, 1, |c| vec![&c.job_row]),
     ];
     // Keys in one order, so two committers never wait on each other's.
-    let mut key_rows: Vec<(&String, &String, &Value)> =
+    let mut key_rows: Vec<(&OwnerId, &IdempotencyKey, &Value)> =
         creates.iter().filter_map(|c| Some((&c.owner, &c.key.as_ref()?.key, c.key_row.as_ref()?))).collect();
     key_rows.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
     let key_rows = key_rows.into_iter().map(|(_, _, row)| row.clone()).collect();
@@ -302,7 +303,7 @@ async fn commit(
     Ok(creates
         .into_iter()
         .map(|create| match &create.key {
-            Some(_) if !took.contains(&create.workspace_id) => Ok(Committed::KeyExisted(Box::new(create))),
+            Some(_) if !took.contains(create.workspace_id.as_str()) => Ok(Committed::KeyExisted(Box::new(create))),
             _ => Ok(Committed::Written(Written::Created)),
         })
         .collect())
@@ -401,13 +402,13 @@ async fn settle_existing_key(
 /// until it is purged, which is days later at the earliest.
 #[derive(Debug, Default)]
 pub(crate) struct FoundKeys {
-    entries: std::sync::Mutex<std::collections::HashMap<(String, String), FoundKey>>,
+    entries: std::sync::Mutex<std::collections::HashMap<(OwnerId, IdempotencyKey), FoundKey>>,
 }
 
 #[derive(Debug, Clone)]
 struct FoundKey {
     request_hash: String,
-    workspace_id: String,
+    workspace_id: WorkspaceId,
     seen: std::time::Instant,
 }
 
@@ -416,9 +417,9 @@ const FOUND_KEYS_MAX: usize = 16_384;
 
 impl FoundKeys {
     /// What a create with this key decides from memory, if it is known.
-    pub(crate) fn decide(&self, owner: &str, idem: &Idempotency) -> Option<Result<String, StoreError>> {
+    pub(crate) fn decide(&self, owner: &OwnerId, idem: &Idempotency) -> Option<Result<WorkspaceId, StoreError>> {
         let entries = self.entries.lock().expect("found keys");
-        let found = entries.get(&(owner.to_owned(), idem.key.clone()))?;
+        let found = entries.get(&(owner.clone(), idem.key.clone()))?;
         if found.seen.elapsed() > FOUND_KEYS_KEPT {
             return None;
         }
@@ -433,16 +434,16 @@ impl FoundKeys {
         self.entries.lock().expect("found keys").clear();
     }
 
-    pub(crate) fn remember(&self, owner: &str, idem: &Idempotency, workspace_id: &str) {
+    pub(crate) fn remember(&self, owner: &OwnerId, idem: &Idempotency, workspace_id: &WorkspaceId) {
         let mut entries = self.entries.lock().expect("found keys");
         if entries.len() >= FOUND_KEYS_MAX {
             entries.clear();
         }
         let found = FoundKey {
             request_hash: idem.request_hash.clone(),
-            workspace_id: workspace_id.to_owned(),
+            workspace_id: workspace_id.clone(),
             seen: std::time::Instant::now(),
         };
-        entries.insert((owner.to_owned(), idem.key.clone()), found);
+        entries.insert((owner.clone(), idem.key.clone()), found);
     }
 }

@@ -13,13 +13,14 @@ use crate::clock::now_ms;
 use crate::db::{Pool, Tx, args};
 use crate::error::StoreError;
 use crate::model::{JobKind, WorkspaceStatus};
+use sluice_domain::ids::WorkerId;
 
 /// A held job lease. Every write a job makes presents it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lease {
     pub kind: JobKind,
     pub subject: String,
-    pub owner: String,
+    pub owner: WorkerId,
     pub generation: i64,
     /// The job's nudge count when claimed: a different count at finish means
     /// someone asked for another pass while this one ran.
@@ -100,7 +101,7 @@ pub(crate) async fn insert_held(
     tx: &mut Tx,
     kind: JobKind,
     subject: &str,
-    owner: &str,
+    owner: &WorkerId,
     lease_ms: i64,
     now: i64,
 ) -> Result<Lease, StoreError> {
@@ -216,7 +217,7 @@ impl Store {
     /// holds locked; SQLite serializes writers.
     pub async fn claim_jobs(
         &self,
-        owner: &str,
+        owner: &WorkerId,
         host: &str,
         limit: i64,
         lease_ms: i64,
@@ -409,7 +410,7 @@ impl Store {
     /// their jobs are taken over at once. Only for a process that knows it is
     /// the only one working on this database (an embedded `serve` holding its
     /// database's worker lock): the holders are gone.
-    pub async fn expire_predecessor_leases(&self, owner: &str) -> Result<u64, StoreError> {
+    pub async fn expire_predecessor_leases(&self, owner: &WorkerId) -> Result<u64, StoreError> {
         let now = now_ms();
         self.pool
             .execute(

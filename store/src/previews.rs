@@ -9,11 +9,12 @@ use crate::clock::{new_id, now_ms};
 use crate::db::{DbRow, args};
 use crate::error::StoreError;
 use crate::seal::{Secret, new_token};
+use sluice_domain::ids::{PreviewId, RunId, WorkspaceId};
 
 /// A stored grant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Preview {
-    pub id: String,
+    pub id: PreviewId,
     pub grant: Grant,
     pub created_by: String,
     pub created_at: i64,
@@ -22,8 +23,8 @@ pub struct Preview {
 /// What a new grant is for.
 #[derive(Debug, Clone)]
 pub struct NewPreview<'a> {
-    pub workspace_id: &'a str,
-    pub run_id: &'a str,
+    pub workspace_id: &'a WorkspaceId,
+    pub run_id: &'a RunId,
     pub port: u16,
     pub public: bool,
     pub created_by: &'a str,
@@ -33,11 +34,11 @@ pub struct NewPreview<'a> {
 fn preview(row: &DbRow) -> Result<Preview, StoreError> {
     let port = row.int("port")?;
     Ok(Preview {
-        id: row.text("id")?,
+        id: row.id("id")?,
         grant: Grant {
-            workspace_id: row.text("workspace_id")?,
+            workspace_id: row.id("workspace_id")?,
             port: u16::try_from(port).map_err(|_| StoreError::Corrupt(format!("preview port {port}")))?,
-            run_id: row.text("run_id")?,
+            run_id: row.id("run_id")?,
             public: row.int("public")? != 0,
             expires_at: row.int("expires_at")?,
             revoked: row.opt_int("revoked_at")?.is_some(),
@@ -53,7 +54,7 @@ impl Store {
     /// Stores a grant; a private one comes with the token that visits it
     /// (shown once, kept only as a keyed hash).
     pub async fn create_preview(&self, new: &NewPreview<'_>) -> Result<(Preview, Option<Secret<String>>), StoreError> {
-        let id = new_id("pv");
+        let id = PreviewId::from(new_id("pv"));
         let token = (!new.public).then(new_token);
         let token_hash = token.as_ref().map(|t| self.sealer().keyed_digest(t.expose().as_bytes()));
         self.pool
@@ -80,7 +81,7 @@ impl Store {
     }
 
     /// A workspace's grant by its id.
-    pub async fn preview(&self, workspace_id: &str, id: &str) -> Result<Option<Preview>, StoreError> {
+    pub async fn preview(&self, workspace_id: &WorkspaceId, id: &PreviewId) -> Result<Option<Preview>, StoreError> {
         let row = self
             .pool
             .fetch_optional(
@@ -102,7 +103,7 @@ impl Store {
     }
 
     /// The newest public grant of a workspace's port that is not revoked.
-    pub async fn public_preview(&self, workspace_id: &str, port: u16) -> Result<Option<Preview>, StoreError> {
+    pub async fn public_preview(&self, workspace_id: &WorkspaceId, port: u16) -> Result<Option<Preview>, StoreError> {
         let row = self
             .pool
             .fetch_optional(
@@ -117,7 +118,7 @@ impl Store {
     }
 
     /// A workspace's grants, newest first (at most 500).
-    pub async fn previews_of(&self, workspace_id: &str) -> Result<Vec<Preview>, StoreError> {
+    pub async fn previews_of(&self, workspace_id: &WorkspaceId) -> Result<Vec<Preview>, StoreError> {
         let rows = self
             .pool
             .fetch_all(
@@ -132,7 +133,7 @@ impl Store {
 
     /// Revokes a grant; `false` when the workspace has no such grant.
     /// Revoking one already revoked keeps its first time.
-    pub async fn revoke_preview(&self, workspace_id: &str, id: &str) -> Result<bool, StoreError> {
+    pub async fn revoke_preview(&self, workspace_id: &WorkspaceId, id: &PreviewId) -> Result<bool, StoreError> {
         let found = self.preview(workspace_id, id).await?.is_some();
         if found {
             self.pool

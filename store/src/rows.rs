@@ -27,8 +27,8 @@ pub(crate) fn parse_spec(column: &str, text: &str) -> Result<crate::spec::Spec, 
 
 pub(crate) fn workspace_from_row(row: &DbRow) -> Result<Workspace, StoreError> {
     Ok(Workspace {
-        id: row.text("id")?,
-        owner_user_id: row.text("owner_user_id")?,
+        id: row.id("id")?,
+        owner_user_id: row.id("owner_user_id")?,
         name: row.text("name")?,
         registry_id: row.text("registry_id")?,
         repository: row.text("repository")?,
@@ -36,8 +36,8 @@ pub(crate) fn workspace_from_row(row: &DbRow) -> Result<Workspace, StoreError> {
         spec: parse_spec("workspaces.spec", &row.text("spec")?)?,
         status: row.parsed("status")?,
         desired_state: row.parsed("desired_state")?,
-        current_run_id: row.opt_text("current_run_id")?,
-        idempotency_key: row.opt_text("idempotency_key")?,
+        current_run_id: row.opt_id("current_run_id")?,
+        idempotency_key: row.opt_id("idempotency_key")?,
         expires_at: row.opt_int("expires_at")?,
         created_at: row.int("created_at")?,
         updated_at: row.int("updated_at")?,
@@ -73,13 +73,13 @@ pub(crate) fn run_from_row(row: &DbRow) -> Result<Run, StoreError> {
         Some(message) => Some(RunError { message, code: row.opt_text("error_code")? }),
     };
     Ok(Run {
-        id: row.text("id")?,
-        workspace_id: row.text("workspace_id")?,
+        id: row.id("id")?,
+        workspace_id: row.id("workspace_id")?,
         relation: row.parsed("relation")?,
         trigger_type: row.parsed("trigger_type")?,
         trigger_ref: row.opt_text("trigger_ref")?,
         status: row.parsed("status")?,
-        launch_id: row.opt_text("launch_id")?,
+        launch_id: row.opt_id("launch_id")?,
         spec: parse_spec("runs.spec", &row.text("spec")?)?,
         runtime,
         published_image,
@@ -98,10 +98,10 @@ pub(crate) fn run_from_row(row: &DbRow) -> Result<Run, StoreError> {
 
 pub(crate) fn event_from_row(row: &DbRow) -> Result<Event, StoreError> {
     Ok(Event {
-        id: row.text("id")?,
-        workspace_id: row.text("workspace_id")?,
+        id: row.id("id")?,
+        workspace_id: row.id("workspace_id")?,
         seq: row.int("seq")?,
-        attempt_id: row.opt_text("attempt_id")?,
+        attempt_id: row.opt_id("attempt_id")?,
         event_type: row.parsed("type")?,
         occurred_at: row.int("occurred_at")?,
         message: row.opt_text("message")?,

@@ -11,6 +11,7 @@ use crate::db::{DbRow, args};
 use crate::error::StoreError;
 use crate::event_log::append_sluice_event;
 use crate::model::SluiceEventType;
+use sluice_domain::ids::{RunId, SshSessionId, WorkspaceId};
 
 /// A registered key.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,9 +128,9 @@ impl SessionOutcome {
 /// A session, as recorded: never what went through it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GatewaySession {
-    pub id: String,
-    pub workspace_id: String,
-    pub run_id: String,
+    pub id: SshSessionId,
+    pub workspace_id: WorkspaceId,
+    pub run_id: RunId,
     pub principal: String,
     pub key_fingerprint: Option<String>,
     /// `shell`, `exec`, `sftp` or `port-forward`.
@@ -145,8 +146,8 @@ impl Store {
     /// used (for a broker workspace's idle timeout).
     pub async fn session_started(
         &self,
-        workspace_id: &str,
-        run_id: &str,
+        workspace_id: &WorkspaceId,
+        run_id: &RunId,
         principal: &str,
         key_fingerprint: Option<&str>,
         kind: &str,
@@ -176,7 +177,7 @@ impl Store {
     /// Records a session's end (once).
     pub async fn session_ended(
         &self,
-        id: &str,
+        id: &SshSessionId,
         outcome: SessionOutcome,
         exit_status: Option<i64>,
     ) -> Result<(), StoreError> {
@@ -194,8 +195,8 @@ impl Store {
             let kind = row.text("kind")?;
             let event = NewSluiceEvent {
                 event_type: SluiceEventType::GatewaySessionEnded,
-                workspace_id: Some(row.text("workspace_id")?),
-                attempt_id: Some(row.text("run_id")?),
+                workspace_id: Some(row.id("workspace_id")?),
+                attempt_id: Some(row.id("run_id")?),
                 message: format!("{kind} session ended: {}", outcome.as_str()),
                 data: json!({
                     "sessionId": id,
@@ -211,7 +212,7 @@ impl Store {
     }
 
     /// A workspace's sessions, oldest first.
-    pub async fn sessions_of(&self, workspace_id: &str) -> Result<Vec<GatewaySession>, StoreError> {
+    pub async fn sessions_of(&self, workspace_id: &WorkspaceId) -> Result<Vec<GatewaySession>, StoreError> {
         let rows = self
             .pool
             .fetch_all(
@@ -223,9 +224,9 @@ impl Store {
         rows.iter()
             .map(|row| {
                 Ok(GatewaySession {
-                    id: row.text("id")?,
-                    workspace_id: row.text("workspace_id")?,
-                    run_id: row.text("run_id")?,
+                    id: row.id("id")?,
+                    workspace_id: row.id("workspace_id")?,
+                    run_id: row.id("run_id")?,
                     principal: row.text("principal")?,
                     key_fingerprint: row.opt_text("key_fingerprint")?,
                     kind: row.text("kind")?,

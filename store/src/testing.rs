@@ -6,6 +6,7 @@
 use sqlx::Connection;
 
 use crate::{Sealer, Store};
+use sluice_domain::ids::{IdempotencyKey, OwnerId};
 
 /// A database for one test: where it is, and what keeps it alive.
 pub struct TestDatabase {
@@ -133,7 +134,7 @@ impl WriteLock {
 impl Store {
     /// Records `key` as `pending`, as a create of an earlier release did
     /// before it committed: what such a create left when it died.
-    pub async fn plant_pending_key(&self, owner: &str, key: &str, request_hash: &str) {
+    pub async fn plant_pending_key(&self, owner: &OwnerId, key: &IdempotencyKey, request_hash: &str) {
         let now = crate::clock::now_ms();
         self.pool
             .execute(

@@ -20,15 +20,16 @@ use crate::jobs::{Lease, begin_fenced, enqueue};
 use crate::model::*;
 use crate::rows::{RUN_COLUMNS, WORKSPACE_COLUMNS, run_from_row, workspace_from_row};
 use sluice_domain::drain::{Drain, StoredAttestation};
+use sluice_domain::ids::{OwnerId, RunId, WorkspaceId};
 
 /// Whose state a change starts from.
 pub(crate) enum Subject<'a> {
     /// The run a worker's outcome names, and its workspace.
-    Run(&'a str),
+    Run(&'a RunId),
     /// The owner's workspace, and its current run.
-    Owned { owner: &'a str, workspace_id: &'a str },
+    Owned { owner: &'a OwnerId, workspace_id: &'a WorkspaceId },
     /// A workspace (a sweep's), and its current run.
-    Workspace(&'a str),
+    Workspace(&'a WorkspaceId),
 }
 
 /// Reads what a transition starts from, locking the workspace's row
@@ -41,10 +42,10 @@ async fn load(tx: &mut Tx, kind: BackendKind, subject: &Subject<'_>) -> Result<O
             else {
                 return Ok(None);
             };
-            (row.text("workspace_id")?, None, Some(run_id.to_string()))
+            (row.id::<WorkspaceId>("workspace_id")?, None, Some((*run_id).clone()))
         }
-        Subject::Owned { owner, workspace_id } => (workspace_id.to_string(), Some(*owner), None),
-        Subject::Workspace(workspace_id) => (workspace_id.to_string(), None, None),
+        Subject::Owned { owner, workspace_id } => ((*workspace_id).clone(), Some(*owner), None),
+        Subject::Workspace(workspace_id) => ((*workspace_id).clone(), None, None),
     };
     let row = match owner {
         Some(owner) => {
@@ -268,7 +269,7 @@ async fn write_attestation(tx: &mut Tx, stored: &StoredAttestation, known: bool)
 /// again with the newer stamp.
 async fn append_report(
     tx: &mut Tx,
-    run_id: &str,
+    run_id: &RunId,
     report: &Report,
     detail: Option<&str>,
     now: i64,
@@ -337,7 +338,7 @@ async fn persist(tx: &mut Tx, before: &Stored, next: &Transition, now: i64) -> R
     }
     let workspace_id = &next.workspace.id;
     for event in &next.events {
-        let (attempt, message) = (event.attempt_id.as_deref(), event.message.clone());
+        let (attempt, message) = (event.attempt_id.as_ref(), event.message.clone());
         append_event(tx, workspace_id, attempt, event.event_type, message, event.data.clone(), now).await?;
     }
     for kind in &next.forget_secrets {
@@ -381,7 +382,7 @@ impl Store {
     /// Records what the worker observed of `run_id`'s executor (and did to
     /// it), under its job's lease: refused, with nothing written, once the
     /// lease is no longer held.
-    pub async fn record(&self, lease: &Lease, run_id: &str, outcome: Outcome) -> Result<Transition, StoreError> {
+    pub async fn record(&self, lease: &Lease, run_id: &RunId, outcome: Outcome) -> Result<Transition, StoreError> {
         let (mut tx, now) = begin_fenced(&self.pool, lease).await?;
         let next = self
             .apply(&mut tx, Subject::Run(run_id), Change::Outcome(outcome), now)
@@ -395,8 +396,8 @@ impl Store {
     /// nothing. `None` when the workspace is not theirs.
     pub async fn request(
         &self,
-        owner: &str,
-        workspace_id: &str,
+        owner: &OwnerId,
+        workspace_id: &WorkspaceId,
         request: Request,
     ) -> Result<Option<Transition>, StoreError> {
         let now = now_ms();
@@ -409,7 +410,7 @@ impl Store {
     /// Stores a report read from `run_id`'s executor outside a drain (an
     /// owner's capture status or flush through the API), revoking the
     /// accepted attestations it refutes.
-    pub async fn record_report(&self, run_id: &str, report: &Report, detail: Option<&str>) -> Result<(), StoreError> {
+    pub async fn record_report(&self, run_id: &RunId, report: &Report, detail: Option<&str>) -> Result<(), StoreError> {
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
         let request = Request::Report { report: report.clone(), detail: detail.map(str::to_owned) };
@@ -419,7 +420,7 @@ impl Store {
 
     /// Asks every workspace whose expiry has passed to stop. Returns their
     /// ids. Each is its own transaction, so a crash leaves the rest due.
-    pub async fn stop_expired(&self, now: i64, limit: i64) -> Result<Vec<String>, StoreError> {
+    pub async fn stop_expired(&self, now: i64, limit: i64) -> Result<Vec<WorkspaceId>, StoreError> {
         let rows = self
             .pool
             .fetch_all(
@@ -429,7 +430,7 @@ impl Store {
             .await?;
         let mut stopped = Vec::new();
         for row in rows {
-            let id = row.text("id")?;
+            let id: WorkspaceId = row.id("id")?;
             let mut tx = self.pool.begin().await?;
             let next = self.apply(&mut tx, Subject::Workspace(&id), Change::Request(Request::Expire), now).await?;
             tx.commit().await?;

@@ -17,6 +17,7 @@ use crate::event_log::append_sluice_event;
 use crate::jobs::{Lease, begin_fenced, enqueue};
 use crate::model::{JobKind, SluiceEventType};
 use crate::seal::{Sealed, Secret};
+use sluice_domain::ids::{EventId, WebhookId};
 
 /// How many deliveries of one endpoint the log keeps.
 pub const DELIVERY_LOG: i64 = 500;
@@ -24,7 +25,7 @@ pub const DELIVERY_LOG: i64 = 500;
 /// An endpoint, as stored (its secret stays sealed).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Webhook {
-    pub id: String,
+    pub id: WebhookId,
     pub url: String,
     /// Type filters; empty means every type.
     pub events: Vec<String>,
@@ -41,8 +42,8 @@ pub struct Webhook {
 /// One delivery tried.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Delivery {
-    pub id: String,
-    pub event_id: String,
+    pub id: WebhookId,
+    pub event_id: EventId,
     pub event_type: String,
     /// The try's number for this event, from 1.
     pub attempt: i64,
@@ -70,7 +71,7 @@ const COLUMNS: &str = "id, url, events, cursor_tx, cursor_position, failures, di
     created_at, updated_at";
 const DELIVERY_COLUMNS: &str = "id, event_id, event_type, attempt, at, duration_ms, status_code, error, delivered";
 
-fn secret_aad(id: &str) -> String {
+fn secret_aad(id: &WebhookId) -> String {
     format!("webhook/{id}")
 }
 
@@ -82,7 +83,7 @@ fn webhook_from_row(row: &DbRow) -> Result<Webhook, StoreError> {
         None => None,
     };
     Ok(Webhook {
-        id: row.text("id")?,
+        id: row.id("id")?,
         url: row.text("url")?,
         events,
         cursor: FeedCursor { tx: row.int("cursor_tx")?, position: row.int("cursor_position")? },
@@ -95,8 +96,8 @@ fn webhook_from_row(row: &DbRow) -> Result<Webhook, StoreError> {
 
 fn delivery_from_row(row: &DbRow) -> Result<Delivery, StoreError> {
     Ok(Delivery {
-        id: row.text("id")?,
-        event_id: row.text("event_id")?,
+        id: row.id("id")?,
+        event_id: row.id("event_id")?,
         event_type: row.text("event_type")?,
         attempt: row.int("attempt")?,
         at: row.int("at")?,
@@ -111,7 +112,7 @@ impl Store {
     /// Registers an endpoint that takes the events recorded from now on,
     /// its key sealed, and makes its delivery job due.
     pub async fn create_webhook(&self, url: &str, events: &[String], key: &[u8]) -> Result<Webhook, StoreError> {
-        let id = new_id("wh");
+        let id = WebhookId::from(new_id("wh"));
         let now = now_ms();
         let sealed = self.sealer.seal(&secret_aad(&id), key)?;
         let mut tx = self.pool.begin().await?;
@@ -139,7 +140,7 @@ impl Store {
         })
     }
 
-    pub async fn webhook(&self, id: &str) -> Result<Option<Webhook>, StoreError> {
+    pub async fn webhook(&self, id: &WebhookId) -> Result<Option<Webhook>, StoreError> {
         let sql = format!("SELECT {COLUMNS} FROM webhooks WHERE id = $1");
         self.pool.fetch_optional(&sql, args![id]).await?.map(|r| webhook_from_row(&r)).transpose()
     }
@@ -151,7 +152,7 @@ impl Store {
     }
 
     /// Removes an endpoint and its log; its job finds it gone and ends.
-    pub async fn delete_webhook(&self, id: &str) -> Result<bool, StoreError> {
+    pub async fn delete_webhook(&self, id: &WebhookId) -> Result<bool, StoreError> {
         let mut tx = self.pool.begin().await?;
         tx.execute("DELETE FROM webhook_deliveries WHERE webhook_id = $1", args![id]).await?;
         let removed = tx.execute("DELETE FROM webhooks WHERE id = $1", args![id]).await?;
@@ -161,7 +162,7 @@ impl Store {
 
     /// Enables a disabled endpoint again, its failures forgotten; it goes
     /// on from the event it stopped at.
-    pub async fn enable_webhook(&self, id: &str) -> Result<Option<Webhook>, StoreError> {
+    pub async fn enable_webhook(&self, id: &WebhookId) -> Result<Option<Webhook>, StoreError> {
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
         let changed = tx
@@ -179,7 +180,7 @@ impl Store {
     }
 
     /// The endpoint's signing key, opened.
-    pub async fn webhook_key(&self, id: &str) -> Result<Option<Secret<Vec<u8>>>, StoreError> {
+    pub async fn webhook_key(&self, id: &WebhookId) -> Result<Option<Secret<Vec<u8>>>, StoreError> {
         let row = self
             .pool
             .fetch_optional("SELECT secret_nonce, secret_sealed FROM webhooks WHERE id = $1", args![id])
@@ -190,7 +191,7 @@ impl Store {
     }
 
     /// The endpoint's newest deliveries, newest first.
-    pub async fn webhook_deliveries(&self, id: &str, limit: i64) -> Result<Vec<Delivery>, StoreError> {
+    pub async fn webhook_deliveries(&self, id: &WebhookId, limit: i64) -> Result<Vec<Delivery>, StoreError> {
         let sql = format!(
             "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries WHERE webhook_id = $1 \
              ORDER BY at DESC, id DESC LIMIT $2"
@@ -202,7 +203,7 @@ impl Store {
     pub async fn pass_over_webhook_events(
         &self,
         lease: &Lease,
-        id: &str,
+        id: &WebhookId,
         through: FeedCursor,
     ) -> Result<(), StoreError> {
         let (mut tx, now) = begin_fenced(&self.pool, lease).await?;
@@ -216,7 +217,7 @@ impl Store {
     pub async fn record_delivery(
         &self,
         lease: &Lease,
-        id: &str,
+        id: &WebhookId,
         delivery: &Delivery,
         outcome: &DeliveryOutcome,
     ) -> Result<(), StoreError> {
@@ -279,7 +280,7 @@ impl Store {
     }
 }
 
-async fn advance(tx: &mut Tx, id: &str, through: FeedCursor, now: i64) -> Result<(), StoreError> {
+async fn advance(tx: &mut Tx, id: &WebhookId, through: FeedCursor, now: i64) -> Result<(), StoreError> {
     tx.execute(
         "UPDATE webhooks SET cursor_tx = $2, cursor_position = $3, updated_at = $4 WHERE id = $1",
         args![id, through.tx, through.position, now],

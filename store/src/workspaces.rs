@@ -17,12 +17,13 @@ use crate::rows::{EVENT_COLUMNS, RUN_COLUMNS, WORKSPACE_COLUMNS, event_from_row,
 
 use crate::seal::Secret;
 use sluice_domain::guard;
+use sluice_domain::ids::{IdempotencyKey, LaunchId, OwnerId, RunId, SessionId, WorkspaceId};
 
 /// Everything a create writes. Validated by the caller; the store re-checks
 /// only what keeps secrets out of plain columns.
 #[derive(Debug, Clone)]
 pub struct NewWorkspace {
-    pub owner_user_id: String,
+    pub owner_user_id: OwnerId,
     pub name: String,
     pub registry_id: String,
     pub repository: String,
@@ -30,7 +31,7 @@ pub struct NewWorkspace {
     pub spec: crate::spec::Spec,
     /// Lifetime from the create's commit, in milliseconds; `None` never expires.
     pub ttl_ms: Option<i64>,
-    pub launch_id: Option<String>,
+    pub launch_id: Option<LaunchId>,
     pub idempotency: Option<Idempotency>,
     pub secret_env: Option<Secret<BTreeMap<String, String>>>,
     pub capture_token: Option<Secret<String>>,
@@ -42,9 +43,9 @@ pub struct NewWorkspace {
 impl NewWorkspace {
     /// A create of `repository:tag` from `registry_id` for `owner` with an
     /// empty spec and nothing else: what the rest is set on.
-    pub fn of(owner: &str, name: &str, registry_id: &str, repository: &str, tag: &str) -> NewWorkspace {
+    pub fn of(owner: &OwnerId, name: &str, registry_id: &str, repository: &str, tag: &str) -> NewWorkspace {
         NewWorkspace {
-            owner_user_id: owner.into(),
+            owner_user_id: owner.clone(),
             name: name.into(),
             registry_id: registry_id.into(),
             repository: repository.into(),
@@ -72,7 +73,7 @@ pub enum CreateOutcome {
 #[derive(Debug, Clone, Default)]
 pub struct WorkspaceFilter {
     pub status: Option<WorkspaceStatus>,
-    pub idempotency_key: Option<String>,
+    pub idempotency_key: Option<IdempotencyKey>,
     pub limit: i64,
 }
 
@@ -112,8 +113,8 @@ impl Store {
     /// plain value checked), and what it answers once committed.
     fn prepare_create(&self, new: NewWorkspace) -> Result<(PreparedCreate, WorkspaceView), StoreError> {
         let now = now_ms();
-        let workspace_id = new_id("ws");
-        let run_id = new_id("run");
+        let workspace_id = WorkspaceId::from(new_id("ws"));
+        let run_id = RunId::from(new_id("run"));
         let spec_text = new.spec.document().to_string();
         let expires_at = new.ttl_ms.map(|ttl| now.saturating_add(ttl));
 
@@ -124,7 +125,7 @@ impl Store {
             tag: &new.tag,
             expires_at: expires_at.map(crate::clock::rfc3339),
             run_id: &run_id,
-            launch_id: new.launch_id.as_deref(),
+            launch_id: new.launch_id.as_ref(),
         };
         let mut event_rows = Vec::new();
         for (seq, event) in (1..).zip(sluice_domain::transition::creation_events(&creation)) {
@@ -208,7 +209,7 @@ impl Store {
             .spec
             .capture_session()
             .zip(new.spec.capture_point())
-            .map(|(session, point)| (session.to_owned(), point));
+            .map(|(session, point)| (SessionId::from(session), point));
         let alone = (new.broker.is_some() || restore_point.is_some()).then(|| group_commit::AloneParts {
             broker: new.broker.clone(),
             restore_point,
@@ -254,7 +255,7 @@ impl Store {
     /// Opens a workspace's sealed secret, if it has one of that kind.
     pub async fn open_secret(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         kind: SecretKind,
     ) -> Result<Option<Secret<Vec<u8>>>, StoreError> {
         let row = self
@@ -269,7 +270,7 @@ impl Store {
         self.sealer.open(&format!("{workspace_id}/{}", kind.as_str()), &sealed).map(Some)
     }
 
-    async fn replay(&self, owner: &str, workspace_id: &str) -> Result<CreateOutcome, StoreError> {
+    async fn replay(&self, owner: &OwnerId, workspace_id: &WorkspaceId) -> Result<CreateOutcome, StoreError> {
         let view = self
             .get_workspace(owner, workspace_id)
             .await?
@@ -279,7 +280,11 @@ impl Store {
 
     /// The owner's workspace with its current run; `None` when it does not
     /// exist or belongs to someone else.
-    pub async fn get_workspace(&self, owner: &str, workspace_id: &str) -> Result<Option<WorkspaceView>, StoreError> {
+    pub async fn get_workspace(
+        &self,
+        owner: &OwnerId,
+        workspace_id: &WorkspaceId,
+    ) -> Result<Option<WorkspaceView>, StoreError> {
         let row = self
             .pool
             .fetch_optional(
@@ -307,7 +312,7 @@ impl Store {
     pub async fn all_workspaces(
         &self,
         status: Option<WorkspaceStatus>,
-        owner: Option<&str>,
+        owner: Option<&OwnerId>,
         limit: i64,
     ) -> Result<Vec<Workspace>, StoreError> {
         let mut sql = format!("SELECT {WORKSPACE_COLUMNS} FROM workspaces WHERE 1 = 1");
@@ -327,7 +332,7 @@ impl Store {
 
     pub async fn list_workspaces(
         &self,
-        owner: &str,
+        owner: &OwnerId,
         filter: &WorkspaceFilter,
     ) -> Result<Vec<WorkspaceView>, StoreError> {
         let mut sql = format!("SELECT {WORKSPACE_COLUMNS} FROM workspaces WHERE owner_user_id = $1");
@@ -345,7 +350,7 @@ impl Store {
         let workspaces =
             self.pool.fetch_all(&sql, values).await?.iter().map(workspace_from_row).collect::<Result<Vec<_>, _>>()?;
 
-        let run_ids: Vec<&String> = workspaces.iter().filter_map(|w| w.current_run_id.as_ref()).collect();
+        let run_ids: Vec<&RunId> = workspaces.iter().filter_map(|w| w.current_run_id.as_ref()).collect();
         let mut runs = BTreeMap::new();
         if !run_ids.is_empty() {
             let placeholders: Vec<String> = (1..=run_ids.len()).map(|i| format!("${i}")).collect();
@@ -367,8 +372,8 @@ impl Store {
     /// Renames the owner's workspace; `None` when it is not theirs.
     pub async fn rename_workspace(
         &self,
-        owner: &str,
-        workspace_id: &str,
+        owner: &OwnerId,
+        workspace_id: &WorkspaceId,
         name: &str,
     ) -> Result<Option<Workspace>, StoreError> {
         guard::check("name", &Value::String(name.to_owned()))?;
@@ -388,8 +393,8 @@ impl Store {
     /// `None` when it is not theirs.
     pub async fn set_expiry(
         &self,
-        owner: &str,
-        workspace_id: &str,
+        owner: &OwnerId,
+        workspace_id: &WorkspaceId,
         expires_at: Option<i64>,
     ) -> Result<Option<Workspace>, StoreError> {
         let row = self
@@ -408,21 +413,21 @@ impl Store {
     /// principal its spec lists under `access.sshPrincipals`.
     pub async fn find_workspace_for_principal(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         principal: &str,
     ) -> Result<Option<WorkspaceView>, StoreError> {
         let owner = self
             .pool
             .fetch_optional("SELECT owner_user_id FROM workspaces WHERE id = $1", args![workspace_id])
             .await?
-            .map(|r| r.text("owner_user_id"))
+            .map(|r| r.id::<OwnerId>("owner_user_id"))
             .transpose()?;
         let Some(owner) = owner else { return Ok(None) };
         let view = self.get_workspace(&owner, workspace_id).await?;
         Ok(view.filter(|v| v.workspace.admits_ssh_principal(principal)))
     }
 
-    pub(crate) async fn owns(&self, owner: &str, workspace_id: &str) -> Result<bool, StoreError> {
+    pub(crate) async fn owns(&self, owner: &OwnerId, workspace_id: &WorkspaceId) -> Result<bool, StoreError> {
         Ok(self
             .pool
             .fetch_optional(
@@ -434,7 +439,12 @@ impl Store {
     }
 
     /// The owner's workspace's runs, newest first; `None` when it is not theirs.
-    pub async fn list_runs(&self, owner: &str, workspace_id: &str, limit: i64) -> Result<Option<Vec<Run>>, StoreError> {
+    pub async fn list_runs(
+        &self,
+        owner: &OwnerId,
+        workspace_id: &WorkspaceId,
+        limit: i64,
+    ) -> Result<Option<Vec<Run>>, StoreError> {
         if !self.owns(owner, workspace_id).await? {
             return Ok(None);
         }
@@ -454,8 +464,8 @@ impl Store {
     /// `limit`); `None` when it is not theirs.
     pub async fn list_events(
         &self,
-        owner: &str,
-        workspace_id: &str,
+        owner: &OwnerId,
+        workspace_id: &WorkspaceId,
         limit: i64,
     ) -> Result<Option<Vec<Event>>, StoreError> {
         if !self.owns(owner, workspace_id).await? {
@@ -503,11 +513,20 @@ mod tests {
                 broker: None,
             };
             let (prepared, _) = store.prepare_create(new).unwrap();
-            assert_eq!(store.cancel_create_key("alice", "in-flight").await.unwrap().state, CreateKeyState::Cancelled);
+            assert_eq!(
+                store
+                    .cancel_create_key(&OwnerId::from("alice"), &IdempotencyKey::from("in-flight"))
+                    .await
+                    .unwrap()
+                    .state,
+                CreateKeyState::Cancelled
+            );
             let committed = store.creates.submit(&store.pool, prepared).await;
             assert!(matches!(committed, Err(StoreError::CreateCancelled)), "{}", db.label);
-            let all =
-                store.list_workspaces("alice", &WorkspaceFilter { limit: 10, ..Default::default() }).await.unwrap();
+            let all = store
+                .list_workspaces(&OwnerId::from("alice"), &WorkspaceFilter { limit: 10, ..Default::default() })
+                .await
+                .unwrap();
             assert!(all.is_empty(), "{}: the cancelled create left a workspace", db.label);
             assert!(!store.any_column_contains("sluice/busybox").await.unwrap(), "{}: nothing of it remains", db.label);
         }

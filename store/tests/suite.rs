@@ -3,6 +3,9 @@
 use std::collections::BTreeMap;
 
 use serde_json::json;
+use sluice_domain::ids::{
+    ConsoleSessionId, IdempotencyKey, OwnerId, PreviewId, RunId, SshSessionId, WorkerId, WorkspaceId,
+};
 use sluice_domain::transition::{Answer, Outcome, Request};
 use sluice_store::testing::{databases, open};
 use sluice_store::*;
@@ -43,7 +46,7 @@ fn completion(next: Option<sluice_domain::transition::Transition>) -> Option<(At
 
 /// What a recovery request said; `None`: not the owner's.
 async fn recover(store: &Store, owner: &str, id: &str) -> Option<Option<bool>> {
-    let next = store.request(owner, id, Request::Recover).await.unwrap()?;
+    let next = store.request(&OwnerId::from(owner), &WorkspaceId::from(id), Request::Recover).await.unwrap()?;
     match next.answer {
         Answer::Recover { recoverable } => Some(recoverable),
         other => panic!("a recovery request answered {other:?}"),
@@ -79,14 +82,14 @@ async fn create_writes_workspace_run_and_events_together() {
         assert_eq!(run.relation, RunRelation::Launch);
         assert_eq!(run.launch_id.as_deref(), Some("launch-1"));
 
-        let events = store.list_events("alice", &view.workspace.id, 100).await.unwrap().unwrap();
+        let events = store.list_events(&OwnerId::from("alice"), &view.workspace.id, 100).await.unwrap().unwrap();
         let kinds: Vec<_> = events.iter().map(|e| (e.seq, e.event_type)).collect();
         assert_eq!(kinds, vec![(1, EventType::WorkspaceCreated), (2, EventType::AttemptQueued)], "{}", db.label);
         assert_eq!(events[1].attempt_id.as_deref(), Some(run.id.as_str()));
 
-        let runs = store.list_runs("alice", &view.workspace.id, 10).await.unwrap().unwrap();
+        let runs = store.list_runs(&OwnerId::from("alice"), &view.workspace.id, 10).await.unwrap().unwrap();
         assert_eq!(runs.len(), 1);
-        assert_eq!(store.get_workspace("alice", &view.workspace.id).await.unwrap(), Some(view.clone()));
+        assert_eq!(store.get_workspace(&OwnerId::from("alice"), &view.workspace.id).await.unwrap(), Some(view.clone()));
     }
 }
 
@@ -95,14 +98,14 @@ async fn other_owners_see_nothing() {
     for db in databases().await {
         let store = open(&db).await;
         let id = created(store.create_workspace(new_workspace("alice", None)).await.unwrap()).workspace.id;
-        assert!(store.get_workspace("mallory", &id).await.unwrap().is_none(), "{}", db.label);
-        assert!(store.list_events("mallory", &id, 10).await.unwrap().is_none());
-        assert!(store.list_runs("mallory", &id, 10).await.unwrap().is_none());
-        assert!(store.rename_workspace("mallory", &id, "x").await.unwrap().is_none());
-        assert!(store.set_expiry("mallory", &id, Some(1)).await.unwrap().is_none());
+        assert!(store.get_workspace(&OwnerId::from("mallory"), &id).await.unwrap().is_none(), "{}", db.label);
+        assert!(store.list_events(&OwnerId::from("mallory"), &id, 10).await.unwrap().is_none());
+        assert!(store.list_runs(&OwnerId::from("mallory"), &id, 10).await.unwrap().is_none());
+        assert!(store.rename_workspace(&OwnerId::from("mallory"), &id, "x").await.unwrap().is_none());
+        assert!(store.set_expiry(&OwnerId::from("mallory"), &id, Some(1)).await.unwrap().is_none());
         let filter = WorkspaceFilter { limit: 10, ..Default::default() };
-        assert!(store.list_workspaces("mallory", &filter).await.unwrap().is_empty());
-        assert_eq!(store.list_workspaces("alice", &filter).await.unwrap().len(), 1);
+        assert!(store.list_workspaces(&OwnerId::from("mallory"), &filter).await.unwrap().is_empty());
+        assert_eq!(store.list_workspaces(&OwnerId::from("alice"), &filter).await.unwrap().len(), 1);
     }
 }
 
@@ -122,23 +125,32 @@ async fn idempotent_create_replays_refuses_and_cancels() {
         // Keys are scoped to the owner.
         created(store.create_workspace(new_workspace("bob", Some(("k1", "other")))).await.unwrap());
 
-        let key = store.get_create_key("alice", "k1").await.unwrap();
+        let key = store.get_create_key(&OwnerId::from("alice"), &IdempotencyKey::from("k1")).await.unwrap();
         assert_eq!(key.state, CreateKeyState::Found);
         assert_eq!(key.workspace_id.as_deref(), Some(first.workspace.id.as_str()));
         assert_eq!(key.launch_id.as_deref(), Some("launch-1"));
         // Cancelling a committed create leaves it found.
-        assert_eq!(store.cancel_create_key("alice", "k1").await.unwrap().state, CreateKeyState::Found);
+        assert_eq!(
+            store.cancel_create_key(&OwnerId::from("alice"), &IdempotencyKey::from("k1")).await.unwrap().state,
+            CreateKeyState::Found
+        );
 
-        assert_eq!(store.get_create_key("alice", "k2").await.unwrap().state, CreateKeyState::None);
-        assert_eq!(store.cancel_create_key("alice", "k2").await.unwrap().state, CreateKeyState::Cancelled);
+        assert_eq!(
+            store.get_create_key(&OwnerId::from("alice"), &IdempotencyKey::from("k2")).await.unwrap().state,
+            CreateKeyState::None
+        );
+        assert_eq!(
+            store.cancel_create_key(&OwnerId::from("alice"), &IdempotencyKey::from("k2")).await.unwrap().state,
+            CreateKeyState::Cancelled
+        );
         assert!(matches!(
             store.create_workspace(new_workspace("alice", Some(("k2", "h1")))).await,
             Err(StoreError::CreateCancelled)
         ));
         let filter = WorkspaceFilter { limit: 10, idempotency_key: Some("k2".into()), ..Default::default() };
-        assert!(store.list_workspaces("alice", &filter).await.unwrap().is_empty(), "{}", db.label);
+        assert!(store.list_workspaces(&OwnerId::from("alice"), &filter).await.unwrap().is_empty(), "{}", db.label);
         let filter = WorkspaceFilter { limit: 10, idempotency_key: Some("k1".into()), ..Default::default() };
-        assert_eq!(store.list_workspaces("alice", &filter).await.unwrap().len(), 1);
+        assert_eq!(store.list_workspaces(&OwnerId::from("alice"), &filter).await.unwrap().len(), 1);
     }
 }
 
@@ -166,7 +178,10 @@ async fn concurrent_creates_with_one_key_make_one_workspace() {
             }
         }
         assert_eq!((fresh, ids.len()), (1, 1), "{}", db.label);
-        let all = store.list_workspaces("alice", &WorkspaceFilter { limit: 100, ..Default::default() }).await.unwrap();
+        let all = store
+            .list_workspaces(&OwnerId::from("alice"), &WorkspaceFilter { limit: 100, ..Default::default() })
+            .await
+            .unwrap();
         assert_eq!(all.len(), 1, "{}", db.label);
     }
 }
@@ -183,7 +198,7 @@ async fn cancel_racing_creates_leaves_all_or_nothing() {
                     tokio::spawn(async move { store.create_workspace(new_workspace("alice", Some((&key, "h")))).await })
                 })
                 .collect();
-            let cancel = store.cancel_create_key("alice", &key).await.unwrap();
+            let cancel = store.cancel_create_key(&OwnerId::from("alice"), &IdempotencyKey::from(&key)).await.unwrap();
             let mut committed = 0;
             for c in creates {
                 match c.await.unwrap() {
@@ -192,9 +207,13 @@ async fn cancel_racing_creates_leaves_all_or_nothing() {
                     Err(e) => panic!("{}: unexpected {e}", db.label),
                 }
             }
-            let filter = WorkspaceFilter { limit: 10, idempotency_key: Some(key.clone()), ..Default::default() };
-            let made = store.list_workspaces("alice", &filter).await.unwrap().len();
-            let state = store.get_create_key("alice", &key).await.unwrap().state;
+            let filter = WorkspaceFilter {
+                limit: 10,
+                idempotency_key: Some(IdempotencyKey::from(key.clone())),
+                ..Default::default()
+            };
+            let made = store.list_workspaces(&OwnerId::from("alice"), &filter).await.unwrap().len();
+            let state = store.get_create_key(&OwnerId::from("alice"), &IdempotencyKey::from(&key)).await.unwrap().state;
             match cancel.state {
                 CreateKeyState::Cancelled => {
                     assert_eq!((committed, made, state), (0, 0, CreateKeyState::Cancelled), "{}", db.label)
@@ -224,7 +243,7 @@ async fn secrets_are_sealed_and_open_back() {
         let token = store.open_secret(&id, SecretKind::CaptureToken).await.unwrap().unwrap();
         assert_eq!(token.expose(), b"capture-token-xyz");
         // Once the executor is ready, its daemon holds the session token: the store drops it.
-        let lease = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().remove(0);
+        let lease = store.claim_jobs(&WorkerId::from("w"), "host-a", 1, 60_000).await.unwrap().remove(0);
         let run_id = store.load_reconcile_state(&id).await.unwrap().unwrap().current_run.unwrap().id;
         store.record(&lease, &run_id, launched(&running_runtime(), None)).await.unwrap();
         store.record(&lease, &run_id, Outcome::Ready).await.unwrap();
@@ -243,7 +262,10 @@ async fn guard_refuses_credentials_in_spec_and_writes_nothing() {
             Err(StoreError::Guard(v)) => assert_eq!(v.path, "spec.env.AWS"),
             other => panic!("{}: expected a guard refusal, got {other:?}", db.label),
         }
-        assert_eq!(store.get_create_key("alice", "g").await.unwrap().state, CreateKeyState::None);
+        assert_eq!(
+            store.get_create_key(&OwnerId::from("alice"), &IdempotencyKey::from("g")).await.unwrap().state,
+            CreateKeyState::None
+        );
         assert!(!store.any_column_contains("AKIAIOSFODNN7EXAMPLE").await.unwrap());
     }
 }
@@ -254,27 +276,36 @@ async fn rename_expire_list_and_purge() {
         let store = open(&db).await;
         let a = created(store.create_workspace(new_workspace("alice", Some(("old", "h")))).await.unwrap()).workspace.id;
         let b = created(store.create_workspace(new_workspace("alice", None)).await.unwrap()).workspace.id;
-        let renamed = store.rename_workspace("alice", &a, "renamed").await.unwrap().unwrap();
+        let renamed = store.rename_workspace(&OwnerId::from("alice"), &a, "renamed").await.unwrap().unwrap();
         assert_eq!(renamed.name, "renamed");
-        let expiring = store.set_expiry("alice", &a, Some(123_000)).await.unwrap().unwrap();
+        let expiring = store.set_expiry(&OwnerId::from("alice"), &a, Some(123_000)).await.unwrap().unwrap();
         assert_eq!(expiring.expires_at, Some(123_000));
-        assert_eq!(store.set_expiry("alice", &a, None).await.unwrap().unwrap().expires_at, None);
+        assert_eq!(store.set_expiry(&OwnerId::from("alice"), &a, None).await.unwrap().unwrap().expires_at, None);
 
-        let all = store.list_workspaces("alice", &WorkspaceFilter { limit: 10, ..Default::default() }).await.unwrap();
+        let all = store
+            .list_workspaces(&OwnerId::from("alice"), &WorkspaceFilter { limit: 10, ..Default::default() })
+            .await
+            .unwrap();
         assert_eq!(
             all.iter().map(|v| v.workspace.id.clone()).collect::<Vec<_>>(),
             vec![b.clone(), a.clone()],
             "newest first"
         );
-        let one = store.list_workspaces("alice", &WorkspaceFilter { limit: 1, ..Default::default() }).await.unwrap();
+        let one = store
+            .list_workspaces(&OwnerId::from("alice"), &WorkspaceFilter { limit: 1, ..Default::default() })
+            .await
+            .unwrap();
         assert_eq!(one.len(), 1);
         let stopped = WorkspaceFilter { limit: 10, status: Some(WorkspaceStatus::Stopped), ..Default::default() };
-        assert!(store.list_workspaces("alice", &stopped).await.unwrap().is_empty());
+        assert!(store.list_workspaces(&OwnerId::from("alice"), &stopped).await.unwrap().is_empty());
         assert!(all.iter().all(|v| v.current_run.is_some()));
 
         assert_eq!(store.purge_create_keys(0).await.unwrap(), 0);
         assert_eq!(store.purge_create_keys(clock::now_ms() + 1).await.unwrap(), 1, "{}", db.label);
-        assert_eq!(store.get_create_key("alice", "old").await.unwrap().state, CreateKeyState::None);
+        assert_eq!(
+            store.get_create_key(&OwnerId::from("alice"), &IdempotencyKey::from("old")).await.unwrap().state,
+            CreateKeyState::None
+        );
         // Purged, the key is forgotten in memory too: a create with it makes a new workspace.
         let again = created(store.create_workspace(new_workspace("alice", Some(("old", "h")))).await.unwrap());
         assert_ne!(again.workspace.id, a, "{}", db.label);
@@ -289,11 +320,11 @@ async fn a_create_refused_before_it_commits_leaves_nothing() {
         let mut doomed = new_workspace("alice", Some(("half", "h")));
         doomed.name = "AKIAIOSFODNN7EXAMPLE".into();
         assert!(matches!(store.create_workspace(doomed).await, Err(StoreError::Guard(_))), "{}", db.label);
-        let key = store.get_create_key("alice", "half").await.unwrap();
+        let key = store.get_create_key(&OwnerId::from("alice"), &IdempotencyKey::from("half")).await.unwrap();
         assert_eq!((key.state, key.workspace_id), (CreateKeyState::None, None), "{}", db.label);
         assert!(
             store
-                .list_workspaces("alice", &WorkspaceFilter { limit: 10, ..Default::default() })
+                .list_workspaces(&OwnerId::from("alice"), &WorkspaceFilter { limit: 10, ..Default::default() })
                 .await
                 .unwrap()
                 .is_empty()
@@ -301,10 +332,16 @@ async fn a_create_refused_before_it_commits_leaves_nothing() {
 
         // A repeat of the same request creates.
         let made = created(store.create_workspace(new_workspace("alice", Some(("half", "h")))).await.unwrap());
-        assert_eq!(store.get_create_key("alice", "half").await.unwrap().workspace_id, Some(made.workspace.id));
+        assert_eq!(
+            store.get_create_key(&OwnerId::from("alice"), &IdempotencyKey::from("half")).await.unwrap().workspace_id,
+            Some(made.workspace.id)
+        );
 
         // A key cancelled first never lets a create commit.
-        assert_eq!(store.cancel_create_key("alice", "half-2").await.unwrap().state, CreateKeyState::Cancelled);
+        assert_eq!(
+            store.cancel_create_key(&OwnerId::from("alice"), &IdempotencyKey::from("half-2")).await.unwrap().state,
+            CreateKeyState::Cancelled
+        );
         assert!(matches!(
             store.create_workspace(new_workspace("alice", Some(("half-2", "h")))).await,
             Err(StoreError::CreateCancelled)
@@ -312,16 +349,19 @@ async fn a_create_refused_before_it_commits_leaves_nothing() {
 
         // A key an earlier release left pending: a repeat of its request
         // finishes it, another request is refused, a cancel holds.
-        store.plant_pending_key("alice", "old", "h").await;
+        store.plant_pending_key(&OwnerId::from("alice"), &IdempotencyKey::from("old"), "h").await;
         assert!(matches!(
             store.create_workspace(new_workspace("alice", Some(("old", "other")))).await,
             Err(StoreError::IdempotencyKeyReused)
         ));
         let finished = created(store.create_workspace(new_workspace("alice", Some(("old", "h")))).await.unwrap());
-        let key = store.get_create_key("alice", "old").await.unwrap();
+        let key = store.get_create_key(&OwnerId::from("alice"), &IdempotencyKey::from("old")).await.unwrap();
         assert_eq!((key.state, key.workspace_id), (CreateKeyState::Found, Some(finished.workspace.id)), "{}", db.label);
-        store.plant_pending_key("alice", "old-2", "h").await;
-        assert_eq!(store.cancel_create_key("alice", "old-2").await.unwrap().state, CreateKeyState::Cancelled);
+        store.plant_pending_key(&OwnerId::from("alice"), &IdempotencyKey::from("old-2"), "h").await;
+        assert_eq!(
+            store.cancel_create_key(&OwnerId::from("alice"), &IdempotencyKey::from("old-2")).await.unwrap().state,
+            CreateKeyState::Cancelled
+        );
         assert!(matches!(
             store.create_workspace(new_workspace("alice", Some(("old-2", "h")))).await,
             Err(StoreError::CreateCancelled)
@@ -347,7 +387,8 @@ async fn concurrent_creates_share_commits_and_keys_stay_once() {
                     _ => Some(format!("k{}", i % 8)),
                 };
                 let mut new = new_workspace("alice", None);
-                new.idempotency = key.clone().map(|key| Idempotency { key, request_hash: "h".into() });
+                new.idempotency =
+                    key.clone().map(|key| Idempotency { key: IdempotencyKey::from(key), request_hash: "h".into() });
                 new.secret_env = Some(Secret::new(BTreeMap::from([("TOKEN".to_owned(), format!("s-{i}"))])));
                 (key, store.create_workspace(new).await.unwrap())
             }));
@@ -366,34 +407,43 @@ async fn concurrent_creates_share_commits_and_keys_stay_once() {
             if let Some(key) = key {
                 let entry = by_key.entry(key).or_default();
                 entry.0 += usize::from(created);
-                entry.1.insert(view.workspace.id.clone());
+                entry.1.insert(view.workspace.id.to_string());
             }
         }
         for (key, (creations, ids)) in &by_key {
             assert_eq!((*creations, ids.len()), (1, 1), "{}: key {key} made one workspace", db.label);
-            let stored = store.get_create_key("alice", key).await.unwrap();
-            assert_eq!(stored.workspace_id.as_ref(), ids.iter().next(), "{}", db.label);
+            let stored = store.get_create_key(&OwnerId::from("alice"), &IdempotencyKey::from(key)).await.unwrap();
+            assert_eq!(stored.workspace_id.as_deref(), ids.iter().next().map(String::as_str), "{}", db.label);
         }
         assert_eq!(made.len(), 16 + by_key.len(), "{}: every keyless create made its own", db.label);
-        let listed =
-            store.list_workspaces("alice", &WorkspaceFilter { limit: 100, ..Default::default() }).await.unwrap();
+        let listed = store
+            .list_workspaces(&OwnerId::from("alice"), &WorkspaceFilter { limit: 100, ..Default::default() })
+            .await
+            .unwrap();
         assert_eq!(listed.len(), made.len(), "{}", db.label);
         for id in &made {
-            let events = store.list_events("alice", id, 10).await.unwrap().unwrap();
+            let events = store.list_events(&OwnerId::from("alice"), id, 10).await.unwrap().unwrap();
             let seqs: Vec<i64> = events.iter().map(|e| e.seq).collect();
             assert_eq!(seqs, vec![1, 2], "{}: {id}", db.label);
             assert!(store.open_secret(id, SecretKind::SecretEnv).await.unwrap().is_some(), "{}", db.label);
         }
-        let claimed = store.claim_jobs("w", "h", 100, 60_000).await.unwrap();
+        let claimed = store.claim_jobs(&WorkerId::from("w"), "h", 100, 60_000).await.unwrap();
         assert_eq!(claimed.len(), made.len(), "{}: every create left its job due", db.label);
         // The next event of a created workspace takes the next number.
         let first = &made[0];
         let lease = claimed.iter().find(|l| &l.subject == first).unwrap();
-        let run_id = store.get_workspace("alice", first).await.unwrap().unwrap().current_run.unwrap().id;
+        let run_id =
+            store.get_workspace(&OwnerId::from("alice"), first).await.unwrap().unwrap().current_run.unwrap().id;
         let error = RunError { message: "no".into(), code: None };
         store.record(lease, &run_id, Outcome::Failed { error, retry: false }).await.unwrap();
-        let seqs: Vec<i64> =
-            store.list_events("alice", first, 10).await.unwrap().unwrap().iter().map(|e| e.seq).collect();
+        let seqs: Vec<i64> = store
+            .list_events(&OwnerId::from("alice"), first, 10)
+            .await
+            .unwrap()
+            .unwrap()
+            .iter()
+            .map(|e| e.seq)
+            .collect();
         assert_eq!(seqs[..3], [1, 2, 3], "{}", db.label);
         assert!(!store.any_column_contains("s-1").await.unwrap(), "{}: secrets stay sealed", db.label);
     }
@@ -406,16 +456,20 @@ async fn a_kept_lease_is_renewed_until_it_is_let_go() {
     for db in databases().await {
         let store = open(&db).await;
         store.create_workspace(new_workspace("alice", None)).await.unwrap();
-        let lease = store.claim_jobs("worker-a", "host-a", 1, 300).await.unwrap().remove(0);
+        let lease = store.claim_jobs(&WorkerId::from("worker-a"), "host-a", 1, 300).await.unwrap().remove(0);
         let kept = store.keep_renewed(lease.clone(), 300);
         tokio::time::sleep(std::time::Duration::from_millis(900)).await;
-        assert!(store.claim_jobs("worker-b", "host-a", 1, 60_000).await.unwrap().is_empty(), "{}: kept", db.label);
+        assert!(
+            store.claim_jobs(&WorkerId::from("worker-b"), "host-a", 1, 60_000).await.unwrap().is_empty(),
+            "{}: kept",
+            db.label
+        );
         let current = kept.current();
         assert_eq!(current.generation, lease.generation, "{}", db.label);
         assert!(current.expires_at > lease.expires_at, "{}: renewed", db.label);
         drop(kept);
         tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-        let taken = store.claim_jobs("worker-b", "host-a", 1, 60_000).await.unwrap();
+        let taken = store.claim_jobs(&WorkerId::from("worker-b"), "host-a", 1, 60_000).await.unwrap();
         assert_eq!(taken.len(), 1, "{}: let go, it ran out", db.label);
     }
 }
@@ -431,12 +485,12 @@ async fn a_stale_lease_holders_writes_are_refused() {
         let view = created(store.create_workspace(new_workspace("alice", None)).await.unwrap());
         let run_id = view.current_run.unwrap().id;
 
-        let first = store.claim_jobs("worker-a", "host-a", 10, 60_000).await.unwrap();
+        let first = store.claim_jobs(&WorkerId::from("worker-a"), "host-a", 10, 60_000).await.unwrap();
         assert_eq!(first.len(), 1, "{}: the create's reconcile job is due", db.label);
         let a = first[0].clone();
         assert_eq!((a.kind, a.subject.as_str()), (JobKind::Reconcile, view.workspace.id.as_str()));
         assert!(
-            store.claim_jobs("worker-b", "host-a", 10, 60_000).await.unwrap().is_empty(),
+            store.claim_jobs(&WorkerId::from("worker-b"), "host-a", 10, 60_000).await.unwrap().is_empty(),
             "{}: held leases are not claimable",
             db.label
         );
@@ -444,7 +498,7 @@ async fn a_stale_lease_holders_writes_are_refused() {
         assert_eq!(renewed.generation, a.generation, "{}: renewal keeps the generation", db.label);
 
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        let taken = store.claim_jobs("worker-b", "host-a", 10, 60_000).await.unwrap();
+        let taken = store.claim_jobs(&WorkerId::from("worker-b"), "host-a", 10, 60_000).await.unwrap();
         assert_eq!(taken.len(), 1, "{}: an expired lease is taken over", db.label);
         let b = taken[0].clone();
         assert_eq!(b.generation, a.generation + 1, "{}: takeover increments the generation", db.label);
@@ -456,14 +510,17 @@ async fn a_stale_lease_holders_writes_are_refused() {
         assert!(matches!(store.finish_job(&renewed, None, None).await, Err(StoreError::Fenced { .. })));
         let state = store.load_reconcile_state(&view.workspace.id).await.unwrap().unwrap();
         assert_eq!(state.current_run.as_ref().unwrap().runtime, None, "{}: the refused write left nothing", db.label);
-        assert_eq!(store.list_events("alice", &view.workspace.id, 100).await.unwrap().unwrap().len(), 2);
+        assert_eq!(
+            store.list_events(&OwnerId::from("alice"), &view.workspace.id, 100).await.unwrap().unwrap().len(),
+            2
+        );
 
         store.record(&b, &run_id, launched(&runtime, None)).await.unwrap();
         let state = store.load_reconcile_state(&view.workspace.id).await.unwrap().unwrap();
         assert_eq!(state.workspace.status, WorkspaceStatus::Running, "{}", db.label);
         store.finish_job(&b, None, None).await.unwrap();
         assert!(
-            store.claim_jobs("worker-c", "host-a", 10, 60_000).await.unwrap().is_empty(),
+            store.claim_jobs(&WorkerId::from("worker-c"), "host-a", 10, 60_000).await.unwrap().is_empty(),
             "{}: a finished job is gone",
             db.label
         );
@@ -477,16 +534,16 @@ async fn a_nudge_during_a_pass_survives_its_finish() {
     for db in databases().await {
         let store = open(&db).await;
         let id = created(store.create_workspace(new_workspace("alice", None)).await.unwrap()).workspace.id;
-        let lease = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().remove(0);
-        let run_id = store.get_workspace("alice", &id).await.unwrap().unwrap().current_run.unwrap().id;
+        let lease = store.claim_jobs(&WorkerId::from("w"), "host-a", 1, 60_000).await.unwrap().remove(0);
+        let run_id = store.get_workspace(&OwnerId::from("alice"), &id).await.unwrap().unwrap().current_run.unwrap().id;
         store.record(&lease, &run_id, launched(&running_runtime(), None)).await.unwrap();
         store
-            .request("alice", &id, stop("alice", StopIntent::default()))
+            .request(&OwnerId::from("alice"), &id, stop("alice", StopIntent::default()))
             .await
             .unwrap()
             .expect("the owner's workspace");
         store.finish_job(&lease, None, None).await.unwrap();
-        let again = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap();
+        let again = store.claim_jobs(&WorkerId::from("w"), "host-a", 1, 60_000).await.unwrap();
         assert_eq!(again.len(), 1, "{}: the stop's nudge kept the job", db.label);
         assert_eq!(again[0].generation, lease.generation + 1);
     }
@@ -499,10 +556,14 @@ async fn a_parked_job_waits_for_a_retry_or_a_new_request() {
     for db in databases().await {
         let store = open(&db).await;
         let id = created(store.create_workspace(new_workspace("alice", None)).await.unwrap()).workspace.id;
-        let lease = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().remove(0);
+        let lease = store.claim_jobs(&WorkerId::from("w"), "host-a", 1, 60_000).await.unwrap().remove(0);
         assert_eq!(lease.attempts, 1);
         store.park_job(&lease, "stored data is inconsistent: a test").await.unwrap();
-        assert!(store.claim_jobs("w", "host-a", 10, 60_000).await.unwrap().is_empty(), "{}: parked", db.label);
+        assert!(
+            store.claim_jobs(&WorkerId::from("w"), "host-a", 10, 60_000).await.unwrap().is_empty(),
+            "{}: parked",
+            db.label
+        );
         assert_eq!(store.job_counts().await.unwrap(), (1, 0), "{}: it exists but is not due", db.label);
         let failed = store.failed_jobs(10).await.unwrap();
         assert_eq!(failed.len(), 1, "{}", db.label);
@@ -515,15 +576,15 @@ async fn a_parked_job_waits_for_a_retry_or_a_new_request() {
         assert!(store.retry_job(JobKind::Reconcile, &id).await.unwrap(), "{}", db.label);
         assert!(!store.retry_job(JobKind::Reconcile, &id).await.unwrap(), "{}: only a parked job is retried", db.label);
         assert!(store.failed_jobs(10).await.unwrap().is_empty());
-        let again = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().remove(0);
+        let again = store.claim_jobs(&WorkerId::from("w"), "host-a", 1, 60_000).await.unwrap().remove(0);
         assert_eq!(again.attempts, 1, "{}: counted afresh", db.label);
 
         // Parked again, then the owner asks for a stop: the request brings it back.
-        let run_id = store.get_workspace("alice", &id).await.unwrap().unwrap().current_run.unwrap().id;
+        let run_id = store.get_workspace(&OwnerId::from("alice"), &id).await.unwrap().unwrap().current_run.unwrap().id;
         store.record(&again, &run_id, launched(&running_runtime(), None)).await.unwrap();
         store.park_job(&again, "again").await.unwrap();
-        store.request("alice", &id, stop("alice", StopIntent::default())).await.unwrap().unwrap();
-        let revived = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap();
+        store.request(&OwnerId::from("alice"), &id, stop("alice", StopIntent::default())).await.unwrap().unwrap();
+        let revived = store.claim_jobs(&WorkerId::from("w"), "host-a", 1, 60_000).await.unwrap();
         assert_eq!(revived.len(), 1, "{}: a new request revives a parked job", db.label);
         assert_eq!(revived[0].attempts, 1);
         assert!(store.failed_jobs(10).await.unwrap().is_empty());
@@ -536,17 +597,23 @@ async fn lifecycle_requests_leave_work_due() {
     for db in databases().await {
         let store = open(&db).await;
         let id = created(store.create_workspace(new_workspace("alice", None)).await.unwrap()).workspace.id;
-        let lease = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().remove(0);
+        let lease = store.claim_jobs(&WorkerId::from("w"), "host-a", 1, 60_000).await.unwrap().remove(0);
         store.finish_job(&lease, None, None).await.unwrap();
 
         // Queued and wanting to run: mid-launch.
-        let refused = store.request("alice", &id, Request::Restart).await;
+        let refused = store.request(&OwnerId::from("alice"), &id, Request::Restart).await;
         assert!(matches!(refused, Err(StoreError::Conflict { code: "mid-launch", .. })), "{}: {refused:?}", db.label);
-        let runs = store.list_runs("alice", &id, 10).await.unwrap().unwrap();
+        let runs = store.list_runs(&OwnerId::from("alice"), &id, 10).await.unwrap().unwrap();
         assert_eq!(runs.len(), 1, "{}: a refused restart writes nothing", db.label);
-        assert!(store.request("mallory", &id, stop("mallory", StopIntent::default())).await.unwrap().is_none());
+        assert!(
+            store
+                .request(&OwnerId::from("mallory"), &id, stop("mallory", StopIntent::default()))
+                .await
+                .unwrap()
+                .is_none()
+        );
         assert!(store.stop_expired(sluice_store::clock::now_ms(), 10).await.unwrap().is_empty());
-        store.set_expiry("alice", &id, Some(0)).await.unwrap();
+        store.set_expiry(&OwnerId::from("alice"), &id, Some(0)).await.unwrap();
         assert_eq!(
             store.stop_expired(sluice_store::clock::now_ms(), 10).await.unwrap(),
             vec![id.clone()],
@@ -556,7 +623,7 @@ async fn lifecycle_requests_leave_work_due() {
         assert!(store.stop_expired(sluice_store::clock::now_ms(), 10).await.unwrap().is_empty(), "{}: once", db.label);
         let state = store.load_reconcile_state(&id).await.unwrap().unwrap();
         assert_eq!(state.workspace.desired_state, DesiredState::Stopped);
-        assert_eq!(store.claim_jobs("w", "host-a", 5, 60_000).await.unwrap().len(), 1, "{}", db.label);
+        assert_eq!(store.claim_jobs(&WorkerId::from("w"), "host-a", 5, 60_000).await.unwrap().len(), 1, "{}", db.label);
     }
 }
 
@@ -566,7 +633,16 @@ async fn lifecycle_requests_leave_work_due() {
 /// `taker` for `lease_ms`.
 async fn taken_run(store: &Store, label: &str, id: &str, taker: &str, lease_ms: i64) -> TakenExecRun {
     let command = ExecCommand { argv: vec!["true".into()], cwd: None, env: None, stdin_digest: None, timeout_ms: None };
-    let created = store.create_taken_exec_run("alice", id, vec![command], vec![None], taker, lease_ms).await;
+    let created = store
+        .create_taken_exec_run(
+            &OwnerId::from("alice"),
+            &WorkspaceId::from(id),
+            vec![command],
+            vec![None],
+            &WorkerId::from(taker),
+            lease_ms,
+        )
+        .await;
     match created.unwrap() {
         Some(CreatedExecRun::Taken(taken)) => taken,
         other => panic!("{label}: not taken at once (a ready executor's endpoint was not found): {other:?}"),
@@ -579,7 +655,7 @@ async fn exec_stdin_is_sealed_and_dropped_when_the_run_ends() {
         let store = open(&db).await;
         let view = created(store.create_workspace(new_workspace("alice", None)).await.unwrap());
         let (id, run_id) = (view.workspace.id.clone(), view.current_run.unwrap().id);
-        let lease = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().remove(0);
+        let lease = store.claim_jobs(&WorkerId::from("w"), "host-a", 1, 60_000).await.unwrap().remove(0);
         let runtime = RuntimeRecord { endpoint: Some("unix:///run/x/control.sock".into()), ..running_runtime() };
         store.record(&lease, &run_id, launched(&runtime, None)).await.unwrap();
         store.record(&lease, &run_id, Outcome::Ready).await.unwrap();
@@ -594,7 +670,12 @@ async fn exec_stdin_is_sealed_and_dropped_when_the_run_ends() {
         };
         let secret_input = "stdin-carrying-a-password-4711";
         let exec = store
-            .create_exec_run("alice", &id, vec![command("cat"), command("true")], vec![Some(secret_input.into()), None])
+            .create_exec_run(
+                &OwnerId::from("alice"),
+                &id,
+                vec![command("cat"), command("true")],
+                vec![Some(secret_input.into()), None],
+            )
             .await
             .unwrap()
             .unwrap();
@@ -609,18 +690,26 @@ async fn exec_stdin_is_sealed_and_dropped_when_the_run_ends() {
         assert_eq!(inputs[0].as_ref().map(|s| s.expose().as_str()), Some(secret_input));
         assert!(inputs[1].is_none());
 
-        let exec_lease = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().remove(0);
+        let exec_lease = store.claim_jobs(&WorkerId::from("w"), "host-a", 1, 60_000).await.unwrap().remove(0);
         assert_eq!(exec_lease.kind, JobKind::Exec);
         store.finish_exec_run(&exec_lease, &exec.id, Some(&[]), None).await.unwrap();
         assert!(store.open_exec_stdin(&exec.id).await.unwrap().is_empty(), "{}: dropped at the end", db.label);
-        assert!(store.claim_jobs("w", "host-a", 1, 0).await.unwrap().is_empty(), "{}: its job ended with it", db.label);
+        assert!(
+            store.claim_jobs(&WorkerId::from("w"), "host-a", 1, 0).await.unwrap().is_empty(),
+            "{}: its job ended with it",
+            db.label
+        );
 
         // Taken by its creator: running at once, its job held, so no worker claims it.
         let taken = taken_run(&store, db.label, &id, "api-1", 60_000).await;
         assert_eq!(taken.run.status, ExecRunStatus::Running, "{}", db.label);
         assert_eq!(Some(taken.endpoint.as_str()), runtime.endpoint.as_deref(), "{}", db.label);
         assert_eq!((taken.lease.owner.as_str(), taken.lease.kind), ("api-1", JobKind::Exec));
-        assert!(store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().is_empty(), "{}: held", db.label);
+        assert!(
+            store.claim_jobs(&WorkerId::from("w"), "host-a", 1, 60_000).await.unwrap().is_empty(),
+            "{}: held",
+            db.label
+        );
         let result = ExecCommandResult {
             argv: vec!["true".into()],
             outcome: sluice_protocol::ExecResponse::exited(3, "out".into(), String::new()),
@@ -628,11 +717,15 @@ async fn exec_stdin_is_sealed_and_dropped_when_the_run_ends() {
         store.finish_exec_run(&taken.lease, &taken.run.id, Some(&[result]), None).await.unwrap();
         let ended = store.load_exec_run(&taken.run.id).await.unwrap().unwrap();
         assert_eq!((ended.status, ended.exit_code, ended.results.len()), (ExecRunStatus::Completed, Some(3), 1));
-        assert!(store.claim_jobs("w", "host-a", 1, 0).await.unwrap().is_empty(), "{}: its job ended", db.label);
+        assert!(
+            store.claim_jobs(&WorkerId::from("w"), "host-a", 1, 0).await.unwrap().is_empty(),
+            "{}: its job ended",
+            db.label
+        );
         // A taker that is lost: its lease runs out, and a worker claims the job of a run already running.
         let lost = taken_run(&store, db.label, &id, "api-2", 0).await;
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-        let claimed = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().remove(0);
+        let claimed = store.claim_jobs(&WorkerId::from("w"), "host-a", 1, 60_000).await.unwrap().remove(0);
         assert_eq!((claimed.subject.as_str(), claimed.generation), (lost.run.id.as_str(), 2), "{}", db.label);
         assert!(claimed.taken_over, "{}", db.label);
         let fenced = store.finish_exec_run(&lost.lease, &lost.run.id, Some(&[]), None).await;
@@ -647,15 +740,15 @@ async fn exec_stdin_is_sealed_and_dropped_when_the_run_ends() {
         assert_eq!(purge(sluice_store::clock::now_ms() + 1).await.unwrap(), 3, "{}: every ended run", db.label);
         assert!(store.load_exec_run(&exec.id).await.unwrap().is_none(), "{}", db.label);
         assert!(
-            store.create_exec_run("alice", &id, vec![command("cat")], vec![]).await.is_err(),
+            store.create_exec_run(&OwnerId::from("alice"), &id, vec![command("cat")], vec![]).await.is_err(),
             "one stdin entry per command"
         );
         // Its executor failed: no longer ready, so no command runs.
         store.enqueue_job(JobKind::Reconcile, &id, 0).await.unwrap();
-        let lease = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().remove(0);
+        let lease = store.claim_jobs(&WorkerId::from("w"), "host-a", 1, 60_000).await.unwrap().remove(0);
         let error = RunError { message: "it broke".into(), code: None };
         store.record(&lease, &run_id, Outcome::Failed { error, retry: false }).await.unwrap();
-        let refused = store.create_exec_run("alice", &id, vec![command("cat")], vec![None]).await;
+        let refused = store.create_exec_run(&OwnerId::from("alice"), &id, vec![command("cat")], vec![None]).await;
         assert!(matches!(refused, Err(StoreError::Conflict { code: "no-live-runtime", .. })), "{refused:?}");
     }
 }
@@ -665,7 +758,7 @@ async fn exec_stdin_is_sealed_and_dropped_when_the_run_ends() {
 async fn resource_facts_come_from_the_records() {
     for db in databases().await {
         let store = open(&db).await;
-        assert_eq!(store.resource_facts("run_unknown").await.unwrap(), None, "{}", db.label);
+        assert_eq!(store.resource_facts(&RunId::from("run_unknown")).await.unwrap(), None, "{}", db.label);
 
         let view = created(store.create_workspace(new_workspace("alice", None)).await.unwrap());
         let run_id = view.current_run.unwrap().id;
@@ -682,11 +775,11 @@ async fn resource_facts_come_from_the_records() {
             "{}: a launch may be in flight",
             db.label
         );
-        let lease = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().remove(0);
+        let lease = store.claim_jobs(&WorkerId::from("w"), "host-a", 1, 60_000).await.unwrap().remove(0);
         let runtime = running_runtime();
         store.record(&lease, &run_id, launched(&runtime, None)).await.unwrap();
         assert!(store.resource_facts(&run_id).await.unwrap().unwrap().recorded);
-        store.request("alice", &view.workspace.id, stop("alice", StopIntent::default())).await.unwrap();
+        store.request(&OwnerId::from("alice"), &view.workspace.id, stop("alice", StopIntent::default())).await.unwrap();
         store.record(&lease, &run_id, Outcome::Removed).await.unwrap();
         let facts = store.resource_facts(&run_id).await.unwrap().unwrap();
         assert!(facts.recorded && facts.removed, "{}: {facts:?}", db.label);
@@ -700,12 +793,12 @@ async fn resource_facts_come_from_the_records() {
         capture.capture_token = Some(Secret::new("capture-token-value-123456".into()));
         let view = created(store.create_workspace(capture).await.unwrap());
         let first = view.current_run.unwrap().id;
-        let lease = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().remove(0);
+        let lease = store.claim_jobs(&WorkerId::from("w"), "host-a", 1, 60_000).await.unwrap().remove(0);
         let error = RunError { message: "boom".into(), code: Some("launch-failed".into()) };
         let next = store.record(&lease, &first, Outcome::Failed { error, retry: true }).await.unwrap();
         let retry = next.queued_run.map(|r| r.id);
         assert!(retry.is_some(), "{}: a retry run was queued", db.label);
-        let retry_run = store.get_run(retry.as_deref().unwrap()).await.unwrap().unwrap();
+        let retry_run = store.get_run(&RunId::from(retry.as_deref().unwrap())).await.unwrap().unwrap();
         assert_eq!(retry_run.launch_id.as_deref(), Some("launch-1"), "{}: a retry keeps the launch id", db.label);
         let facts = store.resource_facts(&first).await.unwrap().unwrap();
         assert!(facts.capture_sourced && !facts.is_current, "{}: {facts:?}", db.label);
@@ -744,22 +837,23 @@ fn capture(epoch: u64, n: u64, run: &str, key: &str) -> capture::NewCapture {
 async fn capture_sessions_fence_older_claims_and_keep_their_chain() {
     for db in databases().await {
         let store = open(&db).await;
-        let (session, token) = store.create_capture_session("alice", Some(1 << 20), Default::default()).await.unwrap();
+        let (session, token) =
+            store.create_capture_session(&OwnerId::from("alice"), Some(1 << 20), Default::default()).await.unwrap();
         assert!(token.expose().starts_with("slcap_"));
         assert!(store.capture_token_matches(&session.id, token.expose()).await.unwrap());
         assert!(!store.capture_token_matches(&session.id, "slcap_wrong").await.unwrap());
         assert!(!store.any_column_contains(token.expose()).await.unwrap(), "{}: only a keyed hash is kept", db.label);
-        assert!(store.get_capture_session("bob", &session.id).await.unwrap().is_none(), "owner-scoped");
+        assert!(store.get_capture_session(&OwnerId::from("bob"), &session.id).await.unwrap().is_none(), "owner-scoped");
         assert_eq!((session.epoch, session.head_n, session.quota_bytes), (0, 0, Some(1 << 20)));
 
-        let first = store.claim_capture_session(&session.id, "run-a", "launch-1", None).await.unwrap();
+        let first = store.claim_capture_session(&session.id, &RunId::from("run-a"), "launch-1", None).await.unwrap();
         assert_eq!(first.epoch, 1);
         store.register_capture(&session.id, &capture(1, 1, "run-a", "k1")).await.unwrap();
         // Not the head's next: refused, nothing written.
         let err = store.register_capture(&session.id, &capture(1, 3, "run-a", "k3")).await.unwrap_err();
         assert!(matches!(err, StoreError::Conflict { code: "conflict", .. }), "{}: {err}", db.label);
 
-        let second = store.claim_capture_session(&session.id, "run-b", "launch-2", None).await.unwrap();
+        let second = store.claim_capture_session(&session.id, &RunId::from("run-b"), "launch-2", None).await.unwrap();
         assert_eq!(second.epoch, 2);
         assert_eq!(second.small, Some(capture::ManifestHead { key: "k1".into(), depth: 0 }));
         for (epoch, run) in [(1, "run-a"), (2, "run-a")] {
@@ -774,14 +868,14 @@ async fn capture_sessions_fence_older_claims_and_keep_their_chain() {
             sealed_at: 5,
             origin: stamp(1, 9),
         };
-        let err = store.record_final_seal(&session.id, &seal, "run-a").await.unwrap_err();
+        let err = store.record_final_seal(&session.id, &seal, &RunId::from("run-a")).await.unwrap_err();
         assert!(matches!(err, StoreError::Conflict { code: "fenced", .. }), "a fenced executor cannot seal");
 
         store.register_capture(&session.id, &capture(2, 2, "run-b", "k2")).await.unwrap();
         let seal = capture::FinalSeal { capture_n: 2, epoch: 2, executor_id: "run-b".into(), ..seal };
-        store.record_final_seal(&session.id, &seal, "run-b").await.unwrap();
+        store.record_final_seal(&session.id, &seal, &RunId::from("run-b")).await.unwrap();
 
-        let view = store.get_capture_session("alice", &session.id).await.unwrap().unwrap();
+        let view = store.get_capture_session(&OwnerId::from("alice"), &session.id).await.unwrap().unwrap();
         assert_eq!((view.session.epoch, view.session.head_n, view.session.used_bytes), (2, 2, 20));
         assert_eq!(view.session.small, Some(capture::ManifestHead { key: "k2".into(), depth: 1 }));
         assert_eq!(view.session.bulk, None, "a class never registered has no head");
@@ -801,9 +895,9 @@ async fn captures_are_kept_by_policy_counted_by_upload_and_fenced_by_sweeps() {
     for db in databases().await {
         let store = open(&db).await;
         let policy = capture::Retention { keep_last: Some(2), keep_within_ms: None };
-        let (session, _) = store.create_capture_session("alice", Some(100), policy).await.unwrap();
+        let (session, _) = store.create_capture_session(&OwnerId::from("alice"), Some(100), policy).await.unwrap();
         assert_eq!(session.retention, policy);
-        store.claim_capture_session(&session.id, "run-a", "launch-1", None).await.unwrap();
+        store.claim_capture_session(&session.id, &RunId::from("run-a"), "launch-1", None).await.unwrap();
         let mut first = capture(1, 1, "run-a", "small-1");
         first.classes.push((CaptureClass::Bulk, capture::ManifestHead { key: "bulk-1".into(), depth: 0 }));
         store.register_capture(&session.id, &first).await.unwrap();
@@ -813,10 +907,13 @@ async fn captures_are_kept_by_policy_counted_by_upload_and_fenced_by_sweeps() {
         let now = sluice_store::clock::now_ms();
         let asked = store.forget_captures(&session.id, Default::default(), now, false).await.unwrap();
         assert_eq!(asked, vec![1, 2, 3], "{}", db.label);
-        assert_eq!(store.get_capture_session("alice", &session.id).await.unwrap().unwrap().captures.len(), 5);
+        assert_eq!(
+            store.get_capture_session(&OwnerId::from("alice"), &session.id).await.unwrap().unwrap().captures.len(),
+            5
+        );
         let forgotten = store.forget_captures(&session.id, Default::default(), now, true).await;
         assert_eq!(forgotten.unwrap(), vec![1, 2, 3], "{}", db.label);
-        let view = store.get_capture_session("alice", &session.id).await.unwrap().unwrap();
+        let view = store.get_capture_session(&OwnerId::from("alice"), &session.id).await.unwrap().unwrap();
         assert_eq!(view.captures.iter().map(|c| c.n).collect::<Vec<_>>(), vec![4, 5]);
         let live: Vec<(String, Option<u64>)> = store
             .live_manifests()
@@ -921,11 +1018,11 @@ async fn drains_record_intent_evidence_attestations_and_retention() {
         let (id, run_id) = (view.workspace.id.clone(), view.current_run.unwrap().id);
 
         // Nothing launched: the policy refuses, and nothing is written.
-        let refused = store.request("alice", &id, stop("alice", StopIntent::default())).await;
+        let refused = store.request(&OwnerId::from("alice"), &id, stop("alice", StopIntent::default())).await;
         assert!(matches!(refused, Err(StoreError::Conflict { code: "never-launched", .. })), "{}", db.label);
         assert!(store.drain(&run_id).await.unwrap().is_none());
 
-        let lease = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().remove(0);
+        let lease = store.claim_jobs(&WorkerId::from("w"), "host-a", 1, 60_000).await.unwrap().remove(0);
         store.record(&lease, &run_id, launched(&running_runtime(), Some(123))).await.unwrap();
         assert_eq!(store.drain(&run_id).await.unwrap().unwrap().preservation_starts_at, Some(123), "{}", db.label);
 
@@ -939,7 +1036,8 @@ async fn drains_record_intent_evidence_attestations_and_retention() {
         };
         let intent =
             StopIntent { discard: false, attestation: Some((seal.clone(), Some("2026-11-30T00:00:00Z".into()))) };
-        let stopped = completion(store.request("alice", &id, stop("alice", intent.clone())).await.unwrap());
+        let stopped =
+            completion(store.request(&OwnerId::from("alice"), &id, stop("alice", intent.clone())).await.unwrap());
         assert_eq!(stopped, Some((AttestationOutcome::Accepted, None)), "{}", db.label);
         let drain = store.drain(&run_id).await.unwrap().unwrap();
         assert_eq!(drain.stop_requested.as_ref().map(|(by, _)| by.as_str()), Some("alice"));
@@ -977,7 +1075,7 @@ async fn drains_record_intent_evidence_attestations_and_retention() {
         let revoked = store.revoked_attestation(&run_id).await.unwrap().expect("revoked");
         assert!(revoked.detail.unwrap().contains("not-saved"), "{}", db.label);
         // The same attestation again is ignored at once.
-        let again = completion(store.request("alice", &id, stop("alice", intent)).await.unwrap());
+        let again = completion(store.request(&OwnerId::from("alice"), &id, stop("alice", intent)).await.unwrap());
         assert!(
             matches!(&again, Some((AttestationOutcome::Ignored, Some(d))) if d.starts_with("not-saved")),
             "{}: {:?}",
@@ -991,7 +1089,7 @@ async fn drains_record_intent_evidence_attestations_and_retention() {
         // A report read outside the drain (through the API) is evidence too.
         store.record_report(&run_id, &report(12, true), None).await.unwrap();
         assert_eq!(store.executor_reports(&run_id).await.unwrap().len(), 3, "{}", db.label);
-        store.record_report("run_unknown", &report(12, true), None).await.unwrap();
+        store.record_report(&RunId::from("run_unknown"), &report(12, true), None).await.unwrap();
 
         // Retained, recovery asked for, an attempt counted.
         let retained =
@@ -1023,7 +1121,7 @@ async fn drains_record_intent_evidence_attestations_and_retention() {
 
         // The owner discards: the removal reads `discarded`, retention ends.
         let discard = StopIntent { discard: true, attestation: None };
-        store.request("alice", &id, stop("alice", discard)).await.unwrap().unwrap();
+        store.request(&OwnerId::from("alice"), &id, stop("alice", discard)).await.unwrap().unwrap();
         store.record(&lease, &run_id, Outcome::Removed).await.unwrap();
         let drain = store.drain(&run_id).await.unwrap().unwrap();
         assert_eq!(drain.state, Some(DrainState::Discarded), "{}", db.label);
@@ -1043,13 +1141,13 @@ async fn a_claim_over_a_lapsed_lease_says_it_took_the_job_over() {
     for db in databases().await {
         let store = open(&db).await;
         store.create_workspace(new_workspace("alice", None)).await.unwrap();
-        let first = store.claim_jobs("w1", "h1", 1, 1).await.unwrap();
+        let first = store.claim_jobs(&WorkerId::from("w1"), "h1", 1, 1).await.unwrap();
         assert_eq!(first.iter().map(|l| l.taken_over).collect::<Vec<_>>(), vec![false], "{}", db.label);
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        let second = store.claim_jobs("w2", "h1", 1, 60_000).await.unwrap();
+        let second = store.claim_jobs(&WorkerId::from("w2"), "h1", 1, 60_000).await.unwrap();
         assert_eq!(second.iter().map(|l| l.taken_over).collect::<Vec<_>>(), vec![true], "{}", db.label);
         store.finish_job(&second[0], Some(0), None).await.unwrap();
-        let third = store.claim_jobs("w1", "h1", 1, 60_000).await.unwrap();
+        let third = store.claim_jobs(&WorkerId::from("w1"), "h1", 1, 60_000).await.unwrap();
         assert_eq!(third.iter().map(|l| l.taken_over).collect::<Vec<_>>(), vec![false], "{}: released", db.label);
     }
 }
@@ -1069,7 +1167,7 @@ async fn the_state_reading_counts_the_queue_and_the_fleet() {
         assert_eq!(queued.workspaces, vec![("queued".to_string(), 3)], "{}", db.label);
         assert_eq!(queued.jobs_due, 3, "{}: each create enqueues its reconcile", db.label);
         assert!(queued.oldest_due_at.is_some_and(|at| at >= before - 1), "{}: {queued:?}", db.label);
-        let leases = store.claim_jobs("w1", "h1", 2, 60_000).await.unwrap();
+        let leases = store.claim_jobs(&WorkerId::from("w1"), "h1", 2, 60_000).await.unwrap();
         assert_eq!(leases.len(), 2);
         let claimed = store.read_state(10).await.unwrap();
         assert_eq!((claimed.jobs_due, claimed.jobs_leased, claimed.jobs_parked), (1, 2, 0), "{}", db.label);
@@ -1177,9 +1275,10 @@ async fn broker_snapshots_claim_their_keys_and_hold_the_quota() {
         let mut scope = broker_scope();
         scope.max_snapshots = 2;
         store.issue_broker_token("snaps", &scope, None).await.unwrap();
+        let snapshotted = WorkspaceId::from("ws_x");
         let new = |key: &'static str, hash: &'static str| NewSnapshot {
             instance: "snaps",
-            workspace_id: "ws_x",
+            workspace_id: &snapshotted,
             key,
             request_hash: hash,
             dir: "/work/marker-dir-4471",
@@ -1243,14 +1342,15 @@ async fn broker_snapshots_claim_their_keys_and_hold_the_quota() {
 async fn an_attestation_of_an_earlier_boot_gives_way_to_a_newer_claim() {
     for db in databases().await {
         let store = open(&db).await;
-        let (session, _) = store.create_capture_session("alice", None, Default::default()).await.unwrap();
+        let (session, _) =
+            store.create_capture_session(&OwnerId::from("alice"), None, Default::default()).await.unwrap();
         let mut new = new_workspace("alice", None);
         new.spec =
             sluice_store::spec::Spec::parse(json!({"source": {"kind": "capture", "sessionId": session.id}})).unwrap();
         new.capture_token = Some(Secret::new("capture-token-value-123456".into()));
         let view = created(store.create_workspace(new).await.unwrap());
         let (id, run_id) = (view.workspace.id.clone(), view.current_run.unwrap().id);
-        let lease = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().remove(0);
+        let lease = store.claim_jobs(&WorkerId::from("w"), "host-a", 1, 60_000).await.unwrap().remove(0);
         store.record(&lease, &run_id, launched(&running_runtime(), None)).await.unwrap();
         let first = store.claim_capture_session(&session.id, &run_id, "launch-1", None).await.unwrap().epoch;
         let seal = sluice_protocol::attest::Attestation {
@@ -1261,7 +1361,8 @@ async fn an_attestation_of_an_earlier_boot_gives_way_to_a_newer_claim() {
             origin: Some(sluice_protocol::Origin { head_n: Some(4), ..stamp(first as u64, 5) }),
         };
         let intent = StopIntent { discard: false, attestation: Some((seal, None)) };
-        let accepted = completion(store.request("alice", &id, stop("alice", intent.clone())).await.unwrap());
+        let accepted =
+            completion(store.request(&OwnerId::from("alice"), &id, stop("alice", intent.clone())).await.unwrap());
         assert_eq!(accepted, Some((AttestationOutcome::Accepted, None)), "{}", db.label);
         let state = store.load_reconcile_state(&id).await.unwrap().unwrap();
         let run = state.current_run.clone().unwrap();
@@ -1272,7 +1373,7 @@ async fn an_attestation_of_an_earlier_boot_gives_way_to_a_newer_claim() {
         let state = store.load_reconcile_state(&id).await.unwrap().unwrap();
         assert_eq!(state.claimed_epoch, Some(first as u64 + 1), "{}", db.label);
         assert!(!sluice_domain::reconcile::attestation_holds(&state, &run), "{}: no longer covers it", db.label);
-        let again = completion(store.request("alice", &id, stop("alice", intent)).await.unwrap());
+        let again = completion(store.request(&OwnerId::from("alice"), &id, stop("alice", intent)).await.unwrap());
         assert!(
             matches!(&again, Some((AttestationOutcome::Ignored, Some(d))) if d.starts_with("older-epoch")),
             "{}: {again:?}",
@@ -1295,8 +1396,8 @@ async fn a_restore_point_is_pinned_until_its_first_claim_applies_it_once() {
     for db in databases().await {
         let store = open(&db).await;
         let policy = capture::Retention { keep_last: Some(1), keep_within_ms: None };
-        let (session, _) = store.create_capture_session("alice", None, policy).await.unwrap();
-        store.claim_capture_session(&session.id, "run-a", "launch-1", None).await.unwrap();
+        let (session, _) = store.create_capture_session(&OwnerId::from("alice"), None, policy).await.unwrap();
+        store.claim_capture_session(&session.id, &RunId::from("run-a"), "launch-1", None).await.unwrap();
         for n in 1..=3 {
             store.register_capture(&session.id, &capture(1, n, "run-a", &format!("small-{n}"))).await.unwrap();
         }
@@ -1335,7 +1436,7 @@ async fn a_restore_point_is_pinned_until_its_first_claim_applies_it_once() {
         let claimed = store.claim_capture_session(&session.id, &run_id, "launch-2", Some(&rewind)).await.unwrap();
         assert_eq!((claimed.epoch, claimed.head_n, claimed.used_bytes), (2, 4, 10), "{}", db.label);
         assert_eq!(claimed.head(CaptureClass::Small), Some(&capture::ManifestHead { key: "small-2".into(), depth: 1 }));
-        let listed = store.list_captures("alice", &session.id, 3, 10).await.unwrap().unwrap();
+        let listed = store.list_captures(&OwnerId::from("alice"), &session.id, 3, 10).await.unwrap().unwrap();
         let restored: Vec<_> = listed.iter().map(|c| (c.n, c.epoch, c.restored_from)).collect();
         assert_eq!(restored, vec![(4, 2, Some(2))], "{}", db.label);
         assert_eq!(store.pending_restore_point(&run_id).await.unwrap(), None, "{}: applied", db.label);
@@ -1357,20 +1458,20 @@ async fn old_records_are_forgotten_by_age_in_batches() {
         let store = open(&db).await;
         let view = created(store.create_workspace(new_workspace("alice", None)).await.unwrap());
         let (id, run_id) = (view.workspace.id.clone(), view.current_run.unwrap().id);
-        let lease = store.claim_jobs("w", "host-a", 1, 60_000).await.unwrap().remove(0);
+        let lease = store.claim_jobs(&WorkerId::from("w"), "host-a", 1, 60_000).await.unwrap().remove(0);
         store.record(&lease, &run_id, launched(&running_runtime(), None)).await.unwrap();
         store.record_report(&run_id, &report(1, false), None).await.unwrap();
         store.record_report(&run_id, &report(2, false), None).await.unwrap();
         let later = sluice_store::clock::now_ms() + 1;
-        let events = store.list_events("alice", &id, 1000).await.unwrap().unwrap().len() as u64;
+        let events = store.list_events(&OwnerId::from("alice"), &id, 1000).await.unwrap().unwrap().len() as u64;
         assert!(events >= 2, "{}: the create and the launch wrote events", db.label);
         assert_eq!(store.purge_records(Record::Events, 0, 100).await.unwrap(), 0, "{}: none that old", db.label);
         assert_eq!(store.purge_records(Record::Events, later, 1).await.unwrap(), 1, "{}: one batch", db.label);
         assert_eq!(store.purge_records(Record::Events, later, 100).await.unwrap(), events - 1, "{}", db.label);
-        assert!(store.list_events("alice", &id, 1000).await.unwrap().unwrap().is_empty());
+        assert!(store.list_events(&OwnerId::from("alice"), &id, 1000).await.unwrap().unwrap().is_empty());
         let kept = store.purge_records(Record::DrainReports, later, 100).await.unwrap();
         assert_eq!(kept, 0, "{}: its executor is still on its runtime", db.label);
-        store.request("alice", &id, stop("alice", StopIntent::default())).await.unwrap();
+        store.request(&OwnerId::from("alice"), &id, stop("alice", StopIntent::default())).await.unwrap();
         store.record(&lease, &run_id, Outcome::Removed).await.unwrap();
         let reports = store.executor_reports(&run_id).await.unwrap().len() as u64;
         assert!(reports >= 1, "{}", db.label);
@@ -1474,9 +1575,9 @@ fn member(id: &str, host: &str, capacity: i64) -> sluice_store::fleet::WorkerMem
 /// Claims a workspace's due reconcile job as a worker of `host`, and
 /// places its queued run from there.
 async fn place(store: &Store, host: &str, id: &str, run_id: &str) -> sluice_store::fleet::Placement {
-    let lease = store.claim_jobs(&format!("w-{host}"), host, 10, 60_000).await.unwrap();
+    let lease = store.claim_jobs(&WorkerId::from(format!("w-{host}")), host, 10, 60_000).await.unwrap();
     let lease = lease.into_iter().find(|l| l.subject == id).expect("the workspace's job is claimable");
-    let placed = store.place_run(&lease, run_id, host).await.unwrap();
+    let placed = store.place_run(&lease, &RunId::from(run_id), host).await.unwrap();
     store.finish_job(&lease, Some(0), None).await.unwrap();
     placed
 }
@@ -1500,7 +1601,11 @@ async fn placement_fills_the_least_loaded_host_and_jobs_stay_with_their_host() {
         let (first_id, first_run) = (first.workspace.id.clone(), first.current_run.unwrap().id);
         assert_eq!(place(&store, "host-b", &first_id, &first_run).await, Placement::Elsewhere("host-a".into()));
         // Placed, the job goes to host-a's workers only.
-        assert!(store.claim_jobs("w-b", "host-b", 10, 60_000).await.unwrap().is_empty(), "{}", db.label);
+        assert!(
+            store.claim_jobs(&WorkerId::from("w-b"), "host-b", 10, 60_000).await.unwrap().is_empty(),
+            "{}",
+            db.label
+        );
         assert_eq!(place(&store, "host-a", &first_id, &first_run).await, Placement::Here, "{}", db.label);
 
         // Second: host-b has less load now.
@@ -1547,7 +1652,7 @@ async fn placement_fills_the_least_loaded_host_and_jobs_stay_with_their_host() {
         // Every later job of an executor is claimed by its host's workers
         // only, a second worker of the host included; exec jobs too.
         let runtime = running_runtime();
-        let lease = store.claim_jobs("a1", "host-a", 10, 60_000).await.unwrap();
+        let lease = store.claim_jobs(&WorkerId::from("a1"), "host-a", 10, 60_000).await.unwrap();
         let subjects: Vec<&str> = lease.iter().map(|l| l.subject.as_str()).collect();
         assert!(subjects.contains(&first_id.as_str()) && subjects.contains(&third_id.as_str()), "{}", db.label);
         assert!(!subjects.contains(&second_id.as_str()) && !subjects.contains(&fourth_id.as_str()));
@@ -1559,22 +1664,26 @@ async fn placement_fills_the_least_loaded_host_and_jobs_stay_with_their_host() {
         }
         let command =
             ExecCommand { argv: vec!["true".into()], cwd: None, env: None, stdin_digest: None, timeout_ms: None };
-        let exec = store.create_exec_run("alice", &first_id, vec![command], vec![None]).await.unwrap().unwrap();
-        let b_jobs = store.claim_jobs("b1", "host-b", 10, 60_000).await.unwrap();
+        let exec = store
+            .create_exec_run(&OwnerId::from("alice"), &first_id, vec![command], vec![None])
+            .await
+            .unwrap()
+            .unwrap();
+        let b_jobs = store.claim_jobs(&WorkerId::from("b1"), "host-b", 10, 60_000).await.unwrap();
         assert!(b_jobs.iter().all(|l| l.subject != exec.id && l.subject != first_id), "{}: {b_jobs:?}", db.label);
-        let a_jobs = store.claim_jobs("a2", "host-a", 10, 60_000).await.unwrap();
+        let a_jobs = store.claim_jobs(&WorkerId::from("a2"), "host-a", 10, 60_000).await.unwrap();
         assert!(a_jobs.iter().any(|l| l.kind == JobKind::Exec && l.subject == exec.id), "{}: {a_jobs:?}", db.label);
 
         // Draining a host stops what runs there.
         assert_eq!(
             store.workspaces_on_host("host-a").await.unwrap(),
-            [("alice".to_owned(), first_id.clone()), ("carol".to_owned(), third_id.clone())],
+            [(OwnerId::from("alice"), first_id.clone()), (OwnerId::from("carol"), third_id.clone())],
             "{}",
             db.label
         );
         // A worker that leaves is gone from the list; its host stays.
-        store.leave("a1").await.unwrap();
-        let ids: Vec<String> = store.workers().await.unwrap().into_iter().map(|w| w.member.id).collect();
+        store.leave(&WorkerId::from("a1")).await.unwrap();
+        let ids: Vec<WorkerId> = store.workers().await.unwrap().into_iter().map(|w| w.member.id).collect();
         assert_eq!(ids, ["b1"], "{}", db.label);
         assert_eq!(store.hosts().await.unwrap().len(), 2, "{}", db.label);
         // A worker that sets no limit lifts its host's.
@@ -1590,11 +1699,14 @@ async fn placement_fills_the_least_loaded_host_and_jobs_stay_with_their_host() {
 
 /// Launches `id`'s queued run on `host` (placed there), ready.
 async fn launch_on(store: &Store, host: &str, id: &str, run_id: &str) {
-    let leases = store.claim_jobs(&format!("w-{host}"), host, 10, 60_000).await.unwrap();
+    let leases = store.claim_jobs(&WorkerId::from(format!("w-{host}")), host, 10, 60_000).await.unwrap();
     let lease = leases.iter().find(|l| l.subject == id).expect("the job is claimable by the host").clone();
-    assert_eq!(store.place_run(&lease, run_id, host).await.unwrap(), sluice_store::fleet::Placement::Here);
-    store.record(&lease, run_id, launched(&running_runtime(), None)).await.unwrap();
-    store.record(&lease, run_id, Outcome::Ready).await.unwrap();
+    assert_eq!(
+        store.place_run(&lease, &RunId::from(run_id), host).await.unwrap(),
+        sluice_store::fleet::Placement::Here
+    );
+    store.record(&lease, &RunId::from(run_id), launched(&running_runtime(), None)).await.unwrap();
+    store.record(&lease, &RunId::from(run_id), Outcome::Ready).await.unwrap();
     for lease in leases {
         store.finish_job(&lease, None, None).await.unwrap();
     }
@@ -1633,12 +1745,16 @@ async fn a_silent_host_keeps_its_executors_and_a_forgotten_one_gives_them_up() {
         assert_eq!(plain_state.current_run.unwrap().error.unwrap().code.as_deref(), Some("host-unreachable"));
         // Their jobs wait for the host's own workers.
         store.beat(&member("b1", "host-b", 10), 60_000).await.unwrap();
-        assert!(store.claim_jobs("b1", "host-b", 10, 60_000).await.unwrap().is_empty(), "{}", db.label);
+        assert!(
+            store.claim_jobs(&WorkerId::from("b1"), "host-b", 10, 60_000).await.unwrap().is_empty(),
+            "{}",
+            db.label
+        );
 
         // Back: the host is up, and its worker finds the jobs due.
         store.beat(&member("a1", "host-a", 10), 60_000).await.unwrap();
         assert_eq!(store.host("host-a").await.unwrap().unwrap().load.state, HostState::Up, "{}", db.label);
-        let leases = store.claim_jobs("a1", "host-a", 10, 60_000).await.unwrap();
+        let leases = store.claim_jobs(&WorkerId::from("a1"), "host-a", 10, 60_000).await.unwrap();
         let lease = leases.iter().find(|l| l.subject == kept_id).expect("the retained one's job").clone();
         store.record(&lease, &kept_run, Outcome::Readopted).await.unwrap();
         let state = store.load_reconcile_state(&kept_id).await.unwrap().unwrap();
@@ -1651,7 +1767,7 @@ async fn a_silent_host_keeps_its_executors_and_a_forgotten_one_gives_them_up() {
         let queued = created(store.create_workspace(new_workspace("carol", None)).await.unwrap());
         let (queued_id, queued_run) = (queued.workspace.id.clone(), queued.current_run.unwrap().id);
         store.cordon("host-b", Some("ops")).await.unwrap();
-        let lease = store.claim_jobs("a1", "host-a", 10, 60_000).await.unwrap().remove(0);
+        let lease = store.claim_jobs(&WorkerId::from("a1"), "host-a", 10, 60_000).await.unwrap().remove(0);
         assert_eq!(lease.subject, queued_id);
         store.place_run(&lease, &queued_run, "host-a").await.unwrap();
         store.finish_job(&lease, None, None).await.unwrap();
@@ -1668,7 +1784,7 @@ async fn a_silent_host_keeps_its_executors_and_a_forgotten_one_gives_them_up() {
         let placed = store.load_reconcile_state(&queued_id).await.unwrap().unwrap().current_run.unwrap();
         assert_eq!(placed.host, None, "{}: placed anew", db.label);
         store.cordon("host-b", None).await.unwrap();
-        let b_jobs = store.claim_jobs("b1", "host-b", 10, 60_000).await.unwrap();
+        let b_jobs = store.claim_jobs(&WorkerId::from("b1"), "host-b", 10, 60_000).await.unwrap();
         assert!(b_jobs.iter().any(|l| l.subject == queued_id), "{}: {b_jobs:?}", db.label);
     }
 }
@@ -1726,9 +1842,9 @@ async fn gateway_sessions_are_recorded_once_started_and_ended_once() {
         let (id, run) = (view.workspace.id.clone(), view.current_run.clone().unwrap().id);
         let shell = store.session_started(&id, &run, "alice", Some("SHA256:abc"), "shell").await.unwrap();
         let forward = store.session_started(&id, &run, "carol", None, "port-forward").await.unwrap();
-        store.session_ended(&shell, SessionOutcome::Exited, Some(7)).await.unwrap();
+        store.session_ended(&SshSessionId::from(&shell), SessionOutcome::Exited, Some(7)).await.unwrap();
         // A second end (the relay's and a late one) changes nothing.
-        store.session_ended(&shell, SessionOutcome::Cut, None).await.unwrap();
+        store.session_ended(&SshSessionId::from(&shell), SessionOutcome::Cut, None).await.unwrap();
         let sessions = store.sessions_of(&id).await.unwrap();
         assert_eq!(sessions.len(), 2, "{}", db.label);
         let first = sessions.iter().find(|s| s.id == shell).unwrap();
@@ -1774,8 +1890,11 @@ async fn preview_grants_are_found_by_token_or_as_public_and_revoked_once() {
 
         assert!(store.revoke_preview(&id, &public.id).await.unwrap());
         assert!(store.revoke_preview(&id, &public.id).await.unwrap(), "revoking again is no error");
-        assert!(!store.revoke_preview(&id, "pv_nope").await.unwrap(), "{}", db.label);
-        assert!(!store.revoke_preview("ws_other", &private.id).await.unwrap(), "only the workspace's own");
+        assert!(!store.revoke_preview(&id, &PreviewId::from("pv_nope")).await.unwrap(), "{}", db.label);
+        assert!(
+            !store.revoke_preview(&WorkspaceId::from("ws_other"), &private.id).await.unwrap(),
+            "only the workspace's own"
+        );
         assert!(store.public_preview(&id, 8080).await.unwrap().is_none(), "revoked: no longer public");
         assert!(store.preview(&id, &public.id).await.unwrap().unwrap().grant.revoked, "{}", db.label);
     }
@@ -1807,7 +1926,7 @@ async fn the_feed_meets_every_event_once_while_it_is_written() {
                 let sluice_store::model::FeedItem::Workspace(event) = fed.item else {
                     panic!("{}: only workspace events were written", db.label)
                 };
-                seen.push((event.workspace_id, event.seq));
+                seen.push((event.workspace_id.to_string(), event.seq));
             }
             seen.len()
         };
@@ -1838,15 +1957,23 @@ async fn the_feed_meets_every_event_once_while_it_is_written() {
             per_workspace.entry(workspace.clone()).or_default().push(*seq);
         }
         for (workspace, seqs) in &per_workspace {
-            let all = store.events_after("alice", workspace, 0, 100).await.unwrap().unwrap();
+            let all = store
+                .events_after(&OwnerId::from("alice"), &WorkspaceId::from(workspace), 0, 100)
+                .await
+                .unwrap()
+                .unwrap();
             expected += all.len();
             assert_eq!(seqs, &all.iter().map(|e| e.seq).collect::<Vec<_>>(), "{}: {workspace}", db.label);
         }
         assert_eq!(per_workspace.len(), 160, "{}", db.label);
         assert_eq!(seen.len(), expected, "{}: every event once", db.label);
-        let later = store.events_after("alice", &seen[0].0, 1, 100).await.unwrap().unwrap();
+        let later =
+            store.events_after(&OwnerId::from("alice"), &WorkspaceId::from(&seen[0].0), 1, 100).await.unwrap().unwrap();
         assert!(later.iter().all(|e| e.seq > 1), "{}", db.label);
-        assert!(store.events_after("bob", &seen[0].0, 0, 100).await.unwrap().is_none(), "owner-scoped");
+        assert!(
+            store.events_after(&OwnerId::from("bob"), &WorkspaceId::from(&seen[0].0), 0, 100).await.unwrap().is_none(),
+            "owner-scoped"
+        );
     }
 }
 
@@ -1861,11 +1988,11 @@ async fn sluice_events_are_on_the_feed_and_not_in_a_workspace_log() {
         let store = open(&db).await;
         let view = created(store.create_workspace(new_workspace("alice", None)).await.unwrap());
         let (workspace, run) = (view.workspace.id.clone(), view.current_run.unwrap().id);
-        let before = store.events_after("alice", &workspace, 0, 100).await.unwrap().unwrap();
+        let before = store.events_after(&OwnerId::from("alice"), &workspace, 0, 100).await.unwrap().unwrap();
         let session = store.session_started(&workspace, &run, "alice", None, "shell").await.unwrap();
-        store.session_ended(&session, SessionOutcome::Exited, Some(0)).await.unwrap();
-        store.session_ended(&session, SessionOutcome::Cut, None).await.unwrap();
-        let after = store.events_after("alice", &workspace, 0, 100).await.unwrap().unwrap();
+        store.session_ended(&SshSessionId::from(&session), SessionOutcome::Exited, Some(0)).await.unwrap();
+        store.session_ended(&SshSessionId::from(&session), SessionOutcome::Cut, None).await.unwrap();
+        let after = store.events_after(&OwnerId::from("alice"), &workspace, 0, 100).await.unwrap().unwrap();
         assert_eq!(before, after, "{}: a workspace's own log holds only the contract's events", db.label);
 
         // PostgreSQL's feed waits for every older transaction of the
@@ -1916,7 +2043,7 @@ async fn operators_read_every_owners_workspaces_and_a_timeline() {
         let ids = |list: Vec<sluice_store::model::Workspace>| list.into_iter().map(|w| w.id).collect::<Vec<_>>();
         let all = ids(store.all_workspaces(None, None, 10).await.unwrap());
         assert_eq!(all, [bob.workspace.id.clone(), alice.workspace.id.clone()], "{}: newest change first", db.label);
-        let bobs = ids(store.all_workspaces(None, Some("bob"), 10).await.unwrap());
+        let bobs = ids(store.all_workspaces(None, Some(&OwnerId::from("bob")), 10).await.unwrap());
         assert_eq!(bobs, std::slice::from_ref(&bob.workspace.id), "{}", db.label);
         assert_eq!(store.all_workspaces(Some(WorkspaceStatus::Queued), None, 10).await.unwrap().len(), 2);
         assert!(store.all_workspaces(Some(WorkspaceStatus::Ready), None, 10).await.unwrap().is_empty());
@@ -1924,7 +2051,10 @@ async fn operators_read_every_owners_workspaces_and_a_timeline() {
 
         let run = alice.current_run.unwrap().id;
         let session = store.session_started(&alice.workspace.id, &run, "alice", None, "shell").await.unwrap();
-        store.session_ended(&session, sluice_store::ssh_keys::SessionOutcome::Exited, Some(0)).await.unwrap();
+        store
+            .session_ended(&SshSessionId::from(&session), sluice_store::ssh_keys::SessionOutcome::Exited, Some(0))
+            .await
+            .unwrap();
         let timeline = store.timeline(&alice.workspace.id, 10).await.unwrap();
         let kinds: Vec<&str> = timeline.iter().map(FeedItem::type_name).collect();
         assert_eq!(
@@ -1969,7 +2099,7 @@ async fn enqueues_are_announced_and_claims_are_not() {
         store.create_workspace(new_workspace("alice", None)).await.unwrap();
         let announced = tokio::time::timeout(Duration::from_secs(10), heard.next()).await;
         assert!(matches!(announced, Ok(Ok(()))), "{}: the create's job was announced", db.label);
-        assert_eq!(store.claim_jobs("w", "h", 10, 60_000).await.unwrap().len(), 1);
+        assert_eq!(store.claim_jobs(&WorkerId::from("w"), "h", 10, 60_000).await.unwrap().len(), 1);
         let quiet = tokio::time::timeout(Duration::from_millis(500), heard.next()).await;
         assert!(quiet.is_err(), "{}: a claim announces nothing", db.label);
     }
@@ -1990,7 +2120,7 @@ async fn a_starting_worker_hastens_the_passes_of_its_hosts_ready_executors() {
             store.beat(&member(&format!("{host}1"), host, capacity), 60_000).await.unwrap();
             let view = created(store.create_workspace(new_workspace("alice", None)).await.unwrap());
             let (id, run_id) = (view.workspace.id.clone(), view.current_run.unwrap().id);
-            let lease = store.claim_jobs("w", host, 10, 60_000).await.unwrap();
+            let lease = store.claim_jobs(&WorkerId::from("w"), host, 10, 60_000).await.unwrap();
             let lease = lease.into_iter().find(|l| l.subject == id).unwrap();
             assert_eq!(store.place_run(&lease, &run_id, host).await.unwrap(), sluice_store::fleet::Placement::Here);
             store.record(&lease, &run_id, launched(&running_runtime(), None)).await.unwrap();
@@ -1998,12 +2128,17 @@ async fn a_starting_worker_hastens_the_passes_of_its_hosts_ready_executors() {
             store.finish_job(&lease, Some(far), None).await.unwrap();
             ready.push(id);
         }
-        assert!(store.claim_jobs("w", "host-a", 10, 60_000).await.unwrap().is_empty(), "{}", db.label);
+        assert!(store.claim_jobs(&WorkerId::from("w"), "host-a", 10, 60_000).await.unwrap().is_empty(), "{}", db.label);
         assert_eq!(store.hasten_ready_on_host("host-a").await.unwrap(), 1, "{}", db.label);
-        let due: Vec<String> =
-            store.claim_jobs("w", "host-a", 10, 60_000).await.unwrap().into_iter().map(|l| l.subject).collect();
+        let due: Vec<String> = store
+            .claim_jobs(&WorkerId::from("w"), "host-a", 10, 60_000)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|l| l.subject)
+            .collect();
         assert_eq!(due, vec![ready[0].clone()], "{}: host a's ready executor only", db.label);
-        assert!(store.claim_jobs("w", "host-b", 10, 60_000).await.unwrap().is_empty(), "{}", db.label);
+        assert!(store.claim_jobs(&WorkerId::from("w"), "host-b", 10, 60_000).await.unwrap().is_empty(), "{}", db.label);
         assert_eq!(store.hasten_ready_on_host("host-c").await.unwrap(), 0, "{}", db.label);
     }
 }
@@ -2013,17 +2148,25 @@ async fn console_sessions_hold_until_signed_out_revoked_or_past_their_time() {
     let now = sluice_store::clock::now_ms();
     for db in databases().await {
         let store = open(&db).await;
-        store.begin_console_session("a", now + 60_000).await.unwrap();
-        store.begin_console_session("b", now + 60_000).await.unwrap();
-        store.begin_console_session("old", now - 1).await.unwrap();
-        assert!(store.console_session_holds("a").await.unwrap(), "{}", db.label);
-        assert!(!store.console_session_holds("old").await.unwrap(), "{}: past its time", db.label);
-        assert!(!store.console_session_holds("never").await.unwrap(), "{}", db.label);
-        store.end_console_session("a").await.unwrap();
-        assert!(!store.console_session_holds("a").await.unwrap(), "{}: signed out", db.label);
-        assert!(store.console_session_holds("b").await.unwrap(), "{}: the others hold", db.label);
+        store.begin_console_session(&ConsoleSessionId::from("a"), now + 60_000).await.unwrap();
+        store.begin_console_session(&ConsoleSessionId::from("b"), now + 60_000).await.unwrap();
+        store.begin_console_session(&ConsoleSessionId::from("old"), now - 1).await.unwrap();
+        assert!(store.console_session_holds(&ConsoleSessionId::from("a")).await.unwrap(), "{}", db.label);
+        assert!(
+            !store.console_session_holds(&ConsoleSessionId::from("old")).await.unwrap(),
+            "{}: past its time",
+            db.label
+        );
+        assert!(!store.console_session_holds(&ConsoleSessionId::from("never")).await.unwrap(), "{}", db.label);
+        store.end_console_session(&ConsoleSessionId::from("a")).await.unwrap();
+        assert!(!store.console_session_holds(&ConsoleSessionId::from("a")).await.unwrap(), "{}: signed out", db.label);
+        assert!(
+            store.console_session_holds(&ConsoleSessionId::from("b")).await.unwrap(),
+            "{}: the others hold",
+            db.label
+        );
         assert_eq!(store.end_all_console_sessions().await.unwrap(), 1, "{}: only b still held", db.label);
-        assert!(!store.console_session_holds("b").await.unwrap(), "{}: revoked", db.label);
+        assert!(!store.console_session_holds(&ConsoleSessionId::from("b")).await.unwrap(), "{}: revoked", db.label);
     }
 }
 
@@ -2047,7 +2190,7 @@ async fn a_broker_end_is_a_stop_through_the_transition() {
         let view = created(store.create_workspace(capture).await.unwrap());
         let (id, run_id) = (view.workspace.id.clone(), view.current_run.unwrap().id);
         // The first create's reconcile job, and the end's of the first.
-        for lease in store.claim_jobs("w", "host-a", 5, 60_000).await.unwrap() {
+        for lease in store.claim_jobs(&WorkerId::from("w"), "host-a", 5, 60_000).await.unwrap() {
             if lease.subject == id {
                 store.record(&lease, &run_id, launched(&running_runtime(), None)).await.unwrap();
             }
@@ -2064,7 +2207,7 @@ async fn a_broker_end_is_a_stop_through_the_transition() {
         );
         let state = store.load_reconcile_state(&id).await.unwrap().unwrap();
         assert_eq!(state.workspace.desired_state, DesiredState::Stopped, "{}", db.label);
-        let due = store.claim_jobs("w", "host-a", 5, 60_000).await.unwrap();
+        let due = store.claim_jobs(&WorkerId::from("w"), "host-a", 5, 60_000).await.unwrap();
         assert!(due.iter().any(|l| l.subject == id), "{}: a reconcile is due", db.label);
     }
 }

@@ -8,13 +8,14 @@ use sluice_executor::Target;
 use sluice_store::{ExecRunStatus, Lease, StoreError, WorkspaceStatus};
 
 use crate::{PassEnd, Worker};
+use sluice_domain::ids::ExecRunId;
 
 /// A run that ends here ends its job in the same commit
 /// ([`PassEnd::EndedItsJob`]); one already gone or ended leaves its job
 /// done.
 pub async fn run(worker: &Worker, lease: &Lease) -> Result<PassEnd, StoreError> {
     let store = &worker.store;
-    let Some(run) = store.load_exec_run(&lease.subject).await? else { return Ok(PassEnd::Done) };
+    let Some(run) = store.load_exec_run(&ExecRunId::from(&lease.subject)).await? else { return Ok(PassEnd::Done) };
     match run.status {
         ExecRunStatus::Completed | ExecRunStatus::Failed => return Ok(PassEnd::Done),
         ExecRunStatus::Running => {

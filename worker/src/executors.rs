@@ -13,6 +13,7 @@ use sluice_store::Store;
 
 use crate::snapshots::SnapshotError;
 use sluice_capture_store::objects::Objects;
+use sluice_domain::ids::SnapshotId;
 
 /// How long a status, re-plan, bind, file or command call may take.
 const CALL_TIMEOUT: Duration = Duration::from_secs(120);
@@ -113,7 +114,7 @@ impl Executors for LocalExecutors {
     fn snapshot<'a>(
         &'a self,
         target: Target<'a>,
-        snapshot_id: &'a str,
+        snapshot_id: &'a SnapshotId,
         dir: &'a str,
     ) -> ExecutorFuture<'a, TakenSnapshot> {
         Box::pin(async move {

@@ -27,6 +27,7 @@ use sluice_store::{JobKind, Lease, Store, StoreError};
 use tokio::sync::{Notify, Semaphore};
 
 pub use cadence::Cadence;
+use sluice_domain::ids::{RunId, SessionId, WorkerId};
 pub use sluice_runtime::Runtime;
 pub use sweeps::maintain;
 
@@ -73,7 +74,7 @@ impl RecordRetention {
 #[derive(Debug, Clone)]
 pub struct WorkerConfig {
     /// Names this worker as a lease owner and a fleet member.
-    pub id: String,
+    pub id: WorkerId,
     /// The host its executors run on (workers of one host share its data
     /// directory and runtime).
     pub host: String,
@@ -130,7 +131,7 @@ pub struct WorkerConfig {
 impl Default for WorkerConfig {
     fn default() -> Self {
         WorkerConfig {
-            id: default_worker_id(),
+            id: WorkerId::from(default_worker_id()),
             host: host_name(),
             capacity: None,
             internal_url: None,
@@ -273,12 +274,9 @@ impl Worker {
         // The runtime mounts the registrar's directory into the executor;
         // the proxy's socket sits beside it.
         let socket = self.runtime.registrar_socket(&run.id);
-        if let Some(session_id) = workspace.spec.capture_session().map(str::to_owned) {
-            let binding = sluice_capture_store::registrar::Binding {
-                run_id: run.id.clone(),
-                session_id,
-                launch: run.launch_id.clone().unwrap_or_else(|| run.id.clone()),
-            };
+        if let Some(session_id) = workspace.spec.capture_session().map(SessionId::from) {
+            let binding =
+                sluice_capture_store::registrar::Binding { run_id: run.id.clone(), session_id, launch: run.launch() };
             if let Err(e) =
                 self.registrars.ensure(binding, || sluice_runtime::sockets::bind_for_directory_owner(&socket))
             {
@@ -294,7 +292,7 @@ impl Worker {
     }
 
     /// Stops serving a removed or lost run's executor.
-    pub(crate) fn forget_executor(&self, run_id: &str) {
+    pub(crate) fn forget_executor(&self, run_id: &RunId) {
         self.watchers.forget(run_id);
         self.registrars.forget(run_id);
         self.egress.forget(run_id);

@@ -7,6 +7,7 @@ use sluice_store::clock::now_ms;
 use sluice_store::{Lease, ReconcileState, RunError, Secret, SecretKind, StoreError};
 
 use crate::Worker;
+use sluice_domain::ids::{RunId, WorkspaceId};
 use sluice_domain::reconcile::{Action, FlushAnswer, Observation, decide, retry_allowed, run_acted_on};
 use sluice_domain::transition::Outcome;
 use sluice_executor::daemon::{DaemonClient, DaemonError};
@@ -29,12 +30,12 @@ const NO_ROOM_PAUSE_MS: i64 = 2_000;
 
 /// The control token of a run's daemon: derived from the seal key, so any
 /// worker can talk to any executor and the token is stored nowhere in plain.
-pub fn control_token(worker: &Worker, run_id: &str) -> Secret<String> {
+pub fn control_token(worker: &Worker, run_id: &RunId) -> Secret<String> {
     control_token_for(worker.store.sealer(), run_id)
 }
 
 /// A run's control token, derived from the store's key: never stored.
-pub fn control_token_for(sealer: &sluice_store::Sealer, run_id: &str) -> Secret<String> {
+pub fn control_token_for(sealer: &sluice_store::Sealer, run_id: &RunId) -> Secret<String> {
     Secret::new(sealer.keyed_digest(format!("control-token/{run_id}").as_bytes()))
 }
 
@@ -111,9 +112,9 @@ async fn launch_request(
     };
     let boot = serde_json::to_string(&boot).map_err(|_| StoreError::Corrupt("boot secret".into()))?;
     Ok(LaunchRequest {
-        workspace_id: workspace.id.clone(),
-        run_id: run.id.clone(),
-        launch: run.launch_id.clone().unwrap_or_else(|| run.id.clone()),
+        workspace_id: workspace.id.to_string(),
+        run_id: run.id.to_string(),
+        launch: run.launch().into_string(),
         registry_id: workspace.registry_id.clone(),
         repository: workspace.repository.clone(),
         tag: workspace.tag.clone(),
@@ -216,7 +217,7 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
 /// the executor has no endpoint to ask.
 async fn first_answer(
     worker: &Worker,
-    run_id: &str,
+    run_id: &RunId,
     endpoint: Option<&str>,
     wait: std::time::Duration,
 ) -> Option<bool> {
@@ -235,7 +236,9 @@ async fn first_answer(
 
 /// One observe-decide-act step of a pass.
 async fn step(worker: &Worker, lease: &Lease) -> Result<Step, StoreError> {
-    let Some(state) = worker.store.load_reconcile_state(&lease.subject).await? else { return Ok(Step::Next(None)) };
+    let Some(state) = worker.store.load_reconcile_state(&WorkspaceId::from(&lease.subject)).await? else {
+        return Ok(Step::Next(None));
+    };
     if let Some(host) = run_acted_on(&state).and_then(|r| r.host.as_deref()).filter(|h| *h != worker.config.host) {
         // The claim routes a job to its executor's host; the state moved
         // since. That host's workers take the next pass.
@@ -347,7 +350,7 @@ async fn step(worker: &Worker, lease: &Lease) -> Result<Step, StoreError> {
         Action::RecordReady { run_id } => {
             // A warm start is ready once its snapshot is in place (again
             // after a crash: restoring is idempotent).
-            if let Some(restore) = store.broker_restore(&lease.subject).await? {
+            if let Some(restore) = store.broker_restore(&WorkspaceId::from(&lease.subject)).await? {
                 let run = state.current_run.as_ref().expect("a ready run is the current one");
                 if let Err(error) = restore_snapshot(worker, run, &restore).await {
                     tracing::warn!(workspace = %lease.subject, run = %run_id, snapshot = %restore.snapshot_id, %error, "warm start failed");

@@ -16,6 +16,7 @@ use sluice_store::capture::ManifestHead;
 
 use sluice_capture_store::objects::{Objects, ObjectsError};
 use sluice_capture_store::registrar::{load_manifest, manifest_problem, store_owned_manifest};
+use sluice_domain::ids::SnapshotId;
 use sluice_executor::daemon::{DaemonClient, DaemonError};
 use sluice_protocol::RefusalCode;
 
@@ -74,7 +75,7 @@ fn daemon(e: DaemonError) -> SnapshotError {
 pub async fn take(
     client: &DaemonClient,
     objects: &Objects,
-    snapshot_id: &str,
+    snapshot_id: &SnapshotId,
     dir: &str,
 ) -> Result<Taken, SnapshotError> {
     let mut attempts = 0;
@@ -291,7 +292,7 @@ mod tests {
                 Objects::open(&sluice_capture_store::objects::ObjectStoreUrl::Local(dir.path().join("objects")), index)
                     .unwrap();
             let client = hostile_daemon(dir.path(), scanned, frames).await;
-            let refused = take(&client, &objects, "snap_x", "/work").await.unwrap_err();
+            let refused = take(&client, &objects, &SnapshotId::from("snap_x"), "/work").await.unwrap_err();
             // More than was asked for is past the answer's bound.
             let bounded = matches!(refused, SnapshotError::Daemon(DaemonError::AnswerTooLarge(_)));
             assert!(matches!(refused, SnapshotError::Untrusted(_)) || bounded, "{case}: {refused}");

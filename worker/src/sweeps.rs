@@ -15,6 +15,7 @@ use sluice_domain::reconcile::{ResourceVerdict, orphan_verdict};
 use tokio::sync::watch;
 
 use crate::{MIN_KEY_RETENTION, Worker, WorkerConfig};
+use sluice_domain::ids::RunId;
 
 /// How many rows one purge statement deletes, and how many statements one
 /// pass runs per kind (what is left waits for the next pass).
@@ -107,7 +108,7 @@ pub async fn sweep_orphans(worker: &Worker) -> Result<usize, String> {
     let owned = worker.runtime.list_owned().await.map_err(|e| e.to_string())?;
     let mut removed = 0;
     for resource in owned {
-        let facts = worker.store.resource_facts(&resource.run_id).await.map_err(|e| e.to_string())?;
+        let facts = worker.store.resource_facts(&RunId::from(&resource.run_id)).await.map_err(|e| e.to_string())?;
         match orphan_verdict(facts.as_ref()) {
             ResourceVerdict::Owned => {}
             ResourceVerdict::OrphanKept => tracing::warn!(
@@ -246,14 +247,15 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use sluice_domain::ids::{IdempotencyKey, OwnerId};
     use sluice_store::testing;
 
     #[tokio::test]
     async fn maintenance_keeps_recent_key_records() {
         for db in testing::databases().await {
             let store = testing::open(&db).await;
-            store.cancel_create_key("alice", "k").await.unwrap();
-            let new = sluice_store::NewWorkspace::of("alice", "w", "local", "r", "t");
+            store.cancel_create_key(&OwnerId::from("alice"), &IdempotencyKey::from("k")).await.unwrap();
+            let new = sluice_store::NewWorkspace::of(&OwnerId::from("alice"), "w", "local", "r", "t");
             store.create_workspace(new).await.unwrap();
             // Even a configured retention of zero keeps key records for seven
             // days, and events (and the rest) for one.
@@ -267,7 +269,7 @@ mod tests {
             assert_eq!(done.keys, 0, "{}", db.label);
             assert_eq!(done.records, vec![("events", 0), ("exec results", 0), ("drain reports", 0)], "{}", db.label);
             assert_eq!(
-                store.get_create_key("alice", "k").await.unwrap().state,
+                store.get_create_key(&OwnerId::from("alice"), &IdempotencyKey::from("k")).await.unwrap().state,
                 sluice_store::CreateKeyState::Cancelled
             );
         }

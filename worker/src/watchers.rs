@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use sluice_domain::ids::{RunId, WorkspaceId};
 use sluice_executor::{Executors, Target};
 use sluice_store::clock::now_ms;
 use sluice_store::{JobKind, Store};
@@ -27,7 +28,7 @@ pub struct Watchers {
     wake: Arc<Notify>,
     /// How many are open, for the metrics.
     gauge: sluice_telemetry::prometheus::IntGauge,
-    open: Mutex<HashMap<String, (u64, tokio::task::AbortHandle)>>,
+    open: Mutex<HashMap<RunId, (u64, tokio::task::AbortHandle)>>,
     next_id: AtomicU64,
 }
 
@@ -37,7 +38,7 @@ impl Watchers {
     }
 
     /// Whether the run's executor is watched.
-    pub fn watching(&self, run_id: &str) -> bool {
+    pub fn watching(&self, run_id: &RunId) -> bool {
         self.open.lock().unwrap().contains_key(run_id)
     }
 
@@ -48,7 +49,12 @@ impl Watchers {
 
     /// Opens a watch on the run's daemon unless one is open; answers
     /// whether one is. When it closes, the workspace's pass is due.
-    pub async fn ensure(self: &Arc<Self>, executors: &dyn Executors, workspace_id: &str, target: Target<'_>) -> bool {
+    pub async fn ensure(
+        self: &Arc<Self>,
+        executors: &dyn Executors,
+        workspace_id: &WorkspaceId,
+        target: Target<'_>,
+    ) -> bool {
         let run_id = target.run_id;
         if self.watching(run_id) {
             return true;
@@ -85,13 +91,13 @@ impl Watchers {
             }
             watchers.wake.notify_one();
         });
-        open.insert(run_id.to_owned(), (id, task.abort_handle()));
+        open.insert(run_id.clone(), (id, task.abort_handle()));
         self.gauge.set(open.len() as i64);
         true
     }
 
     /// Closes the run's watch without asking for a pass (the run is done with).
-    pub fn forget(&self, run_id: &str) {
+    pub fn forget(&self, run_id: &RunId) {
         let mut open = self.open.lock().unwrap();
         if let Some((_, task)) = open.remove(run_id) {
             task.abort();

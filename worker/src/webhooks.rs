@@ -23,6 +23,7 @@ use sluice_store::webhooks::{Delivery, DeliveryOutcome, Webhook};
 use sluice_store::{Lease, StoreError};
 
 use crate::Worker;
+use sluice_domain::ids::WebhookId;
 
 /// How many feed events one read takes.
 const BATCH: i64 = 100;
@@ -162,7 +163,7 @@ async fn post(worker: &Worker, hook: &Webhook, key: &[u8], fed: &FeedEvent) -> (
     let sent = client
         .post(&hook.url)
         .header(reqwest::header::CONTENT_TYPE, "application/json")
-        .header("webhook-id", id)
+        .header("webhook-id", id.as_str())
         .header("webhook-timestamp", timestamp.to_string())
         .header("webhook-signature", sign(key, id, timestamp, &body))
         .body(body)
@@ -183,7 +184,7 @@ async fn post(worker: &Worker, hook: &Webhook, key: &[u8], fed: &FeedEvent) -> (
 /// the endpoint is gone or disabled, and the job ends).
 pub(crate) async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreError> {
     let store = &worker.store;
-    let Some(hook) = store.webhook(&lease.subject).await? else { return Ok(None) };
+    let Some(hook) = store.webhook(&WebhookId::from(&lease.subject)).await? else { return Ok(None) };
     if hook.disabled.is_some() {
         return Ok(None);
     }
@@ -217,7 +218,7 @@ pub(crate) async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, 
             },
         };
         let delivery = Delivery {
-            id: new_id("dlv"),
+            id: WebhookId::from(new_id("dlv")),
             event_id: fed.item.id().to_owned(),
             event_type: fed.item.type_name().to_owned(),
             attempt: failed,

@@ -32,6 +32,7 @@ use sluice_executor::daemon::CommandCall;
 use sluice_executor::{ExecutorError, ExecutorFuture, Executors, TakenSnapshot, Target};
 use sluice_protocol::Origin;
 
+use sluice_domain::ids::{ExecRunId, OwnerId, RunId, SessionId, SnapshotId, WorkerId, WorkspaceId};
 use sluice_domain::transition::Answer;
 use sluice_protocol::attest::{Attestation, Report};
 use sluice_protocol::capture::{BindRequest, Binds, CaptureStatus, FlushKind, FlushRequest, Replanned, incomplete};
@@ -404,7 +405,9 @@ async fn claim(world: &Shared, store: &Store, run_id: &str) {
             .map(|e| (e.session.clone(), e.launch.clone(), e.boot))
     };
     let Some((session, launch, boot)) = wanted else { return };
-    if let Ok(claimed) = store.claim_capture_session(&session, run_id, &launch, None).await {
+    if let Ok(claimed) =
+        store.claim_capture_session(&SessionId::from(&session), &RunId::from(run_id), &launch, None).await
+    {
         let mut world = world.lock().unwrap();
         // No session moves past an executor asked to stop that holds
         // unsaved work, unless its owner discarded that work.
@@ -489,7 +492,7 @@ impl FakeDaemons {
     fn answering<T>(&self, target: Target<'_>, then: impl FnOnce(&mut Executor, Env) -> T) -> Result<T, ExecutorError> {
         let mut world = self.world.lock().unwrap();
         let env = world.env_of(target.run_id);
-        match world.executors.get_mut(target.run_id) {
+        match world.executors.get_mut(target.run_id.as_str()) {
             Some(e) if e.running && !e.silent && !e.removed => Ok(then(e, env)),
             _ => Err(ExecutorError::Unreachable("the daemon does not answer".into())),
         }
@@ -561,7 +564,7 @@ impl Executors for FakeDaemons {
     ) -> ExecutorFuture<'a, sluice_protocol::CommandStatus> {
         not_simulated()
     }
-    fn snapshot<'a>(&'a self, _: Target<'a>, _: &'a str, _: &'a str) -> ExecutorFuture<'a, TakenSnapshot> {
+    fn snapshot<'a>(&'a self, _: Target<'a>, _: &'a SnapshotId, _: &'a str) -> ExecutorFuture<'a, TakenSnapshot> {
         not_simulated()
     }
     /// A command writes to the worktree; once a final began, none starts.
@@ -642,7 +645,7 @@ fn new_worker(sim_world: &Shared, store: &Store, db: &Arc<WriteLock>, dir: &std:
         store.clone(),
     )
     .unwrap();
-    let config = WorkerConfig { id: format!("sim-worker-{n}"), ..WorkerConfig::default() };
+    let config = WorkerConfig { id: WorkerId::from(format!("sim-worker-{n}")), ..WorkerConfig::default() };
     Worker::with_executors(store.clone(), runtime, executors, config, Arc::new(tokio::sync::Notify::new()), objects)
 }
 
@@ -681,12 +684,12 @@ impl Sim {
 
     async fn create(&mut self) {
         // Each workspace captures into a session of its own.
-        let session = match self.store.create_capture_session(OWNER, None, Default::default()).await {
+        let session = match self.store.create_capture_session(&OwnerId::from(OWNER), None, Default::default()).await {
             Ok((session, _)) => session.id,
             Err(StoreError::Unavailable(_)) => return,
             Err(e) => panic!("a capture session failed: {e}"),
         };
-        self.create_workspace_on(session).await;
+        self.create_workspace_on(session.to_string()).await;
     }
 
     /// A capture-sourced workspace on `session`.
@@ -695,12 +698,12 @@ impl Sim {
             .expect("a capture-sourced spec");
         let new = NewWorkspace {
             spec,
-            ..NewWorkspace::of(OWNER, &format!("w{}", self.workspaces.len()), "local", "sim", "1")
+            ..NewWorkspace::of(&OwnerId::from(OWNER), &format!("w{}", self.workspaces.len()), "local", "sim", "1")
         };
         match self.store.create_workspace(new).await {
             Ok(sluice_store::CreateOutcome::Created(view) | sluice_store::CreateOutcome::Replayed(view)) => {
-                self.world.lock().unwrap().sessions.insert(view.workspace.id.clone(), session);
-                self.workspaces.push(view.workspace.id)
+                self.world.lock().unwrap().sessions.insert(view.workspace.id.to_string(), session);
+                self.workspaces.push(view.workspace.id.to_string())
             }
             // The client hears a 503 and may come back.
             Err(StoreError::Unavailable(_)) => {}
@@ -712,9 +715,10 @@ impl Sim {
     async fn exec(&mut self, id: &str) {
         let command =
             ExecCommand { argv: vec!["write".into()], cwd: None, env: None, stdin_digest: None, timeout_ms: None };
-        match self.store.create_exec_run(OWNER, id, vec![command], vec![None]).await {
+        match self.store.create_exec_run(&OwnerId::from(OWNER), &WorkspaceId::from(id), vec![command], vec![None]).await
+        {
             Ok(Some(run)) => {
-                self.exec_runs.push(run.id);
+                self.exec_runs.push(run.id.to_string());
                 self.world.lock().unwrap().stats.exec_runs += 1;
             }
             // Not ready (409), or the database away (503).
@@ -726,9 +730,9 @@ impl Sim {
     /// The current run of `id` with its executor on record, and that
     /// executor as the fakes know it.
     async fn executor_of(&self, id: &str) -> Option<(sluice_store::Run, RuntimeRecord, Executor)> {
-        let run = self.store.get_workspace(OWNER, id).await.ok()??.current_run?;
+        let run = self.store.get_workspace(&OwnerId::from(OWNER), &WorkspaceId::from(id)).await.ok()??.current_run?;
         let runtime = run.runtime.clone().filter(|_| run.runtime_removed_at.is_none())?;
-        let executor = self.world.lock().unwrap().executors.get(&run.id)?.clone();
+        let executor = self.world.lock().unwrap().executors.get(run.id.as_str())?.clone();
         Some((run, runtime, executor))
     }
 
@@ -740,7 +744,7 @@ impl Sim {
         let status = {
             let mut world = self.world.lock().unwrap();
             let env = world.env_of(&run.id);
-            match world.executors.get_mut(&run.id) {
+            match world.executors.get_mut(run.id.as_str()) {
                 Some(e) if e.running && !e.silent && !e.removed => {
                     flush(e, FlushKind::Final, env.store_down, env.leaves_writers, env.holds)
                 }
@@ -766,7 +770,7 @@ impl Sim {
             capture_n: origin.head_n.unwrap_or(0),
             epoch: origin.epoch,
             executor_id: runtime.resource_id.clone(),
-            launch_id: run.launch_id.clone(),
+            launch_id: run.launch_id.as_deref().map(str::to_owned),
             origin: Some(origin),
         };
         let claimed = match claim {
@@ -788,7 +792,9 @@ impl Sim {
         let Some(claimed) = claimed else { return };
         let intent = StopIntent { discard: false, attestation: Some((claimed, None)) };
         let request = Request::Stop { by: OWNER.into(), intent };
-        let Ok(Some(next)) = self.store.request(OWNER, id, request).await else { return };
+        let Ok(Some(next)) = self.store.request(&OwnerId::from(OWNER), &WorkspaceId::from(id), request).await else {
+            return;
+        };
         self.stopped.insert(id.to_owned());
         self.world.lock().unwrap().stopping.insert(id.to_owned());
         let Answer::Stop { completion: Some((outcome, detail)) } = next.answer else { return };
@@ -814,7 +820,7 @@ impl Sim {
         let intent = StopIntent { discard, attestation: None };
         // A stop before anything launched is refused, as through the API.
         let request = Request::Stop { by: OWNER.into(), intent };
-        if let Ok(Some(_)) = self.store.request(OWNER, id, request).await {
+        if let Ok(Some(_)) = self.store.request(&OwnerId::from(OWNER), &WorkspaceId::from(id), request).await {
             self.stopped.insert(id.to_owned());
             self.world.lock().unwrap().stopping.insert(id.to_owned());
         }
@@ -823,7 +829,7 @@ impl Sim {
     /// The execution broker ends the workspace (a release, or its reaper):
     /// never refused, and through the same transition as a stop.
     async fn end_as_broker(&mut self, id: &str) {
-        if self.store.end_broker_workspace(id, "released").await.is_ok() {
+        if self.store.end_broker_workspace(&WorkspaceId::from(id), "released").await.is_ok() {
             self.stopped.insert(id.to_owned());
             self.world.lock().unwrap().stopping.insert(id.to_owned());
             self.world.lock().unwrap().stats.broker_ends += 1;
@@ -835,10 +841,13 @@ impl Sim {
     /// retention's reason asks.
     async fn discard_if_superseded(&mut self, id: &str) {
         let Some(session) = self.world.lock().unwrap().sessions.get(id).cloned() else { return };
-        let Ok(Some(view)) = self.store.get_workspace(OWNER, id).await else { return };
+        let Ok(Some(view)) = self.store.get_workspace(&OwnerId::from(OWNER), &WorkspaceId::from(id)).await else {
+            return;
+        };
         let ended = view.workspace.status.is_finished();
         let Some(current) = view.current_run.map(|r| r.id) else { return };
-        let Ok(Some(holder)) = self.store.capture_session(&session).await.map(|s| s.and_then(|s| s.claimed_run_id))
+        let Ok(Some(holder)) =
+            self.store.capture_session(&SessionId::from(&session)).await.map(|s| s.and_then(|s| s.claimed_run_id))
         else {
             return;
         };
@@ -852,7 +861,7 @@ impl Sim {
     /// the owner takes it over, which records the holder's discard first.
     async fn create_on_session(&mut self, on: &str, take_over: bool) {
         let Some(session) = self.world.lock().unwrap().sessions.get(on).cloned() else { return };
-        let holder = match self.store.session_holder(&session).await {
+        let holder = match self.store.session_holder(&SessionId::from(&session)).await {
             Ok(holder) => holder,
             Err(StoreError::Unavailable(_)) => return,
             Err(e) => panic!("reading a session's holder failed: {e}"),
@@ -865,7 +874,7 @@ impl Sim {
                 return;
             }
             self.stop(&unsaved.workspace_id, true).await;
-            if !self.world.lock().unwrap().stopping.contains(&unsaved.workspace_id) {
+            if !self.world.lock().unwrap().stopping.contains(unsaved.workspace_id.as_str()) {
                 return;
             }
             self.world.lock().unwrap().stats.takeovers_discarded += 1;
@@ -922,14 +931,14 @@ impl Sim {
             (world.violations.clone(), world.final_leaves_writers)
         };
         assert!(violations.is_empty(), "seed {seed}, step {step}: {violations:?}\n{}", replay(seed, leaves));
-        let listed: BTreeSet<String> =
+        let listed: BTreeSet<WorkspaceId> =
             self.store.list_retained(1000).await.unwrap().into_iter().map(|r| r.workspace_id).collect();
         let filter = sluice_store::WorkspaceFilter {
             status: Some(WorkspaceStatus::Retained),
             limit: 1000,
             ..Default::default()
         };
-        for view in self.store.list_workspaces(OWNER, &filter).await.unwrap() {
+        for view in self.store.list_workspaces(&OwnerId::from(OWNER), &filter).await.unwrap() {
             let id = &view.workspace.id;
             assert!(
                 listed.contains(id),
@@ -1094,7 +1103,7 @@ async fn run(seed: u64, final_leaves_writers: bool) -> Result<Stats, String> {
             let filter = sluice_store::WorkspaceFilter { limit: 1000, ..Default::default() };
             let all_ended = sim
                 .store
-                .list_workspaces(OWNER, &filter)
+                .list_workspaces(&OwnerId::from(OWNER), &filter)
                 .await
                 .unwrap()
                 .iter()
@@ -1114,7 +1123,7 @@ async fn run(seed: u64, final_leaves_writers: bool) -> Result<Stats, String> {
                     }
                 }
                 for id in &sim.exec_runs {
-                    let run = sim.store.load_exec_run(id).await.unwrap().unwrap();
+                    let run = sim.store.load_exec_run(&ExecRunId::from(id)).await.unwrap().unwrap();
                     assert!(
                         matches!(run.status, ExecRunStatus::Completed | ExecRunStatus::Failed),
                         "seed {seed}: exec run {id} is {} after the faults\n{}",
@@ -1136,7 +1145,7 @@ async fn run(seed: u64, final_leaves_writers: bool) -> Result<Stats, String> {
         let leaves = final_leaves_writers;
         let mut states = Vec::new();
         for id in &sim.workspaces {
-            let view = sim.store.get_workspace(OWNER, id).await.unwrap().unwrap();
+            let view = sim.store.get_workspace(&OwnerId::from(OWNER), &WorkspaceId::from(id)).await.unwrap().unwrap();
             states.push(format!("{id}: {}", view.workspace.status));
         }
         panic!("seed {seed}: the stops never ended once faults stopped: {states:?}\n{}", replay(seed, leaves));

@@ -18,7 +18,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
@@ -29,7 +29,8 @@ use sluice_store::clock::now_ms;
 use sluice_store::seal::{hex, random_bytes, token_digest};
 
 use crate::AppState;
-use crate::error::ApiError;
+use crate::error::{ApiError, ConsoleRefusal};
+use sluice_domain::ids::{ConsoleSessionId, OwnerId, SessionId, WorkspaceId};
 
 const SESSION_COOKIE: &str = "sluice_console";
 const LOGIN_COOKIE: &str = "sluice_console_login";
@@ -132,7 +133,7 @@ async fn session(app: &AppState, headers: &HeaderMap) -> Option<Session> {
     if !(fresh && signed_here && app.config.api_tokens.accepts_digest_prefix(digest)) {
         return None;
     }
-    match app.store.console_session_holds(id).await {
+    match app.store.console_session_holds(&ConsoleSessionId::from(id)).await {
         Ok(true) => Some(Session { value: value.to_owned(), id: id.to_owned() }),
         Ok(false) => None,
         Err(e) => {
@@ -154,19 +155,19 @@ async fn form(
     body: &[u8],
 ) -> Result<(Session, HashMap<String, String>), Box<Response>> {
     let session =
-        session(app, headers).await.ok_or_else(|| Box::new(refused(StatusCode::FORBIDDEN, "sign in again")))?;
+        session(app, headers).await.ok_or_else(|| Box::new(refused(ConsoleRefusal::Forbidden("sign in again"))))?;
     let fields: HashMap<String, String> = serde_urlencoded::from_bytes(body)
-        .map_err(|_| Box::new(refused(StatusCode::BAD_REQUEST, "the form could not be read")))?;
+        .map_err(|_| Box::new(refused(ConsoleRefusal::Invalid("the form could not be read"))))?;
     let csrf = fields.get("csrf").map(String::as_str).unwrap_or_default();
     if !verify(&key(app), &["csrf", &session.value], csrf) {
         let why = "the form's csrf token does not match this session: reload the page";
-        return Err(Box::new(refused(StatusCode::FORBIDDEN, why)));
+        return Err(Box::new(refused(ConsoleRefusal::Forbidden(why))));
     }
     Ok((session, fields))
 }
 
-fn refused(status: StatusCode, message: &str) -> Response {
-    (status, Html(views::message("Refused", message).into_string())).into_response()
+fn refused(refusal: ConsoleRefusal) -> Response {
+    (refusal.status(), Html(views::message("Refused", refusal.message()).into_string())).into_response()
 }
 
 fn page(markup: maud::Markup) -> Response {
@@ -202,20 +203,20 @@ async fn login(State(app): State<AppState>, headers: HeaderMap, body: Bytes) -> 
     let nonce = cookie(&headers, LOGIN_COOKIE).unwrap_or_default();
     let csrf = fields.get("csrf").map(String::as_str).unwrap_or_default();
     if nonce.is_empty() || !verify(&key(&app), &["login", nonce], csrf) {
-        return refused(StatusCode::FORBIDDEN, "the sign-in form expired: load it again");
+        return refused(ConsoleRefusal::Forbidden("the sign-in form expired: load it again"));
     }
     let token = fields.get("token").map(|t| t.trim()).unwrap_or_default();
     if !app.config.api_tokens.accepts(token) {
         tracing::info!("a console sign-in was refused");
         let mut response = page(views::login(csrf, Some("That is not an API token of this install.")));
-        *response.status_mut() = StatusCode::UNAUTHORIZED;
+        *response.status_mut() = ConsoleRefusal::SignedOut.status();
         return response;
     }
     let expires_at = now_ms() + SESSION_FOR_MS;
     let expires = expires_at.to_string();
     let digest = &token_digest(token)[..16];
     let id = hex(&random_bytes::<16>());
-    if let Err(e) = app.store.begin_console_session(&id, expires_at).await {
+    if let Err(e) = app.store.begin_console_session(&ConsoleSessionId::from(&id), expires_at).await {
         return failed(e);
     }
     let value = format!("{expires}.{digest}.{id}.{}", signed(&key(&app), &["session", &expires, digest, &id]));
@@ -234,7 +235,7 @@ async fn logout(State(app): State<AppState>, headers: HeaderMap, body: Bytes) ->
         Ok((session, _)) => session,
         Err(refusal) => return *refusal,
     };
-    if let Err(e) = app.store.end_console_session(&session.id).await {
+    if let Err(e) = app.store.end_console_session(&ConsoleSessionId::from(&session.id)).await {
         return failed(e);
     }
     tracing::info!("an operator signed out of the console");
@@ -274,17 +275,17 @@ async fn workspaces(State(app): State<AppState>, headers: HeaderMap, RawQuery(qu
         None => None,
         Some(text) => match text.parse() {
             Ok(status) => Some(status),
-            Err(_) => return refused(StatusCode::BAD_REQUEST, "status is not a workspace status"),
+            Err(_) => return refused(ConsoleRefusal::Invalid("status is not a workspace status")),
         },
     };
-    let owner = filters.get("owner").map(|o| o.trim()).filter(|o| !o.is_empty());
-    match app.store.all_workspaces(status, owner, ROWS).await {
-        Ok(list) => page(views::workspaces(&session.csrf(&app), &list, status, owner, now_ms())),
+    let owner = filters.get("owner").map(|o| o.trim()).filter(|o| !o.is_empty()).map(OwnerId::from);
+    match app.store.all_workspaces(status, owner.as_ref(), ROWS).await {
+        Ok(list) => page(views::workspaces(&session.csrf(&app), &list, status, owner.as_ref(), now_ms())),
         Err(e) => failed(e),
     }
 }
 
-async fn workspace(State(app): State<AppState>, headers: HeaderMap, Path(id): Path<String>) -> Response {
+async fn workspace(State(app): State<AppState>, headers: HeaderMap, Path(id): Path<WorkspaceId>) -> Response {
     let session = match signed_in(&app, &headers).await {
         Ok(session) => session,
         Err(to_login) => return *to_login,
@@ -295,7 +296,7 @@ async fn workspace(State(app): State<AppState>, headers: HeaderMap, Path(id): Pa
         let captures = match state.workspace.spec.capture_session() {
             Some(session_id) => {
                 let owner = &state.workspace.owner_user_id;
-                app.store.list_captures(owner, session_id, 0, 1000).await?.unwrap_or_default()
+                app.store.list_captures(owner, &SessionId::from(session_id), 0, 1000).await?.unwrap_or_default()
             }
             None => Vec::new(),
         };
@@ -305,16 +306,16 @@ async fn workspace(State(app): State<AppState>, headers: HeaderMap, Path(id): Pa
         Ok(Some((state, timeline, captures))) => {
             page(views::workspace(&session.csrf(&app), &state, &timeline, &captures, now_ms()))
         }
-        Ok(None) => refused(StatusCode::NOT_FOUND, "no such workspace"),
+        Ok(None) => refused(ConsoleRefusal::NotFound("no such workspace")),
         Err(e) => failed(e),
     }
 }
 
 /// The owner of a workspace, which every request about it names.
-async fn owner_of(app: &AppState, id: &str) -> Result<String, Response> {
+async fn owner_of(app: &AppState, id: &WorkspaceId) -> Result<OwnerId, Response> {
     match app.store.load_reconcile_state(id).await {
         Ok(Some(state)) => Ok(state.workspace.owner_user_id),
-        Ok(None) => Err(refused(StatusCode::NOT_FOUND, "no such workspace")),
+        Ok(None) => Err(refused(ConsoleRefusal::NotFound("no such workspace"))),
         Err(e) => Err(failed(e)),
     }
 }
@@ -327,7 +328,12 @@ fn back(fields: &HashMap<String, String>) -> String {
     }
 }
 
-async fn recover(State(app): State<AppState>, headers: HeaderMap, Path(id): Path<String>, body: Bytes) -> Response {
+async fn recover(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<WorkspaceId>,
+    body: Bytes,
+) -> Response {
     let fields = match form(&app, &headers, &body).await {
         Ok((_, fields)) => fields,
         Err(refusal) => return *refusal,
@@ -346,25 +352,30 @@ async fn recover(State(app): State<AppState>, headers: HeaderMap, Path(id): Path
     }
 }
 
-async fn discard_page(State(app): State<AppState>, headers: HeaderMap, Path(id): Path<String>) -> Response {
+async fn discard_page(State(app): State<AppState>, headers: HeaderMap, Path(id): Path<WorkspaceId>) -> Response {
     let session = match signed_in(&app, &headers).await {
         Ok(session) => session,
         Err(to_login) => return *to_login,
     };
     match app.store.load_reconcile_state(&id).await {
         Ok(Some(state)) => page(views::discard(&session.csrf(&app), &state)),
-        Ok(None) => refused(StatusCode::NOT_FOUND, "no such workspace"),
+        Ok(None) => refused(ConsoleRefusal::NotFound("no such workspace")),
         Err(e) => failed(e),
     }
 }
 
-async fn discard(State(app): State<AppState>, headers: HeaderMap, Path(id): Path<String>, body: Bytes) -> Response {
+async fn discard(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<WorkspaceId>,
+    body: Bytes,
+) -> Response {
     let fields = match form(&app, &headers, &body).await {
         Ok((_, fields)) => fields,
         Err(refusal) => return *refusal,
     };
     if fields.get("confirm").map(String::as_str) != Some(id.as_str()) {
-        return refused(StatusCode::BAD_REQUEST, "confirm by typing the workspace's id");
+        return refused(ConsoleRefusal::Invalid("confirm by typing the workspace's id"));
     }
     let owner = match owner_of(&app, &id).await {
         Ok(owner) => owner,
@@ -397,14 +408,14 @@ async fn workers(State(app): State<AppState>, headers: HeaderMap) -> Response {
 async fn capture_archive(
     State(app): State<AppState>,
     headers: HeaderMap,
-    Path((session_id, n)): Path<(String, u64)>,
+    Path((session_id, n)): Path<(SessionId, u64)>,
 ) -> Response {
     if let Err(to_login) = signed_in(&app, &headers).await {
         return *to_login;
     }
     let owner = match app.store.capture_session(&session_id).await {
         Ok(Some(session)) => session.owner_user_id,
-        Ok(None) => return refused(StatusCode::NOT_FOUND, "no such capture session"),
+        Ok(None) => return refused(ConsoleRefusal::NotFound("no such capture session")),
         Err(e) => return failed(e),
     };
     match crate::routes::capture_sessions::archive(&app, &owner, &session_id, n).await {
@@ -417,10 +428,10 @@ async fn capture_archive(
 /// from now on; the page then reads itself again.
 async fn stream(State(app): State<AppState>, headers: HeaderMap) -> Response {
     if session(&app, &headers).await.is_none() {
-        return StatusCode::UNAUTHORIZED.into_response();
+        return ConsoleRefusal::SignedOut.status().into_response();
     }
     let Ok(slot) = app.streams.clone().try_acquire_owned() else {
-        return StatusCode::SERVICE_UNAVAILABLE.into_response();
+        return ConsoleRefusal::Busy.status().into_response();
     };
     let start = match app.store.feed_end().await {
         Ok(cursor) => cursor,

@@ -3,6 +3,7 @@
 //! page again when the feed moves.
 
 use maud::{DOCTYPE, Markup, html};
+use sluice_domain::ids::{OwnerId, WorkspaceId};
 use sluice_store::capture::CaptureRecord;
 use sluice_store::fleet::{HostRecord, WorkerRecord};
 use sluice_store::model::{FeedItem, Workspace, WorkspaceStatus};
@@ -118,7 +119,7 @@ fn action(csrf: &str, to: &str, label: &str, back: &str) -> Markup {
     }
 }
 
-fn workspace_link(id: &str) -> Markup {
+fn workspace_link(id: &WorkspaceId) -> Markup {
     html! { a href={ "/console/workspaces/" (id) } { code { (id) } } }
 }
 
@@ -203,7 +204,7 @@ pub(crate) fn workspaces(
     csrf: &str,
     list: &[Workspace],
     status: Option<WorkspaceStatus>,
-    owner: Option<&str>,
+    owner: Option<&OwnerId>,
     now: i64,
 ) -> Markup {
     layout(
@@ -220,7 +221,7 @@ pub(crate) fn workspaces(
                         }
                     }
                 }
-                label { "Owner " input type="text" name="owner" value=(owner.unwrap_or_default()); }
+                label { "Owner " input type="text" name="owner" value=(owner.map(OwnerId::as_str).unwrap_or_default()); }
                 button type="submit" { "Filter" }
             }
             @if list.is_empty() {
@@ -424,7 +425,7 @@ mod tests {
 
     #[test]
     fn drains_read_as_operators_say_them() {
-        let mut drain = Drain::new("run_1", "ws_1");
+        let mut drain = Drain::new(&"run_1".into(), &"ws_1".into());
         drain.state = Some(sluice_store::model::DrainState::Draining);
         drain.progress.pending = Some(3);
         drain.progress.pending_bytes = Some(3 << 20);

@@ -17,6 +17,7 @@ use crate::error::responses::{Internal, InvalidRequest, NotFound, Unauthenticate
 use crate::extract::{JsonBody, QueryOf};
 use crate::validate;
 use crate::wire::*;
+use sluice_domain::ids::{OwnerId, SessionId};
 
 /// The longest `retention.keepWithinSeconds` (its milliseconds fit a
 /// database integer).
@@ -56,9 +57,9 @@ pub async fn create_capture_session(
             Retention { keep_last, keep_within_ms }
         }
     };
-    let (session, token) = app.store.create_capture_session(req.owner_user_id.as_str(), quota, retention).await?;
+    let (session, token) = app.store.create_capture_session(&req.owner_user_id.into_id(), quota, retention).await?;
     let body = CreateCaptureSessionResponse {
-        session_id: session.id,
+        session_id: session.id.to_string(),
         worktree_id: session.worktree_id,
         token: token.expose().clone(),
     };
@@ -73,11 +74,11 @@ pub async fn create_capture_session(
     security(("apiToken" = [])))]
 pub async fn get_capture_session(
     State(app): State<AppState>,
-    Path(session_id): Path<String>,
+    Path(session_id): Path<SessionId>,
     QueryOf(q): QueryOf<OwnerQuery>,
 ) -> Result<Json<CaptureSessionResponse>, ApiError> {
-    let owner = validate::owner(q.owner_user_id)?;
-    let view = app.store.get_capture_session(owner.as_str(), &session_id).await?.ok_or(ApiError::SessionNotFound)?;
+    let owner = validate::owner(q.owner_user_id)?.into_id();
+    let view = app.store.get_capture_session(&owner, &session_id).await?.ok_or(ApiError::SessionNotFound)?;
     Ok(Json(session_response(view)))
 }
 
@@ -90,20 +91,17 @@ pub async fn get_capture_session(
     security(("apiToken" = [])))]
 pub async fn list_captures(
     State(app): State<AppState>,
-    Path(session_id): Path<String>,
+    Path(session_id): Path<SessionId>,
     QueryOf(q): QueryOf<CaptureListQuery>,
 ) -> Result<Json<CaptureTimelineResponse>, ApiError> {
-    let owner = validate::owner(q.owner_user_id)?;
+    let owner = validate::owner(q.owner_user_id)?.into_id();
     let limit = validate::limit(q.limit.as_deref())? as u64;
     let after = match q.after.as_deref() {
         None => 0,
         Some(text) => chain_position(text, "after")?,
     };
-    let page = app
-        .store
-        .list_captures(owner.as_str(), &session_id, after, limit + 1)
-        .await?
-        .ok_or(ApiError::SessionNotFound)?;
+    let page =
+        app.store.list_captures(&owner, &session_id, after, limit + 1).await?.ok_or(ApiError::SessionNotFound)?;
     let more = page.len() as u64 > limit;
     let captures: Vec<CaptureTimelineEntry> = page
         .into_iter()
@@ -112,8 +110,8 @@ pub async fn list_captures(
             n: c.n,
             epoch: c.epoch,
             registered_at: rfc3339(c.registered_at),
-            executor_id: c.run_id,
-            launch: c.launch,
+            executor_id: c.run_id.to_string(),
+            launch: c.launch.to_string(),
             origin: c.origin,
             classes: c.classes,
             bytes: c.bytes,
@@ -141,22 +139,21 @@ pub const MAX_DIFF_PATHS: usize = 10_000;
     security(("apiToken" = [])))]
 pub async fn diff_captures(
     State(app): State<AppState>,
-    Path((session_id, n)): Path<(String, String)>,
+    Path((session_id, n)): Path<(SessionId, String)>,
     QueryOf(q): QueryOf<CaptureDiffQuery>,
 ) -> Result<Json<CaptureDiffResponse>, ApiError> {
-    let owner = validate::owner(q.owner_user_id)?;
+    let owner = validate::owner(q.owner_user_id)?.into_id();
     let n = chain_position(&n, "n")?;
-    let owner = owner.as_str();
-    let newer = tree(&app, owner, &session_id, n).await?;
+    let newer = tree(&app, &owner, &session_id, n).await?;
     let against = match q.against.as_deref() {
         Some(text) => chain_position(text, "against")?,
         None => {
             // The kept capture before n, if any.
-            let before = app.store.list_captures(owner, &session_id, 0, u64::MAX >> 2).await?.unwrap_or_default();
+            let before = app.store.list_captures(&owner, &session_id, 0, u64::MAX >> 2).await?.unwrap_or_default();
             before.iter().filter(|c| c.n < n).map(|c| c.n).max().unwrap_or(0)
         }
     };
-    let older = if against == 0 { Default::default() } else { tree(&app, owner, &session_id, against).await? };
+    let older = if against == 0 { Default::default() } else { tree(&app, &owner, &session_id, against).await? };
     let merged = |t: &sluice_capture_store::reader::CaptureTree| -> std::collections::BTreeMap<Name, Entry> {
         t.small.entries.iter().chain(&t.bulk.entries).map(|e| (e.path.clone(), e.clone())).collect()
     };
@@ -204,11 +201,11 @@ pub async fn diff_captures(
     security(("apiToken" = [])))]
 pub async fn read_capture_file(
     State(app): State<AppState>,
-    Path((session_id, n)): Path<(String, String)>,
+    Path((session_id, n)): Path<(SessionId, String)>,
     QueryOf(q): QueryOf<CaptureFileQuery>,
 ) -> Result<axum::response::Response, ApiError> {
     use axum::response::IntoResponse;
-    let owner = validate::owner(q.owner_user_id)?;
+    let owner = validate::owner(q.owner_user_id)?.into_id();
     let n = chain_position(&n, "n")?;
     let wanted = match (q.path.filter(|p| !p.is_empty()), q.path_hex) {
         (Some(path), None) => Name::from(path.as_str()),
@@ -217,7 +214,7 @@ pub async fn read_capture_file(
             .ok_or_else(|| ApiError::bad_request("pathHex must be the path's bytes in hex"))?,
         _ => return Err(ApiError::bad_request("one of path and pathHex is required")),
     };
-    let tree = tree(&app, owner.as_str(), &session_id, n).await?;
+    let tree = tree(&app, &owner, &session_id, n).await?;
     let entry = tree
         .small
         .entries
@@ -261,19 +258,19 @@ pub async fn read_capture_file(
     security(("apiToken" = [])))]
 pub async fn archive_capture(
     State(app): State<AppState>,
-    Path((session_id, n)): Path<(String, String)>,
+    Path((session_id, n)): Path<(SessionId, String)>,
     QueryOf(q): QueryOf<CaptureArchiveQuery>,
 ) -> Result<axum::response::Response, ApiError> {
-    let owner = validate::owner(q.owner_user_id)?;
+    let owner = validate::owner(q.owner_user_id)?.into_id();
     let n = chain_position(&n, "n")?;
-    archive(&app, owner.as_str(), &session_id, n).await
+    archive(&app, &owner, &session_id, n).await
 }
 
 /// The owner's session's kept capture `n` as a tar archive download.
 pub(crate) async fn archive(
     app: &AppState,
-    owner: &str,
-    session_id: &str,
+    owner: &OwnerId,
+    session_id: &SessionId,
     n: u64,
 ) -> Result<axum::response::Response, ApiError> {
     use axum::response::IntoResponse;
@@ -304,8 +301,8 @@ fn chain_position(text: &str, field: &str) -> Result<u64, ApiError> {
 /// The tree of the owner's session's kept capture `n`.
 async fn tree(
     app: &AppState,
-    owner: &str,
-    session_id: &str,
+    owner: &OwnerId,
+    session_id: &SessionId,
     n: u64,
 ) -> Result<sluice_capture_store::reader::CaptureTree, ApiError> {
     let manifests = app.store.capture_manifests(owner, session_id, n).await?.ok_or(ApiError::SessionNotFound)?;
@@ -320,7 +317,7 @@ async fn tree(
 fn session_response(view: CaptureSessionView) -> CaptureSessionResponse {
     let CaptureSessionView { session, captures } = view;
     CaptureSessionResponse {
-        session_id: session.id,
+        session_id: session.id.to_string(),
         worktree_id: session.worktree_id,
         epoch: session.epoch,
         head_n: (session.head_n > 0).then_some(session.head_n),
@@ -336,7 +333,7 @@ fn session_response(view: CaptureSessionView) -> CaptureSessionResponse {
             .map(|c| CaptureSummary {
                 n: c.n,
                 epoch: c.epoch,
-                launch: c.launch,
+                launch: c.launch.to_string(),
                 registered_at: rfc3339(c.registered_at),
                 classes: c.classes,
                 bytes: c.bytes,
@@ -345,8 +342,8 @@ fn session_response(view: CaptureSessionView) -> CaptureSessionResponse {
         final_seal: session.final_seal.map(|s| CaptureFinalSeal {
             capture_n: s.capture_n,
             epoch: s.epoch,
-            executor_id: s.executor_id,
-            launch_id: s.launch_id,
+            executor_id: s.executor_id.to_string(),
+            launch_id: s.launch_id.to_string(),
             sealed_at: rfc3339(s.sealed_at),
             origin: s.origin,
         }),

@@ -23,6 +23,7 @@ use crate::error::ApiError;
 use crate::extract::QueryOf;
 use crate::validate;
 use crate::wire::{OwnerUserId, WorkspaceEvent};
+use sluice_domain::ids::{OwnerId, WorkspaceId};
 
 /// How many events one read of the store takes.
 const BATCH: i64 = 200;
@@ -66,7 +67,7 @@ fn start_text<'a>(headers: &'a HeaderMap, since: Option<&'a str>) -> Result<Opti
 
 /// What a stream reads next.
 enum Source {
-    Workspace { owner: String, workspace_id: String, after: i64 },
+    Workspace { owner: OwnerId, workspace_id: WorkspaceId, after: i64 },
     Feed { after: FeedCursor },
 }
 
@@ -156,11 +157,11 @@ fn open(app: AppState, source: Source) -> Result<Sse<impl Stream<Item = Result<S
     security(("apiToken" = [])))]
 pub async fn stream_workspace_events(
     State(app): State<AppState>,
-    Path(workspace_id): Path<String>,
+    Path(workspace_id): Path<WorkspaceId>,
     headers: HeaderMap,
     QueryOf(q): QueryOf<WorkspaceStreamQuery>,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
-    let owner = validate::owner(q.owner_user_id)?.into_string();
+    let owner = validate::owner(q.owner_user_id)?.into_id();
     let after = match start_text(&headers, q.since.as_deref())? {
         None => 0,
         Some((text, field)) => text

@@ -94,7 +94,7 @@ pub async fn drain_host(
     for (owner, workspace_id) in app.store.workspaces_on_host(host).await? {
         let stop = Request::Stop { by: by.clone(), intent: sluice_store::StopIntent::default() };
         match app.store.request(&owner, &workspace_id, stop).await {
-            Ok(Some(_)) => stopping.push(workspace_id),
+            Ok(Some(_)) => stopping.push(workspace_id.into_string()),
             // Gone or stopped meanwhile: nothing left to drain there.
             Ok(None) | Err(sluice_store::StoreError::Conflict { .. }) => {}
             Err(e) => return Err(e.into()),
@@ -123,5 +123,6 @@ pub async fn forget_host(
     let (host, by) = (host_name(&host)?, operator(&req)?);
     let lost_runs = app.store.forget_host(host, &by).await?.ok_or(ApiError::HostNotFound)?;
     app.work_enqueued();
+    let lost_runs = lost_runs.into_iter().map(String::from).collect();
     Ok(Json(ForgetHostResponse { host: known_host(&app, host).await?, lost_runs }))
 }

@@ -16,6 +16,7 @@ use crate::extract::{JsonBody, QueryOf};
 use crate::routes::workspaces::live_executor;
 use crate::wire::*;
 use crate::{AppState, PreviewSettings, validate};
+use sluice_domain::ids::{PreviewId, WorkspaceId};
 
 fn record(settings: &PreviewSettings, p: Preview, token: Option<&str>) -> PreviewRecord {
     let mut url = settings.url_of(p.grant.port, &p.grant.workspace_id);
@@ -23,8 +24,8 @@ fn record(settings: &PreviewSettings, p: Preview, token: Option<&str>) -> Previe
         url.push_str(&format!("?{}={token}", preview::VISIT_PARAM));
     }
     PreviewRecord {
-        preview_id: p.id,
-        attempt_id: p.grant.run_id,
+        preview_id: p.id.to_string(),
+        attempt_id: p.grant.run_id.to_string(),
         port: p.grant.port,
         public: p.grant.public,
         url,
@@ -53,10 +54,10 @@ fn settings(app: &AppState) -> Result<&PreviewSettings, ApiError> {
     security(("apiToken" = [])))]
 pub async fn create_preview(
     State(app): State<AppState>,
-    Path(workspace_id): Path<String>,
+    Path(workspace_id): Path<WorkspaceId>,
     JsonBody(req): JsonBody<CreatePreviewRequest>,
 ) -> Result<(StatusCode, Json<PreviewRecord>), ApiError> {
-    let owner = validate::owner(req.owner_user_id)?.into_string();
+    let owner = validate::owner(req.owner_user_id)?.into_id();
     let port = u16::try_from(req.port)
         .ok()
         .filter(|p| *p > 0)
@@ -92,10 +93,10 @@ pub async fn create_preview(
     security(("apiToken" = [])))]
 pub async fn list_previews(
     State(app): State<AppState>,
-    Path(workspace_id): Path<String>,
+    Path(workspace_id): Path<WorkspaceId>,
     QueryOf(q): QueryOf<OwnerQuery>,
 ) -> Result<Json<ListPreviewsResponse>, ApiError> {
-    let owner = validate::owner(q.owner_user_id)?.into_string();
+    let owner = validate::owner(q.owner_user_id)?.into_id();
     let settings = settings(&app)?;
     app.store.get_workspace(&owner, &workspace_id).await?.ok_or(ApiError::NotFound)?;
     let items = app.store.previews_of(&workspace_id).await?.into_iter().map(|p| record(settings, p, None)).collect();
@@ -110,10 +111,10 @@ pub async fn list_previews(
     security(("apiToken" = [])))]
 pub async fn revoke_preview(
     State(app): State<AppState>,
-    Path((workspace_id, preview_id)): Path<(String, String)>,
+    Path((workspace_id, preview_id)): Path<(WorkspaceId, PreviewId)>,
     QueryOf(q): QueryOf<OwnerQuery>,
 ) -> Result<StatusCode, ApiError> {
-    let owner = validate::owner(q.owner_user_id)?.into_string();
+    let owner = validate::owner(q.owner_user_id)?.into_id();
     app.store.get_workspace(&owner, &workspace_id).await?.ok_or(ApiError::NotFound)?;
     if !app.store.revoke_preview(&workspace_id, &preview_id).await? {
         return Err(ApiError::NotFound);

@@ -13,6 +13,7 @@ use crate::error::responses::{Conflict, Internal, InvalidRequest, NotFound, Unau
 use crate::extract::{JsonBody, QueryOf};
 use crate::validate;
 use crate::wire::*;
+use sluice_domain::ids::WorkspaceId;
 
 const PRINCIPAL_CHARS: usize = 256;
 
@@ -108,10 +109,10 @@ pub async fn gateway_ssh_key(
     security(("apiToken" = [])))]
 pub async fn list_workspace_sessions(
     State(app): State<AppState>,
-    Path(workspace_id): Path<String>,
+    Path(workspace_id): Path<WorkspaceId>,
     QueryOf(q): QueryOf<OwnerQuery>,
 ) -> Result<Json<ListGatewaySessionsResponse>, ApiError> {
-    let owner = validate::owner(q.owner_user_id)?.into_string();
+    let owner = validate::owner(q.owner_user_id)?.into_id();
     app.store.get_workspace(&owner, &workspace_id).await?.ok_or(ApiError::NotFound)?;
     let items = app.store.sessions_of(&workspace_id).await?.into_iter().map(GatewaySessionRecord::from).collect();
     Ok(Json(ListGatewaySessionsResponse { items }))

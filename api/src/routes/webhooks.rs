@@ -16,6 +16,7 @@ use crate::error::responses::{Internal, InvalidRequest, NotFound, Unauthenticate
 use crate::extract::{JsonBody, QueryOf};
 use crate::validate;
 use crate::wire::*;
+use sluice_domain::ids::WebhookId;
 
 /// How long a create waits to resolve an endpoint's name.
 const RESOLVE_WITHIN: Duration = Duration::from_secs(2);
@@ -85,7 +86,10 @@ pub async fn list_webhooks(State(app): State<AppState>) -> Result<Json<ListWebho
     params(("webhookId" = String, Path)),
     responses((status = 200, body = WebhookRecord), Unauthenticated, NotFound, Internal),
     security(("apiToken" = [])))]
-pub async fn get_webhook(State(app): State<AppState>, Path(id): Path<String>) -> Result<Json<WebhookRecord>, ApiError> {
+pub async fn get_webhook(
+    State(app): State<AppState>,
+    Path(id): Path<WebhookId>,
+) -> Result<Json<WebhookRecord>, ApiError> {
     Ok(Json(app.store.webhook(&id).await?.ok_or(ApiError::NotFound)?.into()))
 }
 
@@ -94,7 +98,7 @@ pub async fn get_webhook(State(app): State<AppState>, Path(id): Path<String>) ->
     params(("webhookId" = String, Path)),
     responses((status = 204, description = "Removed"), Unauthenticated, NotFound, Internal),
     security(("apiToken" = [])))]
-pub async fn delete_webhook(State(app): State<AppState>, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
+pub async fn delete_webhook(State(app): State<AppState>, Path(id): Path<WebhookId>) -> Result<StatusCode, ApiError> {
     if !app.store.delete_webhook(&id).await? {
         return Err(ApiError::NotFound);
     }
@@ -110,7 +114,7 @@ pub async fn delete_webhook(State(app): State<AppState>, Path(id): Path<String>)
     security(("apiToken" = [])))]
 pub async fn enable_webhook(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<WebhookId>,
 ) -> Result<Json<WebhookRecord>, ApiError> {
     let webhook = app.store.enable_webhook(&id).await?.ok_or(ApiError::NotFound)?;
     app.work_enqueued();
@@ -125,7 +129,7 @@ pub async fn enable_webhook(
     security(("apiToken" = [])))]
 pub async fn list_webhook_deliveries(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<WebhookId>,
     QueryOf(q): QueryOf<ListWebhookDeliveriesQuery>,
 ) -> Result<Json<ListWebhookDeliveriesResponse>, ApiError> {
     let limit = validate::limit(q.limit.as_deref())?;

@@ -5,6 +5,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
 use sluice_domain::guard;
+use sluice_domain::ids::{ExecRunId, IdempotencyKey, OwnerId, RunId, SessionId, WorkspaceId};
 use sluice_domain::transition::{Answer, Request};
 use sluice_store::clock::{now_ms, rfc3339};
 use sluice_store::seal::hex;
@@ -28,7 +29,7 @@ use crate::extract::{JsonBody, QueryOf};
 use crate::validate;
 use crate::wire::*;
 
-async fn owned(app: &AppState, owner: &str, workspace_id: &str) -> Result<WorkspaceView, ApiError> {
+async fn owned(app: &AppState, owner: &OwnerId, workspace_id: &WorkspaceId) -> Result<WorkspaceView, ApiError> {
     app.store.get_workspace(owner, workspace_id).await?.ok_or(ApiError::NotFound)
 }
 
@@ -60,7 +61,7 @@ fn unsupported(field: &str, code: &'static str, what: &str) -> ApiError {
 /// not match the token.
 async fn check_capture_source(
     app: &AppState,
-    owner: &str,
+    owner: &OwnerId,
     session: Option<&str>,
     token: Option<&str>,
 ) -> Result<(), ApiError> {
@@ -71,8 +72,9 @@ async fn check_capture_source(
         )),
         (Some(_), None) => Err(ApiError::bad_request("captureToken is required with a capture source")),
         (Some(session), Some(token)) => {
-            let owned = app.store.capture_session(session).await?.is_some_and(|s| s.owner_user_id == owner);
-            if owned && app.store.capture_token_matches(session, token).await? {
+            let owned =
+                app.store.capture_session(&SessionId::from(session)).await?.is_some_and(|s| s.owner_user_id == *owner);
+            if owned && app.store.capture_token_matches(&SessionId::from(session), token).await? {
                 Ok(())
             } else {
                 Err(ApiError::bad_request(
@@ -91,17 +93,17 @@ async fn check_capture_source(
 /// replay of a create already made is not weighed again.
 async fn check_takeover(
     app: &AppState,
-    owner: &str,
+    owner: &OwnerId,
     session: &str,
     take_over: Option<TakeOver>,
-    key: Option<&str>,
+    key: Option<&IdempotencyKey>,
 ) -> Result<(), ApiError> {
     if let Some(key) = key
         && app.store.get_create_key(owner, key).await?.workspace_id.is_some()
     {
         return Ok(());
     }
-    let holder = app.store.session_holder(session).await?;
+    let holder = app.store.session_holder(&SessionId::from(session)).await?;
     let Some(unsaved) = sluice_domain::drain::unsaved_holder(holder.as_ref().map(|(run, drain)| (run, drain.as_ref())))
     else {
         return Ok(());
@@ -109,7 +111,7 @@ async fn check_takeover(
     match take_over {
         Some(TakeOver::DiscardUnsaved) => {
             let intent = sluice_store::StopIntent { discard: true, attestation: None };
-            let request = Request::Stop { by: owner.to_owned(), intent };
+            let request = Request::Stop { by: owner.to_owned().to_string(), intent };
             app.store.request(owner, &unsaved.workspace_id, request).await?.ok_or(ApiError::NotFound)?;
             app.work_enqueued();
             Ok(())
@@ -148,7 +150,7 @@ pub async fn create_workspace(
     headers: HeaderMap,
     JsonBody(req): JsonBody<CreateWorkspaceRequest>,
 ) -> Result<(StatusCode, Json<CreateWorkspaceResponse>), ApiError> {
-    let owner = req.owner_user_id.into_string();
+    let owner = req.owner_user_id.into_id();
     let registry_id = validate::text("registryId", &req.registry_id, 128)?;
     let repository = validate::repository(&req.repository)?;
     let tag = validate::tag(&req.tag)?;
@@ -161,7 +163,7 @@ pub async fn create_workspace(
     let capture_token = validate::optional_text("captureToken", req.capture_token.as_deref(), 4096)?;
     check_capture_source(&app, &owner, spec.capture_session(), capture_token.as_deref()).await?;
     if let (Some(session), Some(point)) = (spec.capture_session(), spec.capture_point()) {
-        let kept = app.store.capture_manifests(&owner, session, point).await?;
+        let kept = app.store.capture_manifests(&owner, &SessionId::from(session), point).await?;
         if kept.flatten().is_none() {
             return Err(ApiError::bad_request(format!(
                 "spec.source.captureN: the session keeps no capture {point} (list them at \
@@ -181,7 +183,7 @@ pub async fn create_workspace(
         (None, None) => None,
     };
     match spec.capture_session() {
-        Some(session) => check_takeover(&app, &owner, session, req.take_over, key.as_deref()).await?,
+        Some(session) => check_takeover(&app, &owner, session, req.take_over, key.as_ref()).await?,
         None if req.take_over.is_some() => {
             return Err(ApiError::bad_request(
                 "takeOver is accepted only with a capture source (spec.source.kind \"capture\")",
@@ -192,15 +194,15 @@ pub async fn create_workspace(
 
     // Everything stored in plain columns passes the guard, each under its own name.
     for (field, value) in [
-        ("ownerUserId", Some(&owner)),
-        ("registryId", Some(&registry_id)),
-        ("repository", Some(&repository)),
-        ("tag", Some(&tag)),
-        ("launchId", launch_id.as_ref()),
-        ("idempotencyKey", key.as_ref()),
+        ("ownerUserId", Some(owner.as_str())),
+        ("registryId", Some(registry_id.as_str())),
+        ("repository", Some(repository.as_str())),
+        ("tag", Some(tag.as_str())),
+        ("launchId", launch_id.as_deref()),
+        ("idempotencyKey", key.as_deref()),
     ] {
         if let Some(value) = value {
-            guard::check(field, &Value::String(value.clone()))?;
+            guard::check(field, &Value::String(value.to_owned()))?;
         }
     }
 
@@ -266,7 +268,7 @@ pub async fn get_workspace_create(
     Path(key): Path<String>,
     QueryOf(q): QueryOf<OwnerQuery>,
 ) -> Result<Json<WorkspaceCreateState>, ApiError> {
-    let owner = validate::owner(q.owner_user_id)?.into_string();
+    let owner = validate::owner(q.owner_user_id)?.into_id();
     let key = validate::idempotency_key("idempotencyKey", &key)?;
     Ok(Json(app.store.get_create_key(&owner, &key).await?.into()))
 }
@@ -282,7 +284,7 @@ pub async fn cancel_workspace_create(
     Path(key): Path<String>,
     JsonBody(req): JsonBody<OwnerRequest>,
 ) -> Result<Json<WorkspaceCreateState>, ApiError> {
-    let owner = req.owner_user_id.into_string();
+    let owner = req.owner_user_id.into_id();
     let key = validate::idempotency_key("idempotencyKey", &key)?;
     Ok(Json(app.store.cancel_create_key(&owner, &key).await?.into()))
 }
@@ -296,7 +298,7 @@ pub async fn list_workspaces(
     State(app): State<AppState>,
     QueryOf(q): QueryOf<ListWorkspacesQuery>,
 ) -> Result<Json<ListWorkspacesResponse>, ApiError> {
-    let owner = validate::owner(q.owner_user_id)?.into_string();
+    let owner = validate::owner(q.owner_user_id)?.into_id();
     let status = q
         .status
         .as_deref()
@@ -323,10 +325,10 @@ fn statuses() -> String {
     security(("apiToken" = [])))]
 pub async fn get_workspace(
     State(app): State<AppState>,
-    Path(workspace_id): Path<String>,
+    Path(workspace_id): Path<WorkspaceId>,
     QueryOf(q): QueryOf<OwnerQuery>,
 ) -> Result<Json<WorkspaceDetails>, ApiError> {
-    let owner = q.owner_user_id.ok_or(ApiError::NotFound)?.into_string();
+    let owner = q.owner_user_id.ok_or(ApiError::NotFound)?.into_id();
     let view = owned(&app, &owner, &workspace_id).await?;
     let mut capture_drain = None;
     if let Some(run) = view.current_run.as_ref().filter(|_| view.workspace.spec.capture_session().is_some())
@@ -351,13 +353,17 @@ pub async fn get_workspace(
     security(("apiToken" = [])))]
 pub async fn rename_workspace(
     State(app): State<AppState>,
-    Path(workspace_id): Path<String>,
+    Path(workspace_id): Path<WorkspaceId>,
     JsonBody(req): JsonBody<RenameWorkspaceRequest>,
 ) -> Result<Json<RenameWorkspaceResponse>, ApiError> {
-    let owner = req.owner_user_id.ok_or(ApiError::NotFound)?.into_string();
+    let owner = req.owner_user_id.ok_or(ApiError::NotFound)?.into_id();
     let name = validate::label("name", &req.name)?;
     let w = app.store.rename_workspace(&owner, &workspace_id, &name).await?.ok_or(ApiError::NotFound)?;
-    Ok(Json(RenameWorkspaceResponse { workspace_id: w.id, name: w.name, updated_at: rfc3339(w.updated_at) }))
+    Ok(Json(RenameWorkspaceResponse {
+        workspace_id: w.id.to_string(),
+        name: w.name,
+        updated_at: rfc3339(w.updated_at),
+    }))
 }
 
 /// Set, clear or end a workspace's TTL; the reaper enforces it.
@@ -368,17 +374,17 @@ pub async fn rename_workspace(
     security(("apiToken" = [])))]
 pub async fn expire_workspace(
     State(app): State<AppState>,
-    Path(workspace_id): Path<String>,
+    Path(workspace_id): Path<WorkspaceId>,
     JsonBody(req): JsonBody<ExpireWorkspaceRequest>,
 ) -> Result<Json<ExpireWorkspaceResponse>, ApiError> {
-    let owner = req.owner_user_id.into_string();
+    let owner = req.owner_user_id.into_id();
     let expires_at = match req.ttl_seconds {
         None => Some(now_ms()),
         Some(None) => None,
         Some(Some(ttl)) => Some(now_ms() + validate::ttl_seconds("ttlSeconds", ttl)? * 1000),
     };
     let w = app.store.set_expiry(&owner, &workspace_id, expires_at).await?.ok_or(ApiError::NotFound)?;
-    Ok(Json(ExpireWorkspaceResponse { workspace_id: w.id, expires_at: w.expires_at.map(rfc3339) }))
+    Ok(Json(ExpireWorkspaceResponse { workspace_id: w.id.to_string(), expires_at: w.expires_at.map(rfc3339) }))
 }
 
 /// The workspace's launch attempts, newest first.
@@ -388,10 +394,10 @@ pub async fn expire_workspace(
     security(("apiToken" = [])))]
 pub async fn list_workspace_attempts(
     State(app): State<AppState>,
-    Path(workspace_id): Path<String>,
+    Path(workspace_id): Path<WorkspaceId>,
     QueryOf(q): QueryOf<OwnerLimitQuery>,
 ) -> Result<Json<ListWorkspaceAttemptsResponse>, ApiError> {
-    let owner = validate::owner(q.owner_user_id)?.into_string();
+    let owner = validate::owner(q.owner_user_id)?.into_id();
     let limit = validate::limit(q.limit.as_deref())?;
     let runs = app.store.list_runs(&owner, &workspace_id, limit).await?.ok_or(ApiError::NotFound)?;
     Ok(Json(ListWorkspaceAttemptsResponse { items: runs.iter().map(Into::into).collect() }))
@@ -404,10 +410,10 @@ pub async fn list_workspace_attempts(
     security(("apiToken" = [])))]
 pub async fn list_workspace_events(
     State(app): State<AppState>,
-    Path(workspace_id): Path<String>,
+    Path(workspace_id): Path<WorkspaceId>,
     QueryOf(q): QueryOf<OwnerLimitQuery>,
 ) -> Result<Json<ListWorkspaceEventsResponse>, ApiError> {
-    let owner = validate::owner(q.owner_user_id)?.into_string();
+    let owner = validate::owner(q.owner_user_id)?.into_id();
     let limit = validate::limit(q.limit.as_deref())?;
     let events = app.store.list_events(&owner, &workspace_id, limit).await?.ok_or(ApiError::NotFound)?;
     Ok(Json(ListWorkspaceEventsResponse { items: events.iter().map(Into::into).collect() }))
@@ -421,7 +427,7 @@ const DEFAULT_FLUSH_DEADLINE_MS: u64 = 60_000;
 /// The workspace's live executor: its run id and control endpoint. 409
 /// when there is none (never launched, mid-launch, gone) or this API cannot
 /// reach executors.
-pub(crate) fn live_executor(view: &WorkspaceView) -> Result<(String, String), ApiError> {
+pub(crate) fn live_executor(view: &WorkspaceView) -> Result<(RunId, String), ApiError> {
     let id = &view.workspace.id;
     let live = view.current_run.as_ref().filter(|_| view.workspace.status == WorkspaceStatus::Ready).and_then(|run| {
         let endpoint = run.runtime.as_ref()?.endpoint.clone().filter(|_| run.runtime_removed_at.is_none())?;
@@ -441,14 +447,18 @@ const STATUS_WITHIN: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// A capture-sourced workspace's live executor.
 struct CaptureExecutor {
-    run_id: String,
+    run_id: RunId,
     endpoint: String,
-    session_id: String,
+    session_id: SessionId,
 }
 
-async fn capture_executor(app: &AppState, owner: &str, workspace_id: &str) -> Result<CaptureExecutor, ApiError> {
+async fn capture_executor(
+    app: &AppState,
+    owner: &OwnerId,
+    workspace_id: &WorkspaceId,
+) -> Result<CaptureExecutor, ApiError> {
     let view = owned(app, owner, workspace_id).await?;
-    let Some(session_id) = view.workspace.spec.capture_session().map(str::to_owned) else {
+    let Some(session_id) = view.workspace.spec.capture_session().map(SessionId::from) else {
         return Err(ApiError::bad_request(format!(
             "workspace {workspace_id} is not capture-sourced (its spec.source is not a capture session)"
         )));
@@ -501,10 +511,10 @@ fn daemon_failed(e: sluice_executor::ExecutorError) -> ApiError {
     security(("apiToken" = [])))]
 pub async fn bind_workspace(
     State(app): State<AppState>,
-    Path(workspace_id): Path<String>,
+    Path(workspace_id): Path<WorkspaceId>,
     JsonBody(req): JsonBody<BindWorkspaceRequest>,
 ) -> Result<Json<WorkspaceBinds>, ApiError> {
-    let owner = req.owner_user_id.into_string();
+    let owner = req.owner_user_id.into_id();
     let mount_path = validate::optional_text("mountPath", req.mount_path.as_deref(), 4096)?;
     validate::bind_subpath(&req.subpath)?;
     let view = owned(&app, &owner, &workspace_id).await?;
@@ -528,10 +538,10 @@ pub async fn bind_workspace(
     security(("apiToken" = [])))]
 pub async fn get_workspace_capture_status(
     State(app): State<AppState>,
-    Path(workspace_id): Path<String>,
+    Path(workspace_id): Path<WorkspaceId>,
     QueryOf(q): QueryOf<OwnerQuery>,
 ) -> Result<Json<WorkspaceCaptureStatus>, ApiError> {
-    let owner = validate::owner(q.owner_user_id)?.into_string();
+    let owner = validate::owner(q.owner_user_id)?.into_id();
     let executor = capture_executor(&app, &owner, &workspace_id).await?;
     let target = sluice_executor::Target { run_id: &executor.run_id, endpoint: &executor.endpoint };
     let status = control(&app)?.capture_status(target, STATUS_WITHIN).await.map_err(daemon_failed)?;
@@ -541,7 +551,7 @@ pub async fn get_workspace_capture_status(
 
 /// Every capture status read from an executor is evidence about it: stored
 /// with its origin stamp, where it may revoke an attestation.
-async fn keep_report(app: &AppState, run_id: &str, status: &WorkspaceCaptureStatus) -> Result<(), ApiError> {
+async fn keep_report(app: &AppState, run_id: &RunId, status: &WorkspaceCaptureStatus) -> Result<(), ApiError> {
     if let Some(origin) = &status.origin {
         let report = sluice_protocol::attest::Report { origin: origin.clone(), saved: status.complete == Some(true) };
         // The daemon's words: bounded before they are kept.
@@ -560,10 +570,10 @@ async fn keep_report(app: &AppState, run_id: &str, status: &WorkspaceCaptureStat
     security(("apiToken" = [])))]
 pub async fn flush_workspace_capture(
     State(app): State<AppState>,
-    Path(workspace_id): Path<String>,
+    Path(workspace_id): Path<WorkspaceId>,
     JsonBody(req): JsonBody<FlushWorkspaceCaptureRequest>,
 ) -> Result<Json<WorkspaceCaptureStatus>, ApiError> {
-    let owner = req.owner_user_id.into_string();
+    let owner = req.owner_user_id.into_id();
     for (field, value) in [("deadlineMs", req.deadline_ms), ("graceMs", req.grace_ms)] {
         if value.is_some_and(|v| !(1..=3_600_000).contains(&v)) {
             return Err(ApiError::bad_request(format!("{field} must be 1 to 3600000 milliseconds")));
@@ -595,10 +605,10 @@ pub async fn flush_workspace_capture(
     security(("apiToken" = [])))]
 pub async fn replan_workspace_capture(
     State(app): State<AppState>,
-    Path(workspace_id): Path<String>,
+    Path(workspace_id): Path<WorkspaceId>,
     JsonBody(req): JsonBody<OwnerRequest>,
 ) -> Result<Json<WorkspaceCaptureReplanned>, ApiError> {
-    let owner = req.owner_user_id.into_string();
+    let owner = req.owner_user_id.into_id();
     let executor = capture_executor(&app, &owner, &workspace_id).await?;
     // A re-plan of a fenced executor claims the session back from the newer one.
     let holder = app.store.session_holder(&executor.session_id).await?;
@@ -618,10 +628,10 @@ pub async fn replan_workspace_capture(
     security(("apiToken" = [])))]
 pub async fn exec_workspace(
     State(app): State<AppState>,
-    Path(workspace_id): Path<String>,
+    Path(workspace_id): Path<WorkspaceId>,
     JsonBody(req): JsonBody<ExecWorkspaceRequest>,
 ) -> Result<(StatusCode, Json<ExecRun>), ApiError> {
-    let owner = req.owner_user_id.into_string();
+    let owner = req.owner_user_id.into_id();
     if req.commands.is_empty() || req.commands.len() > 32 {
         return Err(ApiError::bad_request("commands must hold 1 to 32 commands"));
     }
@@ -708,10 +718,10 @@ pub async fn exec_workspace(
     security(("apiToken" = [])))]
 pub async fn get_run(
     State(app): State<AppState>,
-    Path(run_id): Path<String>,
+    Path(run_id): Path<ExecRunId>,
     QueryOf(query): QueryOf<OwnerQuery>,
 ) -> Result<Json<ExecRun>, ApiError> {
-    let owner = query.owner_user_id.ok_or(ApiError::NotFound)?.into_string();
+    let owner = query.owner_user_id.ok_or(ApiError::NotFound)?.into_id();
     let run = app.store.get_exec_run(&owner, &run_id).await?.ok_or(ApiError::NotFound)?;
     Ok(Json(ExecRun::of(&run)))
 }
@@ -724,10 +734,10 @@ pub async fn get_run(
     security(("apiToken" = [])))]
 pub async fn stop_workspace(
     State(app): State<AppState>,
-    Path(workspace_id): Path<String>,
+    Path(workspace_id): Path<WorkspaceId>,
     JsonBody(req): JsonBody<StopWorkspaceRequest>,
 ) -> Result<(StatusCode, Json<StopWorkspaceResponse>), ApiError> {
-    let owner = req.owner_user_id.into_string();
+    let owner = req.owner_user_id.into_id();
     let attestation = match &req.completion {
         Some(c) => {
             validate::text("completion.executorId", &c.executor_id, 256)?;
@@ -765,7 +775,7 @@ pub async fn stop_workspace(
         None => None,
     };
     let intent = sluice_store::StopIntent { discard: req.discard_unsaved == Some(true), attestation };
-    let request = Request::Stop { by: owner.clone(), intent };
+    let request = Request::Stop { by: owner.to_string(), intent };
     let next = app.store.request(&owner, &workspace_id, request).await?.ok_or(ApiError::NotFound)?;
     app.work_enqueued();
     let Answer::Stop { completion } = next.answer else { unreachable!("a stop is answered as one") };
@@ -779,7 +789,7 @@ pub async fn stop_workspace(
     let workspace = next.workspace;
     Ok((
         StatusCode::ACCEPTED,
-        Json(StopWorkspaceResponse { workspace_id: workspace.id, status: workspace.status, completion }),
+        Json(StopWorkspaceResponse { workspace_id: workspace.id.to_string(), status: workspace.status, completion }),
     ))
 }
 
@@ -791,10 +801,10 @@ pub async fn stop_workspace(
     security(("apiToken" = [])))]
 pub async fn recover_workspace(
     State(app): State<AppState>,
-    Path(workspace_id): Path<String>,
+    Path(workspace_id): Path<WorkspaceId>,
     JsonBody(req): JsonBody<OwnerRequest>,
 ) -> Result<(StatusCode, Json<RecoverWorkspaceResponse>), ApiError> {
-    let owner = req.owner_user_id.into_string();
+    let owner = req.owner_user_id.into_id();
     let next = app.store.request(&owner, &workspace_id, Request::Recover).await?.ok_or(ApiError::NotFound)?;
     app.work_enqueued();
     let Answer::Recover { recoverable } = next.answer else { unreachable!("a recovery request is answered as one") };
@@ -802,7 +812,10 @@ pub async fn recover_workspace(
         Some(recoverable) => (RecoverState::Requested, Some(recoverable)),
         None => (RecoverState::NotRetained, None),
     };
-    Ok((StatusCode::ACCEPTED, Json(RecoverWorkspaceResponse { workspace_id, state, recoverable })))
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(RecoverWorkspaceResponse { workspace_id: workspace_id.to_string(), state, recoverable }),
+    ))
 }
 
 /// Every retained executor (an operator's view, across owners).
@@ -822,9 +835,9 @@ pub async fn list_retained_executors(
         .into_iter()
         .map(|r| RetainedExecutor {
             capture_drain: WorkspaceCaptureDrain::of(&r.run, &r.drain, None),
-            workspace_id: r.workspace_id,
-            owner_user_id: r.owner_user_id,
-            run_id: r.run.id,
+            workspace_id: r.workspace_id.to_string(),
+            owner_user_id: r.owner_user_id.to_string(),
+            run_id: r.run.id.to_string(),
         })
         .collect();
     Ok(Json(ListRetainedExecutorsResponse { items }))
@@ -838,16 +851,20 @@ pub async fn list_retained_executors(
     security(("apiToken" = [])))]
 pub async fn restart_workspace(
     State(app): State<AppState>,
-    Path(workspace_id): Path<String>,
+    Path(workspace_id): Path<WorkspaceId>,
     JsonBody(req): JsonBody<OwnerRequest>,
 ) -> Result<(StatusCode, Json<RestartWorkspaceResponse>), ApiError> {
-    let owner = req.owner_user_id.into_string();
+    let owner = req.owner_user_id.into_id();
     let next = app.store.request(&owner, &workspace_id, Request::Restart).await?.ok_or(ApiError::NotFound)?;
     app.work_enqueued();
     let (workspace, run_id) = (next.workspace, next.queued_run.map(|r| r.id).unwrap_or_default());
     Ok((
         StatusCode::ACCEPTED,
-        Json(RestartWorkspaceResponse { workspace_id: workspace.id, run_id, status: workspace.status }),
+        Json(RestartWorkspaceResponse {
+            workspace_id: workspace.id.to_string(),
+            run_id: run_id.to_string(),
+            status: workspace.status,
+        }),
     ))
 }
 
@@ -861,7 +878,7 @@ pub async fn restart_workspace(
     security(("gatewayToken" = [])))]
 pub async fn get_workspace_ssh_target(
     State(app): State<AppState>,
-    Path(workspace_id): Path<String>,
+    Path(workspace_id): Path<WorkspaceId>,
     headers: HeaderMap,
 ) -> Result<Json<WorkspaceSshTarget>, ApiError> {
     require_gateway(&app, &headers)?;
@@ -897,8 +914,11 @@ pub async fn get_workspace_ssh_target(
     let (endpoint, gateway) = match worker {
         Some((url, authority)) => {
             let expires_at = sluice_store::clock::now_ms() + sluice_executor::ticket::TICKET_TTL_MS;
-            let ticket =
-                sluice_executor::ticket::Ticket { run: run.id.clone(), principal: principal.to_owned(), expires_at };
+            let ticket = sluice_executor::ticket::Ticket {
+                run: run.id.to_string(),
+                principal: principal.to_owned(),
+                expires_at,
+            };
             let gateway = SshTargetGateway {
                 ticket: ticket.issue(&|b| app.store.sealer().keyed_digest(b)),
                 ticket_expires_at: sluice_store::clock::rfc3339(expires_at),
@@ -909,8 +929,8 @@ pub async fn get_workspace_ssh_target(
         _ => (socket, None),
     };
     Ok(Json(WorkspaceSshTarget {
-        workspace_id: id,
-        attempt_id: run.id.clone(),
+        workspace_id: id.to_string(),
+        attempt_id: run.id.to_string(),
         runtime: SshTargetRuntime {
             adapter: runtime.adapter,
             resource_id: runtime.resource_id.clone(),

@@ -5,6 +5,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
 
 use serde_json::{Value, json};
+use sluice_domain::ids::{IdempotencyKey, OwnerId};
 use sluice_tests::server::{DataDir, Options, Server, Via};
 use sluice_tests::*;
 
@@ -239,16 +240,16 @@ async fn crash_mid_burst_then_repeat(data_dir: &std::path::Path, database_url: O
     let sealer = sluice_store::Sealer::load_or_create(&data_dir.join("seal-key")).unwrap();
     let store = sluice_store::Store::open(store_url, sealer).await.unwrap();
     let all = store
-        .list_workspaces("alice", &sluice_store::WorkspaceFilter { limit: 1000, ..Default::default() })
+        .list_workspaces(&OwnerId::from("alice"), &sluice_store::WorkspaceFilter { limit: 1000, ..Default::default() })
         .await
         .unwrap();
     assert_eq!(all.len(), CREATES, "exactly one workspace per key, none lost, none doubled");
     for view in &all {
-        let events = store.list_events("alice", &view.workspace.id, 10).await.unwrap().unwrap();
+        let events = store.list_events(&OwnerId::from("alice"), &view.workspace.id, 10).await.unwrap().unwrap();
         assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), vec![1, 2], "every workspace has its two events");
-        assert_eq!(store.list_runs("alice", &view.workspace.id, 10).await.unwrap().unwrap().len(), 1);
+        assert_eq!(store.list_runs(&OwnerId::from("alice"), &view.workspace.id, 10).await.unwrap().unwrap().len(), 1);
         let key = view.workspace.idempotency_key.as_deref().unwrap();
-        let record = store.get_create_key("alice", key).await.unwrap();
+        let record = store.get_create_key(&OwnerId::from("alice"), &IdempotencyKey::from(key)).await.unwrap();
         assert_eq!(record.workspace_id.as_deref(), Some(view.workspace.id.as_str()));
     }
 }

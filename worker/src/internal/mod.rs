@@ -6,6 +6,7 @@
 //! authority they all authenticate with.
 
 pub mod credential;
+pub mod refusal;
 pub mod routed;
 pub mod server;
 pub mod sessions;

@@ -17,6 +17,7 @@ use super::server::{
     CALL_PATH, CALL_TIMEOUT, Call, CallAnswer, CallRequest, HOP_MARGIN, MAX_CALL_BYTES, MAX_CALL_TIME, SESSION_PATH,
     millis,
 };
+use sluice_domain::ids::{RunId, SnapshotId};
 
 /// How long a worker's address is remembered before it is read again.
 const ADDRESS_TTL: Duration = Duration::from_secs(2);
@@ -38,7 +39,7 @@ pub struct RoutedExecutors {
     local: Arc<dyn Executors>,
     client: reqwest::Client,
     /// A run's host never changes once placed.
-    hosts: Mutex<HashMap<String, Option<String>>>,
+    hosts: Mutex<HashMap<RunId, Option<String>>>,
     addresses: Mutex<HashMap<String, (Instant, Option<String>)>>,
 }
 
@@ -68,7 +69,7 @@ impl RoutedExecutors {
         })
     }
 
-    async fn host_of(&self, run_id: &str) -> Result<Option<String>, ExecutorError> {
+    async fn host_of(&self, run_id: &RunId) -> Result<Option<String>, ExecutorError> {
         if let Some(host) = self.hosts.lock().unwrap().get(run_id) {
             return Ok(host.clone());
         }
@@ -80,7 +81,7 @@ impl RoutedExecutors {
             if hosts.len() > 10_000 {
                 hosts.clear();
             }
-            hosts.insert(run_id.to_owned(), host.clone());
+            hosts.insert(run_id.clone(), host.clone());
         }
         Ok(host)
     }
@@ -97,7 +98,7 @@ impl RoutedExecutors {
         Ok(url)
     }
 
-    async fn route(&self, run_id: &str) -> Result<Route, ExecutorError> {
+    async fn route(&self, run_id: &RunId) -> Result<Route, ExecutorError> {
         match self.host_of(run_id).await? {
             None => Ok(Route::Here),
             Some(host) if Some(&host) == self.here.as_ref() => Ok(Route::Here),
@@ -115,7 +116,7 @@ impl RoutedExecutors {
         &self,
         host: &str,
         url: &str,
-        run_id: &str,
+        run_id: &RunId,
         call: Call,
         bound: Duration,
     ) -> Result<T, ExecutorError> {
@@ -324,7 +325,7 @@ impl Executors for RoutedExecutors {
     fn snapshot<'a>(
         &'a self,
         target: Target<'a>,
-        snapshot_id: &'a str,
+        snapshot_id: &'a SnapshotId,
         dir: &'a str,
     ) -> ExecutorFuture<'a, TakenSnapshot> {
         Box::pin(async move {

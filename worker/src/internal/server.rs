@@ -10,11 +10,16 @@ use std::time::Duration;
 use axum::Json;
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
+use sluice_domain::ids::{RunId, SnapshotId, WorkspaceId};
 use sluice_executor::daemon::CommandCall;
 use sluice_executor::{ExecutorError, Executors, RefusalCode, Target};
 use sluice_protocol::capture::{BindRequest, FlushRequest};
 use sluice_protocol::{ExecRequest, FileRead, FileWrite};
 use sluice_store::Store;
+
+use axum::response::IntoResponse;
+
+use super::refusal::{Refusal, switching_protocols};
 
 /// The path every call is posted to.
 pub const CALL_PATH: &str = "/internal/v1/executor-calls";
@@ -52,14 +57,14 @@ pub enum Call {
     CommandStart { identity: String, request: ExecRequest },
     CommandRead { identity: String },
     CommandCancel { identity: String },
-    Snapshot { snapshot_id: String, dir: String },
+    Snapshot { snapshot_id: SnapshotId, dir: String },
     Exec { request: ExecRequest, timeout_ms: u64 },
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallRequest {
-    pub run_id: String,
+    pub run_id: RunId,
     pub call: Call,
 }
 
@@ -93,32 +98,26 @@ pub use sluice_executor::ticket::GATEWAY_PATH;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GatewayTarget {
-    pub run_id: String,
-    pub workspace_id: String,
+    pub run_id: RunId,
+    pub workspace_id: WorkspaceId,
     pub host: String,
     /// Whether its daemon answers now.
     pub ready: bool,
-}
-
-pub(crate) fn gateway_refused(status: axum::http::StatusCode, message: &str) -> axum::response::Response {
-    use axum::response::IntoResponse;
-    (status, Json(serde_json::json!({"message": message}))).into_response()
 }
 
 /// The run a gateway's request names, when it carries a ticket for that
 /// run and the run's executor is on this host; otherwise the refusal.
 pub(crate) async fn ticketed_run(
     serving: &Serving,
-    run_id: &str,
+    run_id: &RunId,
     headers: &axum::http::HeaderMap,
-) -> Result<(sluice_store::model::Run, sluice_executor::ticket::Ticket), axum::response::Response> {
-    use axum::http::StatusCode;
+) -> Result<(sluice_store::model::Run, sluice_executor::ticket::Ticket), Refusal> {
     let presented = headers
         .get(axum::http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "));
     let Some(presented) = presented else {
-        return Err(gateway_refused(StatusCode::UNAUTHORIZED, "a gateway ticket is required"));
+        return Err(Refusal::Unauthenticated("a gateway ticket is required"));
     };
     let now = sluice_store::clock::now_ms();
     let ticket = match sluice_executor::ticket::Ticket::check(
@@ -130,15 +129,15 @@ pub(crate) async fn ticketed_run(
         Ok(ticket) => ticket,
         Err(refused) => {
             tracing::info!(run = %run_id, %refused, "a gateway ticket was refused");
-            return Err(gateway_refused(StatusCode::UNAUTHORIZED, "the gateway ticket is not valid for this executor"));
+            return Err(Refusal::Unauthenticated("the gateway ticket is not valid for this executor"));
         }
     };
     match serving.store.get_run(run_id).await {
         Ok(Some(run)) if run.host.as_deref() == Some(serving.host.as_str()) => Ok((run, ticket)),
-        Ok(_) => Err(gateway_refused(StatusCode::NOT_FOUND, "no such executor on this host")),
+        Ok(_) => Err(Refusal::NotHere),
         Err(e) => {
             tracing::warn!(error = %e, "the store did not answer a gateway");
-            Err(gateway_refused(StatusCode::SERVICE_UNAVAILABLE, "try again shortly"))
+            Err(Refusal::Unavailable("try again shortly".into()))
         }
     }
 }
@@ -147,20 +146,24 @@ pub(crate) async fn ticketed_run(
 /// ticket for that run (see [`sluice_executor::ticket`]).
 pub(super) async fn gateway_target(
     State(serving): State<Serving>,
-    axum::extract::Path(run_id): axum::extract::Path<String>,
+    axum::extract::Path(run_id): axum::extract::Path<RunId>,
     headers: axum::http::HeaderMap,
 ) -> axum::response::Response {
-    use axum::response::IntoResponse;
     let run = match ticketed_run(&serving, &run_id, &headers).await {
         Ok((run, _)) => run,
-        Err(refused) => return refused,
+        Err(refused) => return refused.into_response(),
     };
     let endpoint = run.runtime.as_ref().filter(|_| run.runtime_removed_at.is_none()).and_then(|r| r.endpoint.clone());
     let ready = match &endpoint {
         Some(endpoint) => serving.local.healthy(Target { run_id: &run.id, endpoint }).await,
         None => false,
     };
-    let target = GatewayTarget { run_id: run.id, workspace_id: run.workspace_id, host: serving.host.clone(), ready };
+    let target = GatewayTarget {
+        run_id: run.id.clone(),
+        workspace_id: run.workspace_id.clone(),
+        host: serving.host.clone(),
+        ready,
+    };
     Json(target).into_response()
 }
 
@@ -190,7 +193,7 @@ pub(super) async fn serve_call(
 
 /// The run and control endpoint of an executor of this host, from this
 /// worker's own records; otherwise how the call is answered.
-async fn executor_here(serving: &Serving, run_id: &str) -> Result<(String, String), CallAnswer> {
+async fn executor_here(serving: &Serving, run_id: &RunId) -> Result<(String, String), CallAnswer> {
     let run = match serving.store.get_run(run_id).await {
         Ok(Some(run)) => run,
         Ok(None) => return Err(CallAnswer::NotHere { message: "no such executor".into() }),
@@ -201,7 +204,7 @@ async fn executor_here(serving: &Serving, run_id: &str) -> Result<(String, Strin
     }
     match run.runtime.as_ref().filter(|_| run.runtime_removed_at.is_none()) {
         Some(runtime) => match &runtime.endpoint {
-            Some(endpoint) => Ok((run.id.clone(), endpoint.clone())),
+            Some(endpoint) => Ok((run.id.to_string(), endpoint.clone())),
             None => Err(CallAnswer::Unreachable { message: "the executor has no control endpoint".into() }),
         },
         None => Err(CallAnswer::Unreachable { message: "the executor is not on its runtime".into() }),
@@ -212,25 +215,25 @@ async fn executor_here(serving: &Serving, run_id: &str) -> Result<(String, Strin
 /// relayed as they are (the caller speaks the session protocol end to end).
 pub(super) async fn serve_session(
     State(serving): State<Serving>,
-    axum::extract::Path(run_id): axum::extract::Path<String>,
+    axum::extract::Path(run_id): axum::extract::Path<RunId>,
     mut request: axum::extract::Request,
 ) -> axum::response::Response {
-    use axum::http::StatusCode;
     let upgrade = request.headers().get(axum::http::header::UPGRADE).and_then(|v| v.to_str().ok());
     if upgrade != Some(sluice_protocol::session::UPGRADE) {
         let message = format!("a session is opened with Upgrade: {}", sluice_protocol::session::UPGRADE);
-        return gateway_refused(StatusCode::BAD_REQUEST, &message);
+        return Refusal::Invalid(message).into_response();
     }
     let (run, endpoint) = match executor_here(&serving, &run_id).await {
         Ok(found) => found,
-        Err(answer) => return gateway_refused(StatusCode::CONFLICT, &format!("{answer:?}")),
+        Err(answer) => return Refusal::NotServing(format!("{answer:?}")).into_response(),
     };
     let Ok(slot) = MEMBER_SESSIONS.try_acquire() else {
-        return gateway_refused(StatusCode::SERVICE_UNAVAILABLE, "this host relays as many sessions as it takes");
+        return Refusal::Unavailable("this host relays as many sessions as it takes".into()).into_response();
     };
-    let mut daemon = match serving.local.open_session(Target { run_id: &run, endpoint: &endpoint }).await {
+    let mut daemon = match serving.local.open_session(Target { run_id: &RunId::from(&run), endpoint: &endpoint }).await
+    {
         Ok(session) => session,
-        Err(e) => return gateway_refused(StatusCode::BAD_GATEWAY, &e.to_string()),
+        Err(e) => return Refusal::Upstream(e.to_string()).into_response(),
     };
     let upgraded = hyper::upgrade::on(&mut request);
     tokio::spawn(async move {
@@ -239,8 +242,7 @@ pub(super) async fn serve_session(
             let _ = tokio::io::copy_bidirectional(&mut hyper_util::rt::TokioIo::new(caller), &mut daemon).await;
         }
     });
-    axum::response::Response::builder()
-        .status(StatusCode::SWITCHING_PROTOCOLS)
+    switching_protocols()
         .header(axum::http::header::CONNECTION, "upgrade")
         .header(axum::http::header::UPGRADE, sluice_protocol::session::UPGRADE)
         .body(axum::body::Body::empty())
@@ -252,7 +254,7 @@ async fn make_call(serving: &Serving, request: CallRequest) -> CallAnswer {
         Ok(found) => found,
         Err(answer) => return answer,
     };
-    let target = Target { run_id: &run_id, endpoint: &endpoint };
+    let target = Target { run_id: &RunId::from(&run_id), endpoint: &endpoint };
     let local = &serving.local;
     let bounded = |ms: u64| Duration::from_millis(ms).min(MAX_CALL_TIME);
     match request.call {

@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use axum::extract::{Path, Request, State};
-use axum::http::StatusCode;
+use axum::response::IntoResponse;
 use axum::response::Response;
 use hyper_util::rt::TokioIo;
 use sluice_executor::daemon::DaemonClient;
@@ -18,7 +18,9 @@ use sluice_store::ssh_keys::SessionOutcome;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::Semaphore;
 
-use super::server::{Serving, gateway_refused, ticketed_run};
+use super::refusal::{Refusal as Refused, switching_protocols};
+use super::server::{Serving, ticketed_run};
+use sluice_domain::ids::{RunId, SshSessionId, WorkspaceId};
 
 /// Sessions one worker relays at once.
 const MAX_SESSIONS: usize = 256;
@@ -37,16 +39,16 @@ const SILENT_FOR: Duration = Duration::from_millis(3 * session::PING_EVERY_MS);
 const TOUCH_EVERY: Duration = Duration::from_secs(60);
 
 /// `GET /gateway/v1/executors/{run}/session`, upgraded.
-pub async fn relay(State(serving): State<Serving>, Path(run_id): Path<String>, mut request: Request) -> Response {
+pub async fn relay(State(serving): State<Serving>, Path(run_id): Path<RunId>, mut request: Request) -> Response {
     let (run, ticket) = match ticketed_run(&serving, &run_id, request.headers()).await {
         Ok(found) => found,
-        Err(refused) => return refused,
+        Err(refused) => return refused.into_response(),
     };
     let protocol = session::UPGRADE;
     let upgrade_asked =
         request.headers().get(axum::http::header::UPGRADE).and_then(|v| v.to_str().ok()) == Some(protocol);
     if !upgrade_asked {
-        return gateway_refused(StatusCode::BAD_REQUEST, &format!("a session is opened with Upgrade: {protocol}"));
+        return Refused::Invalid(format!("a session is opened with Upgrade: {protocol}")).into_response();
     }
     let fingerprint = request
         .headers()
@@ -57,10 +59,10 @@ pub async fn relay(State(serving): State<Serving>, Path(run_id): Path<String>, m
     let Some(endpoint) =
         run.runtime.as_ref().filter(|_| run.runtime_removed_at.is_none()).and_then(|r| r.endpoint.clone())
     else {
-        return gateway_refused(StatusCode::CONFLICT, "the workspace's executor is not running");
+        return Refused::NotServing("the workspace's executor is not running".into()).into_response();
     };
     let Ok(permit) = SESSIONS.try_acquire() else {
-        return gateway_refused(StatusCode::SERVICE_UNAVAILABLE, "this host has as many sessions as it takes");
+        return Refused::Unavailable("this host has as many sessions as it takes".into()).into_response();
     };
     let token = crate::reconcile::control_token_for(serving.store.sealer(), &run.id);
     let daemon = match DaemonClient::new(&endpoint, token) {
@@ -71,19 +73,23 @@ pub async fn relay(State(serving): State<Serving>, Path(run_id): Path<String>, m
         Ok(upgraded) => upgraded,
         Err(e) => {
             tracing::info!(run = %run.id, error = %e, "a session could not be opened on the executor");
-            return gateway_refused(StatusCode::SERVICE_UNAVAILABLE, "the workspace's executor is not answering");
+            return Refused::Unavailable("the workspace's executor is not answering".into()).into_response();
         }
     };
     let upgrade = hyper::upgrade::on(&mut request);
     tokio::spawn(async move {
         let _permit = permit;
         if let Ok(gateway) = upgrade.await {
-            let who = Who { workspace_id: run.workspace_id, run_id: run.id, principal: ticket.principal, fingerprint };
+            let who = Who {
+                workspace_id: run.workspace_id.clone(),
+                run_id: run.id.clone(),
+                principal: ticket.principal,
+                fingerprint,
+            };
             pass(&serving, who, TokioIo::new(gateway), TokioIo::new(daemon)).await;
         }
     });
-    axum::http::Response::builder()
-        .status(StatusCode::SWITCHING_PROTOCOLS)
+    switching_protocols()
         .header(axum::http::header::CONNECTION, "upgrade")
         .header(axum::http::header::UPGRADE, protocol)
         .body(axum::body::Body::empty())
@@ -91,8 +97,8 @@ pub async fn relay(State(serving): State<Serving>, Path(run_id): Path<String>, m
 }
 
 struct Who {
-    workspace_id: String,
-    run_id: String,
+    workspace_id: WorkspaceId,
+    run_id: RunId,
     principal: String,
     fingerprint: Option<String>,
 }
@@ -134,7 +140,7 @@ where
     };
     tracing::info!(session = %id, run = %who.run_id, kind = open.kind(), "session opened");
     if sluice_session::write_frames(&mut to_daemon, FrameKind::Open, &payload).await.is_err() {
-        let _ = store.session_ended(&id, SessionOutcome::Cut, None).await;
+        let _ = store.session_ended(&SshSessionId::from(&id), SessionOutcome::Cut, None).await;
         return refuse_gateway(&mut to_gateway, "unavailable", "the workspace's executor went away").await;
     }
     // Gateway to daemon, on a task of its own: it ends when the gateway
@@ -177,7 +183,7 @@ where
     let _ = to_gateway.shutdown().await;
     upstream.abort();
     let (outcome, status) = ended;
-    if let Err(e) = store.session_ended(&id, outcome, status).await {
+    if let Err(e) = store.session_ended(&SshSessionId::from(&id), outcome, status).await {
         tracing::warn!(session = %id, error = %e, "a session's end could not be recorded");
     }
     let _ = store.touch_broker_workspace(&who.workspace_id).await;
