@@ -404,7 +404,7 @@ mod tests {
     use super::*;
     use crate::objects::{ObjectStoreUrl, object_key};
     use bytes::Bytes;
-    use sluice_domain::ids::{OwnerId, RunId};
+    use sluice_domain::ids::{LaunchId, OwnerId, RunId};
     use sluice_protocol::capture::CaptureClass;
     use sluice_protocol::registrar::{Entry, EntryKind, Manifest};
     use sluice_store::capture::{ManifestHead, NewCapture};
@@ -434,7 +434,7 @@ mod tests {
             crate::registrar::store_owned_manifest(objects, &Manifest { entries: vec![entry] }, "t").await.unwrap();
         let (session, _) =
             store.create_capture_session(&OwnerId::from("alice"), None, Default::default()).await.unwrap();
-        store.claim_capture_session(&session.id, &RunId::from("run-a"), "l", None).await.unwrap();
+        store.claim_capture_session(&session.id, &RunId::from("run-a"), &LaunchId::from("l"), None).await.unwrap();
         let capture = NewCapture {
             epoch: 1,
             n: 1,

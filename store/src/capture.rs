@@ -288,7 +288,7 @@ async fn apply_rewind(
     tx: &mut Tx,
     session_id: &SessionId,
     run_id: &RunId,
-    launch: &str,
+    launch: &LaunchId,
     rewind: &Rewind,
     now: i64,
 ) -> Result<(), StoreError> {
@@ -531,7 +531,7 @@ impl Store {
         &self,
         session_id: &SessionId,
         run_id: &RunId,
-        launch: &str,
+        launch: &LaunchId,
         rewind: Option<&Rewind>,
     ) -> Result<CaptureSession, StoreError> {
         let now = now_ms();

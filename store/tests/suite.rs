@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 use sluice_domain::ids::{
-    ConsoleSessionId, IdempotencyKey, OwnerId, PreviewId, RunId, SshSessionId, WorkerId, WorkspaceId,
+    ConsoleSessionId, IdempotencyKey, LaunchId, OwnerId, PreviewId, RunId, SshSessionId, WorkerId, WorkspaceId,
 };
 use sluice_domain::transition::{Answer, Outcome, Request};
 use sluice_store::testing::{databases, open};
@@ -846,14 +846,20 @@ async fn capture_sessions_fence_older_claims_and_keep_their_chain() {
         assert!(store.get_capture_session(&OwnerId::from("bob"), &session.id).await.unwrap().is_none(), "owner-scoped");
         assert_eq!((session.epoch, session.head_n, session.quota_bytes), (0, 0, Some(1 << 20)));
 
-        let first = store.claim_capture_session(&session.id, &RunId::from("run-a"), "launch-1", None).await.unwrap();
+        let first = store
+            .claim_capture_session(&session.id, &RunId::from("run-a"), &LaunchId::from("launch-1"), None)
+            .await
+            .unwrap();
         assert_eq!(first.epoch, 1);
         store.register_capture(&session.id, &capture(1, 1, "run-a", "k1")).await.unwrap();
         // Not the head's next: refused, nothing written.
         let err = store.register_capture(&session.id, &capture(1, 3, "run-a", "k3")).await.unwrap_err();
         assert!(matches!(err, StoreError::Conflict { code: "conflict", .. }), "{}: {err}", db.label);
 
-        let second = store.claim_capture_session(&session.id, &RunId::from("run-b"), "launch-2", None).await.unwrap();
+        let second = store
+            .claim_capture_session(&session.id, &RunId::from("run-b"), &LaunchId::from("launch-2"), None)
+            .await
+            .unwrap();
         assert_eq!(second.epoch, 2);
         assert_eq!(second.small, Some(capture::ManifestHead { key: "k1".into(), depth: 0 }));
         for (epoch, run) in [(1, "run-a"), (2, "run-a")] {
@@ -897,7 +903,10 @@ async fn captures_are_kept_by_policy_counted_by_upload_and_fenced_by_sweeps() {
         let policy = capture::Retention { keep_last: Some(2), keep_within_ms: None };
         let (session, _) = store.create_capture_session(&OwnerId::from("alice"), Some(100), policy).await.unwrap();
         assert_eq!(session.retention, policy);
-        store.claim_capture_session(&session.id, &RunId::from("run-a"), "launch-1", None).await.unwrap();
+        store
+            .claim_capture_session(&session.id, &RunId::from("run-a"), &LaunchId::from("launch-1"), None)
+            .await
+            .unwrap();
         let mut first = capture(1, 1, "run-a", "small-1");
         first.classes.push((CaptureClass::Bulk, capture::ManifestHead { key: "bulk-1".into(), depth: 0 }));
         store.register_capture(&session.id, &first).await.unwrap();
@@ -1352,7 +1361,8 @@ async fn an_attestation_of_an_earlier_boot_gives_way_to_a_newer_claim() {
         let (id, run_id) = (view.workspace.id.clone(), view.current_run.unwrap().id);
         let lease = store.claim_jobs(&WorkerId::from("w"), "host-a", 1, 60_000).await.unwrap().remove(0);
         store.record(&lease, &run_id, launched(&running_runtime(), None)).await.unwrap();
-        let first = store.claim_capture_session(&session.id, &run_id, "launch-1", None).await.unwrap().epoch;
+        let first =
+            store.claim_capture_session(&session.id, &run_id, &LaunchId::from("launch-1"), None).await.unwrap().epoch;
         let seal = sluice_protocol::attest::Attestation {
             capture_n: 4,
             epoch: first as u64,
@@ -1369,7 +1379,7 @@ async fn an_attestation_of_an_earlier_boot_gives_way_to_a_newer_claim() {
         assert!(sluice_domain::reconcile::attestation_holds(&state, &run), "{}", db.label);
 
         // Started again on its disk: its daemon claims the session anew.
-        store.claim_capture_session(&session.id, &run_id, "launch-1", None).await.unwrap();
+        store.claim_capture_session(&session.id, &run_id, &LaunchId::from("launch-1"), None).await.unwrap();
         let state = store.load_reconcile_state(&id).await.unwrap().unwrap();
         assert_eq!(state.claimed_epoch, Some(first as u64 + 1), "{}", db.label);
         assert!(!sluice_domain::reconcile::attestation_holds(&state, &run), "{}: no longer covers it", db.label);
@@ -1397,7 +1407,10 @@ async fn a_restore_point_is_pinned_until_its_first_claim_applies_it_once() {
         let store = open(&db).await;
         let policy = capture::Retention { keep_last: Some(1), keep_within_ms: None };
         let (session, _) = store.create_capture_session(&OwnerId::from("alice"), None, policy).await.unwrap();
-        store.claim_capture_session(&session.id, &RunId::from("run-a"), "launch-1", None).await.unwrap();
+        store
+            .claim_capture_session(&session.id, &RunId::from("run-a"), &LaunchId::from("launch-1"), None)
+            .await
+            .unwrap();
         for n in 1..=3 {
             store.register_capture(&session.id, &capture(1, n, "run-a", &format!("small-{n}"))).await.unwrap();
         }
@@ -1428,12 +1441,18 @@ async fn a_restore_point_is_pinned_until_its_first_claim_applies_it_once() {
             origin: stamp(2, 0),
         };
         let stale = capture::Rewind { point: 2, expected_head: 2, tree: Some(tree.clone()) };
-        let err = store.claim_capture_session(&session.id, &run_id, "launch-2", Some(&stale)).await.unwrap_err();
+        let err = store
+            .claim_capture_session(&session.id, &run_id, &LaunchId::from("launch-2"), Some(&stale))
+            .await
+            .unwrap_err();
         assert!(matches!(err, StoreError::Conflict { code: "conflict", .. }), "{}: {err}", db.label);
         assert_eq!(store.pending_restore_point(&run_id).await.unwrap(), Some(2), "{}", db.label);
 
         let rewind = capture::Rewind { point: 2, expected_head: 3, tree: Some(tree) };
-        let claimed = store.claim_capture_session(&session.id, &run_id, "launch-2", Some(&rewind)).await.unwrap();
+        let claimed = store
+            .claim_capture_session(&session.id, &run_id, &LaunchId::from("launch-2"), Some(&rewind))
+            .await
+            .unwrap();
         assert_eq!((claimed.epoch, claimed.head_n, claimed.used_bytes), (2, 4, 10), "{}", db.label);
         assert_eq!(claimed.head(CaptureClass::Small), Some(&capture::ManifestHead { key: "small-2".into(), depth: 1 }));
         let listed = store.list_captures(&OwnerId::from("alice"), &session.id, 3, 10).await.unwrap().unwrap();
@@ -1441,7 +1460,10 @@ async fn a_restore_point_is_pinned_until_its_first_claim_applies_it_once() {
         assert_eq!(restored, vec![(4, 2, Some(2))], "{}", db.label);
         assert_eq!(store.pending_restore_point(&run_id).await.unwrap(), None, "{}: applied", db.label);
         // Claimed again (its daemon started anew), the point is not applied twice.
-        let again = store.claim_capture_session(&session.id, &run_id, "launch-2", Some(&rewind)).await.unwrap();
+        let again = store
+            .claim_capture_session(&session.id, &run_id, &LaunchId::from("launch-2"), Some(&rewind))
+            .await
+            .unwrap();
         assert_eq!((again.epoch, again.head_n), (3, 4), "{}", db.label);
         let forgotten = store.forget_captures(&session.id, Default::default(), now, true).await.unwrap();
         assert_eq!(forgotten, vec![2, 3], "{}: no longer pinned", db.label);

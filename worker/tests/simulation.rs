@@ -32,7 +32,7 @@ use sluice_executor::daemon::CommandCall;
 use sluice_executor::{ExecutorError, ExecutorFuture, Executors, TakenSnapshot, Target};
 use sluice_protocol::Origin;
 
-use sluice_domain::ids::{ExecRunId, OwnerId, RunId, SessionId, SnapshotId, WorkerId, WorkspaceId};
+use sluice_domain::ids::{ExecRunId, LaunchId, OwnerId, RunId, SessionId, SnapshotId, WorkerId, WorkspaceId};
 use sluice_domain::transition::Answer;
 use sluice_protocol::attest::{Attestation, Report};
 use sluice_protocol::capture::{BindRequest, Binds, CaptureStatus, FlushKind, FlushRequest, Replanned, incomplete};
@@ -405,8 +405,9 @@ async fn claim(world: &Shared, store: &Store, run_id: &str) {
             .map(|e| (e.session.clone(), e.launch.clone(), e.boot))
     };
     let Some((session, launch, boot)) = wanted else { return };
-    if let Ok(claimed) =
-        store.claim_capture_session(&SessionId::from(&session), &RunId::from(run_id), &launch, None).await
+    if let Ok(claimed) = store
+        .claim_capture_session(&SessionId::from(&session), &RunId::from(run_id), &LaunchId::from(&launch), None)
+        .await
     {
         let mut world = world.lock().unwrap();
         // No session moves past an executor asked to stop that holds

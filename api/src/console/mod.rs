@@ -110,7 +110,7 @@ fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 pub(crate) struct Session {
     value: String,
     /// The session's record (see the store's console sessions).
-    id: String,
+    id: ConsoleSessionId,
 }
 
 impl Session {
@@ -134,7 +134,7 @@ async fn session(app: &AppState, headers: &HeaderMap) -> Option<Session> {
         return None;
     }
     match app.store.console_session_holds(&ConsoleSessionId::from(id)).await {
-        Ok(true) => Some(Session { value: value.to_owned(), id: id.to_owned() }),
+        Ok(true) => Some(Session { value: value.to_owned(), id: ConsoleSessionId::from(id.to_owned()) }),
         Ok(false) => None,
         Err(e) => {
             tracing::warn!(error = %e, "a console session could not be checked");
@@ -235,7 +235,7 @@ async fn logout(State(app): State<AppState>, headers: HeaderMap, body: Bytes) ->
         Ok((session, _)) => session,
         Err(refusal) => return *refusal,
     };
-    if let Err(e) = app.store.end_console_session(&ConsoleSessionId::from(&session.id)).await {
+    if let Err(e) = app.store.end_console_session(&session.id).await {
         return failed(e);
     }
     tracing::info!("an operator signed out of the console");

@@ -94,7 +94,7 @@ async fn check_capture_source(
 async fn check_takeover(
     app: &AppState,
     owner: &OwnerId,
-    session: &str,
+    session: &SessionId,
     take_over: Option<TakeOver>,
     key: Option<&IdempotencyKey>,
 ) -> Result<(), ApiError> {
@@ -103,7 +103,7 @@ async fn check_takeover(
     {
         return Ok(());
     }
-    let holder = app.store.session_holder(&SessionId::from(session)).await?;
+    let holder = app.store.session_holder(session).await?;
     let Some(unsaved) = sluice_domain::drain::unsaved_holder(holder.as_ref().map(|(run, drain)| (run, drain.as_ref())))
     else {
         return Ok(());
@@ -183,7 +183,7 @@ pub async fn create_workspace(
         (None, None) => None,
     };
     match spec.capture_session() {
-        Some(session) => check_takeover(&app, &owner, session, req.take_over, key.as_ref()).await?,
+        Some(session) => check_takeover(&app, &owner, &SessionId::from(session), req.take_over, key.as_ref()).await?,
         None if req.take_over.is_some() => {
             return Err(ApiError::bad_request(
                 "takeOver is accepted only with a capture source (spec.source.kind \"capture\")",
