@@ -347,6 +347,36 @@ pub fn next_look(state: &ReconcileState, watched: bool, now: i64, policy: &Polic
     preservation.into_iter().chain(deadline).fold(at, |at, due| due.clamp(now + 1, at))
 }
 
+/// When a pass that observed a drain in `state` looks again: at once when
+/// the work is saved (the removal follows), soon while the queue moves, at
+/// the kept cadence otherwise.
+pub fn after_drain(state: DrainState, now: i64, policy: &Policy) -> i64 {
+    match state {
+        DrainState::Saved => now,
+        DrainState::Draining => now + policy.drain_poll_ms,
+        _ => now + policy.kept_poll_ms,
+    }
+}
+
+/// What becomes of a removal the runtime failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailedRemoval {
+    /// An executor holding captured work: recorded as a failed stop (the
+    /// drain keeps it) and looked at again at the kept cadence, at `next`.
+    StopFailed { next: i64 },
+    /// Any other executor: the pass fails, and the job's retry tries again.
+    Retry,
+}
+
+/// See [`FailedRemoval`].
+pub fn failed_removal(has_capture_source: bool, now: i64, policy: &Policy) -> FailedRemoval {
+    if has_capture_source {
+        FailedRemoval::StopFailed { next: now + policy.kept_poll_ms }
+    } else {
+        FailedRemoval::Retry
+    }
+}
+
 /// The drain of a capture-sourced run's executor that is ending (asked to
 /// stop, discarded, retained, or finished): it goes only once its work is
 /// saved (the daemon's complete FINAL flush), covered by an accepted
@@ -517,6 +547,29 @@ pub fn orphan_verdict(facts: Option<&ResourceFacts>) -> ResourceVerdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_drain_observed_is_looked_at_again_by_its_state() {
+        let policy = Policy::default();
+        for (state, after) in [
+            (DrainState::Saved, 0),
+            (DrainState::Draining, policy.drain_poll_ms),
+            (DrainState::StopFailed, policy.kept_poll_ms),
+            (DrainState::Kept, policy.kept_poll_ms),
+        ] {
+            assert_eq!(after_drain(state, 1_000, &policy), 1_000 + after, "{state}");
+        }
+    }
+
+    #[test]
+    fn a_failed_removal_of_captured_work_is_a_failed_stop_and_any_other_a_retry() {
+        let policy = Policy::default();
+        assert_eq!(
+            failed_removal(true, 1_000, &policy),
+            FailedRemoval::StopFailed { next: 1_000 + policy.kept_poll_ms }
+        );
+        assert_eq!(failed_removal(false, 1_000, &policy), FailedRemoval::Retry);
+    }
     use crate::drain::*;
     use crate::model::*;
 

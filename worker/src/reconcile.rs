@@ -8,13 +8,12 @@ use sluice_store::{Lease, ReconcileState, RunError, Secret, SecretKind, StoreErr
 
 use crate::Worker;
 use sluice_domain::ids::{RunId, WorkspaceId};
-use sluice_domain::reconcile::{Action, FlushAnswer, Observation, decide, retry_allowed, run_acted_on};
+use sluice_domain::reconcile::{Action, FailedRemoval, FlushAnswer, Observation, decide, retry_allowed, run_acted_on};
 use sluice_domain::transition::Outcome;
 use sluice_executor::daemon::{DaemonClient, DaemonError};
 use sluice_executor::{ExecutorError, Target};
 use sluice_protocol::capture::{CaptureStatus, FlushKind, FlushRequest};
 use sluice_runtime::{LaunchRequest, Presence, RuntimeError};
-use sluice_store::DrainState;
 use sluice_store::fleet::Placement;
 
 /// The longest a launch pass waits for its new daemon's first answer (never
@@ -389,12 +388,16 @@ async fn step(worker: &Worker, lease: &Lease) -> Result<Step, StoreError> {
                     tracing::info!(workspace = %lease.subject, run = %run_id, reason = decision.reason, "executor removed");
                     Ok(Some(now_ms()))
                 }
-                Err(e) if state.has_capture_source => {
-                    tracing::warn!(workspace = %lease.subject, run = %run_id, error = %e, "removing the drained executor failed");
-                    store.record(lease, &run_id, Outcome::StopFailed { error: e.to_string() }).await?;
-                    Ok(Some(now_ms() + policy.kept_poll_ms))
-                }
-                Err(e) => Err(StoreError::Io(std::io::Error::other(format!("removing the executor: {e}")))),
+                Err(e) => match sluice_domain::reconcile::failed_removal(state.has_capture_source, now_ms(), policy) {
+                    FailedRemoval::StopFailed { next } => {
+                        tracing::warn!(workspace = %lease.subject, run = %run_id, error = %e, "removing the drained executor failed");
+                        store.record(lease, &run_id, Outcome::StopFailed { error: e.to_string() }).await?;
+                        Ok(Some(next))
+                    }
+                    FailedRemoval::Retry => {
+                        Err(StoreError::Io(std::io::Error::other(format!("removing the executor: {e}"))))
+                    }
+                },
             }
         }
         Action::Retain { run_id, reason } => {
@@ -412,11 +415,7 @@ async fn step(worker: &Worker, lease: &Lease) -> Result<Step, StoreError> {
             tracing::info!(workspace = %lease.subject, run = %run_id, state = %observation.state, detail = ?observation.detail, "drain");
             let state = observation.state;
             store.record(lease, &run_id, Outcome::DrainObserved(observation)).await?;
-            Ok(Some(match state {
-                DrainState::Saved => now_ms(),
-                DrainState::Draining => now_ms() + policy.drain_poll_ms,
-                _ => now_ms() + policy.kept_poll_ms,
-            }))
+            Ok(Some(sluice_domain::reconcile::after_drain(state, now_ms(), policy)))
         }
         Action::Recover { run_id } => {
             let request = launch_request(worker, &state, true).await?;
