@@ -273,3 +273,22 @@ pub mod responses {
     #[response(status = 503)]
     pub struct Unavailable(#[allow(dead_code)] ErrorBody);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_console_refusal_has_its_status_and_a_message() {
+        for (refusal, status) in [
+            (ConsoleRefusal::Forbidden("sign in again"), 403),
+            (ConsoleRefusal::Invalid("the form could not be read"), 400),
+            (ConsoleRefusal::NotFound("no such workspace"), 404),
+            (ConsoleRefusal::SignedOut, 401),
+            (ConsoleRefusal::Busy, 503),
+        ] {
+            assert_eq!(refusal.status().as_u16(), status, "{refusal:?}");
+            assert!(!refusal.message().is_empty(), "{refusal:?}");
+        }
+    }
+}

@@ -532,6 +532,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_run_launches_under_the_callers_launch_id_or_else_its_own_id() {
+        let mut run = Run::queued("run_1".into(), "ws_1".into(), crate::spec::Spec::default(), None, 0);
+        assert_eq!(run.launch(), "run_1");
+        run.launch_id = Some("launch-a".into());
+        assert_eq!(run.launch(), "launch-a");
+    }
+
+    #[test]
     fn a_workspace_ends_stopped_failed_or_cancelled() {
         let finished: Vec<&str> = WorkspaceStatus::ALL.iter().filter(|s| s.is_finished()).map(|s| s.as_str()).collect();
         assert_eq!(finished, ["failed", "cancelled", "stopped"]);
