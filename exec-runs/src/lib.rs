@@ -8,8 +8,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use sluice_domain::exec_run::{self, Answered, Next};
 use sluice_protocol::{ExecRequest, ExecResponse, RefusalCode};
-use sluice_store::{ExecCommandResult, ExecRun, Lease, RunError, Secret, Store, StoreError, TakenExecRun};
+use sluice_store::{ExecCommandResult, ExecRun, Lease, Secret, Store, StoreError, TakenExecRun};
 
 use sluice_executor::{ExecutorError, Executors, Target};
 
@@ -17,8 +18,6 @@ use sluice_executor::{ExecutorError, Executors, Target};
 const TRANSPORT_SLACK: Duration = Duration::from_secs(30);
 /// Used when a command names no timeout (the daemon's own default).
 const DEFAULT_COMMAND_TIMEOUT_MS: u64 = 300_000;
-/// The code of a run that an executor's final flush ended.
-const FINAL_FLUSH: &str = "final-flush";
 /// The output kept per stream, whatever the daemon sent.
 pub const MAX_STREAM_BYTES: usize = 1 << 20;
 
@@ -41,11 +40,6 @@ fn bounded(mut answer: ExecResponse) -> ExecResponse {
     cap_stream(&mut answer.stdout, &mut answer.stdout_truncated);
     cap_stream(&mut answer.stderr, &mut answer.stderr_truncated);
     answer
-}
-
-/// Why the machinery broke, as the run records it.
-pub fn broke(message: impl Into<String>, code: &str) -> RunError {
-    RunError { message: message.into(), code: Some(code.to_owned()) }
 }
 
 /// Runs `run`'s commands in its executor at `target` under `lease`, with
@@ -71,35 +65,25 @@ pub async fn run_commands(
             ..ExecRequest::default()
         };
         let timeout = Duration::from_millis(command.timeout_ms.unwrap_or(DEFAULT_COMMAND_TIMEOUT_MS)) + TRANSPORT_SLACK;
-        let error = match executors.exec(target, request, timeout).await {
+        let (answered, broken) = match executors.exec(target, request, timeout).await {
             Ok(answer) => {
-                let stopped = answer.stopped_by_final;
+                let answered = Answered::Exited { stopped_by_final: answer.stopped_by_final };
                 results.push(ExecCommandResult { argv: command.argv.clone(), outcome: bounded(answer) });
-                if stopped {
-                    let message = format!("the executor's final flush stopped command {} of {of}", i + 1);
-                    Some(broke(message, FINAL_FLUSH))
-                } else if i + 1 < of {
-                    store.record_exec_results(lease, &run.id, &results).await?;
-                    continue;
-                } else {
-                    None
-                }
+                (answered, None)
             }
-            Err(ExecutorError::Refused { code: RefusalCode::ExecutorFinalized, .. }) => {
-                let message = format!(
-                    "the executor's final flush began before command {} of {of} could start: it takes no new work",
-                    i + 1
-                );
-                Some(broke(message, FINAL_FLUSH))
-            }
+            Err(ExecutorError::Refused { code: RefusalCode::ExecutorFinalized, .. }) => (Answered::Finalized, None),
             Err(e) => {
                 // What the daemon sent is not quoted: only what went wrong.
                 tracing::warn!(run = %run.id, workspace = %run.workspace_id, error = %e, "exec through the daemon failed");
-                Some(broke(format!("command {} of {of}: {e}", i + 1), "transport"))
+                (Answered::Broke, Some(e))
             }
         };
-        // The last result (or the breakage) and the run's end, in one commit.
-        return store.finish_exec_run(lease, &run.id, Some(&results), error.as_ref()).await;
+        let broken = || broken.map(|e| e.to_string()).unwrap_or_default();
+        match exec_run::after(i, of, answered, broken) {
+            Next::Command => store.record_exec_results(lease, &run.id, &results).await?,
+            // The last result (or the breakage) and the run's end, in one commit.
+            Next::End(error) => return store.finish_exec_run(lease, &run.id, Some(&results), error.as_ref()).await,
+        }
     }
     store.finish_exec_run(lease, &run.id, Some(&results), None).await
 }

@@ -11,8 +11,8 @@ use crate::executors::owned_workspace;
 use crate::jobs::{Lease, begin_fenced, enqueue, finish_in, insert_held};
 use crate::model::*;
 use crate::seal::Secret;
-use sluice_domain::guard;
 use sluice_domain::ids::{ExecRunId, OwnerId, WorkerId, WorkspaceId};
+use sluice_domain::{exec_run, guard};
 
 const EXEC_COLUMNS: &str = "id, workspace_id, owner_user_id, attempt_id, status, exit_code, commands, results, \
     error_message, error_code, created_at, started_at, finished_at";
@@ -149,13 +149,7 @@ impl Store {
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
         let Some(workspace) = owned_workspace(&mut tx, owner, workspace_id).await? else { return Ok(None) };
-        sluice_domain::lifecycle::exec_allowed(&workspace)?;
-        let Some(attempt_id) = workspace.current_run_id else {
-            return Err(StoreError::Conflict {
-                message: format!("workspace {workspace_id} has no run to exec in"),
-                code: "no-live-runtime",
-            });
-        };
+        let attempt_id = exec_run::runs_in(&workspace)?.clone();
         let endpoint = match runner {
             None => None,
             Some(_) => tx
@@ -169,24 +163,21 @@ impl Store {
                 .flatten(),
         };
         let taken = runner.zip(endpoint);
-        let mut run = ExecRun {
+        let status = exec_run::begins(taken.is_some());
+        let run = ExecRun {
             id: run_id,
             workspace_id: workspace_id.clone(),
             owner_user_id: owner.clone(),
             attempt_id,
-            status: ExecRunStatus::Queued,
+            status,
             exit_code: None,
             commands,
             results: Vec::new(),
             error: None,
             created_at: now,
-            started_at: None,
+            started_at: (status == ExecRunStatus::Running).then_some(now),
             finished_at: None,
         };
-        if taken.is_some() {
-            run.status = ExecRunStatus::Running;
-            run.started_at = Some(now);
-        }
         tx.execute(
             "INSERT INTO exec_runs (id, workspace_id, owner_user_id, attempt_id, status, commands, results, created_at, \
              started_at, stdin_nonce, stdin_ciphertext) VALUES ($1, $2, $3, $4, $5, $6, '[]', $7, $8, $9, $10)",
@@ -295,7 +286,7 @@ impl Store {
         results: Option<&[ExecCommandResult]>,
         error: Option<&RunError>,
     ) -> Result<(), StoreError> {
-        let status = if error.is_some() { ExecRunStatus::Failed } else { ExecRunStatus::Completed };
+        let status = exec_run::ends(error);
         let exit_code = results.and_then(|r| r.last()).map(|r| i64::from(r.outcome.exit_code));
         let results = results.map(|r| to_json(&r)).transpose()?;
         let (mut tx, now) = begin_fenced(&self.pool, lease).await?;

@@ -3,9 +3,10 @@
 //! runner ([`sluice_exec_runs`]), which ends the run and the job
 //! in one commit.
 
-use sluice_exec_runs::{broke, run_commands};
+use sluice_domain::exec_run::{self, Claimed};
+use sluice_exec_runs::run_commands;
 use sluice_executor::Target;
-use sluice_store::{ExecRunStatus, Lease, StoreError, WorkspaceStatus};
+use sluice_store::{Lease, StoreError, WorkspaceStatus};
 
 use crate::{PassEnd, Worker};
 use sluice_domain::ids::ExecRunId;
@@ -16,33 +17,36 @@ use sluice_domain::ids::ExecRunId;
 pub async fn run(worker: &Worker, lease: &Lease) -> Result<PassEnd, StoreError> {
     let store = &worker.store;
     let Some(run) = store.load_exec_run(&ExecRunId::from(&lease.subject)).await? else { return Ok(PassEnd::Done) };
-    match run.status {
-        ExecRunStatus::Completed | ExecRunStatus::Failed => return Ok(PassEnd::Done),
-        ExecRunStatus::Running => {
-            // Whoever took it up was lost mid-command: running the commands
-            // again could repeat effects, so the run ends here with what
-            // was recorded.
-            let error =
-                broke("the worker running these commands was lost; results recorded so far are kept", "worker-lost");
+    match exec_run::on_claim(run.status) {
+        Claimed::Ended => return Ok(PassEnd::Done),
+        Claimed::Lost(error) => {
             store.finish_exec_run(lease, &run.id, None, Some(&error)).await?;
             return Ok(PassEnd::EndedItsJob);
         }
-        ExecRunStatus::Queued => {}
+        Claimed::Start => store.start_exec_run(lease, &run.id).await?,
     }
-    store.start_exec_run(lease, &run.id).await?;
 
     let state = store.load_reconcile_state(&run.workspace_id).await?;
-    let endpoint = state.as_ref().and_then(|s| {
-        let current = s.current_run.as_ref()?;
-        let usable = current.id == run.attempt_id
-            && current.status == WorkspaceStatus::Ready
-            && s.workspace.status == WorkspaceStatus::Ready;
-        usable.then(|| current.runtime.as_ref()?.endpoint.clone()).flatten()
+    let judged = match &state {
+        None => exec_run::executor_ready(WorkspaceStatus::Stopped, None, &run.attempt_id),
+        Some(s) => exec_run::executor_ready(
+            s.workspace.status,
+            s.current_run.as_ref().map(|current| (&current.id, current.status)),
+            &run.attempt_id,
+        ),
+    };
+    let endpoint = judged.and_then(|()| {
+        let runtime = state.as_ref().and_then(|s| s.current_run.as_ref()?.runtime.as_ref());
+        runtime
+            .and_then(|r| r.endpoint.clone())
+            .ok_or_else(|| exec_run::broke("the workspace's executor is no longer ready", exec_run::NO_LIVE_RUNTIME))
     });
-    let Some(endpoint) = endpoint else {
-        let error = broke("the workspace's executor is no longer ready", "no-live-runtime");
-        store.finish_exec_run(lease, &run.id, None, Some(&error)).await?;
-        return Ok(PassEnd::EndedItsJob);
+    let endpoint = match endpoint {
+        Ok(endpoint) => endpoint,
+        Err(error) => {
+            store.finish_exec_run(lease, &run.id, None, Some(&error)).await?;
+            return Ok(PassEnd::EndedItsJob);
+        }
     };
     let target = Target { run_id: &run.attempt_id, endpoint: &endpoint };
     let stdin = store.open_exec_stdin(&run.id).await?;
