@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use sluice_protocol::attest::Report;
 
 use crate::drain::*;
-use crate::ids::{LaunchId, RunId};
+use crate::ids::{IdempotencyKey, LaunchId, OwnerId, RunId, WorkspaceId};
 use crate::lifecycle::{restart_allowed, stop_allowed};
 use crate::model::*;
 
@@ -89,48 +89,83 @@ pub enum Request {
     Report { report: Report, detail: Option<String> },
 }
 
-/// A create, as its events record it: what was asked for, and its first run.
+/// What a create asks for, with the ids chosen for it.
 #[derive(Debug, Clone)]
-pub struct Creation<'a> {
-    pub name: &'a str,
-    pub registry_id: &'a str,
-    pub repository: &'a str,
-    pub tag: &'a str,
-    /// When it expires (RFC 3339), if it does.
-    pub expires_at: Option<String>,
-    pub run_id: &'a RunId,
+pub struct Asked {
+    pub workspace_id: WorkspaceId,
+    pub run_id: RunId,
+    pub owner: OwnerId,
+    pub name: String,
+    pub registry_id: String,
+    pub repository: String,
+    pub tag: String,
+    pub spec: crate::spec::Spec,
     /// The launch id the caller chose for the first run, if any.
-    pub launch_id: Option<&'a LaunchId>,
+    pub launch_id: Option<LaunchId>,
+    pub idempotency_key: Option<IdempotencyKey>,
+    /// When it expires (Unix ms), if it does.
+    pub expires_at: Option<i64>,
 }
 
-/// What a create records, in order: `workspace.created` (with what was
-/// asked for), then its first run's `attempt.queued`.
-pub fn creation_events(creation: &Creation<'_>) -> Vec<NewEvent> {
+/// What a create makes: the workspace, queued and wanted running; its
+/// first run, a launch the API queued; and the events that record them.
+#[derive(Debug, Clone)]
+pub struct Created {
+    pub workspace: Workspace,
+    pub run: Run,
+    /// In order: `workspace.created` (with what was asked for), then the
+    /// first run's `attempt.queued`.
+    pub events: Vec<NewEvent>,
+}
+
+/// A create at `now`; `expires_at_text` is the expiry as its event
+/// records it (RFC 3339).
+pub fn create(asked: Asked, expires_at_text: Option<String>, now: i64) -> Created {
+    let run = Run::queued(asked.run_id.clone(), asked.workspace_id.clone(), asked.spec.clone(), asked.launch_id, now);
     let created = json!({
-        "name": creation.name,
-        "registryId": creation.registry_id,
-        "repository": creation.repository,
-        "tag": creation.tag,
-        "expiresAt": creation.expires_at,
+        "name": asked.name,
+        "registryId": asked.registry_id,
+        "repository": asked.repository,
+        "tag": asked.tag,
+        "expiresAt": expires_at_text,
     });
-    let mut queued = json!({"relation": "launch", "triggerType": "api"});
-    if let Some(launch_id) = creation.launch_id {
+    let mut queued = json!({"relation": run.relation.as_str(), "triggerType": run.trigger_type.as_str()});
+    if let Some(launch_id) = &run.launch_id {
         queued["launchId"] = json!(launch_id);
     }
-    vec![
+    let events = vec![
         NewEvent {
             attempt_id: None,
             event_type: EventType::WorkspaceCreated,
-            message: Some(format!("workspace {} created", creation.name)),
+            message: Some(format!("workspace {} created", asked.name)),
             data: Some(created),
         },
         NewEvent {
-            attempt_id: Some(creation.run_id.clone()),
+            attempt_id: Some(run.id.clone()),
             event_type: EventType::AttemptQueued,
             message: Some("launch queued".into()),
             data: Some(queued),
         },
-    ]
+    ];
+    let workspace = Workspace {
+        id: asked.workspace_id,
+        owner_user_id: asked.owner,
+        name: asked.name,
+        registry_id: asked.registry_id,
+        repository: asked.repository,
+        tag: asked.tag,
+        spec: asked.spec,
+        status: WorkspaceStatus::Queued,
+        desired_state: DesiredState::Running,
+        current_run_id: Some(run.id.clone()),
+        idempotency_key: asked.idempotency_key,
+        expires_at: asked.expires_at,
+        created_at: now,
+        updated_at: now,
+        started_at: None,
+        finished_at: None,
+    };
+    Created { workspace, run, events }
 }
 
 /// The error code of a run whose host stopped answering.
@@ -1259,25 +1294,38 @@ mod tests {
     }
 
     #[test]
-    fn a_create_records_its_workspace_then_its_first_run() {
-        let creation = Creation {
-            name: "box",
-            registry_id: "local",
-            repository: "busybox",
-            tag: "1",
-            expires_at: None,
-            run_id: &"run_1".into(),
-            launch_id: Some(&"launch-a".into()),
+    fn a_create_makes_a_queued_workspace_and_launch_and_records_both() {
+        let asked = Asked {
+            workspace_id: "ws_1".into(),
+            run_id: "run_1".into(),
+            owner: "alice".into(),
+            name: "box".into(),
+            registry_id: "local".into(),
+            repository: "busybox".into(),
+            tag: "1".into(),
+            spec: crate::spec::Spec::default(),
+            launch_id: Some("launch-a".into()),
+            idempotency_key: None,
+            expires_at: Some(9_000),
         };
-        let events = creation_events(&creation);
+        let Created { workspace, run, events } = create(asked.clone(), Some("then".into()), 7);
+        assert_eq!((workspace.status, workspace.desired_state), (S::Queued, D::Running));
+        assert_eq!(workspace.current_run_id.as_deref(), Some("run_1"));
+        assert_eq!((workspace.created_at, workspace.expires_at), (7, Some(9_000)));
+        assert_eq!((run.status, run.relation, run.trigger_type), (S::Queued, RunRelation::Launch, TriggerType::Api));
+        assert_eq!(run.launch(), "launch-a");
         let kinds: Vec<E> = events.iter().map(|e| e.event_type).collect();
         assert_eq!(kinds, [E::WorkspaceCreated, E::AttemptQueued]);
         assert_eq!(events[0].attempt_id, None);
         assert_eq!(events[0].data.as_ref().unwrap()["repository"], "busybox");
+        assert_eq!(events[0].data.as_ref().unwrap()["expiresAt"], "then");
         assert_eq!(events[1].attempt_id.as_deref(), Some("run_1"));
-        assert_eq!(events[1].data.as_ref().unwrap()["launchId"], "launch-a");
-        let plain = creation_events(&Creation { launch_id: None, ..creation });
-        assert!(plain[1].data.as_ref().unwrap().get("launchId").is_none());
+        let queued = events[1].data.as_ref().unwrap();
+        assert_eq!((queued["relation"].as_str(), queued["triggerType"].as_str()), (Some("launch"), Some("api")));
+        assert_eq!(queued["launchId"], "launch-a");
+        let plain = create(Asked { launch_id: None, ..asked }, None, 7);
+        assert!(plain.events[1].data.as_ref().unwrap().get("launchId").is_none());
+        assert_eq!(plain.run.launch(), "run_1");
     }
 
     #[test]

@@ -16,8 +16,8 @@ use crate::model::*;
 use crate::rows::{EVENT_COLUMNS, RUN_COLUMNS, WORKSPACE_COLUMNS, event_from_row, run_from_row, workspace_from_row};
 
 use crate::seal::Secret;
-use sluice_domain::guard;
 use sluice_domain::ids::{IdempotencyKey, LaunchId, OwnerId, RunId, SessionId, WorkspaceId};
+use sluice_domain::{guard, transition};
 
 /// Everything a create writes. Validated by the caller; the store re-checks
 /// only what keeps secrets out of plain columns.
@@ -118,17 +118,23 @@ impl Store {
         let spec_text = new.spec.document().to_string();
         let expires_at = new.ttl_ms.map(|ttl| now.saturating_add(ttl));
 
-        let creation = sluice_domain::transition::Creation {
-            name: &new.name,
-            registry_id: &new.registry_id,
-            repository: &new.repository,
-            tag: &new.tag,
-            expires_at: expires_at.map(crate::clock::rfc3339),
-            run_id: &run_id,
-            launch_id: new.launch_id.as_ref(),
+        let asked = transition::Asked {
+            workspace_id: workspace_id.clone(),
+            run_id: run_id.clone(),
+            owner: new.owner_user_id.clone(),
+            name: new.name.clone(),
+            registry_id: new.registry_id.clone(),
+            repository: new.repository.clone(),
+            tag: new.tag.clone(),
+            spec: new.spec.clone(),
+            launch_id: new.launch_id.clone(),
+            idempotency_key: new.idempotency.as_ref().map(|i| i.key.clone()),
+            expires_at,
         };
+        let transition::Created { workspace, run, events } =
+            transition::create(asked, expires_at.map(crate::clock::rfc3339), now);
         let mut event_rows = Vec::new();
-        for (seq, event) in (1..).zip(sluice_domain::transition::creation_events(&creation)) {
+        for (seq, event) in (1..).zip(events) {
             let data = event.data.unwrap_or(Value::Null);
             guard::check("event.data", &data)?;
             event_rows.push(json_row(args![
@@ -175,34 +181,34 @@ impl Store {
             ])
         });
         let workspace_row = json_row(args![
-            &workspace_id,
-            &new.owner_user_id,
-            &new.name,
-            &new.registry_id,
-            &new.repository,
-            &new.tag,
+            &workspace.id,
+            &workspace.owner_user_id,
+            &workspace.name,
+            &workspace.registry_id,
+            &workspace.repository,
+            &workspace.tag,
             spec_text.clone(),
-            WorkspaceStatus::Queued.as_str(),
-            DesiredState::Running.as_str(),
-            &run_id,
-            new.idempotency.as_ref().map(|i| i.key.clone()),
-            expires_at,
+            workspace.status.as_str(),
+            workspace.desired_state.as_str(),
+            &run.id,
+            workspace.idempotency_key.clone(),
+            workspace.expires_at,
             event_rows.len() as i64,
-            now,
-            now
+            workspace.created_at,
+            workspace.updated_at
         ]);
         let run_row = json_row(args![
-            &run_id,
-            &workspace_id,
-            RunRelation::Launch.as_str(),
-            TriggerType::Api.as_str(),
-            WorkspaceStatus::Queued.as_str(),
-            new.launch_id.clone(),
+            &run.id,
+            &run.workspace_id,
+            run.relation.as_str(),
+            run.trigger_type.as_str(),
+            run.status.as_str(),
+            run.launch_id.clone(),
             spec_text,
-            now,
-            now,
-            now,
-            now
+            run.queued_at,
+            run.created_at,
+            run.updated_at,
+            run.linked_at
         ]);
         let job_row = json_row(args![JobKind::Reconcile.as_str(), &workspace_id, now, 0i64, 0i64, 0i64, now, now]);
         let restore_point = new
@@ -217,25 +223,6 @@ impl Store {
         });
 
         // What is written, answered without reading it back.
-        let run = Run::queued(run_id.clone(), workspace_id.clone(), new.spec.clone(), new.launch_id.clone(), now);
-        let workspace = Workspace {
-            id: workspace_id.clone(),
-            owner_user_id: new.owner_user_id.clone(),
-            name: new.name,
-            registry_id: new.registry_id,
-            repository: new.repository,
-            tag: new.tag,
-            spec: new.spec,
-            status: WorkspaceStatus::Queued,
-            desired_state: DesiredState::Running,
-            current_run_id: Some(run_id),
-            idempotency_key: new.idempotency.as_ref().map(|i| i.key.clone()),
-            expires_at,
-            created_at: now,
-            updated_at: now,
-            started_at: None,
-            finished_at: None,
-        };
         let prepared = PreparedCreate {
             owner: new.owner_user_id,
             workspace_id,
