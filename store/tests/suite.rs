@@ -64,6 +64,21 @@ fn running_runtime() -> RuntimeRecord {
     }
 }
 
+/// Asks `check` again and again (a few milliseconds apart) until it answers
+/// `Some`; panics naming `what` after thirty seconds. How a test waits for
+/// a lease or a grace to run out, or for the feed to show what committed:
+/// never a fixed sleep.
+async fn eventually<T, F: std::future::Future<Output = Option<T>>>(what: &str, mut check: impl FnMut() -> F) -> T {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        if let Some(done) = check().await {
+            return done;
+        }
+        assert!(std::time::Instant::now() < deadline, "{what}: not within thirty seconds");
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+}
+
 fn created(outcome: CreateOutcome) -> WorkspaceView {
     match outcome {
         CreateOutcome::Created(v) => v,
@@ -458,18 +473,24 @@ async fn a_kept_lease_is_renewed_until_it_is_let_go() {
         store.create_workspace(new_workspace("alice", None)).await.unwrap();
         let lease = store.claim_jobs(&WorkerId::from("worker-a"), "host-a", 1, 300).await.unwrap().remove(0);
         let kept = store.keep_renewed(lease.clone(), 300);
-        tokio::time::sleep(std::time::Duration::from_millis(900)).await;
+        // Renewed until well past its own length, and never claimable.
+        eventually("the kept lease renewed", || async {
+            let current = kept.current();
+            assert_eq!(current.generation, lease.generation, "{}", db.label);
+            (current.expires_at > lease.expires_at + 600).then_some(())
+        })
+        .await;
         assert!(
             store.claim_jobs(&WorkerId::from("worker-b"), "host-a", 1, 60_000).await.unwrap().is_empty(),
             "{}: kept",
             db.label
         );
-        let current = kept.current();
-        assert_eq!(current.generation, lease.generation, "{}", db.label);
-        assert!(current.expires_at > lease.expires_at, "{}: renewed", db.label);
         drop(kept);
-        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-        let taken = store.claim_jobs(&WorkerId::from("worker-b"), "host-a", 1, 60_000).await.unwrap();
+        let taken = eventually("the let-go lease ran out", || async {
+            let taken = store.claim_jobs(&WorkerId::from("worker-b"), "host-a", 1, 60_000).await.unwrap();
+            (!taken.is_empty()).then_some(taken)
+        })
+        .await;
         assert_eq!(taken.len(), 1, "{}: let go, it ran out", db.label);
     }
 }
@@ -497,8 +518,11 @@ async fn a_stale_lease_holders_writes_are_refused() {
         let renewed = store.renew_lease(&a, 1).await.unwrap();
         assert_eq!(renewed.generation, a.generation, "{}: renewal keeps the generation", db.label);
 
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        let taken = store.claim_jobs(&WorkerId::from("worker-b"), "host-a", 10, 60_000).await.unwrap();
+        let taken = eventually("the renewed lease ran out", || async {
+            let taken = store.claim_jobs(&WorkerId::from("worker-b"), "host-a", 10, 60_000).await.unwrap();
+            (!taken.is_empty()).then_some(taken)
+        })
+        .await;
         assert_eq!(taken.len(), 1, "{}: an expired lease is taken over", db.label);
         let b = taken[0].clone();
         assert_eq!(b.generation, a.generation + 1, "{}: takeover increments the generation", db.label);
@@ -724,8 +748,10 @@ async fn exec_stdin_is_sealed_and_dropped_when_the_run_ends() {
         );
         // A taker that is lost: its lease runs out, and a worker claims the job of a run already running.
         let lost = taken_run(&store, db.label, &id, "api-2", 0).await;
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-        let claimed = store.claim_jobs(&WorkerId::from("w"), "host-a", 1, 60_000).await.unwrap().remove(0);
+        let claimed = eventually("the lost taker's lease ran out", || async {
+            store.claim_jobs(&WorkerId::from("w"), "host-a", 1, 60_000).await.unwrap().pop()
+        })
+        .await;
         assert_eq!((claimed.subject.as_str(), claimed.generation), (lost.run.id.as_str(), 2), "{}", db.label);
         assert!(claimed.taken_over, "{}", db.label);
         let fenced = store.finish_exec_run(&lost.lease, &lost.run.id, Some(&[]), None).await;
@@ -1152,8 +1178,10 @@ async fn a_claim_over_a_lapsed_lease_says_it_took_the_job_over() {
         store.create_workspace(new_workspace("alice", None)).await.unwrap();
         let first = store.claim_jobs(&WorkerId::from("w1"), "h1", 1, 1).await.unwrap();
         assert_eq!(first.iter().map(|l| l.taken_over).collect::<Vec<_>>(), vec![false], "{}", db.label);
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        let second = store.claim_jobs(&WorkerId::from("w2"), "h1", 1, 60_000).await.unwrap();
+        let second = eventually("the first lease lapsed", || async {
+            Some(store.claim_jobs(&WorkerId::from("w2"), "h1", 1, 60_000).await.unwrap()).filter(|s| !s.is_empty())
+        })
+        .await;
         assert_eq!(second.iter().map(|l| l.taken_over).collect::<Vec<_>>(), vec![true], "{}", db.label);
         store.finish_job(&second[0], Some(0), None).await.unwrap();
         let third = store.claim_jobs(&WorkerId::from("w1"), "h1", 1, 60_000).await.unwrap();
@@ -1752,8 +1780,11 @@ async fn a_silent_host_keeps_its_executors_and_a_forgotten_one_gives_them_up() {
 
         // Within the grace nothing moves.
         assert!(store.sweep_unreachable_hosts(60_000).await.unwrap().is_empty(), "{}", db.label);
-        tokio::time::sleep(std::time::Duration::from_millis(30)).await;
-        assert_eq!(store.sweep_unreachable_hosts(10).await.unwrap(), ["host-a"], "{}", db.label);
+        let swept = eventually("the short grace ran out", || async {
+            Some(store.sweep_unreachable_hosts(10).await.unwrap()).filter(|swept| !swept.is_empty())
+        })
+        .await;
+        assert_eq!(swept, ["host-a"], "{}", db.label);
         assert!(store.sweep_unreachable_hosts(10).await.unwrap().is_empty(), "{}: once", db.label);
         assert_eq!(store.host("host-a").await.unwrap().unwrap().load.state, HostState::Unreachable);
         let state = store.load_reconcile_state(&kept_id).await.unwrap().unwrap();
@@ -2019,16 +2050,11 @@ async fn sluice_events_are_on_the_feed_and_not_in_a_workspace_log() {
 
         // PostgreSQL's feed waits for every older transaction of the
         // server (other tests' too) to end: read until the end shows.
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        let fed = loop {
+        let fed = eventually("the session's end in the feed", || async {
             let fed = store.feed_after(FeedCursor::default(), 100).await.unwrap();
-            if fed.iter().any(|f| f.item.type_name() == "sluice.gateway.session.ended")
-                || std::time::Instant::now() > deadline
-            {
-                break fed;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        };
+            fed.iter().any(|f| f.item.type_name() == "sluice.gateway.session.ended").then_some(fed)
+        })
+        .await;
         let kinds: Vec<&str> = fed.iter().map(|f| f.item.type_name()).collect();
         let sluice: Vec<_> = fed
             .iter()
@@ -2090,18 +2116,14 @@ async fn operators_read_every_owners_workspaces_and_a_timeline() {
 
         // The feed's end is its last readable event (PostgreSQL waits for
         // older transactions of the server, other tests' too).
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        loop {
+        let (fed, end) = eventually("six events readable", || async {
             let fed = store.feed_after(Default::default(), 100).await.unwrap();
             let end = store.feed_end().await.unwrap();
-            if fed.len() == 6 {
-                assert_eq!(Some(end), fed.last().map(|f| f.cursor), "{}", db.label);
-                assert!(store.feed_after(end, 10).await.unwrap().is_empty(), "{}: nothing after the end", db.label);
-                break;
-            }
-            assert!(std::time::Instant::now() < deadline, "{}: {} of 6 events readable", db.label, fed.len());
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
+            (fed.len() == 6).then_some((fed, end))
+        })
+        .await;
+        assert_eq!(Some(end), fed.last().map(|f| f.cursor), "{}", db.label);
+        assert!(store.feed_after(end, 10).await.unwrap().is_empty(), "{}: nothing after the end", db.label);
     }
 }
 

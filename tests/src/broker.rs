@@ -4,6 +4,7 @@
 
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -49,6 +50,20 @@ impl Broker {
 
     pub async fn get(&self, path: &str, token: &str) -> Answer {
         self.call(reqwest::Method::GET, path, Some(token), None).await
+    }
+
+    /// Polls `GET path` until `done` holds of its body; answers that body,
+    /// or panics with the last one after `within`.
+    pub async fn get_until(&self, path: &str, token: &str, within: Duration, done: impl Fn(&Value) -> bool) -> Value {
+        let last = std::cell::RefCell::new(Value::Null);
+        let reached = crate::wait_for(within, || async {
+            let body = self.get(path, token).await.body;
+            let reached = done(&body).then(|| body.clone());
+            *last.borrow_mut() = body;
+            reached
+        })
+        .await;
+        reached.unwrap_or_else(|| panic!("GET {path} never got there in {within:?}: {}", last.borrow()))
     }
 }
 

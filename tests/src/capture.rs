@@ -138,21 +138,20 @@ pub async fn launch_at(
     (id, ready["runtime"]["runId"].as_str().unwrap().to_owned())
 }
 
+/// Alice's workspace's capture status, as `GET …/capture` answers it.
+pub async fn capture_status(server: &Server, id: &str) -> Value {
+    let (status, body) = server.get(&format!("/v1/workspaces/{id}/capture?ownerUserId=alice")).await;
+    assert_eq!(status, 200, "{body}");
+    body
+}
+
 /// Runs one shell script in the workspace and answers its result.
 pub async fn sh(server: &Server, id: &str, script: &str) -> Value {
     let commands = json!([{"argv": ["/bin/busybox", "sh", "-c", script]}]);
     let (status, run) =
         server.post(&format!("/v1/workspaces/{id}/exec"), &json!({"ownerUserId": "alice", "commands": commands})).await;
     assert_eq!(status, 202, "{run}");
-    let run_id = run["runId"].as_str().unwrap().to_owned();
-    for _ in 0..1200 {
-        let (_, run) = server.get(&format!("/v1/runs/{run_id}?ownerUserId=alice")).await;
-        if run["status"] == "completed" || run["status"] == "failed" {
-            return run;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("exec run {run_id} did not finish");
+    server.run_ended("alice", run["runId"].as_str().unwrap(), Duration::from_secs(60)).await
 }
 
 /// Runs a script that must succeed; answers its stdout.

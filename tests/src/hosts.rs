@@ -208,13 +208,11 @@ impl HubObjects {
             .expect("s3s-fs starts");
         let objects = HubObjects { child, root, port };
         let reach = network.hub_address(0);
-        for _ in 0..200 {
-            if std::net::TcpStream::connect((reach.as_str(), port)).is_ok() {
-                return Some(objects);
-            }
-            std::thread::sleep(Duration::from_millis(25));
-        }
-        panic!("s3s-fs did not listen in the hub");
+        let listening = crate::wait_for_blocking(Duration::from_secs(5), || {
+            std::net::TcpStream::connect((reach.as_str(), port)).ok()
+        });
+        assert!(listening.is_some(), "s3s-fs did not listen in the hub");
+        Some(objects)
     }
 
     /// The flags and environment a worker reaching the hub at `address`

@@ -148,22 +148,96 @@ pub fn http_client() -> reqwest::Client {
     reqwest::Client::builder().pool_idle_timeout(CLIENT_IDLE).build().unwrap()
 }
 
-/// Polls `check` every 50 ms until it answers `Some`, and returns that;
-/// panics naming `what` once `within` has passed. The one way a test
-/// waits for a condition: never a fixed sleep.
+/// The pause between two looks at a condition: short at first, so a quick
+/// answer is seen at once, then longer, so a slow one costs little.
+fn next_pause(pause: std::time::Duration) -> std::time::Duration {
+    (pause * 2).min(std::time::Duration::from_millis(100))
+}
+
+const FIRST_PAUSE: std::time::Duration = std::time::Duration::from_millis(5);
+
+/// Polls `check` until it answers `Some`, and returns that; `None` once
+/// `within` has passed, for a caller that says more than [`poll_until`]
+/// when it gives up. The one way a test waits for a condition: never a
+/// fixed sleep.
+pub async fn wait_for<T, F: std::future::Future<Output = Option<T>>>(
+    within: std::time::Duration,
+    mut check: impl FnMut() -> F,
+) -> Option<T> {
+    let deadline = tokio::time::Instant::now() + within;
+    let mut pause = FIRST_PAUSE;
+    loop {
+        if let Some(done) = check().await {
+            return Some(done);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return None;
+        }
+        tokio::time::sleep(pause).await;
+        pause = next_pause(pause);
+    }
+}
+
+/// [`wait_for`], panicking with `what` once `within` has passed.
 pub async fn poll_until<T, F: std::future::Future<Output = Option<T>>>(
     what: &str,
     within: std::time::Duration,
-    mut check: impl FnMut() -> F,
+    check: impl FnMut() -> F,
 ) -> T {
-    let deadline = tokio::time::Instant::now() + within;
+    wait_for(within, check).await.unwrap_or_else(|| panic!("{what}: not within {within:?}"))
+}
+
+/// [`wait_for`] for a caller outside a runtime (a helper's `Drop`, a
+/// blocking start).
+pub fn wait_for_blocking<T>(within: std::time::Duration, mut check: impl FnMut() -> Option<T>) -> Option<T> {
+    let deadline = std::time::Instant::now() + within;
+    let mut pause = FIRST_PAUSE;
     loop {
-        if let Some(done) = check().await {
-            return done;
+        if let Some(done) = check() {
+            return Some(done);
         }
-        assert!(tokio::time::Instant::now() < deadline, "{what}: not within {within:?}");
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        if std::time::Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(pause);
+        pause = next_pause(pause);
     }
+}
+
+/// Asserts that `holds` stays true, looking again and again for all of
+/// `window`: how a test says that something does not happen (a kept
+/// executor stays, a parked job is not retried). It fails at the first
+/// look that breaks, naming `what`.
+pub async fn holds_for<F: std::future::Future<Output = bool>>(
+    what: &str,
+    window: std::time::Duration,
+    mut holds: impl FnMut() -> F,
+) {
+    let deadline = tokio::time::Instant::now() + window;
+    let mut pause = FIRST_PAUSE;
+    loop {
+        assert!(holds().await, "{what}: broken within {window:?}");
+        if tokio::time::Instant::now() >= deadline {
+            return;
+        }
+        tokio::time::sleep(pause).await;
+        pause = next_pause(pause);
+    }
+}
+
+/// Lets `pause` pass for a timer of the server's that no answer shows
+/// (`timer`, such as how long an idle connection is kept). Named so that it
+/// is never mistaken for a wait on a condition, which [`wait_for`] is.
+pub async fn outwait(timer: &str, pause: std::time::Duration) {
+    eprintln!("letting {pause:?} pass: {timer}");
+    tokio::time::sleep(pause).await;
+}
+
+/// A pause that is part of the scenario under test (a header trickled byte
+/// by byte, a kill at a random point, a second request a moment after the
+/// first, an outage of a chosen length): never a wait for a condition.
+pub async fn pace(pause: std::time::Duration) {
+    tokio::time::sleep(pause).await;
 }
 
 /// Whether what a test needs is here. Where it is not, the test says so on

@@ -73,14 +73,13 @@ impl Prometheus {
             .expect("prometheus starts");
         let prometheus =
             Prometheus { child, base: format!("http://127.0.0.1:{port}"), client: crate::http_client(), dir };
-        for _ in 0..200 {
-            let ready = prometheus.client.get(format!("{}/-/ready", prometheus.base)).send().await;
-            if ready.is_ok_and(|r| r.status() == 200) {
-                return Some(prometheus);
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("prometheus did not become ready:\n{}", prometheus.log());
+        let ready = crate::wait_for(Duration::from_secs(20), || {
+            let ready = prometheus.client.get(format!("{}/-/ready", prometheus.base)).send();
+            async move { ready.await.is_ok_and(|r| r.status() == 200).then_some(()) }
+        })
+        .await;
+        assert!(ready.is_some(), "prometheus did not become ready:\n{}", prometheus.log());
+        Some(prometheus)
     }
 
     pub fn log(&self) -> String {
@@ -112,17 +111,14 @@ impl Prometheus {
 
     /// Waits until `expr`'s value satisfies `done`; answers it.
     pub async fn wait_for(&self, expr: &str, within: Duration, done: impl Fn(Option<f64>) -> bool) -> Option<f64> {
-        let deadline = tokio::time::Instant::now() + within;
-        loop {
+        let last = std::cell::Cell::new(None);
+        let reached = crate::wait_for(within, || async {
             let value = self.value(expr).await;
-            if done(value) {
-                return value;
-            }
-            if tokio::time::Instant::now() > deadline {
-                panic!("{expr} read {value:?} for {within:?}:\n{}", self.log());
-            }
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        }
+            last.set(value);
+            done(value).then_some(value)
+        })
+        .await;
+        reached.unwrap_or_else(|| panic!("{expr} read {:?} for {within:?}:\n{}", last.get(), self.log()))
     }
 
     /// `GET /api/v1/targets`' active targets.

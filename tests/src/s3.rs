@@ -75,13 +75,10 @@ impl S3Server {
             .spawn()
             .expect("s3s-fs starts");
         self.child = Some(child);
-        for _ in 0..200 {
-            if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(25));
-        }
-        panic!("s3s-fs did not listen on {}", self.port);
+        let listening = crate::wait_for_blocking(Duration::from_secs(5), || {
+            std::net::TcpStream::connect(("127.0.0.1", self.port)).ok()
+        });
+        assert!(listening.is_some(), "s3s-fs did not listen on {}", self.port);
     }
 
     /// The environment a sluice process needs to use the bucket.

@@ -193,17 +193,17 @@ impl Server {
         if !http {
             return server;
         }
-        for _ in 0..400 {
-            if server.client.get(format!("{}/healthz", server.base)).send().await.is_ok_and(|r| r.status() == 200) {
-                server.token = std::fs::read_to_string(data_dir.join("api-token")).unwrap().trim().to_owned();
-                return server;
-            }
+        let healthy = crate::wait_for(Duration::from_secs(20), || {
             if let Some(status) = server.child.as_mut().unwrap().try_wait().unwrap() {
                 panic!("sluice {} exited with {status}:\n{}", options.command, server.output());
             }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        panic!("sluice {} did not become healthy:\n{}", options.command, server.output());
+            let answer = server.client.get(format!("{}/healthz", server.base)).send();
+            async move { answer.await.is_ok_and(|r| r.status() == 200).then_some(()) }
+        })
+        .await;
+        assert!(healthy.is_some(), "sluice {} did not become healthy:\n{}", options.command, server.output());
+        server.token = std::fs::read_to_string(data_dir.join("api-token")).unwrap().trim().to_owned();
+        server
     }
 
     /// Runs an operator command of the `sluice` binary against this server
@@ -296,25 +296,49 @@ impl Server {
     /// answer is also read as the OpenAPI document describes it), until
     /// `done` holds for it; panics with the last answer after `within`.
     pub async fn wait_for(&self, owner: &str, id: &str, within: Duration, done: impl Fn(&Value) -> bool) -> Value {
-        let deadline = tokio::time::Instant::now() + within;
         let api = self.api();
-        loop {
-            let answer = api.get_workspace().workspace_id(id).owner_user_id(owner).send().await;
-            let body = match answer {
-                Ok(workspace) => serde_json::to_value(workspace.into_inner()).expect("a workspace serializes"),
-                Err(e) => panic!("GET workspace {id} failed: {e}\n--- server output ---\n{}", self.output()),
-            };
-            if done(&body) {
-                return body;
+        let last = std::cell::RefCell::new(Value::Null);
+        let reached = crate::wait_for(within, || {
+            let get = api.get_workspace().workspace_id(id).owner_user_id(owner).send();
+            let (last, done) = (&last, &done);
+            async move {
+                let body = match get.await {
+                    Ok(workspace) => serde_json::to_value(workspace.into_inner()).expect("a workspace serializes"),
+                    Err(e) => panic!("GET workspace {id} failed: {e}\n--- server output ---\n{}", self.output()),
+                };
+                let reached = done(&body).then(|| body.clone());
+                *last.borrow_mut() = body;
+                reached
             }
-            if tokio::time::Instant::now() > deadline {
-                panic!(
-                    "workspace {id} did not get there in {within:?}; last: {body}\n--- server output ---\n{}",
-                    self.output()
-                );
+        })
+        .await;
+        reached.unwrap_or_else(|| {
+            panic!(
+                "workspace {id} did not get there in {within:?}; last: {}\n--- server output ---\n{}",
+                last.borrow(),
+                self.output()
+            )
+        })
+    }
+
+    /// Polls the owner's exec run until it has ended (completed or failed);
+    /// answers it.
+    pub async fn run_ended(&self, owner: &str, run_id: &str, within: Duration) -> Value {
+        let last = std::cell::RefCell::new(Value::Null);
+        let ended = crate::wait_for(within, || {
+            let last = &last;
+            async move {
+                let (status, run) = self.get(&format!("/v1/runs/{run_id}?ownerUserId={owner}")).await;
+                assert_eq!(status, 200, "{run}");
+                let ended = (run["status"] == "completed" || run["status"] == "failed").then(|| run.clone());
+                *last.borrow_mut() = run;
+                ended
             }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        })
+        .await;
+        ended.unwrap_or_else(|| {
+            panic!("exec run {run_id} did not end in {within:?}: {}\n{}", last.borrow(), self.output())
+        })
     }
 }
 
@@ -429,7 +453,7 @@ impl Drop for DataDir {
             .unwrap_or_default();
         for run in runs.iter().filter(|r| r.starts_with("run_") || r.starts_with("pool_")) {
             let groups = run_cgroups(&started_as(&self.executors().join(run)));
-            for _ in 0..50 {
+            crate::wait_for_blocking(Duration::from_secs(1), || {
                 let mut alive = false;
                 for group in &groups {
                     for pid in std::fs::read_to_string(group.join("cgroup.procs")).unwrap_or_default().lines() {
@@ -440,11 +464,8 @@ impl Drop for DataDir {
                         }
                     }
                 }
-                if !alive {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
+                (!alive).then_some(())
+            });
             for group in groups {
                 let _ = std::fs::remove_dir(group);
             }

@@ -99,15 +99,7 @@ async fn exec(server: &Server, id: &str, commands: Value) -> Value {
     let (status, run) =
         server.post(&format!("/v1/workspaces/{id}/exec"), &json!({"ownerUserId": "alice", "commands": commands})).await;
     assert_eq!(status, 202, "{run}");
-    let run_id = run["runId"].as_str().unwrap().to_owned();
-    for _ in 0..2400 {
-        let (_, run) = server.get(&format!("/v1/runs/{run_id}?ownerUserId=alice")).await;
-        if run["status"] == "completed" || run["status"] == "failed" {
-            return run;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("exec run {run_id} did not finish");
+    server.run_ended("alice", run["runId"].as_str().unwrap(), Duration::from_secs(120)).await
 }
 
 /// Finds the daemon's pid as the workload sees it: the process whose
@@ -351,9 +343,8 @@ async fn a_fake_daemon_costs_a_bounded_amount(flavor: Flavor) {
     let before_db = database_bytes(&dir.path());
     serve_oversized_answers(&dir.executors().join(&run).join("run").join("control.sock"));
     // The server keeps its connection to the real daemon while it is in
-    // use: the next call reaches the fake once that one has idled out
-    // (after 10 s).
-    tokio::time::sleep(Duration::from_secs(11)).await;
+    // use: the next call reaches the fake once that one has idled out.
+    outwait("the server's idle daemon connection closes (after 10 s)", Duration::from_secs(11)).await;
 
     let result = exec(&server, &id, json!([{"argv": ["true"]}])).await;
     assert_eq!(result["status"], "failed", "{result}");
@@ -396,8 +387,10 @@ async fn nothing_survives_a_stop_after_a_restart(flavor: Flavor) {
     // The pause lets the child leave the command's process group before the
     // command ends (and its group is killed).
     sh(&server, &id, &format!("setsid sleep {marker} >/dev/null 2>&1 < /dev/null & sleep 0.3; echo started")).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(!processes_named(&format!("sleep {marker}")).is_empty(), "{flavor:?}: the detached process runs");
+    poll_until("the detached process runs", Duration::from_secs(10), || async {
+        (!processes_named(&format!("sleep {marker}")).is_empty()).then_some(())
+    })
+    .await;
     drop(server.kill());
 
     let server = Server::start_with(&dir.path(), flavor.options()).await;
@@ -439,12 +432,10 @@ async fn the_orphan_sweep_ends_an_executor_no_record_needs_after_a_restart() {
     let other: PathBuf = dir.root().join("other.db");
     let options = flavor.options().arg("--database-url").arg(format!("sqlite:{}", other.display()));
     let server = Server::start_with(&dir.path(), options).await;
-    for _ in 0..200 {
-        if executor_pids(&run).is_empty() && !dir.executors().join(&run).exists() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait_for(Duration::from_secs(20), || async {
+        (executor_pids(&run).is_empty() && !dir.executors().join(&run).exists()).then_some(())
+    })
+    .await;
     assert!(executor_pids(&run).is_empty(), "every process of the orphan ended:\n{}", server.output());
     assert!(!dir.executors().join(&run).exists(), "its directory is gone");
 }

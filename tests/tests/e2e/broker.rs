@@ -8,8 +8,11 @@ use futures::StreamExt;
 use reqwest::Method;
 use serde_json::json;
 use sluice_tests::broker::{Broker, issue, operate, options};
-use sluice_tests::free_port;
 use sluice_tests::server::DataDir;
+use sluice_tests::{free_port, outwait, pace, poll_until, wait_for};
+
+/// How long a test waits for a command or a workspace to get somewhere.
+const WITHIN: Duration = Duration::from_secs(30);
 
 async fn broker() -> (DataDir, Broker) {
     broker_on("local").await
@@ -139,8 +142,11 @@ async fn rotation_grace_revocation_and_expiry_answer_their_codes() {
     assert_eq!((during.status, during.body["lease"]["state"].as_str()), (200, Some("superseded")), "{during:?}");
     assert!(during.body["lease"]["superseded_at"].is_string());
     assert_eq!(broker.get("/v1/lease", second).await.body["lease"]["state"], "active");
-    tokio::time::sleep(Duration::from_millis(2200)).await;
-    let after = broker.get("/v1/lease", &first).await;
+    let after = poll_until("the grace ran out", Duration::from_secs(10), || async {
+        let after = broker.get("/v1/lease", &first).await;
+        (after.status != 200).then_some(after)
+    })
+    .await;
     assert_eq!((after.status, after.code()), (401, "lease_superseded"), "{after:?}");
     assert_eq!(broker.get("/v1/lease", second).await.status, 200, "the new token works on");
 
@@ -151,8 +157,11 @@ async fn rotation_grace_revocation_and_expiry_answer_their_codes() {
     let mortal = issue(&dir.path(), "inst-e", &["--token-ttl-seconds", "5"]);
     let lease = broker.get("/v1/lease", &mortal).await;
     assert!(lease.body["lease"]["expires_at"].as_str().unwrap().ends_with('Z'), "{lease:?}");
-    tokio::time::sleep(Duration::from_secs(5)).await;
-    let expired = broker.get("/v1/lease", &mortal).await;
+    let expired = poll_until("the token expired", Duration::from_secs(15), || async {
+        let expired = broker.get("/v1/lease", &mortal).await;
+        (expired.status != 200).then_some(expired)
+    })
+    .await;
     assert_eq!((expired.status, expired.code()), (401, "lease_expired"));
 
     for token in [None, Some("slbrk_unknown"), Some("")] {
@@ -257,14 +266,12 @@ async fn running(broker: &Broker, token: &str, key: &str, body: serde_json::Valu
 }
 
 async fn wait_state(broker: &Broker, token: &str, id: &str, state: &str) -> serde_json::Value {
-    for _ in 0..600 {
+    let reached = wait_for(Duration::from_secs(60), || async {
         let answer = broker.get(&format!("/v1/workspaces/{id}"), token).await;
-        if answer.body["state"] == state {
-            return answer.body;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("workspace {id} never reached {state}\n{}", broker.server.output());
+        (answer.body["state"] == state).then_some(answer.body)
+    })
+    .await;
+    reached.unwrap_or_else(|| panic!("workspace {id} never reached {state}\n{}", broker.server.output()))
 }
 
 #[tokio::test]
@@ -485,13 +492,13 @@ async fn an_idle_workspace_is_gone() {
         let (dir, broker) = broker_on(runtime).await;
         let token = issue(&dir.path(), "inst-i", &["--idle-timeout-seconds", "3"]);
         let id = running(&broker, &token, "i-1", json!({"label": "idle", "egress": {"allowed_domains": []}})).await;
-        tokio::time::sleep(Duration::from_secs(4)).await;
+        // Reading the workspace is not using it: it ends once idle.
+        let ended = wait_state(&broker, &token, &id, "terminated").await;
+        assert_eq!(ended["termination_reason"], "idle");
         let gone = broker
             .call(Method::POST, &format!("/v1/workspaces/{id}/exec"), Some(&token), Some(&json!({"argv": ["true"]})))
             .await;
         assert_eq!((gone.status, gone.code()), (410, "workspace_gone"));
-        let ended = wait_state(&broker, &token, &id, "terminated").await;
-        assert_eq!(ended["termination_reason"], "idle");
     }
 }
 
@@ -587,14 +594,7 @@ async fn durable_commands_start_once_read_back_and_cancel_with_a_fence() {
             )
             .await;
         assert_eq!(again.status, 200, "{again:?}");
-        let mut done = serde_json::Value::Null;
-        for _ in 0..100 {
-            done = broker.get(&path("tool-call.1"), &token).await.body;
-            if done["state"] == "completed" {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let done = broker.get_until(&path("tool-call.1"), &token, WITHIN, |c| c["state"] == "completed").await;
         assert_eq!(done["state"], "completed", "{done}");
         assert_eq!(done["exit_code"], 4);
         assert_eq!(unb64(&done["stdout_b64"]), b"out\n");
@@ -622,14 +622,7 @@ async fn durable_commands_start_once_read_back_and_cancel_with_a_fence() {
         assert_eq!(slow.status, 202);
         assert_eq!(broker.get(&path("slow"), &token).await.body["state"], "running");
         broker.call(Method::POST, &format!("{}/cancel", path("slow")), Some(&token), None).await;
-        let mut canceled = serde_json::Value::Null;
-        for _ in 0..100 {
-            canceled = broker.get(&path("slow"), &token).await.body;
-            if canceled["exit_code"].is_i64() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let canceled = broker.get_until(&path("slow"), &token, WITHIN, |c| c["exit_code"].is_i64()).await;
         assert_eq!(
             (canceled["state"].as_str(), canceled["exit_code"].as_i64()),
             (Some("canceled"), Some(128 + 9)),
@@ -657,7 +650,9 @@ async fn durable_commands_start_once_read_back_and_cancel_with_a_fence() {
                 drop(answer);
             }
         }
-        tokio::time::sleep(Duration::from_secs(2)).await;
+        // A request whose client left runs on to its end in the server;
+        // nothing answers when the last has, so give them time.
+        outwait("the server ends the abandoned starts", Duration::from_secs(2)).await;
         for cut in cuts {
             let identity = format!("dropped-{cut}");
             let mut state = broker.get(&path(&identity), &token).await.body;
@@ -672,13 +667,7 @@ async fn durable_commands_start_once_read_back_and_cancel_with_a_fence() {
                     .await;
                 assert_eq!(again.status, 202, "never claimed, so this start launches it: {again:?}");
             }
-            for _ in 0..100 {
-                state = broker.get(&path(&identity), &token).await.body;
-                if state["state"] == "completed" {
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
+            state = broker.get_until(&path(&identity), &token, WITHIN, |c| c["state"] == "completed").await;
             assert_eq!(
                 (state["state"].as_str(), state["exit_code"].as_i64()),
                 (Some("completed"), Some(0)),
@@ -838,27 +827,24 @@ async fn snapshots_warm_start_deduplicate_hold_the_quota_and_expire() {
         // instance checks a warm start's snapshot and then refuses.)
         operate(&dir.path(), &["admission", "pause", "--instance", "inst-s"]);
         warm_body["snapshot_id"] = json!(second_id);
-        let mut expired = false;
-        for _ in 0..(ttl * 10 + 100) {
+        poll_until("the snapshot's TTL ran out", Duration::from_secs(ttl as u64 + 10), || async {
             let answer = acquire(&broker, &token, Some("s-cold-2"), &warm_body).await;
             if answer.status == 410 {
-                expired = true;
-                break;
+                return Some(());
             }
             assert_eq!((answer.status, answer.code()), (403, "paused"), "{answer:?}");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        assert!(expired, "the snapshot outlived its TTL");
-        let mut swept = false;
-        for _ in 0..200 {
-            // Every snapshot's own manifests are gone; the shared objects stay.
-            if count_files(&objects_dir) == stored - 2 {
-                swept = true;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-        assert!(swept, "the snapshots' manifests were deleted: {} files, {stored} before", count_files(&objects_dir));
+            None
+        })
+        .await;
+        // Every snapshot's own manifests are gone; the shared objects stay.
+        let swept =
+            wait_for(Duration::from_secs(40), || async { (count_files(&objects_dir) == stored - 2).then_some(()) })
+                .await;
+        assert!(
+            swept.is_some(),
+            "the snapshots' manifests were deleted: {} files, {stored} before",
+            count_files(&objects_dir)
+        );
         // The paused instance's workspace ends; a retried take still answers
         // the snapshot its key made, a new one that the workspace is gone.
         wait_state(&broker, &token, &id, "terminated").await;
@@ -929,7 +915,7 @@ async fn failures_answer_their_codes() {
         .await;
         assert_eq!(made, b"ok\n");
         let (first, second) = tokio::join!(snapshot(&broker, &token, &id, Some("e-snap"), &big), async {
-            tokio::time::sleep(Duration::from_millis(150)).await;
+            pace(Duration::from_millis(150)).await;
             snapshot(&broker, &token, &id, Some("e-snap"), &big).await
         });
         let mut statuses = [first.status, second.status];
@@ -996,15 +982,8 @@ async fn executors_end_themselves_past_their_bounds_while_sluice_is_down() {
         assert_eq!(live(), 2, "both executors run");
         let Broker { server, .. } = broker;
         server.kill();
-        let mut ended = false;
-        for _ in 0..400 {
-            if live() == 0 {
-                ended = true;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        assert!(ended, "{} executors outlived their bounds", live());
+        let ended = wait_for(Duration::from_secs(40), || async { (live() == 0).then_some(()) }).await;
+        assert!(ended.is_some(), "{} executors outlived their bounds", live());
     }
 }
 
@@ -1076,12 +1055,8 @@ async fn nothing_of_argv_env_stdin_output_paths_contents_or_the_token_is_kept_ou
             )
             .await;
         assert_eq!(started.status, 202);
-        for _ in 0..100 {
-            if broker.get(&format!("/v1/workspaces/{id}/commands/c1"), &token).await.body["state"] == "completed" {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let command = format!("/v1/workspaces/{id}/commands/c1");
+        broker.get_until(&command, &token, WITHIN, |c| c["state"] == "completed").await;
         broker.call(Method::DELETE, &format!("/v1/workspaces/{id}"), Some(&token), None).await;
         wait_state(&broker, &token, &id, "terminated").await;
 
@@ -1142,16 +1117,7 @@ async fn the_reaper_ends_the_workspaces_of_a_revoked_instance() {
         let id = running(&broker, &token, "v-1", json!({"label": "revoked", "egress": {"allowed_domains": []}})).await;
         operate(&dir.path(), &["token", "revoke", "--instance", "inst-v"]);
         // The token answers nothing now; the operator's API shows the workspace stop.
-        let mut stopped = false;
-        for _ in 0..300 {
-            let (_, w) = broker.server.get(&format!("/v1/workspaces/{id}?ownerUserId=broker:inst-v")).await;
-            if w["status"] == "stopped" {
-                stopped = true;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        assert!(stopped, "the revoked instance's workspace was not reaped\n{}", broker.server.output());
+        broker.server.wait_for("broker:inst-v", &id, Duration::from_secs(30), |w| w["status"] == "stopped").await;
     }
 }
 

@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use sluice_tests::capture::*;
 use sluice_tests::server::{DataDir, Options, Server};
+use sluice_tests::{holds_for, poll_until, wait_for};
 
 /// Every path of the worktree with its mode, kind, size and link target,
 /// and every file's digest: what a restore must reproduce exactly.
@@ -88,12 +89,6 @@ fn host_kib(path: &std::path::Path) -> u64 {
     std::os::unix::fs::MetadataExt::blocks(&std::fs::metadata(path).unwrap()) / 2
 }
 
-async fn capture_status(server: &Server, id: &str) -> Value {
-    let (status, body) = server.get(&format!("/v1/workspaces/{id}/capture?ownerUserId=alice")).await;
-    assert_eq!(status, 200, "{body}");
-    body
-}
-
 async fn session_view(server: &Server, session: &str) -> Value {
     let (status, body) = server.get(&format!("/v1/capture-sessions/{session}?ownerUserId=alice")).await;
     assert_eq!(status, 200, "{body}");
@@ -104,15 +99,15 @@ async fn session_view(server: &Server, session: &str) -> Value {
 /// minutes, as a Docker executor's first bulk build through S3 can take over
 /// one while the rest of the suite loads the machine.
 async fn wait_status(server: &Server, id: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let mut last = Value::Null;
-    for _ in 0..1800 {
-        last = capture_status(server, id).await;
-        if done(&last) {
-            return last;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("capture status never showed {what}: {last}\n{}", server.output());
+    let last = std::cell::RefCell::new(Value::Null);
+    let shown = wait_for(Duration::from_secs(180), || async {
+        let status = capture_status(server, id).await;
+        let shown = done(&status).then(|| status.clone());
+        *last.borrow_mut() = status;
+        shown
+    })
+    .await;
+    shown.unwrap_or_else(|| panic!("capture status never showed {what}: {}\n{}", last.borrow(), server.output()))
 }
 
 async fn flush(server: &Server, id: &str, body: Value) -> Value {
@@ -382,8 +377,10 @@ async fn captures_pend_while_the_object_store_is_away_and_ship_when_it_is_back()
         sh_ok(&server, &w, "cd /workspace; busybox printf two > two.txt").await;
         let pending = wait_status(&server, &w, "a pending capture", |s| s["pending"] == 1).await;
         assert_eq!(pending["headN"], 1, "{pending}");
-        tokio::time::sleep(Duration::from_secs(2)).await;
-        assert_eq!(capture_status(&server, &w).await["pending"], 1, "it waits, it is not dropped");
+        holds_for("a capture waits for the store, it is not dropped", Duration::from_secs(2), || async {
+            capture_status(&server, &w).await["pending"] == 1
+        })
+        .await;
 
         match &mut s3 {
             Some(s3) => s3.resume(),
@@ -433,12 +430,11 @@ async fn an_idle_or_sealed_executor_reads_fenced_once_a_newer_one_claims() {
                 wait_status(&server, id, &format!("the {what} executor fenced"), |s| s["fenced"] == true).await;
             assert!(fenced["epoch"].as_u64().unwrap() < 3, "{fenced}");
             // The daemon itself learnt it, with nothing to ship.
-            let started = std::time::Instant::now();
-            while !daemon_log(flavor, &dir, run_id).contains("fenced: a newer executor claimed") {
-                assert!(started.elapsed() < Duration::from_secs(20), "{flavor:?}: the {what} daemon never heard");
+            poll_until(&format!("{flavor:?}: the {what} daemon heard"), Duration::from_secs(20), || async {
                 capture_status(&server, id).await;
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
+                daemon_log(flavor, &dir, run_id).contains("fenced: a newer executor claimed").then_some(())
+            })
+            .await;
         }
         server.stop();
     }
@@ -476,33 +472,32 @@ async fn an_idle_worktree_is_not_walked_and_a_change_the_kernel_never_told_is_ca
 
     // Idle for four intervals: no timed snap walks the tree (the sweep may
     // fall in the window once).
-    let mut snaps = std::collections::BTreeSet::new();
-    for _ in 0..40 {
-        snaps.insert(capture_status(&server, &id).await["lastSnapUnixMs"].as_u64());
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(snaps.len() <= 2, "an idle worktree was walked: {snaps:?}");
+    let snaps = std::cell::RefCell::new(std::collections::BTreeSet::new());
+    holds_for("an idle worktree is not walked", Duration::from_secs(4), || async {
+        let snap = capture_status(&server, &id).await["lastSnapUnixMs"].as_u64();
+        let mut snaps = snaps.borrow_mut();
+        snaps.insert(snap);
+        assert!(snaps.len() <= 2, "an idle worktree was walked: {snaps:?}");
+        true
+    })
+    .await;
 
     // The workload's write through a mapping tells the watches nothing: the
     // sweep's walk catches it.
     sh_ok(&server, &id, "touch go").await;
     let go = wait_status(&server, &id, "go registered", |s| s["headN"].as_u64() > first["headN"].as_u64()).await;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
-    let mut seen = go["headN"].as_u64().unwrap();
-    loop {
+    let seen = std::cell::Cell::new(go["headN"].as_u64().unwrap());
+    poll_until("the mapped write was captured", Duration::from_secs(120), || async {
         let status = capture_status(&server, &id).await;
         let head = status["headN"].as_u64().unwrap_or(0);
-        if head > seen {
-            seen = head;
-            let tree = untar_capture(&server, &session.0, head).await;
-            let mapped = std::fs::read_to_string(tree.path().join("tree/mapped")).unwrap();
-            if mapped == "after-1111\n" {
-                assert_eq!(status["changesFrom"], "kernel", "{status}");
-                break;
-            }
+        if head <= seen.get() {
+            return None;
         }
-        assert!(tokio::time::Instant::now() < deadline, "the mapped write was never captured: {status}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+        seen.set(head);
+        let tree = untar_capture(&server, &session.0, head).await;
+        let mapped = std::fs::read_to_string(tree.path().join("tree/mapped")).unwrap();
+        (mapped == "after-1111\n").then(|| assert_eq!(status["changesFrom"], "kernel", "{status}"))
+    })
+    .await;
     server.stop();
 }

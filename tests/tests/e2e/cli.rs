@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 use sluice_client::types::WorkspaceStatus;
-use sluice_tests::poll_until;
 use sluice_tests::server::{DataDir, Server};
+use sluice_tests::{poll_until, wait_for};
 
 const WITHIN: Duration = Duration::from_secs(90);
 
@@ -43,15 +43,11 @@ fn ok_json(command: &mut Command) -> Value {
 }
 
 async fn wait_status(client: &sluice_client::Client, id: &str, want: WorkspaceStatus) {
-    let deadline = tokio::time::Instant::now() + WITHIN;
-    loop {
+    poll_until(&format!("{id} is {want}"), WITHIN, || async {
         let answer = client.get_workspace().workspace_id(id).owner_user_id("alice").send().await.unwrap();
-        if answer.status == want {
-            return;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "{id} is {} after {WITHIN:?}", answer.status);
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+        (answer.status == want).then_some(())
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -166,16 +162,12 @@ async fn people_drive_workspaces_from_the_cli_through_the_typed_client() {
     wait_status(&client, &id, WorkspaceStatus::Stopped).await;
     let stored = client.list_workspace_events().workspace_id(&id).owner_user_id("alice").limit("1000").send().await;
     let stored = serde_json::to_value(stored.unwrap().into_inner()).unwrap()["items"].as_array().unwrap().clone();
-    let deadline = tokio::time::Instant::now() + WITHIN;
-    while lines.lock().unwrap().len() < stored.len() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "only {} of {} events followed",
-            lines.lock().unwrap().len(),
-            stored.len()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let followed = wait_for(WITHIN, || {
+        let all = (lines.lock().unwrap().len() >= stored.len()).then_some(());
+        async move { all }
+    })
+    .await;
+    assert!(followed.is_some(), "only {} of {} events followed", lines.lock().unwrap().len(), stored.len());
     follower.kill().unwrap();
     let _ = follower.wait();
     reader.join().unwrap();

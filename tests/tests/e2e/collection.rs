@@ -11,19 +11,13 @@ use sha2::Digest;
 use sluice_tests::capture::*;
 use sluice_tests::s3::BUCKET;
 use sluice_tests::server::{DataDir, Options, Server};
-use sluice_tests::{bytes_under, sluice_binary};
+use sluice_tests::{bytes_under, pace, poll_until, sluice_binary, wait_for};
 
 /// How many times the file is rewritten, and how large it is.
 const REWRITES: u64 = 20;
 const FILE_MIB: u64 = 50;
 /// Captures kept besides the head.
 const KEEP_LAST: u64 = 3;
-
-async fn capture_status(server: &Server, id: &str) -> serde_json::Value {
-    let (status, body) = server.get(&format!("/v1/workspaces/{id}/capture?ownerUserId=alice")).await;
-    assert_eq!(status, 200, "{body}");
-    body
-}
 
 /// Runs `sluice gc` against the server's data directory and store.
 fn gc(dir: &DataDir, s3: Option<&sluice_tests::s3::S3Server>, args: &[&str]) -> std::process::Command {
@@ -90,17 +84,18 @@ async fn a_rewritten_file_is_collected_down_to_what_the_kept_captures_need() {
             );
             digests.push(sh_ok(&server, &a, &script).await);
             // Each rewrite is captured before the next one starts.
-            let mut settled = false;
-            for _ in 0..600 {
+            let settled = wait_for(Duration::from_secs(60), || async {
                 let status = capture_status(&server, &a).await;
                 let uploaded = status["uploadedBytes"].as_u64().unwrap_or(0);
-                if status["pending"] == 0 && status["bulkBuilding"] == false && uploaded >= (i * FILE_MIB) << 20 {
-                    settled = true;
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-            assert!(settled, "{label}: rewrite {i} was never captured: {}", capture_status(&server, &a).await);
+                (status["pending"] == 0 && status["bulkBuilding"] == false && uploaded >= (i * FILE_MIB) << 20)
+                    .then_some(())
+            })
+            .await;
+            assert!(
+                settled.is_some(),
+                "{label}: rewrite {i} was never captured: {}",
+                capture_status(&server, &a).await
+            );
         }
         eprintln!("{label}: {REWRITES} rewrites captured in {:?}", started.elapsed());
         let (status, stopping) =
@@ -217,21 +212,22 @@ async fn a_rewritten_file_is_collected_down_to_what_the_kept_captures_need() {
                 .stderr(std::process::Stdio::null())
                 .spawn()
                 .unwrap();
-            tokio::time::sleep(Duration::from_millis(seed % 400)).await;
+            pace(Duration::from_millis(seed % 400)).await;
             let _ = child.kill();
             let _ = child.wait();
         }
         // The fence a killed collection held runs out; this one finishes.
-        let mut done = String::new();
-        for _ in 0..30 {
-            let out = gc(&dir, s3.as_ref(), &["--grace-seconds", "0"]).output().unwrap();
-            done = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-            if out.status.success() {
-                break;
-            }
-            assert!(done.contains("another collection is deleting"), "{label}: {done}");
-            tokio::time::sleep(Duration::from_secs(1)).await;
-        }
+        let done =
+            poll_until(&format!("{label}: a collection after the killed ones"), Duration::from_secs(30), || async {
+                let out = gc(&dir, s3.as_ref(), &["--grace-seconds", "0"]).output().unwrap();
+                let done = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+                if out.status.success() {
+                    return Some(done);
+                }
+                assert!(done.contains("another collection is deleting"), "{label}: {done}");
+                None
+            })
+            .await;
         eprintln!("{label}: collected at {:?}", started.elapsed());
         let need_line = done.lines().find(|l| l.contains(&session.0)).unwrap_or_else(|| panic!("{label}: {done}"));
         let need = bytes_in(need_line);

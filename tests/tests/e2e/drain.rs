@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use sluice_tests::capture::*;
+use sluice_tests::holds_for;
 use sluice_tests::s3::S3Server;
 use sluice_tests::server::{DataDir, Options, Server};
 
@@ -178,9 +179,11 @@ async fn a_silent_daemon_keeps_its_executor_and_a_discard_ends_it_at_once() {
         let kept = server.wait_for("alice", &id, DRAIN_WITHIN, |w| drain_state(w) == "kept").await;
         let detail = kept["captureDrain"]["detail"].as_str().unwrap();
         assert!(detail.contains("silent while the executor runs"), "{kept}");
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        assert!(executor_exists(flavor, &dir, &run_id), "{flavor:?}: a kept executor stays");
-        assert_ne!(details(&server, &id).await["status"], "stopped");
+        holds_for("a kept executor stays", Duration::from_secs(1), || async {
+            assert!(executor_exists(flavor, &dir, &run_id), "{flavor:?}: a kept executor stays");
+            details(&server, &id).await["status"] != "stopped"
+        })
+        .await;
 
         // The owner's way out, on a workspace already asked to stop.
         stop(&server, &id, json!({"discardUnsaved": true})).await;
@@ -222,11 +225,14 @@ async fn an_unreachable_object_store_keeps_the_executor_until_it_returns() {
         let Some(Stuck { mut s3, dir, server, session, id, run_id, held }) = stuck(flavor, "offline").await else {
             return;
         };
-        tokio::time::sleep(Duration::from_secs(2)).await;
-        let still = details(&server, &id).await;
-        assert!(matches!(drain_state(&still), "kept" | "draining"), "{still}");
-        assert_ne!(still["status"], "stopped", "{held}");
-        assert!(executor_exists(flavor, &dir, &run_id), "{flavor:?}: never removed while the store is down");
+        holds_for("the executor is kept while the store is down", Duration::from_secs(2), || async {
+            let still = details(&server, &id).await;
+            assert!(matches!(drain_state(&still), "kept" | "draining"), "{still}");
+            assert_ne!(still["status"], "stopped", "{held}");
+            assert!(executor_exists(flavor, &dir, &run_id), "{flavor:?}: never removed while the store is down");
+            true
+        })
+        .await;
 
         s3.resume();
         let stopped = server.wait_for("alice", &id, DRAIN_WITHIN, |w| w["status"] == "stopped").await;
@@ -568,8 +574,10 @@ async fn a_stop_asked_while_the_disk_is_full_completes_once_space_is_freed() {
         .await;
     assert_eq!(waiting["status"], "ready", "the executor is kept while its work waits: {waiting}");
     // Waited on for a while: the daemon must still be trying.
-    tokio::time::sleep(Duration::from_secs(10)).await;
-    assert_eq!(details(&server, &id).await["status"], "ready");
+    holds_for("the executor is kept while its work waits", Duration::from_secs(10), || async {
+        details(&server, &id).await["status"] == "ready"
+    })
+    .await;
     std::fs::remove_file(&filler).unwrap();
     let freed = std::time::Instant::now();
     server.wait_for("alice", &id, Duration::from_secs(30), |w| w["status"] == "stopped").await;

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use sluice_tests::pace;
 use sluice_tests::server::{DataDir, Options, Server};
 
 const DRAINS: usize = 200;
@@ -109,7 +110,7 @@ async fn a_worker_killed_at_random_points_of_200_drains_never_removes_unsaved_wo
                 break;
             }
             assert!(tokio::time::Instant::now() < deadline, "drains did not settle: {states:?}");
-            tokio::time::sleep(Duration::from_millis(rng.between(20, 600))).await;
+            pace(Duration::from_millis(rng.between(20, 600))).await;
             if rng.between(0, 3) > 0 {
                 if let Some(worker) = current.take() {
                     worker.kill();

@@ -96,17 +96,10 @@ async fn run_in(server: &Server, id: &str, argv: &[&str], stdin: Option<&str>) -
         .post(&format!("/v1/workspaces/{id}/exec"), &json!({"ownerUserId": "alice", "commands": [command]}))
         .await;
     assert_eq!(status, 202, "{run}");
-    let run_id = run["runId"].as_str().unwrap().to_owned();
-    for _ in 0..1200 {
-        let (_, run) = server.get(&format!("/v1/runs/{run_id}?ownerUserId=alice")).await;
-        if run["status"] == "completed" || run["status"] == "failed" {
-            let command = &run["commands"][0];
-            let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
-            return (command["exitCode"].as_i64().unwrap_or(-1), text(&command["stdout"]), text(&command["stderr"]));
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    panic!("exec run {run_id} did not finish");
+    let run = server.run_ended("alice", run["runId"].as_str().unwrap(), std::time::Duration::from_secs(60)).await;
+    let command = &run["commands"][0];
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+    (command["exitCode"].as_i64().unwrap_or(-1), text(&command["stdout"]), text(&command["stderr"]))
 }
 
 /// A local executor allowed `allowed.test` (named in `--egress-hosts`)

@@ -33,32 +33,20 @@ async fn start_exec(server: &Server, id: &str, commands: Value) -> Value {
     run
 }
 
-async fn until_ended(server: &Server, run_id: &str, within: Duration) -> Value {
-    let deadline = Instant::now() + within;
-    loop {
-        let (status, run) = server.get(&format!("/v1/runs/{run_id}?ownerUserId=alice")).await;
-        assert_eq!(status, 200, "{run}");
-        if run["status"] == "completed" || run["status"] == "failed" {
-            return run;
-        }
-        assert!(Instant::now() < deadline, "exec run {run_id} did not end: {run}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 #[tokio::test]
 async fn the_api_runs_an_exec_at_once_and_a_restart_ends_one_its_predecessor_lost() {
     let dir = DataDir::new();
     let port = free_port();
     let server = Server::start_with(&dir.path(), options(port)).await;
     let id = server.create_sleeper().await;
-    server.wait_for("alice", &id, READY_WITHIN, |w| w["status"] == "ready").await;
+    let ready = server.wait_for("alice", &id, READY_WITHIN, |w| w["status"] == "ready").await;
+    let workdir = dir.executors().join(ready["runtime"]["runId"].as_str().unwrap()).join("workspace");
 
     // Taken at once: the answer already reads running, and no worker's pass ran it.
     let run =
         start_exec(&server, &id, json!([{"argv": ["sh", "-c", "echo one; exit 4"]}, {"argv": ["echo", "two"]}])).await;
     assert_eq!(run["status"], "running", "{run}");
-    let ended = until_ended(&server, run["runId"].as_str().unwrap(), Duration::from_secs(30)).await;
+    let ended = server.run_ended("alice", run["runId"].as_str().unwrap(), Duration::from_secs(30)).await;
     assert_eq!(ended["status"], "completed", "{ended}");
     assert_eq!(ended["exitCode"], 0, "the last command's: {ended}");
     let results = ended["commands"].as_array().expect("commands");
@@ -69,13 +57,17 @@ async fn the_api_runs_an_exec_at_once_and_a_restart_ends_one_its_predecessor_los
 
     // The server dies while a command runs; its successor ends the run as
     // lost, long before the 60 s lease would have run out.
-    let run = start_exec(&server, &id, json!([{"argv": ["sleep", "60"]}, {"argv": ["true"]}])).await;
+    let started = json!([{"argv": ["sh", "-c", "echo > started; exec sleep 60"]}, {"argv": ["true"]}]);
+    let run = start_exec(&server, &id, started).await;
     let run_id = run["runId"].as_str().unwrap().to_owned();
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    poll_until("the first command started", Duration::from_secs(30), || async {
+        workdir.join("started").exists().then_some(())
+    })
+    .await;
     drop(server.kill());
     let restarted = Instant::now();
     let server = Server::start_with(&dir.path(), options(port)).await;
-    let ended = until_ended(&server, &run_id, Duration::from_secs(30)).await;
+    let ended = server.run_ended("alice", &run_id, Duration::from_secs(30)).await;
     assert!(restarted.elapsed() < Duration::from_secs(30));
     assert_eq!(ended["status"], "failed", "{ended}");
     assert_eq!(ended["error"]["code"], "worker-lost", "{ended}");
@@ -84,7 +76,7 @@ async fn the_api_runs_an_exec_at_once_and_a_restart_ends_one_its_predecessor_los
 
     // And the restarted server runs the next one itself.
     let run = start_exec(&server, &id, json!([{"argv": ["true"]}])).await;
-    let ended = until_ended(&server, run["runId"].as_str().unwrap(), Duration::from_secs(30)).await;
+    let ended = server.run_ended("alice", run["runId"].as_str().unwrap(), Duration::from_secs(30)).await;
     assert_eq!(ended["status"], "completed", "{ended}");
     server.stop();
 }

@@ -6,11 +6,12 @@
 //! every line that was written.
 
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use sluice_tests::capture::*;
 use sluice_tests::server::{DataDir, Server};
+use sluice_tests::{holds_for, poll_until};
 
 /// Appends a numbered line every 50 ms, for far longer than a test runs.
 const WRITER: &str = "i=0; while [ $i -lt 2400 ]; do echo $i >> counter.txt; i=$((i+1)); busybox sleep 0.05; done";
@@ -40,15 +41,7 @@ async fn start_exec(server: &Server, id: &str, script: &str) -> String {
 }
 
 async fn finished_run(server: &Server, run_id: &str) -> Value {
-    let started = Instant::now();
-    loop {
-        let (_, run) = server.get(&format!("/v1/runs/{run_id}?ownerUserId=alice")).await;
-        if run["status"] == "completed" || run["status"] == "failed" {
-            return run;
-        }
-        assert!(started.elapsed() < Duration::from_secs(60), "exec run {run_id} did not finish: {run}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    server.run_ended("alice", run_id, Duration::from_secs(60)).await
 }
 
 /// The counter file as it is on the executor's own disk (`None` once the
@@ -72,11 +65,10 @@ fn lines_on_disk(flavor: Flavor, dir: &DataDir, run_id: &str) -> Option<usize> {
 
 /// Waits until the writer has written at least `n` lines.
 async fn written(flavor: Flavor, dir: &DataDir, run_id: &str, n: usize) {
-    let started = Instant::now();
-    while lines_on_disk(flavor, dir, run_id).unwrap_or(0) < n {
-        assert!(started.elapsed() < Duration::from_secs(30), "the writer never wrote {n} lines");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    poll_until(&format!("the writer wrote {n} lines"), Duration::from_secs(30), || async {
+        (lines_on_disk(flavor, dir, run_id).unwrap_or(0) >= n).then_some(())
+    })
+    .await;
 }
 
 /// The lines the next executor on the session restored: all of them, in order.
@@ -139,12 +131,11 @@ async fn a_final_flush_answers_complete_only_once_every_writer_has_stopped() {
             assert_eq!(status, 200, "{answer}");
             assert_eq!(answer["complete"], true, "{flavor:?}: {answer}");
             let at_answer = lines_on_disk(flavor, &dir, &run_id).expect("the executor is still there");
-            tokio::time::sleep(Duration::from_millis(1500)).await;
-            assert_eq!(
-                lines_on_disk(flavor, &dir, &run_id),
-                Some(at_answer),
-                "{flavor:?}, {name}: nothing writes after a complete final flush"
-            );
+            holds_for("nothing writes after a complete final flush", Duration::from_millis(1500), || async {
+                assert_eq!(lines_on_disk(flavor, &dir, &run_id), Some(at_answer), "{flavor:?}, {name}");
+                true
+            })
+            .await;
             assert_stopped_by_the_flush(&finished_run(&server, &exec).await);
             // A new command is refused: the executor takes no new work.
             let refused = sh(&server, &id, "echo late >> counter.txt").await;
@@ -170,13 +161,14 @@ async fn a_stop_drains_a_workspace_whose_writers_keep_writing_and_loses_no_line(
             assert_eq!(status, 202, "{body}");
             // Every count seen on the executor's disk until it is removed:
             // a writer left running past the snap would outgrow the capture.
-            let mut most = 0;
-            let started = Instant::now();
-            while let Some(n) = lines_on_disk(flavor, &dir, &run_id) {
-                most = most.max(n);
-                assert!(started.elapsed() < Duration::from_secs(90), "the drain did not remove the executor");
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
+            let most = std::cell::Cell::new(0);
+            poll_until("the drain removed the executor", Duration::from_secs(90), || async {
+                let seen = lines_on_disk(flavor, &dir, &run_id);
+                most.set(most.get().max(seen.unwrap_or(0)));
+                seen.is_none().then_some(())
+            })
+            .await;
+            let most = most.get();
             let stopped = server.wait_for("alice", &id, Duration::from_secs(90), |w| w["status"] == "stopped").await;
             assert_eq!(stopped["captureDrain"]["state"], "stopped", "{stopped}");
             assert_stopped_by_the_flush(&finished_run(&server, &exec).await);

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use sluice_tests::server::{DataDir, Options, Server};
-use sluice_tests::{create_body, poll_until};
+use sluice_tests::{create_body, holds_for, poll_until, wait_for};
 
 const HOST: &str = "alpha-1";
 
@@ -50,21 +50,23 @@ async fn operators_see_the_fleet_cordon_and_drain_a_host() {
         assert_eq!(code, 202, "{created}");
         ids.push(created["workspaceId"].as_str().unwrap().to_owned());
     }
-    let mut ready = Vec::new();
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while ready.len() < 2 && std::time::Instant::now() < deadline {
-        ready.clear();
+    let ready = wait_for(Duration::from_secs(60), || async {
+        let mut ready = Vec::new();
         for id in &ids {
             if status(&server, id).await == "ready" {
                 ready.push(id.clone());
             }
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    assert_eq!(ready.len(), 2, "two executors fit:\n{}", server.output());
+        (ready.len() >= 2).then_some(ready)
+    })
+    .await
+    .unwrap_or_else(|| panic!("two executors fit:\n{}", server.output()));
+    assert_eq!(ready.len(), 2, "two executors fit, not three:\n{}", server.output());
     let waiting = ids.iter().find(|id| !ready.contains(id)).unwrap().clone();
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    assert_eq!(status(&server, &waiting).await, "queued", "a full host takes nothing new");
+    holds_for("a full host takes nothing new", Duration::from_secs(3), || async {
+        status(&server, &waiting).await == "queued"
+    })
+    .await;
     let (ok, listed) = server.operate(&dir, &["workers"]);
     assert!(ok, "{listed}");
     assert!(listed.contains(HOST) && listed.contains("2/2") && listed.contains("healthy"), "{listed}");
@@ -89,8 +91,10 @@ async fn operators_see_the_fleet_cordon_and_drain_a_host() {
     let host = &fleet["hosts"][0];
     assert_eq!(host["cordoned"]["by"], "night-shift", "{fleet}");
     assert_eq!((host["load"].as_i64(), host["takesNewWork"].as_bool()), (Some(0), Some(false)), "{fleet}");
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    assert_eq!(status(&server, &waiting).await, "queued", "a cordoned host takes nothing new");
+    holds_for("a cordoned host takes nothing new", Duration::from_secs(3), || async {
+        status(&server, &waiting).await == "queued"
+    })
+    .await;
     let (ok, listed) = server.operate(&dir, &["workers"]);
     assert!(ok && listed.contains("cordoned by night-shift"), "{listed}");
 
@@ -107,17 +111,16 @@ async fn operators_see_the_fleet_cordon_and_drain_a_host() {
     assert!(ok && forgot.contains("1 executors written off"), "{forgot}");
     let lost = server.wait_for("alice", &waiting, Duration::from_secs(10), |w| w["status"] == "failed").await;
     assert_eq!(lost["error"]["code"], "executor-lost", "{lost}");
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
+    poll_until("the host came back", Duration::from_secs(30), || async {
         let (_, fleet) = server.get("/v1/workers").await;
         let host = &fleet["hosts"][0];
         if host["state"] == "up" && host.get("forgotten").is_none() {
-            break;
+            return Some(());
         }
         assert_eq!(host["forgotten"]["by"], "night-shift", "{fleet}");
-        assert!(std::time::Instant::now() < deadline, "the host never came back: {fleet}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+        None
+    })
+    .await;
     let (ok, again) = server.operate(&dir, &["workers", "forget", "nowhere"]);
     assert!(!ok && again.contains("404"), "{again}");
 

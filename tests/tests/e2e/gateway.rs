@@ -53,13 +53,14 @@ impl Gateway {
             .spawn()
             .unwrap();
         let gateway = Gateway { child, port, log };
-        for _ in 0..200 {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return gateway;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("the gateway did not listen: {}", std::fs::read_to_string(dir.root().join("gateway.err")).unwrap());
+        let listening =
+            wait_for_blocking(Duration::from_secs(10), || std::net::TcpStream::connect(("127.0.0.1", port)).ok());
+        assert!(
+            listening.is_some(),
+            "the gateway did not listen: {}",
+            std::fs::read_to_string(dir.root().join("gateway.err")).unwrap()
+        );
+        gateway
     }
 }
 
@@ -121,7 +122,7 @@ fn text(bytes: &[u8]) -> String {
 /// the test holds, as a user's terminal emulator would): checks the tty,
 /// the size and a resize, interrupts a command with Ctrl-C, and exits 7.
 const TERMINAL_SCRIPT: &str = r#"
-import fcntl, os, select, struct, subprocess, sys, termios, time
+import fcntl, os, re, select, struct, subprocess, sys, termios, time
 master, slave = os.openpty()
 def size(rows, cols):
     fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack('HHHH', rows, cols, 0, 0))
@@ -132,19 +133,24 @@ def own_terminal():
 ssh = subprocess.Popen(sys.argv[1:], stdin=slave, stdout=slave, stderr=slave, preexec_fn=own_terminal, close_fds=True)
 os.close(slave)
 seen = b''
-def until(needle):
+def until(pattern, start=0):
+    """Reads the terminal until `pattern` (a regular expression) shows
+    after `start`; answers the match."""
     global seen
     end = time.time() + 30
-    while needle.encode() not in seen:
+    while True:
+        found = re.search(pattern.encode(), seen[start:])
+        if found:
+            return found
         ready, _, _ = select.select([master], [], [], max(0, end - time.time()))
         if not ready:
-            sys.exit('no %r in %r' % (needle, seen[-800:]))
+            sys.exit('no %r in %r' % (pattern, seen[-800:]))
         try:
             chunk = os.read(master, 65536)
         except OSError:
             chunk = b''
         if not chunk:
-            sys.exit('the terminal closed before %r: %r' % (needle, seen[-800:]))
+            sys.exit('the terminal closed before %r: %r' % (pattern, seen[-800:]))
         seen += chunk
 def send(keys):
     os.write(master, keys.encode())
@@ -152,11 +158,17 @@ send('busybox tty; busybox stty size\r')
 until('/dev/pts/')
 until('24 80')
 size(40, 100)
-time.sleep(0.5)
-send('busybox stty size\r')
-until('40 100')
-send('sleep 30\r')
-time.sleep(1)
+# The resize travels to the workspace's terminal: ask until it is there.
+for attempt in range(200):
+    mark = len(seen)
+    send('busybox stty size | busybox sed s/^/SIZE_/\r')
+    if until(r'SIZE_(\d+ \d+)\r?\n', mark).group(1) == b'40 100':
+        break
+else:
+    sys.exit('the resize never reached the terminal: %r' % seen[-800:])
+# Ctrl-C once the command runs (it says so: the typed line reads SLEEP''ING).
+send('busybox sh -c "echo SLEEP\'\'ING; exec sleep 30"\r')
+until('SLEEPING')
 send('\x03')
 send('echo after=$? TYPEDMARK\r')
 until('after=130')
@@ -314,18 +326,15 @@ async fn openssh_reaches_workspaces_through_the_gateway() {
             .stdin(Stdio::null())
             .spawn()
             .unwrap();
-        let mut served = String::new();
-        for _ in 0..100 {
+        let served = wait_for(Duration::from_secs(20), || async {
             let curl = Command::new("curl")
                 .args(["-s", "--max-time", "5", &format!("http://127.0.0.1:{local}/index.html")])
                 .output()
                 .unwrap();
-            served = text(&curl.stdout);
-            if served.contains("served-inside") {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
+            Some(text(&curl.stdout)).filter(|served| served.contains("served-inside"))
+        })
+        .await
+        .unwrap_or_default();
         let _ = (forward.kill(), server.kill());
         let _ = (forward.wait(), server.wait());
         assert_eq!(served.trim(), "served-inside", "{runtime}: {}", std::fs::read_to_string(&gateway.log).unwrap());

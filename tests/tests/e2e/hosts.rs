@@ -16,6 +16,7 @@ use sluice_tests::broker::{Answer, Broker};
 use sluice_tests::capture::{session, sh_ok, workspace_body};
 use sluice_tests::hosts::{HubObjects, HubPostgres, Network};
 use sluice_tests::server::{DataDir, Options, Server};
+use sluice_tests::wait_for;
 
 const GRACE_SECONDS: &str = "3";
 const WITHIN: Duration = Duration::from_secs(90);
@@ -53,16 +54,13 @@ async fn fleet(api: &Server) -> Value {
 }
 
 async fn wait_for_workers(api: &Server, healthy: usize) -> Value {
-    let deadline = tokio::time::Instant::now() + WITHIN;
-    loop {
+    let joined = wait_for(WITHIN, || async {
         let fleet = fleet(api).await;
         let live = fleet["items"].as_array().unwrap().iter().filter(|w| w["health"] == "healthy").count();
-        if live == healthy {
-            return fleet;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "{healthy} workers never joined: {fleet}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+        (live == healthy).then_some(fleet)
+    })
+    .await;
+    joined.unwrap_or_else(|| panic!("{healthy} workers never joined"))
 }
 
 /// The broker of the API in the hub: its self-signed certificate names
@@ -106,14 +104,8 @@ async fn broker_calls(broker: &Broker, token: &str, id: &str, tag: &str) {
     assert_eq!((read.status, unb64(&read.body["contents_b64"])), (200, tag.as_bytes().to_vec()), "{read:?}");
     let started = call(Method::PUT, format!("/commands/{tag}.1"), json!({"argv": ["sh", "-c", "echo durable"]})).await;
     assert_eq!(started.status, 202, "{started:?}");
-    let mut done = Value::Null;
-    for _ in 0..200 {
-        done = broker.get(&format!("/v1/workspaces/{id}/commands/{tag}.1"), token).await.body;
-        if done["state"] == "completed" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let command = format!("/v1/workspaces/{id}/commands/{tag}.1");
+    let done = broker.get_until(&command, token, Duration::from_secs(10), |c| c["state"] == "completed").await;
     assert_eq!(
         (done["state"].as_str(), unb64(&done["stdout_b64"])),
         (Some("completed"), b"durable\n".to_vec()),
@@ -347,15 +339,13 @@ async fn executors_on_two_hosts_are_reached_through_their_workers_and_a_dead_hos
         let acquired = Answer::of(acquired).await;
         assert_eq!(acquired.status, 201, "{acquired:?}");
         let id = acquired.body["workspace_id"].as_str().unwrap().to_owned();
-        let mut state = Value::Null;
-        for _ in 0..900 {
-            state = broker.get(&format!("/v1/workspaces/{id}"), &token).await.body;
-            if state["state"] == "running" {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        if state["state"] != "running" {
+        let running = wait_for(Duration::from_secs(90), || async {
+            let state = broker.get(&format!("/v1/workspaces/{id}"), &token).await.body;
+            (state["state"] == "running").then_some(())
+        })
+        .await;
+        if running.is_none() {
+            let state = broker.get(&format!("/v1/workspaces/{id}"), &token).await.body;
             let logs: Vec<String> = workers.iter().flatten().map(|w| w.output()).collect();
             let tail: Vec<&str> =
                 logs.iter().flat_map(|l| l.lines().filter(|l| l.contains("WARN") || l.contains("ERROR"))).collect();
@@ -419,14 +409,12 @@ async fn executors_on_two_hosts_are_reached_through_their_workers_and_a_dead_hos
         assert_eq!(status, 201, "{grant}");
         let host = format!("Host: 8000-{id}.preview.test");
         let url = format!("http://{}:{preview_port}/f", network.hub_address(0));
-        let mut answer = (0, String::new());
-        for _ in 0..60 {
-            answer = curl_from_hub(&network, &["-H", &host, &url]);
-            if answer.0 == 200 {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        let answer = wait_for(Duration::from_secs(6), || {
+            let answer = curl_from_hub(&network, &["-H", &host, &url]);
+            async move { (answer.0 == 200).then_some(answer) }
+        })
+        .await
+        .unwrap_or_else(|| curl_from_hub(&network, &["-H", &host, &url]));
         assert_eq!(answer, (200, format!("from-{i}\n")), "through host-{}'s worker", i + 1);
     }
 

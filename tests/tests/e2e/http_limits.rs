@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use sluice_store::testing;
-use sluice_tests::App;
+use sluice_tests::{App, holds_for, pace};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -45,7 +45,7 @@ async fn a_slow_header_client_is_dropped_and_others_are_still_answered() {
     // Trickling a byte now and then does not extend the header deadline.
     let trickle = async {
         for _ in 0..3 {
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            pace(Duration::from_millis(100)).await;
             let _ = slow.write_all(b"a").await;
         }
     };
@@ -71,8 +71,11 @@ async fn idle_connections_are_closed_and_the_limit_makes_others_wait() {
         let url = app.url("/healthz");
         async move { reqwest::get(url).await.map(|r| r.status().as_u16()) }
     });
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(!request.is_finished(), "a connection past the limit is not served while the slots are held");
+    holds_for("a connection past the limit is not served while the slots are held", Duration::from_millis(300), || {
+        let waiting = !request.is_finished();
+        async move { waiting }
+    })
+    .await;
     for stream in &mut idle {
         assert!(closed_within(stream, Duration::from_secs(10)).await, "an idle connection was closed");
     }

@@ -5,11 +5,11 @@
 //! API); once the row is mended, `sluice jobs retry` brings it back and the
 //! workspace comes up.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
-use sluice_tests::create_body;
 use sluice_tests::server::{DataDir, Options, Server};
+use sluice_tests::{create_body, holds_for, wait_for};
 
 async fn set_spec(dir: &DataDir, id: &str, spec: &str) {
     let url = format!("sqlite:{}", dir.path().join("sluice.db").display());
@@ -43,16 +43,13 @@ async fn a_job_that_keeps_failing_is_parked_shown_and_retried() {
         Options::serve().arg("--runtime").arg("local").arg("--max-job-attempts").arg("3"),
     )
     .await;
-    let started = Instant::now();
-    let parked = loop {
+    let parked = wait_for(Duration::from_secs(60), || async {
         let (status, list) = server.get("/v1/jobs/failed").await;
         assert_eq!(status, 200, "{list}");
-        if let Some(job) = list["items"].as_array().unwrap().first() {
-            break job.clone();
-        }
-        assert!(started.elapsed() < Duration::from_secs(60), "never parked:\n{}", server.output());
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+        list["items"].as_array().unwrap().first().cloned()
+    })
+    .await
+    .unwrap_or_else(|| panic!("never parked:\n{}", server.output()));
     assert_eq!(
         (parked["kind"].as_str(), parked["subject"].as_str()),
         (Some("reconcile"), Some(id.as_str())),
@@ -61,9 +58,12 @@ async fn a_job_that_keeps_failing_is_parked_shown_and_retried() {
     assert_eq!(parked["attempts"], 3, "{parked}");
     assert!(parked["lastError"].as_str().unwrap().contains("inconsistent"), "{parked}");
     // Parked means no further attempt is made.
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    let (_, list) = server.get("/v1/jobs/failed").await;
-    assert_eq!(list["items"][0]["attempts"], 3, "{list}");
+    holds_for("a parked job is not attempted again", Duration::from_secs(3), || async {
+        let (_, list) = server.get("/v1/jobs/failed").await;
+        assert_eq!(list["items"][0]["attempts"], 3, "{list}");
+        true
+    })
+    .await;
 
     let (ok, listed) = server.operate(&dir, &["jobs", "failed"]);
     assert!(ok, "{listed}");

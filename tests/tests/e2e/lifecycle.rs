@@ -46,16 +46,9 @@ async fn exec(server: &Server, id: &str, commands: Value) -> Value {
     assert_eq!(status, 202, "{run}");
     assert_eq!(run["harnessId"], "exec");
     let run_id = run["runId"].as_str().unwrap().to_owned();
-    for _ in 0..600 {
-        let (status, run) = server.get(&format!("/v1/runs/{run_id}?ownerUserId=alice")).await;
-        assert_eq!(status, 200, "{run}");
-        if run["status"] == "completed" || run["status"] == "failed" {
-            assert_eq!(server.get(&format!("/v1/runs/{run_id}?ownerUserId=mallory")).await.0, 404, "owner-scoped");
-            return run;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("exec run {run_id} did not finish");
+    let run = server.run_ended("alice", &run_id, Duration::from_secs(30)).await;
+    assert_eq!(server.get(&format!("/v1/runs/{run_id}?ownerUserId=mallory")).await.0, 404, "owner-scoped");
+    run
 }
 
 async fn event_types(server: &Server, id: &str) -> Vec<String> {
@@ -145,14 +138,12 @@ async fn lifecycle(runtime: &str, image: &str, dir: &DataDir, inspect: &dyn Insp
         assert!(ready["publishedImage"]["digest"].as_str().unwrap().starts_with("sha256:"), "{ready}");
     }
     // The managed process started with the workspace's secret environment.
-    let mut managed = String::new();
-    for _ in 0..100 {
-        managed = inspect.managed_output(&run_id);
-        if managed.contains(SECRET) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let managed = wait_for(Duration::from_secs(5), || {
+        let managed = Some(inspect.managed_output(&run_id)).filter(|m| m.contains(SECRET));
+        async move { managed }
+    })
+    .await
+    .unwrap_or_else(|| inspect.managed_output(&run_id));
     assert!(managed.contains(&format!("MANAGED_SECRET={SECRET}")), "managed output: {managed}");
 
     // exec: every command runs, in order, whatever the exit codes.
@@ -231,13 +222,11 @@ async fn lifecycle(runtime: &str, image: &str, dir: &DataDir, inspect: &dyn Insp
     let fresh = exec(&server, &id, json!([{"argv": ["ls", "-a"]}])).await;
     let listing = fresh["commands"][0]["stdout"].as_str().unwrap();
     assert!(!listing.contains("marker") && !listing.contains("greeting"), "no disk carries over: {listing}");
-    for _ in 0..100 {
-        if !inspect.exists(&run_id) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(!inspect.exists(&run_id), "the old executor was removed");
+    poll_until("the old executor was removed", Duration::from_secs(5), || {
+        let gone = (!inspect.exists(&run_id)).then_some(());
+        async move { gone }
+    })
+    .await;
 
     // stop: the executor is removed and the workspace reads stopped; again is a no-op.
     for _ in 0..2 {
@@ -331,22 +320,21 @@ async fn the_orphan_sweep_removes_what_no_record_needs_and_spares_the_rest() {
         }
         let inspect: Box<dyn Inspect> =
             if runtime == "docker" { Box::new(DockerInspect) } else { Box::new(LocalInspect(&dir)) };
-        let mut gone = false;
-        for _ in 0..200 {
+        let gone = wait_for(Duration::from_secs(10), || {
             let leftover =
                 dir.executors().join(orphan).exists() || (runtime == "docker" && DockerInspect.exists(orphan));
-            if !leftover {
-                gone = true;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        assert!(gone, "{runtime}: the sweep removed the orphan:\n{}", server.output());
-        // The workspace's own executor lived through the same sweeps.
-        tokio::time::sleep(Duration::from_millis(1500)).await;
-        assert!(inspect.exists(&live_run), "{runtime}: a recorded executor is never swept");
-        let (_, still) = server.get(&format!("/v1/workspaces/{id}?ownerUserId=alice")).await;
-        assert_eq!(still["status"], "ready", "{runtime}: {still}");
+            async move { (!leftover).then_some(()) }
+        })
+        .await;
+        assert!(gone.is_some(), "{runtime}: the sweep removed the orphan:\n{}", server.output());
+        // The workspace's own executor lives through the same sweeps.
+        holds_for("a recorded executor is never swept", Duration::from_millis(1500), || async {
+            assert!(inspect.exists(&live_run), "{runtime}: a recorded executor is never swept");
+            let (_, still) = server.get(&format!("/v1/workspaces/{id}?ownerUserId=alice")).await;
+            assert_eq!(still["status"], "ready", "{runtime}: {still}");
+            true
+        })
+        .await;
         server.stop();
     }
 }
@@ -375,12 +363,10 @@ async fn a_daemon_that_never_answers_fails_its_launches_and_the_gateway_is_told_
     let relations: Vec<_> = attempts["items"].as_array().unwrap().iter().map(|a| a["relation"].clone()).collect();
     assert_eq!(relations, vec![json!("retry"), json!("retry"), json!("launch")], "three attempts in all: {attempts}");
     // Every failed attempt's executor was removed.
-    for _ in 0..100 {
-        if dir.live_local_executors().is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(dir.live_local_executors().is_empty(), "failed executors are removed");
+    poll_until("failed executors are removed", Duration::from_secs(5), || {
+        let removed = dir.live_local_executors().is_empty().then_some(());
+        async move { removed }
+    })
+    .await;
     server.stop();
 }

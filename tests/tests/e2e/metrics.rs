@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use sluice_tests::capture::*;
+use sluice_tests::poll_until;
 use sluice_tests::prometheus::{Prometheus, promtool};
 use sluice_tests::server::{DataDir, Server};
 
@@ -92,6 +93,12 @@ async fn prometheus_reads_workspaces_retention_recovery_and_work_at_risk() {
     let saved = session(&server, None).await;
     let (kept, kept_run) = launch(&server, &saved, "kept").await;
     sh_ok(&server, &kept, &format!("cd /workspace; busybox echo {MARKER} > {MARKER}.txt")).await;
+    // A capture registers before the daemon is frozen (its final flush
+    // never can, so the work is still not confirmed saved).
+    poll_until("the kept workspace registered a capture", WITHIN, || async {
+        (capture_status(&server, &kept).await["headN"].as_u64().unwrap_or(0) >= 1).then_some(())
+    })
+    .await;
     silence(flavor, &dir, &kept_run, true);
     stop(&server, &kept, false).await;
     server.wait_for("alice", &kept, WITHIN, |w| w["captureDrain"]["state"] == "kept").await;

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use serde_json::{Value, json};
 use sluice_tests::capture;
-use sluice_tests::create_body;
 use sluice_tests::server::{DataDir, Options, Server};
+use sluice_tests::{create_body, pace, poll_until};
 use tokio::io::AsyncWriteExt;
 
 /// How long the server may take to refuse while its database cannot
@@ -53,7 +53,7 @@ async fn create_then_reset(address: &str, request: Vec<u8>, wait: Duration) {
     if stream.write_all(&request).await.is_err() {
         return;
     }
-    tokio::time::sleep(wait).await;
+    pace(wait).await;
     let _ = stream.set_zero_linger();
     drop(stream);
 }
@@ -189,22 +189,21 @@ impl Drop for OwnCluster {
 /// Creates `key` until it is made, retrying on what a database outage
 /// answers; checks every refusal was prompt and said when to come back.
 async fn create_until_made(server: &Server, key: String, refusals: &std::sync::atomic::AtomicUsize) -> String {
-    let started = Instant::now();
-    loop {
+    poll_until(&format!("{key} made"), Duration::from_secs(120), || async {
         let (status, body, retry_after, took) = create(server, &key).await;
         match status {
-            202 => return body["workspaceId"].as_str().unwrap().to_owned(),
+            202 => Some(body["workspaceId"].as_str().unwrap().to_owned()),
             503 => {
                 assert!(took < REFUSED_WITHIN, "{key}: a 503 took {took:?}");
                 assert_eq!(retry_after.as_deref(), Some("1"), "{key}: {body}");
                 assert_eq!(body["_tag"], "WorkspaceServiceUnavailableError", "{body}");
                 refusals.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                None
             }
             other => panic!("{key}: {other} {body}\n{}", server.output()),
         }
-        assert!(started.elapsed() < Duration::from_secs(120), "{key} was never made");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    })
+    .await
 }
 
 #[tokio::test]
@@ -229,17 +228,27 @@ async fn a_database_stopped_under_load_gives_prompt_503s_and_every_create_is_mad
         futures::future::join_all(clients).await;
     };
     let outage = async {
-        while made.lock().unwrap().len() < 60 {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        poll_until("60 workspaces made before the outage", Duration::from_secs(120), || {
+            let enough = (made.lock().unwrap().len() >= 60).then_some(());
+            async move { enough }
+        })
+        .await;
         cluster.pause();
         // The health check says so promptly too.
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        let started = Instant::now();
-        let health = server.client.get(format!("{}/healthz", server.base)).send().await.unwrap();
-        assert_eq!(health.status(), 503);
-        assert!(started.elapsed() < Duration::from_secs(6), "healthz took {:?}", started.elapsed());
-        tokio::time::sleep(Duration::from_secs(3)).await;
+        poll_until("healthz says the database is down", Duration::from_secs(10), || async {
+            let started = Instant::now();
+            let health = server.client.get(format!("{}/healthz", server.base)).send().await.unwrap();
+            assert!(started.elapsed() < Duration::from_secs(6), "healthz took {:?}", started.elapsed());
+            (health.status() == 503).then_some(())
+        })
+        .await;
+        // The outage lasts until the creates have been refused as often as
+        // there are clients.
+        poll_until("refusals during the outage", Duration::from_secs(60), || {
+            let seen = (refusals.load(std::sync::atomic::Ordering::Relaxed) >= CLIENTS).then_some(());
+            async move { seen }
+        })
+        .await;
         cluster.resume();
     };
     tokio::join!(load, outage);
@@ -316,7 +325,7 @@ async fn work_in_flight_when_the_database_stopped_resumes_within_seconds_of_its_
     assert_eq!(status, 202, "{created}");
     let id = created["workspaceId"].as_str().unwrap().to_owned();
     cluster.pause();
-    tokio::time::sleep(Duration::from_secs(10)).await;
+    pace(Duration::from_secs(10)).await;
     cluster.resume();
     let back = Instant::now();
     let ready = server.wait_for("alice", &id, Duration::from_secs(60), |w| w["status"] == "ready").await;

@@ -75,14 +75,15 @@ async fn receive(State(spans): State<Spans>, body: Bytes) -> ([(&'static str, &'
 }
 
 async fn wait_for_span(spans: &Spans, what: &str, found: impl Fn(&Received) -> bool) -> Received {
-    for _ in 0..300 {
-        if let Some(span) = spans.lock().unwrap().iter().find(|s| found(s)) {
-            return span.clone();
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let names: Vec<String> = spans.lock().unwrap().iter().map(|s| s.name.clone()).collect();
-    panic!("no span {what} among {names:?}");
+    let span = sluice_tests::wait_for(Duration::from_secs(30), || {
+        let span = spans.lock().unwrap().iter().find(|s| found(s)).cloned();
+        async move { span }
+    })
+    .await;
+    span.unwrap_or_else(|| {
+        let names: Vec<String> = spans.lock().unwrap().iter().map(|s| s.name.clone()).collect();
+        panic!("no span {what} among {names:?}")
+    })
 }
 
 #[tokio::test]

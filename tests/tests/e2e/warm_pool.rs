@@ -32,14 +32,12 @@ fn ready_pooled(dir: &DataDir) -> Vec<PathBuf> {
 }
 
 async fn wait_pool(dir: &DataDir, server: &Server, size: usize) -> Vec<PathBuf> {
-    for _ in 0..1200 {
+    let filled = wait_for(Duration::from_secs(60), || async {
         let ready = ready_pooled(dir);
-        if ready.len() >= size {
-            return ready;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the pool did not fill to {size}: {:?}\n{}", ready_pooled(dir), server.output());
+        (ready.len() >= size).then_some(ready)
+    })
+    .await;
+    filled.unwrap_or_else(|| panic!("the pool did not fill to {size}: {:?}\n{}", ready_pooled(dir), server.output()))
 }
 
 fn daemon_pid(dir: &Path) -> i32 {
@@ -102,27 +100,17 @@ async fn exec_stdout(server: &Server, id: &str, argv: &[&str]) -> String {
     let body = json!({"ownerUserId": "alice", "commands": [{"argv": argv}]});
     let (status, run) = server.post(&format!("/v1/workspaces/{id}/exec"), &body).await;
     assert_eq!(status, 202, "{run}");
-    let run_id = run["runId"].as_str().unwrap().to_owned();
-    for _ in 0..1200 {
-        let (_, run) = server.get(&format!("/v1/runs/{run_id}?ownerUserId=alice")).await;
-        if run["status"] == "completed" || run["status"] == "failed" {
-            return run["commands"][0]["stdout"].as_str().unwrap_or_default().to_owned();
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("exec {run_id} did not finish");
+    let run = server.run_ended("alice", run["runId"].as_str().unwrap(), Duration::from_secs(60)).await;
+    run["commands"][0]["stdout"].as_str().unwrap_or_default().to_owned()
 }
 
 /// The secret the run's managed process was started with, as it printed it.
 async fn managed_secret(run: &Path) -> String {
-    for _ in 0..400 {
+    poll_until(&format!("the managed process of {run:?} printed its secret"), Duration::from_secs(10), || async {
         let log = std::fs::read_to_string(run.join("state/managed.log")).unwrap_or_default();
-        if let Some(line) = log.lines().find_map(|l| l.strip_prefix("secret=")) {
-            return line.to_owned();
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("the managed process of {run:?} printed no secret");
+        log.lines().find_map(|l| l.strip_prefix("secret=")).map(str::to_owned)
+    })
+    .await
 }
 
 fn run_dir_of(dir: &DataDir, workspace: &Value) -> PathBuf {
@@ -192,16 +180,17 @@ async fn a_pooled_executor_holds_no_secret_until_a_create_takes_it() {
     assert!(!run_dir_of(&dir, &unfit_ready).join("origin").exists(), "an unfit create takes nothing from the pool");
 
     // The pool's state: the workers list, the metrics and the doctor.
-    let mut levels = Value::Null;
-    for _ in 0..200 {
+    let levels = wait_for(Duration::from_secs(20), || async {
         let (status, fleet) = server.get("/v1/workers").await;
         assert_eq!(status, 200, "{fleet}");
-        levels = fleet["items"][0]["warmPool"].clone();
-        if levels[0]["idle"] == 2 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+        let levels = fleet["items"][0]["warmPool"].clone();
+        (levels[0]["idle"] == 2).then_some(levels)
+    })
+    .await;
+    let levels = match levels {
+        Some(levels) => levels,
+        None => server.get("/v1/workers").await.1["items"][0]["warmPool"].clone(),
+    };
     assert_eq!(levels[0]["image"], IMAGE, "{levels}");
     assert_eq!((levels[0]["target"].as_u64(), levels[0]["idle"].as_u64()), (Some(2), Some(2)), "{levels}");
     let metrics = http_client()
@@ -260,15 +249,12 @@ async fn each_pooled_executor_is_taken_once_under_concurrent_creates_and_a_kille
     });
     let ids: Vec<String> = futures::future::join_all(creates).await;
 
-    let mut taken_before_kill = Vec::new();
-    for _ in 0..600 {
-        taken_before_kill = mid_take(&dir);
-        if !taken_before_kill.is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(!taken_before_kill.is_empty(), "a take was under way\n{}", server.output());
+    let taken_before_kill = wait_for(Duration::from_secs(6), || {
+        let taken = Some(mid_take(&dir)).filter(|taken| !taken.is_empty());
+        async move { taken }
+    })
+    .await
+    .unwrap_or_else(|| panic!("no take was under way\n{}", server.output()));
     server.kill();
 
     // The restarted server finishes the takes its predecessor left.

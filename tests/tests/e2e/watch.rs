@@ -36,15 +36,10 @@ fn sum(metrics: &str, name: &str, labels: &str) -> f64 {
 }
 
 async fn until_watched(port: u16, count: f64) {
-    let deadline = Instant::now() + READY_WITHIN;
-    loop {
-        let now = sum(&metrics(port).await, "sluice_watched_executors", "");
-        if now == count {
-            return;
-        }
-        assert!(Instant::now() < deadline, "{now} executors watched, not {count}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    poll_until(&format!("{count} executors watched"), READY_WITHIN, || async {
+        (sum(&metrics(port).await, "sluice_watched_executors", "") == count).then_some(())
+    })
+    .await;
 }
 
 /// The pid of the run's daemon (inside its sandbox, not the sandbox itself).
@@ -89,9 +84,12 @@ async fn an_idle_ready_executor_gets_no_timed_pass_and_its_dying_daemon_is_heard
 
     // Idle: over longer than the unwatched poll, not one reconcile pass.
     let before = sum(&metrics(port).await, "sluice_job_passes_total", "kind=\"reconcile\"");
-    tokio::time::sleep(Duration::from_secs(12)).await;
-    let after = sum(&metrics(port).await, "sluice_job_passes_total", "kind=\"reconcile\"");
-    assert_eq!(before, after, "reconcile passes ran for idle watched executors");
+    holds_for("no reconcile pass for idle watched executors", Duration::from_secs(12), || async {
+        let now = sum(&metrics(port).await, "sluice_job_passes_total", "kind=\"reconcile\"");
+        assert_eq!(before, now, "reconcile passes ran for idle watched executors");
+        true
+    })
+    .await;
 
     let took = kill_and_time(&server, &first, &first_run).await;
     assert!(took < HEARD_WITHIN, "the dead daemon was heard after {took:?}");

@@ -19,6 +19,7 @@ use hmac::{Hmac, Mac};
 use serde_json::{Value, json};
 use sha2::Sha256;
 use sluice_tests::server::{DataDir, Options, Server};
+use sluice_tests::{poll_until, wait_for};
 
 const WITHIN: Duration = Duration::from_secs(90);
 
@@ -118,11 +119,11 @@ async fn start_receiver() -> (Arc<Receiver>, String) {
 }
 
 async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + WITHIN;
-    while !done() {
-        assert!(tokio::time::Instant::now() < deadline, "{what} did not happen within {WITHIN:?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    poll_until(what, WITHIN, || {
+        let done = done().then_some(());
+        async move { done }
+    })
+    .await;
 }
 
 async fn register(server: &Server, body: Value) -> Value {
@@ -208,15 +209,11 @@ async fn signed_deliveries_are_retried_deduplicated_by_id_and_complete() {
         // and the feed says so (the good endpoint takes every type).
         let broken_id = broken["id"].as_str().unwrap().to_owned();
         let broken_path = format!("/v1/webhooks/{broken_id}");
-        let deadline = tokio::time::Instant::now() + WITHIN;
-        let disabled = loop {
+        let disabled = poll_until("the broken endpoint disabled", WITHIN, || async {
             let (_, hook) = server.get(&broken_path).await;
-            if hook["enabled"] == false {
-                break hook;
-            }
-            assert!(tokio::time::Instant::now() < deadline, "not disabled: {hook}");
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        };
+            (hook["enabled"] == false).then_some(hook)
+        })
+        .await;
         assert_eq!(disabled["failures"], 3, "{disabled}");
         assert!(disabled["disabledReason"].as_str().unwrap().contains("500"), "{disabled}");
         let (_, log) = server.get(&format!("{broken_path}/deliveries")).await;
@@ -241,16 +238,17 @@ async fn signed_deliveries_are_retried_deduplicated_by_id_and_complete() {
         // event again when it comes back: at least once.
         receiver.modes.lock().unwrap().insert("good".into(), Mode::Hold);
         let held = server.create_sleeper().await;
-        let deadline = tokio::time::Instant::now() + WITHIN;
-        while receiver.held.lock().unwrap().is_empty() {
-            if tokio::time::Instant::now() > deadline {
-                let good_path = format!("/v1/webhooks/{}", good["id"].as_str().unwrap());
-                let (_, hook) = server.get(&good_path).await;
-                let (_, log) = server.get(&format!("{good_path}/deliveries?limit=5")).await;
-                let output = server.output();
-                panic!("no delivery was held: {hook}\n{log}\n{}", &output[output.len().saturating_sub(6000)..]);
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
+        let held_one = wait_for(WITHIN, || {
+            let held = (!receiver.held.lock().unwrap().is_empty()).then_some(());
+            async move { held }
+        })
+        .await;
+        if held_one.is_none() {
+            let good_path = format!("/v1/webhooks/{}", good["id"].as_str().unwrap());
+            let (_, hook) = server.get(&good_path).await;
+            let (_, log) = server.get(&format!("{good_path}/deliveries?limit=5")).await;
+            let output = server.output();
+            panic!("no delivery was held: {hook}\n{log}\n{}", &output[output.len().saturating_sub(6000)..]);
         }
         server.kill();
         receiver.modes.lock().unwrap().insert("good".into(), Mode::FailFirst(0));

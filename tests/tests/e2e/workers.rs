@@ -95,13 +95,11 @@ async fn a_worker_killed_mid_launch_is_replaced_without_a_second_executor() {
         let (status, created) = api.post("/v1/workspaces", &body(image)).await;
         assert_eq!(status, 202, "{created}");
         let (id, run_id) = (created["workspaceId"].as_str().unwrap(), created["runId"].as_str().unwrap());
-        for _ in 0..400 {
-            if doomed.output().contains("fault injection: pausing") {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-        assert!(doomed.output().contains("fault injection: pausing"), "{runtime}: {}", doomed.output());
+        let paused = wait_for(Duration::from_secs(10), || async {
+            doomed.output().contains("fault injection: pausing").then_some(())
+        })
+        .await;
+        assert!(paused.is_some(), "{runtime}: {}", doomed.output());
         assert_eq!(executors_of(runtime, &dir, run_id), 1, "{runtime}: the executor exists, unrecorded");
         doomed.kill();
 
@@ -129,12 +127,10 @@ async fn a_stale_lease_holders_late_write_is_refused() {
             .await;
     let (_, created) = api.post("/v1/workspaces", &body("sluice-test/busybox:1")).await;
     let id = created["workspaceId"].as_str().unwrap();
-    for _ in 0..400 {
-        if stale.output().contains("fault injection: pausing") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    poll_until("the launch paused", Duration::from_secs(10), || async {
+        stale.output().contains("fault injection: pausing").then_some(())
+    })
+    .await;
     // Frozen past its lease (its heartbeat cannot run either), the first
     // worker loses the job to a second one, which brings the workspace up.
     let _ = Command::new("kill").arg("-STOP").arg(stale.pid().to_string()).status();
@@ -142,15 +138,11 @@ async fn a_stale_lease_holders_late_write_is_refused() {
     api.wait_for("alice", id, Duration::from_secs(60), |w| w["status"] == "ready").await;
     let _ = Command::new("kill").arg("-CONT").arg(stale.pid().to_string()).status();
     // Thawed, it finishes its pause and tries to record the launch.
-    let mut refused = false;
-    for _ in 0..400 {
-        if stale.output().contains("another worker holds this job now") {
-            refused = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    assert!(refused, "the stale write was refused and said so:\n{}", stale.output());
+    let refused = wait_for(Duration::from_secs(10), || async {
+        stale.output().contains("another worker holds this job now").then_some(())
+    })
+    .await;
+    assert!(refused.is_some(), "the stale write was refused and said so:\n{}", stale.output());
     assert_eq!(count_events(&api, id, "runtime.running").await, 1, "the refused write added nothing");
     assert_eq!(count_events(&api, id, "runtime.ready").await, 1);
     stale.stop();
@@ -216,13 +208,11 @@ async fn a_restarted_serve_takes_back_its_predecessors_leases_at_once() {
     let (status, created) = doomed.post("/v1/workspaces", &body("sluice-test/busybox:1")).await;
     assert_eq!(status, 202, "{created}");
     let (id, run_id) = (created["workspaceId"].as_str().unwrap().to_owned(), created["runId"].as_str().unwrap());
-    for _ in 0..400 {
-        if doomed.output().contains("fault injection: pausing") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    assert!(doomed.output().contains("fault injection: pausing"), "{}", doomed.output());
+    let paused = wait_for(Duration::from_secs(10), || async {
+        doomed.output().contains("fault injection: pausing").then_some(())
+    })
+    .await;
+    assert!(paused.is_some(), "{}", doomed.output());
     doomed.kill();
 
     let successor = Server::start_with(&dir.path(), Options::serve().args(long_lease)).await;
@@ -268,7 +258,10 @@ async fn an_expiry_during_an_interrupted_launch_stops_the_executor_it_made() {
     assert_eq!(executors_of("local", &dir, run_id), 1, "the interrupted launch made its executor");
     // Its lifetime runs out and the reaper (every second) asks it to stop
     // while the launch is still unrecorded; then the process dies.
-    tokio::time::sleep(Duration::from_millis(2500)).await;
+    poll_until("the reaper asked the expired workspace to stop", Duration::from_secs(30), || async {
+        doomed.output().contains("workspace expired; stopping it").then_some(())
+    })
+    .await;
     doomed.kill();
 
     let successor = Server::start_with(&dir.path(), Options::serve().args(long_lease)).await;
