@@ -652,21 +652,10 @@ impl WorkspaceCaptureDrain {
         drain: &sluice_store::Drain,
         completion: Option<&sluice_store::StoredAttestation>,
     ) -> Self {
-        let state = match drain.state {
-            Some(state) => state.into(),
-            // Nothing observed yet: a stop waits for the worker's first
-            // look; a schedule alone means the executor keeps running.
-            None if drain.stop_requested.is_some() || drain.discard.is_some() => CaptureDrainState::Draining,
-            None => CaptureDrainState::Kept,
-        };
-        let detail = match (drain.state, &drain.detail) {
-            (Some(_), detail) => detail.clone(),
-            (None, _) if drain.stop_requested.is_some() => Some("stop recorded; the drain has not started yet".into()),
-            (None, _) => Some("running; the final drain starts at preservationStartsAt".into()),
-        };
-        let retained = drain.retention.as_ref().filter(|_| run.status == model::WorkspaceStatus::Retained);
+        let (state, detail) = drain.shown();
+        let retained = drain.retention_shown(run.status);
         WorkspaceCaptureDrain {
-            state,
+            state: state.into(),
             detail,
             observed_at: drain.observed_at.map(rfc3339),
             preservation_starts_at: drain.preservation_starts_at.map(rfc3339),

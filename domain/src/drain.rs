@@ -131,6 +131,28 @@ impl Drain {
             retention: None,
         }
     }
+
+    /// The state a reader is shown, with what is happening: what was last
+    /// observed; else, nothing observed yet, a stop (or discard) waiting
+    /// for the worker's first look, or an executor that runs on until its
+    /// preservation starts.
+    pub fn shown(&self) -> (DrainState, Option<String>) {
+        let stopping = self.stop_requested.is_some() || self.discard.is_some();
+        match self.state {
+            Some(state) => (state, self.detail.clone()),
+            None if stopping => (
+                DrainState::Draining,
+                self.stop_requested.is_some().then(|| "stop recorded; the drain has not started yet".into()),
+            ),
+            None => (DrainState::Kept, Some("running; the final drain starts at preservationStartsAt".into())),
+        }
+    }
+
+    /// The retention a reader is shown: only while `run_status` says the
+    /// executor is still retained (the record outlives it).
+    pub fn retention_shown(&self, run_status: WorkspaceStatus) -> Option<&Retention> {
+        self.retention.as_ref().filter(|_| run_status == WorkspaceStatus::Retained)
+    }
 }
 
 /// An attestation as stored, with what became of it.
@@ -284,6 +306,47 @@ mod unsaved_holder_tests {
             }
         }
         assert_eq!(unsaved_holder(None), None, "no executor claimed the session");
+    }
+}
+
+#[cfg(test)]
+mod shown_tests {
+    use super::*;
+
+    #[test]
+    fn a_reader_sees_what_was_observed_else_what_waits() {
+        let fresh = Drain::new(&"r".into(), &"ws".into());
+        let stop = Drain { stop_requested: Some(("alice".into(), 1)), ..fresh.clone() };
+        let discard =
+            Drain { discard: Some(Discard { requested_by: "alice".into(), requested_at: 2 }), ..fresh.clone() };
+        let observed = Drain { state: Some(DrainState::Saved), detail: Some("saved".into()), ..stop.clone() };
+        let silent = Drain { state: Some(DrainState::Gone), detail: None, ..stop.clone() };
+        let table = [
+            (&fresh, DrainState::Kept, Some("running; the final drain starts at preservationStartsAt")),
+            (&stop, DrainState::Draining, Some("stop recorded; the drain has not started yet")),
+            (&discard, DrainState::Draining, None),
+            (&observed, DrainState::Saved, Some("saved")),
+            (&silent, DrainState::Gone, None),
+        ];
+        for (drain, state, detail) in table {
+            assert_eq!(drain.shown(), (state, detail.map(str::to_owned)), "{drain:?}");
+        }
+    }
+
+    #[test]
+    fn retention_is_shown_only_while_the_executor_is_retained() {
+        let retention = Retention {
+            since: 1,
+            reason: "r".into(),
+            recoverable: true,
+            attempts: 0,
+            next_recovery_at: None,
+            last_error: None,
+        };
+        let drain = Drain { retention: Some(retention), ..Drain::new(&"r".into(), &"ws".into()) };
+        for &status in WorkspaceStatus::ALL {
+            assert_eq!(drain.retention_shown(status).is_some(), status == WorkspaceStatus::Retained, "{status}");
+        }
     }
 }
 
