@@ -5,7 +5,7 @@
 
 use crate::Store;
 use crate::clock::now_ms;
-use crate::create_keys::{Claim, KeyRecord, decide};
+use crate::creates::keys::{Claim, KeyRecord, decide};
 use crate::db::{DbRow, args};
 use crate::error::StoreError;
 use crate::model::CreateKeyState;

@@ -15,7 +15,7 @@ pub mod capture;
 pub mod clock;
 pub mod collection;
 mod console_sessions;
-mod create_keys;
+mod creates;
 mod db;
 mod drains;
 pub mod error;
@@ -25,7 +25,6 @@ mod exec_runs;
 mod executors;
 pub mod fleet;
 pub mod gauges;
-mod group_commit;
 pub mod jobs;
 pub mod packs;
 pub mod previews;
@@ -44,6 +43,7 @@ pub use error::StoreError;
 pub use exec_runs::{CreatedExecRun, TakenExecRun};
 pub use jobs::{FailedJob, KeptLease, Lease};
 // The model is the domain's: the store persists it.
+pub use creates::{CreateOutcome, Idempotency, NewWorkspace};
 pub use seal::{Sealer, Secret};
 pub use sluice_domain::drain::{
     Discard, Drain, DrainObservation, DrainProgress, RetainedExecutor, Retention, StopIntent, StoredAttestation,
@@ -51,7 +51,7 @@ pub use sluice_domain::drain::{
 pub use sluice_domain::model::{self, *};
 pub use sluice_domain::reconcile::{ReconcileState, ResourceFacts};
 pub use sluice_domain::spec;
-pub use workspaces::{CreateOutcome, Idempotency, NewWorkspace, WorkspaceFilter};
+pub use workspaces::WorkspaceFilter;
 
 /// The handle every part of sluice reads and writes state through.
 #[derive(Clone, Debug)]
@@ -59,9 +59,9 @@ pub struct Store {
     pool: db::Pool,
     sealer: Sealer,
     /// Where creates go to be committed together.
-    creates: group_commit::CreateQueue,
+    creates: creates::group_commit::CreateQueue,
     /// Keys this process saw taken, to answer repeats without the committer.
-    found_keys: std::sync::Arc<group_commit::FoundKeys>,
+    found_keys: std::sync::Arc<creates::group_commit::FoundKeys>,
 }
 
 impl Store {
@@ -85,7 +85,7 @@ impl Store {
     pub async fn connect_waiting(url: &str, sealer: Sealer, wait: std::time::Duration) -> Result<Store, StoreError> {
         let max = if url.starts_with("sqlite:") { 8 } else { 16 };
         let pool = db::Pool::connect(url, max, wait).await?;
-        let creates = group_commit::CreateQueue::start(pool.clone());
+        let creates = creates::group_commit::CreateQueue::start(pool.clone());
         Ok(Store { pool, sealer, creates, found_keys: Default::default() })
     }
 

@@ -12,8 +12,8 @@
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::create_keys;
-use crate::create_keys::Idempotency;
+use super::keys;
+use super::keys::Idempotency;
 use crate::db::{Column, GuardedRows, HeldConnection, Pool, Tx, args};
 use crate::error::StoreError;
 use crate::model::CreateKeyState;
@@ -168,9 +168,9 @@ impl CreateQueue {
             Committed::KeyExisted(create) => *create,
         };
         let idem = create.key.as_ref().expect("only a keyed create finds its key there");
-        match create_keys::settled(pool, &create.owner, idem).await? {
-            Some(create_keys::Claim::Replay(id)) => Ok(Written::Replay(id)),
-            Some(create_keys::Claim::Proceed) => unreachable!("a settled key is never pending"),
+        match keys::settled(pool, &create.owner, idem).await? {
+            Some(keys::Claim::Replay(id)) => Ok(Written::Replay(id)),
+            Some(keys::Claim::Proceed) => unreachable!("a settled key is never pending"),
             None => {
                 let alone = PreparedCreate { alone: Some(create.alone.unwrap_or_default()), ..create };
                 match self.commit_one(pool, alone).await? {
@@ -365,11 +365,11 @@ async fn settle_existing_key(
     create: &PreparedCreate,
     idem: &Idempotency,
 ) -> Result<Result<Written, StoreError>, StoreError> {
-    let record = create_keys::read(tx, &create.owner, &idem.key).await?;
-    Ok(match create_keys::decide(&record, &idem.request_hash) {
+    let record = keys::read(tx, &create.owner, &idem.key).await?;
+    Ok(match keys::decide(&record, &idem.request_hash) {
         Err(refused) => Err(refused),
-        Ok(create_keys::Claim::Replay(workspace_id)) => Ok(Written::Replay(workspace_id)),
-        Ok(create_keys::Claim::Proceed) => {
+        Ok(keys::Claim::Replay(workspace_id)) => Ok(Written::Replay(workspace_id)),
+        Ok(keys::Claim::Proceed) => {
             let row = create.key_row.as_ref().expect("a keyed create has its key's row");
             let taken = tx
                 .execute(
