@@ -6,7 +6,7 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
-use sluice_store::StoreError;
+use sluice_store::{ConflictCode, StoreError};
 use utoipa::ToSchema;
 
 /// An error answer.
@@ -51,10 +51,10 @@ pub enum ApiError {
     #[error("capture {0} holds no file at that path")]
     FileNotFound(u64),
     #[error("{message}")]
-    Conflict { message: String, code: Option<&'static str> },
+    Conflict { message: String, code: Option<Code> },
     /// A request this install cannot serve, refused rather than ignored.
     #[error("{message}")]
-    Unsupported { message: String, code: &'static str },
+    Unsupported { message: String, code: Unsupported },
     /// A body over `--max-body-bytes`.
     #[error("the request body is larger than this server accepts")]
     PayloadTooLarge,
@@ -109,12 +109,97 @@ impl ConsoleRefusal {
     }
 }
 
+/// Every `code` a 409 of the workspaces API names: the rule the request
+/// broke. Closed: a new rule is a new variant here and a row of the
+/// reference's table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Code {
+    /// A conflict the policy or the store refused with, by its own name.
+    Stored(ConflictCode),
+    IdempotencyKeyReused,
+    CreateCancelled,
+    /// This API process has no way into executors' daemons.
+    ExecutorControlUnavailable,
+    DaemonUnreachable,
+    DaemonRefused,
+    SshKeyInUse,
+}
+
+impl Code {
+    /// The codes of this API's own rules (the store's are `ConflictCode`'s).
+    pub const OWN: &'static [Code] = &[
+        Code::IdempotencyKeyReused,
+        Code::CreateCancelled,
+        Code::ExecutorControlUnavailable,
+        Code::DaemonUnreachable,
+        Code::DaemonRefused,
+        Code::SshKeyInUse,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::Stored(code) => code.as_str(),
+            Code::IdempotencyKeyReused => "idempotency-key-reused",
+            Code::CreateCancelled => "create-cancelled",
+            Code::ExecutorControlUnavailable => "executor-control-unavailable",
+            Code::DaemonUnreachable => "daemon-unreachable",
+            Code::DaemonRefused => "daemon-refused",
+            Code::SshKeyInUse => "ssh-key-in-use",
+        }
+    }
+}
+
+/// Every `code` a 422 names: what this install cannot serve, each with the
+/// error class it is answered as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unsupported {
+    LimitUnenforceable,
+    RuntimeEnvReferences,
+    WorkspaceDocker,
+    PreviewsNotConfigured,
+    SourceSelection,
+    DotfilesSelection,
+    Credentials,
+}
+
+impl Unsupported {
+    pub const ALL: &'static [Unsupported] = &[
+        Unsupported::LimitUnenforceable,
+        Unsupported::RuntimeEnvReferences,
+        Unsupported::WorkspaceDocker,
+        Unsupported::PreviewsNotConfigured,
+        Unsupported::SourceSelection,
+        Unsupported::DotfilesSelection,
+        Unsupported::Credentials,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unsupported::LimitUnenforceable => "limit-unenforceable",
+            Unsupported::RuntimeEnvReferences => "runtime-env-references-unsupported",
+            Unsupported::WorkspaceDocker => "workspace-docker-unsupported",
+            Unsupported::PreviewsNotConfigured => "previews-not-configured",
+            Unsupported::SourceSelection => "source-selection-unsupported",
+            Unsupported::DotfilesSelection => "dotfiles-selection-unsupported",
+            Unsupported::Credentials => "credentials-unsupported",
+        }
+    }
+
+    fn tag(self) -> &'static str {
+        match self {
+            Unsupported::RuntimeEnvReferences => "WorkspaceRuntimeEnvReferencesUnsupportedError",
+            Unsupported::WorkspaceDocker => "WorkspaceDockerServiceUnsupportedError",
+            _ => "WorkspaceFeatureUnsupportedError",
+        }
+    }
+}
+
 impl ApiError {
     pub fn bad_request(message: impl Into<String>) -> ApiError {
         ApiError::BadRequest(message.into())
     }
 
-    pub fn conflict(message: impl Into<String>, code: Option<&'static str>) -> ApiError {
+    pub fn conflict(message: impl Into<String>, code: Option<Code>) -> ApiError {
         ApiError::Conflict { message: message.into(), code }
     }
 
@@ -146,15 +231,10 @@ impl ApiError {
                 body("CaptureFileNotFoundError", format!("capture {n} holds no file at that path"), None),
             ),
             ApiError::Conflict { message, code } => {
-                (StatusCode::CONFLICT, body("WorkspaceConflictError", message.clone(), *code))
+                (StatusCode::CONFLICT, body("WorkspaceConflictError", message.clone(), code.map(Code::as_str)))
             }
             ApiError::Unsupported { message, code } => {
-                let tag = match *code {
-                    "runtime-env-references-unsupported" => "WorkspaceRuntimeEnvReferencesUnsupportedError",
-                    "workspace-docker-unsupported" => "WorkspaceDockerServiceUnsupportedError",
-                    _ => "WorkspaceFeatureUnsupportedError",
-                };
-                (StatusCode::UNPROCESSABLE_ENTITY, body(tag, message.clone(), Some(*code)))
+                (StatusCode::UNPROCESSABLE_ENTITY, body(code.tag(), message.clone(), Some(code.as_str())))
             }
             ApiError::PayloadTooLarge => (
                 StatusCode::PAYLOAD_TOO_LARGE,
@@ -184,14 +264,14 @@ impl From<StoreError> for ApiError {
         match e {
             StoreError::IdempotencyKeyReused => ApiError::conflict(
                 "this idempotencyKey was already used by this owner with a different request",
-                Some("idempotency-key-reused"),
+                Some(Code::IdempotencyKeyReused),
             ),
             StoreError::CreateCancelled => ApiError::conflict(
                 "the create with this idempotencyKey was cancelled; nothing was created",
-                Some("create-cancelled"),
+                Some(Code::CreateCancelled),
             ),
             StoreError::Guard(violation) => ApiError::BadRequest(violation.to_string()),
-            StoreError::Conflict { message, code } => ApiError::conflict(message, Some(code)),
+            StoreError::Conflict { message, code } => ApiError::conflict(message, Some(Code::Stored(code))),
             StoreError::Unavailable(cause) if e.is_disk_full() => {
                 tracing::warn!(error = %cause, "the database has no space left");
                 ApiError::ServiceUnavailable("the database has no space left; try again once space is freed".into())
@@ -277,6 +357,39 @@ pub mod responses {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every code this API can answer is in the reference's table, with
+    /// the error class it comes with.
+    #[test]
+    fn every_code_is_in_the_reference() {
+        let reference = include_str!("../../docs/reference.md");
+        let table = |status: &str| {
+            let row = reference.lines().find(|l| l.starts_with(&format!("| {status} |"))).unwrap();
+            row.to_owned()
+        };
+        // The broker's and the registrar's conflicts are answered on their own wires.
+        let elsewhere = [
+            ConflictCode::Fenced,
+            ConflictCode::HeadMoved,
+            ConflictCode::Collecting,
+            ConflictCode::ConcurrencyLimit,
+            ConflictCode::SnapshotQuotaExceeded,
+        ];
+        let stored = ConflictCode::ALL.iter().filter(|c| !elsewhere.contains(c)).map(|&c| Code::Stored(c));
+        let conflicts = table("409");
+        for code in stored.chain(Code::OWN.iter().copied()) {
+            let (status, body) = ApiError::conflict("m", Some(code)).status_and_body();
+            assert_eq!((status, body.code), (StatusCode::CONFLICT, Some(code.as_str())));
+            assert!(conflicts.contains(&format!("`{}`", code.as_str())), "{code:?} is not in the 409 row");
+        }
+        let unsupported = table("422");
+        for &code in Unsupported::ALL {
+            let (status, body) = ApiError::Unsupported { message: "m".into(), code }.status_and_body();
+            assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+            assert!(unsupported.contains(&format!("`{}`", code.as_str())), "{code:?} is not in the 422 row");
+            assert!(unsupported.contains(&format!("`{}`", body.tag)), "{code:?}'s class is not in the 422 row");
+        }
+    }
 
     #[test]
     fn each_console_refusal_has_its_status_and_a_message() {

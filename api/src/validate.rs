@@ -8,7 +8,7 @@ use sluice_domain::guard;
 use sluice_domain::ids::{IdempotencyKey, LaunchId, OwnerId};
 use sluice_store::spec::{Spec, WorkspaceSpec, env_name_ok};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, Unsupported};
 
 /// The pattern every free-text field follows: no surrounding whitespace, no
 /// control characters, no bidirectional controls (which make a text read
@@ -253,7 +253,7 @@ pub fn enforceable(spec: &WorkspaceSpec, unenforceable: Option<&[(String, String
         if asked.contains(key) {
             return Err(ApiError::Unsupported {
                 message: format!("spec.{key} cannot be enforced on this install: {why}"),
-                code: "limit-unenforceable",
+                code: Unsupported::LimitUnenforceable,
             });
         }
     }
@@ -314,7 +314,7 @@ pub fn runtime_capabilities(spec: &Value) -> Result<(), ApiError> {
     if present(&["runtime", "envFrom"]) || present(&["kubernetes", "serviceAccountName"]) {
         return Err(ApiError::Unsupported {
             message: "spec.runtime.envFrom and spec.kubernetes.serviceAccountName need a Kubernetes runtime; this install runs workspaces on local processes and Docker".into(),
-            code: "runtime-env-references-unsupported",
+            code: Unsupported::RuntimeEnvReferences,
         });
     }
     let docker_requested = match spec.get("services").and_then(|s| s.get("docker")) {
@@ -325,7 +325,7 @@ pub fn runtime_capabilities(spec: &Value) -> Result<(), ApiError> {
         return Err(ApiError::Unsupported {
             message: "spec.services.docker: no runtime of this install can give a workspace its own Docker engine"
                 .into(),
-            code: "workspace-docker-unsupported",
+            code: Unsupported::WorkspaceDocker,
         });
     }
     Ok(())
@@ -439,7 +439,7 @@ mod tests {
         let spec = typed(json!({"resources": {"cpus": 1, "diskMiB": 64}}));
         let refused = vec![("resources.diskMiB".to_owned(), "no loop devices".to_owned())];
         let err = enforceable(&spec, Some(&refused)).unwrap_err();
-        assert!(matches!(&err, ApiError::Unsupported { code: "limit-unenforceable", message }
+        assert!(matches!(&err, ApiError::Unsupported { code: Unsupported::LimitUnenforceable, message }
             if message.contains("diskMiB") && message.contains("no loop devices")));
         assert!(enforceable(&typed(json!({"resources": {"cpus": 1}})), Some(&refused)).is_ok());
         assert!(enforceable(&spec, None).is_ok(), "an API apart from its runtime leaves it to the launch");
@@ -508,13 +508,10 @@ mod tests {
             Ok(()) => None,
             Err(e) => panic!("{e}"),
         };
-        assert_eq!(code(json!({"runtime": {"envFrom": []}})), Some("runtime-env-references-unsupported"));
-        assert_eq!(
-            code(json!({"kubernetes": {"serviceAccountName": "x"}})),
-            Some("runtime-env-references-unsupported")
-        );
-        assert_eq!(code(json!({"services": {"docker": true}})), Some("workspace-docker-unsupported"));
-        assert_eq!(code(json!({"services": {"docker": {}}})), Some("workspace-docker-unsupported"));
+        assert_eq!(code(json!({"runtime": {"envFrom": []}})), Some(Unsupported::RuntimeEnvReferences));
+        assert_eq!(code(json!({"kubernetes": {"serviceAccountName": "x"}})), Some(Unsupported::RuntimeEnvReferences));
+        assert_eq!(code(json!({"services": {"docker": true}})), Some(Unsupported::WorkspaceDocker));
+        assert_eq!(code(json!({"services": {"docker": {}}})), Some(Unsupported::WorkspaceDocker));
         assert_eq!(code(json!({"services": {"docker": false}, "runtime": {}})), None);
     }
 

@@ -74,7 +74,7 @@ pub async fn create(
             .retry_after(1));
         }
         Err(StoreError::IdempotencyKeyReused) => return Err(BrokerError::idempotency_conflict()),
-        Err(StoreError::Conflict { code: "snapshot_quota_exceeded", message }) => {
+        Err(StoreError::Conflict { code: sluice_store::ConflictCode::SnapshotQuotaExceeded, message }) => {
             return Err(BrokerError::new(BrokerCode::SnapshotQuotaExceeded, message));
         }
         Err(e) => return Err(e.into()),

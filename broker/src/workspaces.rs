@@ -312,7 +312,7 @@ pub async fn acquire(
         Ok(CreateOutcome::Created(view)) => (StatusCode::CREATED, view.workspace.id),
         Ok(CreateOutcome::Replayed(view)) => (StatusCode::OK, view.workspace.id),
         Err(StoreError::IdempotencyKeyReused) => return Err(BrokerError::idempotency_conflict()),
-        Err(StoreError::Conflict { code: "concurrency_limit", message }) => {
+        Err(StoreError::Conflict { code: sluice_store::ConflictCode::ConcurrencyLimit, message }) => {
             return Err(BrokerError::new(BrokerCode::ConcurrencyLimit, message));
         }
         Err(e) => return Err(e.into()),

@@ -30,7 +30,7 @@ use sluice_protocol::capture::CaptureClass;
 use sluice_protocol::names::Name;
 use sluice_protocol::registrar::{self as wire, Manifest, ManifestDelta, RegistrarRefusal, refusal};
 use sluice_store::capture::{CaptureCounts, CaptureSession, FinalSeal, ManifestHead, NewCapture, Rewind, RewoundTree};
-use sluice_store::{Store, StoreError};
+use sluice_store::{ConflictCode, Store, StoreError};
 
 use crate::objects::{Objects, ObjectsError, verify_all};
 use crate::packs::{PACKED_MAX_OBJECT, PackBuilder};
@@ -143,9 +143,20 @@ fn invalid(message: impl Into<String>) -> Refused {
     refused(refusal::INVALID, message)
 }
 
+/// The registrar's word for a conflict the store refused with.
+fn conflict_code(code: ConflictCode) -> &'static str {
+    match code {
+        ConflictCode::Fenced => refusal::FENCED,
+        ConflictCode::Collecting => refusal::UNAVAILABLE,
+        // The head moved; no other conflict comes of a registrar's calls,
+        // and one that did is still a conflict of the session's state.
+        _ => refusal::CONFLICT,
+    }
+}
+
 fn from_store(e: StoreError) -> Refused {
     match e {
-        StoreError::Conflict { message, code } => refused(code, message),
+        StoreError::Conflict { message, code } => refused(conflict_code(code), message),
         other if other.is_disk_full() => {
             tracing::warn!(error = %other, "registrar: the database has no space left");
             refused(refusal::UNAVAILABLE, format!("no space left {}", crate::objects::FOR_THE_DATABASE))
@@ -309,7 +320,7 @@ async fn claim(State(served): State<Arc<Served>>) -> Result<Json<wire::Plan>, Re
             store.claim_capture_session(&binding.session_id, &binding.run_id, &binding.launch, rewind.as_ref()).await;
         match claimed {
             // The head moved while the point was worked out: work it out again.
-            Err(StoreError::Conflict { code, .. }) if code == refusal::CONFLICT && conflicts < 3 => conflicts += 1,
+            Err(StoreError::Conflict { code: ConflictCode::HeadMoved, .. }) if conflicts < 3 => conflicts += 1,
             claimed => break claimed.map_err(from_store)?,
         }
     };

@@ -5,7 +5,7 @@
 
 use crate::ids::RunId;
 use crate::lifecycle::exec_allowed;
-use crate::model::{ExecRunStatus, Refusal, RunError, Workspace, WorkspaceStatus};
+use crate::model::{ConflictCode, ExecRunStatus, Refusal, RunError, Workspace, WorkspaceStatus};
 
 /// The code of a run that its executor's final flush ended.
 pub const FINAL_FLUSH: &str = "final-flush";
@@ -27,7 +27,7 @@ pub fn runs_in(workspace: &Workspace) -> Result<&RunId, Refusal> {
     exec_allowed(workspace)?;
     workspace.current_run_id.as_ref().ok_or_else(|| Refusal {
         message: format!("workspace {} has no run to exec in", workspace.id),
-        code: NO_LIVE_RUNTIME,
+        code: ConflictCode::NoLiveRuntime,
     })
 }
 
@@ -140,9 +140,9 @@ mod tests {
             if status == WorkspaceStatus::Ready {
                 assert_eq!(judged.as_deref(), Ok(ws.current_run_id.as_deref().unwrap()), "{status}");
                 ws.current_run_id = None;
-                assert_eq!(runs_in(&ws).unwrap_err().code, NO_LIVE_RUNTIME);
+                assert_eq!(runs_in(&ws).unwrap_err().code, ConflictCode::NoLiveRuntime);
             } else {
-                assert_eq!(judged.unwrap_err().code, NO_LIVE_RUNTIME, "{status}");
+                assert_eq!(judged.unwrap_err().code, ConflictCode::NoLiveRuntime, "{status}");
             }
         }
         assert_eq!((begins(true), begins(false)), (ExecRunStatus::Running, ExecRunStatus::Queued));

@@ -18,7 +18,7 @@ pub fn restart_allowed(workspace: &Workspace) -> Result<(), Refusal> {
                  on the same capture session to go on from its head",
                 workspace.id
             ),
-            code: "capture-restart-unsupported",
+            code: ConflictCode::CaptureRestartUnsupported,
         });
     }
     let launching = matches!(workspace.status, WorkspaceStatus::Queued | WorkspaceStatus::Running)
@@ -26,13 +26,13 @@ pub fn restart_allowed(workspace: &Workspace) -> Result<(), Refusal> {
     if launching {
         return Err(Refusal {
             message: format!("workspace {} is mid-launch; restart it once it is ready", workspace.id),
-            code: "mid-launch",
+            code: ConflictCode::MidLaunch,
         });
     }
     if workspace.status == WorkspaceStatus::Retained {
         return Err(Refusal {
             message: format!("workspace {} has a retained executor; recover it before a restart", workspace.id),
-            code: "retained",
+            code: ConflictCode::Retained,
         });
     }
     Ok(())
@@ -48,7 +48,7 @@ pub fn stop_allowed(workspace: &Workspace, current: Option<&Run>) -> Result<(), 
     }
     Err(Refusal {
         message: format!("workspace {} has never launched an executor; there is nothing to stop yet", workspace.id),
-        code: "never-launched",
+        code: ConflictCode::NeverLaunched,
     })
 }
 
@@ -59,7 +59,7 @@ pub fn exec_allowed(workspace: &Workspace) -> Result<(), Refusal> {
     }
     Err(Refusal {
         message: format!("workspace {} has no live runtime to exec in (it is {})", workspace.id, workspace.status),
-        code: "no-live-runtime",
+        code: ConflictCode::NoLiveRuntime,
     })
 }
 
@@ -77,13 +77,15 @@ mod tests {
                 let w = workspace(status, desired);
                 let restart = restart_allowed(&w).map_err(|r| r.code);
                 let expected = match (status, desired) {
-                    (WorkspaceStatus::Queued | WorkspaceStatus::Running, DesiredState::Running) => Err("mid-launch"),
-                    (WorkspaceStatus::Retained, _) => Err("retained"),
+                    (WorkspaceStatus::Queued | WorkspaceStatus::Running, DesiredState::Running) => {
+                        Err(ConflictCode::MidLaunch)
+                    }
+                    (WorkspaceStatus::Retained, _) => Err(ConflictCode::Retained),
                     _ => Ok(()),
                 };
                 assert_eq!(restart, expected, "restart of {status} wanting {desired}");
                 let exec = exec_allowed(&w).map_err(|r| r.code);
-                let expected = if status == WorkspaceStatus::Ready { Ok(()) } else { Err("no-live-runtime") };
+                let expected = if status == WorkspaceStatus::Ready { Ok(()) } else { Err(ConflictCode::NoLiveRuntime) };
                 assert_eq!(exec, expected, "exec in {status} wanting {desired}");
             }
         }
@@ -93,7 +95,7 @@ mod tests {
                 crate::spec::Spec::parse(serde_json::json!({"source": {"kind": "capture", "sessionId": "cs_1"}}))
                     .unwrap();
             let refused = restart_allowed(&capture).map_err(|r| r.code);
-            assert_eq!(refused, Err("capture-restart-unsupported"), "capture-sourced, {status}");
+            assert_eq!(refused, Err(ConflictCode::CaptureRestartUnsupported), "capture-sourced, {status}");
         }
         let mut never_launched = workspace(WorkspaceStatus::Ready, DesiredState::Running);
         never_launched.current_run_id = None;

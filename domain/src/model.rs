@@ -272,12 +272,38 @@ impl Workspace {
     }
 }
 
+named_enum!(
+    /// The rule a change broke by conflicting with what is stored: the
+    /// closed set the policy and the store refuse with. Each wire answers
+    /// it in its own words (the workspaces API, the broker and the
+    /// registrar each have their own closed codes); the names here are
+    /// the ones the first of them to answer it has always used.
+    ConflictCode {
+        CaptureRestartUnsupported => "capture-restart-unsupported",
+        MidLaunch => "mid-launch",
+        Retained => "retained",
+        NeverLaunched => "never-launched",
+        NoLiveRuntime => "no-live-runtime",
+        NoRun => "no-run",
+        NotQueued => "not-queued",
+        CaptureNotKept => "capture-not-kept",
+        SessionHasUnsavedWork => "session-has-unsaved-work",
+        // The registrar's three: a newer executor claimed the session, its
+        // head moved meanwhile, objects are being collected (try again).
+        Fenced => "fenced",
+        HeadMoved => "conflict",
+        Collecting => "unavailable",
+        ConcurrencyLimit => "concurrency_limit",
+        SnapshotQuotaExceeded => "snapshot_quota_exceeded",
+    }
+);
+
 /// A lifecycle request refused by the policy that judges it: a conflict
 /// with the workspace's state, with a code naming the rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refusal {
     pub message: String,
-    pub code: &'static str,
+    pub code: ConflictCode,
 }
 
 /// An executor on its runtime, as recorded on the run that launched it.

@@ -1267,10 +1267,10 @@ mod tests {
     fn requests_the_rules_refuse_change_nothing() {
         let never = stored(S::Queued, D::Running, S::Queued, false, false);
         let refused = apply(&never, stop(false, None)).unwrap_err();
-        assert!(matches!(refused, Rejection::Refused(Refusal { code: "never-launched", .. })));
+        assert!(matches!(refused, Rejection::Refused(Refusal { code: ConflictCode::NeverLaunched, .. })));
         let retained = stored(S::Retained, D::Stopped, S::Retained, true, false);
         let refused = apply(&retained, Change::Request(Request::Restart)).unwrap_err();
-        assert!(matches!(refused, Rejection::Refused(Refusal { code: "retained", .. })));
+        assert!(matches!(refused, Rejection::Refused(Refusal { code: ConflictCode::Retained, .. })));
         let mut no_run = retained.clone();
         no_run.run = None;
         assert_eq!(apply(&no_run, outcome(Outcome::Ready)).unwrap_err(), Rejection::NoRun);

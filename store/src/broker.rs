@@ -8,7 +8,7 @@ use crate::Store;
 use crate::clock::{new_id, now_ms};
 use crate::db::{DbRow, args};
 use crate::error::StoreError;
-use crate::model::{DesiredState, WorkspaceStatus};
+use crate::model::{ConflictCode, DesiredState, WorkspaceStatus};
 use crate::seal::{Secret, new_token};
 use crate::transitions::Subject;
 use sluice_domain::ids::{RunId, WorkspaceId};
@@ -363,7 +363,7 @@ pub(crate) async fn check_concurrency(tx: &mut crate::db::Tx, new: &NewBrokerWor
     if row.int("live")? as u64 >= new.max_live {
         return Err(StoreError::Conflict {
             message: format!("the instance is at its limit of {} concurrent workspaces", new.max_live),
-            code: "concurrency_limit",
+            code: ConflictCode::ConcurrencyLimit,
         });
     }
     Ok(())

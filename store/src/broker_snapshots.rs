@@ -8,7 +8,7 @@ use crate::clock::now_ms;
 use crate::creates::keys::{Claim, KeyRecord, decide};
 use crate::db::{DbRow, args};
 use crate::error::StoreError;
-use crate::model::CreateKeyState;
+use crate::model::{ConflictCode, CreateKeyState};
 use crate::seal::{Sealed, Secret};
 use sluice_domain::ids::{SnapshotId, WorkspaceId};
 
@@ -166,7 +166,7 @@ impl Store {
         if live as u64 >= new.max_snapshots {
             return Err(StoreError::Conflict {
                 message: format!("the instance holds its limit of {} live snapshots", new.max_snapshots),
-                code: "snapshot_quota_exceeded",
+                code: ConflictCode::SnapshotQuotaExceeded,
             });
         }
         let id = SnapshotId::from(format!("snap_{}", crate::seal::hex(&crate::seal::random_bytes::<13>())));

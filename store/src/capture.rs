@@ -15,7 +15,7 @@ use crate::clock::{new_id, now_ms};
 use crate::db::{DbRow, Tx, args};
 use crate::error::StoreError;
 use crate::event_log::append_sluice_event;
-use crate::model::{Refusal, SluiceEventType};
+use crate::model::{ConflictCode, Refusal, SluiceEventType};
 use crate::seal::{Secret, new_token};
 use sluice_domain::feed::NewSluiceEvent;
 use sluice_domain::ids::{LaunchId, OwnerId, RunId, SessionId, WorkspaceId};
@@ -265,7 +265,7 @@ pub(crate) async fn insert_restore_point(
     if inserted == 0 {
         return Err(Refusal {
             message: format!("spec.source.captureN: the session keeps no capture {point}"),
-            code: "capture-not-kept",
+            code: ConflictCode::CaptureNotKept,
         }
         .into());
     }
@@ -275,7 +275,7 @@ pub(crate) async fn insert_restore_point(
 fn fenced(epoch: u64, current: u64) -> StoreError {
     Refusal {
         message: format!("epoch {epoch} was fenced: the session was claimed again (epoch {current})"),
-        code: sluice_protocol::registrar::refusal::FENCED,
+        code: ConflictCode::Fenced,
     }
     .into()
 }
@@ -310,7 +310,7 @@ async fn apply_rewind(
     if head_n != rewind.expected_head {
         return Err(Refusal {
             message: format!("the head moved to {head_n} while capture {} was being restored", rewind.point),
-            code: sluice_protocol::registrar::refusal::CONFLICT,
+            code: ConflictCode::HeadMoved,
         }
         .into());
     }
@@ -573,7 +573,7 @@ impl Store {
         if capture.n != head_n + 1 {
             return Err(Refusal {
                 message: format!("capture {} is not the head's next (the head is {head_n})", capture.n),
-                code: sluice_protocol::registrar::refusal::CONFLICT,
+                code: ConflictCode::HeadMoved,
             }
             .into());
         }
@@ -661,7 +661,7 @@ impl Store {
         if seal.capture_n != head_n {
             return Err(Refusal {
                 message: format!("the seal names capture {} but the head is {head_n}", seal.capture_n),
-                code: sluice_protocol::registrar::refusal::CONFLICT,
+                code: ConflictCode::HeadMoved,
             }
             .into());
         }
@@ -720,11 +720,8 @@ async fn refuse_unsaved_holder(tx: &mut Tx, session_id: &SessionId, run_id: &Run
                 "the session's holder (run {} of workspace {}) is {} with work not confirmed saved",
                 unsaved.run_id, unsaved.workspace_id, unsaved.state
             ),
-            code: SESSION_HAS_UNSAVED_WORK,
+            code: ConflictCode::SessionHasUnsavedWork,
         }
         .into()),
     }
 }
-
-/// The code of a take-over refused for the holder's unsaved work.
-pub const SESSION_HAS_UNSAVED_WORK: &str = "session-has-unsaved-work";

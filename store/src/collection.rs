@@ -18,7 +18,7 @@ use crate::broker_snapshots::SnapshotState;
 use crate::clock::now_ms;
 use crate::db::{BackendKind, Tx, args};
 use crate::error::StoreError;
-use crate::model::Refusal;
+use crate::model::{ConflictCode, Refusal};
 use sluice_domain::ids::SessionId;
 
 /// A manifest document something live names, and the session it belongs
@@ -57,7 +57,7 @@ pub(crate) async fn check_fence(tx: &mut Tx, kind: BackendKind, generation: u64)
     if deleting || unsigned(row.int("generation")?) != generation {
         return Err(Refusal {
             message: "objects are being collected: the capture's objects are checked again".into(),
-            code: sluice_protocol::registrar::refusal::UNAVAILABLE,
+            code: ConflictCode::Collecting,
         }
         .into());
     }

@@ -16,7 +16,7 @@ pub enum StoreError {
     Fenced { kind: String, subject: String, generation: i64 },
     /// The request conflicts with the workspace's current state.
     #[error("{message}")]
-    Conflict { message: String, code: &'static str },
+    Conflict { message: String, code: crate::model::ConflictCode },
     /// A value about to be written looks like a secret.
     #[error("{0}")]
     Guard(#[from] GuardViolation),

@@ -10,7 +10,7 @@ use crate::clock::now_ms;
 use crate::db::{DbRow, Tx, args};
 use crate::error::StoreError;
 use crate::jobs::{Lease, begin_fenced, enqueue};
-use crate::model::{DesiredState, HostState, JobKind, WorkspaceStatus};
+use crate::model::{ConflictCode, DesiredState, HostState, JobKind, WorkspaceStatus};
 use crate::transitions::Subject;
 use sluice_domain::ids::{OwnerId, RunId, WorkerId, WorkspaceId};
 use sluice_domain::transition::{Change, Outcome};
@@ -398,7 +398,7 @@ impl Store {
                 if status != WorkspaceStatus::Queued {
                     return Err(StoreError::Conflict {
                         message: format!("run {run_id} is {status}: only a queued run is placed"),
-                        code: "not-queued",
+                        code: ConflictCode::NotQueued,
                     });
                 }
                 let hosts: Vec<HostLoad> = hosts_in(&mut tx, now).await?.into_iter().map(|h| h.load).collect();

@@ -357,9 +357,10 @@ async fn persist(tx: &mut Tx, before: &Stored, next: &Transition, now: i64) -> R
 fn rejected(rejection: Rejection) -> StoreError {
     match rejection {
         Rejection::Refused(refusal) => refusal.into(),
-        Rejection::NoRun => {
-            StoreError::Conflict { message: "the workspace has no run for this change".into(), code: "no-run" }
-        }
+        Rejection::NoRun => StoreError::Conflict {
+            message: "the workspace has no run for this change".into(),
+            code: ConflictCode::NoRun,
+        },
     }
 }
 

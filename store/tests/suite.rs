@@ -626,7 +626,11 @@ async fn lifecycle_requests_leave_work_due() {
 
         // Queued and wanting to run: mid-launch.
         let refused = store.request(&OwnerId::from("alice"), &id, Request::Restart).await;
-        assert!(matches!(refused, Err(StoreError::Conflict { code: "mid-launch", .. })), "{}: {refused:?}", db.label);
+        assert!(
+            matches!(refused, Err(StoreError::Conflict { code: ConflictCode::MidLaunch, .. })),
+            "{}: {refused:?}",
+            db.label
+        );
         let runs = store.list_runs(&OwnerId::from("alice"), &id, 10).await.unwrap().unwrap();
         assert_eq!(runs.len(), 1, "{}: a refused restart writes nothing", db.label);
         assert!(
@@ -775,7 +779,7 @@ async fn exec_stdin_is_sealed_and_dropped_when_the_run_ends() {
         let error = RunError { message: "it broke".into(), code: None };
         store.record(&lease, &run_id, Outcome::Failed { error, retry: false }).await.unwrap();
         let refused = store.create_exec_run(&OwnerId::from("alice"), &id, vec![command("cat")], vec![None]).await;
-        assert!(matches!(refused, Err(StoreError::Conflict { code: "no-live-runtime", .. })), "{refused:?}");
+        assert!(matches!(refused, Err(StoreError::Conflict { code: ConflictCode::NoLiveRuntime, .. })), "{refused:?}");
     }
 }
 
@@ -880,7 +884,7 @@ async fn capture_sessions_fence_older_claims_and_keep_their_chain() {
         store.register_capture(&session.id, &capture(1, 1, "run-a", "k1")).await.unwrap();
         // Not the head's next: refused, nothing written.
         let err = store.register_capture(&session.id, &capture(1, 3, "run-a", "k3")).await.unwrap_err();
-        assert!(matches!(err, StoreError::Conflict { code: "conflict", .. }), "{}: {err}", db.label);
+        assert!(matches!(err, StoreError::Conflict { code: ConflictCode::HeadMoved, .. }), "{}: {err}", db.label);
 
         let second = store
             .claim_capture_session(&session.id, &RunId::from("run-b"), &LaunchId::from("launch-2"), None)
@@ -890,7 +894,7 @@ async fn capture_sessions_fence_older_claims_and_keep_their_chain() {
         assert_eq!(second.small, Some(capture::ManifestHead { key: "k1".into(), depth: 0 }));
         for (epoch, run) in [(1, "run-a"), (2, "run-a")] {
             let err = store.register_capture(&session.id, &capture(epoch, 2, run, "late")).await.unwrap_err();
-            assert!(matches!(err, StoreError::Conflict { code: "fenced", .. }), "{}: {err}", db.label);
+            assert!(matches!(err, StoreError::Conflict { code: ConflictCode::Fenced, .. }), "{}: {err}", db.label);
         }
         let seal = capture::FinalSeal {
             capture_n: 1,
@@ -901,7 +905,10 @@ async fn capture_sessions_fence_older_claims_and_keep_their_chain() {
             origin: stamp(1, 9),
         };
         let err = store.record_final_seal(&session.id, &seal, &RunId::from("run-a")).await.unwrap_err();
-        assert!(matches!(err, StoreError::Conflict { code: "fenced", .. }), "a fenced executor cannot seal");
+        assert!(
+            matches!(err, StoreError::Conflict { code: ConflictCode::Fenced, .. }),
+            "a fenced executor cannot seal"
+        );
 
         store.register_capture(&session.id, &capture(2, 2, "run-b", "k2")).await.unwrap();
         let seal = capture::FinalSeal { capture_n: 2, epoch: 2, executor_id: "run-b".into(), ..seal };
@@ -995,20 +1002,20 @@ async fn captures_are_kept_by_policy_counted_by_upload_and_fenced_by_sweeps() {
         let mut next = capture(1, 6, "run-a", "small-6");
         next.sweep_generation = generation;
         let err = store.register_capture(&session.id, &next).await.unwrap_err();
-        assert!(matches!(err, StoreError::Conflict { code: "unavailable", .. }), "{}: {err}", db.label);
+        assert!(matches!(err, StoreError::Conflict { code: ConflictCode::Collecting, .. }), "{}: {err}", db.label);
         assert!(store.renew_object_deletion(generation, until + 1).await.unwrap());
         store.end_object_deletion(generation).await.unwrap();
         next.sweep_generation = before;
         let err = store.register_capture(&session.id, &next).await.unwrap_err();
         assert!(
-            matches!(err, StoreError::Conflict { code: "unavailable", .. }),
+            matches!(err, StoreError::Conflict { code: ConflictCode::Collecting, .. }),
             "{}: checked before the sweep",
             db.label
         );
         next.sweep_generation = generation;
         let err = store.register_capture(&session.id, &next).await.unwrap_err();
         assert!(
-            matches!(err, StoreError::Conflict { code: "unavailable", .. }),
+            matches!(err, StoreError::Conflict { code: ConflictCode::Collecting, .. }),
             "{}: checked while it deleted",
             db.label
         );
@@ -1054,7 +1061,7 @@ async fn drains_record_intent_evidence_attestations_and_retention() {
 
         // Nothing launched: the policy refuses, and nothing is written.
         let refused = store.request(&OwnerId::from("alice"), &id, stop("alice", StopIntent::default())).await;
-        assert!(matches!(refused, Err(StoreError::Conflict { code: "never-launched", .. })), "{}", db.label);
+        assert!(matches!(refused, Err(StoreError::Conflict { code: ConflictCode::NeverLaunched, .. })), "{}", db.label);
         assert!(store.drain(&run_id).await.unwrap().is_none());
 
         let lease = store.claim_jobs(&WorkerId::from("w"), "host-a", 1, 60_000).await.unwrap().remove(0);
@@ -1295,8 +1302,10 @@ async fn a_broker_instance_never_passes_its_concurrency_limit() {
         });
         let results = futures::future::join_all(creates).await;
         let made = results.iter().filter(|r| r.is_ok()).count();
-        let limited =
-            results.iter().filter(|r| matches!(r, Err(StoreError::Conflict { code: "concurrency_limit", .. }))).count();
+        let limited = results
+            .iter()
+            .filter(|r| matches!(r, Err(StoreError::Conflict { code: ConflictCode::ConcurrencyLimit, .. })))
+            .count();
         assert_eq!((made, limited), (2, 6), "{}: {results:?}", db.label);
     }
 }
@@ -1340,7 +1349,10 @@ async fn broker_snapshots_claim_their_keys_and_hold_the_quota() {
         // A failed take frees its key and its place in the quota.
         let SnapshotClaim::Take(failed) = store.claim_broker_snapshot(&new("k2", "h")).await.unwrap() else { panic!() };
         let quota = store.claim_broker_snapshot(&new("k3", "h")).await;
-        assert!(matches!(quota, Err(StoreError::Conflict { code: "snapshot_quota_exceeded", .. })), "{quota:?}");
+        assert!(
+            matches!(quota, Err(StoreError::Conflict { code: ConflictCode::SnapshotQuotaExceeded, .. })),
+            "{quota:?}"
+        );
         store.abandon_broker_snapshot(&failed).await.unwrap();
         assert_eq!(store.broker_snapshot("snaps", &failed).await.unwrap(), None);
         let SnapshotClaim::Take(second) = store.claim_broker_snapshot(&new("k2", "h")).await.unwrap() else {
@@ -1458,7 +1470,7 @@ async fn a_restore_point_is_pinned_until_its_first_claim_applies_it_once() {
         let forgotten = store.forget_captures(&session.id, Default::default(), now, true).await.unwrap();
         assert_eq!(forgotten, vec![1], "{}: 2 is pinned by the waiting workspace", db.label);
         let err = store.create_workspace(at(1)).await.unwrap_err();
-        assert!(matches!(err, StoreError::Conflict { code: "capture-not-kept", .. }), "{}: {err}", db.label);
+        assert!(matches!(err, StoreError::Conflict { code: ConflictCode::CaptureNotKept, .. }), "{}: {err}", db.label);
 
         // A claim worked out against another head is refused, applying nothing.
         let tree = capture::RewoundTree {
@@ -1473,7 +1485,7 @@ async fn a_restore_point_is_pinned_until_its_first_claim_applies_it_once() {
             .claim_capture_session(&session.id, &run_id, &LaunchId::from("launch-2"), Some(&stale))
             .await
             .unwrap_err();
-        assert!(matches!(err, StoreError::Conflict { code: "conflict", .. }), "{}: {err}", db.label);
+        assert!(matches!(err, StoreError::Conflict { code: ConflictCode::HeadMoved, .. }), "{}: {err}", db.label);
         assert_eq!(store.pending_restore_point(&run_id).await.unwrap(), Some(2), "{}", db.label);
 
         let rewind = capture::Rewind { point: 2, expected_head: 3, tree: Some(tree) };

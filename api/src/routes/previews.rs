@@ -38,7 +38,7 @@ fn record(settings: &PreviewSettings, p: Preview, token: Option<&str>) -> Previe
 fn settings(app: &AppState) -> Result<&PreviewSettings, ApiError> {
     app.config.previews.as_ref().ok_or_else(|| ApiError::Unsupported {
         message: "previews are not served by this install (start it with --preview-listen and --preview-domain)".into(),
-        code: "previews-not-configured",
+        code: crate::error::Unsupported::PreviewsNotConfigured,
     })
 }
 

@@ -48,7 +48,7 @@ pub async fn register_ssh_key(
         Registration::Existing(k) => Ok((StatusCode::OK, Json(k.into()))),
         Registration::HeldByAnother => Err(ApiError::conflict(
             "this key is registered for another principal; a key belongs to one principal",
-            Some("ssh-key-in-use"),
+            Some(crate::error::Code::SshKeyInUse),
         )),
     }
 }

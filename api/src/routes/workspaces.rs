@@ -21,13 +21,14 @@ const MAX_STDIN_BYTES: usize = 256 * 1024;
 
 use crate::AppState;
 use crate::auth::{PRINCIPAL_HEADER, require_gateway};
-use crate::error::ApiError;
 use crate::error::responses::{
     Conflict, Internal, InvalidRequest, NotFound, Unauthenticated, Unavailable, Unprocessable,
 };
+use crate::error::{ApiError, Code, Unsupported};
 use crate::extract::{JsonBody, QueryOf};
 use crate::validate;
 use crate::wire::*;
+use sluice_store::ConflictCode;
 
 async fn owned(app: &AppState, owner: &OwnerId, workspace_id: &WorkspaceId) -> Result<WorkspaceView, ApiError> {
     app.store.get_workspace(owner, workspace_id).await?.ok_or(ApiError::NotFound)
@@ -48,7 +49,7 @@ fn canonical(value: &Value) -> String {
     }
 }
 
-fn unsupported(field: &str, code: &'static str, what: &str) -> ApiError {
+fn unsupported(field: &str, code: Unsupported, what: &str) -> ApiError {
     ApiError::Unsupported {
         message: format!("{field}: {what} is not available in this install; the request was not applied"),
         code,
@@ -135,7 +136,7 @@ fn session_has_unsaved_work(unsaved: &sluice_domain::drain::UnsavedHolder, what_
              {what_to_do}",
             unsaved.run_id, unsaved.workspace_id, unsaved.state
         ),
-        Some(sluice_store::capture::SESSION_HAS_UNSAVED_WORK),
+        Some(Code::Stored(ConflictCode::SessionHasUnsavedWork)),
     )
 }
 
@@ -209,15 +210,15 @@ pub async fn create_workspace(
     if req.source_selection.is_some() {
         return Err(unsupported(
             "sourceSelection",
-            "source-selection-unsupported",
+            Unsupported::SourceSelection,
             "cloning a repository into the workspace",
         ));
     }
     if req.dotfiles_selection.is_some() {
-        return Err(unsupported("dotfilesSelection", "dotfiles-selection-unsupported", "installing dotfiles"));
+        return Err(unsupported("dotfilesSelection", Unsupported::DotfilesSelection, "installing dotfiles"));
     }
     if req.credentials.is_some() {
-        return Err(unsupported("credentials", "credentials-unsupported", "resolving connected accounts"));
+        return Err(unsupported("credentials", Unsupported::Credentials, "resolving connected accounts"));
     }
     validate::runtime_capabilities(spec.document())?;
 
@@ -436,7 +437,7 @@ pub(crate) fn live_executor(view: &WorkspaceView) -> Result<(RunId, String), Api
     live.ok_or_else(|| {
         ApiError::conflict(
             format!("workspace {id} has no live runtime (it is {})", view.workspace.status),
-            Some("no-live-runtime"),
+            Some(Code::Stored(ConflictCode::NoLiveRuntime)),
         )
     })
 }
@@ -487,7 +488,7 @@ async fn with_fence(
 
 fn control(app: &AppState) -> Result<&dyn sluice_executor::Executors, ApiError> {
     app.config.control.as_deref().ok_or_else(|| {
-        ApiError::conflict("this API process cannot reach executors' daemons", Some("executor-control-unavailable"))
+        ApiError::conflict("this API process cannot reach executors' daemons", Some(Code::ExecutorControlUnavailable))
     })
 }
 
@@ -495,9 +496,9 @@ fn daemon_failed(e: sluice_executor::ExecutorError) -> ApiError {
     use sluice_executor::ExecutorError;
     match e {
         ExecutorError::Unreachable(_) | ExecutorError::NotHere(_) => {
-            ApiError::conflict(e.to_string(), Some("daemon-unreachable"))
+            ApiError::conflict(e.to_string(), Some(Code::DaemonUnreachable))
         }
-        ExecutorError::Refused { .. } => ApiError::conflict(e.to_string(), Some("daemon-refused")),
+        ExecutorError::Refused { .. } => ApiError::conflict(e.to_string(), Some(Code::DaemonRefused)),
         ExecutorError::HostUnavailable { .. } => ApiError::ServiceUnavailable(e.to_string()),
     }
 }
@@ -897,7 +898,7 @@ pub async fn get_workspace_ssh_target(
     else {
         return Err(ApiError::conflict(
             format!("workspace {id} has no live runtime (it is {})", view.workspace.status),
-            Some("no-live-runtime"),
+            Some(Code::Stored(ConflictCode::NoLiveRuntime)),
         ));
     };
     // Launched but not answering yet: worth retrying shortly.
