@@ -555,8 +555,12 @@ mod tests {
                 }
             };
             assert_eq!(pack_keys(&objects).await.len(), 5, "{}", db.label);
-            // Everything was made before the collection began: with no grace, all of it is old.
-            tokio::time::sleep(Duration::from_millis(5)).await;
+            // Everything was made before the collection began: with no grace, all of it is old
+            // once the clock has moved on.
+            let made = sluice_store::clock::now_ms();
+            while sluice_store::clock::now_ms() <= made {
+                tokio::task::yield_now().await;
+            }
             let options = CollectOptions { grace: Duration::ZERO, ..Default::default() };
             let dry = collect(&store, &objects, &CollectOptions { dry_run: true, ..options.clone() }).await.unwrap();
             assert_eq!((dry.packs_listed, dry.packs_deleted, dry.packs_rewritten), (5, 3, 1), "{}", db.label);

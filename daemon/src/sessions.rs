@@ -514,8 +514,9 @@ mod tests {
         client.send(FrameKind::Stdin, b"stty size\n").await;
         client.read_until("40 100").await;
         // Ctrl-C ends the foreground command, not the shell.
-        client.send(FrameKind::Stdin, b"sleep 30\n").await;
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        // Once the command runs (it says so; the typed line reads SLEEP''ING).
+        client.send(FrameKind::Stdin, b"sh -c \"echo SLEEP''ING; exec sleep 30\"\n").await;
+        client.read_until("SLEEPING").await;
         client.send(FrameKind::Stdin, b"\x03").await;
         client.send(FrameKind::Stdin, b"echo after=$?\n").await;
         client.read_until("after=130").await;

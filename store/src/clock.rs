@@ -67,7 +67,10 @@ mod tests {
     #[test]
     fn ids_carry_prefix_and_sort_by_time() {
         let a = new_id("ws");
-        std::thread::sleep(std::time::Duration::from_millis(2));
+        let then = now_ms();
+        while now_ms() <= then {
+            std::hint::spin_loop();
+        }
         let b = new_id("ws");
         assert!(a.starts_with("ws_") && a.len() == 35);
         assert!(a < b);

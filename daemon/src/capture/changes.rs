@@ -202,17 +202,29 @@ mod tests {
         false
     }
 
+    /// Nothing is raised, looking again and again for 200 ms.
     fn quiet(changes: &Changes) -> bool {
-        std::thread::sleep(Duration::from_millis(200));
-        !changes.take()
+        let until = Instant::now() + Duration::from_millis(200);
+        while Instant::now() < until {
+            if changes.take() {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        true
     }
 
     /// Quiet once the change just made has settled: its last events (a new
-    /// directory's watch and walk) may come after the first was taken.
+    /// directory's watch and walk) may come after the first was taken, so
+    /// it settles when a whole quiet window passes (within five seconds).
     fn settles(changes: &Changes) -> bool {
-        std::thread::sleep(Duration::from_millis(300));
-        changes.take();
-        quiet(changes)
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if quiet(changes) {
+                return true;
+            }
+        }
+        false
     }
 
     #[test]
