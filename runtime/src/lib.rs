@@ -13,6 +13,8 @@ pub mod identity;
 pub mod local;
 pub mod pool;
 pub mod sockets;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
 use std::future::Future;
 use std::path::{Path, PathBuf};

@@ -21,7 +21,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
-use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -36,13 +35,14 @@ use sluice_domain::ids::{ExecRunId, LaunchId, OwnerId, RunId, SessionId, Snapsho
 use sluice_domain::transition::Answer;
 use sluice_protocol::attest::{Attestation, Report};
 use sluice_protocol::capture::{BindRequest, Binds, CaptureStatus, FlushKind, FlushRequest, Replanned, incomplete};
-use sluice_runtime::{LaunchRequest, Launched, OwnedResource, Presence, RuntimeError, RuntimeFuture};
+use sluice_runtime::LaunchRequest;
+use sluice_runtime::testing::{FakeExecutor, FakeRuntime, HookFuture, Hooks, SharedExecutors, Side};
 use sluice_store::testing::WriteLock;
 use sluice_store::{
-    AttestationOutcome, ExecCommand, ExecRunStatus, NewWorkspace, RuntimeAdapter, RuntimeRecord, RuntimeStatus,
-    StopIntent, Store, StoreError, WorkspaceStatus, clock,
+    AttestationOutcome, ExecCommand, ExecRunStatus, NewWorkspace, RuntimeRecord, StopIntent, Store, StoreError,
+    WorkspaceStatus, clock,
 };
-use sluice_worker::{Runtime, Worker, WorkerConfig};
+use sluice_worker::{Worker, WorkerConfig};
 
 /// xorshift64*: small, fast and the same on every machine.
 struct Rng(u64);
@@ -66,13 +66,14 @@ impl Rng {
     }
 }
 
-/// One executor as the fakes know it: the truth the invariants check.
+/// One executor's daemon and workload as the simulation knows them: the
+/// truth the invariants check. Whether its process runs, whether it was
+/// removed and which boot it is on are the fake runtime's
+/// ([`FakeExecutors`](sluice_runtime::testing::FakeExecutors)).
 #[derive(Debug, Clone)]
 struct Executor {
     workspace_id: String,
     launch: String,
-    /// The daemon runs (its process is alive).
-    running: bool,
     /// The daemon is frozen: alive, but answers nothing.
     silent: bool,
     /// Workload processes writing to the worktree.
@@ -83,8 +84,6 @@ struct Executor {
     finalizing: bool,
     /// The last final flush answered complete.
     complete: bool,
-    removed: bool,
-    boot: u64,
     observation: u64,
     /// The stamp of the last final flush that answered complete: what a
     /// true attestation names.
@@ -101,9 +100,10 @@ struct Executor {
 #[derive(Default)]
 struct World {
     executors: BTreeMap<String, Executor>,
-    /// Run ids in the order their executors were made (ids themselves are
-    /// random: choices are made by this order, so a seed replays exactly).
-    order: Vec<String>,
+    /// The fake runtime's table: which executors run, were removed, and
+    /// their boots, in the order they were made (ids themselves are random:
+    /// choices are made by this order, so a seed replays exactly).
+    runtime: SharedExecutors,
     /// Workspaces their owner asked to discard.
     discarded: BTreeSet<String>,
     /// Workspaces their owner asked to stop (with or without a discard).
@@ -174,14 +174,32 @@ struct Env {
     leaves_writers: bool,
     /// The daemon holds its session: claimed by its boot, not since by another.
     holds: bool,
+    /// The boot its daemon is on.
+    boot: u64,
 }
 
 impl World {
+    /// The run's executor as the fake runtime has it.
+    fn on_runtime(&self, run_id: &str) -> Option<FakeExecutor> {
+        self.runtime.lock().unwrap().get(run_id).cloned()
+    }
+
+    /// Whether the run's executor is there and its process runs.
+    fn running(&self, run_id: &str) -> bool {
+        self.runtime.lock().unwrap().running(run_id)
+    }
+
+    /// Run ids in the order their executors were made.
+    fn order(&self) -> Vec<String> {
+        self.runtime.lock().unwrap().order().to_vec()
+    }
+
     fn env_of(&self, run_id: &str) -> Env {
+        let boot = self.on_runtime(run_id).map_or(0, |e| e.boot);
         let holds = self.executors.get(run_id).is_some_and(|e| {
-            e.claimed_boot == e.boot && self.holders.get(&e.session).map(String::as_str) == Some(run_id)
+            e.claimed_boot == boot && self.holders.get(&e.session).map(String::as_str) == Some(run_id)
         });
-        Env { store_down: self.object_store_down, leaves_writers: self.final_leaves_writers, holds }
+        Env { store_down: self.object_store_down, leaves_writers: self.final_leaves_writers, holds, boot }
     }
 
     fn draw(&mut self, permille: u64) -> bool {
@@ -230,54 +248,48 @@ async fn fault(world: &Shared, db: &WriteLock) -> bool {
     world.lock().unwrap().dies_at()
 }
 
-struct FakeRuntime {
+/// What the simulation makes of the calls into the fake runtime: faults on
+/// either side of a launch's or a removal's effect, a started executor's
+/// daemon booting (and claiming its session), and the invariant every
+/// removal is held to.
+struct SimHooks {
     world: Shared,
     store: Store,
     db: Arc<WriteLock>,
-    dir: PathBuf,
 }
 
-impl Runtime for FakeRuntime {
-    fn adapter(&self) -> RuntimeAdapter {
-        RuntimeAdapter::Local
+impl Hooks for SimHooks {
+    fn proceed(&self, _side: Side) -> HookFuture<'_, bool> {
+        Box::pin(async move { !fault(&self.world, &self.db).await })
     }
 
-    fn launch<'a>(&'a self, request: &'a LaunchRequest) -> RuntimeFuture<'a, Launched> {
+    fn launched<'a>(
+        &'a self,
+        request: &'a LaunchRequest,
+        _executor: &'a FakeExecutor,
+        started: bool,
+        recovered: bool,
+    ) -> HookFuture<'a, ()> {
         Box::pin(async move {
-            if fault(&self.world, &self.db).await {
-                return die().await;
-            }
-            let record = {
+            {
                 let mut world = self.world.lock().unwrap();
-                let world_sessions = world.sessions.clone();
-                if !world.executors.contains_key(&request.run_id) {
-                    world.order.push(request.run_id.clone());
-                }
+                let session = world.sessions.get(&request.workspace_id).cloned().unwrap_or_default();
                 let executor = world.executors.entry(request.run_id.clone()).or_insert_with(|| Executor {
                     workspace_id: request.workspace_id.clone(),
                     launch: request.launch.clone(),
-                    running: false,
                     silent: false,
                     writers: 0,
                     unsaved: 0,
                     finalizing: false,
                     complete: false,
-                    removed: false,
-                    boot: 0,
                     observation: 0,
                     sealed: None,
-                    session: world_sessions.get(&request.workspace_id).cloned().unwrap_or_default(),
+                    session,
                     epoch: 0,
                     claimed_boot: 0,
                 });
-                if executor.removed {
-                    return Err(RuntimeError::Transient("the executor was removed".into()));
-                }
-                let recovered = executor.boot > 0 && !executor.running;
-                if !executor.running {
-                    // Started (again, on its own disk: what it wrote is still there).
-                    executor.running = true;
-                    executor.boot += 1;
+                if started {
+                    // A new boot of its daemon (on its own disk: what it wrote is still there).
                     executor.writers = 0;
                     executor.finalizing = false;
                     executor.complete = false;
@@ -285,103 +297,26 @@ impl Runtime for FakeRuntime {
                 if recovered {
                     world.stats.recoveries += 1;
                 }
-                RuntimeRecord {
-                    adapter: RuntimeAdapter::Local,
-                    resource_id: format!("sim-{}", request.run_id),
-                    reference: format!("sim-{}", request.run_id),
-                    status: RuntimeStatus::Running,
-                    endpoint: Some(format!("unix:///sim/{}", request.run_id)),
-                    deadline: None,
-                }
-            };
+            }
             // Its daemon boots and claims the session.
             claim(&self.world, &self.store, &request.run_id).await;
-            if fault(&self.world, &self.db).await {
-                return die().await;
-            }
-            Ok(Launched { record, published: None, phases: Vec::new(), pool: None })
         })
     }
 
-    fn inspect<'a>(&'a self, run_id: &'a str, _resource_id: &'a str) -> RuntimeFuture<'a, Presence> {
-        Box::pin(async move {
-            let world = self.world.lock().unwrap();
-            Ok(match world.executors.get(run_id) {
-                None => Presence::Absent,
-                Some(e) if e.removed => Presence::Absent,
-                Some(e) if e.running => Presence::Running,
-                Some(_) => Presence::Exited,
-            })
-        })
-    }
-
-    fn remove<'a>(&'a self, run_id: &'a str, _resource_id: &'a str) -> RuntimeFuture<'a, ()> {
-        Box::pin(async move {
-            if fault(&self.world, &self.db).await {
-                return die().await;
-            }
-            {
-                let mut world = self.world.lock().unwrap();
-                let discarded = world.discarded.clone();
-                if let Some(executor) = world.executors.get_mut(run_id).filter(|e| !e.removed) {
-                    let lost = executor.unsaved;
-                    let discarded = discarded.contains(&executor.workspace_id);
-                    executor.removed = true;
-                    executor.running = false;
-                    let workspace = executor.workspace_id.clone();
-                    if discarded {
-                        world.stats.removed_discarded += 1;
-                    } else if lost > 0 {
-                        world.violations.push(format!(
-                            "run {run_id} of {workspace} was removed holding {lost} unsaved bytes, not discarded"
-                        ));
-                    } else {
-                        world.stats.removed_saved += 1;
-                    }
-                }
-            }
-            if fault(&self.world, &self.db).await {
-                return die().await;
-            }
-            Ok(())
-        })
-    }
-
-    fn list_owned(&self) -> RuntimeFuture<'_, Vec<OwnedResource>> {
-        Box::pin(async move {
-            let world = self.world.lock().unwrap();
-            Ok(world
-                .executors
-                .iter()
-                .filter(|(_, e)| !e.removed)
-                .map(|(run, _)| OwnedResource { run_id: run.clone(), resource_id: format!("sim-{run}") })
-                .collect())
-        })
-    }
-
-    fn posture(&self) -> String {
-        "the simulation's runtime".into()
-    }
-
-    fn registrar_socket(&self, run_id: &str) -> PathBuf {
-        // A directory that does not exist: the fake daemon needs no registrar.
-        self.dir.join("none").join(run_id).join("registrar.sock")
-    }
-
-    fn unenforceable(&self) -> Vec<(&'static str, String)> {
-        Vec::new()
-    }
-
-    fn recoverable(&self) -> bool {
-        true
-    }
-    fn export_disk<'a>(
-        &'a self,
-        run_id: &'a str,
-        _resource_id: &'a str,
-    ) -> RuntimeFuture<'a, sluice_runtime::archive::DiskArchive> {
-        // The simulation's executors have no disks to read.
-        Box::pin(async move { Err(RuntimeError::Transient(format!("run {run_id}: no disk in the simulation"))) })
+    fn removing(&self, run_id: &str, executor: &FakeExecutor) {
+        let mut world = self.world.lock().unwrap();
+        let discarded = world.discarded.contains(&executor.workspace_id);
+        let lost = world.executors.get(run_id).map_or(0, |e| e.unsaved);
+        let workspace = &executor.workspace_id;
+        if discarded {
+            world.stats.removed_discarded += 1;
+        } else if lost > 0 {
+            let message =
+                format!("run {run_id} of {workspace} was removed holding {lost} unsaved bytes, not discarded");
+            world.violations.push(message);
+        } else {
+            world.stats.removed_saved += 1;
+        }
     }
 }
 
@@ -398,11 +333,11 @@ struct FakeDaemons {
 async fn claim(world: &Shared, store: &Store, run_id: &str) {
     let wanted = {
         let world = world.lock().unwrap();
-        world
-            .executors
-            .get(run_id)
-            .filter(|e| e.running && !e.removed && e.claimed_boot != e.boot)
-            .map(|e| (e.session.clone(), e.launch.clone(), e.boot))
+        let boot = world.on_runtime(run_id).filter(|_| world.running(run_id)).map(|e| e.boot);
+        boot.and_then(|boot| {
+            let e = world.executors.get(run_id).filter(|e| e.claimed_boot != boot)?;
+            Some((e.session.clone(), e.launch.clone(), boot))
+        })
     };
     let Some((session, launch, boot)) = wanted else { return };
     if let Ok(claimed) = store
@@ -414,7 +349,8 @@ async fn claim(world: &Shared, store: &Store, run_id: &str) {
         // unsaved work, unless its owner discarded that work.
         if let Some(previous) = world.holders.get(&session).filter(|p| *p != run_id).cloned() {
             let e = &world.executors[&previous];
-            let unsaved = !e.removed && e.unsaved > 0 && !world.final_leaves_writers;
+            let removed = world.on_runtime(&previous).is_some_and(|r| r.removed);
+            let unsaved = !removed && e.unsaved > 0 && !world.final_leaves_writers;
             if unsaved && world.stopping.contains(&e.workspace_id) && !world.discarded.contains(&e.workspace_id) {
                 let message = format!(
                     "run {run_id} claimed session {session} past run {previous} (stopping, {} bytes unsaved, not discarded)",
@@ -436,7 +372,7 @@ impl std::fmt::Debug for World {
     }
 }
 
-fn status_of(executor: &mut Executor, holds: bool) -> CaptureStatus {
+fn status_of(executor: &mut Executor, holds: bool, boot: u64) -> CaptureStatus {
     executor.observation += 1;
     let complete = executor.complete;
     let reason = match (holds, executor.finalizing) {
@@ -456,8 +392,8 @@ fn status_of(executor: &mut Executor, holds: bool) -> CaptureStatus {
         origin: Some(Origin {
             epoch: executor.epoch,
             launch: executor.launch.clone(),
-            boot_id: format!("boot-{}", executor.boot),
-            boot_generation: executor.boot,
+            boot_id: format!("boot-{boot}"),
+            boot_generation: boot,
             observation: executor.observation,
             head_n: Some(executor.observation),
         }),
@@ -470,7 +406,8 @@ fn status_of(executor: &mut Executor, holds: bool) -> CaptureStatus {
 /// snap is saved when the object store answers and the daemon holds the
 /// session (`holds`: claimed by this boot, and not claimed by another
 /// executor since).
-fn flush(e: &mut Executor, kind: FlushKind, store_down: bool, leaves_writers: bool, holds: bool) -> CaptureStatus {
+fn flush(e: &mut Executor, kind: FlushKind, env: Env) -> CaptureStatus {
+    let Env { store_down, leaves_writers, holds, boot } = env;
     if kind == FlushKind::Final {
         e.finalizing = true;
         if !leaves_writers {
@@ -481,7 +418,7 @@ fn flush(e: &mut Executor, kind: FlushKind, store_down: bool, leaves_writers: bo
         e.unsaved = 0;
         e.complete = kind == FlushKind::Final;
     }
-    let status = status_of(e, holds);
+    let status = status_of(e, holds, boot);
     if e.complete {
         e.sealed = status.origin.clone();
     }
@@ -493,8 +430,9 @@ impl FakeDaemons {
     fn answering<T>(&self, target: Target<'_>, then: impl FnOnce(&mut Executor, Env) -> T) -> Result<T, ExecutorError> {
         let mut world = self.world.lock().unwrap();
         let env = world.env_of(target.run_id);
+        let running = world.running(target.run_id);
         match world.executors.get_mut(target.run_id.as_str()) {
-            Some(e) if e.running && !e.silent && !e.removed => Ok(then(e, env)),
+            Some(e) if running && !e.silent => Ok(then(e, env)),
             _ => Err(ExecutorError::Unreachable("the daemon does not answer".into())),
         }
     }
@@ -517,7 +455,7 @@ impl Executors for FakeDaemons {
     fn capture_status<'a>(&'a self, target: Target<'a>, _timeout: Duration) -> ExecutorFuture<'a, CaptureStatus> {
         Box::pin(async move {
             claim(&self.world, &self.store, target.run_id).await;
-            self.answering(target, |e, env| status_of(e, env.holds))
+            self.answering(target, |e, env| status_of(e, env.holds, env.boot))
         })
     }
 
@@ -532,8 +470,7 @@ impl Executors for FakeDaemons {
                 return die().await;
             }
             claim(&self.world, &self.store, target.run_id).await;
-            let answer =
-                self.answering(target, |e, env| flush(e, request.kind, env.store_down, env.leaves_writers, env.holds));
+            let answer = self.answering(target, |e, env| flush(e, request.kind, env));
             if fault(&self.world, &self.db).await {
                 return die().await;
             }
@@ -634,12 +571,9 @@ const MAX_WORKSPACES: usize = 4;
 const DATABASE_WAIT: Duration = Duration::from_millis(10);
 
 fn new_worker(sim_world: &Shared, store: &Store, db: &Arc<WriteLock>, dir: &std::path::Path, n: u64) -> Arc<Worker> {
-    let runtime = Arc::new(FakeRuntime {
-        world: sim_world.clone(),
-        store: store.clone(),
-        db: db.clone(),
-        dir: dir.to_path_buf(),
-    });
+    let hooks = SimHooks { world: sim_world.clone(), store: store.clone(), db: db.clone() };
+    let table = sim_world.lock().unwrap().runtime.clone();
+    let runtime = Arc::new(FakeRuntime::new(table, hooks, dir.to_path_buf()));
     let executors = Arc::new(FakeDaemons { world: sim_world.clone(), store: store.clone(), db: db.clone() });
     let objects = sluice_capture_store::objects::Objects::open(
         &sluice_capture_store::objects::ObjectStoreUrl::Local(dir.join("objects")),
@@ -745,10 +679,9 @@ impl Sim {
         let status = {
             let mut world = self.world.lock().unwrap();
             let env = world.env_of(&run.id);
+            let running = world.running(&run.id);
             match world.executors.get_mut(run.id.as_str()) {
-                Some(e) if e.running && !e.silent && !e.removed => {
-                    flush(e, FlushKind::Final, env.store_down, env.leaves_writers, env.holds)
-                }
+                Some(e) if running && !e.silent => flush(e, FlushKind::Final, env),
                 _ => return,
             }
         };
@@ -814,16 +747,18 @@ impl Sim {
     }
 
     async fn stop(&mut self, id: &str, discard: bool) {
-        if discard {
-            // Known before the worker can act on it.
-            self.world.lock().unwrap().discarded.insert(id.to_owned());
-        }
+        // Known before the worker can act on it; forgotten again if the
+        // request did not commit (the database away, or refused), so that
+        // no removal counts as discarded on a discard never recorded.
+        let newly_discarded = discard && self.world.lock().unwrap().discarded.insert(id.to_owned());
         let intent = StopIntent { discard, attestation: None };
         // A stop before anything launched is refused, as through the API.
         let request = Request::Stop { by: OWNER.into(), intent };
         if let Ok(Some(_)) = self.store.request(&OwnerId::from(OWNER), &WorkspaceId::from(id), request).await {
             self.stopped.insert(id.to_owned());
             self.world.lock().unwrap().stopping.insert(id.to_owned());
+        } else if newly_discarded {
+            self.world.lock().unwrap().discarded.remove(id);
         }
     }
 
@@ -916,8 +851,9 @@ impl Sim {
 
     fn tick_writers(&mut self) {
         let mut world = self.world.lock().unwrap();
-        for executor in world.executors.values_mut() {
-            if executor.running && !executor.removed && executor.writers > 0 {
+        let running: BTreeSet<String> = world.order().into_iter().filter(|r| world.running(r)).collect();
+        for (run, executor) in world.executors.iter_mut() {
+            if running.contains(run) && executor.writers > 0 {
                 // A sealed daemon does not take its seal back: only a
                 // final that stopped every writer makes the seal true.
                 executor.unsaved += u64::from(executor.writers) * 64;
@@ -981,10 +917,9 @@ async fn run(seed: u64, final_leaves_writers: bool) -> Result<Stats, String> {
                 8..=17 => {
                     let mut world = sim.world.lock().unwrap();
                     let live: Vec<String> = world
-                        .order
-                        .iter()
-                        .filter(|r| world.executors[*r].running && !world.executors[*r].finalizing)
-                        .cloned()
+                        .order()
+                        .into_iter()
+                        .filter(|r| world.running(r) && !world.executors[r].finalizing)
                         .collect();
                     if !live.is_empty() {
                         let run = live[rng.below(live.len() as u64) as usize].clone();
@@ -1003,7 +938,7 @@ async fn run(seed: u64, final_leaves_writers: bool) -> Result<Stats, String> {
                 24..=28 => {
                     let mut world = sim.world.lock().unwrap();
                     if rng.chance(silence_permille * 10) {
-                        let runs: Vec<String> = world.order.clone();
+                        let runs: Vec<String> = world.order();
                         if !runs.is_empty() {
                             let run = &runs[rng.below(runs.len() as u64) as usize];
                             let e = world.executors.get_mut(run).unwrap();
@@ -1011,11 +946,10 @@ async fn run(seed: u64, final_leaves_writers: bool) -> Result<Stats, String> {
                         }
                     }
                     if rng.chance(crash_permille * 10) {
-                        let runs: Vec<String> =
-                            world.order.iter().filter(|r| world.executors[*r].running).cloned().collect();
+                        let runs: Vec<String> = world.order().into_iter().filter(|r| world.running(r)).collect();
                         if !runs.is_empty() {
                             let run = &runs[rng.below(runs.len() as u64) as usize];
-                            world.executors.get_mut(run).unwrap().running = false;
+                            world.runtime.lock().unwrap().crash(run);
                             world.stats.crashes += 1;
                         }
                     }
@@ -1132,10 +1066,10 @@ async fn run(seed: u64, final_leaves_writers: bool) -> Result<Stats, String> {
                         replay(seed, leaves)
                     );
                 }
-                let executors = sim.world.lock().unwrap().executors.clone();
-                for (run, e) in executors {
+                let world = sim.world.lock().unwrap();
+                for run in world.order() {
                     assert!(
-                        e.removed || !e.running,
+                        !world.running(&run),
                         "seed {seed}: run {run} still runs after its stop\n{}",
                         replay(seed, leaves)
                     );
