@@ -9,6 +9,7 @@
 pub mod create_key;
 pub mod drain;
 pub mod egress;
+pub mod event_data;
 pub mod exec_run;
 pub mod feed;
 pub mod fleet;

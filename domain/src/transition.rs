@@ -7,10 +7,11 @@
 //! writes, the events to append and whether a reconcile is due now. The
 //! store persists that in one fenced transaction and decides nothing.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use sluice_protocol::attest::Report;
 
 use crate::drain::*;
+use crate::event_data;
 use crate::ids::{IdempotencyKey, LaunchId, OwnerId, RunId, WorkspaceId};
 use crate::lifecycle::{restart_allowed, stop_allowed};
 use crate::model::*;
@@ -122,17 +123,14 @@ pub struct Created {
 /// records it (RFC 3339).
 pub fn create(asked: Asked, expires_at_text: Option<String>, now: i64) -> Created {
     let run = Run::queued(asked.run_id.clone(), asked.workspace_id.clone(), asked.spec.clone(), asked.launch_id, now);
-    let created = json!({
-        "name": asked.name,
-        "registryId": asked.registry_id,
-        "repository": asked.repository,
-        "tag": asked.tag,
-        "expiresAt": expires_at_text,
+    let created = event_data::json(event_data::Created {
+        name: &asked.name,
+        registry_id: &asked.registry_id,
+        repository: &asked.repository,
+        tag: &asked.tag,
+        expires_at: expires_at_text.as_deref(),
     });
-    let mut queued = json!({"relation": run.relation.as_str(), "triggerType": run.trigger_type.as_str()});
-    if let Some(launch_id) = &run.launch_id {
-        queued["launchId"] = json!(launch_id);
-    }
+    let queued = event_data::json(event_data::Queued::launch(&run));
     let events = vec![
         NewEvent {
             attempt_id: None,
@@ -241,24 +239,6 @@ impl From<Refusal> for Rejection {
     }
 }
 
-/// What the store sends with a runtime event: the executor on its runtime.
-pub fn runtime_data(runtime: &RuntimeRecord, run: &Run) -> Value {
-    let mut data = json!({
-        "adapter": runtime.adapter.as_str(),
-        "resourceId": runtime.resource_id,
-        "reference": runtime.reference,
-        "status": runtime.status.as_str(),
-        "runId": run.id,
-    });
-    if let Some(endpoint) = &runtime.endpoint {
-        data["endpoint"] = json!(endpoint);
-    }
-    if let Some(launch_id) = &run.launch_id {
-        data["launchId"] = json!(launch_id);
-    }
-    data
-}
-
 /// Sets a workspace's status with its start and finish times: started at
 /// its first `running`, finished while stopped, failed or cancelled.
 fn set_status(workspace: &mut Workspace, status: WorkspaceStatus, now: i64) {
@@ -334,13 +314,12 @@ impl Next<'_> {
         self.t.events.push(NewEvent { attempt_id, event_type, message: Some(message.into()), data });
     }
 
-    fn runtime_event(&mut self, event_type: EventType, message: impl Into<String>, extra: Option<(&str, Value)>) {
+    /// A `runtime.*` event of the run's executor (`retained`: why it was).
+    fn runtime_event(&mut self, event_type: EventType, message: impl Into<String>, retained: Option<&str>) {
         let Some(run) = &self.t.run else { return };
         let Some(runtime) = &run.runtime else { return };
-        let mut data = runtime_data(runtime, run);
-        if let Some((key, value)) = extra {
-            data[key] = value;
-        }
+        let data =
+            event_data::json(event_data::RuntimeEvent { retained, ..event_data::RuntimeEvent::of(runtime, run) });
         self.event(event_type, message, Some(data));
     }
 
@@ -388,7 +367,7 @@ impl Next<'_> {
                 }
                 self.event(EventType::AttemptRunning, "launch started", None);
                 if let Some(image) = published {
-                    let data = json!({"reference": image.reference, "digestReference": image.digest_reference, "digest": image.digest});
+                    let data = event_data::json(event_data::ImagePublished::of(image));
                     self.event(EventType::ImagePublished, "image resolved", Some(data));
                 }
                 let message = format!("{} executor {} running", runtime.adapter, runtime.reference);
@@ -439,7 +418,7 @@ impl Next<'_> {
                 self.runtime_event(
                     EventType::RuntimeFailed,
                     format!("executor retained: {reason}"),
-                    Some(("retained", json!(reason))),
+                    Some(reason.as_str()),
                 );
             }
             Outcome::DrainObserved(observation) => {
@@ -483,7 +462,8 @@ impl Next<'_> {
                 if is_current {
                     set_status(&mut self.t.workspace, WorkspaceStatus::Failed, now);
                 }
-                let data = json!({"message": reason, "code": "executor-lost", "retry": false});
+                let failed = event_data::AttemptFailed { message: reason, code: Some("executor-lost"), retry: false };
+                let data = event_data::json(failed);
                 self.event(EventType::AttemptFailed, reason.clone(), Some(data));
             }
             Outcome::PreservationBegun => {
@@ -551,7 +531,7 @@ impl Next<'_> {
             self.runtime_event(
                 EventType::RuntimeFailed,
                 format!("executor retained: {message}"),
-                Some(("retained", json!(HOST_UNREACHABLE))),
+                Some(HOST_UNREACHABLE),
             );
         } else {
             run.status = WorkspaceStatus::Failed;
@@ -561,7 +541,8 @@ impl Next<'_> {
                 set_status(&mut self.t.workspace, WorkspaceStatus::Failed, now);
             }
             self.runtime_event(EventType::RuntimeFailed, message.clone(), None);
-            let data = json!({"message": message, "code": HOST_UNREACHABLE, "retry": false});
+            let failed = event_data::AttemptFailed { message: &message, code: Some(HOST_UNREACHABLE), retry: false };
+            let data = event_data::json(failed);
             self.event(EventType::AttemptFailed, message, Some(data));
         }
         self.t.wake = true;
@@ -597,7 +578,8 @@ impl Next<'_> {
         run.finished_at = Some(now);
         let failed = run.clone();
         self.runtime_event(EventType::RuntimeFailed, error.message.clone(), None);
-        let data = json!({"message": error.message, "code": error.code, "retry": retry});
+        let why = event_data::AttemptFailed { message: &error.message, code: error.code.as_deref(), retry };
+        let data = event_data::json(why);
         self.event(EventType::AttemptFailed, error.message.clone(), Some(data));
         if retry {
             let queued = Run::queued(
@@ -614,7 +596,7 @@ impl Next<'_> {
                 launch_attempt: failed.launch_attempt + 1,
                 ..queued
             };
-            let data = json!({"relation": "retry", "triggerType": "retry", "retryOf": failed.id, "launchAttempt": retry_run.launch_attempt});
+            let data = event_data::json(event_data::Queued::retry(&failed.id, retry_run.launch_attempt));
             self.queue(retry_run, "retry queued", data);
             set_status(&mut self.t.workspace, WorkspaceStatus::Queued, now);
         } else {
@@ -756,7 +738,7 @@ impl Next<'_> {
                 let workspace = &self.stored.workspace;
                 restart_allowed(workspace)?;
                 let run = Run::queued(ids("run").into(), workspace.id.clone(), workspace.spec.clone(), None, now);
-                let data = json!({"relation": "launch", "triggerType": "api", "restartOf": workspace.current_run_id});
+                let data = event_data::json(event_data::Queued::restart(workspace.current_run_id.as_ref()));
                 self.queue(run, "restart queued", data);
                 let workspace = &mut self.t.workspace;
                 workspace.desired_state = DesiredState::Running;
@@ -839,7 +821,8 @@ mod tests {
         let mut workspace = workspace(status, desired);
         if capture {
             workspace.spec =
-                crate::spec::Spec::parse(json!({"source": {"kind": "capture", "sessionId": "cs_1"}})).unwrap();
+                crate::spec::Spec::parse(serde_json::json!({"source": {"kind": "capture", "sessionId": "cs_1"}}))
+                    .unwrap();
         }
         Stored {
             workspace,

@@ -1,0 +1,164 @@
+//! What each event of a workspace's log carries in its `data`, typed: the
+//! transition builds these, the store writes them as JSON, and the API,
+//! the streams and webhooks serve that JSON as it always read (a field the
+//! contract sends as `null` stays `null`; one it leaves out stays out).
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::ids::{LaunchId, RunId};
+use crate::model::{PublishedImage, Run, RunRelation, RuntimeRecord, TriggerType};
+
+/// `workspace.created`: what was asked for.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Created<'a> {
+    pub name: &'a str,
+    pub registry_id: &'a str,
+    pub repository: &'a str,
+    pub tag: &'a str,
+    /// RFC 3339; `null` when it never expires.
+    pub expires_at: Option<&'a str>,
+}
+
+/// `attempt.queued`: why a run was queued.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum Queued<'a> {
+    /// A create's first run, under the caller's launch id if it chose one.
+    #[serde(rename_all = "camelCase")]
+    Launch {
+        relation: RunRelation,
+        trigger_type: TriggerType,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        launch_id: Option<&'a LaunchId>,
+    },
+    /// An owner's restart: the run it replaces (`null` if there was none).
+    #[serde(rename_all = "camelCase")]
+    Restart { relation: RunRelation, trigger_type: TriggerType, restart_of: Option<&'a RunId> },
+    /// A failed launch tried again.
+    #[serde(rename_all = "camelCase")]
+    Retry { relation: RunRelation, trigger_type: TriggerType, retry_of: &'a RunId, launch_attempt: i64 },
+}
+
+impl<'a> Queued<'a> {
+    pub fn launch(run: &'a Run) -> Queued<'a> {
+        Queued::Launch { relation: run.relation, trigger_type: run.trigger_type, launch_id: run.launch_id.as_ref() }
+    }
+
+    pub fn restart(of: Option<&'a RunId>) -> Queued<'a> {
+        Queued::Restart { relation: RunRelation::Launch, trigger_type: TriggerType::Api, restart_of: of }
+    }
+
+    pub fn retry(of: &'a RunId, launch_attempt: i64) -> Queued<'a> {
+        Queued::Retry { relation: RunRelation::Retry, trigger_type: TriggerType::Retry, retry_of: of, launch_attempt }
+    }
+}
+
+/// `attempt.failed`: why, by which rule, and whether it is tried again.
+#[derive(Debug, Serialize)]
+pub struct AttemptFailed<'a> {
+    pub message: &'a str,
+    /// `null` when no rule names it.
+    pub code: Option<&'a str>,
+    pub retry: bool,
+}
+
+/// `image.published`: what the runtime resolved the image to.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImagePublished<'a> {
+    pub reference: &'a str,
+    pub digest_reference: &'a str,
+    pub digest: &'a str,
+}
+
+impl<'a> ImagePublished<'a> {
+    pub fn of(image: &'a PublishedImage) -> ImagePublished<'a> {
+        ImagePublished { reference: &image.reference, digest_reference: &image.digest_reference, digest: &image.digest }
+    }
+}
+
+/// `runtime.*`: the executor on its runtime, and why it was retained.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuntimeEvent<'a> {
+    pub adapter: &'static str,
+    pub resource_id: &'a str,
+    pub reference: &'a str,
+    pub status: &'static str,
+    pub run_id: &'a RunId,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch_id: Option<&'a LaunchId>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retained: Option<&'a str>,
+}
+
+impl<'a> RuntimeEvent<'a> {
+    pub fn of(runtime: &'a RuntimeRecord, run: &'a Run) -> RuntimeEvent<'a> {
+        RuntimeEvent {
+            adapter: runtime.adapter.as_str(),
+            resource_id: &runtime.resource_id,
+            reference: &runtime.reference,
+            status: runtime.status.as_str(),
+            run_id: &run.id,
+            endpoint: runtime.endpoint.as_deref(),
+            launch_id: run.launch_id.as_ref(),
+            retained: None,
+        }
+    }
+}
+
+/// The JSON an event stores.
+pub fn json(data: impl Serialize) -> Value {
+    serde_json::to_value(data).expect("event data is plain JSON")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json as literal;
+
+    #[test]
+    fn each_payload_reads_as_the_contract_has_it() {
+        let created = Created { name: "box", registry_id: "local", repository: "busybox", tag: "1", expires_at: None };
+        assert_eq!(
+            json(created),
+            literal!({"name": "box", "registryId": "local", "repository": "busybox", "tag": "1", "expiresAt": null})
+        );
+        let run = Run::queued("run_1".into(), "ws_1".into(), crate::spec::Spec::default(), Some("l-1".into()), 0);
+        assert_eq!(
+            json(Queued::launch(&run)),
+            literal!({"relation": "launch", "triggerType": "api", "launchId": "l-1"})
+        );
+        let plain = Run { launch_id: None, ..run.clone() };
+        assert_eq!(json(Queued::launch(&plain)), literal!({"relation": "launch", "triggerType": "api"}));
+        assert_eq!(
+            json(Queued::restart(None)),
+            literal!({"relation": "launch", "triggerType": "api", "restartOf": null})
+        );
+        assert_eq!(
+            json(Queued::retry(&run.id, 2)),
+            literal!({"relation": "retry", "triggerType": "retry", "retryOf": "run_1", "launchAttempt": 2})
+        );
+        assert_eq!(
+            json(AttemptFailed { message: "m", code: None, retry: true }),
+            literal!({"message": "m", "code": null, "retry": true})
+        );
+        let runtime = RuntimeRecord {
+            adapter: crate::model::RuntimeAdapter::Docker,
+            resource_id: "c1".into(),
+            reference: "sluice-run_1".into(),
+            status: crate::model::RuntimeStatus::Running,
+            endpoint: None,
+            deadline: None,
+        };
+        assert_eq!(
+            json(RuntimeEvent { retained: Some("why"), ..RuntimeEvent::of(&runtime, &plain) }),
+            literal!({"adapter": "docker", "resourceId": "c1", "reference": "sluice-run_1", "status": "running",
+                      "runId": "run_1", "retained": "why"})
+        );
+    }
+}
