@@ -10,10 +10,13 @@ use axum::response::Response;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
+use sluice_domain::broker;
 use sluice_domain::egress::Allowlist;
 use sluice_store::broker::{Admission, BrokerWorkspace, NewBrokerWorkspace};
 use sluice_store::clock::rfc3339_seconds;
-use sluice_store::{CreateOutcome, DesiredState, Idempotency, NewWorkspace, Secret, StoreError, WorkspaceStatus};
+use sluice_store::{
+    CreateOutcome, DesiredState, Idempotency, NewWorkspace, Secret, StoreError, TerminationReason, WorkspaceStatus,
+};
 
 use crate::lease::{DEFAULT_SIZE, MAX_EGRESS_DOMAINS, MAX_ENV_ENTRIES, SIZES};
 use crate::{Authenticated, BrokerCode, BrokerError, BrokerJson, Releasing, Shared, ok};
@@ -94,14 +97,9 @@ fn allowlist_of(domains: &[String]) -> Result<Allowlist, BrokerError> {
 }
 
 /// The protocol's state and termination reason of a workspace.
-pub fn protocol_state(w: &BrokerWorkspace) -> (&'static str, Option<String>) {
-    let ended = w.status.is_finished();
-    if ended {
-        let reason = w.termination_reason.clone().unwrap_or_else(|| match w.status {
-            WorkspaceStatus::Failed => "failed".into(),
-            _ if w.finished_at.is_some_and(|at| at >= w.expires_at) => "expired".into(),
-            _ => "released".into(),
-        });
+pub fn protocol_state(w: &BrokerWorkspace) -> (&'static str, Option<TerminationReason>) {
+    if w.status.is_finished() {
+        let reason = broker::ended_because(w.termination_reason, w.status, w.finished_at, w.expires_at);
         return ("terminated", Some(reason));
     }
     let state = match (w.desired, w.status) {
@@ -398,7 +396,7 @@ pub async fn release(
 ) -> Result<Response, BrokerError> {
     let workspace = owned(&state, &lease.instance, &id).await?;
     if protocol_state(&workspace).0 != "terminated" {
-        state.store.end_broker_workspace(&id, "released").await?;
+        state.store.end_broker_workspace(&id, TerminationReason::Released).await?;
         state.wake();
     }
     let workspace = owned(&state, &lease.instance, &id).await?;
@@ -410,14 +408,14 @@ pub async fn release(
 pub(crate) async fn usable(state: &Shared, workspace: &BrokerWorkspace) -> Result<(), BrokerError> {
     let gone = || BrokerError::new(BrokerCode::WorkspaceGone, "the workspace was terminated; acquire a new one");
     let now = sluice_store::clock::now_ms();
-    let reason = match protocol_state(workspace).0 {
-        "terminated" | "terminating" => return Err(gone()),
-        _ if now >= workspace.expires_at => "expired",
-        _ if now >= workspace.last_used_at + (workspace.idle_timeout_seconds as i64) * 1000 => "idle",
-        "starting" => {
+    let idle_at = workspace.last_used_at + (workspace.idle_timeout_seconds as i64) * 1000;
+    let reason = match (protocol_state(workspace).0, broker::lapsed(now, workspace.expires_at, idle_at)) {
+        ("terminated" | "terminating", _) => return Err(gone()),
+        (_, Some(reason)) => reason,
+        ("starting", None) => {
             return Err(BrokerError::new(BrokerCode::WorkspaceNotReady, "the workspace is starting").retry_after(1));
         }
-        _ => return Ok(()),
+        (_, None) => return Ok(()),
     };
     state.store.end_broker_workspace(&workspace.workspace_id, reason).await?;
     state.wake();

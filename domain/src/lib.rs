@@ -6,6 +6,7 @@
 //! but the `now` each decision is given; the store persists what these
 //! decide, and the worker carries it out.
 
+pub mod broker;
 pub mod create_key;
 pub mod drain;
 pub mod egress;

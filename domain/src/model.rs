@@ -298,6 +298,19 @@ named_enum!(
     }
 );
 
+named_enum!(
+    /// Why the execution broker ended a workspace, as its protocol says it.
+    TerminationReason {
+        Released => "released",
+        Expired => "expired",
+        Idle => "idle",
+        Failed => "failed",
+        LeaseRevoked => "lease_revoked",
+        EmergencyStopped => "emergency_stopped",
+        Paused => "paused",
+    }
+);
+
 /// A lifecycle request refused by the policy that judges it: a conflict
 /// with the workspace's state, with a code naming the rule.
 #[derive(Debug, Clone, PartialEq, Eq)]

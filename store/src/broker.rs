@@ -8,9 +8,10 @@ use crate::Store;
 use crate::clock::{new_id, now_ms};
 use crate::db::{DbRow, args};
 use crate::error::StoreError;
-use crate::model::{ConflictCode, DesiredState, WorkspaceStatus};
+use crate::model::{ConflictCode, DesiredState, TerminationReason, WorkspaceStatus};
 use crate::seal::{Secret, new_token};
 use crate::transitions::Subject;
+use sluice_domain::broker::{self, Admitted};
 use sluice_domain::ids::{RunId, WorkspaceId};
 use sluice_domain::transition::{Change, Request};
 
@@ -323,7 +324,7 @@ pub struct BrokerWorkspace {
     pub status: crate::model::WorkspaceStatus,
     pub desired: crate::model::DesiredState,
     pub finished_at: Option<i64>,
-    pub termination_reason: Option<String>,
+    pub termination_reason: Option<TerminationReason>,
     /// The current run of its sluice workspace, and that run's control
     /// endpoint once it launched.
     pub current_run_id: Option<RunId>,
@@ -418,7 +419,11 @@ fn broker_workspace_from_row(row: &DbRow) -> Result<BrokerWorkspace, StoreError>
         status: row.parsed("status")?,
         desired: row.parsed("desired_state")?,
         finished_at: row.opt_int("finished_at")?,
-        termination_reason: row.opt_text("termination_reason")?,
+        termination_reason: row
+            .opt_text("termination_reason")?
+            .map(|r| r.parse())
+            .transpose()
+            .map_err(|_| StoreError::Corrupt("broker_workspaces.termination_reason names no reason".into()))?,
         current_run_id: row.opt_id("current_run_id")?,
         endpoint: row.opt_text("runtime_endpoint")?,
     })
@@ -475,7 +480,11 @@ impl Store {
     /// Ends the broker workspaces nothing may use any more: idle past their
     /// timeout, of an instance whose every token was revoked, or of a
     /// paused or stopped instance. Answers each with its reason.
-    pub async fn reap_broker_workspaces(&self, now: i64, limit: i64) -> Result<Vec<(WorkspaceId, String)>, StoreError> {
+    pub async fn reap_broker_workspaces(
+        &self,
+        now: i64,
+        limit: i64,
+    ) -> Result<Vec<(WorkspaceId, TerminationReason)>, StoreError> {
         let rows = self
             .pool
             .fetch_all(
@@ -494,19 +503,20 @@ impl Store {
             let id: WorkspaceId = row.id("workspace_id")?;
             let instance = row.text("instance")?;
             let idle_at = row.int("last_used_at")? + row.int("idle_timeout_seconds")? * 1000;
-            let reason = if row.int("unrevoked")? == 0 {
-                Some("lease_revoked")
-            } else {
+            let tokens_left = row.int("unrevoked")? > 0;
+            let admitted = if tokens_left {
                 match self.broker_admission(&instance).await? {
-                    Admission::EmergencyStopped(_) => Some("emergency_stopped"),
-                    Admission::Paused(_) => Some("paused"),
-                    Admission::Open if now >= idle_at => Some("idle"),
-                    Admission::Open => None,
+                    Admission::EmergencyStopped(_) => Admitted::EmergencyStopped,
+                    Admission::Paused(_) => Admitted::Paused,
+                    Admission::Open => Admitted::Open,
                 }
+            } else {
+                // A lease with no token left ends whatever its admission.
+                Admitted::Open
             };
-            if let Some(reason) = reason {
+            if let Some(reason) = broker::reaped(tokens_left, admitted, now >= idle_at) {
                 self.end_broker_workspace(&id, reason).await?;
-                ended.push((id, reason.to_owned()));
+                ended.push((id, reason));
             }
         }
         Ok(ended)
@@ -536,12 +546,12 @@ impl Store {
     /// its sluice workspace is stopped through the transition like any stop
     /// (`broker: REASON` asked it), in the transaction that records the
     /// reason. The first reason stays.
-    pub async fn end_broker_workspace(&self, id: &WorkspaceId, reason: &str) -> Result<(), StoreError> {
+    pub async fn end_broker_workspace(&self, id: &WorkspaceId, reason: TerminationReason) -> Result<(), StoreError> {
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
         tx.execute(
             "UPDATE broker_workspaces SET termination_reason = COALESCE(termination_reason, $1) WHERE workspace_id = $2",
-            args![reason, id],
+            args![reason.as_str(), id],
         )
         .await?;
         let end = Request::End { by: format!("broker: {reason}") };

@@ -2235,7 +2235,7 @@ async fn a_broker_end_is_a_stop_through_the_transition() {
     for db in databases().await {
         let store = open(&db).await;
         let never = created(store.create_workspace(new_workspace("alice", None)).await.unwrap()).workspace.id;
-        store.end_broker_workspace(&never, "released").await.unwrap();
+        store.end_broker_workspace(&never, TerminationReason::Released).await.unwrap();
         let state = store.load_reconcile_state(&never).await.unwrap().unwrap();
         assert_eq!(state.workspace.desired_state, DesiredState::Stopped, "{}", db.label);
 
@@ -2252,8 +2252,8 @@ async fn a_broker_end_is_a_stop_through_the_transition() {
             }
             store.finish_job(&lease, None, None).await.unwrap();
         }
-        store.end_broker_workspace(&id, "idle").await.unwrap();
-        store.end_broker_workspace(&id, "released").await.unwrap();
+        store.end_broker_workspace(&id, TerminationReason::Idle).await.unwrap();
+        store.end_broker_workspace(&id, TerminationReason::Released).await.unwrap();
         let drain = store.drain(&run_id).await.unwrap().unwrap();
         assert_eq!(
             drain.stop_requested.as_ref().map(|(by, _)| by.as_str()),

@@ -61,7 +61,7 @@ pub async fn reap(worker: &Worker) -> Result<usize, StoreError> {
     // Broker workspaces nothing may use any more: idle, revoked, paused.
     let ended = worker.store.reap_broker_workspaces(now_ms(), 500).await?;
     for (id, reason) in &ended {
-        tracing::info!(workspace = %id, reason, "broker workspace reaped");
+        tracing::info!(workspace = %id, %reason, "broker workspace reaped");
     }
     if !stopped.is_empty() || !ended.is_empty() {
         worker.wake.notify_one();

@@ -765,7 +765,12 @@ impl Sim {
     /// The execution broker ends the workspace (a release, or its reaper):
     /// never refused, and through the same transition as a stop.
     async fn end_as_broker(&mut self, id: &str) {
-        if self.store.end_broker_workspace(&WorkspaceId::from(id), "released").await.is_ok() {
+        if self
+            .store
+            .end_broker_workspace(&WorkspaceId::from(id), sluice_store::TerminationReason::Released)
+            .await
+            .is_ok()
+        {
             self.stopped.insert(id.to_owned());
             self.world.lock().unwrap().stopping.insert(id.to_owned());
             self.world.lock().unwrap().stats.broker_ends += 1;
