@@ -196,6 +196,15 @@ pub fn run_acted_on(state: &ReconcileState) -> Option<&Run> {
     first_stale_to_act_on(state).or(state.current_run.as_ref())
 }
 
+/// The host whose workers take the workspace's next pass: that of the run
+/// it acts on, while its executor is not gone from its runtime; `None` (any
+/// host) before the run is placed or once its executor is gone. The store
+/// claims jobs by this rule written in SQL (`JOB_HOST`), and its suite
+/// holds that SQL to this function.
+pub fn job_host(state: &ReconcileState) -> Option<&str> {
+    run_acted_on(state).filter(|r| r.runtime_removed_at.is_none()).and_then(|r| r.host.as_deref())
+}
+
 /// Decides the next action for one workspace.
 pub fn decide(state: &ReconcileState, observation: &Observation, now: i64, policy: &Policy) -> Decision {
     let capture = state.has_capture_source;

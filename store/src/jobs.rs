@@ -188,12 +188,12 @@ pub(crate) async fn finish_in(
     Ok(())
 }
 
-/// The host whose workers run job `j`: that of the executor its next pass
-/// acts on, as the reconcile decision picks it (an earlier run's executor
-/// still on its runtime and not retained, else the current run's), or an
-/// exec run's executor. NULL (any worker) while that executor is not
-/// placed, or is gone from its runtime, and for a webhook's deliveries.
-/// `$6` is the retained status.
+/// The host whose workers run job `j`: for a workspace's job, the
+/// domain's `reconcile::job_host` written in SQL (an earlier run's executor
+/// still on its runtime and not retained, else the current run's; the store
+/// suite holds the two to each other); for an exec run's, its executor's.
+/// NULL (any worker) while that executor is not placed, or is gone from
+/// its runtime, and for a webhook's deliveries. `$6` is the retained status.
 const JOB_HOST: &str = "CASE j.kind WHEN 'deliver' THEN NULL WHEN 'exec' THEN \
        (SELECT r.host FROM exec_runs e JOIN runs r ON r.id = e.attempt_id \
         WHERE e.id = j.subject AND r.runtime_removed_at IS NULL) \

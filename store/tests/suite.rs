@@ -2267,3 +2267,98 @@ async fn a_broker_end_is_a_stop_through_the_transition() {
         assert!(due.iter().any(|l| l.subject == id), "{}: a reconcile is due", db.label);
     }
 }
+
+/// Which of two hosts' workers can claim the workspace's job now (each
+/// claim handed straight back, due again).
+async fn claimable_by(store: &Store, id: &WorkspaceId) -> Vec<&'static str> {
+    let mut by = Vec::new();
+    for host in ["host-a", "host-b"] {
+        store.enqueue_job(JobKind::Reconcile, id, 0).await.unwrap();
+        let leases = store.claim_jobs(&WorkerId::from(format!("probe-{host}")), host, 50, 60_000).await.unwrap();
+        for lease in leases {
+            if lease.subject == id.as_str() {
+                by.push(host);
+            }
+            store.finish_job(&lease, Some(0), None).await.unwrap();
+        }
+    }
+    by
+}
+
+/// The job a host's worker holds for the workspace (claimed now).
+async fn hold(store: &Store, host: &str, id: &WorkspaceId) -> Lease {
+    store.enqueue_job(JobKind::Reconcile, id, 0).await.unwrap();
+    let leases = store.claim_jobs(&WorkerId::from(format!("w-{host}")), host, 50, 60_000).await.unwrap();
+    let mut held = None;
+    for lease in leases {
+        if lease.subject == id.as_str() {
+            held = Some(lease);
+        } else {
+            store.finish_job(&lease, Some(0), None).await.unwrap();
+        }
+    }
+    held.unwrap_or_else(|| panic!("{host} could not claim {id}'s job"))
+}
+
+/// The store claims a workspace's job by the domain's rule
+/// (`reconcile::job_host`), written in SQL: held to it through the states
+/// that move it (placed, restarted with the old executor still there, the
+/// old one retained, the new one's executor removed).
+#[tokio::test]
+async fn jobs_are_claimed_by_the_host_the_domain_names() {
+    for db in databases().await {
+        let store = open(&db).await;
+        store.beat(&member("a1", "host-a", 10), 60_000).await.unwrap();
+        store.beat(&member("b1", "host-b", 10), 60_000).await.unwrap();
+        let view = created(store.create_workspace(new_workspace("alice", None)).await.unwrap());
+        let id = view.workspace.id.clone();
+        let first = view.current_run.unwrap().id;
+        let agree = |stage: &'static str| {
+            let (store, id, label) = (&store, &id, db.label);
+            async move {
+                let state = store.load_reconcile_state(id).await.unwrap().unwrap();
+                let named = sluice_domain::reconcile::job_host(&state).map(str::to_owned);
+                let by = claimable_by(store, id).await;
+                let expected: Vec<&str> = match &named {
+                    None => vec!["host-a", "host-b"],
+                    Some(host) => vec![host.as_str()],
+                };
+                assert_eq!(by, expected, "{label}, {stage}: the domain names {named:?}");
+                named
+            }
+        };
+        assert_eq!(agree("not placed").await, None);
+
+        let lease = hold(&store, "host-a", &id).await;
+        store.place_run(&lease, &first, "host-a").await.unwrap();
+        store.record(&lease, &first, launched(&running_runtime(), None)).await.unwrap();
+        store.record(&lease, &first, Outcome::Ready).await.unwrap();
+        store.finish_job(&lease, Some(0), None).await.unwrap();
+        assert_eq!(agree("running on host-a").await.as_deref(), Some("host-a"));
+
+        // A restart queues a new run while the old executor is still there.
+        store.request(&OwnerId::from("alice"), &id, Request::Restart).await.unwrap();
+        let second = store.load_reconcile_state(&id).await.unwrap().unwrap().current_run.unwrap().id;
+        assert_ne!(second, first, "{}", db.label);
+        assert_eq!(agree("restarted, the old executor still there").await.as_deref(), Some("host-a"));
+
+        // Retained, the old executor no longer holds the job: the new run,
+        // once placed on host-b, does.
+        let lease = hold(&store, "host-a", &id).await;
+        let retained = Outcome::Retained { reason: "kept".into(), recoverable: true, first_attempt_at: 0 };
+        store.record(&lease, &first, retained).await.unwrap();
+        store.finish_job(&lease, Some(0), None).await.unwrap();
+        assert_eq!(agree("the old one retained, the new one not placed").await, None);
+        let lease = hold(&store, "host-b", &id).await;
+        store.place_run(&lease, &second, "host-b").await.unwrap();
+        store.record(&lease, &second, launched(&running_runtime(), None)).await.unwrap();
+        store.finish_job(&lease, Some(0), None).await.unwrap();
+        assert_eq!(agree("the new one running on host-b").await.as_deref(), Some("host-b"));
+
+        // Its executor removed, any host's worker takes the job.
+        let lease = hold(&store, "host-b", &id).await;
+        store.record(&lease, &second, Outcome::Removed).await.unwrap();
+        store.finish_job(&lease, Some(0), None).await.unwrap();
+        assert_eq!(agree("the new one's executor removed").await, None);
+    }
+}
