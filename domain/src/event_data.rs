@@ -111,6 +111,83 @@ impl<'a> RuntimeEvent<'a> {
     }
 }
 
+/// `sluice.drain.changed`: where a drain stands (`null` for what the daemon
+/// did not say).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DrainChanged<'a> {
+    pub run_id: &'a RunId,
+    pub state: Option<&'static str>,
+    pub pending: Option<i64>,
+    pub pending_bytes: Option<i64>,
+    pub registered: Option<i64>,
+    pub uploaded_bytes: Option<i64>,
+    pub final_complete: bool,
+}
+
+/// `sluice.executor.retained`: why, since when, whether it can be recovered.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutorRetained<'a> {
+    pub run_id: &'a RunId,
+    pub reason: &'a str,
+    pub since: i64,
+    pub recoverable: bool,
+}
+
+/// `sluice.recovery.attempted`: the attempt, its error and the next one
+/// (`null` where there is none).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecoveryAttempted<'a> {
+    pub run_id: &'a RunId,
+    pub attempt: i64,
+    pub error: Option<&'a str>,
+    pub next_attempt_at: Option<i64>,
+}
+
+/// `sluice.capture.registered`: which capture of which session, and its size.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CaptureRegistered<'a> {
+    pub session_id: &'a str,
+    pub n: u64,
+    pub bytes: u64,
+    pub files: u64,
+    pub added: u64,
+    pub changed: u64,
+    pub removed: u64,
+}
+
+/// `sluice.gateway.session.started`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionStarted<'a> {
+    pub session_id: &'a str,
+    pub kind: &'a str,
+    pub principal: &'a str,
+}
+
+/// `sluice.gateway.session.ended`: how, and its exit status (`null` if none).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionEnded<'a> {
+    pub session_id: &'a str,
+    pub kind: &'a str,
+    pub principal: &'a str,
+    pub outcome: &'a str,
+    pub exit_status: Option<i64>,
+}
+
+/// `sluice.webhook.disabled`: which endpoint, after how many failures, why.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookDisabled<'a> {
+    pub webhook_id: &'a str,
+    pub failures: i64,
+    pub reason: &'a str,
+}
+
 /// The JSON an event stores.
 pub fn json(data: impl Serialize) -> Value {
     serde_json::to_value(data).expect("event data is plain JSON")
@@ -160,5 +237,34 @@ mod tests {
             literal!({"adapter": "docker", "resourceId": "c1", "reference": "sluice-run_1", "status": "running",
                       "runId": "run_1", "retained": "why"})
         );
+    }
+
+    #[test]
+    fn sluices_own_events_keep_their_nulls() {
+        let run_id = RunId::from("run_1");
+        let drain = DrainChanged {
+            run_id: &run_id,
+            state: Some("kept"),
+            pending: None,
+            pending_bytes: Some(5),
+            registered: None,
+            uploaded_bytes: None,
+            final_complete: false,
+        };
+        assert_eq!(
+            json(drain),
+            literal!({"runId": "run_1", "state": "kept", "pending": null, "pendingBytes": 5, "registered": null,
+                      "uploadedBytes": null, "finalComplete": false})
+        );
+        let attempt = RecoveryAttempted { run_id: &run_id, attempt: 2, error: None, next_attempt_at: None };
+        assert_eq!(json(attempt), literal!({"runId": "run_1", "attempt": 2, "error": null, "nextAttemptAt": null}));
+        let ended =
+            SessionEnded { session_id: "ses_1", kind: "shell", principal: "p", outcome: "cut", exit_status: None };
+        assert_eq!(
+            json(ended),
+            literal!({"sessionId": "ses_1", "kind": "shell", "principal": "p", "outcome": "cut", "exitStatus": null})
+        );
+        let disabled = WebhookDisabled { webhook_id: "wh_1", failures: 3, reason: "500" };
+        assert_eq!(json(disabled), literal!({"webhookId": "wh_1", "failures": 3, "reason": "500"}));
     }
 }

@@ -2,7 +2,7 @@
 //! of its state or its queue, the start of a retention, a recovery
 //! attempt. Pure: the store writes them in the transaction of the change.
 
-use serde_json::json;
+use crate::event_data;
 
 use crate::drain::Drain;
 use crate::ids::{RunId, WorkspaceId};
@@ -38,14 +38,14 @@ pub fn drain_events(before: Option<&Drain>, after: &Drain) -> Vec<NewSluiceEvent
             Some(pending) => format!("drain {}: {pending} left", state.unwrap_or("unknown")),
             None => format!("drain {}", state.unwrap_or("unknown")),
         };
-        let data = json!({
-            "runId": after.run_id,
-            "state": state,
-            "pending": p.pending,
-            "pendingBytes": p.pending_bytes,
-            "registered": p.registered,
-            "uploadedBytes": p.uploaded_bytes,
-            "finalComplete": after.final_complete,
+        let data = event_data::json(event_data::DrainChanged {
+            run_id: &after.run_id,
+            state,
+            pending: p.pending,
+            pending_bytes: p.pending_bytes,
+            registered: p.registered,
+            uploaded_bytes: p.uploaded_bytes,
+            final_complete: after.final_complete,
         });
         events.push(event(SluiceEventType::DrainChanged, message, data));
     }
@@ -53,11 +53,11 @@ pub fn drain_events(before: Option<&Drain>, after: &Drain) -> Vec<NewSluiceEvent
     let earlier = before.and_then(|b| b.retention.as_ref()).filter(|r| r.since == retention.since);
     match earlier {
         None => {
-            let data = json!({
-                "runId": after.run_id,
-                "reason": retention.reason,
-                "since": retention.since,
-                "recoverable": retention.recoverable,
+            let data = event_data::json(event_data::ExecutorRetained {
+                run_id: &after.run_id,
+                reason: &retention.reason,
+                since: retention.since,
+                recoverable: retention.recoverable,
             });
             events.push(event(
                 SluiceEventType::ExecutorRetained,
@@ -66,11 +66,11 @@ pub fn drain_events(before: Option<&Drain>, after: &Drain) -> Vec<NewSluiceEvent
             ));
         }
         Some(earlier) if retention.attempts > earlier.attempts => {
-            let data = json!({
-                "runId": after.run_id,
-                "attempt": retention.attempts,
-                "error": retention.last_error,
-                "nextAttemptAt": retention.next_recovery_at,
+            let data = event_data::json(event_data::RecoveryAttempted {
+                run_id: &after.run_id,
+                attempt: retention.attempts,
+                error: retention.last_error.as_deref(),
+                next_attempt_at: retention.next_recovery_at,
             });
             let message = match &retention.last_error {
                 Some(error) => format!("recovery attempt {} failed: {error}", retention.attempts),

@@ -17,6 +17,7 @@ use crate::error::StoreError;
 use crate::event_log::append_sluice_event;
 use crate::model::{ConflictCode, Refusal, SluiceEventType};
 use crate::seal::{Secret, new_token};
+use sluice_domain::event_data;
 use sluice_domain::feed::NewSluiceEvent;
 use sluice_domain::ids::{LaunchId, OwnerId, RunId, SessionId, WorkspaceId};
 pub use sluice_domain::retention::Retention;
@@ -634,14 +635,14 @@ impl Store {
             workspace_id,
             attempt_id: Some(capture.run_id.clone()),
             message: format!("capture {} registered", capture.n),
-            data: serde_json::json!({
-                "sessionId": session_id,
-                "n": capture.n,
-                "bytes": capture.bytes,
-                "files": capture.counts.files,
-                "added": capture.counts.added,
-                "changed": capture.counts.changed,
-                "removed": capture.counts.removed,
+            data: event_data::json(event_data::CaptureRegistered {
+                session_id: session_id.as_str(),
+                n: capture.n,
+                bytes: capture.bytes,
+                files: capture.counts.files,
+                added: capture.counts.added,
+                changed: capture.counts.changed,
+                removed: capture.counts.removed,
             }),
         };
         append_sluice_event(&mut tx, &registered, now).await?;

@@ -2,7 +2,7 @@
 //! gateway learns a key's principal from here), and the sessions gateways
 //! opened.
 
-use serde_json::json;
+use sluice_domain::event_data;
 use sluice_domain::feed::NewSluiceEvent;
 
 use crate::Store;
@@ -166,7 +166,7 @@ impl Store {
             workspace_id: Some(workspace_id.to_owned()),
             attempt_id: Some(run_id.to_owned()),
             message: format!("{kind} session started"),
-            data: json!({ "sessionId": id, "kind": kind, "principal": principal }),
+            data: event_data::json(event_data::SessionStarted { session_id: &id, kind, principal }),
         };
         append_sluice_event(&mut tx, &started, now).await?;
         tx.commit().await?;
@@ -193,17 +193,18 @@ impl Store {
         // Ended once: a repeat finds the row ended and says nothing again.
         if let Some(row) = ended {
             let kind = row.text("kind")?;
+            let principal = row.text("principal")?;
             let event = NewSluiceEvent {
                 event_type: SluiceEventType::GatewaySessionEnded,
                 workspace_id: Some(row.id("workspace_id")?),
                 attempt_id: Some(row.id("run_id")?),
                 message: format!("{kind} session ended: {}", outcome.as_str()),
-                data: json!({
-                    "sessionId": id,
-                    "kind": kind,
-                    "principal": row.text("principal")?,
-                    "outcome": outcome.as_str(),
-                    "exitStatus": exit_status,
+                data: event_data::json(event_data::SessionEnded {
+                    session_id: id.as_str(),
+                    kind: &kind,
+                    principal: &principal,
+                    outcome: outcome.as_str(),
+                    exit_status,
                 }),
             };
             append_sluice_event(&mut tx, &event, now).await?;

@@ -5,7 +5,7 @@
 //! under the job's lease, so a worker lost mid-delivery leaves the event
 //! to be delivered again; receivers deduplicate by its id.
 
-use serde_json::json;
+use sluice_domain::event_data;
 use sluice_domain::feed::NewSluiceEvent;
 
 use crate::Store;
@@ -271,7 +271,11 @@ impl Store {
                     workspace_id: None,
                     attempt_id: None,
                     message: format!("webhook {id} disabled after {failures} failed deliveries in a row"),
-                    data: json!({ "webhookId": id, "failures": failures, "reason": reason }),
+                    data: event_data::json(event_data::WebhookDisabled {
+                        webhook_id: id.as_str(),
+                        failures: *failures,
+                        reason,
+                    }),
                 };
                 append_sluice_event(&mut tx, &disabled, now).await?;
             }
