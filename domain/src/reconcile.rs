@@ -3,7 +3,7 @@
 //! action comes next. Pure: no I/O, no clock but the `now` it is given.
 
 use sluice_protocol::attest;
-use sluice_protocol::capture::{CaptureStatus, incomplete};
+use sluice_protocol::capture::{CaptureStatus, IncompleteReason};
 
 use crate::drain::{DrainObservation, DrainProgress, Retention};
 use crate::ids::RunId;
@@ -450,13 +450,13 @@ pub enum FlushAnswer {
 }
 
 /// Final-flush reasons that more time does not cure.
-const STUCK_REASONS: &[&str] = &[
-    incomplete::UNREADABLE,
-    incomplete::SNAPSHOT_FAILED,
-    incomplete::PROCESSES_REMAIN,
-    incomplete::FENCED,
-    incomplete::CONFLICT,
-    incomplete::INTERNAL,
+const STUCK_REASONS: &[IncompleteReason] = &[
+    IncompleteReason::Unreadable,
+    IncompleteReason::SnapshotFailed,
+    IncompleteReason::ProcessesRemain,
+    IncompleteReason::Fenced,
+    IncompleteReason::Conflict,
+    IncompleteReason::Internal,
 ];
 
 /// Classifies a drain step's answer, given the queue as last observed:
@@ -489,13 +489,13 @@ pub fn drain_observation(answer: &FlushAnswer, previous: Option<&DrainProgress>)
     };
     let saved = status.complete == Some(true);
     let report = status.origin.clone().map(|origin| attest::Report { origin, saved });
-    let reason = status.incomplete_reason.clone().unwrap_or_else(|| incomplete::NOT_FINAL.into());
+    let reason = status.incomplete_reason.unwrap_or(IncompleteReason::NotFinal);
     let (state, detail) = if saved {
         (DrainState::Saved, None)
     } else if let Some(refused) = status.refused.as_ref().filter(|r| !r.is_empty()) {
         let classes: Vec<&str> = refused.iter().map(|c| c.as_str()).collect();
         (DrainState::Kept, Some(format!("the registrar refused class {} (quota)", classes.join(", "))))
-    } else if STUCK_REASONS.contains(&reason.as_str()) {
+    } else if STUCK_REASONS.contains(&reason) {
         let mut detail = format!("final not complete: {reason}");
         if let Some(paths) = status.unreadable_paths.as_ref().filter(|p| !p.is_empty()) {
             detail.push_str(&format!(" ({})", paths.join(", ")));
@@ -907,14 +907,14 @@ mod tests {
         assert!(!matches!(action, Action::Remove { .. }), "kept after a recovery: {action:?}");
     }
 
-    fn status(complete: Option<bool>, reason: Option<&str>) -> CaptureStatus {
+    fn status(complete: Option<bool>, reason: Option<IncompleteReason>) -> CaptureStatus {
         CaptureStatus {
             epoch: 1,
             pending: 2,
             registered: 3,
             uploaded_bytes: 100,
             complete,
-            incomplete_reason: reason.map(str::to_owned),
+            incomplete_reason: reason,
             origin: Some(origin(1, 4)),
             ..Default::default()
         }
@@ -934,22 +934,27 @@ mod tests {
         assert_eq!((saved.state, saved.detail), (DrainState::Saved, None));
         assert!(saved.report.unwrap().saved);
 
-        let mut quota = status(Some(false), Some(incomplete::SHIP_FAILED));
+        let mut quota = status(Some(false), Some(IncompleteReason::ShipFailed));
         quota.refused = Some(vec![sluice_protocol::capture::CaptureClass::Bulk]);
         let kept = drain_observation(&FlushAnswer::Status(Box::new(quota)), None);
         assert_eq!(kept.state, DrainState::Kept);
         assert!(kept.detail.unwrap().contains("refused class bulk"));
 
-        for reason in STUCK_REASONS {
+        for &reason in STUCK_REASONS {
             let mut answer = status(Some(false), Some(reason));
             answer.unreadable_paths = Some(vec!["x".repeat(1000)]);
             let kept = drain_observation(&FlushAnswer::Status(Box::new(answer)), None);
             assert_eq!(kept.state, DrainState::Kept, "{reason}");
             let detail = kept.detail.unwrap();
-            assert!(detail.contains(reason) && detail.chars().count() <= MAX_DETAIL, "{detail}");
+            assert!(detail.contains(reason.as_str()) && detail.chars().count() <= MAX_DETAIL, "{detail}");
             assert!(!kept.report.unwrap().saved);
         }
-        for reason in [incomplete::IN_PROGRESS, incomplete::PENDING, incomplete::DEADLINE, incomplete::SHIP_FAILED] {
+        for reason in [
+            IncompleteReason::InProgress,
+            IncompleteReason::Pending,
+            IncompleteReason::Deadline,
+            IncompleteReason::ShipFailed,
+        ] {
             let answer = FlushAnswer::Status(Box::new(status(Some(false), Some(reason))));
             let first = drain_observation(&answer, None);
             assert_eq!(first.state, DrainState::Draining, "{reason}: the first look");
@@ -962,7 +967,7 @@ mod tests {
             assert_eq!(moving.state, DrainState::Draining, "{reason}: bytes moved");
         }
 
-        let mut full = status(Some(false), Some(incomplete::PENDING));
+        let mut full = status(Some(false), Some(IncompleteReason::Pending));
         full.ship_error = Some("no space left in the object store".into());
         let answer = FlushAnswer::Status(Box::new(full));
         let first = drain_observation(&answer, None);

@@ -62,19 +62,51 @@ pub struct Overdue {
     pub bound_ms: u64,
 }
 
-/// Why a final flush is not complete (the contract's list).
-pub mod incomplete {
-    pub const NOT_FINAL: &str = "not-final";
-    pub const IN_PROGRESS: &str = "in-progress";
-    pub const PROCESSES_REMAIN: &str = "processes-remain";
-    pub const SNAPSHOT_FAILED: &str = "snapshot-failed";
-    pub const UNREADABLE: &str = "unreadable";
-    pub const FENCED: &str = "fenced";
-    pub const CONFLICT: &str = "conflict";
-    pub const DEADLINE: &str = "deadline";
-    pub const SHIP_FAILED: &str = "ship-failed";
-    pub const PENDING: &str = "pending";
-    pub const INTERNAL: &str = "internal";
+/// Why a final flush is not complete (the contract's list), sent as its
+/// kebab-case name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IncompleteReason {
+    NotFinal,
+    InProgress,
+    ProcessesRemain,
+    SnapshotFailed,
+    Unreadable,
+    Fenced,
+    Conflict,
+    Deadline,
+    ShipFailed,
+    Pending,
+    Internal,
+    /// A name this side does not know (a newer daemon's, or a hostile
+    /// one's): read as not complete, and nothing more.
+    #[serde(other)]
+    Unknown,
+}
+
+impl IncompleteReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IncompleteReason::NotFinal => "not-final",
+            IncompleteReason::InProgress => "in-progress",
+            IncompleteReason::ProcessesRemain => "processes-remain",
+            IncompleteReason::SnapshotFailed => "snapshot-failed",
+            IncompleteReason::Unreadable => "unreadable",
+            IncompleteReason::Fenced => "fenced",
+            IncompleteReason::Conflict => "conflict",
+            IncompleteReason::Deadline => "deadline",
+            IncompleteReason::ShipFailed => "ship-failed",
+            IncompleteReason::Pending => "pending",
+            IncompleteReason::Internal => "internal",
+            IncompleteReason::Unknown => "unknown",
+        }
+    }
+}
+
+impl std::fmt::Display for IncompleteReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// The daemon's capture status: what is saved, what waits, what fails.
@@ -117,7 +149,8 @@ pub struct CaptureStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub complete: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub incomplete_reason: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
+    pub incomplete_reason: Option<IncompleteReason>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unreadable: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -228,4 +261,38 @@ pub struct Bind {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Binds {
     pub binds: Vec<Bind>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn incomplete_reasons_read_and_write_the_contracts_names() {
+        let names = [
+            "not-final",
+            "in-progress",
+            "processes-remain",
+            "snapshot-failed",
+            "unreadable",
+            "fenced",
+            "conflict",
+            "deadline",
+            "ship-failed",
+            "pending",
+            "internal",
+        ];
+        for name in names {
+            let reason: IncompleteReason = serde_json::from_value(serde_json::json!(name)).unwrap();
+            assert_ne!(reason, IncompleteReason::Unknown, "{name}");
+            assert_eq!((reason.as_str(), serde_json::to_value(reason).unwrap()), (name, serde_json::json!(name)));
+        }
+        let strange: CaptureStatus = serde_json::from_value(serde_json::json!({
+            "epoch": 1, "worktreeId": "w", "pending": 0, "stagedBytes": 0, "uploadedObjects": 0, "uploadedBytes": 0,
+            "registered": 0, "fenced": false, "paused": false, "complete": false,
+            "incompleteReason": "a reason this side never heard of, however long",
+        }))
+        .unwrap();
+        assert_eq!(strange.incomplete_reason, Some(IncompleteReason::Unknown), "read, and read as nothing more");
+    }
 }

@@ -12,7 +12,7 @@ use sluice_domain::reconcile::{Action, FailedRemoval, FlushAnswer, Observation, 
 use sluice_domain::transition::Outcome;
 use sluice_executor::daemon::{DaemonClient, DaemonError};
 use sluice_executor::{ExecutorError, Target};
-use sluice_protocol::capture::{CaptureStatus, FlushKind, FlushRequest};
+use sluice_protocol::capture::{CaptureStatus, FlushKind, FlushRequest, IncompleteReason};
 use sluice_runtime::{LaunchRequest, Presence, RuntimeError};
 use sluice_store::fleet::Placement;
 
@@ -137,8 +137,7 @@ async fn drain_once(worker: &Worker, run: &sluice_store::Run) -> FlushAnswer {
     match worker.executors.capture_status(target, STATUS_WAIT).await {
         // Saved already, or a FINAL under way: its status is the answer.
         Ok(status)
-            if status.complete == Some(true)
-                || status.incomplete_reason.as_deref() == Some(sluice_protocol::capture::incomplete::IN_PROGRESS) =>
+            if status.complete == Some(true) || status.incomplete_reason == Some(IncompleteReason::InProgress) =>
         {
             return FlushAnswer::Status(Box::new(status));
         }

@@ -34,7 +34,9 @@ use sluice_protocol::Origin;
 use sluice_domain::ids::{ExecRunId, LaunchId, OwnerId, RunId, SessionId, SnapshotId, WorkerId, WorkspaceId};
 use sluice_domain::transition::Answer;
 use sluice_protocol::attest::{Attestation, Report};
-use sluice_protocol::capture::{BindRequest, Binds, CaptureStatus, FlushKind, FlushRequest, Replanned, incomplete};
+use sluice_protocol::capture::{
+    BindRequest, Binds, CaptureStatus, FlushKind, FlushRequest, IncompleteReason, Replanned,
+};
 use sluice_runtime::LaunchRequest;
 use sluice_runtime::testing::{FakeExecutor, FakeRuntime, HookFuture, Hooks, SharedExecutors, Side};
 use sluice_store::testing::WriteLock;
@@ -376,9 +378,9 @@ fn status_of(executor: &mut Executor, holds: bool, boot: u64) -> CaptureStatus {
     executor.observation += 1;
     let complete = executor.complete;
     let reason = match (holds, executor.finalizing) {
-        (false, _) => incomplete::FENCED,
-        (true, true) => incomplete::PENDING,
-        (true, false) => incomplete::NOT_FINAL,
+        (false, _) => IncompleteReason::Fenced,
+        (true, true) => IncompleteReason::Pending,
+        (true, false) => IncompleteReason::NotFinal,
     };
     CaptureStatus {
         epoch: executor.epoch,
@@ -387,7 +389,7 @@ fn status_of(executor: &mut Executor, holds: bool, boot: u64) -> CaptureStatus {
         pending: u64::from(executor.unsaved > 0),
         pending_bytes: Some(executor.unsaved),
         complete: Some(complete),
-        incomplete_reason: (!complete).then(|| reason.to_owned()),
+        incomplete_reason: (!complete).then_some(reason),
         fenced: !holds,
         origin: Some(Origin {
             epoch: executor.epoch,
@@ -687,7 +689,7 @@ impl Sim {
         };
         if let Some(origin) = status.origin {
             let report = Report { origin, saved: status.complete == Some(true) };
-            let _ = self.store.record_report(&run.id, &report, status.incomplete_reason.as_deref()).await;
+            let _ = self.store.record_report(&run.id, &report, status.incomplete_reason.map(|r| r.as_str())).await;
         }
     }
 

@@ -555,9 +555,9 @@ pub async fn get_workspace_capture_status(
 async fn keep_report(app: &AppState, run_id: &RunId, status: &WorkspaceCaptureStatus) -> Result<(), ApiError> {
     if let Some(origin) = &status.origin {
         let report = sluice_protocol::attest::Report { origin: origin.clone(), saved: status.complete == Some(true) };
-        // The daemon's words: bounded before they are kept.
-        let detail: Option<String> = status.incomplete_reason.as_ref().map(|r| r.chars().take(200).collect());
-        app.store.record_report(run_id, &report, detail.as_deref()).await?;
+        // One of the contract's names (anything else the daemon said reads `unknown`).
+        let detail = status.incomplete_reason.map(|r| r.as_str());
+        app.store.record_report(run_id, &report, detail).await?;
     }
     Ok(())
 }

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use sluice_protocol::Origin;
 use sluice_protocol::capture::{
-    CaptureClass, CaptureStatus, ClassSnaps, FlushKind, FlushRequest, Overdue, Replanned, incomplete,
+    CaptureClass, CaptureStatus, ClassSnaps, FlushKind, FlushRequest, IncompleteReason, Overdue, Replanned,
 };
 use sluice_protocol::registrar::{self as wire, Manifest, Plan, refusal};
 use tokio::sync::{mpsc, oneshot};
@@ -91,7 +91,7 @@ struct Account {
     last_snap_ms: Option<u64>,
     refused: BTreeSet<CaptureClass>,
     complete: Option<bool>,
-    incomplete_reason: Option<String>,
+    incomplete_reason: Option<IncompleteReason>,
     unreadable: Vec<String>,
     unreadable_count: u64,
     carried: u64,
@@ -154,7 +154,7 @@ impl Account {
             incomplete_reason: if self.complete == Some(true) {
                 None
             } else {
-                Some(self.incomplete_reason.clone().unwrap_or_else(|| incomplete::NOT_FINAL.into()))
+                Some(self.incomplete_reason.unwrap_or(IncompleteReason::NotFinal))
             },
             unreadable: Some(self.unreadable_count),
             carried: Some(self.carried),
@@ -320,7 +320,7 @@ impl Capture {
         let in_time = tokio::time::timeout(deadline, finished).await.is_ok();
         let mut status = self.status();
         if !in_time && kind == FlushKind::Final && status.complete != Some(true) {
-            status.incomplete_reason = Some(incomplete::DEADLINE.into());
+            status.incomplete_reason = Some(IncompleteReason::Deadline);
         }
         status
     }
@@ -953,7 +953,7 @@ impl Engine {
             let outcome = self.snap_and_ship(SnapKind::Automatic).await;
             self.with_account(|a| {
                 if a.complete != Some(true) {
-                    a.incomplete_reason = Some(incomplete::NOT_FINAL.into());
+                    a.incomplete_reason = Some(IncompleteReason::NotFinal);
                 }
             });
             return outcome;
@@ -964,7 +964,7 @@ impl Engine {
         }
         self.with_account(|a| {
             a.finalizing = true;
-            a.incomplete_reason = Some(incomplete::IN_PROGRESS.into());
+            a.incomplete_reason = Some(IncompleteReason::InProgress);
         });
         let grace = Duration::from_millis(request.grace_ms.unwrap_or(10_000));
         // Nothing of the workload may write after the snap: every process
@@ -973,7 +973,7 @@ impl Engine {
         let survivors = self.processes.stop_all(grace).await;
         self.step(None);
         if survivors > 0 {
-            return self.incomplete(incomplete::PROCESSES_REMAIN);
+            return self.incomplete(IncompleteReason::ProcessesRemain);
         }
         match self.snap(SnapKind::Final).await {
             Ok(snapped) => self.stage(snapped),
@@ -988,7 +988,7 @@ impl Engine {
     /// registrar or the store: the workload is stopped, so the staged
     /// capture still holds everything.
     async fn finish_final(&mut self) -> ShipOutcome {
-        self.with_account(|a| a.incomplete_reason = Some(incomplete::IN_PROGRESS.into()));
+        self.with_account(|a| a.incomplete_reason = Some(IncompleteReason::InProgress));
         let mut outcome = self.ship().await;
         if matches!(outcome, ShipOutcome::Stale) {
             self.staged = None;
@@ -1003,15 +1003,15 @@ impl Engine {
         }
         match outcome {
             ShipOutcome::Done => {}
-            ShipOutcome::Fenced => return self.incomplete(incomplete::FENCED),
-            ShipOutcome::Stale => return self.incomplete(incomplete::SHIP_FAILED),
+            ShipOutcome::Fenced => return self.incomplete(IncompleteReason::Fenced),
+            ShipOutcome::Stale => return self.incomplete(IncompleteReason::ShipFailed),
             ShipOutcome::Pending => {
-                self.incomplete(incomplete::PENDING);
+                self.incomplete(IncompleteReason::Pending);
                 return outcome;
             }
         }
         if !self.account.lock().unwrap().refused.is_empty() {
-            return self.incomplete(incomplete::SHIP_FAILED);
+            return self.incomplete(IncompleteReason::ShipFailed);
         }
         if self.sealed_n != Some(self.head_n) {
             let seal = wire::SealRequest {
@@ -1027,8 +1027,8 @@ impl Engine {
                 Err(e) => {
                     let outcome = self.refused_or_pending(e);
                     let reason = match outcome {
-                        ShipOutcome::Fenced => incomplete::FENCED,
-                        _ => incomplete::PENDING,
+                        ShipOutcome::Fenced => IncompleteReason::Fenced,
+                        _ => IncompleteReason::Pending,
                     };
                     self.incomplete(reason);
                     return outcome;
@@ -1045,19 +1045,19 @@ impl Engine {
 
     fn snap_failed(&mut self, e: SnapError) -> ShipOutcome {
         let reason = match e {
-            SnapError::Unreadable(..) => incomplete::UNREADABLE,
-            SnapError::Root(_) => incomplete::SNAPSHOT_FAILED,
+            SnapError::Unreadable(..) => IncompleteReason::Unreadable,
+            SnapError::Root(_) => IncompleteReason::SnapshotFailed,
         };
         self.incomplete(reason)
     }
 
-    fn incomplete(&mut self, reason: &str) -> ShipOutcome {
+    fn incomplete(&mut self, reason: IncompleteReason) -> ShipOutcome {
         // Only waiting on the registrar or the store is tried again; any
         // other reason needs a new FINAL (or an operator).
-        self.final_pending = self.final_pending && reason == incomplete::PENDING;
+        self.final_pending = self.final_pending && reason == IncompleteReason::Pending;
         self.with_account(|a| {
             a.complete = Some(false);
-            a.incomplete_reason = Some(reason.into());
+            a.incomplete_reason = Some(reason);
         });
         ShipOutcome::Done
     }
@@ -1127,7 +1127,7 @@ mod tests {
     fn a_status_derives_the_longest_failing_class_and_an_overdue_step() {
         let mut account = Account::default();
         let quiet = account.status(origin());
-        assert_eq!((quiet.complete, quiet.incomplete_reason.as_deref()), (Some(false), Some("not-final")));
+        assert_eq!((quiet.complete, quiet.incomplete_reason), (Some(false), Some(IncompleteReason::NotFinal)));
         assert!(quiet.overdue.is_none() && quiet.last_snap_error.is_none());
         assert_eq!(quiet.snaps_failed, Some(0));
 
