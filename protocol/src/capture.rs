@@ -109,6 +109,20 @@ impl std::fmt::Display for IncompleteReason {
     }
 }
 
+/// How a daemon learns of worktree changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChangesFrom {
+    /// Its directories are watched: a timed snap walks the worktree only
+    /// after a change, or on the slow sweep.
+    Kernel,
+    /// Every timed snap walks the worktree.
+    Walk,
+    /// A name this side does not know.
+    #[serde(other)]
+    Unknown,
+}
+
 /// The daemon's capture status: what is saved, what waits, what fails.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = WorkspaceCaptureStatus))]
@@ -134,7 +148,8 @@ pub struct CaptureStatus {
     /// or on the slow sweep) or `walk` (every timed snap walks it;
     /// `walkReason` says why).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub changes_from: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
+    pub changes_from: Option<ChangesFrom>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub walk_reason: Option<String>,
     /// Classes the registrar refused for the session's byte quota.
@@ -294,5 +309,11 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(strange.incomplete_reason, Some(IncompleteReason::Unknown), "read, and read as nothing more");
+        for (name, from) in
+            [("kernel", ChangesFrom::Kernel), ("walk", ChangesFrom::Walk), ("inotify?", ChangesFrom::Unknown)]
+        {
+            assert_eq!(serde_json::from_value::<ChangesFrom>(serde_json::json!(name)).unwrap(), from);
+        }
+        assert_eq!(serde_json::to_value(ChangesFrom::Kernel).unwrap(), "kernel");
     }
 }

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use sluice_protocol::Origin;
 use sluice_protocol::capture::{
-    CaptureClass, CaptureStatus, ClassSnaps, FlushKind, FlushRequest, IncompleteReason, Overdue, Replanned,
+    CaptureClass, CaptureStatus, ChangesFrom, ClassSnaps, FlushKind, FlushRequest, IncompleteReason, Overdue, Replanned,
 };
 use sluice_protocol::registrar::{self as wire, Manifest, Plan, refusal};
 use tokio::sync::{mpsc, oneshot};
@@ -145,7 +145,10 @@ impl Account {
             fenced: self.fenced,
             paused: false,
             last_snap_unix_ms: self.last_snap_ms,
-            changes_from: self.changes.as_ref().map(|c| if c.walking().is_some() { "walk" } else { "kernel" }.into()),
+            changes_from: self
+                .changes
+                .as_ref()
+                .map(|c| if c.walking().is_some() { ChangesFrom::Walk } else { ChangesFrom::Kernel }),
             walk_reason: self.changes.as_ref().and_then(|c| c.walking()),
             refused: Some(self.refused.iter().copied().collect()),
             pending_bytes: Some(self.staged_bytes),
