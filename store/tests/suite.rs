@@ -2004,18 +2004,20 @@ async fn the_feed_meets_every_event_once_while_it_is_written() {
         // Each create writes two events. On PostgreSQL the feed waits for
         // every older transaction of the server (other tests' too) to end:
         // read until all have shown.
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        loop {
-            let batch = store.feed_after(cursor, 7).await.unwrap();
-            let empty = batch.is_empty();
-            let count = read(batch, &mut cursor);
-            if empty {
-                if count >= 320 || std::time::Instant::now() > deadline {
-                    break;
+        let reader = std::cell::RefCell::new((cursor, read));
+        eventually("every event read", || async {
+            loop {
+                let from = reader.borrow().0;
+                let batch = store.feed_after(from, 7).await.unwrap();
+                let empty = batch.is_empty();
+                let (cursor, read) = &mut *reader.borrow_mut();
+                let count = read(batch, cursor);
+                if empty {
+                    return (count >= 320).then_some(());
                 }
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             }
-        }
+        })
+        .await;
         let mut expected = 0;
         let mut per_workspace: BTreeMap<String, Vec<i64>> = BTreeMap::new();
         for (workspace, seq) in &seen {
