@@ -18,16 +18,45 @@ use sluice_server::{ApiSettings, Beside, CancellationToken};
 
 use commands::{Cli, Command, ConfigCommand, ConsoleCommand, LogFormat, SessionsCommand};
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+/// Runs the command; an error ends it with one line on stderr (`--debug`
+/// anywhere on the command line prints its causes and backtrace instead).
+fn main() -> std::process::ExitCode {
+    let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let debug = argv.iter().any(|a| a == "--debug");
+    argv.retain(|a| a != "--debug");
+    let runtime = tokio::runtime::Runtime::new().expect("a Tokio runtime starts");
+    match runtime.block_on(run(argv)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            if debug {
+                eprintln!("error: {e:?}");
+            } else {
+                eprintln!("error: {e:#}");
+            }
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(argv: Vec<std::ffi::OsString>) -> anyhow::Result<()> {
     if sluice_daemon::sftp_server_requested() {
         sluice_daemon::serve_sftp().await;
         return Ok(());
     }
-    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let printing = argv.get(1).is_some_and(|a| a == "config");
     let argv = if printing { argv } else { settings::layer(&Cli::command(), argv)?.argv };
     let cli = Cli::parse_from(argv);
+    let serving = matches!(
+        cli.command,
+        Command::Serve(_) | Command::Api { .. } | Command::Worker { .. } | Command::Gateway(_) | Command::Daemon(_)
+    );
+    if !serving {
+        // What a command prints, piped into `head`, ends it quietly when the
+        // pipe closes, as any filter does (sockets never raise the signal;
+        // the processes that serve keep it ignored).
+        // SAFETY: restores the default disposition of one signal.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    }
     if let Command::Config(ConfigCommand::Print { command }) = cli.command {
         let mut argv: Vec<std::ffi::OsString> = vec!["sluice".into()];
         if command.is_empty() {

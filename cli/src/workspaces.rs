@@ -191,9 +191,19 @@ pub async fn runs(command: RunsCommand) -> anyhow::Result<i32> {
     let run = answer.map_err(failed)?.into_inner();
     match common.output {
         Output::Json => print_json(&serde_json::to_value(&run)?),
-        Output::Table => print_run(&run),
+        Output::Table => {
+            print_run(&run);
+            // Each command's end, after its output (on stderr, beside the errors).
+            for command in &run.commands {
+                match command.exit_code {
+                    Some(code) => eprintln!("exit {code}: {}", command.argv.join(" ")),
+                    None => eprintln!("not run: {}", command.argv.join(" ")),
+                }
+            }
+            eprintln!("run {}: {}", run.run_id, run.status);
+        }
     }
-    Ok(0)
+    Ok(run_exit_code(&run))
 }
 
 async fn list(common: &Common, status: Option<String>, limit: u32) -> anyhow::Result<i32> {
@@ -302,10 +312,17 @@ async fn exec(common: &Common, id: &str, argv: Vec<String>, wait_seconds: u64) -
         Output::Json => print_json(&serde_json::to_value(&run)?),
         Output::Table => print_run(&run),
     }
-    if run.status == types::RunStatus::Failed {
-        return Ok(125);
+    Ok(run_exit_code(&run))
+}
+
+/// What the CLI exits with for a run: its last command's exit code once it
+/// completed, 125 when the machinery failed it, 0 while it has not ended.
+fn run_exit_code(run: &types::ExecRun) -> i32 {
+    match run.status {
+        types::RunStatus::Completed => run.exit_code.map_or(125, |code| code.clamp(0, 255) as i32),
+        types::RunStatus::Failed => 125,
+        _ => 0,
     }
-    Ok(run.exit_code.map_or(125, |code| code.clamp(0, 255) as i32))
 }
 
 /// One Server-Sent Events message: its `id:` and `data:`.

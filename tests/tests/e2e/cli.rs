@@ -112,9 +112,15 @@ async fn people_drive_workspaces_from_the_cli_through_the_typed_client() {
     assert_eq!(listed["items"][0]["workspaceId"], id.as_str());
     let got = ok_json(sluice(home).args(["workspaces", "get", &id, "--owner", "alice", "--output", "json"]));
     assert_eq!(got["status"], "ready");
-    let absent = run(sluice(home).args(["workspaces", "get", "ws_nope", "--owner", "alice"]));
-    assert!(!absent.status.success());
-    assert!(String::from_utf8_lossy(&absent.stderr).contains("404"), "{absent:?}");
+    // An error is one line, a backtrace or not; `--debug` gives its causes.
+    let absent =
+        run(sluice(home).env("RUST_BACKTRACE", "1").args(["workspaces", "get", "ws_nope", "--owner", "alice"]));
+    assert_eq!(absent.status.code(), Some(1), "{absent:?}");
+    let said = String::from_utf8_lossy(&absent.stderr);
+    assert!(said.starts_with("error: ") && said.contains("404") && said.lines().count() == 1, "{said}");
+    let debug = run(sluice(home).args(["workspaces", "get", "ws_nope", "--owner", "alice", "--debug"]));
+    assert_eq!(debug.status.code(), Some(1), "{debug:?}");
+    assert!(String::from_utf8_lossy(&debug.stderr).starts_with("error: "), "{debug:?}");
 
     // Exec: the output printed, the exit code the CLI's; the run read back.
     let script = "busybox echo out; busybox echo err >&2; exit 7";
@@ -130,6 +136,27 @@ async fn people_drive_workspaces_from_the_cli_through_the_typed_client() {
     let run_id = ran["runId"].as_str().unwrap().to_owned();
     let read = ok_json(sluice(home).args(["runs", "get", &run_id, "--owner", "alice", "-o", "json"]));
     assert_eq!((read["status"].as_str(), read["commands"][0]["exitCode"].as_i64()), (Some("completed"), Some(0)));
+    // Read back as a table: each command's exit, and the run's as the CLI's.
+    let shown = run(sluice(home).args(["runs", "get", &run_id, "--owner", "alice"]));
+    assert_eq!(shown.status.code(), Some(0), "{shown:?}");
+    assert!(String::from_utf8_lossy(&shown.stderr).contains("exit 0: busybox true"), "{shown:?}");
+    let argv = ["busybox", "sh", "-c", "exit 3"];
+    let three = run(sluice(home).args(["workspaces", "exec", &id, "--owner", "alice", "-o", "json", "--"]).args(argv));
+    assert_eq!(three.status.code(), Some(3), "{three:?}");
+    let three: Value = serde_json::from_slice(&three.stdout).unwrap();
+    let again = run(sluice(home).args(["runs", "get", three["runId"].as_str().unwrap(), "--owner", "alice"]));
+    assert_eq!(again.status.code(), Some(3), "{again:?}");
+    assert!(String::from_utf8_lossy(&again.stderr).contains("exit 3: busybox sh -c exit 3"), "{again:?}");
+
+    // Piped into something that stops reading (`| head -1`), it ends
+    // quietly: no panic.
+    let mut reader = sluice(home).arg("openapi").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut first = String::new();
+    BufReader::new(reader.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    assert_eq!(first.trim(), "{");
+    let ended = reader.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&ended.stderr);
+    assert!(ended.status.code() != Some(101) && !said.contains("panicked"), "{ended:?}: {said}");
 
     // Follow the events while the workspace restarts and stops.
     let mut follower = sluice(home)
