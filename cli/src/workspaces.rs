@@ -82,6 +82,18 @@ pub enum WorkspacesCommand {
         /// Give up waiting after this many seconds (the run goes on).
         #[arg(long, default_value_t = 600)]
         wait_seconds: u64,
+        /// The directory it runs in (relative to the worktree).
+        #[arg(long)]
+        cwd: Option<String>,
+        /// An environment variable for it, `NAME=VALUE` (again for more).
+        #[arg(long = "env", value_name = "NAME=VALUE")]
+        env: Vec<String>,
+        /// Feed it this CLI's own standard input.
+        #[arg(long)]
+        stdin: bool,
+        /// Stop it after this many seconds (the daemon's default otherwise).
+        #[arg(long, value_name = "SECONDS")]
+        timeout: Option<u64>,
         /// The command (argv, no shell).
         #[arg(last = true, required = true)]
         argv: Vec<String>,
@@ -150,8 +162,31 @@ pub async fn run(command: WorkspacesCommand) -> anyhow::Result<i32> {
             }
             create(&common, body, idempotency_key).await
         }
-        WorkspacesCommand::Exec { workspace_id, common, wait_seconds, argv } => {
-            exec(&common, &workspace_id, argv, wait_seconds).await
+        WorkspacesCommand::Exec { workspace_id, common, wait_seconds, cwd, env, stdin, timeout, argv } => {
+            let mut command = json!({"argv": argv});
+            if let Some(cwd) = cwd {
+                command["cwd"] = json!(cwd);
+            }
+            if !env.is_empty() {
+                let mut vars = serde_json::Map::new();
+                for pair in env {
+                    let Some((name, value)) = pair.split_once('=') else {
+                        bail!("--env {name:?} is not NAME=VALUE", name = pair.split('=').next().unwrap_or(""));
+                    };
+                    vars.insert(name.to_owned(), json!(value));
+                }
+                command["env"] = Value::Object(vars);
+            }
+            if stdin {
+                let mut input = String::new();
+                std::io::Read::read_to_string(&mut std::io::stdin(), &mut input)
+                    .context("--stdin: this CLI's standard input is not text")?;
+                command["stdin"] = json!(input);
+            }
+            if let Some(seconds) = timeout {
+                command["timeoutMs"] = json!(seconds.saturating_mul(1000).max(1));
+            }
+            exec(&common, &workspace_id, command, wait_seconds).await
         }
         WorkspacesCommand::Stop { workspace_id, common, discard_unsaved } => {
             let api = Api::new(&common.api)?;
@@ -293,10 +328,10 @@ fn print_run(run: &types::ExecRun) {
     }
 }
 
-async fn exec(common: &Common, id: &str, argv: Vec<String>, wait_seconds: u64) -> anyhow::Result<i32> {
+async fn exec(common: &Common, id: &str, command: Value, wait_seconds: u64) -> anyhow::Result<i32> {
     let api = Api::new(&common.api)?;
     let body: types::ExecWorkspaceRequest =
-        serde_json::from_value(json!({"ownerUserId": common.owner_user_id, "commands": [{"argv": argv}]}))
+        serde_json::from_value(json!({"ownerUserId": common.owner_user_id, "commands": [command]}))
             .map_err(|e| anyhow::anyhow!("the command cannot be asked for: {e}"))?;
     let mut run = api.client.exec_workspace().workspace_id(id).body(body).send().await.map_err(failed)?.into_inner();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(wait_seconds);

@@ -5,7 +5,7 @@
 //! code is the CLI's), restarted and stopped; a run read back; events
 //! followed live; completions printed.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
@@ -129,6 +129,32 @@ async fn people_drive_workspaces_from_the_cli_through_the_typed_client() {
     assert_eq!(exec.status.code(), Some(7), "{exec:?}");
     assert_eq!(String::from_utf8_lossy(&exec.stdout), "out\n");
     assert_eq!(String::from_utf8_lossy(&exec.stderr), "err\n");
+    // Where it runs, its environment, its input and its time limit.
+    let exec_in = |flags: &[&str], argv: &[&str]| {
+        let mut command = sluice(home);
+        command.args(["workspaces", "exec", &id, "--owner", "alice"]).args(flags).arg("--").args(argv);
+        command
+    };
+    assert_eq!(run(&mut exec_in(&[], &["busybox", "mkdir", "-p", "sub"])).status.code(), Some(0));
+    let placed = run(&mut exec_in(
+        &["--cwd", "sub", "--env", "GREETING=hi", "--env", "PAIR=a=b"],
+        &["busybox", "sh", "-c", "busybox pwd; echo $GREETING $PAIR"],
+    ));
+    let printed = String::from_utf8_lossy(&placed.stdout).to_string();
+    assert_eq!(placed.status.code(), Some(0), "{placed:?}");
+    assert!(printed.lines().next().is_some_and(|l| l.ends_with("/sub")), "{printed}");
+    assert!(printed.ends_with("hi a=b\n"), "{printed}");
+    let bad = run(&mut exec_in(&["--env", "NOVALUE"], &["busybox", "true"]));
+    assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("NAME=VALUE"), "{bad:?}");
+    let mut fed =
+        exec_in(&["--stdin"], &["busybox", "cat"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    fed.stdin.take().unwrap().write_all(b"fed in\n").unwrap();
+    let fed = fed.wait_with_output().unwrap();
+    assert_eq!((fed.status.code(), String::from_utf8_lossy(&fed.stdout).as_ref()), (Some(0), "fed in\n"), "{fed:?}");
+    let limited = run(&mut exec_in(&["--timeout", "1"], &["busybox", "sleep", "30"]));
+    assert_ne!(limited.status.code(), Some(0), "{limited:?}");
+    assert!(String::from_utf8_lossy(&limited.stderr).contains("timed out"), "{limited:?}");
+
     let ran =
         run(sluice(home).args(["workspaces", "exec", &id, "--owner", "alice", "-o", "json", "--", "busybox", "true"]));
     assert_eq!(ran.status.code(), Some(0));
