@@ -6,6 +6,7 @@
 use crate::ids::RunId;
 use crate::lifecycle::exec_allowed;
 use crate::model::{ConflictCode, ExecRunStatus, Refusal, RunError, Workspace, WorkspaceStatus};
+use crate::reconcile::ReconcileState;
 
 /// The code of a run that its executor's final flush ended.
 pub const FINAL_FLUSH: &str = "final-flush";
@@ -15,11 +16,6 @@ pub const WORKER_LOST: &str = "worker-lost";
 pub const NO_LIVE_RUNTIME: &str = "no-live-runtime";
 /// The code of a run the transport to the daemon broke.
 pub const TRANSPORT: &str = "transport";
-
-/// Why the machinery broke, as the run records it.
-pub fn broke(message: impl Into<String>, code: &str) -> RunError {
-    RunError { message: message.into(), code: Some(code.to_owned()) }
-}
 
 /// The workspace run whose executor a new exec run runs in: the current
 /// one of a ready workspace, or the refusal (nothing is written then).
@@ -52,7 +48,7 @@ pub enum Claimed {
 pub fn on_claim(status: ExecRunStatus) -> Claimed {
     match status {
         ExecRunStatus::Completed | ExecRunStatus::Failed => Claimed::Ended,
-        ExecRunStatus::Running => Claimed::Lost(broke(
+        ExecRunStatus::Running => Claimed::Lost(RunError::coded(
             "the worker running these commands was lost; results recorded so far are kept",
             WORKER_LOST,
         )),
@@ -60,17 +56,16 @@ pub fn on_claim(status: ExecRunStatus) -> Claimed {
     }
 }
 
-/// Whether a run started by a worker still has its executor: the
-/// workspace is ready and its current run is the run's own, ready.
-pub fn executor_ready(
-    workspace_status: WorkspaceStatus,
-    current_run: Option<(&RunId, WorkspaceStatus)>,
-    runs_in: &RunId,
-) -> Result<(), RunError> {
-    match current_run {
-        Some((id, WorkspaceStatus::Ready)) if id == runs_in && workspace_status == WorkspaceStatus::Ready => Ok(()),
-        _ => Err(broke("the workspace's executor is no longer ready", NO_LIVE_RUNTIME)),
-    }
+/// Where a run a worker started reaches its executor: the control
+/// endpoint of the workspace's current run, while the workspace is ready
+/// and that run is the run's own, ready; else why the run ends.
+pub fn endpoint_for<'a>(state: Option<&'a ReconcileState>, runs_in: &RunId) -> Result<&'a str, RunError> {
+    state
+        .filter(|s| s.workspace.status == WorkspaceStatus::Ready)
+        .and_then(|s| s.current_run.as_ref())
+        .filter(|run| &run.id == runs_in && run.status == WorkspaceStatus::Ready)
+        .and_then(|run| run.runtime.as_ref()?.endpoint.as_deref())
+        .ok_or_else(|| RunError::coded("the workspace's executor is no longer ready", NO_LIVE_RUNTIME))
 }
 
 /// What the daemon made of one command.
@@ -99,18 +94,21 @@ pub enum Next {
 pub fn after(index: usize, of: usize, answered: Answered, broken: impl FnOnce() -> String) -> Next {
     let number = index + 1;
     match answered {
-        Answered::Exited { stopped_by_final: true } => {
-            Next::End(Some(broke(format!("the executor's final flush stopped command {number} of {of}"), FINAL_FLUSH)))
-        }
+        Answered::Exited { stopped_by_final: true } => Next::End(Some(RunError::coded(
+            format!("the executor's final flush stopped command {number} of {of}"),
+            FINAL_FLUSH,
+        ))),
         Answered::Exited { stopped_by_final: false } if number < of => Next::Command,
         Answered::Exited { stopped_by_final: false } => Next::End(None),
-        Answered::Finalized => Next::End(Some(broke(
+        Answered::Finalized => Next::End(Some(RunError::coded(
             format!(
                 "the executor's final flush began before command {number} of {of} could start: it takes no new work"
             ),
             FINAL_FLUSH,
         ))),
-        Answered::Broke => Next::End(Some(broke(format!("command {number} of {of}: {}", broken()), TRANSPORT))),
+        Answered::Broke => {
+            Next::End(Some(RunError::coded(format!("command {number} of {of}: {}", broken()), TRANSPORT)))
+        }
     }
 }
 
@@ -170,21 +168,36 @@ mod tests {
     }
 
     #[test]
-    fn a_started_run_needs_its_own_ready_executor() {
-        let own = RunId::from("run_a");
-        let other = RunId::from("run_b");
-        let ready = WorkspaceStatus::Ready;
+    fn a_started_run_needs_its_own_ready_executor_and_its_endpoint() {
+        use crate::model::DesiredState::Running as Wanted;
+        use crate::reconcile::test_state as reconcile_state;
+        let own = RunId::from("cur");
+        let ready = || {
+            let mut state = reconcile_state(WorkspaceStatus::Ready, Wanted, true, false);
+            state.current_run.as_mut().unwrap().runtime.as_mut().unwrap().endpoint = Some("unix:///c".into());
+            state
+        };
+        let mut no_endpoint = ready();
+        no_endpoint.current_run.as_mut().unwrap().runtime.as_mut().unwrap().endpoint = None;
+        let mut starting = ready();
+        starting.current_run.as_mut().unwrap().status = WorkspaceStatus::Running;
+        let mut retained = ready();
+        retained.workspace.status = WorkspaceStatus::Retained;
+        let mut no_run = ready();
+        no_run.current_run = None;
         let table = [
-            (ready, Some((&own, ready)), true),
-            (ready, Some((&other, ready)), false),
-            (ready, Some((&own, WorkspaceStatus::Running)), false),
-            (WorkspaceStatus::Retained, Some((&own, ready)), false),
-            (ready, None, false),
+            (Some(ready()), &own, Some("unix:///c")),
+            (Some(ready()), &RunId::from("other"), None),
+            (Some(no_endpoint), &own, None),
+            (Some(starting), &own, None),
+            (Some(retained), &own, None),
+            (Some(no_run), &own, None),
+            (None, &own, None),
         ];
-        for (workspace, current, usable) in table {
-            let judged = executor_ready(workspace, current, &own);
-            assert_eq!(judged.is_ok(), usable, "{workspace} {current:?}");
-            if let Err(error) = judged {
+        for (state, runs_in, want) in table {
+            let found = endpoint_for(state.as_ref(), runs_in);
+            assert_eq!(found.as_ref().ok().copied(), want, "{runs_in} {state:?}");
+            if let Err(error) = found {
                 assert_eq!(error.code.as_deref(), Some(NO_LIVE_RUNTIME));
             }
         }
@@ -210,6 +223,6 @@ mod tests {
     #[test]
     fn only_broken_machinery_fails_a_run() {
         assert_eq!(ends(None), ExecRunStatus::Completed);
-        assert_eq!(ends(Some(&broke("x", TRANSPORT))), ExecRunStatus::Failed);
+        assert_eq!(ends(Some(&RunError::coded("x", TRANSPORT))), ExecRunStatus::Failed);
     }
 }

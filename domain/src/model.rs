@@ -343,6 +343,13 @@ pub struct RunError {
     pub code: Option<String>,
 }
 
+impl RunError {
+    /// What broke, with the code naming the rule.
+    pub fn coded(message: impl Into<String>, code: &str) -> RunError {
+        RunError { message: message.into(), code: Some(code.to_owned()) }
+    }
+}
+
 /// One launch attempt of a workspace.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Run {

@@ -161,10 +161,6 @@ fn has_live_runtime(run: &Run) -> bool {
     run.runtime.is_some() && run.runtime_removed_at.is_none()
 }
 
-fn error(message: &str, code: &str) -> RunError {
-    RunError { message: message.to_owned(), code: Some(code.to_owned()) }
-}
-
 /// The next action and why it was chosen (for logs and tests).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Decision {
@@ -203,6 +199,28 @@ pub fn run_acted_on(state: &ReconcileState) -> Option<&Run> {
 /// holds that SQL to this function.
 pub fn job_host(state: &ReconcileState) -> Option<&str> {
     run_acted_on(state).filter(|r| r.runtime_removed_at.is_none()).and_then(|r| r.host.as_deref())
+}
+
+/// A workspace's stored state for unit tests of policy: its current run
+/// `cur` in the workspace's status, with or without a runtime resource.
+#[cfg(test)]
+pub(crate) fn test_state(
+    status: crate::model::WorkspaceStatus,
+    desired: crate::model::DesiredState,
+    runtime: bool,
+    capture: bool,
+) -> ReconcileState {
+    ReconcileState {
+        workspace: crate::testing::workspace(status, desired),
+        current_run: Some(crate::testing::run("cur", status, runtime, false)),
+        stale_runs: Vec::new(),
+        has_capture_source: capture,
+        drain: None,
+        reports: Vec::new(),
+        attestation: None,
+        session_holder: None,
+        claimed_epoch: None,
+    }
 }
 
 /// Decides the next action for one workspace.
@@ -276,7 +294,7 @@ pub fn decide(state: &ReconcileState, observation: &Observation, now: i64, polic
             if desired == DesiredState::Stopped && capture {
                 // Launched, yet no executor on record: whatever the runtime
                 // has of it is kept (the orphan sweep reports it).
-                let error = error("the executor's record was lost", "runtime-lost");
+                let error = RunError::coded("the executor's record was lost", "runtime-lost");
                 return because(
                     Action::Fail { run_id, error, retry: false },
                     "a launched run has no executor on record",
@@ -295,7 +313,7 @@ pub fn decide(state: &ReconcileState, observation: &Observation, now: i64, polic
                 Observation::NotLaunched => because(
                     Action::Fail {
                         run_id,
-                        error: error("the executor's record was lost", "runtime-lost"),
+                        error: RunError::coded("the executor's record was lost", "runtime-lost"),
                         retry: false,
                     },
                     "a launched run has no executor on record",
@@ -303,7 +321,7 @@ pub fn decide(state: &ReconcileState, observation: &Observation, now: i64, polic
                 _ if ended && capture && live => retain(run_id, "the executor ended with work not confirmed saved"),
                 _ if ended => {
                     let retry = run.status == WorkspaceStatus::Running && retry_allowed(run, desired, policy);
-                    let error = error("the executor ended", "executor-exited");
+                    let error = RunError::coded("the executor ended", "executor-exited");
                     because(Action::Fail { run_id, error, retry }, "the executor ended")
                 }
                 Observation::Running { daemon_healthy: true, .. } if run.status == WorkspaceStatus::Running => {
@@ -318,7 +336,8 @@ pub fn decide(state: &ReconcileState, observation: &Observation, now: i64, polic
                         retain(run_id, "the capture launch failed after it started (the daemon did not answer in time)")
                     } else {
                         let retry = retry_allowed(run, desired, policy);
-                        let error = error("the executor's daemon did not answer in time", "daemon-unreachable");
+                        let error =
+                            RunError::coded("the executor's daemon did not answer in time", "daemon-unreachable");
                         because(Action::Fail { run_id, error, retry }, "the daemon did not answer in time")
                     }
                 }
@@ -584,19 +603,7 @@ mod tests {
 
     use crate::testing::run;
 
-    fn state(status: WorkspaceStatus, desired: DesiredState, runtime: bool, capture: bool) -> ReconcileState {
-        ReconcileState {
-            workspace: crate::testing::workspace(status, desired),
-            current_run: Some(run("cur", status, runtime, false)),
-            stale_runs: Vec::new(),
-            has_capture_source: capture,
-            drain: None,
-            reports: Vec::new(),
-            attestation: None,
-            session_holder: None,
-            claimed_epoch: None,
-        }
-    }
+    use super::test_state as state;
 
     const OBSERVATIONS: [Observation; 7] = [
         Observation::NotLaunched,

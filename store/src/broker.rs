@@ -419,11 +419,7 @@ fn broker_workspace_from_row(row: &DbRow) -> Result<BrokerWorkspace, StoreError>
         status: row.parsed("status")?,
         desired: row.parsed("desired_state")?,
         finished_at: row.opt_int("finished_at")?,
-        termination_reason: row
-            .opt_text("termination_reason")?
-            .map(|r| r.parse())
-            .transpose()
-            .map_err(|_| StoreError::Corrupt("broker_workspaces.termination_reason names no reason".into()))?,
+        termination_reason: row.opt_parsed("termination_reason")?,
         current_run_id: row.opt_id("current_run_id")?,
         endpoint: row.opt_text("runtime_endpoint")?,
     })

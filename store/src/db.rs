@@ -177,6 +177,11 @@ impl DbRow {
         let raw = self.text(column)?;
         raw.parse().map_err(|_| StoreError::Corrupt(format!("column {column} holds unknown value {raw:?}")))
     }
+    /// As [`DbRow::parsed`], for a column that may be NULL.
+    pub fn opt_parsed<T: FromStr>(&self, column: &str) -> Result<Option<T>, StoreError> {
+        let Some(raw) = self.opt_text(column)? else { return Ok(None) };
+        raw.parse().map(Some).map_err(|_| StoreError::Corrupt(format!("column {column} holds unknown value {raw:?}")))
+    }
 }
 
 /// A transaction whose BEGIN ran but whose caller was dropped before it held

@@ -24,7 +24,6 @@ pub(crate) const DRAIN_COLUMNS: &str = "run_id, workspace_id, state, detail, obs
 pub(crate) const ATTESTATION_COLUMNS: &str = "id, run_id, capture_n, epoch, executor_id, launch_id, sealed_at, origin, outcome, detail, attested_by, attested_at";
 
 pub(crate) fn drain_from_row(row: &DbRow) -> Result<Drain, StoreError> {
-    let state = row.opt_text("state")?.map(|s| s.parse().map_err(|_| StoreError::Corrupt(format!("drain state {s}"))));
     let retention = match row.opt_int("retained_since")? {
         Some(since) => Some(Retention {
             since,
@@ -39,7 +38,7 @@ pub(crate) fn drain_from_row(row: &DbRow) -> Result<Drain, StoreError> {
     Ok(Drain {
         run_id: row.id("run_id")?,
         workspace_id: row.id("workspace_id")?,
-        state: state.transpose()?,
+        state: row.opt_parsed("state")?,
         detail: row.opt_text("detail")?,
         observed_at: row.opt_int("observed_at")?,
         preservation_starts_at: row.opt_int("preservation_starts_at")?,

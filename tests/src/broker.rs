@@ -55,15 +55,10 @@ impl Broker {
     /// Polls `GET path` until `done` holds of its body; answers that body,
     /// or panics with the last one after `within`.
     pub async fn get_until(&self, path: &str, token: &str, within: Duration, done: impl Fn(&Value) -> bool) -> Value {
-        let last = std::cell::RefCell::new(Value::Null);
-        let reached = crate::wait_for(within, || async {
-            let body = self.get(path, token).await.body;
-            let reached = done(&body).then(|| body.clone());
-            *last.borrow_mut() = body;
-            reached
-        })
-        .await;
-        reached.unwrap_or_else(|| panic!("GET {path} never got there in {within:?}: {}", last.borrow()))
+        let read = || async move { self.get(path, token).await.body };
+        crate::read_until(within, read, done)
+            .await
+            .unwrap_or_else(|last| panic!("GET {path} never got there in {within:?}: {last}"))
     }
 }
 

@@ -156,26 +156,38 @@ fn next_pause(pause: std::time::Duration) -> std::time::Duration {
 
 const FIRST_PAUSE: std::time::Duration = std::time::Duration::from_millis(5);
 
-/// Polls `check` until it answers `Some`, and returns that; `None` once
-/// `within` has passed, for a caller that says more than [`poll_until`]
-/// when it gives up. The one way a test waits for a condition: never a
-/// fixed sleep.
-pub async fn wait_for<T, F: std::future::Future<Output = Option<T>>>(
+/// Reads `read` again and again until `done` holds of what it answers:
+/// `Ok` with that answer, or `Err` with the last one once `within` has
+/// passed (for a failure that shows what was seen). The one way a test
+/// waits for a condition: never a fixed sleep.
+pub async fn read_until<V, F: std::future::Future<Output = V>>(
     within: std::time::Duration,
-    mut check: impl FnMut() -> F,
-) -> Option<T> {
+    mut read: impl FnMut() -> F,
+    done: impl Fn(&V) -> bool,
+) -> Result<V, V> {
     let deadline = tokio::time::Instant::now() + within;
     let mut pause = FIRST_PAUSE;
     loop {
-        if let Some(done) = check().await {
-            return Some(done);
+        let answer = read().await;
+        if done(&answer) {
+            return Ok(answer);
         }
         if tokio::time::Instant::now() >= deadline {
-            return None;
+            return Err(answer);
         }
         tokio::time::sleep(pause).await;
         pause = next_pause(pause);
     }
+}
+
+/// Polls `check` until it answers `Some`, and returns that; `None` once
+/// `within` has passed, for a caller that says more than [`poll_until`]
+/// when it gives up.
+pub async fn wait_for<T, F: std::future::Future<Output = Option<T>>>(
+    within: std::time::Duration,
+    check: impl FnMut() -> F,
+) -> Option<T> {
+    read_until(within, check, Option::is_some).await.ok().flatten()
 }
 
 /// [`wait_for`], panicking with `what` once `within` has passed.
@@ -211,18 +223,10 @@ pub fn wait_for_blocking<T>(within: std::time::Duration, mut check: impl FnMut()
 pub async fn holds_for<F: std::future::Future<Output = bool>>(
     what: &str,
     window: std::time::Duration,
-    mut holds: impl FnMut() -> F,
+    holds: impl FnMut() -> F,
 ) {
-    let deadline = tokio::time::Instant::now() + window;
-    let mut pause = FIRST_PAUSE;
-    loop {
-        assert!(holds().await, "{what}: broken within {window:?}");
-        if tokio::time::Instant::now() >= deadline {
-            return;
-        }
-        tokio::time::sleep(pause).await;
-        pause = next_pause(pause);
-    }
+    let broken = read_until(window, holds, |held| !held).await;
+    assert!(broken.is_err(), "{what}: broken within {window:?}");
 }
 
 /// Lets `pause` pass for a timer of the server's that no answer shows

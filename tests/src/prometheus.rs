@@ -111,14 +111,10 @@ impl Prometheus {
 
     /// Waits until `expr`'s value satisfies `done`; answers it.
     pub async fn wait_for(&self, expr: &str, within: Duration, done: impl Fn(Option<f64>) -> bool) -> Option<f64> {
-        let last = std::cell::Cell::new(None);
-        let reached = crate::wait_for(within, || async {
-            let value = self.value(expr).await;
-            last.set(value);
-            done(value).then_some(value)
-        })
-        .await;
-        reached.unwrap_or_else(|| panic!("{expr} read {:?} for {within:?}:\n{}", last.get(), self.log()))
+        let done = |value: &Option<f64>| done(*value);
+        crate::read_until(within, || self.value(expr), done)
+            .await
+            .unwrap_or_else(|last| panic!("{expr} read {last:?} for {within:?}:\n{}", self.log()))
     }
 
     /// `GET /api/v1/targets`' active targets.

@@ -297,25 +297,18 @@ impl Server {
     /// `done` holds for it; panics with the last answer after `within`.
     pub async fn wait_for(&self, owner: &str, id: &str, within: Duration, done: impl Fn(&Value) -> bool) -> Value {
         let api = self.api();
-        let last = std::cell::RefCell::new(Value::Null);
-        let reached = crate::wait_for(within, || {
+        let read = || {
             let get = api.get_workspace().workspace_id(id).owner_user_id(owner).send();
-            let (last, done) = (&last, &done);
             async move {
-                let body = match get.await {
+                match get.await {
                     Ok(workspace) => serde_json::to_value(workspace.into_inner()).expect("a workspace serializes"),
                     Err(e) => panic!("GET workspace {id} failed: {e}\n--- server output ---\n{}", self.output()),
-                };
-                let reached = done(&body).then(|| body.clone());
-                *last.borrow_mut() = body;
-                reached
+                }
             }
-        })
-        .await;
-        reached.unwrap_or_else(|| {
+        };
+        crate::read_until(within, read, done).await.unwrap_or_else(|last| {
             panic!(
-                "workspace {id} did not get there in {within:?}; last: {}\n--- server output ---\n{}",
-                last.borrow(),
+                "workspace {id} did not get there in {within:?}; last: {last}\n--- server output ---\n{}",
                 self.output()
             )
         })
@@ -324,21 +317,15 @@ impl Server {
     /// Polls the owner's exec run until it has ended (completed or failed);
     /// answers it.
     pub async fn run_ended(&self, owner: &str, run_id: &str, within: Duration) -> Value {
-        let last = std::cell::RefCell::new(Value::Null);
-        let ended = crate::wait_for(within, || {
-            let last = &last;
-            async move {
-                let (status, run) = self.get(&format!("/v1/runs/{run_id}?ownerUserId={owner}")).await;
-                assert_eq!(status, 200, "{run}");
-                let ended = (run["status"] == "completed" || run["status"] == "failed").then(|| run.clone());
-                *last.borrow_mut() = run;
-                ended
-            }
-        })
-        .await;
-        ended.unwrap_or_else(|| {
-            panic!("exec run {run_id} did not end in {within:?}: {}\n{}", last.borrow(), self.output())
-        })
+        let read = || async move {
+            let (status, run) = self.get(&format!("/v1/runs/{run_id}?ownerUserId={owner}")).await;
+            assert_eq!(status, 200, "{run}");
+            run
+        };
+        let ended = |run: &Value| run["status"] == "completed" || run["status"] == "failed";
+        crate::read_until(within, read, ended)
+            .await
+            .unwrap_or_else(|last| panic!("exec run {run_id} did not end in {within:?}: {last}\n{}", self.output()))
     }
 }
 

@@ -6,7 +6,7 @@
 use sluice_domain::exec_run::{self, Claimed};
 use sluice_exec_runs::run_commands;
 use sluice_executor::Target;
-use sluice_store::{Lease, StoreError, WorkspaceStatus};
+use sluice_store::{Lease, StoreError};
 
 use crate::{PassEnd, Worker};
 use sluice_domain::ids::ExecRunId;
@@ -27,28 +27,14 @@ pub async fn run(worker: &Worker, lease: &Lease) -> Result<PassEnd, StoreError> 
     }
 
     let state = store.load_reconcile_state(&run.workspace_id).await?;
-    let judged = match &state {
-        None => exec_run::executor_ready(WorkspaceStatus::Stopped, None, &run.attempt_id),
-        Some(s) => exec_run::executor_ready(
-            s.workspace.status,
-            s.current_run.as_ref().map(|current| (&current.id, current.status)),
-            &run.attempt_id,
-        ),
-    };
-    let endpoint = judged.and_then(|()| {
-        let runtime = state.as_ref().and_then(|s| s.current_run.as_ref()?.runtime.as_ref());
-        runtime
-            .and_then(|r| r.endpoint.clone())
-            .ok_or_else(|| exec_run::broke("the workspace's executor is no longer ready", exec_run::NO_LIVE_RUNTIME))
-    });
-    let endpoint = match endpoint {
+    let endpoint = match exec_run::endpoint_for(state.as_ref(), &run.attempt_id) {
         Ok(endpoint) => endpoint,
         Err(error) => {
             store.finish_exec_run(lease, &run.id, None, Some(&error)).await?;
             return Ok(PassEnd::EndedItsJob);
         }
     };
-    let target = Target { run_id: &run.attempt_id, endpoint: &endpoint };
+    let target = Target { run_id: &run.attempt_id, endpoint };
     let stdin = store.open_exec_stdin(&run.id).await?;
     run_commands(store, worker.executors.as_ref(), lease, &run, target, &stdin).await?;
     Ok(PassEnd::EndedItsJob)

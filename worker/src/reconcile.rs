@@ -339,7 +339,7 @@ async fn step(worker: &Worker, lease: &Lease) -> Result<Step, StoreError> {
                         && retry_allowed(run, state.workspace.desired_state, policy);
                     tracing::warn!(workspace = %lease.subject, run = %run_id, error = %e, retry, "launch failed");
                     launches.with_label_values(&[runtime_name, if retry { "retried" } else { "failed" }]).inc();
-                    let error = RunError { message: e.to_string(), code: Some(e.code().to_owned()) };
+                    let error = RunError::coded(e.to_string(), e.code());
                     store.record(lease, &run_id, Outcome::Failed { error, retry }).await?;
                     Ok(Some(now_ms()))
                 }
@@ -352,7 +352,7 @@ async fn step(worker: &Worker, lease: &Lease) -> Result<Step, StoreError> {
                 let run = state.current_run.as_ref().expect("a ready run is the current one");
                 if let Err(error) = restore_snapshot(worker, run, &restore).await {
                     tracing::warn!(workspace = %lease.subject, run = %run_id, snapshot = %restore.snapshot_id, %error, "warm start failed");
-                    let error = RunError { message: error, code: Some("snapshot-restore-failed".into()) };
+                    let error = RunError::coded(error, "snapshot-restore-failed");
                     store.record(lease, &run_id, Outcome::Failed { error, retry: false }).await?;
                     return Ok(Step::Next(Some(now_ms())));
                 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use sluice_tests::capture::*;
 use sluice_tests::server::{DataDir, Options, Server};
-use sluice_tests::{holds_for, poll_until, wait_for};
+use sluice_tests::{holds_for, poll_until, read_until};
 
 /// Every path of the worktree with its mode, kind, size and link target,
 /// and every file's digest: what a restore must reproduce exactly.
@@ -99,15 +99,9 @@ async fn session_view(server: &Server, session: &str) -> Value {
 /// minutes, as a Docker executor's first bulk build through S3 can take over
 /// one while the rest of the suite loads the machine.
 async fn wait_status(server: &Server, id: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let last = std::cell::RefCell::new(Value::Null);
-    let shown = wait_for(Duration::from_secs(180), || async {
-        let status = capture_status(server, id).await;
-        let shown = done(&status).then(|| status.clone());
-        *last.borrow_mut() = status;
-        shown
-    })
-    .await;
-    shown.unwrap_or_else(|| panic!("capture status never showed {what}: {}\n{}", last.borrow(), server.output()))
+    read_until(Duration::from_secs(180), || capture_status(server, id), done)
+        .await
+        .unwrap_or_else(|last| panic!("capture status never showed {what}: {last}\n{}", server.output()))
 }
 
 async fn flush(server: &Server, id: &str, body: Value) -> Value {

@@ -326,15 +326,16 @@ async fn openssh_reaches_workspaces_through_the_gateway() {
             .stdin(Stdio::null())
             .spawn()
             .unwrap();
-        let served = wait_for(Duration::from_secs(20), || async {
+        let read = || {
             let curl = Command::new("curl")
                 .args(["-s", "--max-time", "5", &format!("http://127.0.0.1:{local}/index.html")])
                 .output()
                 .unwrap();
-            Some(text(&curl.stdout)).filter(|served| served.contains("served-inside"))
-        })
-        .await
-        .unwrap_or_default();
+            std::future::ready(text(&curl.stdout))
+        };
+        let served = read_until(Duration::from_secs(20), read, |s| s.contains("served-inside"))
+            .await
+            .unwrap_or_else(|last| last);
         let _ = (forward.kill(), server.kill());
         let _ = (forward.wait(), server.wait());
         assert_eq!(served.trim(), "served-inside", "{runtime}: {}", std::fs::read_to_string(&gateway.log).unwrap());

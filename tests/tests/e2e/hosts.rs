@@ -16,7 +16,7 @@ use sluice_tests::broker::{Answer, Broker};
 use sluice_tests::capture::{session, sh_ok, workspace_body};
 use sluice_tests::hosts::{HubObjects, HubPostgres, Network};
 use sluice_tests::server::{DataDir, Options, Server};
-use sluice_tests::wait_for;
+use sluice_tests::{read_until, wait_for};
 
 const GRACE_SECONDS: &str = "3";
 const WITHIN: Duration = Duration::from_secs(90);
@@ -409,12 +409,8 @@ async fn executors_on_two_hosts_are_reached_through_their_workers_and_a_dead_hos
         assert_eq!(status, 201, "{grant}");
         let host = format!("Host: 8000-{id}.preview.test");
         let url = format!("http://{}:{preview_port}/f", network.hub_address(0));
-        let answer = wait_for(Duration::from_secs(6), || {
-            let answer = curl_from_hub(&network, &["-H", &host, &url]);
-            async move { (answer.0 == 200).then_some(answer) }
-        })
-        .await
-        .unwrap_or_else(|| curl_from_hub(&network, &["-H", &host, &url]));
+        let read = || std::future::ready(curl_from_hub(&network, &["-H", &host, &url]));
+        let answer = read_until(Duration::from_secs(6), read, |a| a.0 == 200).await.unwrap_or_else(|last| last);
         assert_eq!(answer, (200, format!("from-{i}\n")), "through host-{}'s worker", i + 1);
     }
 

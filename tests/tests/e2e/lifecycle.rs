@@ -138,12 +138,8 @@ async fn lifecycle(runtime: &str, image: &str, dir: &DataDir, inspect: &dyn Insp
         assert!(ready["publishedImage"]["digest"].as_str().unwrap().starts_with("sha256:"), "{ready}");
     }
     // The managed process started with the workspace's secret environment.
-    let managed = wait_for(Duration::from_secs(5), || {
-        let managed = Some(inspect.managed_output(&run_id)).filter(|m| m.contains(SECRET));
-        async move { managed }
-    })
-    .await
-    .unwrap_or_else(|| inspect.managed_output(&run_id));
+    let read = || std::future::ready(inspect.managed_output(&run_id));
+    let managed = read_until(Duration::from_secs(5), read, |m| m.contains(SECRET)).await.unwrap_or_else(|last| last);
     assert!(managed.contains(&format!("MANAGED_SECRET={SECRET}")), "managed output: {managed}");
 
     // exec: every command runs, in order, whatever the exit codes.

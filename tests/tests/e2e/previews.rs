@@ -14,7 +14,7 @@ use futures::{SinkExt, StreamExt};
 use rustls::pki_types::pem::PemObject;
 use serde_json::{Value, json};
 use sluice_tests::server::{DataDir, Options, Server};
-use sluice_tests::{free_port, wait_for};
+use sluice_tests::{free_port, read_until};
 
 const DOMAIN: &str = "preview.test";
 
@@ -229,12 +229,9 @@ async fn a_preview_serves_http_and_websockets_to_its_signed_visitors_until_the_w
     assert!(!set_cookie.to_ascii_lowercase().contains("domain="), "no Domain: host-only: {set_cookie}");
 
     // With the cookie: the app, once it listens.
-    let page = wait_for(Duration::from_secs(20), || {
-        let page = curl(listen, &ca, &jar, &format!("{bare}page?x=1"), &["-H", "Cookie: theme=dark"]);
-        async move { (page.0 == 200).then_some(page) }
-    })
-    .await
-    .unwrap_or_else(|| curl(listen, &ca, &jar, &format!("{bare}page?x=1"), &["-H", "Cookie: theme=dark"]));
+    let read =
+        || std::future::ready(curl(listen, &ca, &jar, &format!("{bare}page?x=1"), &["-H", "Cookie: theme=dark"]));
+    let page = read_until(Duration::from_secs(20), read, |p| p.0 == 200).await.unwrap_or_else(|last| last);
     assert_eq!(page.0, 200, "{page:?}\n{}", server.output());
     let seen: Value = serde_json::from_str(&page.2).unwrap();
     assert_eq!(seen["path"], "/page?x=1");
@@ -378,11 +375,7 @@ async fn a_docker_executors_port_is_previewed() {
     assert_eq!(status, 201, "{grant}");
     let url = format!("https://8000-{id}.{DOMAIN}:{listen}/index.html");
     let jar = dir.root().join("jar");
-    let answer = wait_for(Duration::from_secs(10), || {
-        let answer = curl(listen, &ca, &jar, &url, &[]);
-        async move { (answer.0 == 200).then_some(answer) }
-    })
-    .await
-    .unwrap_or_else(|| curl(listen, &ca, &jar, &url, &[]));
+    let read = || std::future::ready(curl(listen, &ca, &jar, &url, &[]));
+    let answer = read_until(Duration::from_secs(10), read, |a| a.0 == 200).await.unwrap_or_else(|last| last);
     assert_eq!((answer.0, answer.2.as_str()), (200, "from-docker\n"), "{}", server.output());
 }

@@ -180,17 +180,12 @@ async fn a_pooled_executor_holds_no_secret_until_a_create_takes_it() {
     assert!(!run_dir_of(&dir, &unfit_ready).join("origin").exists(), "an unfit create takes nothing from the pool");
 
     // The pool's state: the workers list, the metrics and the doctor.
-    let levels = wait_for(Duration::from_secs(20), || async {
+    let read = || async {
         let (status, fleet) = server.get("/v1/workers").await;
         assert_eq!(status, 200, "{fleet}");
-        let levels = fleet["items"][0]["warmPool"].clone();
-        (levels[0]["idle"] == 2).then_some(levels)
-    })
-    .await;
-    let levels = match levels {
-        Some(levels) => levels,
-        None => server.get("/v1/workers").await.1["items"][0]["warmPool"].clone(),
+        fleet["items"][0]["warmPool"].clone()
     };
+    let levels = read_until(Duration::from_secs(20), read, |l| l[0]["idle"] == 2).await.unwrap_or_else(|last| last);
     assert_eq!(levels[0]["image"], IMAGE, "{levels}");
     assert_eq!((levels[0]["target"].as_u64(), levels[0]["idle"].as_u64()), (Some(2), Some(2)), "{levels}");
     let metrics = http_client()
