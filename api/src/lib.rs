@@ -13,6 +13,7 @@ pub mod preview_proxy;
 mod routes;
 mod trace;
 pub mod validate;
+mod waiting;
 pub mod wire;
 
 use std::future::Future;
@@ -108,6 +109,8 @@ pub struct AppState {
     pub closing: Option<tokio::sync::watch::Receiver<bool>>,
     /// This process's name as the holder of the exec runs it runs itself.
     pub(crate) runner: WorkerId,
+    /// Requests waiting for a workspace to change.
+    pub(crate) waiters: waiting::Waiters,
 }
 
 /// How long this process holds an exec run it runs itself between
@@ -127,6 +130,7 @@ impl AppState {
             streams: Arc::new(tokio::sync::Semaphore::new(MAX_STREAMS)),
             closing: None,
             runner: WorkerId::from(sluice_store::clock::new_id("api")),
+            waiters: waiting::Waiters::new(),
         }
     }
 

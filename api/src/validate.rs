@@ -228,6 +228,62 @@ pub fn limit(value: Option<&str>) -> Result<i64, ApiError> {
     }
 }
 
+/// What a request may wait for a workspace to become.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum WaitFor {
+    /// Ready to exec in (or never going to be by itself).
+    Ready,
+}
+
+/// The longest a request waits for a workspace (`timeoutMs`).
+pub const MAX_WAIT_MS: i64 = 60_000;
+
+/// `waitFor` and `timeoutMs`: how long to wait, or `None` for no wait. A
+/// wait never outlasts `idle` (the listener closes a connection idle that
+/// long); `timeoutMs` alone is refused.
+pub fn wait(
+    wait_for: Option<WaitFor>,
+    timeout_ms: Option<i64>,
+    idle: std::time::Duration,
+) -> Result<Option<std::time::Duration>, ApiError> {
+    if let Some(ms) = timeout_ms
+        && !(0..=MAX_WAIT_MS).contains(&ms)
+    {
+        return Err(ApiError::bad_request(format!("timeoutMs must be a whole number from 0 to {MAX_WAIT_MS}")));
+    }
+    match wait_for {
+        None if timeout_ms.is_some() => Err(ApiError::bad_request("timeoutMs is accepted only with waitFor")),
+        None => Ok(None),
+        Some(WaitFor::Ready) => {
+            let asked = std::time::Duration::from_millis(timeout_ms.unwrap_or(MAX_WAIT_MS) as u64);
+            Ok(Some(asked.min(idle)))
+        }
+    }
+}
+
+/// [`wait`] from a query's text.
+pub fn wait_query(
+    wait_for: Option<&str>,
+    timeout_ms: Option<&str>,
+    idle: std::time::Duration,
+) -> Result<Option<std::time::Duration>, ApiError> {
+    let wait_for = wait_for
+        .map(|w| match w {
+            "ready" => Ok(WaitFor::Ready),
+            _ => Err(ApiError::bad_request("waitFor must be ready")),
+        })
+        .transpose()?;
+    let timeout_ms = timeout_ms
+        .map(|t| {
+            t.parse::<i64>().ok().filter(|_| t.bytes().all(|b| b.is_ascii_digit())).ok_or_else(|| {
+                ApiError::bad_request(format!("timeoutMs must be a whole number from 0 to {MAX_WAIT_MS}"))
+            })
+        })
+        .transpose()?;
+    wait(wait_for, timeout_ms, idle)
+}
+
 const MAX_SPEC_BYTES: usize = 256 * 1024;
 
 /// `spec`: a JSON object, bounded, with nothing credential-shaped in it.

@@ -11,7 +11,7 @@ use utoipa::{IntoParams, ToSchema};
 
 // ---------------------------------------------------------------- requests
 
-pub use crate::validate::{OwnerUserId, TEXT_PATTERN};
+pub use crate::validate::{OwnerUserId, TEXT_PATTERN, WaitFor};
 
 /// A repository selection. Accepted by the schema; this install refuses it (422).
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
@@ -93,6 +93,14 @@ pub struct CreateWorkspaceRequest {
     /// `session-has-unsaved-work`) unless this says to discard that work
     /// (`discard-unsaved`, recorded as that workspace's discard).
     pub take_over: Option<TakeOver>,
+    /// Answer once the workspace is ready or never will be by itself
+    /// (failed, stopped, retained), or at `timeoutMs` with its state then.
+    /// Not part of the request an idempotency key stands for.
+    pub wait_for: Option<WaitFor>,
+    /// How long `waitFor` waits, in milliseconds (default and most: 60000,
+    /// or the listener's idle timeout if shorter). Only with `waitFor`.
+    #[schema(minimum = 0, maximum = 60000)]
+    pub timeout_ms: Option<i64>,
 }
 
 /// Taking over a capture session whose executor holds unsaved work.
@@ -238,6 +246,36 @@ pub struct StopWorkspaceRequest {
 pub struct OwnerQuery {
     /// The workspace's owner (required).
     pub owner_user_id: Option<OwnerUserId>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct GetWorkspaceQuery {
+    /// The workspace's owner (required).
+    pub owner_user_id: Option<OwnerUserId>,
+    /// Long-poll: answer once the workspace is ready or never will be by
+    /// itself, or at `timeoutMs` with its state then.
+    #[param(value_type = Option<WaitFor>)]
+    pub wait_for: Option<String>,
+    /// How long `waitFor` waits, in milliseconds: 0 to 60000 (default
+    /// 60000, or the listener's idle timeout if shorter).
+    #[param(pattern = r"^(?:[0-9]{1,4}|[1-5][0-9]{4}|60000)$")]
+    pub timeout_ms: Option<String>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct WaitQuery {
+    /// Wait for a workspace still starting to be ready first, instead of
+    /// answering 409 `no-live-runtime` at once.
+    #[param(value_type = Option<WaitFor>)]
+    pub wait_for: Option<String>,
+    /// How long `waitFor` waits, in milliseconds: 0 to 60000 (default
+    /// 60000, or the listener's idle timeout if shorter).
+    #[param(pattern = r"^(?:[0-9]{1,4}|[1-5][0-9]{4}|60000)$")]
+    pub timeout_ms: Option<String>,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -511,6 +549,9 @@ pub struct WorkspaceDetails {
     pub summary: WorkspaceSummary,
     #[schema(value_type = Object)]
     pub spec: Value,
+    /// What the owner asked it to be: `stopped` once a stop was asked for
+    /// (it is stopping while its status is not yet `stopped`).
+    pub desired_state: model::DesiredState,
     /// The current runtime's capture drain as last observed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub capture_drain: Option<WorkspaceCaptureDrain>,

@@ -69,6 +69,12 @@ pub enum WorkspacesCommand {
         /// The whole spec as JSON (instead of the command after `--`).
         #[arg(long, conflicts_with = "command")]
         spec: Option<String>,
+        /// Wait until it is ready (exit 1 if it ends otherwise).
+        #[arg(long)]
+        wait: bool,
+        /// With --wait: give up after this many seconds (exit 1).
+        #[arg(long, default_value_t = 600, requires = "wait")]
+        wait_seconds: u64,
         /// The command the executor runs.
         #[arg(last = true)]
         command: Vec<String>,
@@ -146,7 +152,17 @@ pub async fn run(command: WorkspacesCommand) -> anyhow::Result<i32> {
     match command {
         WorkspacesCommand::List { common, status, limit } => list(&common, status, limit).await,
         WorkspacesCommand::Get { workspace_id, common } => get(&common, &workspace_id).await,
-        WorkspacesCommand::Create { common, image, registry, name, idempotency_key, spec, command } => {
+        WorkspacesCommand::Create {
+            common,
+            image,
+            registry,
+            name,
+            idempotency_key,
+            spec,
+            wait,
+            wait_seconds,
+            command,
+        } => {
             let spec = match spec {
                 Some(text) => serde_json::from_str::<Value>(&text).context("--spec is not JSON")?,
                 None if command.is_empty() => bail!("give the command after `--`, or --spec"),
@@ -160,7 +176,10 @@ pub async fn run(command: WorkspacesCommand) -> anyhow::Result<i32> {
             if let Some(name) = name {
                 body["name"] = json!(name);
             }
-            create(&common, body, idempotency_key).await
+            if wait {
+                body["waitFor"] = json!("ready");
+            }
+            create(&common, body, idempotency_key, wait.then_some(Duration::from_secs(wait_seconds))).await
         }
         WorkspacesCommand::Exec { workspace_id, common, wait_seconds, cwd, env, stdin, timeout, argv } => {
             let mut command = json!({"argv": argv});
@@ -200,7 +219,7 @@ pub async fn run(command: WorkspacesCommand) -> anyhow::Result<i32> {
             );
             match common.output {
                 Output::Json => print_json(&answer),
-                Output::Table => println!("{workspace_id}: {}", text(&answer["status"])),
+                Output::Table => println!("{workspace_id}: {}", after_stop(&answer)),
             }
             Ok(0)
         }
@@ -296,7 +315,10 @@ async fn get(common: &Common, id: &str) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-async fn create(common: &Common, body: Value, key: Option<String>) -> anyhow::Result<i32> {
+/// How long one request waits for a workspace (the API's most).
+const WAIT_PER_REQUEST_MS: u64 = 60_000;
+
+async fn create(common: &Common, body: Value, key: Option<String>, wait: Option<Duration>) -> anyhow::Result<i32> {
     let api = Api::new(&common.api)?;
     let body: types::CreateWorkspaceRequest =
         serde_json::from_value(body).map_err(|e| anyhow::anyhow!("the workspace cannot be asked for: {e}"))?;
@@ -304,12 +326,47 @@ async fn create(common: &Common, body: Value, key: Option<String>) -> anyhow::Re
     if let Some(key) = key {
         ask = ask.idempotency_key(key);
     }
-    let answer = json(ask.send().await.map_err(failed)?);
+    let mut answer = json(ask.send().await.map_err(failed)?);
+    let id = text(&answer["workspaceId"]).to_owned();
+    if let Some(wait) = wait {
+        // The create waited up to the API's bound; each read waits again.
+        let deadline = tokio::time::Instant::now() + wait;
+        while starting(&answer) {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if left.is_zero() {
+                bail!("workspace {id} is still {} after {} s", text(&answer["status"]), wait.as_secs());
+            }
+            let ask = api.client.get_workspace().workspace_id(&id).owner_user_id(common.owner_user_id.as_str());
+            let timeout_ms = (left.as_millis() as u64).min(WAIT_PER_REQUEST_MS);
+            answer = json(
+                ask.wait_for(types::WaitFor::Ready).timeout_ms(timeout_ms.to_string()).send().await.map_err(failed)?,
+            );
+        }
+    }
     match common.output {
         Output::Json => print_json(&answer),
-        Output::Table => println!("{} {}", text(&answer["workspaceId"]), text(&answer["status"])),
+        Output::Table => println!("{id} {}", text(&answer["status"])),
+    }
+    if wait.is_some() && answer["status"] != "ready" {
+        bail!("workspace {id} is {}, not ready", text(&answer["status"]));
     }
     Ok(0)
+}
+
+/// What a stop produced: the asked-for stop under way, or the end it
+/// already reached (a workspace that had ended, or was ended at once).
+fn after_stop(answer: &Value) -> String {
+    match answer["status"].as_str() {
+        Some(status @ ("stopped" | "failed" | "cancelled" | "retained")) => status.to_owned(),
+        Some(status) => format!("stopping (it was {status}; its work is saved before its runtime goes)"),
+        None => "stopping".to_owned(),
+    }
+}
+
+/// Whether a workspace as the API answered it is still on its way up.
+fn starting(workspace: &Value) -> bool {
+    matches!(workspace["status"].as_str(), Some("queued" | "running"))
+        && workspace["desiredState"].as_str().is_none_or(|desired| desired == "running")
 }
 
 fn print_run(run: &types::ExecRun) {
@@ -333,7 +390,9 @@ async fn exec(common: &Common, id: &str, command: Value, wait_seconds: u64) -> a
     let body: types::ExecWorkspaceRequest =
         serde_json::from_value(json!({"ownerUserId": common.owner_user_id, "commands": [command]}))
             .map_err(|e| anyhow::anyhow!("the command cannot be asked for: {e}"))?;
-    let mut run = api.client.exec_workspace().workspace_id(id).body(body).send().await.map_err(failed)?.into_inner();
+    // A workspace still starting is waited for, not refused.
+    let ask = api.client.exec_workspace().workspace_id(id).body(body).wait_for(types::WaitFor::Ready);
+    let mut run = ask.timeout_ms(WAIT_PER_REQUEST_MS.to_string()).send().await.map_err(failed)?.into_inner();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(wait_seconds);
     while matches!(run.status, types::RunStatus::Queued | types::RunStatus::Running) {
         if tokio::time::Instant::now() > deadline {

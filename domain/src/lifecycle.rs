@@ -21,9 +21,7 @@ pub fn restart_allowed(workspace: &Workspace) -> Result<(), Refusal> {
             code: ConflictCode::CaptureRestartUnsupported,
         });
     }
-    let launching = matches!(workspace.status, WorkspaceStatus::Queued | WorkspaceStatus::Running)
-        && workspace.desired_state == DesiredState::Running;
-    if launching {
+    if still_starting(workspace) {
         return Err(Refusal {
             message: format!("workspace {} is mid-launch; restart it once it is ready", workspace.id),
             code: ConflictCode::MidLaunch,
@@ -36,6 +34,15 @@ pub fn restart_allowed(workspace: &Workspace) -> Result<(), Refusal> {
         });
     }
     Ok(())
+}
+
+/// Whether the workspace's launch is under way: queued or starting, and
+/// still wanted running. A wait for ready lasts exactly this long; once it
+/// is false the workspace is ready or never will be by itself (it failed,
+/// ended, was retained, or was asked to stop).
+pub fn still_starting(workspace: &Workspace) -> bool {
+    matches!(workspace.status, WorkspaceStatus::Queued | WorkspaceStatus::Running)
+        && workspace.desired_state == DesiredState::Running
 }
 
 /// A stop needs something launched: a workspace that never launched an
@@ -69,7 +76,8 @@ mod tests {
     use crate::testing::workspace;
 
     /// Every status and desired state: restart is refused exactly while a
-    /// launch is under way or an executor is retained; exec needs ready.
+    /// launch is under way or an executor is retained; exec needs ready; a
+    /// wait for ready lasts while the launch is under way.
     #[test]
     fn every_state_is_judged() {
         for &status in WorkspaceStatus::ALL {
@@ -87,6 +95,11 @@ mod tests {
                 let exec = exec_allowed(&w).map_err(|r| r.code);
                 let expected = if status == WorkspaceStatus::Ready { Ok(()) } else { Err(ConflictCode::NoLiveRuntime) };
                 assert_eq!(exec, expected, "exec in {status} wanting {desired}");
+                let starting = matches!(
+                    (status, desired),
+                    (WorkspaceStatus::Queued | WorkspaceStatus::Running, DesiredState::Running)
+                );
+                assert_eq!(still_starting(&w), starting, "a wait on {status} wanting {desired}");
             }
         }
         for &status in WorkspaceStatus::ALL {

@@ -227,6 +227,28 @@ impl Store {
             })
             .collect()
     }
+
+    /// The workspace each event after `after` concerns, in feed order, at
+    /// most `limit`, with each event's place: what a waiter on a workspace
+    /// needs to hear that it changed, without reading the events.
+    pub async fn touched_after(
+        &self,
+        after: FeedCursor,
+        limit: i64,
+    ) -> Result<Vec<(FeedCursor, Option<WorkspaceId>)>, StoreError> {
+        let feed = self.pool.kind().feed();
+        let FeedDialect { tx, visible, order, .. } = feed;
+        let sql = format!(
+            "SELECT workspace_id, {tx} AS tx, position FROM events WHERE {visible} AND {} ORDER BY {order} LIMIT $3",
+            feed.after
+        );
+        let rows = self.pool.fetch_all(&sql, args![after.tx.to_string(), after.position, limit]).await?;
+        rows.iter()
+            .map(|row| {
+                Ok((FeedCursor { tx: row.int("tx")?, position: row.int("position")? }, row.opt_id("workspace_id")?))
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]

@@ -381,31 +381,7 @@ impl Store {
     }
 }
 
-/// Announcements that a job was made due, heard from PostgreSQL (each
-/// enqueue's transaction announces itself as it commits).
-pub struct JobAnnouncements {
-    listener: crate::db::Listener,
-}
-
-/// The channel enqueues announce on (see the `jobs_announce` trigger).
-const ANNOUNCE_CHANNEL: &str = "sluice_jobs";
-
-impl JobAnnouncements {
-    /// Waits for the next announcement. A connection that was lost and made
-    /// again may have missed some, so its return counts as one too.
-    pub async fn next(&mut self) -> Result<(), StoreError> {
-        self.listener.try_recv().await?;
-        Ok(())
-    }
-}
-
 impl Store {
-    /// Listens for job announcements: `None` on SQLite, whose workers share
-    /// the process that enqueues and are woken by it directly.
-    pub async fn job_announcements(&self) -> Result<Option<JobAnnouncements>, StoreError> {
-        Ok(self.pool.listen(ANNOUNCE_CHANNEL).await?.map(|listener| JobAnnouncements { listener }))
-    }
-
     /// Expires every lease held by a worker other than `owner`, so that
     /// their jobs are taken over at once. Only for a process that knows it is
     /// the only one working on this database (an embedded `serve` holding its

@@ -7,6 +7,7 @@
 //! happen at most once per (owner, key) and are kept at least seven days;
 //! secrets exist only sealed. All SQL of sluice lives in this crate.
 
+pub mod announcements;
 #[cfg(feature = "bench")]
 pub mod bench;
 pub mod broker;

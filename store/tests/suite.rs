@@ -2163,6 +2163,35 @@ async fn enqueues_are_announced_and_claims_are_not() {
     }
 }
 
+/// A waiter on a workspace hears of its events: PostgreSQL announces each
+/// recorded event's workspace as it commits, and the feed lists the
+/// workspace of every event after a cursor (the backstop, and SQLite's only
+/// way).
+#[tokio::test]
+async fn each_event_names_its_workspace_to_waiters() {
+    use std::time::Duration;
+    for db in databases().await {
+        let store = open(&db).await;
+        let start = store.feed_end().await.unwrap();
+        let mut heard = store.event_announcements().await.unwrap();
+        assert_eq!(heard.is_none(), store.backend() == BackendKind::Sqlite, "{}", db.label);
+        let view = created(store.create_workspace(new_workspace("alice", None)).await.unwrap());
+        let id = view.workspace.id.clone();
+        if let Some(heard) = &mut heard {
+            let announced = tokio::time::timeout(Duration::from_secs(10), heard.next_workspace()).await;
+            assert_eq!(announced.ok().and_then(Result::ok).flatten(), Some(id.clone()), "{}", db.label);
+        }
+        let touched = eventually("the create's events readable", || async {
+            let touched = store.touched_after(start, 100).await.unwrap();
+            (touched.len() >= 2).then_some(touched)
+        })
+        .await;
+        assert!(touched.iter().all(|(_, w)| w.as_ref() == Some(&id)), "{}: {touched:?}", db.label);
+        let last = touched.last().unwrap().0;
+        assert!(store.touched_after(last, 100).await.unwrap().is_empty(), "{}: nothing after", db.label);
+    }
+}
+
 /// A worker starting on a host makes the passes of that host's ready
 /// executors due at once (each pass opens its watch), and no one else's.
 #[tokio::test]

@@ -152,6 +152,7 @@ pub async fn create_workspace(
     JsonBody(req): JsonBody<CreateWorkspaceRequest>,
 ) -> Result<(StatusCode, Json<CreateWorkspaceResponse>), ApiError> {
     let owner = req.owner_user_id.into_id();
+    let wait = validate::wait(req.wait_for, req.timeout_ms, app.config.http.idle_timeout)?;
     let registry_id = validate::text("registryId", &req.registry_id, 128)?;
     let repository = validate::repository(&req.repository)?;
     let tag = validate::tag(&req.tag)?;
@@ -249,12 +250,16 @@ pub async fn create_workspace(
         capture_token: capture_token.map(Secret::new),
         broker: None,
     };
-    let (view, replayed) = match app.store.create_workspace(new).await? {
+    let (mut view, replayed) = match app.store.create_workspace(new).await? {
         CreateOutcome::Created(v) => (v, false),
         CreateOutcome::Replayed(v) => (v, true),
     };
     if !replayed {
         app.work_enqueued();
+    }
+    if let Some(wait) = wait {
+        let owner = view.workspace.owner_user_id.clone();
+        view = crate::waiting::while_starting(&app, &owner, &view.workspace.id, wait).await?;
     }
     Ok((StatusCode::ACCEPTED, Json(CreateWorkspaceResponse::of(&view, replayed))))
 }
@@ -321,16 +326,20 @@ fn statuses() -> String {
 
 /// One workspace with its spec (owner-scoped; uniform 404).
 #[utoipa::path(get, path = "/v1/workspaces/{workspaceId}", tag = "workspaces", operation_id = "getWorkspace",
-    params(("workspaceId" = String, Path), OwnerQuery),
+    params(("workspaceId" = String, Path), GetWorkspaceQuery),
     responses((status = 200, body = WorkspaceDetails), InvalidRequest, Unauthenticated, NotFound, Internal),
     security(("apiToken" = [])))]
 pub async fn get_workspace(
     State(app): State<AppState>,
     Path(workspace_id): Path<WorkspaceId>,
-    QueryOf(q): QueryOf<OwnerQuery>,
+    QueryOf(q): QueryOf<GetWorkspaceQuery>,
 ) -> Result<Json<WorkspaceDetails>, ApiError> {
+    let wait = validate::wait_query(q.wait_for.as_deref(), q.timeout_ms.as_deref(), app.config.http.idle_timeout)?;
     let owner = q.owner_user_id.ok_or(ApiError::NotFound)?.into_id();
-    let view = owned(&app, &owner, &workspace_id).await?;
+    let view = match wait {
+        Some(wait) => crate::waiting::while_starting(&app, &owner, &workspace_id, wait).await?,
+        None => owned(&app, &owner, &workspace_id).await?,
+    };
     let mut capture_drain = None;
     if let Some(run) = view.current_run.as_ref().filter(|_| view.workspace.spec.capture_session().is_some())
         && let Some(drain) = app.store.drain(&run.id).await?
@@ -343,7 +352,12 @@ pub async fn get_workspace(
         }
         capture_drain = Some(view);
     }
-    Ok(Json(WorkspaceDetails { summary: (&view).into(), spec: view.workspace.spec.document().clone(), capture_drain }))
+    Ok(Json(WorkspaceDetails {
+        summary: (&view).into(),
+        spec: view.workspace.spec.document().clone(),
+        desired_state: view.workspace.desired_state,
+        capture_drain,
+    }))
 }
 
 /// Rename a workspace (owner-scoped; a rename that names no owner finds nothing).
@@ -623,16 +637,19 @@ pub async fn replan_workspace_capture(
 
 /// Run an ordered list of commands as one run (202; needs a live runtime).
 #[utoipa::path(post, path = "/v1/workspaces/{workspaceId}/exec", tag = "workspaces", operation_id = "execWorkspace",
-    params(("workspaceId" = String, Path)),
+    params(("workspaceId" = String, Path), WaitQuery),
     request_body = ExecWorkspaceRequest,
     responses((status = 202, body = ExecRun), InvalidRequest, Unauthenticated, NotFound, Conflict, Internal),
     security(("apiToken" = [])))]
 pub async fn exec_workspace(
     State(app): State<AppState>,
     Path(workspace_id): Path<WorkspaceId>,
+    QueryOf(wait): QueryOf<WaitQuery>,
     JsonBody(req): JsonBody<ExecWorkspaceRequest>,
 ) -> Result<(StatusCode, Json<ExecRun>), ApiError> {
     let owner = req.owner_user_id.into_id();
+    let wait =
+        validate::wait_query(wait.wait_for.as_deref(), wait.timeout_ms.as_deref(), app.config.http.idle_timeout)?;
     if req.commands.is_empty() || req.commands.len() > 32 {
         return Err(ApiError::bad_request("commands must hold 1 to 32 commands"));
     }
@@ -651,6 +668,10 @@ pub async fn exec_workspace(
         if command.stdin.as_ref().is_some_and(|s| s.len() > MAX_STDIN_BYTES) {
             return Err(ApiError::bad_request(format!("commands[{i}].stdin must be at most {MAX_STDIN_BYTES} bytes")));
         }
+    }
+    // Everything is checked before the wait, so a refusal is not delayed.
+    if let Some(wait) = wait {
+        crate::waiting::while_starting(&app, &owner, &workspace_id, wait).await?;
     }
     let (commands, stdin) = req
         .commands

@@ -22,13 +22,18 @@ const WITHIN: Duration = Duration::from_secs(90);
 /// its environment.
 fn sluice(home: &Path) -> Command {
     let mut command = Command::new(sluice_tests::sluice_binary());
+    in_home(&mut command, home);
+    command
+}
+
+/// `command` with only `home` and the PATH in its environment.
+fn in_home<'a>(command: &'a mut Command, home: &Path) -> &'a mut Command {
     command
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", home)
         .current_dir(home)
-        .stdin(Stdio::null());
-    command
+        .stdin(Stdio::null())
 }
 
 fn run(command: &mut Command) -> Output {
@@ -174,6 +179,16 @@ async fn people_drive_workspaces_from_the_cli_through_the_typed_client() {
     assert_eq!(again.status.code(), Some(3), "{again:?}");
     assert!(String::from_utf8_lossy(&again.stderr).contains("exit 3: busybox sh -c exit 3"), "{again:?}");
 
+    // In a script: a create that waits, then an exec straight after it.
+    let script = format!(
+        "set -e; id=$('{sluice}' workspaces create --owner alice --image sluice-test/busybox:1 --wait -- sleep 600 \
+           | cut -d' ' -f1); '{sluice}' workspaces exec \"$id\" --owner alice -- busybox echo scripted",
+        sluice = sluice_tests::sluice_binary().display()
+    );
+    let scripted = run(in_home(Command::new("sh").arg("-c").arg(&script), home));
+    assert_eq!(scripted.status.code(), Some(0), "{scripted:?}");
+    assert_eq!(String::from_utf8_lossy(&scripted.stdout), "scripted\n", "{scripted:?}");
+
     // Piped into something that stops reading (`| head -1`), it ends
     // quietly: no panic.
     let mut reader = sluice(home).arg("openapi").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
@@ -212,6 +227,8 @@ async fn people_drive_workspaces_from_the_cli_through_the_typed_client() {
     .await;
     let stopped = run(sluice(home).args(["workspaces", "stop", &id, "--owner", "alice"]));
     assert!(stopped.status.success(), "{stopped:?}");
+    let said = String::from_utf8_lossy(&stopped.stdout);
+    assert!(said.starts_with(&format!("{id}: stopping")), "the stop it asked for, not the status before: {said}");
     wait_status(&client, &id, WorkspaceStatus::Stopped).await;
     let stored = client.list_workspace_events().workspace_id(&id).owner_user_id("alice").limit("1000").send().await;
     let stored = serde_json::to_value(stored.unwrap().into_inner()).unwrap()["items"].as_array().unwrap().clone();

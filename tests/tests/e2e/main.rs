@@ -28,6 +28,7 @@ mod settings;
 mod store_faults;
 mod streams;
 mod traces;
+mod waiting;
 mod warm_pool;
 mod watch;
 mod webhooks;
