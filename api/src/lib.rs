@@ -158,7 +158,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/workspaces", post(ws::create_workspace).get(ws::list_workspaces))
         .route("/v1/workspaces/idempotency-keys/{idempotencyKey}", get(ws::get_workspace_create))
         .route("/v1/workspaces/idempotency-keys/{idempotencyKey}/cancel", post(ws::cancel_workspace_create))
-        .route("/v1/workspaces/{workspaceId}", get(ws::get_workspace))
+        .route("/v1/workspaces/{workspaceId}", get(ws::get_workspace).delete(ws::delete_workspace))
         .route("/v1/workspaces/{workspaceId}/name", patch(ws::rename_workspace))
         .route("/v1/workspaces/{workspaceId}/expire", post(ws::expire_workspace))
         .route("/v1/workspaces/{workspaceId}/attempts", get(ws::list_workspace_attempts))

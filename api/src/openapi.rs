@@ -100,6 +100,7 @@ impl Modify for BodyTooLarge {
         ws::cancel_workspace_create,
         ws::list_workspaces,
         ws::get_workspace,
+        ws::delete_workspace,
         ws::rename_workspace,
         ws::expire_workspace,
         ws::list_workspace_attempts,

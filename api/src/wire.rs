@@ -1041,6 +1041,14 @@ pub struct StopWorkspaceResponse {
     pub completion: Option<CompletionOutcome>,
 }
 
+/// A deleted workspace.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeleteWorkspaceResponse {
+    pub workspace_id: String,
+    pub deleted_at: String,
+}
+
 /// `requested` or `not-retained`.
 #[derive(Debug, Clone, Copy, Serialize, ToSchema)]
 #[serde(rename_all = "kebab-case")]

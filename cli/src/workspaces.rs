@@ -113,6 +113,13 @@ pub enum WorkspacesCommand {
         #[arg(long)]
         discard_unsaved: bool,
     },
+    /// Delete a workspace that has ended (stopped, failed or cancelled):
+    /// gone from lists and reads; its events stay on the feed.
+    Delete {
+        workspace_id: String,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Stop the current executor and launch a fresh one.
     Restart {
         workspace_id: String,
@@ -220,6 +227,16 @@ pub async fn run(command: WorkspacesCommand) -> anyhow::Result<i32> {
             match common.output {
                 Output::Json => print_json(&answer),
                 Output::Table => println!("{workspace_id}: {}", after_stop(&answer)),
+            }
+            Ok(0)
+        }
+        WorkspacesCommand::Delete { workspace_id, common } => {
+            let api = Api::new(&common.api)?;
+            let delete = api.client.delete_workspace().workspace_id(&workspace_id);
+            let answer = json(delete.owner_user_id(common.owner_user_id.as_str()).send().await.map_err(failed)?);
+            match common.output {
+                Output::Json => print_json(&answer),
+                Output::Table => println!("{workspace_id}: deleted"),
             }
             Ok(0)
         }

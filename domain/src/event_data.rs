@@ -189,6 +189,15 @@ pub struct WebhookDisabled<'a> {
 }
 
 /// The JSON an event stores.
+/// `sluice.workspace.deleted`: by whom (`owner` or `purge`), and the
+/// status it had ended in.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceDeleted<'a> {
+    pub by: &'a str,
+    pub status: &'a str,
+}
+
 pub fn json(data: impl Serialize) -> Value {
     serde_json::to_value(data).expect("event data is plain JSON")
 }

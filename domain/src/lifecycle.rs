@@ -59,6 +59,35 @@ pub fn stop_allowed(workspace: &Workspace, current: Option<&Run>) -> Result<(), 
     })
 }
 
+/// A workspace may be deleted (gone from lists and reads; its events stay
+/// on the feed) once it has ended: stopped, failed or cancelled, with no
+/// runtime left that could hold work. A retained executor is recovered or
+/// discarded first; anything else is still live.
+pub fn delete_allowed(workspace: &Workspace, current: Option<&Run>) -> Result<(), Refusal> {
+    if workspace.status == WorkspaceStatus::Retained {
+        return Err(Refusal {
+            message: format!(
+                "workspace {} has a retained executor with work not confirmed saved; recover or discard it first",
+                workspace.id
+            ),
+            code: ConflictCode::Retained,
+        });
+    }
+    if !workspace.status.is_finished() {
+        return Err(Refusal {
+            message: format!("workspace {} is {}; stop it before deleting it", workspace.id, workspace.status),
+            code: ConflictCode::NotEnded,
+        });
+    }
+    if current.is_some_and(|run| run.runtime.is_some() && run.runtime_removed_at.is_none()) {
+        return Err(Refusal {
+            message: format!("workspace {} still has a runtime that is not removed; it cannot go yet", workspace.id),
+            code: ConflictCode::NotEnded,
+        });
+    }
+    Ok(())
+}
+
 /// Commands run only in a ready executor.
 pub fn exec_allowed(workspace: &Workspace) -> Result<(), Refusal> {
     if workspace.status == WorkspaceStatus::Ready && workspace.current_run_id.is_some() {
@@ -110,6 +139,23 @@ mod tests {
             let refused = restart_allowed(&capture).map_err(|r| r.code);
             assert_eq!(refused, Err(ConflictCode::CaptureRestartUnsupported), "capture-sourced, {status}");
         }
+        for &status in WorkspaceStatus::ALL {
+            let w = workspace(status, DesiredState::Stopped);
+            let expected = match status {
+                WorkspaceStatus::Stopped | WorkspaceStatus::Failed | WorkspaceStatus::Cancelled => Ok(()),
+                WorkspaceStatus::Retained => Err(ConflictCode::Retained),
+                _ => Err(ConflictCode::NotEnded),
+            };
+            assert_eq!(delete_allowed(&w, None).map_err(|r| r.code), expected, "delete of {status}");
+        }
+        let stopped = workspace(WorkspaceStatus::Stopped, DesiredState::Stopped);
+        let kept = crate::testing::run("r", WorkspaceStatus::Stopped, true, false);
+        let kept = delete_allowed(&stopped, Some(&kept)).map_err(|r| r.code);
+        assert_eq!(kept, Err(ConflictCode::NotEnded), "a runtime not removed");
+        let removed = crate::testing::run("r", WorkspaceStatus::Stopped, true, true);
+        assert_eq!(delete_allowed(&stopped, Some(&removed)), Ok(()), "its runtime removed");
+        let never = crate::testing::run("r", WorkspaceStatus::Cancelled, false, false);
+        assert_eq!(delete_allowed(&stopped, Some(&never)), Ok(()), "nothing launched");
         let mut never_launched = workspace(WorkspaceStatus::Ready, DesiredState::Running);
         never_launched.current_run_id = None;
         assert!(exec_allowed(&never_launched).is_err());

@@ -166,6 +166,7 @@ named_enum!(
         GatewaySessionStarted => "sluice.gateway.session.started",
         GatewaySessionEnded => "sluice.gateway.session.ended",
         WebhookDisabled => "sluice.webhook.disabled",
+        WorkspaceDeleted => "sluice.workspace.deleted",
     }
 );
 
@@ -286,6 +287,7 @@ named_enum!(
         NoLiveRuntime => "no-live-runtime",
         NoRun => "no-run",
         NotQueued => "not-queued",
+        NotEnded => "not-ended",
         CaptureNotKept => "capture-not-kept",
         SessionHasUnsavedWork => "session-has-unsaved-work",
         // The registrar's three: a newer executor claimed the session, its

@@ -218,6 +218,11 @@ pub struct WorkerArgs {
     /// forgotten after this many days (at least 1).
     #[arg(long, env = "SLUICE_DRAIN_REPORT_RETENTION_DAYS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     pub drain_report_retention_days: u64,
+    /// Delete workspaces that ended (stopped, failed or cancelled, no
+    /// runtime left) more than this many days ago, as their owner's DELETE
+    /// would (at least 1; kept until deleted when not set).
+    #[arg(long, env = "SLUICE_PURGE_ENDED_AFTER_DAYS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub purge_ended_after_days: Option<u64>,
     /// Fault injection for crash tests: pause before removing an executor,
     /// in milliseconds.
     #[arg(long, env = "SLUICE_FAULT_PAUSE_BEFORE_REMOVE_MS", hide = true)]
@@ -394,6 +399,7 @@ impl WorkerArgs {
                 exec_results: days(self.exec_result_retention_days),
                 drain_reports: days(self.drain_report_retention_days),
             },
+            purge_ended_after: self.purge_ended_after_days.map(days),
             pause_after_launch: self.fault_pause_after_launch_ms.map(std::time::Duration::from_millis),
             capture_interval: std::time::Duration::from_millis(self.capture_interval_ms),
             max_job_attempts: self.max_job_attempts,

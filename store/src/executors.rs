@@ -6,7 +6,7 @@ use crate::Store;
 use crate::db::{Tx, args};
 use crate::error::StoreError;
 use crate::model::*;
-use crate::rows::{RUN_COLUMNS, WORKSPACE_COLUMNS, run_from_row, workspace_from_row};
+use crate::rows::{LISTED, RUN_COLUMNS, WORKSPACE_COLUMNS, run_from_row, workspace_from_row};
 use sluice_domain::ids::{OwnerId, RunId, SessionId, WorkspaceId};
 use sluice_domain::reconcile::{ReconcileState, ResourceFacts};
 
@@ -18,7 +18,7 @@ pub(crate) async fn owned_workspace(
 ) -> Result<Option<Workspace>, StoreError> {
     let row = tx
         .fetch_optional(
-            &format!("SELECT {WORKSPACE_COLUMNS} FROM workspaces WHERE id = $1 AND owner_user_id = $2"),
+            &format!("SELECT {WORKSPACE_COLUMNS} FROM workspaces WHERE id = $1 AND owner_user_id = $2 AND {LISTED}"),
             args![workspace_id, owner],
         )
         .await?;

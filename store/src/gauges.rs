@@ -66,7 +66,9 @@ impl Store {
                 .map(|r| Ok((r.opt_text("label")?.unwrap_or_else(|| "unknown".into()), r.int("n")?)))
                 .collect::<Result<Vec<_>, StoreError>>()
         };
-        let workspaces = grouped("SELECT status AS label, COUNT(*) AS n FROM workspaces GROUP BY status").await?;
+        let workspaces =
+            grouped("SELECT status AS label, COUNT(*) AS n FROM workspaces WHERE deleted_at IS NULL GROUP BY status")
+                .await?;
         let drains = grouped(
             "SELECT d.state AS label, COUNT(*) AS n FROM drains d JOIN runs r ON r.id = d.run_id \
              WHERE r.runtime_removed_at IS NULL AND d.state IS NOT NULL GROUP BY d.state",

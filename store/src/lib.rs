@@ -18,6 +18,7 @@ pub mod collection;
 mod console_sessions;
 mod creates;
 mod db;
+pub mod deletions;
 mod drains;
 pub mod error;
 pub mod event_feed;

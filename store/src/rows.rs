@@ -7,6 +7,11 @@ use crate::db::DbRow;
 use crate::error::StoreError;
 use crate::model::*;
 
+/// The workspaces their owners still see: not deleted. Every read on an
+/// owner's behalf names it; the worker's own reads do not (a deleted
+/// workspace's runs and records are still its to finish).
+pub(crate) const LISTED: &str = "deleted_at IS NULL";
+
 pub(crate) const WORKSPACE_COLUMNS: &str = "id, owner_user_id, name, registry_id, repository, tag, spec, status, desired_state, \
     current_run_id, idempotency_key, expires_at, created_at, updated_at, started_at, finished_at";
 pub(crate) const RUN_COLUMNS: &str = "id, workspace_id, relation, trigger_type, trigger_ref, status, launch_id, spec, \

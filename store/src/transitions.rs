@@ -18,7 +18,7 @@ use crate::event_log::append_sluice_event;
 use crate::executors::NEWEST_CLAIM;
 use crate::jobs::{Lease, begin_fenced, enqueue};
 use crate::model::*;
-use crate::rows::{RUN_COLUMNS, WORKSPACE_COLUMNS, run_from_row, workspace_from_row};
+use crate::rows::{LISTED, RUN_COLUMNS, WORKSPACE_COLUMNS, run_from_row, workspace_from_row};
 use sluice_domain::drain::{Drain, StoredAttestation};
 use sluice_domain::ids::{OwnerId, RunId, WorkspaceId};
 
@@ -49,7 +49,9 @@ async fn load(tx: &mut Tx, kind: BackendKind, subject: &Subject<'_>) -> Result<O
     };
     let row = match owner {
         Some(owner) => {
-            let sql = format!("SELECT {WORKSPACE_COLUMNS} FROM workspaces WHERE id = $1 AND owner_user_id = $2{lock}");
+            let sql = format!(
+                "SELECT {WORKSPACE_COLUMNS} FROM workspaces WHERE id = $1 AND owner_user_id = $2 AND {LISTED}{lock}"
+            );
             tx.fetch_optional(&sql, args![&workspace_id, owner]).await?
         }
         None => {

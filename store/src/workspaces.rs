@@ -11,7 +11,9 @@ use crate::clock::now_ms;
 use crate::db::{Arg, args};
 use crate::error::StoreError;
 use crate::model::*;
-use crate::rows::{EVENT_COLUMNS, RUN_COLUMNS, WORKSPACE_COLUMNS, event_from_row, run_from_row, workspace_from_row};
+use crate::rows::{
+    EVENT_COLUMNS, LISTED, RUN_COLUMNS, WORKSPACE_COLUMNS, event_from_row, run_from_row, workspace_from_row,
+};
 use crate::seal::Secret;
 use sluice_domain::guard;
 use sluice_domain::ids::{IdempotencyKey, OwnerId, RunId, WorkspaceId};
@@ -50,10 +52,29 @@ impl Store {
         owner: &OwnerId,
         workspace_id: &WorkspaceId,
     ) -> Result<Option<WorkspaceView>, StoreError> {
+        self.workspace_view(owner, workspace_id, LISTED).await
+    }
+
+    /// As [`Store::get_workspace`], deleted or not: what a replay of the
+    /// create that made it answers.
+    pub(crate) async fn get_workspace_ever(
+        &self,
+        owner: &OwnerId,
+        workspace_id: &WorkspaceId,
+    ) -> Result<Option<WorkspaceView>, StoreError> {
+        self.workspace_view(owner, workspace_id, "1 = 1").await
+    }
+
+    async fn workspace_view(
+        &self,
+        owner: &OwnerId,
+        workspace_id: &WorkspaceId,
+        which: &str,
+    ) -> Result<Option<WorkspaceView>, StoreError> {
         let row = self
             .pool
             .fetch_optional(
-                &format!("SELECT {WORKSPACE_COLUMNS} FROM workspaces WHERE id = $1 AND owner_user_id = $2"),
+                &format!("SELECT {WORKSPACE_COLUMNS} FROM workspaces WHERE id = $1 AND owner_user_id = $2 AND {which}"),
                 args![workspace_id, owner],
             )
             .await?;
@@ -80,7 +101,7 @@ impl Store {
         owner: Option<&OwnerId>,
         limit: i64,
     ) -> Result<Vec<Workspace>, StoreError> {
-        let mut sql = format!("SELECT {WORKSPACE_COLUMNS} FROM workspaces WHERE 1 = 1");
+        let mut sql = format!("SELECT {WORKSPACE_COLUMNS} FROM workspaces WHERE {LISTED}");
         let mut values = args![];
         if let Some(status) = status {
             values.push(Arg::from(status.as_str()));
@@ -100,7 +121,7 @@ impl Store {
         owner: &OwnerId,
         filter: &WorkspaceFilter,
     ) -> Result<Vec<WorkspaceView>, StoreError> {
-        let mut sql = format!("SELECT {WORKSPACE_COLUMNS} FROM workspaces WHERE owner_user_id = $1");
+        let mut sql = format!("SELECT {WORKSPACE_COLUMNS} FROM workspaces WHERE owner_user_id = $1 AND {LISTED}");
         let mut values = args![owner];
         if let Some(status) = filter.status {
             values.push(Arg::from(status.as_str()));
@@ -183,7 +204,10 @@ impl Store {
     ) -> Result<Option<WorkspaceView>, StoreError> {
         let owner = self
             .pool
-            .fetch_optional("SELECT owner_user_id FROM workspaces WHERE id = $1", args![workspace_id])
+            .fetch_optional(
+                &format!("SELECT owner_user_id FROM workspaces WHERE id = $1 AND {LISTED}"),
+                args![workspace_id],
+            )
             .await?
             .map(|r| r.id::<OwnerId>("owner_user_id"))
             .transpose()?;
@@ -196,7 +220,7 @@ impl Store {
         Ok(self
             .pool
             .fetch_optional(
-                "SELECT id FROM workspaces WHERE id = $1 AND owner_user_id = $2",
+                &format!("SELECT id FROM workspaces WHERE id = $1 AND owner_user_id = $2 AND {LISTED}"),
                 args![workspace_id, owner],
             )
             .await?

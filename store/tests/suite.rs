@@ -2163,6 +2163,95 @@ async fn enqueues_are_announced_and_claims_are_not() {
     }
 }
 
+/// A workspace that has ended may be deleted, and then no read on its
+/// owner's behalf finds it, while its events stay on the feed with the
+/// deletion's; one still live, retained, or whose runtime is not removed is
+/// refused and left as it was. The purge deletes what ended before its
+/// cutoff, by the same rule.
+#[tokio::test]
+async fn ended_workspaces_are_deleted_and_live_ones_are_refused() {
+    use sluice_store::deletions::Deletion;
+    let alice = OwnerId::from("alice");
+    for db in databases().await {
+        let store = open(&db).await;
+        let keyed = created(store.create_workspace(new_workspace("alice", Some(("k-del", "h")))).await.unwrap());
+        let id = keyed.workspace.id.clone();
+        let run_id = keyed.current_run.unwrap().id;
+        let refused = |d: Option<Deletion>| match d {
+            Some(Deletion::Refused(r)) => Some(r.code),
+            _ => None,
+        };
+
+        // Queued, then launched and stopping: not ended.
+        assert_eq!(refused(store.delete_workspace(&alice, &id).await.unwrap()), Some(ConflictCode::NotEnded));
+        let lease = hold(&store, "host-a", &id).await;
+        store.record(&lease, &run_id, launched(&running_runtime(), None)).await.unwrap();
+        store.record(&lease, &run_id, Outcome::Ready).await.unwrap();
+        assert_eq!(refused(store.delete_workspace(&alice, &id).await.unwrap()), Some(ConflictCode::NotEnded));
+        store.request(&alice, &id, stop("alice", StopIntent::default())).await.unwrap();
+        store.record(&lease, &run_id, Outcome::Removed).await.unwrap();
+        store.finish_job(&lease, Some(0), None).await.unwrap();
+        assert!(store.get_workspace(&alice, &id).await.unwrap().is_some(), "{}: refusals change nothing", db.label);
+
+        // Stopped with its runtime removed: another owner cannot, the owner can, once.
+        assert_eq!(store.delete_workspace(&OwnerId::from("bob"), &id).await.unwrap(), None);
+        let deleted = store.delete_workspace(&alice, &id).await.unwrap();
+        assert!(matches!(deleted, Some(Deletion::Deleted { .. })), "{}: {deleted:?}", db.label);
+        assert_eq!(store.delete_workspace(&alice, &id).await.unwrap(), None, "{}: already gone", db.label);
+        assert!(store.get_workspace(&alice, &id).await.unwrap().is_none(), "{}", db.label);
+        assert!(store.list_events(&alice, &id, 100).await.unwrap().is_none(), "{}", db.label);
+        assert!(store.list_runs(&alice, &id, 100).await.unwrap().is_none(), "{}", db.label);
+        let listed =
+            store.list_workspaces(&alice, &WorkspaceFilter { limit: 100, ..Default::default() }).await.unwrap();
+        assert!(listed.iter().all(|v| v.workspace.id != id), "{}", db.label);
+        assert!(store.all_workspaces(None, None, 100).await.unwrap().iter().all(|w| w.id != id), "{}", db.label);
+        let restart = store.request(&alice, &id, Request::Restart).await.unwrap();
+        assert!(restart.is_none(), "{}: a request finds nothing", db.label);
+        let key = store.get_create_key(&alice, &IdempotencyKey::from("k-del")).await.unwrap();
+        assert_eq!((key.state, key.workspace_id), (CreateKeyState::Found, Some(id.clone())), "{}", db.label);
+        let fed = eventually("the deletion on the feed", || async {
+            let fed = store.feed_after(Default::default(), 500).await.unwrap();
+            fed.iter().any(|f| f.item.type_name() == "sluice.workspace.deleted").then_some(fed)
+        })
+        .await;
+        let of_it: Vec<&str> = fed
+            .iter()
+            .filter(|f| match &f.item {
+                FeedItem::Workspace(e) => e.workspace_id == id,
+                FeedItem::Sluice(e) => e.workspace_id.as_ref() == Some(&id),
+            })
+            .map(|f| f.item.type_name())
+            .collect();
+        assert_eq!(of_it.first(), Some(&"workspace.created"), "{}: {of_it:?}", db.label);
+        assert_eq!(of_it.last(), Some(&"sluice.workspace.deleted"), "{}: {of_it:?}", db.label);
+
+        // Retained: refused as such.
+        let kept = created(store.create_workspace(new_workspace("alice", None)).await.unwrap());
+        let (kept_id, kept_run) = (kept.workspace.id.clone(), kept.current_run.unwrap().id);
+        let lease = hold(&store, "host-a", &kept_id).await;
+        store.record(&lease, &kept_run, launched(&running_runtime(), None)).await.unwrap();
+        let retained = Outcome::Retained { reason: "kept".into(), recoverable: true, first_attempt_at: 0 };
+        store.record(&lease, &kept_run, retained).await.unwrap();
+        store.finish_job(&lease, Some(0), None).await.unwrap();
+        let answer = store.delete_workspace(&alice, &kept_id).await.unwrap();
+        assert_eq!(refused(answer), Some(ConflictCode::Retained), "{}", db.label);
+
+        // The purge: only what ended before its cutoff.
+        let ended = created(store.create_workspace(new_workspace("alice", None)).await.unwrap());
+        let (ended_id, ended_run) = (ended.workspace.id.clone(), ended.current_run.unwrap().id);
+        let lease = hold(&store, "host-a", &ended_id).await;
+        store.record(&lease, &ended_run, launched(&running_runtime(), None)).await.unwrap();
+        store.request(&alice, &ended_id, stop("alice", StopIntent::default())).await.unwrap();
+        store.record(&lease, &ended_run, Outcome::Removed).await.unwrap();
+        store.finish_job(&lease, Some(0), None).await.unwrap();
+        let finished = store.get_workspace(&alice, &ended_id).await.unwrap().unwrap().workspace.finished_at.unwrap();
+        assert_eq!(store.purge_ended_workspaces(finished, 100).await.unwrap(), 0, "{}: not before", db.label);
+        assert_eq!(store.purge_ended_workspaces(finished + 1, 100).await.unwrap(), 1, "{}", db.label);
+        assert!(store.get_workspace(&alice, &ended_id).await.unwrap().is_none(), "{}", db.label);
+        assert!(store.get_workspace(&alice, &kept_id).await.unwrap().is_some(), "{}: retained stays", db.label);
+    }
+}
+
 /// A waiter on a workspace hears of its events: PostgreSQL announces each
 /// recorded event's workspace as it commits, and the feed lists the
 /// workspace of every event after a cursor (the backstop, and SQLite's only

@@ -314,6 +314,52 @@ impl Server {
         })
     }
 
+    /// Opens the Server-Sent Events stream at `path` (after `last`, if
+    /// any), reads up to `take` events or until `idle` passes without one,
+    /// and hangs up; answers the status and what was read.
+    pub async fn read_stream(
+        &self,
+        path: &str,
+        last: Option<&str>,
+        take: usize,
+        idle: Duration,
+    ) -> (u16, Vec<Received>) {
+        let mut request = self.client.get(format!("{}{path}", self.base)).bearer_auth(&self.token);
+        if let Some(id) = last {
+            request = request.header("last-event-id", id);
+        }
+        let mut response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        if status != 200 {
+            return (status, Vec::new());
+        }
+        assert_eq!(response.headers()["content-type"], "text/event-stream", "{path}");
+        let mut text = String::new();
+        let mut received = Vec::new();
+        while received.len() < take {
+            let chunk = match tokio::time::timeout(idle, response.chunk()).await {
+                Ok(Ok(Some(chunk))) => chunk,
+                _ => break,
+            };
+            text.push_str(&String::from_utf8_lossy(&chunk));
+            while let Some(end) = text.find("\n\n") {
+                let block: String = text.drain(..end + 2).collect();
+                let field = |name: &str| {
+                    block
+                        .lines()
+                        .find_map(|l| l.strip_prefix(name).map(|v| v.strip_prefix(' ').unwrap_or(v).to_owned()))
+                };
+                if let (Some(id), Some(event), Some(data)) = (field("id:"), field("event:"), field("data:")) {
+                    received.push(Received { id, event, data: serde_json::from_str(&data).unwrap() });
+                    if received.len() == take {
+                        break;
+                    }
+                }
+            }
+        }
+        (status, received)
+    }
+
     /// Polls the owner's exec run until it has ended (completed or failed);
     /// answers it.
     pub async fn run_ended(&self, owner: &str, run_id: &str, within: Duration) -> Value {
@@ -327,6 +373,15 @@ impl Server {
             .await
             .unwrap_or_else(|last| panic!("exec run {run_id} did not end in {within:?}: {last}\n{}", self.output()))
     }
+}
+
+/// One event read from a Server-Sent Events stream: its `id:`, `event:`
+/// and parsed `data:`.
+#[derive(Debug, Clone)]
+pub struct Received {
+    pub id: String,
+    pub event: String,
+    pub data: Value,
 }
 
 impl Drop for Server {

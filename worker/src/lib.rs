@@ -105,6 +105,9 @@ pub struct WorkerConfig {
     pub collect_grace: Duration,
     /// How long the records that would otherwise grow forever are kept.
     pub record_retention: RecordRetention,
+    /// Workspaces ended longer ago than this are deleted (`None`: kept until
+    /// their owners delete them).
+    pub purge_ended_after: Option<Duration>,
     /// Fault injection for crash tests: pause this long after a runtime
     /// made an executor and before the launch is recorded.
     pub pause_after_launch: Option<Duration>,
@@ -149,6 +152,7 @@ impl Default for WorkerConfig {
             collect_schedule: "0 17 * * * *".into(),
             collect_grace: Duration::from_secs(3600),
             record_retention: RecordRetention::default(),
+            purge_ended_after: None,
             pause_after_launch: None,
             capture_interval: Duration::from_secs(10),
             preservation_lead: Duration::from_secs(300),

@@ -26,17 +26,30 @@ const PURGE_BATCHES: usize = 100;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Maintained {
     pub keys: u64,
+    /// Ended workspaces deleted.
+    pub workspaces: u64,
     /// Per kind of record, by its name.
     pub records: Vec<(&'static str, u64)>,
 }
 
-/// One maintenance pass: create-key records past their retention, then
-/// the events, exec results and drain reports past theirs.
+/// One maintenance pass: create-key records past their retention, the
+/// workspaces ended longer ago than the purge's age (if one is set), then
+/// the events, exec results and drain reports past their retention.
 pub async fn maintain(store: &Store, config: &WorkerConfig) -> Result<Maintained, StoreError> {
     let retention = config.key_retention.max(MIN_KEY_RETENTION);
     let now = now_ms();
     let mut done =
         Maintained { keys: store.purge_create_keys(now - retention.as_millis() as i64).await?, ..Default::default() };
+    if let Some(age) = config.purge_ended_after {
+        let before = now - age.as_millis() as i64;
+        for _ in 0..PURGE_BATCHES {
+            let deleted = store.purge_ended_workspaces(before, PURGE_BATCH as i64).await?;
+            done.workspaces += deleted;
+            if deleted < PURGE_BATCH {
+                break;
+            }
+        }
+    }
     for record in Record::ALL {
         let before = now - config.record_retention.of(record).as_millis() as i64;
         let mut forgotten = 0;
@@ -231,6 +244,9 @@ pub async fn run(worker: Arc<Worker>, stop: watch::Receiver<bool>) {
                     if done.keys > 0 {
                         tracing::info!(forgotten = done.keys, "expired idempotency key records removed");
                     }
+                    if done.workspaces > 0 {
+                        tracing::info!(deleted = done.workspaces, "workspaces ended past the purge age deleted");
+                    }
                     for (record, forgotten) in done.records.into_iter().filter(|(_, n)| *n > 0) {
                         tracing::info!(record, forgotten, "records past their retention forgotten");
                     }
@@ -264,9 +280,15 @@ mod tests {
                 exec_results: Duration::ZERO,
                 drain_reports: Duration::ZERO,
             };
-            let config = WorkerConfig { key_retention: Duration::ZERO, record_retention: zero, ..Default::default() };
+            let config = WorkerConfig {
+                key_retention: Duration::ZERO,
+                record_retention: zero,
+                purge_ended_after: Some(Duration::ZERO),
+                ..Default::default()
+            };
             let done = maintain(&store, &config).await.unwrap();
             assert_eq!(done.keys, 0, "{}", db.label);
+            assert_eq!(done.workspaces, 0, "{}: a queued workspace has not ended", db.label);
             assert_eq!(done.records, vec![("events", 0), ("exec results", 0), ("drain reports", 0)], "{}", db.label);
             assert_eq!(
                 store.get_create_key(&OwnerId::from("alice"), &IdempotencyKey::from("k")).await.unwrap().state,

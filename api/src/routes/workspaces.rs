@@ -8,6 +8,7 @@ use sluice_domain::guard;
 use sluice_domain::ids::{ExecRunId, IdempotencyKey, OwnerId, RunId, SessionId, WorkspaceId};
 use sluice_domain::transition::{Answer, Request};
 use sluice_store::clock::{now_ms, rfc3339};
+use sluice_store::deletions::Deletion;
 use sluice_store::seal::hex;
 use sluice_store::{
     CreateOutcome, ExecCommand, Idempotency, NewWorkspace, RuntimeStatus, Secret, WorkspaceFilter, WorkspaceStatus,
@@ -257,7 +258,7 @@ pub async fn create_workspace(
     if !replayed {
         app.work_enqueued();
     }
-    if let Some(wait) = wait {
+    if let Some(wait) = wait.filter(|_| sluice_domain::lifecycle::still_starting(&view.workspace)) {
         let owner = view.workspace.owner_user_id.clone();
         view = crate::waiting::while_starting(&app, &owner, &view.workspace.id, wait).await?;
     }
@@ -813,6 +814,27 @@ pub async fn stop_workspace(
         StatusCode::ACCEPTED,
         Json(StopWorkspaceResponse { workspace_id: workspace.id.to_string(), status: workspace.status, completion }),
     ))
+}
+
+/// Delete a workspace that has ended: gone from lists and reads, its
+/// events kept on the feed.
+#[utoipa::path(delete, path = "/v1/workspaces/{workspaceId}", tag = "workspaces", operation_id = "deleteWorkspace",
+    description = "Deletes a workspace that is stopped, failed or cancelled with no runtime left: afterwards every read and list answers as if it never existed (404), while its events stay on the global feed (`GET /v1/events/stream`, with a `sluice.workspace.deleted` event) until their retention ends, and its idempotency key still answers `found` until the key is purged. 409 `retained` for a retained executor (recover or discard it first), 409 `not-ended` for a workspace still live or with a runtime not removed yet; 404 for one already deleted.",
+    params(("workspaceId" = String, Path), OwnerQuery),
+    responses((status = 200, body = DeleteWorkspaceResponse), InvalidRequest, Unauthenticated, NotFound, Conflict, Internal),
+    security(("apiToken" = [])))]
+pub async fn delete_workspace(
+    State(app): State<AppState>,
+    Path(workspace_id): Path<WorkspaceId>,
+    QueryOf(q): QueryOf<OwnerQuery>,
+) -> Result<Json<DeleteWorkspaceResponse>, ApiError> {
+    let owner = validate::owner(q.owner_user_id)?.into_id();
+    match app.store.delete_workspace(&owner, &workspace_id).await?.ok_or(ApiError::NotFound)? {
+        Deletion::Deleted { at } => {
+            Ok(Json(DeleteWorkspaceResponse { workspace_id: workspace_id.to_string(), deleted_at: rfc3339(at) }))
+        }
+        Deletion::Refused(refusal) => Err(sluice_store::StoreError::from(refusal).into()),
+    }
 }
 
 /// Ask for a recovery attempt of the workspace's retained executor (202).

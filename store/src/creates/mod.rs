@@ -236,7 +236,7 @@ impl Store {
 
     async fn replay(&self, owner: &OwnerId, workspace_id: &WorkspaceId) -> Result<CreateOutcome, StoreError> {
         let view = self
-            .get_workspace(owner, workspace_id)
+            .get_workspace_ever(owner, workspace_id)
             .await?
             .ok_or_else(|| StoreError::Corrupt(format!("idempotency key names missing workspace {workspace_id}")))?;
         Ok(CreateOutcome::Replayed(view))

@@ -245,6 +245,12 @@ async fn people_drive_workspaces_from_the_cli_through_the_typed_client() {
     assert_eq!(followed, stored, "every event, once, in order, as the API lists it");
     assert!(followed.iter().any(|e| e["type"] == "runtime.stopped"));
 
+    // Deleted once stopped: gone for the CLI too.
+    let deleted = run(sluice(home).args(["workspaces", "delete", &id, "--owner", "alice"]));
+    assert_eq!(String::from_utf8_lossy(&deleted.stdout), format!("{id}: deleted\n"), "{deleted:?}");
+    let gone = run(sluice(home).args(["workspaces", "get", &id, "--owner", "alice"]));
+    assert!(!gone.status.success() && String::from_utf8_lossy(&gone.stderr).contains("404"), "{gone:?}");
+
     // Completions.
     let completions = run(sluice(home).args(["completions", "bash"]));
     let script = String::from_utf8_lossy(&completions.stdout);

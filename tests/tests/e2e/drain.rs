@@ -271,6 +271,11 @@ async fn an_executor_killed_mid_drain_is_retained_then_recovered_on_its_own_disk
         let (status, list) = server.get("/v1/retained-executors").await;
         assert_eq!(status, 200, "{list}");
         assert!(list["items"].as_array().unwrap().iter().any(|i| i["runId"] == run_id.as_str()), "{list}");
+        // It cannot be deleted while retained.
+        let delete = server.client.delete(format!("{}/v1/workspaces/{id}?ownerUserId=alice", server.base));
+        let (status, refused) = sluice_tests::read(delete.bearer_auth(&server.token).send().await.unwrap()).await;
+        assert_eq!((status, refused["code"].as_str()), (409, Some("retained")), "{refused}");
+        assert!(executor_exists(flavor, &dir, &run_id), "{flavor:?}: the refused delete left it alone");
 
         s3.resume();
         let (status, asked) =

@@ -9,6 +9,7 @@ mod capture;
 mod cli;
 mod collection;
 mod console;
+mod deletion;
 mod drain;
 mod drain_crash;
 mod egress;

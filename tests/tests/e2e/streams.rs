@@ -7,17 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use sluice_tests::server::{DataDir, Options, Server};
+use sluice_tests::server::{DataDir, Options, Received, Server};
 
 const WITHIN: Duration = Duration::from_secs(90);
-
-/// One received event: its `id:`, `event:` and parsed `data:`.
-#[derive(Debug, Clone)]
-struct Received {
-    id: String,
-    event: String,
-    data: Value,
-}
 
 /// A tiny deterministic generator: where each connection hangs up.
 struct Dice(u64);
@@ -29,8 +21,6 @@ impl Dice {
     }
 }
 
-/// Opens the stream at `path` (after `last`, if any), reads up to `take`
-/// events or until `idle` passes without one, and hangs up.
 async fn read_some(
     server: &Server,
     path: &str,
@@ -38,38 +28,7 @@ async fn read_some(
     take: usize,
     idle: Duration,
 ) -> (u16, Vec<Received>) {
-    let mut request = server.client.get(format!("{}{path}", server.base)).bearer_auth(&server.token);
-    if let Some(id) = last {
-        request = request.header("last-event-id", id);
-    }
-    let mut response = request.send().await.unwrap();
-    let status = response.status().as_u16();
-    if status != 200 {
-        return (status, Vec::new());
-    }
-    assert_eq!(response.headers()["content-type"], "text/event-stream", "{path}");
-    let mut text = String::new();
-    let mut received = Vec::new();
-    while received.len() < take {
-        let chunk = match tokio::time::timeout(idle, response.chunk()).await {
-            Ok(Ok(Some(chunk))) => chunk,
-            _ => break,
-        };
-        text.push_str(&String::from_utf8_lossy(&chunk));
-        while let Some(end) = text.find("\n\n") {
-            let block: String = text.drain(..end + 2).collect();
-            let field = |name: &str| {
-                block.lines().find_map(|l| l.strip_prefix(name).map(|v| v.strip_prefix(' ').unwrap_or(v).to_owned()))
-            };
-            if let (Some(id), Some(event), Some(data)) = (field("id:"), field("event:"), field("data:")) {
-                received.push(Received { id, event, data: serde_json::from_str(&data).unwrap() });
-                if received.len() == take {
-                    break;
-                }
-            }
-        }
-    }
-    (status, received)
+    server.read_stream(path, last, take, idle).await
 }
 
 fn feed_order(id: &str) -> (i64, i64) {
