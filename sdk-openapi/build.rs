@@ -3,7 +3,10 @@
 //! first rewritten into the 3.0 forms of the same schemas: `type: [T,
 //! "null"]` becomes `type: T, nullable: true`, and a `oneOf` offering
 //! `null` becomes the other choice, nullable. Patterns are left to the
-//! server, which checks them and names the field it refuses.
+//! server, which checks them and names the field it refuses. An operation
+//! that answers either JSON or a stream, by `Accept` (an exec), keeps its
+//! JSON answer here: a typed operation has one type of answer, and the
+//! stream has a route of its own (`stream_run`).
 
 use std::path::PathBuf;
 
@@ -36,6 +39,7 @@ fn to_openapi_3_0(document: &mut Value) {
     let paths = document.get_mut("paths").and_then(Value::as_object_mut);
     for path in paths.into_iter().flat_map(|p| p.values_mut()) {
         for operation in path.as_object_mut().into_iter().flat_map(|o| o.values_mut()) {
+            json_answers_only(operation);
             let parameters = operation.get_mut("parameters").and_then(Value::as_array_mut);
             for parameter in parameters.into_iter().flatten() {
                 if let Some(schema) = parameter.get_mut("schema").and_then(Value::as_object_mut) {
@@ -43,6 +47,24 @@ fn to_openapi_3_0(document: &mut Value) {
                 }
             }
         }
+    }
+}
+
+/// Drops an operation's stream answers where it also succeeds with JSON;
+/// a stream left is read as bytes (its events' schema is documentation
+/// for the reader, not a body progenitor could decode).
+fn json_answers_only(operation: &mut Value) {
+    let Some(responses) = operation.get_mut("responses").and_then(Value::as_object_mut) else { return };
+    for response in responses.values_mut() {
+        if let Some(stream) = response.pointer_mut("/content/text~1event-stream") {
+            stream["schema"] = json!({"type": "string"});
+        }
+    }
+    let media = |r: &Value, m: &str| r.pointer(&format!("/content/{}", m.replace('/', "~1"))).is_some();
+    let succeeds_with_json =
+        responses.iter().any(|(status, r)| status.starts_with('2') && media(r, "application/json"));
+    if succeeds_with_json {
+        responses.retain(|status, r| !(status.starts_with('2') && media(r, "text/event-stream")));
     }
 }
 

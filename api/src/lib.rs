@@ -180,6 +180,7 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/v1/workspaces/{workspaceId}/previews/{previewId}", delete(routes::previews::revoke_preview))
         .route("/v1/runs/{runId}", get(ws::get_run))
+        .route("/v1/runs/{runId}/stream", get(routes::runs::stream_run))
         .route("/v1/retained-executors", get(ws::list_retained_executors))
         .route("/v1/jobs/failed", get(routes::jobs::list_failed_jobs))
         .route("/v1/workers", get(routes::fleet::list_workers))

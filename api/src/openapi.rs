@@ -117,6 +117,7 @@ impl Modify for BodyTooLarge {
         ws::restart_workspace,
         ws::get_workspace_ssh_target,
         ws::get_run,
+        crate::routes::runs::stream_run,
         crate::routes::workspaces::list_retained_executors,
         crate::routes::jobs::list_failed_jobs,
         crate::routes::jobs::retry_job,
@@ -148,6 +149,7 @@ impl Modify for BodyTooLarge {
         crate::routes::capture_sessions::archive_capture,
         crate::health,
     ),
+    components(schemas(crate::wire::RunStreamData)),
     modifiers(&SecuritySchemes, &Unavailable, &BodyTooLarge)
 )]
 struct ApiDoc;
@@ -238,8 +240,8 @@ mod tests {
         let paths = doc["paths"].as_object().unwrap();
         assert_eq!(
             paths.len(),
-            46,
-            "17 workspace paths, 5 capture-session paths, /v1/runs/{{runId}}, /v1/retained-executors, 2 job paths, \
+            47,
+            "17 workspace paths, 5 capture-session paths, 2 run paths, /v1/retained-executors, 2 job paths, \
              /v1/workers, 4 host paths, 3 ssh-key paths, workspace sessions, 2 preview paths, 2 event streams, 4 webhook paths, \
              /metrics and /healthz"
         );

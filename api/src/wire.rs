@@ -1041,6 +1041,64 @@ pub struct StopWorkspaceResponse {
     pub completion: Option<CompletionOutcome>,
 }
 
+/// A chunk of a command's output in a run's stream (`event: stdout` or
+/// `stderr`): text, cut at character boundaries.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunOutputChunk {
+    /// The command it is of, from 0.
+    pub command: i64,
+    pub text: String,
+}
+
+/// A command's end in a run's stream (`event: exit`); a stream cut at its
+/// bound says so here.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunCommandExit {
+    pub command: i64,
+    pub exit_code: i64,
+    pub timed_out: bool,
+    pub stdout_truncated: bool,
+    pub stderr_truncated: bool,
+}
+
+/// What an event of a run's stream carries: `run` and `end` the run,
+/// `stdout` and `stderr` a chunk of output, `exit` a command's end.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum RunStreamData {
+    Run(Box<ExecRun>),
+    Output(RunOutputChunk),
+    Exit(RunCommandExit),
+}
+
+/// The kinds of event a run's stream sends.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunStreamEventKind {
+    Run,
+    Stdout,
+    Stderr,
+    Exit,
+    End,
+}
+
+/// One event of a run's stream, as Server-Sent Events frame it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunStreamEvent {
+    /// Its position in the run's output (output and exits only): what
+    /// `Last-Event-ID` resumes after.
+    #[schema(pattern = r"^[0-9]{1,18}$")]
+    pub id: Option<String>,
+    pub event: RunStreamEventKind,
+    /// JSON of a `RunStreamData`: the run for `run` and `end`, a
+    /// `RunOutputChunk` for `stdout` and `stderr`, a `RunCommandExit` for
+    /// `exit`.
+    #[schema(content_media_type = "application/json")]
+    pub data: String,
+}
+
 /// A deleted workspace.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

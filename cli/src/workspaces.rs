@@ -79,8 +79,9 @@ pub enum WorkspacesCommand {
         #[arg(last = true)]
         command: Vec<String>,
     },
-    /// Run a command in a ready workspace and wait for it: its output is
-    /// printed and its exit code is this command's.
+    /// Run a command in a workspace and follow it: its output is printed
+    /// as it comes (all at the end with --output json), and its exit code
+    /// is this command's.
     Exec {
         workspace_id: String,
         #[command(flatten)]
@@ -411,6 +412,13 @@ async fn exec(common: &Common, id: &str, command: Value, wait_seconds: u64) -> a
     let ask = api.client.exec_workspace().workspace_id(id).body(body).wait_for(types::WaitFor::Ready);
     let mut run = ask.timeout_ms(WAIT_PER_REQUEST_MS.to_string()).send().await.map_err(failed)?.into_inner();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(wait_seconds);
+    if let Output::Table = common.output {
+        let ended = follow_run(&api, common, &run.run_id, deadline, wait_seconds).await?;
+        if let Some(error) = &ended.error {
+            eprintln!("the run failed: {}", error.message);
+        }
+        return Ok(run_exit_code(&ended));
+    }
     while matches!(run.status, types::RunStatus::Queued | types::RunStatus::Running) {
         if tokio::time::Instant::now() > deadline {
             bail!("run {} still {} after {wait_seconds} s; `sluice runs get` reads it later", run.run_id, run.status);
@@ -438,10 +446,79 @@ fn run_exit_code(run: &types::ExecRun) -> i32 {
 
 /// One Server-Sent Events message: its `id:` and `data:`.
 fn parse_message(block: &str) -> Option<(String, String)> {
+    let (id, _, data) = parse_event(block)?;
+    Some((id?, data))
+}
+
+/// One Server-Sent Events message: its `id:` (if it has one), `event:`
+/// (`message` when it names none) and `data:`.
+fn parse_event(block: &str) -> Option<(Option<String>, String, String)> {
     let field = |name: &str| {
         block.lines().find_map(|l| l.strip_prefix(name).map(|v| v.strip_prefix(' ').unwrap_or(v).to_owned()))
     };
-    Some((field("id:")?, field("data:")?))
+    Some((field("id:"), field("event:").unwrap_or_else(|| "message".into()), field("data:")?))
+}
+
+/// Prints a run's output as it comes, through its stream (resumed after
+/// the last position when it breaks off), until its end; answers the run
+/// as it ended.
+async fn follow_run(
+    api: &Api,
+    common: &Common,
+    run_id: &str,
+    deadline: tokio::time::Instant,
+    wait_seconds: u64,
+) -> anyhow::Result<types::ExecRun> {
+    use std::io::Write;
+    let mut last: Option<String> = None;
+    loop {
+        let mut ask = api.client.stream_run().run_id(run_id).owner_user_id(common.owner_user_id.as_str());
+        if let Some(last) = &last {
+            ask = ask.last_event_id(last.clone());
+        }
+        let mut stream = match ask.send().await {
+            Ok(stream) => stream.into_inner(),
+            Err(sluice_client::Error::CommunicationError(e)) => {
+                eprintln!("the run's stream broke off ({e}); resuming");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+            Err(e) => return Err(failed(e)),
+        };
+        let mut buffer = String::new();
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let chunk = match tokio::time::timeout(left, stream.next()).await {
+                Err(_) => bail!("run {run_id} still running after {wait_seconds} s; `sluice runs get` reads it later"),
+                Ok(Some(Ok(chunk))) => chunk,
+                Ok(_) => break,
+            };
+            buffer.push_str(&String::from_utf8_lossy(&chunk));
+            while let Some(end) = buffer.find("\n\n") {
+                let block: String = buffer.drain(..end + 2).collect();
+                let Some((id, event, data)) = parse_event(&block) else { continue };
+                let data: Value = serde_json::from_str(&data).unwrap_or(Value::Null);
+                match event.as_str() {
+                    "stdout" => {
+                        let mut out = std::io::stdout().lock();
+                        out.write_all(data["text"].as_str().unwrap_or("").as_bytes())?;
+                        out.flush()?;
+                    }
+                    "stderr" => eprint!("{}", data["text"].as_str().unwrap_or("")),
+                    "exit" if data["stdoutTruncated"] == true || data["stderrTruncated"] == true => {
+                        eprintln!("(output cut at 1 MiB)");
+                    }
+                    "exit" if data["timedOut"] == true => eprintln!("(timed out)"),
+                    "end" => return Ok(serde_json::from_value(data)?),
+                    _ => {}
+                }
+                if id.is_some() {
+                    last = id;
+                }
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 fn print_event(output: Output, event: &Value) {

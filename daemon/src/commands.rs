@@ -105,7 +105,7 @@ impl Commands {
         let identity = identity.to_owned();
         tokio::spawn(async move {
             let request = ExecRequest { binary: true, ..request };
-            let result = crate::exec::run_until(&workdir, request, &processes, Some(canceled)).await;
+            let result = crate::exec::run_until(&workdir, request, &processes, Some(canceled), None).await;
             let was_canceled = dir.join(CANCELED).exists();
             let status = match result {
                 Ok(answer) => CommandStatus {

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use sluice_protocol::session::FrameKind;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
@@ -21,9 +22,18 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 300_000;
 
 pub use sluice_protocol::{ExecRequest, ExecResponse};
 
-/// Reads `reader` to its end, keeping at most `limit` bytes: the rest is
-/// drained so the writer never blocks on a full pipe.
-async fn read_capped(mut reader: impl AsyncRead + Unpin, limit: usize) -> (Vec<u8>, bool) {
+/// Where a command's output goes as it is read, besides its answer: each
+/// kept chunk, as the session frame of its stream (`Stdout`, `Stderr`).
+pub type OutputSink = tokio::sync::mpsc::Sender<(FrameKind, Vec<u8>)>;
+
+/// Reads `reader` to its end, keeping at most `limit` bytes (each kept
+/// chunk also sent to `sink` as `kind`): the rest is drained so the writer
+/// never blocks on a full pipe.
+async fn read_capped(
+    mut reader: impl AsyncRead + Unpin,
+    limit: usize,
+    sink: Option<(OutputSink, FrameKind)>,
+) -> (Vec<u8>, bool) {
     let mut kept = Vec::new();
     let mut truncated = false;
     let mut buf = [0u8; 16 * 1024];
@@ -35,7 +45,14 @@ async fn read_capped(mut reader: impl AsyncRead + Unpin, limit: usize) -> (Vec<u
                 if n > room {
                     truncated = true;
                 }
-                kept.extend_from_slice(&buf[..n.min(room)]);
+                let fresh = &buf[..n.min(room)];
+                if let Some((sink, kind)) = &sink
+                    && !fresh.is_empty()
+                {
+                    // A reader that went away only stops the copy, not the command.
+                    let _ = sink.send((*kind, fresh.to_vec())).await;
+                }
+                kept.extend_from_slice(fresh);
             }
         }
     }
@@ -52,16 +69,17 @@ pub(crate) fn resolve_cwd(workdir: &Path, cwd: Option<&str>) -> PathBuf {
 
 /// Runs one command to its end (or its timeout) and reports what it did.
 pub async fn run(workdir: &Path, request: ExecRequest, processes: &Processes) -> Result<ExecResponse, DaemonError> {
-    run_until(workdir, request, processes, None).await
+    run_until(workdir, request, processes, None, None).await
 }
 
 /// As [`run`]; the command's process group is killed when `cancel` turns
-/// true.
+/// true, and its output is also sent to `sink` as it is read.
 pub async fn run_until(
     workdir: &Path,
     request: ExecRequest,
     processes: &Processes,
     cancel: Option<tokio::sync::watch::Receiver<bool>>,
+    sink: Option<OutputSink>,
 ) -> Result<ExecResponse, DaemonError> {
     let Some(program) = request.argv.first() else { return Err(DaemonError::EmptyArgv) };
     let limit = request.output_limit_bytes.unwrap_or(DEFAULT_OUTPUT_LIMIT);
@@ -102,8 +120,10 @@ pub async fn run_until(
             let _ = pipe.write_all(&bytes).await;
         });
     }
-    let stdout = tokio::spawn(read_capped(child.stdout.take().expect("piped"), limit));
-    let stderr = tokio::spawn(read_capped(child.stderr.take().expect("piped"), limit));
+    let sinks = sink.map(|s| ((s.clone(), FrameKind::Stdout), (s, FrameKind::Stderr)));
+    let (stdout_sink, stderr_sink) = sinks.map_or((None, None), |(out, err)| (Some(out), Some(err)));
+    let stdout = tokio::spawn(read_capped(child.stdout.take().expect("piped"), limit, stdout_sink));
+    let stderr = tokio::spawn(read_capped(child.stderr.take().expect("piped"), limit, stderr_sink));
     let timeout = Duration::from_millis(request.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS));
     let canceled = async move {
         match cancel {

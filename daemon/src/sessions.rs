@@ -74,6 +74,7 @@ where
                 let argv = vec!["/bin/sh".to_owned(), "-c".to_owned(), command];
                 command_session(argv, pty, env, reader, &outbox, &context).await
             }
+            Open::Run { request } => run_command(request, reader, &outbox, &context).await,
             Open::Sftp => match context.sftp_server.clone() {
                 Some(argv) => command_session(argv, None, Default::default(), reader, &outbox, &context).await,
                 None => refuse(&outbox, "unsupported", "this executor cannot serve sftp").await,
@@ -378,6 +379,54 @@ async fn command_session<R: AsyncRead + Unpin>(
     exit(outbox, how).await;
 }
 
+/// An exec's command over the session: its output as it is read, then
+/// its answer. The client's going away cancels it; its pings count as use.
+async fn run_command<R: AsyncRead + Unpin>(
+    mut request: sluice_protocol::ExecRequest,
+    mut reader: R,
+    outbox: &mpsc::Sender<(FrameKind, Vec<u8>)>,
+    context: &SessionContext,
+) {
+    // The workspace's environment, then the command's own, as an exec's.
+    let mut env = context.env.clone();
+    env.append(&mut request.env);
+    request.env = env;
+    let (sink, mut output) = mpsc::channel(OUTBOX);
+    let (cancel, canceled) = tokio::sync::watch::channel(false);
+    let _ = outbox.send((FrameKind::Started, Vec::new())).await;
+    let running = crate::exec::run_until(&context.workdir, request, &context.processes, Some(canceled), Some(sink));
+    tokio::pin!(running);
+    let mut client_gone = false;
+    let answer = loop {
+        tokio::select! {
+            answer = &mut running => break answer,
+            Some(chunk) = output.recv() => {
+                let _ = outbox.send(chunk).await;
+            }
+            frame = sluice_session::read_frame(&mut reader), if !client_gone => match frame {
+                Ok(Some(_)) => (context.touch)(),
+                _ => {
+                    // Nobody reads it any more: the command ends with the client.
+                    client_gone = true;
+                    let _ = cancel.send(true);
+                }
+            },
+        }
+    };
+    while let Ok(chunk) = output.try_recv() {
+        let _ = outbox.send(chunk).await;
+    }
+    match answer {
+        Ok(answer) => {
+            let _ = outbox.send((FrameKind::Result, serde_json::to_vec(&answer).unwrap_or_default())).await;
+        }
+        Err(crate::DaemonError::Finalized) => {
+            refuse(outbox, "finalized", "a final flush ended this executor's work").await;
+        }
+        Err(e) => refuse(outbox, "invalid", &e.to_string()).await,
+    }
+}
+
 async fn deliver(kind: FrameKind, payload: &[u8], input: &mut Input, pgid: i32) {
     match (kind, input) {
         (FrameKind::Stdin, Input::Pty(master)) => {
@@ -421,7 +470,11 @@ mod tests {
             let context = SessionContext {
                 processes: Arc::new(Processes::spawned_only()),
                 workdir: std::env::temp_dir(),
-                env: [("PATH".to_owned(), "/usr/bin:/bin".to_owned())].into(),
+                env: [
+                    ("PATH".to_owned(), "/usr/bin:/bin".to_owned()),
+                    ("MARK".to_owned(), "from-the-workspace".to_owned()),
+                ]
+                .into(),
                 finalizing: false,
                 sftp_server: None,
                 touch: Arc::new(|| {}),
@@ -474,6 +527,36 @@ mod tests {
 
     fn exec(command: &str, pty: Option<Pty>) -> Open {
         Open::Exec { command: command.into(), pty, env: Default::default() }
+    }
+
+    /// A run's output arrives while it runs (the second line is only
+    /// written once the first was read), then its answer as an exec's.
+    #[tokio::test]
+    async fn a_run_streams_its_output_then_answers_as_an_exec() {
+        let dir = tempfile::tempdir().unwrap();
+        let gate = dir.path().join("gate");
+        let script = format!(
+            "echo first; while [ ! -e {0} ]; do sleep 0.05; done; echo \"$MARK\" >&2; echo second >&2; exit 3",
+            gate.display()
+        );
+        let request =
+            sluice_protocol::ExecRequest { argv: vec!["sh".into(), "-c".into(), script], ..Default::default() };
+        let mut client = Client::open(Open::Run { request }).await;
+        assert_eq!(client.next().await.unwrap().0, FrameKind::Started);
+        assert_eq!(client.read_until("first\n").await, "first\n", "before the command ended");
+        std::fs::write(&gate, b"").unwrap();
+        let (mut err, mut answer) = (Vec::new(), Vec::new());
+        while let Some((kind, payload)) = client.next().await {
+            match kind {
+                FrameKind::Stderr => err.extend(payload),
+                FrameKind::Result => answer.extend(payload),
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        assert_eq!(err, b"from-the-workspace\nsecond\n", "the workspace's environment is the command's");
+        let answer: sluice_protocol::ExecResponse = serde_json::from_slice(&answer).unwrap();
+        assert_eq!(answer.exit_code, 3);
+        assert_eq!((answer.stdout.as_str(), answer.stderr.as_str()), ("first\n", "from-the-workspace\nsecond\n"));
     }
 
     #[tokio::test]

@@ -213,6 +213,13 @@ named_enum!(
     }
 );
 
+impl ExecRunStatus {
+    /// Whether the run has ended: nothing more will be recorded of it.
+    pub fn is_ended(self) -> bool {
+        matches!(self, ExecRunStatus::Completed | ExecRunStatus::Failed)
+    }
+}
+
 named_enum!(
     /// What was last observed of a capture-sourced executor's drain.
     DrainState {

@@ -12,7 +12,15 @@ use sluice_domain::exec_run::{self, Answered, Next};
 use sluice_protocol::{ExecRequest, ExecResponse, RefusalCode};
 use sluice_store::{ExecCommandResult, ExecRun, Lease, Secret, Store, StoreError, TakenExecRun};
 
+use sluice_executor::streamed::{OutputChunk, OutputStream};
 use sluice_executor::{ExecutorError, Executors, Target};
+use sluice_store::exec_output::OutputKind;
+use tokio::sync::mpsc;
+
+/// How long output waits to be recorded with what follows it.
+const OUTPUT_BATCH_WAIT: Duration = Duration::from_millis(100);
+/// How much output is recorded at once at most.
+const OUTPUT_BATCH_BYTES: usize = 256 * 1024;
 
 /// Extra time the transport gets beyond a command's own timeout.
 const TRANSPORT_SLACK: Duration = Duration::from_secs(30);
@@ -42,6 +50,99 @@ fn bounded(mut answer: ExecResponse) -> ExecResponse {
     answer
 }
 
+/// A stream's bytes not yet recorded: kept whole up to the bound, and cut
+/// only at character boundaries (a character split across chunks waits
+/// for its rest).
+#[derive(Default)]
+struct Pending {
+    bytes: Vec<u8>,
+    /// Bytes of this stream taken so far, recorded or pending.
+    taken: usize,
+}
+
+impl Pending {
+    fn take(&mut self, bytes: &[u8]) {
+        let room = MAX_STREAM_BYTES.saturating_sub(self.taken);
+        let kept = &bytes[..bytes.len().min(room)];
+        self.taken += kept.len();
+        self.bytes.extend_from_slice(kept);
+    }
+
+    /// The text ready to record; at the `end`, all of it.
+    fn text(&mut self, end: bool) -> Option<String> {
+        let ready = match std::str::from_utf8(&self.bytes) {
+            Ok(_) => self.bytes.len(),
+            Err(e) if e.error_len().is_none() && !end => e.valid_up_to(),
+            Err(_) => self.bytes.len(),
+        };
+        if ready == 0 {
+            return None;
+        }
+        let rest = self.bytes.split_off(ready);
+        let text = String::from_utf8_lossy(&std::mem::replace(&mut self.bytes, rest)).into_owned();
+        Some(text)
+    }
+}
+
+/// Records command `command`'s output as it comes, in batches, until its
+/// sender is done. A failure to record stops the recording (the run goes
+/// on; its results are recorded as before).
+async fn record_output(
+    store: &Store,
+    lease: &Lease,
+    run: &ExecRun,
+    command: usize,
+    mut output: mpsc::Receiver<OutputChunk>,
+) {
+    let mut streams = [Pending::default(), Pending::default()];
+    let mut failed = false;
+    let mut open = true;
+    while open {
+        // The first chunk of a batch, then whatever follows within the wait.
+        match output.recv().await {
+            Some(chunk) => streams[stream_index(chunk.stream)].take(&chunk.bytes),
+            None => open = false,
+        }
+        let deadline = tokio::time::Instant::now() + OUTPUT_BATCH_WAIT;
+        while open && streams.iter().map(|s| s.bytes.len()).sum::<usize>() < OUTPUT_BATCH_BYTES {
+            match tokio::time::timeout_at(deadline, output.recv()).await {
+                Ok(Some(chunk)) => streams[stream_index(chunk.stream)].take(&chunk.bytes),
+                Ok(None) => open = false,
+                Err(_) => break,
+            }
+        }
+        let mut records = Vec::new();
+        for (kind, pending) in [OutputKind::Stdout, OutputKind::Stderr].into_iter().zip(streams.iter_mut()) {
+            if let Some(text) = pending.text(!open) {
+                records.push((command as i64, kind, text));
+            }
+        }
+        if !failed && let Err(e) = store.append_exec_output(lease, &run.id, &records).await {
+            tracing::warn!(run = %run.id, error = %e, "could not record the exec run's output as it came");
+            failed = true;
+        }
+    }
+}
+
+fn stream_index(stream: OutputStream) -> usize {
+    match stream {
+        OutputStream::Stdout => 0,
+        OutputStream::Stderr => 1,
+    }
+}
+
+/// How a command ended, as its stream says it.
+fn exit_record(command: usize, answer: &ExecResponse) -> (i64, OutputKind, String) {
+    let body = serde_json::json!({
+        "command": command,
+        "exitCode": answer.exit_code,
+        "timedOut": answer.timed_out,
+        "stdoutTruncated": answer.stdout_truncated,
+        "stderrTruncated": answer.stderr_truncated,
+    });
+    (command as i64, OutputKind::Exit, body.to_string())
+}
+
 /// Runs `run`'s commands in its executor at `target` under `lease`, with
 /// each command's input in `stdin`, and ends the run and its job.
 pub async fn run_commands(
@@ -65,8 +166,16 @@ pub async fn run_commands(
             ..ExecRequest::default()
         };
         let timeout = Duration::from_millis(command.timeout_ms.unwrap_or(DEFAULT_COMMAND_TIMEOUT_MS)) + TRANSPORT_SLACK;
-        let (answered, broken) = match executors.exec(target, request, timeout).await {
+        let (sink, output) = mpsc::channel(64);
+        let (answer, ()) = tokio::join!(
+            executors.exec_streaming(target, request, timeout, sink),
+            record_output(store, lease, run, i, output)
+        );
+        let (answered, broken) = match answer {
             Ok(answer) => {
+                if let Err(e) = store.append_exec_output(lease, &run.id, &[exit_record(i, &answer)]).await {
+                    tracing::warn!(run = %run.id, error = %e, "could not record a command's end in the run's output");
+                }
                 let answered = Answered::Exited { stopped_by_final: answer.stopped_by_final };
                 results.push(ExecCommandResult { argv: command.argv.clone(), outcome: bounded(answer) });
                 (answered, None)
@@ -115,6 +224,32 @@ mod tests {
 
     fn answer(stdout: String, stderr: String) -> ExecResponse {
         ExecResponse::exited(0, stdout, stderr)
+    }
+
+    /// Output is recorded cut at character boundaries (a character split
+    /// between chunks waits for its rest), and no more than the bound of a
+    /// stream is taken, however much the daemon sends.
+    #[test]
+    fn output_is_recorded_whole_characters_within_the_bound() {
+        let mut pending = Pending::default();
+        let e_acute = "é".as_bytes();
+        pending.take(&[b"ab".as_slice(), &e_acute[..1]].concat());
+        assert_eq!(pending.text(false).as_deref(), Some("ab"));
+        assert_eq!(pending.text(false), None, "half a character waits");
+        pending.take(&e_acute[1..]);
+        assert_eq!(pending.text(false).as_deref(), Some("é"));
+        pending.take(&[0xff, b'x']);
+        assert_eq!(pending.text(false).as_deref(), Some("\u{fffd}x"), "bytes that are no character are replaced");
+        pending.take(&e_acute[..1]);
+        assert_eq!(pending.text(true).as_deref(), Some("\u{fffd}"), "at the end, what is left");
+
+        let mut flood = Pending::default();
+        for _ in 0..3 {
+            flood.take(&vec![b'x'; MAX_STREAM_BYTES / 2 + 1]);
+        }
+        assert_eq!(flood.text(true).map(|t| t.len()), Some(MAX_STREAM_BYTES));
+        flood.take(b"more");
+        assert_eq!(flood.text(true), None, "nothing past the bound");
     }
 
     #[test]

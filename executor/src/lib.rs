@@ -8,6 +8,7 @@
 
 mod connections;
 pub mod daemon;
+pub mod streamed;
 pub mod ticket;
 
 use std::future::Future;
@@ -120,4 +121,16 @@ pub trait Executors: Send + Sync + std::fmt::Debug {
         request: sluice_protocol::ExecRequest,
         timeout: Duration,
     ) -> ExecutorFuture<'a, sluice_protocol::ExecResponse>;
+    /// As [`Executors::exec`], sending the output to `output` as it comes.
+    /// This default sends it all once the command has ended; a part that
+    /// reaches sessions streams it (see [`streamed::exec_streaming`]).
+    fn exec_streaming<'a>(
+        &'a self,
+        target: Target<'a>,
+        request: sluice_protocol::ExecRequest,
+        timeout: Duration,
+        output: streamed::OutputSink,
+    ) -> ExecutorFuture<'a, sluice_protocol::ExecResponse> {
+        Box::pin(streamed::exec_then_send(self, target, request, timeout, output))
+    }
 }

@@ -49,12 +49,15 @@ pub enum FrameKind {
     Stderr = 19,
     /// JSON [`Exit`]; the last frame.
     Exit = 20,
+    /// Part of the JSON answer of an [`Open::Run`]: its frames, joined,
+    /// are the answer; the stream's end follows the last.
+    Result = 21,
 }
 
 impl FrameKind {
     pub fn from_byte(b: u8) -> Option<FrameKind> {
         use FrameKind::*;
-        [Open, Stdin, StdinEof, Resize, Signal, Ping, Started, Refused, Stdout, Stderr, Exit]
+        [Open, Stdin, StdinEof, Resize, Signal, Ping, Started, Refused, Stdout, Stderr, Exit, Result]
             .into_iter()
             .find(|k| *k as u8 == b)
     }
@@ -137,6 +140,12 @@ pub enum Open {
     Sftp,
     /// A TCP connection to `port` on the executor's loopback.
     Connect { port: u16 },
+    /// One command as the control API's exec runs it (argv without a
+    /// shell, its stdin given, a timeout, capped output), its output sent
+    /// as it comes; then [`FrameKind::Result`] frames holding the JSON
+    /// [`crate::ExecResponse`] the exec would have answered, and the end.
+    /// A client that goes away takes the command with it.
+    Run { request: crate::ExecRequest },
 }
 
 impl Open {
@@ -147,6 +156,7 @@ impl Open {
             Open::Exec { .. } => "exec",
             Open::Sftp => "sftp",
             Open::Connect { .. } => "port-forward",
+            Open::Run { .. } => "run",
         }
     }
 }

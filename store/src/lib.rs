@@ -23,6 +23,7 @@ mod drains;
 pub mod error;
 pub mod event_feed;
 mod event_log;
+pub mod exec_output;
 mod exec_runs;
 mod executors;
 pub mod fleet;

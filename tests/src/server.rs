@@ -328,33 +328,17 @@ impl Server {
         if let Some(id) = last {
             request = request.header("last-event-id", id);
         }
-        let mut response = request.send().await.unwrap();
+        let response = request.send().await.unwrap();
         let status = response.status().as_u16();
         if status != 200 {
             return (status, Vec::new());
         }
-        assert_eq!(response.headers()["content-type"], "text/event-stream", "{path}");
-        let mut text = String::new();
+        let mut reader = SseReader::new(response);
         let mut received = Vec::new();
         while received.len() < take {
-            let chunk = match tokio::time::timeout(idle, response.chunk()).await {
-                Ok(Ok(Some(chunk))) => chunk,
-                _ => break,
-            };
-            text.push_str(&String::from_utf8_lossy(&chunk));
-            while let Some(end) = text.find("\n\n") {
-                let block: String = text.drain(..end + 2).collect();
-                let field = |name: &str| {
-                    block
-                        .lines()
-                        .find_map(|l| l.strip_prefix(name).map(|v| v.strip_prefix(' ').unwrap_or(v).to_owned()))
-                };
-                if let (Some(id), Some(event), Some(data)) = (field("id:"), field("event:"), field("data:")) {
-                    received.push(Received { id, event, data: serde_json::from_str(&data).unwrap() });
-                    if received.len() == take {
-                        break;
-                    }
-                }
+            match reader.next(idle).await {
+                Some(event) => received.push(event),
+                None => break,
             }
         }
         (status, received)
@@ -375,13 +359,49 @@ impl Server {
     }
 }
 
-/// One event read from a Server-Sent Events stream: its `id:`, `event:`
-/// and parsed `data:`.
+/// One event read from a Server-Sent Events stream: its `id:` (empty
+/// when it has none), `event:` and parsed `data:`.
 #[derive(Debug, Clone)]
 pub struct Received {
     pub id: String,
     pub event: String,
     pub data: Value,
+}
+
+/// Reads a Server-Sent Events response one event at a time.
+pub struct SseReader {
+    response: reqwest::Response,
+    text: String,
+}
+
+impl SseReader {
+    pub fn new(response: reqwest::Response) -> SseReader {
+        assert_eq!(response.headers()["content-type"], "text/event-stream", "{}", response.url());
+        SseReader { response, text: String::new() }
+    }
+
+    /// The next event, or `None` once the stream ended or `idle` passed
+    /// without one.
+    pub async fn next(&mut self, idle: Duration) -> Option<Received> {
+        loop {
+            while let Some(end) = self.text.find("\n\n") {
+                let block: String = self.text.drain(..end + 2).collect();
+                let field = |name: &str| {
+                    block
+                        .lines()
+                        .find_map(|l| l.strip_prefix(name).map(|v| v.strip_prefix(' ').unwrap_or(v).to_owned()))
+                };
+                if let (Some(event), Some(data)) = (field("event:"), field("data:")) {
+                    let id = field("id:").unwrap_or_default();
+                    return Some(Received { id, event, data: serde_json::from_str(&data).unwrap() });
+                }
+            }
+            match tokio::time::timeout(idle, self.response.chunk()).await {
+                Ok(Ok(Some(chunk))) => self.text.push_str(&String::from_utf8_lossy(&chunk)),
+                _ => return None,
+            }
+        }
+    }
 }
 
 impl Drop for Server {

@@ -137,6 +137,16 @@ impl Executors for LocalExecutors {
         })
     }
 
+    fn exec_streaming<'a>(
+        &'a self,
+        target: Target<'a>,
+        request: sluice_protocol::ExecRequest,
+        timeout: Duration,
+        output: sluice_executor::streamed::OutputSink,
+    ) -> ExecutorFuture<'a, sluice_protocol::ExecResponse> {
+        Box::pin(sluice_executor::streamed::exec_streaming(self, target, request, timeout, output))
+    }
+
     fn exec<'a>(
         &'a self,
         target: Target<'a>,

@@ -4,6 +4,7 @@ pub mod fleet;
 pub mod jobs;
 pub mod metrics;
 pub mod previews;
+pub mod runs;
 pub mod ssh_keys;
 pub mod webhooks;
 pub mod workspaces;

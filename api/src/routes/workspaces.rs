@@ -638,17 +638,32 @@ pub async fn replan_workspace_capture(
 
 /// Run an ordered list of commands as one run (202; needs a live runtime).
 #[utoipa::path(post, path = "/v1/workspaces/{workspaceId}/exec", tag = "workspaces", operation_id = "execWorkspace",
+    description = "Runs the commands in order in the workspace's executor. Answers 202 with the run at once (read its end with `GET /v1/runs/{runId}`), or, asked with `Accept: text/event-stream`, 200 with the run's output as it happens: `event: run` (the run as the 202 would have answered it), then the events of `GET /v1/runs/{runId}/stream`, ending with `event: end`. A client that goes away does not stop the run; it attaches again with that stream.",
     params(("workspaceId" = String, Path), WaitQuery),
     request_body = ExecWorkspaceRequest,
-    responses((status = 202, body = ExecRun), InvalidRequest, Unauthenticated, NotFound, Conflict, Internal),
+    responses((status = 202, body = ExecRun), (status = 200, content_type = "text/event-stream", body = RunStreamEvent, description = "The run's output as it happens (with `Accept: text/event-stream`)"), InvalidRequest, Unauthenticated, NotFound, Conflict, Internal),
     security(("apiToken" = [])))]
 pub async fn exec_workspace(
     State(app): State<AppState>,
     Path(workspace_id): Path<WorkspaceId>,
+    headers: HeaderMap,
     QueryOf(wait): QueryOf<WaitQuery>,
     JsonBody(req): JsonBody<ExecWorkspaceRequest>,
-) -> Result<(StatusCode, Json<ExecRun>), ApiError> {
+) -> Result<axum::response::Response, ApiError> {
+    use axum::response::IntoResponse;
     let owner = req.owner_user_id.into_id();
+    let streaming = headers
+        .get(axum::http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| accept.split(',').any(|m| m.trim().starts_with("text/event-stream")));
+    let answer = |app: AppState, owner: OwnerId, run: sluice_store::model::ExecRun| async move {
+        if streaming {
+            let id = run.id.clone();
+            Ok(crate::routes::runs::open(app, owner, id, 0, Some(&run)).await?.into_response())
+        } else {
+            Ok((StatusCode::ACCEPTED, Json(ExecRun::of(&run))).into_response())
+        }
+    };
     let wait =
         validate::wait_query(wait.wait_for.as_deref(), wait.timeout_ms.as_deref(), app.config.http.idle_timeout)?;
     if req.commands.is_empty() || req.commands.len() > 32 {
@@ -694,8 +709,9 @@ pub async fn exec_workspace(
     let Some(control) = app.config.control.clone() else {
         let run = app.store.create_exec_run(&owner, &workspace_id, commands, stdin).await?.ok_or(ApiError::NotFound)?;
         app.work_enqueued();
-        return Ok((StatusCode::ACCEPTED, Json(ExecRun::of(&run))));
+        return answer(app, owner, run).await;
     };
+    let asker = owner.clone();
     // Created and started in a task of its own: a client that hangs up
     // mid-request cannot leave a run this process took but never started.
     let (store, runner) = (app.store.clone(), app.runner.clone());
@@ -730,8 +746,7 @@ pub async fn exec_workspace(
     if !started {
         app.work_enqueued();
     }
-    let run = ExecRun::of(&run);
-    Ok((StatusCode::ACCEPTED, Json(run)))
+    answer(app, asker, run).await
 }
 
 /// Read a run (owner-scoped): a deterministic exec run's status and results.

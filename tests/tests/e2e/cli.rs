@@ -156,6 +156,19 @@ async fn people_drive_workspaces_from_the_cli_through_the_typed_client() {
     fed.stdin.take().unwrap().write_all(b"fed in\n").unwrap();
     let fed = fed.wait_with_output().unwrap();
     assert_eq!((fed.status.code(), String::from_utf8_lossy(&fed.stdout).as_ref()), (Some(0), "fed in\n"), "{fed:?}");
+    // Its output as it comes: the first line is read while the CLI still runs.
+    let mut live = exec_in(&[], &["busybox", "sh", "-c", "for i in 1 2 3; do echo $i; busybox sleep 1; done; exit 4"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(live.stdout.take().unwrap());
+    let mut first = String::new();
+    lines.read_line(&mut first).unwrap();
+    assert_eq!(first, "1\n");
+    assert!(live.try_wait().unwrap().is_none(), "the first line came before the command ended");
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut lines, &mut rest).unwrap();
+    assert_eq!((rest.as_str(), live.wait().unwrap().code()), ("2\n3\n", Some(4)));
     let limited = run(&mut exec_in(&["--timeout", "1"], &["busybox", "sleep", "30"]));
     assert_ne!(limited.status.code(), Some(0), "{limited:?}");
     assert!(String::from_utf8_lossy(&limited.stderr).contains("timed out"), "{limited:?}");
