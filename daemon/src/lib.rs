@@ -34,6 +34,7 @@ mod sftp;
 mod snapshots;
 mod watch;
 pub mod workload;
+mod worktree;
 
 use std::collections::BTreeMap;
 use std::future::Future;

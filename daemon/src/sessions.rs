@@ -75,6 +75,7 @@ where
                 command_session(argv, pty, env, reader, &outbox, &context).await
             }
             Open::Run { request } => run_command(request, reader, &outbox, &context).await,
+            Open::Files { op } => crate::worktree::serve(op, reader, &outbox, &context).await,
             Open::Sftp => match context.sftp_server.clone() {
                 Some(argv) => command_session(argv, None, Default::default(), reader, &outbox, &context).await,
                 None => refuse(&outbox, "unsupported", "this executor cannot serve sftp").await,

@@ -13,6 +13,7 @@ pub mod session;
 pub mod snapshot;
 pub mod stamp;
 pub mod tar;
+pub mod worktree;
 
 use std::collections::BTreeMap;
 

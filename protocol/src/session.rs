@@ -146,6 +146,8 @@ pub enum Open {
     /// [`crate::ExecResponse`] the exec would have answered, and the end.
     /// A client that goes away takes the command with it.
     Run { request: crate::ExecRequest },
+    /// A file operation on the worktree (see [`crate::worktree`]).
+    Files { op: crate::worktree::FileOp },
 }
 
 impl Open {
@@ -157,6 +159,7 @@ impl Open {
             Open::Sftp => "sftp",
             Open::Connect { .. } => "port-forward",
             Open::Run { .. } => "run",
+            Open::Files { .. } => "files",
         }
     }
 }

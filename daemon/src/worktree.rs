@@ -1,0 +1,611 @@
+//! File operations on the worktree for the control plane (see
+//! [`sluice_protocol::worktree`]), on a thread of their own that touches
+//! files as the workload ([`crate::workload::act_as_workload`]): what it
+//! reads and writes, the workload could, and what it makes is the
+//! workload's. Every path is resolved beneath the worktree by the kernel
+//! (`openat2` with `RESOLVE_BENEATH`), so neither a `..` nor a symlink
+//! leads out; a name that is itself a symlink is never followed where an
+//! operation acts on the name (a move, a removal, a write's rename).
+
+use std::ffi::{CString, OsStr, OsString};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::Path;
+
+use sluice_protocol::session::FrameKind;
+use sluice_protocol::worktree::{EntryKind, FileHead, FileOp, Listing, MAX_DEPTH, MAX_LISTED, WorktreeEntry};
+use tokio::io::AsyncRead;
+use tokio::sync::mpsc;
+
+use crate::sessions::SessionContext;
+
+/// Bytes one data frame carries.
+const CHUNK: usize = 64 * 1024;
+
+/// A number no other temporary file of this daemon has.
+fn next_serial() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Why an operation was refused: one of the protocol's codes, and words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    pub code: &'static str,
+    pub message: String,
+}
+
+fn refused(code: &'static str, message: impl Into<String>) -> Refused {
+    Refused { code, message: message.into() }
+}
+
+fn io_refused(e: std::io::Error, what: &str) -> Refused {
+    let code = match e.raw_os_error() {
+        Some(libc::EXDEV) => return refused("outside-worktree", format!("{what} leads out of the worktree")),
+        Some(libc::ELOOP) => return refused("outside-worktree", format!("{what} goes through a symlink here")),
+        Some(libc::ENOENT) => "not-found",
+        Some(libc::ENOTDIR) => "not-a-directory",
+        Some(libc::EISDIR) => "is-a-directory",
+        Some(libc::EEXIST) => "exists",
+        Some(libc::ENOTEMPTY) => "not-empty",
+        Some(libc::EACCES) | Some(libc::EPERM) => "permission-denied",
+        Some(libc::ENOSYS) => {
+            return refused("failed", "this kernel cannot resolve paths beneath a directory (openat2, Linux 5.6)");
+        }
+        _ => "failed",
+    };
+    refused(code, format!("{what}: {e}"))
+}
+
+/// A path's components within the worktree: no NUL, not absolute, no
+/// `..`; `.` and empty components are dropped (none at all is the
+/// worktree itself).
+pub fn components(path: &str) -> Result<Vec<&OsStr>, Refused> {
+    if path.contains('\0') {
+        return Err(refused("invalid", "a path holds no NUL"));
+    }
+    if path.starts_with('/') {
+        return Err(refused("outside-worktree", "paths are relative to the worktree, not absolute"));
+    }
+    let mut parts = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => return Err(refused("outside-worktree", "a path may not climb out with `..`")),
+            name => parts.push(OsStr::new(name)),
+        }
+    }
+    Ok(parts)
+}
+
+fn c_name(name: &OsStr) -> CString {
+    CString::new(name.as_bytes()).expect("components hold no NUL")
+}
+
+fn check(result: libc::c_long) -> std::io::Result<libc::c_long> {
+    if result < 0 { Err(std::io::Error::last_os_error()) } else { Ok(result) }
+}
+
+/// Opens `parts` beneath `root`: every step resolved by the kernel inside
+/// it, magic links refused.
+fn open_beneath(root: &OwnedFd, parts: &[&OsStr], flags: i32, mode: u32) -> std::io::Result<OwnedFd> {
+    let joined: Vec<u8> = if parts.is_empty() {
+        b".".to_vec()
+    } else {
+        parts.iter().map(|p| p.as_bytes()).collect::<Vec<_>>().join(&b'/')
+    };
+    let path = CString::new(joined).expect("components hold no NUL");
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (flags | libc::O_CLOEXEC) as u64;
+    how.mode = if flags & libc::O_CREAT != 0 { u64::from(mode) } else { 0 };
+    how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS;
+    // SAFETY: a system call with a valid path, struct and size.
+    let fd = check(unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            root.as_raw_fd(),
+            path.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    })?;
+    // SAFETY: the kernel just gave this descriptor to us alone.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+fn open_dir(root: &OwnedFd, parts: &[&OsStr]) -> std::io::Result<OwnedFd> {
+    open_beneath(root, parts, libc::O_RDONLY | libc::O_DIRECTORY, 0)
+}
+
+/// The directory an operation's name is in, and the name (never the
+/// worktree itself).
+fn parent_of<'a>(root: &OwnedFd, parts: &[&'a OsStr], what: &str) -> Result<(OwnedFd, &'a OsStr), Refused> {
+    let Some((name, parent)) = parts.split_last() else {
+        return Err(refused("invalid", format!("{what} names the worktree itself")));
+    };
+    Ok((open_dir(root, parent).map_err(|e| io_refused(e, what))?, name))
+}
+
+fn stat_at(dir: &OwnedFd, name: &CString) -> std::io::Result<libc::stat> {
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid descriptor, name and buffer.
+    check(unsafe { libc::fstatat(dir.as_raw_fd(), name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) } as _)?;
+    Ok(st)
+}
+
+fn stat_fd(fd: &OwnedFd) -> std::io::Result<libc::stat> {
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid descriptor and buffer.
+    check(unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } as _)?;
+    Ok(st)
+}
+
+fn kind_of(st: &libc::stat) -> EntryKind {
+    match st.st_mode & libc::S_IFMT {
+        libc::S_IFREG => EntryKind::File,
+        libc::S_IFDIR => EntryKind::Directory,
+        libc::S_IFLNK => EntryKind::Symlink,
+        _ => EntryKind::Other,
+    }
+}
+
+fn modified_ms(st: &libc::stat) -> i64 {
+    st.st_mtime * 1000 + st.st_mtime_nsec / 1_000_000
+}
+
+fn entry(name: &[u8], st: &libc::stat) -> WorktreeEntry {
+    let (name, name_hex) = match std::str::from_utf8(name) {
+        Ok(text) => (Some(text.to_owned()), None),
+        Err(_) => (None, Some(name.iter().map(|b| format!("{b:02x}")).collect())),
+    };
+    WorktreeEntry {
+        name,
+        name_hex,
+        kind: kind_of(st),
+        size: st.st_size as u64,
+        mode: st.st_mode & 0o7777,
+        modified_ms: modified_ms(st),
+    }
+}
+
+/// The names in a directory (not `.` or `..`).
+fn names(dir: &OwnedFd) -> std::io::Result<Vec<OsString>> {
+    // SAFETY: fdopendir takes its own duplicate, closed by closedir.
+    unsafe {
+        let dup = check(libc::fcntl(dir.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 0) as _)? as i32;
+        let stream = libc::fdopendir(dup);
+        if stream.is_null() {
+            let e = std::io::Error::last_os_error();
+            libc::close(dup);
+            return Err(e);
+        }
+        let mut found = Vec::new();
+        loop {
+            let next = libc::readdir(stream);
+            if next.is_null() {
+                break;
+            }
+            let name = std::ffi::CStr::from_ptr((*next).d_name.as_ptr()).to_bytes();
+            if name != b"." && name != b".." {
+                found.push(OsString::from_vec(name.to_vec()));
+            }
+        }
+        libc::closedir(stream);
+        found.sort();
+        Ok(found)
+    }
+}
+
+fn list_into(dir: &OwnedFd, prefix: &[u8], depth: u32, listing: &mut Listing) -> std::io::Result<()> {
+    for name in names(dir)? {
+        if listing.entries.len() >= MAX_LISTED {
+            listing.truncated = true;
+            return Ok(());
+        }
+        let c = c_name(&name);
+        let Ok(st) = stat_at(dir, &c) else { continue };
+        let path = if prefix.is_empty() { name.as_bytes().to_vec() } else { [prefix, b"/", name.as_bytes()].concat() };
+        listing.entries.push(entry(&path, &st));
+        if depth > 1 && kind_of(&st) == EntryKind::Directory {
+            // SAFETY: a valid descriptor and name; a symlink is not followed.
+            let sub = unsafe {
+                libc::openat(
+                    dir.as_raw_fd(),
+                    c.as_ptr(),
+                    libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                )
+            };
+            if sub >= 0 {
+                // SAFETY: just opened, ours alone.
+                let sub = unsafe { OwnedFd::from_raw_fd(sub) };
+                list_into(&sub, &path, depth - 1, listing)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Makes each of `parts` under `root` that is missing, each step
+/// resolved beneath the worktree; answers the last.
+fn make_dirs(root: &OwnedFd, parts: &[&OsStr]) -> std::io::Result<OwnedFd> {
+    for (i, part) in parts.iter().enumerate() {
+        let dir = open_dir(root, &parts[..i])?;
+        // SAFETY: valid descriptor and name.
+        let made = unsafe { libc::mkdirat(dir.as_raw_fd(), c_name(part).as_ptr(), 0o755) };
+        if made < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EEXIST) {
+                return Err(e);
+            }
+        }
+    }
+    open_dir(root, parts)
+}
+
+/// Removes `name` in `dir` and, for a directory, all it holds (symlinks
+/// removed, never followed).
+fn remove_tree(dir: &OwnedFd, name: &CString, depth: u32) -> std::io::Result<()> {
+    let st = stat_at(dir, name)?;
+    if kind_of(&st) == EntryKind::Directory {
+        if depth > 256 {
+            return Err(std::io::Error::from_raw_os_error(libc::ELOOP));
+        }
+        // SAFETY: valid descriptor and name; not through a symlink.
+        let sub = check(unsafe {
+            libc::openat(
+                dir.as_raw_fd(),
+                name.as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            )
+        } as _)?;
+        // SAFETY: just opened, ours alone.
+        let sub = unsafe { OwnedFd::from_raw_fd(sub as i32) };
+        for child in names(&sub)? {
+            remove_tree(&sub, &c_name(&child), depth + 1)?;
+        }
+        // SAFETY: valid descriptor and name.
+        check(unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), libc::AT_REMOVEDIR) } as _)?;
+    } else {
+        // SAFETY: valid descriptor and name.
+        check(unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), 0) } as _)?;
+    }
+    Ok(())
+}
+
+/// What the operation's thread sends the session.
+enum Out {
+    Head(FileHead),
+    Data(Vec<u8>),
+    Answer(serde_json::Value),
+    Refused(Refused),
+}
+
+/// Runs `op` on `root` (the worktree), on the calling (workload) thread:
+/// its input from `input`, what it says to `out`.
+fn run(op: FileOp, root: &Path, mut input: mpsc::Receiver<Vec<u8>>, out: &mpsc::Sender<Out>) -> Result<(), Refused> {
+    let root = std::fs::File::open(root).map_err(|e| io_refused(e, "the worktree"))?;
+    let root = OwnedFd::from(root);
+    let send = |message: Out| {
+        let _ = out.blocking_send(message);
+    };
+    match op {
+        FileOp::Read { path, offset, length } => {
+            let parts = components(&path)?;
+            let file = open_beneath(&root, &parts, libc::O_RDONLY, 0).map_err(|e| io_refused(e, &path))?;
+            let st = stat_fd(&file).map_err(|e| io_refused(e, &path))?;
+            match kind_of(&st) {
+                EntryKind::File => {}
+                EntryKind::Directory => return Err(refused("is-a-directory", format!("{path} is a directory"))),
+                _ => return Err(refused("not-a-file", format!("{path} is not a regular file"))),
+            }
+            send(Out::Head(FileHead {
+                size: st.st_size as u64,
+                mode: st.st_mode & 0o7777,
+                modified_ms: modified_ms(&st),
+            }));
+            let mut file = std::fs::File::from(file);
+            std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(offset)).map_err(|e| io_refused(e, &path))?;
+            let mut left = length.unwrap_or(u64::MAX);
+            let mut buf = vec![0u8; CHUNK];
+            let mut sent = 0u64;
+            while left > 0 {
+                let want = buf.len().min(left.min(usize::MAX as u64) as usize);
+                let n = std::io::Read::read(&mut file, &mut buf[..want]).map_err(|e| io_refused(e, &path))?;
+                if n == 0 {
+                    break;
+                }
+                left -= n as u64;
+                sent += n as u64;
+                if out.blocking_send(Out::Data(buf[..n].to_vec())).is_err() {
+                    return Ok(());
+                }
+            }
+            send(Out::Answer(serde_json::json!({"bytes": sent})));
+        }
+        FileOp::Write { path, mode, parents } => {
+            let parts = components(&path)?;
+            let Some((name, parent_parts)) = parts.split_last() else {
+                return Err(refused("invalid", "a write names a file, not the worktree"));
+            };
+            let dir = if parents { make_dirs(&root, parent_parts) } else { open_dir(&root, parent_parts) }
+                .map_err(|e| io_refused(e, &path))?;
+            let temp = c_name(OsStr::new(&format!(
+                ".{}.sluice-{}-{}",
+                name.to_string_lossy().chars().take(64).collect::<String>(),
+                std::process::id(),
+                next_serial()
+            )));
+            let mode = mode.map_or(0o644, |m| m & 0o777);
+            // SAFETY: valid descriptor and name; a fresh file, never through a symlink.
+            let fd = check(unsafe {
+                libc::openat(
+                    dir.as_raw_fd(),
+                    temp.as_ptr(),
+                    libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                    mode,
+                )
+            } as _)
+            .map_err(|e| io_refused(e, &path))?;
+            // SAFETY: just opened, ours alone.
+            let mut file = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd as i32) });
+            let written = (|| -> std::io::Result<u64> {
+                let mut total = 0u64;
+                while let Some(bytes) = input.blocking_recv() {
+                    std::io::Write::write_all(&mut file, &bytes)?;
+                    total += bytes.len() as u64;
+                }
+                // SAFETY: a valid descriptor; the mode asked for, whatever the umask.
+                check(unsafe { libc::fchmod(file.as_raw_fd(), mode) } as _)?;
+                Ok(total)
+            })();
+            let unlink_temp = || {
+                // SAFETY: valid descriptor and name.
+                unsafe { libc::unlinkat(dir.as_raw_fd(), temp.as_ptr(), 0) };
+            };
+            let written = match written {
+                Ok(n) => n,
+                Err(e) => {
+                    unlink_temp();
+                    return Err(io_refused(e, &path));
+                }
+            };
+            let target = c_name(name);
+            // SAFETY: valid descriptors and names; the name itself is replaced, never followed.
+            let renamed = unsafe { libc::renameat(dir.as_raw_fd(), temp.as_ptr(), dir.as_raw_fd(), target.as_ptr()) };
+            if renamed < 0 {
+                let e = std::io::Error::last_os_error();
+                unlink_temp();
+                return Err(io_refused(e, &path));
+            }
+            let st = stat_at(&dir, &target).map_err(|e| io_refused(e, &path))?;
+            let _ = written;
+            send(Out::Answer(serde_json::to_value(entry(path.as_bytes(), &st)).unwrap_or_default()));
+        }
+        FileOp::List { path, depth } => {
+            let parts = components(&path)?;
+            let dir = open_dir(&root, &parts).map_err(|e| io_refused(e, &path))?;
+            let mut listing = Listing { entries: Vec::new(), truncated: false };
+            list_into(&dir, b"", depth.clamp(1, MAX_DEPTH), &mut listing).map_err(|e| io_refused(e, &path))?;
+            send(Out::Answer(serde_json::to_value(listing).unwrap_or_default()));
+        }
+        FileOp::Mkdir { path, parents } => {
+            let parts = components(&path)?;
+            if parents {
+                make_dirs(&root, &parts).map_err(|e| io_refused(e, &path))?;
+            } else {
+                let (dir, name) = parent_of(&root, &parts, &path)?;
+                // SAFETY: valid descriptor and name.
+                check(unsafe { libc::mkdirat(dir.as_raw_fd(), c_name(name).as_ptr(), 0o755) } as _)
+                    .map_err(|e| io_refused(e, &path))?;
+            }
+            send(Out::Answer(serde_json::json!({})));
+        }
+        FileOp::Move { from, to, overwrite } => {
+            let (from_parts, to_parts) = (components(&from)?, components(&to)?);
+            let (from_dir, from_name) = parent_of(&root, &from_parts, &from)?;
+            let (to_dir, to_name) = parent_of(&root, &to_parts, &to)?;
+            let flags = if overwrite { 0 } else { libc::RENAME_NOREPLACE };
+            // SAFETY: valid descriptors and names; names themselves move, never followed.
+            check(unsafe {
+                libc::syscall(
+                    libc::SYS_renameat2,
+                    from_dir.as_raw_fd(),
+                    c_name(from_name).as_ptr(),
+                    to_dir.as_raw_fd(),
+                    c_name(to_name).as_ptr(),
+                    flags,
+                )
+            })
+            .map_err(|e| io_refused(e, &format!("{from} to {to}")))?;
+            send(Out::Answer(serde_json::json!({})));
+        }
+        FileOp::Remove { path, recursive } => {
+            let parts = components(&path)?;
+            let (dir, name) = parent_of(&root, &parts, &path)?;
+            let c = c_name(name);
+            let removed = if recursive {
+                remove_tree(&dir, &c, 0)
+            } else {
+                let st = stat_at(&dir, &c).map_err(|e| io_refused(e, &path))?;
+                let flags = if kind_of(&st) == EntryKind::Directory { libc::AT_REMOVEDIR } else { 0 };
+                // SAFETY: valid descriptor and name.
+                check(unsafe { libc::unlinkat(dir.as_raw_fd(), c.as_ptr(), flags) } as _).map(|_| ())
+            };
+            removed.map_err(|e| io_refused(e, &path))?;
+            send(Out::Answer(serde_json::json!({})));
+        }
+    }
+    Ok(())
+}
+
+/// Serves one file operation on a session: its input from the client's
+/// `Stdin` frames, its answer as frames (see the protocol).
+pub async fn serve<R: AsyncRead + Unpin>(
+    op: FileOp,
+    mut reader: R,
+    outbox: &mpsc::Sender<(FrameKind, Vec<u8>)>,
+    context: &SessionContext,
+) {
+    let (input_tx, input) = mpsc::channel::<Vec<u8>>(16);
+    let (out, mut said) = mpsc::channel::<Out>(16);
+    let (ids, root) = (context.processes.ids(), context.workdir.clone());
+    let writes = matches!(op, FileOp::Write { .. });
+    let worker = std::thread::Builder::new().name("worktree-files".into()).spawn(move || {
+        if let Err(e) = crate::workload::act_as_workload(ids) {
+            let _ = out.blocking_send(Out::Refused(refused("failed", format!("cannot act as the workload: {e}"))));
+            return;
+        }
+        if let Err(refusal) = run(op, &root, input, &out) {
+            let _ = out.blocking_send(Out::Refused(refusal));
+        }
+    });
+    if worker.is_err() {
+        let _ =
+            outbox.send((FrameKind::Refused, refusal_bytes(&refused("failed", "no thread for the operation")))).await;
+        return;
+    }
+    if !writes {
+        drop(input_tx);
+        // A read's client only says it is there; its going away ends the read.
+        while let Some(message) = said.recv().await {
+            if forward(message, outbox).await.is_err() {
+                return;
+            }
+        }
+        return;
+    }
+    let _ = outbox.send((FrameKind::Started, Vec::new())).await;
+    let mut input_tx = Some(input_tx);
+    loop {
+        tokio::select! {
+            message = said.recv() => match message {
+                Some(message) => {
+                    if forward(message, outbox).await.is_err() {
+                        return;
+                    }
+                }
+                None => return,
+            },
+            frame = sluice_session::read_frame(&mut reader), if input_tx.is_some() => match frame {
+                Ok(Some((FrameKind::Stdin, bytes))) => {
+                    if let Some(tx) = &input_tx && tx.send(bytes).await.is_err() {
+                        input_tx = None;
+                    }
+                }
+                Ok(Some((FrameKind::StdinEof, _))) => input_tx = None,
+                Ok(Some(_)) => {}
+                // The client went away mid-write: nothing is renamed into place.
+                _ => return,
+            },
+        }
+    }
+}
+
+fn refusal_bytes(refusal: &Refused) -> Vec<u8> {
+    serde_json::to_vec(&sluice_protocol::session::Refusal {
+        code: refusal.code.into(),
+        message: refusal.message.clone(),
+    })
+    .unwrap_or_default()
+}
+
+async fn forward(message: Out, outbox: &mpsc::Sender<(FrameKind, Vec<u8>)>) -> Result<(), ()> {
+    let frame = match message {
+        Out::Head(head) => (FrameKind::Started, serde_json::to_vec(&head).unwrap_or_default()),
+        Out::Data(bytes) => (FrameKind::Stdout, bytes),
+        Out::Answer(value) => (FrameKind::Result, serde_json::to_vec(&value).unwrap_or_default()),
+        Out::Refused(refusal) => (FrameKind::Refused, refusal_bytes(&refusal)),
+    };
+    outbox.send(frame).await.map_err(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_stay_relative_and_below() {
+        assert_eq!(components("a/./b//c").unwrap(), [OsStr::new("a"), OsStr::new("b"), OsStr::new("c")]);
+        assert!(components("").unwrap().is_empty());
+        for (path, code) in [
+            ("/etc/passwd", "outside-worktree"),
+            ("a/../../x", "outside-worktree"),
+            ("..", "outside-worktree"),
+            ("a\0b", "invalid"),
+        ] {
+            assert_eq!(components(path).unwrap_err().code, code, "{path:?}");
+        }
+    }
+
+    fn op(root: &Path, op: FileOp, input: &[&[u8]]) -> (Vec<Out>, Result<(), Refused>) {
+        let (input_tx, input_rx) = mpsc::channel(16);
+        for chunk in input {
+            input_tx.try_send(chunk.to_vec()).unwrap();
+        }
+        drop(input_tx);
+        let (out, mut said) = mpsc::channel(1024);
+        let result = run(op, root, input_rx, &out);
+        drop(out);
+        let mut messages = Vec::new();
+        while let Ok(m) = said.try_recv() {
+            messages.push(m);
+        }
+        (messages, result)
+    }
+
+    #[test]
+    fn symlinks_out_of_the_worktree_are_refused_and_nothing_outside_changes() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), b"outside").unwrap();
+        let root = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.path().join("out")).unwrap();
+        std::os::unix::fs::symlink("/etc", root.path().join("etc")).unwrap();
+        let path = |p: &str| p.to_owned();
+        let read = op(root.path(), FileOp::Read { path: path("out/secret"), offset: 0, length: None }, &[]).1;
+        assert_eq!(read.unwrap_err().code, "outside-worktree");
+        let read = op(root.path(), FileOp::Read { path: path("etc/passwd"), offset: 0, length: None }, &[]).1;
+        assert_eq!(read.unwrap_err().code, "outside-worktree");
+        let write = op(root.path(), FileOp::Write { path: path("out/secret"), mode: None, parents: false }, &[b"x"]).1;
+        assert_eq!(write.unwrap_err().code, "outside-worktree");
+        let made = op(root.path(), FileOp::Mkdir { path: path("out/made"), parents: true }, &[]).1;
+        assert_eq!(made.unwrap_err().code, "outside-worktree");
+        let listed = op(root.path(), FileOp::List { path: path("out"), depth: 1 }, &[]).1;
+        assert_eq!(listed.unwrap_err().code, "outside-worktree");
+        // The link itself may go; what it pointed at stays.
+        op(root.path(), FileOp::Remove { path: path("out"), recursive: true }, &[]).1.unwrap();
+        assert_eq!(std::fs::read(outside.path().join("secret")).unwrap(), b"outside");
+        assert!(!root.path().join("out").exists());
+    }
+
+    #[test]
+    fn writes_replace_whole_files_and_the_rest_works_on_names() {
+        let root = tempfile::tempdir().unwrap();
+        let write = FileOp::Write { path: "a/b/f.txt".into(), mode: Some(0o600), parents: true };
+        op(root.path(), write, &[b"hello ", b"world"]).1.unwrap();
+        let written = root.path().join("a/b/f.txt");
+        assert_eq!(std::fs::read(&written).unwrap(), b"hello world");
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&written).unwrap().permissions().mode() & 0o777, 0o600);
+        let (said, _) = op(root.path(), FileOp::Read { path: "a/b/f.txt".into(), offset: 6, length: Some(3) }, &[]);
+        let data: Vec<u8> =
+            said.iter().filter_map(|m| if let Out::Data(d) = m { Some(d.clone()) } else { None }).flatten().collect();
+        assert_eq!(data, b"wor");
+        let moved = FileOp::Move { from: "a/b/f.txt".into(), to: "g.txt".into(), overwrite: false };
+        op(root.path(), moved, &[]).1.unwrap();
+        std::fs::write(root.path().join("h.txt"), b"h").unwrap();
+        let refused =
+            op(root.path(), FileOp::Move { from: "g.txt".into(), to: "h.txt".into(), overwrite: false }, &[]).1;
+        assert_eq!(refused.unwrap_err().code, "exists");
+        let (said, _) = op(root.path(), FileOp::List { path: String::new(), depth: 3 }, &[]);
+        let Some(Out::Answer(listing)) = said.first() else { panic!("a listing") };
+        let names: Vec<&str> =
+            listing["entries"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["a", "a/b", "g.txt", "h.txt"]);
+        let not_empty = op(root.path(), FileOp::Remove { path: "a".into(), recursive: false }, &[]).1;
+        assert_eq!(not_empty.unwrap_err().code, "not-empty");
+        op(root.path(), FileOp::Remove { path: "a".into(), recursive: true }, &[]).1.unwrap();
+        assert!(!root.path().join("a").exists());
+        let leftovers: Vec<_> = std::fs::read_dir(root.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(leftovers.len(), 2, "no temporary file is left: {leftovers:?}");
+    }
+}

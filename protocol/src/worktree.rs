@@ -1,0 +1,115 @@
+//! File operations on an executor's worktree, over a session
+//! ([`crate::session::Open::Files`]). Paths are relative to the worktree
+//! and stay in it: an absolute path, a `..`, a NUL, or a symlink that
+//! leads out is refused, and the daemon resolves every path beneath the
+//! worktree as the workload (its permissions, its files).
+//!
+//! A `read` answers [`FileHead`] as the `Started` frame's payload, then the
+//! bytes as `Stdout` frames, then a `Result` frame; a `write` takes the
+//! bytes as `Stdin` frames up to `StdinEof` and answers a `Result` frame
+//! with the file's [`WorktreeEntry`]; the others answer one `Result`
+//! frame. A refusal is a `Refused` frame with one of [`REFUSALS`]' codes.
+
+use serde::{Deserialize, Serialize};
+
+/// One file operation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub enum FileOp {
+    /// A file's bytes from `offset`, `length` of them (to its end when absent).
+    Read {
+        path: String,
+        offset: u64,
+        length: Option<u64>,
+    },
+    /// A file written whole: beside its place, then renamed over it.
+    Write {
+        path: String,
+        mode: Option<u32>,
+        parents: bool,
+    },
+    /// A directory's entries, `depth` levels down (1: its own).
+    List {
+        path: String,
+        depth: u32,
+    },
+    Mkdir {
+        path: String,
+        parents: bool,
+    },
+    Move {
+        from: String,
+        to: String,
+        overwrite: bool,
+    },
+    Remove {
+        path: String,
+        recursive: bool,
+    },
+}
+
+/// What a read's file is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileHead {
+    /// The whole file's size.
+    pub size: u64,
+    pub mode: u32,
+    pub modified_ms: i64,
+}
+
+/// What kind of entry a path is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EntryKind {
+    File,
+    Directory,
+    Symlink,
+    Other,
+}
+
+/// One entry of the worktree. `name` is its path from the listed
+/// directory; `name_hex` stands in for it (hex of its bytes) when the
+/// name is not UTF-8.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorktreeEntry {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name_hex: Option<String>,
+    pub kind: EntryKind,
+    pub size: u64,
+    pub mode: u32,
+    pub modified_ms: i64,
+}
+
+/// A directory's listing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Listing {
+    pub entries: Vec<WorktreeEntry>,
+    /// More entries were there than one listing holds.
+    pub truncated: bool,
+}
+
+/// The entries one listing holds at most.
+pub const MAX_LISTED: usize = 10_000;
+
+/// The deepest a listing goes.
+pub const MAX_DEPTH: u32 = 16;
+
+/// The codes a file operation is refused with.
+pub const REFUSALS: &[&str] = &[
+    "outside-worktree",
+    "not-found",
+    "not-a-file",
+    "not-a-directory",
+    "is-a-directory",
+    "exists",
+    "not-empty",
+    "permission-denied",
+    "invalid",
+    "finalized",
+    "failed",
+];
