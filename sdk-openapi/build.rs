@@ -52,8 +52,12 @@ fn to_openapi_3_0(document: &mut Value) {
 
 /// Drops an operation's stream answers where it also succeeds with JSON;
 /// a stream left is read as bytes (its events' schema is documentation
-/// for the reader, not a body progenitor could decode).
+/// for the reader, not a body progenitor could decode). A body of bytes
+/// is `format: binary`, as 3.0 says it.
 fn json_answers_only(operation: &mut Value) {
+    if let Some(bytes) = operation.pointer_mut("/requestBody/content/application~1octet-stream") {
+        bytes["schema"] = json!({"type": "string", "format": "binary"});
+    }
     let Some(responses) = operation.get_mut("responses").and_then(Value::as_object_mut) else { return };
     for response in responses.values_mut() {
         if let Some(stream) = response.pointer_mut("/content/text~1event-stream") {

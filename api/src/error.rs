@@ -50,6 +50,13 @@ pub enum ApiError {
     /// the caller's).
     #[error("capture {0} holds no file at that path")]
     FileNotFound(u64),
+    /// The worktree has nothing at the path asked for (not quoted: it is
+    /// the caller's).
+    #[error("the workspace's worktree has nothing at that path")]
+    WorktreeFileNotFound,
+    /// A byte range that starts past the file's end.
+    #[error("the range asked for is not within the file")]
+    RangeNotSatisfiable,
     #[error("{message}")]
     Conflict { message: String, code: Option<Code> },
     /// A request this install cannot serve, refused rather than ignored.
@@ -123,6 +130,12 @@ pub enum Code {
     DaemonUnreachable,
     DaemonRefused,
     SshKeyInUse,
+    /// A file operation found a directory where it needs a file, or the other way.
+    WrongFileKind,
+    FileExists,
+    DirectoryNotEmpty,
+    /// The workload may not touch that path.
+    PermissionDenied,
 }
 
 impl Code {
@@ -134,6 +147,10 @@ impl Code {
         Code::DaemonUnreachable,
         Code::DaemonRefused,
         Code::SshKeyInUse,
+        Code::WrongFileKind,
+        Code::FileExists,
+        Code::DirectoryNotEmpty,
+        Code::PermissionDenied,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -145,6 +162,10 @@ impl Code {
             Code::DaemonUnreachable => "daemon-unreachable",
             Code::DaemonRefused => "daemon-refused",
             Code::SshKeyInUse => "ssh-key-in-use",
+            Code::WrongFileKind => "wrong-file-kind",
+            Code::FileExists => "file-exists",
+            Code::DirectoryNotEmpty => "directory-not-empty",
+            Code::PermissionDenied => "permission-denied",
         }
     }
 }
@@ -229,6 +250,14 @@ impl ApiError {
             ApiError::FileNotFound(n) => (
                 StatusCode::NOT_FOUND,
                 body("CaptureFileNotFoundError", format!("capture {n} holds no file at that path"), None),
+            ),
+            ApiError::WorktreeFileNotFound => (
+                StatusCode::NOT_FOUND,
+                body("WorktreeFileNotFoundError", "the workspace's worktree has nothing at that path".into(), None),
+            ),
+            ApiError::RangeNotSatisfiable => (
+                StatusCode::RANGE_NOT_SATISFIABLE,
+                body("RangeNotSatisfiableError", "the range asked for is not within the file".into(), None),
             ),
             ApiError::Conflict { message, code } => {
                 (StatusCode::CONFLICT, body("WorkspaceConflictError", message.clone(), code.map(Code::as_str)))

@@ -118,6 +118,12 @@ impl Modify for BodyTooLarge {
         ws::get_workspace_ssh_target,
         ws::get_run,
         crate::routes::runs::stream_run,
+        crate::routes::files::write_file,
+        crate::routes::files::read_file,
+        crate::routes::files::list_files,
+        crate::routes::files::make_directory,
+        crate::routes::files::move_file,
+        crate::routes::files::remove_file,
         crate::routes::workspaces::list_retained_executors,
         crate::routes::jobs::list_failed_jobs,
         crate::routes::jobs::retry_job,
@@ -240,8 +246,8 @@ mod tests {
         let paths = doc["paths"].as_object().unwrap();
         assert_eq!(
             paths.len(),
-            47,
-            "17 workspace paths, 5 capture-session paths, 2 run paths, /v1/retained-executors, 2 job paths, \
+            52,
+            "17 workspace paths, 5 file paths, 5 capture-session paths, 2 run paths, /v1/retained-executors, 2 job paths, \
              /v1/workers, 4 host paths, 3 ssh-key paths, workspace sessions, 2 preview paths, 2 event streams, 4 webhook paths, \
              /metrics and /healthz"
         );

@@ -1099,6 +1099,110 @@ pub struct RunStreamEvent {
     pub data: String,
 }
 
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct WriteFileQuery {
+    /// The workspace's owner (required).
+    pub owner_user_id: Option<OwnerUserId>,
+    /// The file, relative to the worktree.
+    pub path: Option<String>,
+    /// Its permission bits, octal (default 644).
+    #[param(pattern = r"^[0-7]{3,4}$")]
+    pub mode: Option<String>,
+    /// Make missing directories above it first.
+    #[param(pattern = r"^(?:true|false)$")]
+    pub parents: Option<String>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct ReadFileQuery {
+    /// The workspace's owner (required).
+    pub owner_user_id: Option<OwnerUserId>,
+    /// The file, relative to the worktree.
+    pub path: Option<String>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct ListFilesQuery {
+    /// The workspace's owner (required).
+    pub owner_user_id: Option<OwnerUserId>,
+    /// The directory, relative to the worktree (the worktree itself when empty).
+    pub path: Option<String>,
+    /// Levels listed, 1 to 16 (default 1).
+    #[param(pattern = r"^(?:[1-9]|1[0-6])$")]
+    pub depth: Option<String>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MkdirRequest {
+    pub owner_user_id: OwnerUserId,
+    /// The directory, relative to the worktree.
+    pub path: String,
+    /// Make the missing directories above it too (an existing one is no error).
+    pub parents: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MoveFileRequest {
+    pub owner_user_id: OwnerUserId,
+    pub from: String,
+    pub to: String,
+    /// Replace what is at `to`.
+    pub overwrite: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RemoveFileRequest {
+    pub owner_user_id: OwnerUserId,
+    pub path: String,
+    /// Remove a directory and all it holds.
+    pub recursive: Option<bool>,
+}
+
+/// What kind of entry a path of the worktree is.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorktreeEntryKind {
+    File,
+    Directory,
+    Symlink,
+    Other,
+}
+
+/// One entry of the worktree: its path (from the listed directory, or the
+/// worktree for a written file), or `nameHex` where that is not UTF-8.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorktreeEntry {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name_hex: Option<String>,
+    pub kind: WorktreeEntryKind,
+    pub size: u64,
+    /// Permission bits.
+    pub mode: u32,
+    /// Modified, in milliseconds since the epoch.
+    pub modified_ms: i64,
+}
+
+/// A directory's entries.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FileListing {
+    pub entries: Vec<WorktreeEntry>,
+    /// More entries were there than one listing holds (10,000).
+    pub truncated: bool,
+}
+
 /// A deleted workspace.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

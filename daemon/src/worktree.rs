@@ -61,21 +61,8 @@ fn io_refused(e: std::io::Error, what: &str) -> Refused {
 /// `..`; `.` and empty components are dropped (none at all is the
 /// worktree itself).
 pub fn components(path: &str) -> Result<Vec<&OsStr>, Refused> {
-    if path.contains('\0') {
-        return Err(refused("invalid", "a path holds no NUL"));
-    }
-    if path.starts_with('/') {
-        return Err(refused("outside-worktree", "paths are relative to the worktree, not absolute"));
-    }
-    let mut parts = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => return Err(refused("outside-worktree", "a path may not climb out with `..`")),
-            name => parts.push(OsStr::new(name)),
-        }
-    }
-    Ok(parts)
+    let parts = sluice_protocol::worktree::path_parts(path).map_err(|(code, message)| refused(code, message))?;
+    Ok(parts.into_iter().map(OsStr::new).collect())
 }
 
 fn c_name(name: &OsStr) -> CString {
@@ -274,6 +261,8 @@ fn remove_tree(dir: &OwnedFd, name: &CString, depth: u32) -> std::io::Result<()>
 
 /// What the operation's thread sends the session.
 enum Out {
+    /// A write's file is ready for its bytes.
+    Ready,
     Head(FileHead),
     Data(Vec<u8>),
     Answer(serde_json::Value),
@@ -348,6 +337,7 @@ fn run(op: FileOp, root: &Path, mut input: mpsc::Receiver<Vec<u8>>, out: &mpsc::
             .map_err(|e| io_refused(e, &path))?;
             // SAFETY: just opened, ours alone.
             let mut file = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd as i32) });
+            send(Out::Ready);
             let written = (|| -> std::io::Result<u64> {
                 let mut total = 0u64;
                 while let Some(bytes) = input.blocking_recv() {
@@ -474,7 +464,6 @@ pub async fn serve<R: AsyncRead + Unpin>(
         }
         return;
     }
-    let _ = outbox.send((FrameKind::Started, Vec::new())).await;
     let mut input_tx = Some(input_tx);
     loop {
         tokio::select! {
@@ -511,6 +500,7 @@ fn refusal_bytes(refusal: &Refused) -> Vec<u8> {
 
 async fn forward(message: Out, outbox: &mpsc::Sender<(FrameKind, Vec<u8>)>) -> Result<(), ()> {
     let frame = match message {
+        Out::Ready => (FrameKind::Started, Vec::new()),
         Out::Head(head) => (FrameKind::Started, serde_json::to_vec(&head).unwrap_or_default()),
         Out::Data(bytes) => (FrameKind::Stdout, bytes),
         Out::Answer(value) => (FrameKind::Result, serde_json::to_vec(&value).unwrap_or_default()),

@@ -8,6 +8,7 @@
 
 mod connections;
 pub mod daemon;
+pub mod files;
 pub mod streamed;
 pub mod ticket;
 

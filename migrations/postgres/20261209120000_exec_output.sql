@@ -5,7 +5,7 @@
 CREATE TABLE exec_output (
     run_id  TEXT NOT NULL REFERENCES exec_runs (id) ON DELETE CASCADE,
     seq     BIGINT NOT NULL,
-    command INTEGER NOT NULL,
+    command BIGINT NOT NULL,
     kind    TEXT NOT NULL,
     body    TEXT NOT NULL,
     PRIMARY KEY (run_id, seq)

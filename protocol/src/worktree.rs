@@ -99,6 +99,27 @@ pub const MAX_LISTED: usize = 10_000;
 /// The deepest a listing goes.
 pub const MAX_DEPTH: u32 = 16;
 
+/// A path's components within the worktree, or why it cannot be one (the
+/// refusal's code and words): no NUL, not absolute, no `..`; `.` and empty
+/// components are dropped (none at all is the worktree itself).
+pub fn path_parts(path: &str) -> Result<Vec<&str>, (&'static str, &'static str)> {
+    if path.contains('\0') {
+        return Err(("invalid", "a path holds no NUL"));
+    }
+    if path.starts_with('/') {
+        return Err(("outside-worktree", "paths are relative to the worktree, not absolute"));
+    }
+    let mut parts = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => return Err(("outside-worktree", "a path may not climb out with `..`")),
+            name => parts.push(name),
+        }
+    }
+    Ok(parts)
+}
+
 /// The codes a file operation is refused with.
 pub const REFUSALS: &[&str] = &[
     "outside-worktree",

@@ -677,6 +677,55 @@ async fn taken_run(store: &Store, label: &str, id: &str, taker: &str, lease_ms: 
     }
 }
 
+/// A run's output is appended by its lease holder, read back in order
+/// after any position by its owner only, and refused to a stale holder.
+#[tokio::test]
+async fn exec_output_is_appended_under_the_lease_and_read_after_a_position() {
+    use sluice_store::exec_output::OutputKind;
+    for db in databases().await {
+        let store = open(&db).await;
+        let view = created(store.create_workspace(new_workspace("alice", None)).await.unwrap());
+        let (id, run_id) = (view.workspace.id.clone(), view.current_run.unwrap().id);
+        let lease = store.claim_jobs(&WorkerId::from("w"), "host-a", 1, 60_000).await.unwrap().remove(0);
+        let runtime = RuntimeRecord { endpoint: Some("unix:///run/x/control.sock".into()), ..running_runtime() };
+        store.record(&lease, &run_id, launched(&runtime, None)).await.unwrap();
+        store.record(&lease, &run_id, Outcome::Ready).await.unwrap();
+        store.finish_job(&lease, None, None).await.unwrap();
+        let taken = taken_run(&store, db.label, id.as_str(), "api-1", 60_000).await;
+        let alice = OwnerId::from("alice");
+        let records = [
+            (0, OutputKind::Stdout, "one\n".to_owned()),
+            (0, OutputKind::Stderr, "oops\n".to_owned()),
+            (0, OutputKind::Exit, "{\"command\":0}".to_owned()),
+        ];
+        store.append_exec_output(&taken.lease, &taken.run.id, &records[..2]).await.unwrap();
+        store.append_exec_output(&taken.lease, &taken.run.id, &records[2..]).await.unwrap();
+        let (run, read) = store.exec_output_after(&alice, &taken.run.id, 0, 10).await.unwrap().unwrap();
+        assert_eq!(run.id, taken.run.id);
+        let seen: Vec<(i64, i64, OutputKind, &str)> =
+            read.iter().map(|r| (r.seq, r.command, r.kind, r.body.as_str())).collect();
+        assert_eq!(
+            seen,
+            [
+                (1, 0, OutputKind::Stdout, "one\n"),
+                (2, 0, OutputKind::Stderr, "oops\n"),
+                (3, 0, OutputKind::Exit, "{\"command\":0}")
+            ],
+            "{}",
+            db.label
+        );
+        let after = store.exec_output_after(&alice, &taken.run.id, 2, 10).await.unwrap().unwrap().1;
+        assert_eq!(after.iter().map(|r| r.seq).collect::<Vec<_>>(), [3], "{}", db.label);
+        assert!(store.exec_output_after(&OwnerId::from("bob"), &taken.run.id, 0, 10).await.unwrap().is_none());
+        // Another holder took the job over: the old one appends nothing.
+        store.expire_predecessor_leases(&WorkerId::from("w-new")).await.unwrap();
+        let other = store.claim_jobs(&WorkerId::from("w-new"), "host-a", 10, 60_000).await.unwrap();
+        assert!(!other.is_empty(), "{}: the run's job was taken over", db.label);
+        let stale = store.append_exec_output(&taken.lease, &taken.run.id, &records[..1]).await;
+        assert!(stale.is_err(), "{}: a stale holder's output is refused", db.label);
+    }
+}
+
 #[tokio::test]
 async fn exec_stdin_is_sealed_and_dropped_when_the_run_ends() {
     for db in databases().await {

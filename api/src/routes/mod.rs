@@ -1,5 +1,6 @@
 pub mod capture_sessions;
 pub mod events;
+pub mod files;
 pub mod fleet;
 pub mod jobs;
 pub mod metrics;

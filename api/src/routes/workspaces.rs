@@ -31,7 +31,11 @@ use crate::validate;
 use crate::wire::*;
 use sluice_store::ConflictCode;
 
-async fn owned(app: &AppState, owner: &OwnerId, workspace_id: &WorkspaceId) -> Result<WorkspaceView, ApiError> {
+pub(crate) async fn owned(
+    app: &AppState,
+    owner: &OwnerId,
+    workspace_id: &WorkspaceId,
+) -> Result<WorkspaceView, ApiError> {
     app.store.get_workspace(owner, workspace_id).await?.ok_or(ApiError::NotFound)
 }
 
@@ -501,13 +505,13 @@ async fn with_fence(
     Ok(status)
 }
 
-fn control(app: &AppState) -> Result<&dyn sluice_executor::Executors, ApiError> {
+pub(crate) fn control(app: &AppState) -> Result<&dyn sluice_executor::Executors, ApiError> {
     app.config.control.as_deref().ok_or_else(|| {
         ApiError::conflict("this API process cannot reach executors' daemons", Some(Code::ExecutorControlUnavailable))
     })
 }
 
-fn daemon_failed(e: sluice_executor::ExecutorError) -> ApiError {
+pub(crate) fn daemon_failed(e: sluice_executor::ExecutorError) -> ApiError {
     use sluice_executor::ExecutorError;
     match e {
         ExecutorError::Unreachable(_) | ExecutorError::NotHere(_) => {

@@ -124,6 +124,38 @@ async fn broker_calls(broker: &Broker, token: &str, id: &str, tag: &str) {
     assert!(snapshot.status == 200 || snapshot.status == 201, "{snapshot:?}");
 }
 
+/// The workspaces API's streamed exec and its files, into an executor on
+/// another host: the output streams, the bytes go and come back.
+async fn workspace_calls_reach_the_executors_host(api: &Server, id: &str) {
+    let exec = api
+        .client
+        .post(format!("{}/v1/workspaces/{id}/exec", api.base))
+        .bearer_auth(&api.token)
+        .header("accept", "text/event-stream")
+        .json(&json!({"ownerUserId": "alice", "commands": [{"argv": ["sh", "-c", "echo one; echo two"]}]}))
+        .send()
+        .await
+        .unwrap();
+    let mut events = sluice_tests::server::SseReader::new(exec);
+    let mut out = String::new();
+    while let Some(event) = events.next(Duration::from_secs(30)).await {
+        if event.event == "stdout" {
+            out.push_str(event.data["text"].as_str().unwrap());
+        }
+        if event.event == "end" {
+            assert_eq!(event.data["status"], "completed", "{:?}", event.data);
+            break;
+        }
+    }
+    assert_eq!(out, "one\ntwo\n");
+    let url = format!("{}/v1/workspaces/{id}/files?ownerUserId=alice&path=routed/file.bin&parents=true", api.base);
+    let bytes: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+    let put = api.client.put(&url).bearer_auth(&api.token).body(bytes.clone()).send().await.unwrap();
+    assert_eq!(put.status(), 200, "{:?}", put.text().await);
+    let got = api.client.get(&url).bearer_auth(&api.token).send().await.unwrap();
+    assert_eq!(got.bytes().await.unwrap()[..], bytes[..], "the file came back from the executor's host");
+}
+
 /// curl from the hub: the HTTP status and the body.
 fn curl_from_hub(network: &Network, args: &[&str]) -> (u16, String) {
     let out = network
@@ -314,6 +346,9 @@ async fn executors_on_two_hosts_are_reached_through_their_workers_and_a_dead_hos
     }
     let placed = [host_of(api, &ids[0]).await, host_of(api, &ids[1]).await];
     assert_eq!(placed, ["host-1", "host-2"], "one executor on each host");
+    for id in &ids {
+        workspace_calls_reach_the_executors_host(api, id).await;
+    }
     gateways_reach_executors_only_with_their_ticket(&network, &api_dir, api, &ids, &hosts).await;
     for host in &hosts {
         let sockets = format!("/proc/{}/root{}", api.pid(), host.dir.executors().display());

@@ -14,6 +14,7 @@ mod drain;
 mod drain_crash;
 mod egress;
 mod exec;
+mod files;
 mod final_flush;
 mod fleet;
 mod gateway;
