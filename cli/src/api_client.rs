@@ -128,9 +128,10 @@ fn read_token(path: &Path) -> anyhow::Result<String> {
 /// The API's refusal as one line: its status and message.
 pub fn failed(e: sluice_client::Error<ErrorBody>) -> anyhow::Error {
     match e {
-        sluice_client::Error::ErrorResponse(answer) => {
-            anyhow::anyhow!("the API answered {}: {}", answer.status(), answer.message)
-        }
+        sluice_client::Error::ErrorResponse(answer) => match &answer.code {
+            Some(code) => anyhow::anyhow!("the API answered {} ({code}): {}", answer.status(), answer.message),
+            None => anyhow::anyhow!("the API answered {}: {}", answer.status(), answer.message),
+        },
         sluice_client::Error::CommunicationError(e) => anyhow::anyhow!("the API cannot be reached: {e}"),
         other => anyhow::anyhow!("{other}"),
     }

@@ -4,7 +4,7 @@ use clap::{Parser, Subcommand};
 use sluice_server::config::{ApiArgs, MetricsArgs, StoreArgs, WebhookArgs, WorkerArgs};
 
 use crate::gateway::GatewayArgs;
-use crate::{broker, capture, collection, operate, settings, workspaces};
+use crate::{broker, capture, collection, files, operate, settings, workspaces};
 
 #[derive(Parser)]
 #[command(name = "sluice", version, about = "A capture/drain workspace control plane")]
@@ -132,6 +132,9 @@ pub enum Command {
     /// Exec runs: `sluice runs get RUN --owner O` (talks to the API).
     #[command(subcommand)]
     Runs(workspaces::RunsCommand),
+    /// A workspace's live worktree: put, get, ls, mkdir, mv, rm, cp (talks to the API).
+    #[command(subcommand)]
+    Files(files::FilesCommand),
     /// Print a shell's completion script: `sluice completions bash > /etc/bash_completion.d/sluice`.
     Completions {
         #[arg(value_enum)]

@@ -7,6 +7,7 @@ mod collection;
 mod commands;
 mod doctor;
 mod export;
+mod files;
 mod gateway;
 mod operate;
 mod settings;
@@ -96,6 +97,7 @@ async fn run(argv: Vec<std::ffi::OsString>) -> anyhow::Result<()> {
             | Command::Capture(_)
             | Command::Workspaces(_)
             | Command::Runs(_)
+            | Command::Files(_)
     );
     let format = match cli.log_format {
         LogFormat::Text => sluice_telemetry::traces::LogFormat::Text,
@@ -151,6 +153,7 @@ async fn run(argv: Vec<std::ffi::OsString>) -> anyhow::Result<()> {
         Command::Drain(args) => operate::drain(args).await,
         Command::Workspaces(command) => exit_with(workspaces::run(command).await?),
         Command::Runs(command) => exit_with(workspaces::runs(command).await?),
+        Command::Files(command) => exit_with(files::run(command).await?),
         Command::Completions { .. } => unreachable!("printed before tracing starts"),
     }
 }

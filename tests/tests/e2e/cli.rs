@@ -202,6 +202,43 @@ async fn people_drive_workspaces_from_the_cli_through_the_typed_client() {
     assert_eq!(scripted.status.code(), Some(0), "{scripted:?}");
     assert_eq!(String::from_utf8_lossy(&scripted.stdout), "scripted\n", "{scripted:?}");
 
+    // Files: put (from a file and from stdin), ls, get, cp both ways, mv, rm.
+    let files = |args: &[&str]| {
+        let mut command = sluice(home);
+        command.arg("files").args(args).args(["--owner", "alice"]);
+        command
+    };
+    let local = home.join("local.txt");
+    std::fs::write(&local, "from the cli\n").unwrap();
+    let put = run(&mut files(&["put", &id, local.to_str().unwrap(), "notes/a.txt", "--parents", "--mode", "600"]));
+    assert_eq!(
+        (put.status.code(), String::from_utf8_lossy(&put.stdout).as_ref()),
+        (Some(0), "notes/a.txt: 13 bytes\n"),
+        "{put:?}"
+    );
+    let mut piped = files(&["put", &id, "-", "notes/b.txt"]).stdin(Stdio::piped()).spawn().unwrap();
+    piped.stdin.take().unwrap().write_all(b"piped in").unwrap();
+    assert!(piped.wait().unwrap().success());
+    let listed = run(&mut files(&["ls", &id, "notes"]));
+    let listed = String::from_utf8_lossy(&listed.stdout).to_string();
+    assert!(listed.contains("file      0600           13 a.txt") && listed.contains(" b.txt"), "{listed}");
+    let got = run(&mut files(&["get", &id, "notes/b.txt"]));
+    assert_eq!(got.stdout, b"piped in");
+    let copied = home.join("copied.txt");
+    assert!(run(&mut files(&["cp", &format!("{id}:notes/a.txt"), copied.to_str().unwrap()])).status.success());
+    assert_eq!(std::fs::read_to_string(&copied).unwrap(), "from the cli\n");
+    assert!(run(&mut files(&["cp", copied.to_str().unwrap(), &format!("{id}:deep/er/c.txt")])).status.success());
+    assert!(run(&mut files(&["mv", &id, "deep/er/c.txt", "c.txt"])).status.success());
+    assert_eq!(run(&mut files(&["get", &id, "c.txt"])).stdout, b"from the cli\n");
+    let refused = run(&mut files(&["rm", &id, "deep"]));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("directory-not-empty"), "{refused:?}");
+    assert!(run(&mut files(&["rm", &id, "deep", "-r"])).status.success());
+    let missing = run(&mut files(&["get", &id, "deep/er/c.txt"]));
+    assert_eq!(missing.status.code(), Some(1), "{missing:?}");
+    assert!(!home.join(".missing.partial").exists());
+    let outside = run(&mut files(&["get", &id, "../../etc/passwd"]));
+    assert!(String::from_utf8_lossy(&outside.stderr).contains("path"), "{outside:?}");
+
     // Piped into something that stops reading (`| head -1`), it ends
     // quietly: no panic.
     let mut reader = sluice(home).arg("openapi").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
