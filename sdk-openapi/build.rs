@@ -55,8 +55,14 @@ fn to_openapi_3_0(document: &mut Value) {
 /// for the reader, not a body progenitor could decode). A body of bytes
 /// is `format: binary`, as 3.0 says it.
 fn json_answers_only(operation: &mut Value) {
-    if let Some(bytes) = operation.pointer_mut("/requestBody/content/application~1octet-stream") {
-        bytes["schema"] = json!({"type": "string", "format": "binary"});
+    // A body of bytes of any kind (a file, a tar archive) is sent as
+    // octet-stream bytes, which progenitor knows.
+    if let Some(bodies) = operation.pointer_mut("/requestBody/content").and_then(Value::as_object_mut) {
+        let bytes: Vec<String> = bodies.keys().filter(|m| *m != "application/json").cloned().collect();
+        for media in bytes {
+            bodies.remove(&media);
+            bodies.insert("application/octet-stream".into(), json!({"schema": {"type": "string", "format": "binary"}}));
+        }
     }
     let Some(responses) = operation.get_mut("responses").and_then(Value::as_object_mut) else { return };
     for response in responses.values_mut() {

@@ -1194,6 +1194,27 @@ pub struct WorktreeEntry {
     pub modified_ms: i64,
 }
 
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct ArchiveQuery {
+    /// The workspace's owner (required).
+    pub owner_user_id: Option<OwnerUserId>,
+    /// The directory, relative to the worktree (the worktree itself when empty).
+    pub path: Option<String>,
+}
+
+/// What an unpack put in place.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UnpackedArchive {
+    pub files: u64,
+    pub directories: u64,
+    pub symlinks: u64,
+    /// Members neither files, directories nor symlinks, left out.
+    pub skipped: u64,
+}
+
 /// A directory's entries.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

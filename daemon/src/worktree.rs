@@ -259,6 +259,242 @@ fn remove_tree(dir: &OwnedFd, name: &CString, depth: u32) -> std::io::Result<()>
     Ok(())
 }
 
+/// Puts a file named `name` in `dir` whole: written by `fill` beside its
+/// place (never through a symlink), given `mode`, then renamed over the
+/// name (the name itself, never what a symlink there points at). A
+/// failure leaves nothing.
+fn put_file(
+    dir: &OwnedFd,
+    name: &OsStr,
+    mode: u32,
+    fill: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let temp = c_name(OsStr::new(&format!(
+        ".{}.sluice-{}-{}",
+        name.to_string_lossy().chars().take(64).collect::<String>(),
+        std::process::id(),
+        next_serial()
+    )));
+    // SAFETY: valid descriptor and name; a fresh file, never through a symlink.
+    let fd = check(unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            temp.as_ptr(),
+            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            mode,
+        )
+    } as _)?;
+    // SAFETY: just opened, ours alone.
+    let mut file = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd as i32) });
+    let filled = fill(&mut file).and_then(|()| {
+        // SAFETY: a valid descriptor; the mode asked for, whatever the umask.
+        check(unsafe { libc::fchmod(file.as_raw_fd(), mode) } as _).map(|_| ())
+    });
+    let target = c_name(name);
+    // SAFETY: valid descriptors and names.
+    let placed = filled.and_then(|()| {
+        check(unsafe { libc::renameat(dir.as_raw_fd(), temp.as_ptr(), dir.as_raw_fd(), target.as_ptr()) } as _)
+            .map(|_| ())
+    });
+    if placed.is_err() {
+        // SAFETY: valid descriptor and name.
+        unsafe { libc::unlinkat(dir.as_raw_fd(), temp.as_ptr(), 0) };
+    }
+    placed
+}
+
+/// Archive bytes on their way to the session, in frames of [`CHUNK`].
+struct Packer<'a> {
+    out: &'a mpsc::Sender<Out>,
+    pending: Vec<u8>,
+}
+
+impl Packer<'_> {
+    fn push(&mut self, bytes: &[u8]) {
+        self.pending.extend_from_slice(bytes);
+        if self.pending.len() >= CHUNK {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if !self.pending.is_empty() {
+            let _ = self.out.blocking_send(Out::Data(std::mem::take(&mut self.pending)));
+        }
+    }
+}
+
+/// Packs what `dir` holds, under `prefix`: directories, files and
+/// symlinks (as links); anything else is left out.
+fn pack_into(dir: &OwnedFd, prefix: &[u8], depth: u32, packer: &mut Packer<'_>) -> std::io::Result<()> {
+    use sluice_protocol::tar::{Header, Member, padding};
+    if depth > 256 {
+        return Err(std::io::Error::from_raw_os_error(libc::ELOOP));
+    }
+    for name in names(dir)? {
+        let c = c_name(&name);
+        let Ok(st) = stat_at(dir, &c) else { continue };
+        let path = if prefix.is_empty() { name.as_bytes().to_vec() } else { [prefix, b"/", name.as_bytes()].concat() };
+        let (mode, mtime_ms) = (st.st_mode & 0o7777, modified_ms(&st));
+        match kind_of(&st) {
+            EntryKind::Directory => {
+                packer.push(&Header { path: &path, mode, mtime_ms, member: Member::Dir }.encode());
+                // SAFETY: valid descriptor and name; not through a symlink.
+                let sub = check(unsafe {
+                    libc::openat(
+                        dir.as_raw_fd(),
+                        c.as_ptr(),
+                        libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                    )
+                } as _)?;
+                // SAFETY: just opened, ours alone.
+                let sub = unsafe { OwnedFd::from_raw_fd(sub as i32) };
+                pack_into(&sub, &path, depth + 1, packer)?;
+            }
+            EntryKind::Symlink => {
+                let mut target = vec![0u8; 4096];
+                // SAFETY: valid descriptor, name and buffer.
+                let n = check(unsafe {
+                    libc::readlinkat(dir.as_raw_fd(), c.as_ptr(), target.as_mut_ptr().cast(), target.len())
+                } as _)?;
+                target.truncate(n as usize);
+                packer.push(
+                    &Header { path: &path, mode, mtime_ms, member: Member::Symlink { target: &target } }.encode(),
+                );
+            }
+            EntryKind::File => {
+                // SAFETY: valid descriptor and name; not through a symlink.
+                let fd = check(unsafe {
+                    libc::openat(dir.as_raw_fd(), c.as_ptr(), libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                } as _)?;
+                // SAFETY: just opened, ours alone.
+                let file = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd as i32) });
+                // The size it has now: a file that changes meanwhile is cut or padded to it.
+                let size = file.metadata()?.len();
+                packer.push(&Header { path: &path, mode, mtime_ms, member: Member::File { size } }.encode());
+                let mut reader = std::io::Read::take(file, size);
+                let mut buf = vec![0u8; CHUNK];
+                let mut copied = 0u64;
+                loop {
+                    let n = std::io::Read::read(&mut reader, &mut buf)?;
+                    if n == 0 {
+                        break;
+                    }
+                    copied += n as u64;
+                    packer.push(&buf[..n]);
+                }
+                let short = (size - copied) as usize;
+                packer.push(&vec![0u8; short]);
+                packer.push(&vec![0u8; padding(size)]);
+            }
+            EntryKind::Other => {}
+        }
+    }
+    Ok(())
+}
+
+enum Unpack {
+    Refused(Refused),
+    Io(std::io::Error),
+}
+
+impl From<std::io::Error> for Unpack {
+    fn from(e: std::io::Error) -> Unpack {
+        Unpack::Io(e)
+    }
+}
+
+/// Unpacks the archive coming on `input` into `dir` (the worktree's
+/// `parts`): kept aside whole, checked member by member, then put in place.
+fn unpack(
+    root: &OwnedFd,
+    parts: &[&OsStr],
+    dir: &OwnedFd,
+    input: &mut mpsc::Receiver<Vec<u8>>,
+    send: &dyn Fn(Out),
+) -> Result<sluice_protocol::worktree::Unpacked, Unpack> {
+    let kept = c_name(OsStr::new(&format!(".sluice-unpack-{}-{}.tar", std::process::id(), next_serial())));
+    // SAFETY: valid descriptor and name; a fresh file.
+    let fd = check(unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            kept.as_ptr(),
+            libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            0o600,
+        )
+    } as _)?;
+    // The archive is read back through this descriptor; its name goes at once.
+    // SAFETY: valid descriptor and name.
+    unsafe { libc::unlinkat(dir.as_raw_fd(), kept.as_ptr(), 0) };
+    // SAFETY: just opened, ours alone.
+    let mut file = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd as i32) });
+    send(Out::Ready);
+    while let Some(bytes) = input.blocking_recv() {
+        std::io::Write::write_all(&mut file, &bytes)?;
+    }
+    let rewound = |file: &mut std::fs::File| -> std::io::Result<std::fs::File> {
+        std::io::Seek::seek(file, std::io::SeekFrom::Start(0))?;
+        file.try_clone()
+    };
+    // First every member is checked: nothing is written for an archive refused.
+    let mut links: Vec<Vec<u8>> = Vec::new();
+    let mut archive = tar::Archive::new(rewound(&mut file)?);
+    for member in archive.entries()? {
+        let member = member?;
+        let path = member.path_bytes().into_owned();
+        let text = String::from_utf8_lossy(&path).into_owned();
+        sluice_protocol::worktree::path_parts(&text)
+            .map_err(|(code, why)| Unpack::Refused(refused(code, format!("the archive's member {text:?}: {why}"))))?;
+        let under_link = links.iter().any(|link| path.starts_with(link) && path.get(link.len()) == Some(&b'/'));
+        if under_link {
+            return Err(Unpack::Refused(refused(
+                "outside-worktree",
+                format!("the archive's member {text:?} lies under one of its own symlinks"),
+            )));
+        }
+        if member.header().entry_type().is_symlink() {
+            links.push(path.strip_suffix(b"/").unwrap_or(&path).to_vec());
+        }
+    }
+    let mut done = sluice_protocol::worktree::Unpacked { files: 0, directories: 0, symlinks: 0, skipped: 0 };
+    let mut archive = tar::Archive::new(rewound(&mut file)?);
+    for member in archive.entries()? {
+        let mut member = member?;
+        let path = String::from_utf8_lossy(&member.path_bytes()).into_owned();
+        let inner = components(&path).map_err(Unpack::Refused)?;
+        let whole: Vec<&OsStr> = parts.iter().copied().chain(inner.iter().copied()).collect();
+        let mode = member.header().mode().unwrap_or(0o644) & 0o777;
+        let kind = member.header().entry_type();
+        if kind.is_dir() {
+            let made = make_dirs(root, &whole)?;
+            // SAFETY: a valid descriptor.
+            check(unsafe { libc::fchmod(made.as_raw_fd(), mode | 0o700) } as _)?;
+            done.directories += 1;
+            continue;
+        }
+        let Some((name, parent)) = whole.split_last() else { continue };
+        if kind.is_file() {
+            let parent = make_dirs(root, parent)?;
+            put_file(&parent, name, mode, |file| std::io::copy(&mut member, file).map(|_| ()))?;
+            done.files += 1;
+        } else if kind.is_symlink() {
+            let parent = make_dirs(root, parent)?;
+            let target = member.link_name_bytes().map(|t| t.into_owned()).unwrap_or_default();
+            let target = CString::new(target).map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+            let c = c_name(name);
+            // A link replaces what was there, unless that is a directory.
+            // SAFETY: valid descriptor and name.
+            unsafe { libc::unlinkat(parent.as_raw_fd(), c.as_ptr(), 0) };
+            // SAFETY: valid descriptor, target and name.
+            check(unsafe { libc::symlinkat(target.as_ptr(), parent.as_raw_fd(), c.as_ptr()) } as _)?;
+            done.symlinks += 1;
+        } else {
+            done.skipped += 1;
+        }
+    }
+    Ok(done)
+}
+
 /// What the operation's thread sends the session.
 enum Out {
     /// A write's file is ready for its bytes.
@@ -318,58 +554,36 @@ fn run(op: FileOp, root: &Path, mut input: mpsc::Receiver<Vec<u8>>, out: &mpsc::
             };
             let dir = if parents { make_dirs(&root, parent_parts) } else { open_dir(&root, parent_parts) }
                 .map_err(|e| io_refused(e, &path))?;
-            let temp = c_name(OsStr::new(&format!(
-                ".{}.sluice-{}-{}",
-                name.to_string_lossy().chars().take(64).collect::<String>(),
-                std::process::id(),
-                next_serial()
-            )));
             let mode = mode.map_or(0o644, |m| m & 0o777);
-            // SAFETY: valid descriptor and name; a fresh file, never through a symlink.
-            let fd = check(unsafe {
-                libc::openat(
-                    dir.as_raw_fd(),
-                    temp.as_ptr(),
-                    libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-                    mode,
-                )
-            } as _)
-            .map_err(|e| io_refused(e, &path))?;
-            // SAFETY: just opened, ours alone.
-            let mut file = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd as i32) });
-            send(Out::Ready);
-            let written = (|| -> std::io::Result<u64> {
-                let mut total = 0u64;
+            put_file(&dir, name, mode, |file| {
+                send(Out::Ready);
                 while let Some(bytes) = input.blocking_recv() {
-                    std::io::Write::write_all(&mut file, &bytes)?;
-                    total += bytes.len() as u64;
+                    std::io::Write::write_all(file, &bytes)?;
                 }
-                // SAFETY: a valid descriptor; the mode asked for, whatever the umask.
-                check(unsafe { libc::fchmod(file.as_raw_fd(), mode) } as _)?;
-                Ok(total)
-            })();
-            let unlink_temp = || {
-                // SAFETY: valid descriptor and name.
-                unsafe { libc::unlinkat(dir.as_raw_fd(), temp.as_ptr(), 0) };
-            };
-            let written = match written {
-                Ok(n) => n,
-                Err(e) => {
-                    unlink_temp();
-                    return Err(io_refused(e, &path));
-                }
-            };
-            let target = c_name(name);
-            // SAFETY: valid descriptors and names; the name itself is replaced, never followed.
-            let renamed = unsafe { libc::renameat(dir.as_raw_fd(), temp.as_ptr(), dir.as_raw_fd(), target.as_ptr()) };
-            if renamed < 0 {
-                let e = std::io::Error::last_os_error();
-                unlink_temp();
-                return Err(io_refused(e, &path));
-            }
-            let st = stat_at(&dir, &target).map_err(|e| io_refused(e, &path))?;
-            let _ = written;
+                Ok(())
+            })
+            .map_err(|e| io_refused(e, &path))?;
+            let st = stat_at(&dir, &c_name(name)).map_err(|e| io_refused(e, &path))?;
             send(Out::Answer(serde_json::to_value(entry(path.as_bytes(), &st)).unwrap_or_default()));
+        }
+        FileOp::Pack { path } => {
+            let parts = components(&path)?;
+            let dir = open_dir(&root, &parts).map_err(|e| io_refused(e, &path))?;
+            send(Out::Ready);
+            let mut packer = Packer { out, pending: Vec::new() };
+            pack_into(&dir, b"", 0, &mut packer).map_err(|e| io_refused(e, &path))?;
+            packer.push(&sluice_protocol::tar::END);
+            packer.flush();
+            send(Out::Answer(serde_json::json!({})));
+        }
+        FileOp::Unpack { path } => {
+            let parts = components(&path)?;
+            let dir = make_dirs(&root, &parts).map_err(|e| io_refused(e, &path))?;
+            let unpacked = unpack(&root, &parts, &dir, &mut input, &send).map_err(|e| match e {
+                Unpack::Refused(refusal) => refusal,
+                Unpack::Io(e) => io_refused(e, &path),
+            })?;
+            send(Out::Answer(serde_json::to_value(unpacked).unwrap_or_default()));
         }
         FileOp::List { path, depth } => {
             let parts = components(&path)?;
@@ -439,7 +653,7 @@ pub async fn serve<R: AsyncRead + Unpin>(
     let (input_tx, input) = mpsc::channel::<Vec<u8>>(16);
     let (out, mut said) = mpsc::channel::<Out>(16);
     let (ids, root) = (context.processes.ids(), context.workdir.clone());
-    let writes = matches!(op, FileOp::Write { .. });
+    let writes = matches!(op, FileOp::Write { .. } | FileOp::Unpack { .. });
     let worker = std::thread::Builder::new().name("worktree-files".into()).spawn(move || {
         if let Err(e) = crate::workload::act_as_workload(ids) {
             let _ = out.blocking_send(Out::Refused(refused("failed", format!("cannot act as the workload: {e}"))));
@@ -565,6 +779,91 @@ mod tests {
         op(root.path(), FileOp::Remove { path: path("out"), recursive: true }, &[]).1.unwrap();
         assert_eq!(std::fs::read(outside.path().join("secret")).unwrap(), b"outside");
         assert!(!root.path().join("out").exists());
+    }
+
+    /// An archive's members: path, kind, mode, and bytes or link target.
+    fn members(archive: &[u8]) -> Vec<(String, u8, u32, Vec<u8>)> {
+        let mut archive = tar::Archive::new(archive);
+        let mut found = Vec::new();
+        for member in archive.entries().unwrap() {
+            let mut member = member.unwrap();
+            let path = String::from_utf8_lossy(&member.path_bytes()).into_owned();
+            let (kind, mode) = (member.header().entry_type().as_byte(), member.header().mode().unwrap());
+            let mut body = member.link_name_bytes().map(|l| l.into_owned()).unwrap_or_default();
+            std::io::Read::read_to_end(&mut member, &mut body).unwrap();
+            found.push((path, kind, mode, body));
+        }
+        assert!(found.len() >= 5, "{found:?}");
+        found
+    }
+
+    fn data(said: &[Out]) -> Vec<u8> {
+        said.iter().filter_map(|m| if let Out::Data(d) = m { Some(d.clone()) } else { None }).flatten().collect()
+    }
+
+    /// A tree packs and unpacks to the same tree (files with their modes,
+    /// directories, symlinks as links); an archive with a member out of
+    /// its directory, or under one of its own symlinks, is refused whole.
+    #[test]
+    fn trees_pack_and_unpack_to_the_same_tree_and_bad_archives_write_nothing() {
+        let root = tempfile::tempdir().unwrap();
+        let src = root.path().join("src");
+        std::fs::create_dir_all(src.join("a/empty")).unwrap();
+        std::fs::write(src.join("a/one.txt"), b"one").unwrap();
+        std::fs::write(src.join("big.bin"), vec![7u8; 200_000]).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(src.join("big.bin"), std::fs::Permissions::from_mode(0o750)).unwrap();
+        std::os::unix::fs::symlink("a/one.txt", src.join("link")).unwrap();
+        let (said, packed) = op(root.path(), FileOp::Pack { path: "src".into() }, &[]);
+        packed.unwrap();
+        let archive = data(&said);
+        let (said, unpacked) = op(root.path(), FileOp::Unpack { path: "dst/in".into() }, &[&archive]);
+        unpacked.unwrap();
+        let Some(Out::Answer(counts)) = said.last() else { panic!("an answer") };
+        assert_eq!(counts, &serde_json::json!({"files": 2, "directories": 2, "symlinks": 1, "skipped": 0}));
+        let dst = root.path().join("dst/in");
+        assert_eq!(std::fs::read(dst.join("a/one.txt")).unwrap(), b"one");
+        assert_eq!(std::fs::read(dst.join("big.bin")).unwrap(), vec![7u8; 200_000]);
+        assert_eq!(std::fs::metadata(dst.join("big.bin")).unwrap().permissions().mode() & 0o777, 0o750);
+        assert!(dst.join("a/empty").is_dir());
+        assert_eq!(std::fs::read_link(dst.join("link")).unwrap(), std::path::Path::new("a/one.txt"));
+        let (said, _) = op(&dst, FileOp::Pack { path: String::new() }, &[]);
+        assert!(members(&data(&said)) == members(&archive), "packed back to the same tree");
+
+        let member = |path: &str, kind: tar::EntryType, link: Option<&str>| {
+            let mut header = tar::Header::new_gnu();
+            header.set_entry_type(kind);
+            header.set_size(if kind == tar::EntryType::Regular { 1 } else { 0 });
+            header.set_mode(0o644);
+            if let Some(link) = link {
+                header.set_link_name(link).unwrap();
+            }
+            (header, path.to_owned())
+        };
+        for members in [
+            vec![
+                member("fine.txt", tar::EntryType::Regular, None),
+                member("../../escape.txt", tar::EntryType::Regular, None),
+            ],
+            vec![
+                member("etc", tar::EntryType::Symlink, Some("/etc")),
+                member("etc/evil", tar::EntryType::Regular, None),
+            ],
+        ] {
+            let mut builder = tar::Builder::new(Vec::new());
+            for (mut header, path) in members {
+                let body: &[u8] = if header.entry_type() == tar::EntryType::Regular { b"x" } else { b"" };
+                // The raw name, as a hostile archive would carry it.
+                header.as_old_mut().name[..path.len()].copy_from_slice(path.as_bytes());
+                header.set_cksum();
+                builder.append(&header, body).unwrap();
+            }
+            let bad = builder.into_inner().unwrap();
+            let refused = op(root.path(), FileOp::Unpack { path: "bad".into() }, &[&bad]).1.unwrap_err();
+            assert_eq!(refused.code, "outside-worktree", "{refused:?}");
+            let left: Vec<_> = std::fs::read_dir(root.path().join("bad")).unwrap().collect();
+            assert!(left.is_empty(), "nothing was written: {left:?}");
+        }
     }
 
     #[test]

@@ -79,19 +79,24 @@ pub async fn call(session: SessionStream, op: FileOp) -> Result<serde_json::Valu
 /// A file being read: what it is, then its bytes as they come (an `Err`
 /// last if the read broke off: the bytes before it are not the whole).
 pub struct Reading {
-    pub head: FileHead,
+    /// What the file is (none for an archive being packed).
+    pub head: Option<FileHead>,
     pub chunks: mpsc::Receiver<Result<Vec<u8>, FileError>>,
 }
 
-/// Starts a read: answers once the file is known, its bytes following.
+/// Starts a read (or a pack): answers once the file is known, its bytes
+/// following.
 pub async fn read(session: SessionStream, op: FileOp) -> Result<Reading, FileError> {
     let session = open(session, op).await?;
     let (mut reader, mut writer) = tokio::io::split(session);
     let head = match tokio::time::timeout(CALL_WITHIN, sluice_session::read_frame(&mut reader)).await {
         Err(_) => return Err(ExecutorError::Unreachable("the file read did not start in time".into()).into()),
         Ok(frame) => match frame.map_err(broken)? {
-            Some((FrameKind::Started, head)) => serde_json::from_slice::<FileHead>(&head)
-                .map_err(|e| ExecutorError::Unreachable(format!("the file's head is not usable: {e}")))?,
+            Some((FrameKind::Started, head)) if head.is_empty() => None,
+            Some((FrameKind::Started, head)) => Some(
+                serde_json::from_slice::<FileHead>(&head)
+                    .map_err(|e| ExecutorError::Unreachable(format!("the file's head is not usable: {e}")))?,
+            ),
             Some((FrameKind::Refused, payload)) => return Err(refusal(&payload)),
             _ => return Err(ExecutorError::Unreachable("the file read answered nothing usable".into()).into()),
         },
@@ -126,8 +131,8 @@ pub async fn read(session: SessionStream, op: FileOp) -> Result<Reading, FileErr
     Ok(Reading { head, chunks })
 }
 
-/// Writes a file from `body`'s chunks (an `Err` chunk abandons the write:
-/// nothing is put in place); answers the written file's entry.
+/// Writes a file (or unpacks an archive) from `body`'s chunks (an `Err`
+/// chunk abandons it: nothing is put in place); answers what was written.
 pub async fn write(
     session: SessionStream,
     op: FileOp,

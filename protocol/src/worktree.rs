@@ -46,6 +46,30 @@ pub enum FileOp {
         path: String,
         recursive: bool,
     },
+    /// The directory packed as a tar archive (pax; symlinks as symlinks),
+    /// its bytes as `Stdout` frames.
+    Pack {
+        path: String,
+    },
+    /// A tar archive from `Stdin` frames unpacked into the directory (made
+    /// when missing): kept aside whole first, every member checked (a path
+    /// out of the directory, or under a symlink of the archive, refuses it
+    /// all, before anything is written), then each file put in place whole.
+    Unpack {
+        path: String,
+    },
+}
+
+/// What an unpack put in place.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Unpacked {
+    pub files: u64,
+    pub directories: u64,
+    pub symlinks: u64,
+    /// Members neither files, directories nor symlinks (devices, fifos,
+    /// hard links), left out.
+    pub skipped: u64,
 }
 
 /// What a read's file is.

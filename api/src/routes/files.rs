@@ -23,8 +23,8 @@ use crate::extract::{JsonBody, QueryOf};
 use crate::routes::workspaces::{control, daemon_failed, live_executor, owned};
 use crate::validate;
 use crate::wire::{
-    FileListing, ListFilesQuery, MkdirRequest, MoveFileRequest, ReadFileQuery, RemoveFileRequest, WorktreeEntry,
-    WriteFileQuery,
+    ArchiveQuery, FileListing, ListFilesQuery, MkdirRequest, MoveFileRequest, ReadFileQuery, RemoveFileRequest,
+    UnpackedArchive, WorktreeEntry, WriteFileQuery,
 };
 
 /// The largest file one upload writes.
@@ -122,9 +122,18 @@ pub async fn write_file(
         return Err(ApiError::PayloadTooLarge);
     }
     let session = session(&app, &owner, &workspace_id).await?;
+    let written = upload(session, FileOp::Write { path, mode, parents }, body).await?;
+    Ok(Json(serde_json::from_value(written).map_err(|e| ApiError::Internal(Box::new(e)))?))
+}
+
+/// Sends `body` into `op` (a write or an unpack) as it arrives, counted:
+/// past the bound the upload is abandoned and nothing is put in place.
+async fn upload(
+    session: sluice_executor::SessionStream,
+    op: FileOp,
+    body: Body,
+) -> Result<serde_json::Value, ApiError> {
     let (tx, rx) = tokio::sync::mpsc::channel(8);
-    // The body is passed on as it arrives, and counted: past the bound
-    // the upload is abandoned (nothing is put in place).
     let feeding = async move {
         let mut stream = body.into_data_stream();
         let mut total = 0u64;
@@ -147,13 +156,17 @@ pub async fn write_file(
         }
         false
     };
-    let op = FileOp::Write { path, mode, parents };
     let (written, over) = tokio::join!(sluice_executor::files::write(session, op, rx), feeding);
     if over {
         return Err(ApiError::PayloadTooLarge);
     }
-    let entry = written.map_err(file_failed)?;
-    Ok(Json(serde_json::from_value(entry).map_err(|e| ApiError::Internal(Box::new(e)))?))
+    written.map_err(file_failed)
+}
+
+fn declared_too_large(headers: &HeaderMap) -> bool {
+    let declared =
+        headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    declared.is_some_and(|n| n > MAX_UPLOAD_BYTES)
 }
 
 /// A byte range asked for: `bytes=A-B`, `bytes=A-` or `bytes=-N` (one).
@@ -203,7 +216,7 @@ pub async fn read_file(
     };
     let (reading, part) = if headers.contains_key(header::RANGE) {
         // The file's size first (a read of nothing), then the part asked for.
-        let size = read(0, Some(0)).await?.head.size;
+        let size = read(0, Some(0)).await?.head.map_or(0, |h| h.size);
         match range(&headers, size) {
             Err(size) => {
                 let mut answer = ApiError::RangeNotSatisfiable.into_response();
@@ -218,7 +231,7 @@ pub async fn read_file(
     } else {
         (read(0, None).await?, None)
     };
-    let size = reading.head.size;
+    let size = reading.head.as_ref().map_or(0, |h| h.size);
     let length = part.map_or(size, |(first, last)| last - first + 1);
     // A read that breaks off ends the body with an error: never short and well-formed.
     let mut response = Response::new(Body::from_stream(stream_of(reading.chunks)));
@@ -320,4 +333,48 @@ pub async fn remove_file(
     let path = path("path", &req.path)?;
     call(&app, &owner, &workspace_id, FileOp::Remove { path, recursive: req.recursive.unwrap_or(false) }).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// Unpack a tar archive into a directory of the worktree.
+#[utoipa::path(put, path = "/v1/workspaces/{workspaceId}/files/archive", tag = "files", operation_id = "unpackWorkspaceArchive",
+    description = "Unpacks the body, a tar archive (streamed, at most 1 GiB), into the directory `path` (made when missing), as the workload. The archive is kept aside whole and every member checked before anything is written: a member whose path leaves the directory, or lies under one of the archive's own symlinks, refuses it all (400). Files are each put in place whole, with their permission bits; directories and symlinks (as links) are made; other members (devices, fifos, hard links) are left out and counted.",
+    params(("workspaceId" = String, Path), ArchiveQuery),
+    request_body(content = Vec<u8>, content_type = "application/octet-stream", description = "A tar archive"),
+    responses((status = 200, body = UnpackedArchive), InvalidRequest, Unauthenticated, NotFound, Conflict, (status = 413, body = crate::error::ErrorBody), Internal),
+    security(("apiToken" = [])))]
+pub async fn unpack_archive(
+    State(app): State<AppState>,
+    Path(workspace_id): Path<WorkspaceId>,
+    QueryOf(q): QueryOf<ArchiveQuery>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<UnpackedArchive>, ApiError> {
+    let owner = validate::owner(q.owner_user_id)?.into_id();
+    let path = path("path", q.path.as_deref().unwrap_or_default())?;
+    if declared_too_large(&headers) {
+        return Err(ApiError::PayloadTooLarge);
+    }
+    let session = session(&app, &owner, &workspace_id).await?;
+    let unpacked = upload(session, FileOp::Unpack { path }, body).await?;
+    Ok(Json(serde_json::from_value(unpacked).map_err(|e| ApiError::Internal(Box::new(e)))?))
+}
+
+/// Pack a directory of the worktree as a tar archive.
+#[utoipa::path(get, path = "/v1/workspaces/{workspaceId}/files/archive", tag = "files", operation_id = "packWorkspaceArchive",
+    description = "The directory `path` (the worktree itself when empty) as a tar archive (POSIX pax: any names, millisecond times), streamed as it is packed, read as the workload: directories, files with their permission bits, symlinks as links (never followed); other entries are left out. A pack that breaks off cuts the answer: it is never short and well-formed.",
+    params(("workspaceId" = String, Path), ArchiveQuery),
+    responses((status = 200, content_type = "application/x-tar", body = Vec<u8>), InvalidRequest, Unauthenticated, NotFound, Conflict, Internal),
+    security(("apiToken" = [])))]
+pub async fn pack_archive(
+    State(app): State<AppState>,
+    Path(workspace_id): Path<WorkspaceId>,
+    QueryOf(q): QueryOf<ArchiveQuery>,
+) -> Result<Response, ApiError> {
+    let owner = validate::owner(q.owner_user_id)?.into_id();
+    let path = path("path", q.path.as_deref().unwrap_or_default())?;
+    let session = session(&app, &owner, &workspace_id).await?;
+    let reading = sluice_executor::files::read(session, FileOp::Pack { path }).await.map_err(file_failed)?;
+    let mut response = Response::new(Body::from_stream(stream_of(reading.chunks)));
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/x-tar"));
+    Ok(response)
 }

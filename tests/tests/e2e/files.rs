@@ -68,6 +68,31 @@ fn urlencoding(text: &str) -> String {
         .collect()
 }
 
+/// A tree as (path, kind, mode, contents or link target), sorted.
+fn tree(root: &std::path::Path) -> Vec<(String, &'static str, u32, Vec<u8>)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut found = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let name = path.strip_prefix(root).unwrap().display().to_string();
+            let mode = meta.permissions().mode() & 0o777;
+            if meta.file_type().is_symlink() {
+                found.push((name, "link", 0, std::fs::read_link(&path).unwrap().display().to_string().into_bytes()));
+            } else if meta.is_dir() {
+                found.push((name, "dir", mode, Vec::new()));
+                stack.push(path);
+            } else {
+                found.push((name, "file", mode, std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
 /// Bytes no two runs of a simple pattern would match by chance.
 fn noise(len: usize) -> Vec<u8> {
     let mut state = 0x9e3779b97f4a7c15u64;
@@ -139,6 +164,55 @@ async fn worktree_files_move_in_and_out_and_never_outside() {
     let (status, missing) = sluice_tests::read(files.get("no/such/file", None).await).await;
     assert_eq!((status, missing["_tag"].as_str()), (404, Some("WorktreeFileNotFoundError")));
     assert_eq!(files.get("data", None).await.status(), 409, "a directory is not read as a file");
+
+    // A tar of a tree (made and read back by GNU tar) unpacks and packs
+    // back to the same tree; a hostile one is refused whole.
+    let src = dir.root().join("tree");
+    std::fs::create_dir_all(src.join("sub/deeper")).unwrap();
+    std::fs::write(src.join("sub/deeper/file.txt"), b"deep").unwrap();
+    std::fs::write(src.join("top.bin"), noise(300_000)).unwrap();
+    std::os::unix::fs::symlink("sub/deeper/file.txt", src.join("link")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(src.join("top.bin"), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let archive = dir.root().join("tree.tar");
+    let made =
+        std::process::Command::new("tar").arg("-cf").arg(&archive).arg("-C").arg(&src).arg(".").status().unwrap();
+    assert!(made.success());
+    let archive_url =
+        |path: &str| format!("{}/v1/workspaces/{}/files/archive?ownerUserId=alice&path={path}", server.base, files.id);
+    let unpacked = server
+        .client
+        .put(archive_url("unpacked/here"))
+        .bearer_auth(&server.token)
+        .body(std::fs::read(&archive).unwrap());
+    let (status, counts) = sluice_tests::read(unpacked.send().await.unwrap()).await;
+    assert_eq!(status, 200, "{counts}");
+    assert_eq!((counts["files"].as_u64(), counts["symlinks"].as_u64()), (Some(2), Some(1)), "{counts}");
+    let packed = server.client.get(archive_url("unpacked/here")).bearer_auth(&server.token).send().await.unwrap();
+    assert_eq!(packed.headers()["content-type"], "application/x-tar");
+    let back = dir.root().join("back");
+    std::fs::create_dir_all(&back).unwrap();
+    std::fs::write(dir.root().join("back.tar"), packed.bytes().await.unwrap()).unwrap();
+    let read_back = std::process::Command::new("tar")
+        .arg("-xf")
+        .arg(dir.root().join("back.tar"))
+        .arg("-C")
+        .arg(&back)
+        .status()
+        .unwrap();
+    assert!(read_back.success());
+    assert_eq!(tree(&back), tree(&src), "the same tree came back");
+    let hostile = dir.root().join("hostile.tar");
+    let script = format!(
+        "import io, tarfile\nwith tarfile.open('{}', 'w') as t:\n for name in ['fine.txt', '../../escape.txt']:\n  i = tarfile.TarInfo(name); i.size = 1; t.addfile(i, io.BytesIO(b'x'))\n",
+        hostile.display()
+    );
+    assert!(std::process::Command::new("python3").arg("-c").arg(&script).status().unwrap().success());
+    let refused =
+        server.client.put(archive_url("hostile")).bearer_auth(&server.token).body(std::fs::read(&hostile).unwrap());
+    let (status, refused) = sluice_tests::read(refused.send().await.unwrap()).await;
+    assert_eq!(status, 400, "{refused}");
+    assert_eq!(files.list("hostile", 1).await["entries"], json!([]), "nothing of it was written");
 
     // Every way out is refused, and nothing outside changes.
     let outside = dir.root().join("outside.txt");
