@@ -172,6 +172,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/workspaces/{workspaceId}/exec", post(ws::exec_workspace))
         .route("/v1/workspaces/{workspaceId}/files", get(routes::files::read_file).put(routes::files::write_file))
         .route("/v1/workspaces/{workspaceId}/files/list", get(routes::files::list_files))
+        .route("/v1/workspaces/{workspaceId}/files/watch", get(routes::files::watch_files))
         .route(
             "/v1/workspaces/{workspaceId}/files/archive",
             get(routes::files::pack_archive).put(routes::files::unpack_archive),

@@ -126,6 +126,7 @@ impl Modify for BodyTooLarge {
         crate::routes::files::remove_file,
         crate::routes::files::pack_archive,
         crate::routes::files::unpack_archive,
+        crate::routes::files::watch_files,
         crate::routes::workspaces::list_retained_executors,
         crate::routes::jobs::list_failed_jobs,
         crate::routes::jobs::retry_job,
@@ -248,8 +249,8 @@ mod tests {
         let paths = doc["paths"].as_object().unwrap();
         assert_eq!(
             paths.len(),
-            53,
-            "17 workspace paths, 6 file paths, 5 capture-session paths, 2 run paths, /v1/retained-executors, 2 job paths, \
+            54,
+            "17 workspace paths, 7 file paths, 5 capture-session paths, 2 run paths, /v1/retained-executors, 2 job paths, \
              /v1/workers, 4 host paths, 3 ssh-key paths, workspace sessions, 2 preview paths, 2 event streams, 4 webhook paths, \
              /metrics and /healthz"
         );

@@ -1204,6 +1204,40 @@ pub struct ArchiveQuery {
     pub path: Option<String>,
 }
 
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct WatchFilesQuery {
+    /// The workspace's owner (required).
+    pub owner_user_id: Option<OwnerUserId>,
+    /// The directory, relative to the worktree (the worktree itself when empty).
+    pub path: Option<String>,
+    /// Every directory below it too.
+    #[param(pattern = r"^(?:true|false)$")]
+    pub recursive: Option<String>,
+}
+
+/// The kinds of change a watch sends.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorktreeWatchKind {
+    Created,
+    Modified,
+    Removed,
+    Renamed,
+    Overflow,
+}
+
+/// One event of a watch, as Server-Sent Events frame it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WorktreeWatchEvent {
+    pub event: WorktreeWatchKind,
+    /// JSON: `{"kind", "path", "from"?, "directory"}`, paths relative to
+    /// the watched directory.
+    #[schema(content_media_type = "application/json")]
+    pub data: String,
+}
+
 /// What an unpack put in place.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

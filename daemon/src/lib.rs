@@ -35,6 +35,7 @@ mod snapshots;
 mod watch;
 pub mod workload;
 mod worktree;
+mod worktree_watch;
 
 use std::collections::BTreeMap;
 use std::future::Future;

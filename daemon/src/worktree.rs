@@ -156,7 +156,7 @@ fn entry(name: &[u8], st: &libc::stat) -> WorktreeEntry {
 }
 
 /// The names in a directory (not `.` or `..`).
-fn names(dir: &OwnedFd) -> std::io::Result<Vec<OsString>> {
+pub(crate) fn names(dir: &OwnedFd) -> std::io::Result<Vec<OsString>> {
     // SAFETY: fdopendir takes its own duplicate, closed by closedir.
     unsafe {
         let dup = check(libc::fcntl(dir.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 0) as _)? as i32;
@@ -576,6 +576,26 @@ fn run(op: FileOp, root: &Path, mut input: mpsc::Receiver<Vec<u8>>, out: &mpsc::
             packer.flush();
             send(Out::Answer(serde_json::json!({})));
         }
+        FileOp::Watch { path, recursive } => {
+            let parts = components(&path)?;
+            let dir = open_dir(&root, &parts).map_err(|e| io_refused(e, &path))?;
+            // Each change goes on as it is heard; a full queue is an overflow.
+            let (changes, mut heard) = mpsc::channel::<Vec<u8>>(256);
+            let forwarding = std::thread::scope(|scope| {
+                scope.spawn(|| {
+                    while let Some(change) = heard.blocking_recv() {
+                        if out.blocking_send(Out::Data(change)).is_err() {
+                            return;
+                        }
+                    }
+                });
+                let watched =
+                    crate::worktree_watch::watch(dir, recursive, &changes, &|| out.is_closed(), &|| send(Out::Ready));
+                drop(changes);
+                watched
+            });
+            forwarding.map_err(|e| io_refused(e, &path))?;
+        }
         FileOp::Unpack { path } => {
             let parts = components(&path)?;
             let dir = make_dirs(&root, &parts).map_err(|e| io_refused(e, &path))?;
@@ -670,13 +690,24 @@ pub async fn serve<R: AsyncRead + Unpin>(
     }
     if !writes {
         drop(input_tx);
-        // A read's client only says it is there; its going away ends the read.
-        while let Some(message) = said.recv().await {
-            if forward(message, outbox).await.is_err() {
-                return;
+        // A read's client only says it is there; its going away ends the
+        // read (or the watch): the thread hears it when its next send fails.
+        loop {
+            tokio::select! {
+                message = said.recv() => match message {
+                    Some(message) => {
+                        if forward(message, outbox).await.is_err() {
+                            return;
+                        }
+                    }
+                    None => return,
+                },
+                frame = sluice_session::read_frame(&mut reader) => match frame {
+                    Ok(Some(_)) => {}
+                    _ => return,
+                },
             }
         }
-        return;
     }
     let mut input_tx = Some(input_tx);
     loop {
@@ -864,6 +895,38 @@ mod tests {
             let left: Vec<_> = std::fs::read_dir(root.path().join("bad")).unwrap().collect();
             assert!(left.is_empty(), "nothing was written: {left:?}");
         }
+    }
+
+    /// A watch hears a create, a change, a rename and a removal, in order,
+    /// below the directory it watches.
+    #[test]
+    fn a_watch_hears_changes_in_order() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("w/in")).unwrap();
+        let (out, mut said) = mpsc::channel(1024);
+        let (_input_tx, input) = mpsc::channel(1);
+        let watched_root = root.path().to_path_buf();
+        let watcher = std::thread::spawn(move || {
+            run(FileOp::Watch { path: "w".into(), recursive: true }, &watched_root, input, &out)
+        });
+        match said.blocking_recv() {
+            Some(Out::Ready) => {}
+            Some(Out::Refused(r)) => panic!("refused: {r:?}"),
+            _ => panic!("something else"),
+        }
+        let f = root.path().join("w/in/f");
+        std::fs::write(&f, b"a").unwrap();
+        std::fs::rename(&f, root.path().join("w/in/g")).unwrap();
+        std::fs::remove_file(root.path().join("w/in/g")).unwrap();
+        let mut seen = Vec::new();
+        while seen.len() < 4 {
+            let Some(Out::Data(change)) = said.blocking_recv() else { panic!("changes: {seen:?}") };
+            let change: serde_json::Value = serde_json::from_slice(&change).unwrap();
+            seen.push(format!("{} {}", change["kind"].as_str().unwrap(), change["path"].as_str().unwrap()));
+        }
+        assert_eq!(seen, ["created in/f", "modified in/f", "renamed in/g", "removed in/g"]);
+        drop(said);
+        watcher.join().unwrap().unwrap();
     }
 
     #[test]

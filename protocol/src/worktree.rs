@@ -58,6 +58,40 @@ pub enum FileOp {
     Unpack {
         path: String,
     },
+    /// Changes under the directory as the kernel reports them, each a JSON
+    /// [`WatchEvent`] in a `Stdout` frame of its own, until the client goes.
+    Watch {
+        path: String,
+        recursive: bool,
+    },
+}
+
+/// What changed under a watched directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WatchKind {
+    Created,
+    /// A file written and closed, or its metadata changed.
+    Modified,
+    Removed,
+    /// Moved within the watch (`from` names where it was).
+    Renamed,
+    /// Changes were lost (the kernel's queue, or the client's, ran over):
+    /// what is there now must be read again.
+    Overflow,
+}
+
+/// One change under a watched directory; paths are relative to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WatchEvent {
+    pub kind: WatchKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    #[serde(default)]
+    pub directory: bool,
 }
 
 /// What an unpack put in place.

@@ -24,7 +24,7 @@ use crate::routes::workspaces::{control, daemon_failed, live_executor, owned};
 use crate::validate;
 use crate::wire::{
     ArchiveQuery, FileListing, ListFilesQuery, MkdirRequest, MoveFileRequest, ReadFileQuery, RemoveFileRequest,
-    UnpackedArchive, WorktreeEntry, WriteFileQuery,
+    UnpackedArchive, WatchFilesQuery, WorktreeEntry, WorktreeWatchEvent, WriteFileQuery,
 };
 
 /// The largest file one upload writes.
@@ -377,4 +377,41 @@ pub async fn pack_archive(
     let mut response = Response::new(Body::from_stream(stream_of(reading.chunks)));
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/x-tar"));
     Ok(response)
+}
+
+/// Changes under a directory of the worktree as they happen (Server-Sent Events).
+#[utoipa::path(get, path = "/v1/workspaces/{workspaceId}/files/watch", tag = "files", operation_id = "watchWorkspaceFiles",
+    description = "Changes under the directory `path` (the worktree itself when empty; `recursive=true` for every directory below it, as they come and go) as the kernel reports them, as Server-Sent Events: `event:` is `created`, `modified` (written and closed, or its metadata changed), `removed`, `renamed` (`from` names where it was) or `overflow` (changes were lost: read what is there again); `data:` is `{\"kind\", \"path\", \"from\"?, \"directory\"}`, paths relative to the watched directory. Read as the workload; symlinks are never followed. The stream ends with the executor. A comment `heartbeat` is sent while nothing happens.",
+    params(("workspaceId" = String, Path), WatchFilesQuery),
+    responses((status = 200, content_type = "text/event-stream", body = WorktreeWatchEvent),
+        InvalidRequest, Unauthenticated, NotFound, Conflict, (status = 503, body = crate::error::ErrorBody), Internal),
+    security(("apiToken" = [])))]
+pub async fn watch_files(
+    State(app): State<AppState>,
+    Path(workspace_id): Path<WorkspaceId>,
+    QueryOf(q): QueryOf<WatchFilesQuery>,
+) -> Result<
+    axum::response::sse::Sse<impl futures::Stream<Item = Result<axum::response::sse::Event, std::convert::Infallible>>>,
+    ApiError,
+> {
+    use axum::response::sse::{Event, KeepAlive, Sse};
+    let owner = validate::owner(q.owner_user_id)?.into_id();
+    let path = path("path", q.path.as_deref().unwrap_or_default())?;
+    let recursive = flag("recursive", q.recursive.as_deref())?;
+    let slot = app
+        .streams
+        .clone()
+        .try_acquire_owned()
+        .map_err(|_| ApiError::ServiceUnavailable("too many streams are open here; reconnect shortly".into()))?;
+    let session = session(&app, &owner, &workspace_id).await?;
+    let reading =
+        sluice_executor::files::read(session, FileOp::Watch { path, recursive }).await.map_err(file_failed)?;
+    let events = futures::stream::unfold((reading.chunks, slot), |(mut chunks, slot)| async move {
+        let change = chunks.recv().await?.ok()?;
+        let parsed = serde_json::from_slice::<sluice_protocol::worktree::WatchEvent>(&change).ok()?;
+        let kind = serde_json::to_value(parsed.kind).ok()?.as_str()?.to_owned();
+        let data = serde_json::to_string(&parsed).ok()?;
+        Some((Ok(Event::default().event(kind).data(data)), (chunks, slot)))
+    });
+    Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(std::time::Duration::from_secs(15)).text("heartbeat")))
 }

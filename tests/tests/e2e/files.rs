@@ -165,6 +165,43 @@ async fn worktree_files_move_in_and_out_and_never_outside() {
     assert_eq!((status, missing["_tag"].as_str()), (404, Some("WorktreeFileNotFoundError")));
     assert_eq!(files.get("data", None).await.status(), 409, "a directory is not read as a file");
 
+    // A watch sees an exec's create, change, rename and removal, in order.
+    assert_eq!(
+        files.post("mkdir", json!({"ownerUserId": "alice", "path": "watched/in", "parents": true})).await.0,
+        204
+    );
+    let watch_url =
+        format!("{}/v1/workspaces/{}/files/watch?ownerUserId=alice&path=watched&recursive=true", server.base, files.id);
+    let watching = server.client.get(watch_url).bearer_auth(&server.token).send().await.unwrap();
+    assert_eq!(watching.status(), 200);
+    let mut changes = sluice_tests::server::SseReader::new(watching);
+    files.sh("echo a > watched/in/f; echo b >> watched/in/f; mv watched/in/f watched/in/g; rm watched/in/g").await;
+    let mut seen = Vec::new();
+    while let Some(change) = changes.next(Duration::from_secs(10)).await {
+        seen.push((
+            change.event.clone(),
+            change.data["path"].as_str().unwrap_or("").to_owned(),
+            change.data["from"].as_str().map(str::to_owned),
+        ));
+        if change.event == "removed" {
+            break;
+        }
+    }
+    let wanted = [
+        ("created", "in/f", None),
+        ("modified", "in/f", None),
+        ("renamed", "in/g", Some("in/f")),
+        ("removed", "in/g", None),
+    ];
+    let mut at = 0;
+    for change in &seen {
+        if at < wanted.len() && (change.0.as_str(), change.1.as_str(), change.2.as_deref()) == wanted[at] {
+            at += 1;
+        }
+    }
+    assert_eq!(at, wanted.len(), "in order: {seen:?}");
+    drop(changes);
+
     // A tar of a tree (made and read back by GNU tar) unpacks and packs
     // back to the same tree; a hostile one is refused whole.
     let src = dir.root().join("tree");
