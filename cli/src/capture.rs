@@ -11,11 +11,37 @@ use clap::{Args, Subcommand};
 use futures::StreamExt;
 use indicatif::{HumanBytes, ProgressBar, ProgressStyle};
 use serde_json::Value;
+use std::os::unix::fs::OpenOptionsExt;
 
 use crate::api_client::{Api, ApiClientArgs, failed, json};
 
 #[derive(Subcommand, Debug, Clone)]
 pub enum CaptureCommand {
+    /// Make a capture session. Its token is shown once: written to
+    /// --token-file (mode 0600) when given, else printed.
+    NewSession {
+        /// Its owner.
+        #[arg(long = "owner")]
+        owner_user_id: String,
+        /// The most bytes it may hold in the object store.
+        #[arg(long)]
+        quota_bytes: Option<i64>,
+        /// Keep the newest this many captures.
+        #[arg(long)]
+        keep_last: Option<i64>,
+        /// Keep every capture of this many seconds back.
+        #[arg(long)]
+        keep_within_seconds: Option<i64>,
+        #[arg(long)]
+        token_file: Option<PathBuf>,
+        #[command(flatten)]
+        api: ApiClientArgs,
+    },
+    /// A capture session: its epoch, head, quota, bytes, retention, seal.
+    Session {
+        #[command(flatten)]
+        session: SessionArgs,
+    },
     /// The session's kept captures: when, by which executor, what changed.
     List {
         #[command(flatten)]
@@ -64,6 +90,40 @@ pub struct SessionArgs {
 
 pub async fn run(command: CaptureCommand) -> anyhow::Result<()> {
     match command {
+        CaptureCommand::NewSession { owner_user_id, quota_bytes, keep_last, keep_within_seconds, token_file, api } => {
+            let api = Api::new(&api)?;
+            let mut body = serde_json::json!({"ownerUserId": owner_user_id, "quotaBytes": quota_bytes});
+            if keep_last.is_some() || keep_within_seconds.is_some() {
+                body["retention"] =
+                    serde_json::json!({"keepLast": keep_last, "keepWithinSeconds": keep_within_seconds});
+            }
+            let body: sluice_client::types::CreateCaptureSessionRequest =
+                serde_json::from_value(body).map_err(|e| anyhow::anyhow!("the session cannot be asked for: {e}"))?;
+            let created = json(api.client.create_capture_session().body(body).send().await.map_err(failed)?);
+            let (id, token) = (created["sessionId"].as_str().unwrap_or("-"), created["token"].as_str().unwrap_or(""));
+            match token_file {
+                Some(file) => {
+                    use std::io::Write;
+                    let mut out = std::fs::OpenOptions::new()
+                        .write(true)
+                        .create_new(true)
+                        .mode(0o600)
+                        .open(&file)
+                        .with_context(|| format!("{} cannot be made (it must not exist)", file.display()))?;
+                    writeln!(out, "{token}")?;
+                    println!("{id}");
+                }
+                None => println!("{id}\n{token}"),
+            }
+            Ok(())
+        }
+        CaptureCommand::Session { session } => {
+            let api = Api::new(&session.api)?;
+            let ask = api.client.get_capture_session().session_id(&session.session_id);
+            let answer = json(ask.owner_user_id(session.owner_user_id.as_str()).send().await.map_err(failed)?);
+            println!("{}", serde_json::to_string_pretty(&answer)?);
+            Ok(())
+        }
         CaptureCommand::List { session } => list(&session).await,
         CaptureCommand::Diff { session, n, against } => diff(&session, n, against).await,
         CaptureCommand::Export { session, n, output } => export(&session, n, output).await,

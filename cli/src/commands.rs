@@ -4,7 +4,7 @@ use clap::{Parser, Subcommand};
 use sluice_server::config::{ApiArgs, MetricsArgs, StoreArgs, WebhookArgs, WorkerArgs};
 
 use crate::gateway::GatewayArgs;
-use crate::{broker, capture, collection, files, operate, settings, workspaces};
+use crate::{broker, capture, collection, files, operate, resources, settings, workspaces};
 
 #[derive(Parser)]
 #[command(name = "sluice", version, about = "A capture/drain workspace control plane")]
@@ -135,6 +135,15 @@ pub enum Command {
     /// A workspace's live worktree: put, get, ls, mkdir, mv, rm, cp (talks to the API).
     #[command(subcommand)]
     Files(files::FilesCommand),
+    /// Preview URLs of a workspace's ports: create, list, revoke (talks to the API).
+    #[command(subcommand)]
+    Previews(resources::PreviewsCommand),
+    /// SSH keys the gateway accepts: add, list, rm (talks to the API).
+    #[command(subcommand)]
+    SshKeys(resources::SshKeysCommand),
+    /// Webhook endpoints of the event feed (talks to the API).
+    #[command(subcommand)]
+    Webhooks(resources::WebhooksCommand),
     /// Print a shell's completion script: `sluice completions bash > /etc/bash_completion.d/sluice`.
     Completions {
         #[arg(value_enum)]
@@ -158,4 +167,29 @@ pub enum SessionsCommand {
         #[command(flatten)]
         store: StoreArgs,
     },
+}
+
+impl Command {
+    /// Whether the command prints answers (it talks to an API, or reads a
+    /// store for an operator): then its log is warnings only.
+    pub fn prints_answers(&self) -> bool {
+        matches!(
+            self,
+            Command::Retained(_)
+                | Command::Recover(_)
+                | Command::Discard(_)
+                | Command::Drain(_)
+                | Command::Jobs(_)
+                | Command::Workers(_)
+                | Command::Broker(_)
+                | Command::Gc(_)
+                | Command::Capture(_)
+                | Command::Workspaces(_)
+                | Command::Runs(_)
+                | Command::Files(_)
+                | Command::Previews(_)
+                | Command::SshKeys(_)
+                | Command::Webhooks(_)
+        )
+    }
 }

@@ -10,6 +10,7 @@ mod export;
 mod files;
 mod gateway;
 mod operate;
+mod resources;
 mod settings;
 mod workspaces;
 
@@ -84,21 +85,7 @@ async fn run(argv: Vec<std::ffi::OsString>) -> anyhow::Result<()> {
     // SAFETY: umask only changes this process's file creation mask.
     unsafe { libc::umask(0o077) };
     // A command that talks to the API prints its answers, not request logs.
-    let quiet = matches!(
-        cli.command,
-        Command::Retained(_)
-            | Command::Recover(_)
-            | Command::Discard(_)
-            | Command::Drain(_)
-            | Command::Jobs(_)
-            | Command::Workers(_)
-            | Command::Broker(_)
-            | Command::Gc(_)
-            | Command::Capture(_)
-            | Command::Workspaces(_)
-            | Command::Runs(_)
-            | Command::Files(_)
-    );
+    let quiet = cli.command.prints_answers();
     let format = match cli.log_format {
         LogFormat::Text => sluice_telemetry::traces::LogFormat::Text,
         LogFormat::Json => sluice_telemetry::traces::LogFormat::Json,
@@ -154,6 +141,9 @@ async fn run(argv: Vec<std::ffi::OsString>) -> anyhow::Result<()> {
         Command::Workspaces(command) => exit_with(workspaces::run(command).await?),
         Command::Runs(command) => exit_with(workspaces::runs(command).await?),
         Command::Files(command) => exit_with(files::run(command).await?),
+        Command::Previews(command) => resources::previews(command).await,
+        Command::SshKeys(command) => resources::ssh_keys(command).await,
+        Command::Webhooks(command) => resources::webhooks(command).await,
         Command::Completions { .. } => unreachable!("printed before tracing starts"),
     }
 }

@@ -69,6 +69,18 @@ pub enum WorkspacesCommand {
         /// The whole spec as JSON (instead of the command after `--`).
         #[arg(long, conflicts_with = "command")]
         spec: Option<String>,
+        /// Start from a capture session (its newest capture, or --capture-n).
+        #[arg(long, requires = "capture_token_file")]
+        capture_session: Option<String>,
+        /// The capture session's token, read from this file.
+        #[arg(long, requires = "capture_session")]
+        capture_token_file: Option<std::path::PathBuf>,
+        /// The capture to start from (default: the session's head).
+        #[arg(long, requires = "capture_session")]
+        capture_n: Option<u64>,
+        /// Take the session over from an executor holding unsaved work, discarding that work.
+        #[arg(long, requires = "capture_session")]
+        discard_unsaved: bool,
         /// Wait until it is ready (exit 1 if it ends otherwise).
         #[arg(long)]
         wait: bool,
@@ -167,6 +179,10 @@ pub async fn run(command: WorkspacesCommand) -> anyhow::Result<i32> {
             name,
             idempotency_key,
             spec,
+            capture_session,
+            capture_token_file,
+            capture_n,
+            discard_unsaved,
             wait,
             wait_seconds,
             command,
@@ -183,6 +199,19 @@ pub async fn run(command: WorkspacesCommand) -> anyhow::Result<i32> {
             });
             if let Some(name) = name {
                 body["name"] = json!(name);
+            }
+            if let (Some(session), Some(file)) = (capture_session, capture_token_file) {
+                let token = std::fs::read_to_string(&file)
+                    .with_context(|| format!("--capture-token-file {} cannot be read", file.display()))?;
+                let mut source = json!({"kind": "capture", "sessionId": session});
+                if let Some(n) = capture_n {
+                    source["captureN"] = json!(n);
+                }
+                body["spec"]["source"] = source;
+                body["captureToken"] = json!(token.trim());
+                if discard_unsaved {
+                    body["takeOver"] = json!("discard-unsaved");
+                }
             }
             if wait {
                 body["waitFor"] = json!("ready");

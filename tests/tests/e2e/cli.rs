@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use sluice_client::types::WorkspaceStatus;
-use sluice_tests::server::{DataDir, Server};
+use sluice_tests::server::{DataDir, Options, Server};
 use sluice_tests::{poll_until, wait_for};
 
 const WITHIN: Duration = Duration::from_secs(90);
@@ -58,7 +58,8 @@ async fn wait_status(client: &sluice_client::Client, id: &str, want: WorkspaceSt
 #[tokio::test]
 async fn people_drive_workspaces_from_the_cli_through_the_typed_client() {
     let dir = DataDir::new();
-    let server = Server::start(&dir.path(), None).await;
+    // Webhook endpoints may be on loopback here: one points at a closed port.
+    let server = Server::start_with(&dir.path(), Options::serve().arg("--webhook-allow-private")).await;
     let client = server.api();
 
     // The profile names the API and the file its token is read from.
@@ -238,6 +239,70 @@ async fn people_drive_workspaces_from_the_cli_through_the_typed_client() {
     assert!(!home.join(".missing.partial").exists());
     let outside = run(&mut files(&["get", &id, "../../etc/passwd"]));
     assert!(String::from_utf8_lossy(&outside.stderr).contains("path"), "{outside:?}");
+
+    // A capture session, its token kept in a file only its owner reads,
+    // and a workspace started from it.
+    let token_file = home.join("cs.token");
+    let made = run(sluice(home)
+        .args(["capture", "new-session", "--owner", "alice", "--keep-last", "5", "--token-file"])
+        .arg(&token_file));
+    assert!(made.status.success(), "{made:?}");
+    let session = String::from_utf8_lossy(&made.stdout).trim().to_owned();
+    assert!(session.starts_with("cs_"), "{session}");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&token_file).unwrap().permissions().mode() & 0o777, 0o600);
+    let shown = ok_json(sluice(home).args(["capture", "session", &session, "--owner", "alice"]));
+    assert_eq!(shown["sessionId"], session.as_str(), "{shown}");
+    assert!(
+        !shown.to_string().contains(std::fs::read_to_string(&token_file).unwrap().trim()),
+        "the token is not shown again"
+    );
+    let from_session = run(sluice(home)
+        .args([
+            "workspaces",
+            "create",
+            "--owner",
+            "alice",
+            "--image",
+            "sluice-test/busybox:1",
+            "--wait",
+            "--capture-session",
+            &session,
+            "--capture-token-file",
+        ])
+        .arg(&token_file)
+        .args(["--", "sleep", "600"]));
+    assert!(String::from_utf8_lossy(&from_session.stdout).ends_with(" ready\n"), "{from_session:?}");
+
+    // SSH keys, webhooks and previews.
+    let key = home.join("key");
+    let keygen = Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(&key).status().unwrap();
+    assert!(keygen.success());
+    let added = run(sluice(home)
+        .args(["ssh-keys", "add", "--principal", "alice", "--key-file"])
+        .arg(key.with_extension("pub")));
+    assert!(added.status.success(), "{added:?}");
+    let fingerprint = String::from_utf8_lossy(&added.stdout).split_whitespace().next().unwrap().to_owned();
+    assert!(fingerprint.starts_with("SHA256:"), "{added:?}");
+    let keys = String::from_utf8_lossy(&run(sluice(home).args(["ssh-keys", "list", "--principal", "alice"])).stdout)
+        .to_string();
+    assert!(keys.contains(&fingerprint), "{keys}");
+    assert!(run(sluice(home).args(["ssh-keys", "rm", &fingerprint])).status.success());
+    let hook = ok_json(sluice(home).args([
+        "webhooks",
+        "create",
+        "--url",
+        "http://127.0.0.1:9/hook",
+        "--event",
+        "workspace.created",
+    ]));
+    let hook_id = hook["id"].as_str().expect("a webhook").to_owned();
+    let hooks = String::from_utf8_lossy(&run(sluice(home).args(["webhooks", "list"])).stdout).to_string();
+    assert!(hooks.contains(&hook_id), "{hooks}");
+    assert!(run(sluice(home).args(["webhooks", "deliveries", &hook_id])).status.success());
+    assert!(run(sluice(home).args(["webhooks", "rm", &hook_id])).status.success());
+    let previews = run(sluice(home).args(["previews", "create", &id, "--port", "8000", "--owner", "alice"]));
+    assert!(String::from_utf8_lossy(&previews.stderr).contains("previews-not-configured"), "{previews:?}");
 
     // Piped into something that stops reading (`| head -1`), it ends
     // quietly: no panic.
