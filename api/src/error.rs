@@ -54,6 +54,9 @@ pub enum ApiError {
     /// the caller's).
     #[error("the workspace's worktree has nothing at that path")]
     WorktreeFileNotFound,
+    /// The executor keeps no process of that id.
+    #[error("no process of the workspace has that id")]
+    ProcessNotFound,
     /// A byte range that starts past the file's end.
     #[error("the range asked for is not within the file")]
     RangeNotSatisfiable,
@@ -254,6 +257,10 @@ impl ApiError {
             ApiError::WorktreeFileNotFound => (
                 StatusCode::NOT_FOUND,
                 body("WorktreeFileNotFoundError", "the workspace's worktree has nothing at that path".into(), None),
+            ),
+            ApiError::ProcessNotFound => (
+                StatusCode::NOT_FOUND,
+                body("ProcessNotFoundError", "no process of the workspace has that id".into(), None),
             ),
             ApiError::RangeNotSatisfiable => (
                 StatusCode::RANGE_NOT_SATISFIABLE,

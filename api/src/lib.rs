@@ -174,6 +174,13 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/workspaces/{workspaceId}/files/list", get(routes::files::list_files))
         .route("/v1/workspaces/{workspaceId}/files/watch", get(routes::files::watch_files))
         .route(
+            "/v1/workspaces/{workspaceId}/processes",
+            post(routes::processes::start_process).get(routes::processes::list_processes),
+        )
+        .route("/v1/workspaces/{workspaceId}/processes/{processId}/signal", post(routes::processes::signal_process))
+        .route("/v1/workspaces/{workspaceId}/processes/{processId}/stdin", post(routes::processes::write_stdin))
+        .route("/v1/workspaces/{workspaceId}/processes/{processId}/output", get(routes::processes::process_output))
+        .route(
             "/v1/workspaces/{workspaceId}/files/archive",
             get(routes::files::pack_archive).put(routes::files::unpack_archive),
         )

@@ -127,6 +127,11 @@ impl Modify for BodyTooLarge {
         crate::routes::files::pack_archive,
         crate::routes::files::unpack_archive,
         crate::routes::files::watch_files,
+        crate::routes::processes::start_process,
+        crate::routes::processes::list_processes,
+        crate::routes::processes::signal_process,
+        crate::routes::processes::write_stdin,
+        crate::routes::processes::process_output,
         crate::routes::workspaces::list_retained_executors,
         crate::routes::jobs::list_failed_jobs,
         crate::routes::jobs::retry_job,
@@ -249,8 +254,8 @@ mod tests {
         let paths = doc["paths"].as_object().unwrap();
         assert_eq!(
             paths.len(),
-            54,
-            "17 workspace paths, 7 file paths, 5 capture-session paths, 2 run paths, /v1/retained-executors, 2 job paths, \
+            58,
+            "17 workspace paths, 7 file paths, 4 process paths, 5 capture-session paths, 2 run paths, /v1/retained-executors, 2 job paths, \
              /v1/workers, 4 host paths, 3 ssh-key paths, workspace sessions, 2 preview paths, 2 event streams, 4 webhook paths, \
              /metrics and /healthz"
         );

@@ -1238,6 +1238,129 @@ pub struct WorktreeWatchEvent {
     pub data: String,
 }
 
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StartProcessRequest {
+    pub owner_user_id: OwnerUserId,
+    /// The program and its arguments (no shell).
+    pub argv: Vec<String>,
+    /// Where it runs, relative to the worktree (the worktree by default).
+    pub cwd: Option<String>,
+    /// Its environment, on top of the workspace's.
+    pub env: Option<BTreeMap<String, String>>,
+    /// A name to know it by.
+    pub name: Option<String>,
+}
+
+/// A process the executor keeps running.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProcessRecord {
+    pub process_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub argv: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    pub state: ProcessState,
+    pub started_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// The signal that ended it (without `SIG`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signal: Option<String>,
+}
+
+/// Where a process is.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProcessState {
+    Running,
+    Exited,
+    Signalled,
+}
+
+impl ProcessRecord {
+    pub fn of(info: sluice_protocol::background::ProcessInfo) -> ProcessRecord {
+        let state = match info.state.as_str() {
+            "running" => ProcessState::Running,
+            "signalled" => ProcessState::Signalled,
+            _ => ProcessState::Exited,
+        };
+        ProcessRecord {
+            process_id: info.id,
+            name: info.name,
+            argv: info.argv,
+            cwd: info.cwd,
+            state,
+            started_at: rfc3339(info.started_ms),
+            ended_at: info.ended_ms.map(rfc3339),
+            exit_code: info.exit_code,
+            signal: info.signal,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ListProcessesResponse {
+    pub items: Vec<ProcessRecord>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SignalProcessRequest {
+    pub owner_user_id: OwnerUserId,
+    /// `TERM`, `INT`, `KILL`, `HUP`, `QUIT`, `USR1`, `USR2`, `PIPE` or `ALRM`.
+    pub signal: String,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct ProcessStdinQuery {
+    /// The workspace's owner (required).
+    pub owner_user_id: Option<OwnerUserId>,
+    /// Close the process's input after these bytes.
+    #[param(pattern = r"^(?:true|false)$")]
+    pub eof: Option<String>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct ProcessOutputQuery {
+    /// The workspace's owner (required).
+    pub owner_user_id: Option<OwnerUserId>,
+    /// Go on with each new chunk until the process ends.
+    #[param(pattern = r"^(?:true|false)$")]
+    pub follow: Option<String>,
+}
+
+/// The kinds of event a process's output stream sends.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProcessOutputKind {
+    Stdout,
+    Stderr,
+    Cut,
+    Ended,
+}
+
+/// One event of a process's output stream, as Server-Sent Events frame it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ProcessOutputEvent {
+    /// The position after it (output only): what `Last-Event-ID` resumes after.
+    #[schema(pattern = r"^[0-9]{1,18}$")]
+    pub id: Option<String>,
+    pub event: ProcessOutputKind,
+    /// JSON: `{"text"}` for output, `{"from", "to"}` for a cut, the process
+    /// (a `ProcessRecord`) once it ended.
+    #[schema(content_media_type = "application/json")]
+    pub data: String,
+}
+
 /// What an unpack put in place.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

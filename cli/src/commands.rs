@@ -4,7 +4,7 @@ use clap::{Parser, Subcommand};
 use sluice_server::config::{ApiArgs, MetricsArgs, StoreArgs, WebhookArgs, WorkerArgs};
 
 use crate::gateway::GatewayArgs;
-use crate::{broker, capture, collection, files, operate, resources, settings, workspaces};
+use crate::{broker, capture, collection, files, operate, processes, resources, settings, workspaces};
 
 #[derive(Parser)]
 #[command(name = "sluice", version, about = "A capture/drain workspace control plane")]
@@ -135,6 +135,9 @@ pub enum Command {
     /// A workspace's live worktree: put, get, ls, mkdir, mv, rm, cp (talks to the API).
     #[command(subcommand)]
     Files(files::FilesCommand),
+    /// Processes that keep running in a workspace: start, list, logs, signal, stdin (talks to the API).
+    #[command(subcommand)]
+    Processes(processes::ProcessesCommand),
     /// Preview URLs of a workspace's ports: create, list, revoke (talks to the API).
     #[command(subcommand)]
     Previews(resources::PreviewsCommand),
@@ -187,6 +190,7 @@ impl Command {
                 | Command::Workspaces(_)
                 | Command::Runs(_)
                 | Command::Files(_)
+                | Command::Processes(_)
                 | Command::Previews(_)
                 | Command::SshKeys(_)
                 | Command::Webhooks(_)

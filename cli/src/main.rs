@@ -10,6 +10,7 @@ mod export;
 mod files;
 mod gateway;
 mod operate;
+mod processes;
 mod resources;
 mod settings;
 mod workspaces;
@@ -141,6 +142,7 @@ async fn run(argv: Vec<std::ffi::OsString>) -> anyhow::Result<()> {
         Command::Workspaces(command) => exit_with(workspaces::run(command).await?),
         Command::Runs(command) => exit_with(workspaces::runs(command).await?),
         Command::Files(command) => exit_with(files::run(command).await?),
+        Command::Processes(command) => exit_with(processes::run(command).await?),
         Command::Previews(command) => resources::previews(command).await,
         Command::SshKeys(command) => resources::ssh_keys(command).await,
         Command::Webhooks(command) => resources::webhooks(command).await,

@@ -20,15 +20,18 @@ macro_rules! log_line {
     }};
 }
 
+mod background;
 pub mod capture;
 pub mod cli;
 mod commands;
+mod dir_entries;
 mod egress;
 pub mod exec;
 mod files;
 pub mod managed;
 pub mod pooled;
 pub mod processes;
+mod session_context;
 mod sessions;
 mod sftp;
 mod snapshots;
@@ -91,6 +94,8 @@ struct Daemon {
     /// Reads and writes files for the control plane, as the workload.
     files: workload::FsWorker,
     commands: Arc<commands::Commands>,
+    /// Processes kept running for the control plane.
+    background: Arc<background::Background>,
     /// Environment every exec and durable command starts with.
     exec_env: std::collections::BTreeMap<String, String>,
     /// Where the working directory is bound (kept on the executor's disk,
@@ -372,6 +377,7 @@ pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
             capture,
             files: files.clone(),
             commands: Arc::new(commands::Commands::new(config.state_dir)),
+            background: Arc::new(background::Background::new(config.state_dir)),
             exec_env: exec_env.clone(),
             binds: std::sync::Mutex::new(
                 std::fs::read(config.state_dir.join(BINDS_FILE))
@@ -838,6 +844,7 @@ async fn open_session(State(daemon): State<Arc<Daemon>>, mut request: Request) -
         finalizing: daemon.capture.as_ref().is_some_and(|c| c.finalizing()),
         sftp_server: sftp_server_argv(),
         touch,
+        background: daemon.background.clone(),
     };
     tokio::spawn(async move {
         if let Ok(upgraded) = upgrade.await {

@@ -5,7 +5,7 @@
 //! takes its session's processes with it (SIGHUP, then SIGKILL).
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,7 +16,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::process::Command;
 use tokio::sync::mpsc;
 
-use crate::processes::{Processes, SpawnError};
+use crate::processes::SpawnError;
+pub use crate::session_context::SessionContext;
 
 /// How long a client has to say what it wants.
 const OPEN_WITHIN: Duration = Duration::from_secs(10);
@@ -29,19 +30,6 @@ const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(2);
 const HANGUP_GRACE: Duration = Duration::from_secs(2);
 /// Frames waiting for the client before readers wait.
 const OUTBOX: usize = 64;
-
-/// What a session needs of its daemon.
-pub struct SessionContext {
-    pub processes: Arc<Processes>,
-    pub workdir: PathBuf,
-    pub env: std::collections::BTreeMap<String, String>,
-    /// Whether the executor's work is being ended (a final flush).
-    pub finalizing: bool,
-    /// How the daemon's own binary is started to serve sftp as the workload.
-    pub sftp_server: Option<Vec<String>>,
-    /// Called on every frame from the client: the executor is in use.
-    pub touch: Arc<dyn Fn() + Send + Sync>,
-}
 
 /// Runs one session on an upgraded connection until it ends.
 pub async fn run<S>(io: S, context: SessionContext)
@@ -76,6 +64,11 @@ where
             }
             Open::Run { request } => run_command(request, reader, &outbox, &context).await,
             Open::Files { op } => crate::worktree::serve(op, reader, &outbox, &context).await,
+            Open::Process { op } => {
+                let start_in = (context.workdir.as_path(), &context.env, context.processes.as_ref());
+                crate::background::serve(op, reader, &outbox, &context.background, start_in, context.touch.as_ref())
+                    .await
+            }
             Open::Sftp => match context.sftp_server.clone() {
                 Some(argv) => command_session(argv, None, Default::default(), reader, &outbox, &context).await,
                 None => refuse(&outbox, "unsupported", "this executor cannot serve sftp").await,
@@ -458,6 +451,7 @@ async fn deliver(kind: FrameKind, payload: &[u8], input: &mut Input, pgid: i32) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::processes::Processes;
 
     /// A session served on one end of an in-memory stream; the test is the
     /// client on the other.
@@ -479,6 +473,7 @@ mod tests {
                 finalizing: false,
                 sftp_server: None,
                 touch: Arc::new(|| {}),
+                background: Arc::new(crate::background::Background::new(&std::env::temp_dir().join("sluice-test-bg"))),
             };
             tokio::spawn(run(theirs, context));
             let mut client = Client { stream: ours };
@@ -663,6 +658,7 @@ mod tests {
             finalizing: false,
             sftp_server: None,
             touch: Arc::new(|| {}),
+            background: Arc::new(crate::background::Background::new(&std::env::temp_dir().join("sluice-test-bg"))),
         };
         tokio::spawn(run(theirs, context));
         sluice_session::write_frames(&mut ours, FrameKind::Stdin, b"ls\n").await.unwrap();

@@ -7,9 +7,9 @@
 //! leads out; a name that is itself a symlink is never followed where an
 //! operation acts on the name (a move, a removal, a write's rename).
 
-use std::ffi::{CString, OsStr, OsString};
+use std::ffi::{CString, OsStr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use sluice_protocol::session::FrameKind;
@@ -17,7 +17,8 @@ use sluice_protocol::worktree::{EntryKind, FileHead, FileOp, Listing, MAX_DEPTH,
 use tokio::io::AsyncRead;
 use tokio::sync::mpsc;
 
-use crate::sessions::SessionContext;
+use crate::dir_entries::names;
+use crate::session_context::SessionContext;
 
 /// Bytes one data frame carries.
 const CHUNK: usize = 64 * 1024;
@@ -152,34 +153,6 @@ fn entry(name: &[u8], st: &libc::stat) -> WorktreeEntry {
         size: st.st_size as u64,
         mode: st.st_mode & 0o7777,
         modified_ms: modified_ms(st),
-    }
-}
-
-/// The names in a directory (not `.` or `..`).
-pub(crate) fn names(dir: &OwnedFd) -> std::io::Result<Vec<OsString>> {
-    // SAFETY: fdopendir takes its own duplicate, closed by closedir.
-    unsafe {
-        let dup = check(libc::fcntl(dir.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 0) as _)? as i32;
-        let stream = libc::fdopendir(dup);
-        if stream.is_null() {
-            let e = std::io::Error::last_os_error();
-            libc::close(dup);
-            return Err(e);
-        }
-        let mut found = Vec::new();
-        loop {
-            let next = libc::readdir(stream);
-            if next.is_null() {
-                break;
-            }
-            let name = std::ffi::CStr::from_ptr((*next).d_name.as_ptr()).to_bytes();
-            if name != b"." && name != b".." {
-                found.push(OsString::from_vec(name.to_vec()));
-            }
-        }
-        libc::closedir(stream);
-        found.sort();
-        Ok(found)
     }
 }
 

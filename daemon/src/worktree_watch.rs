@@ -189,7 +189,7 @@ fn add(
     let wd = inotify.watches().add(format!("/proc/self/fd/{}", dir.as_raw_fd()), mask())?;
     dirs.insert(wd, path.clone());
     if recursive {
-        for name in crate::worktree::names(dir)? {
+        for name in crate::dir_entries::names(dir)? {
             if let Ok(sub) = open_below(dir, &[name.as_os_str()]) {
                 add(inotify, &sub, path.join(&name), true, dirs)?;
             }

@@ -1,11 +1,12 @@
-//! The worktree's file operations ([`sluice_protocol::worktree`]) over a
-//! session on the executor, wherever it runs: a call, a read whose bytes
-//! come as they are read, a write whose bytes go as they come.
+//! Calls over a session on the executor, wherever it runs: the worktree's
+//! file operations ([`sluice_protocol::worktree`]) and background processes
+//! ([`sluice_protocol::background`]). A call answers once; a read's bytes
+//! come as they are read; a write's bytes go as they come.
 
 use std::time::Duration;
 
 use sluice_protocol::session::{FrameKind, Open, PING_EVERY_MS, Refusal};
-use sluice_protocol::worktree::{FileHead, FileOp};
+use sluice_protocol::worktree::FileHead;
 use tokio::io::{ReadHalf, WriteHalf};
 use tokio::sync::mpsc;
 
@@ -37,8 +38,8 @@ fn refusal(payload: &[u8]) -> FileError {
     FileError::Refused { code: refusal.code, message: refusal.message }
 }
 
-async fn open(mut session: SessionStream, op: FileOp) -> Result<SessionStream, FileError> {
-    let open = serde_json::to_vec(&Open::Files { op }).map_err(|e| ExecutorError::Unreachable(e.to_string()))?;
+async fn open(mut session: SessionStream, op: impl Into<Open>) -> Result<SessionStream, FileError> {
+    let open = serde_json::to_vec(&op.into()).map_err(|e| ExecutorError::Unreachable(e.to_string()))?;
     sluice_session::write_frames(&mut session, FrameKind::Open, &open).await.map_err(broken)?;
     Ok(session)
 }
@@ -68,7 +69,7 @@ async fn answer(reader: &mut ReadHalf<SessionStream>) -> Result<serde_json::Valu
 }
 
 /// A list, mkdir, move or remove: its answer.
-pub async fn call(session: SessionStream, op: FileOp) -> Result<serde_json::Value, FileError> {
+pub async fn call(session: SessionStream, op: impl Into<Open>) -> Result<serde_json::Value, FileError> {
     let session = open(session, op).await?;
     let (mut reader, _writer) = tokio::io::split(session);
     tokio::time::timeout(CALL_WITHIN, answer(&mut reader)).await.map_err(|_| {
@@ -86,7 +87,7 @@ pub struct Reading {
 
 /// Starts a read (or a pack): answers once the file is known, its bytes
 /// following.
-pub async fn read(session: SessionStream, op: FileOp) -> Result<Reading, FileError> {
+pub async fn read(session: SessionStream, op: impl Into<Open>) -> Result<Reading, FileError> {
     let session = open(session, op).await?;
     let (mut reader, mut writer) = tokio::io::split(session);
     let head = match tokio::time::timeout(CALL_WITHIN, sluice_session::read_frame(&mut reader)).await {
@@ -135,7 +136,7 @@ pub async fn read(session: SessionStream, op: FileOp) -> Result<Reading, FileErr
 /// chunk abandons it: nothing is put in place); answers what was written.
 pub async fn write(
     session: SessionStream,
-    op: FileOp,
+    op: impl Into<Open>,
     mut body: mpsc::Receiver<Result<Vec<u8>, String>>,
 ) -> Result<serde_json::Value, FileError> {
     let session = open(session, op).await?;

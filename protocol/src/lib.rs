@@ -5,6 +5,7 @@
 //! control plane bounds and checks, never instructions.
 
 pub mod attest;
+pub mod background;
 pub mod capture;
 pub mod egress;
 pub mod names;

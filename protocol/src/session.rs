@@ -148,6 +148,20 @@ pub enum Open {
     Run { request: crate::ExecRequest },
     /// A file operation on the worktree (see [`crate::worktree`]).
     Files { op: crate::worktree::FileOp },
+    /// A call about background processes (see [`crate::background`]).
+    Process { op: crate::background::ProcessOp },
+}
+
+impl From<crate::worktree::FileOp> for Open {
+    fn from(op: crate::worktree::FileOp) -> Open {
+        Open::Files { op }
+    }
+}
+
+impl From<crate::background::ProcessOp> for Open {
+    fn from(op: crate::background::ProcessOp) -> Open {
+        Open::Process { op }
+    }
 }
 
 impl Open {
@@ -160,6 +174,7 @@ impl Open {
             Open::Connect { .. } => "port-forward",
             Open::Run { .. } => "run",
             Open::Files { .. } => "files",
+            Open::Process { .. } => "process",
         }
     }
 }

@@ -5,6 +5,7 @@ pub mod fleet;
 pub mod jobs;
 pub mod metrics;
 pub mod previews;
+pub mod processes;
 pub mod runs;
 pub mod ssh_keys;
 pub mod webhooks;

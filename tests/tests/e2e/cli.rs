@@ -240,6 +240,44 @@ async fn people_drive_workspaces_from_the_cli_through_the_typed_client() {
     let outside = run(&mut files(&["get", &id, "../../etc/passwd"]));
     assert!(String::from_utf8_lossy(&outside.stderr).contains("path"), "{outside:?}");
 
+    // Processes: started, listed, fed, followed to their end, signalled.
+    let procs = |args: &[&str]| {
+        let mut command = sluice(home);
+        command.arg("processes").arg(args[0]).args(["--owner", "alice"]).args(&args[1..]);
+        command
+    };
+    let started = run(&mut procs(&[
+        "start",
+        &id,
+        "--name",
+        "greeter",
+        "--",
+        "busybox",
+        "sh",
+        "-c",
+        "echo started; read x; echo \"got $x\"",
+    ]));
+    let started_line = String::from_utf8_lossy(&started.stdout).to_string();
+    assert!(started_line.contains("greeter") && started_line.contains("running"), "{started:?}");
+    let greeter = started_line.split_whitespace().next().unwrap().to_owned();
+    let mut fed = procs(&["stdin", &id, &greeter, "--eof"]).stdin(Stdio::piped()).spawn().unwrap();
+    fed.stdin.take().unwrap().write_all(b"hi\n").unwrap();
+    assert!(fed.wait().unwrap().success());
+    let logs = run(&mut procs(&["logs", &id, &greeter, "-f"]));
+    assert_eq!(
+        (logs.status.code(), String::from_utf8_lossy(&logs.stdout).as_ref()),
+        (Some(0), "started\ngot hi\n"),
+        "{logs:?}"
+    );
+    let sleeper = run(&mut procs(&["start", &id, "--", "busybox", "sleep", "600"]));
+    let sleeper = String::from_utf8_lossy(&sleeper.stdout).split_whitespace().next().unwrap().to_owned();
+    let listed = String::from_utf8_lossy(&run(&mut procs(&["list", &id])).stdout).to_string();
+    assert!(listed.lines().any(|l| l.starts_with(&sleeper) && l.contains("running")), "{listed}");
+    assert!(listed.lines().any(|l| l.starts_with(&greeter) && l.contains("exit 0")), "{listed}");
+    assert!(run(&mut procs(&["signal", &id, &sleeper, "TERM"])).status.success());
+    let ended = run(&mut procs(&["logs", &id, &sleeper, "-f"]));
+    assert!(String::from_utf8_lossy(&ended.stderr).contains("signal TERM"), "{ended:?}");
+
     // A capture session, its token kept in a file only its owner reads,
     // and a workspace started from it.
     let token_file = home.join("cs.token");

@@ -25,6 +25,7 @@ mod layout;
 mod lifecycle;
 mod metrics;
 mod previews;
+mod processes;
 mod serve;
 mod settings;
 mod store_faults;
