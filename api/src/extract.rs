@@ -113,6 +113,19 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for QueryOf<T> {
     }
 }
 
+/// The position a reconnecting stream names in `Last-Event-ID` (`None`
+/// when it names none), refused by name when it is not one.
+pub fn last_position(headers: &axum::http::HeaderMap, of: &str) -> Result<Option<u64>, ApiError> {
+    let Some(value) = headers.get("last-event-id") else { return Ok(None) };
+    value
+        .to_str()
+        .ok()
+        .filter(|t| !t.is_empty() && t.len() <= 18 && t.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|t| t.parse::<u64>().ok())
+        .map(Some)
+        .ok_or_else(|| ApiError::bad_request(format!("Last-Event-ID must be a position in {of}")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -168,12 +168,7 @@ async fn logs(api: &Api, common: &Common, workspace_id: &str, process_id: &str, 
             buffer.push_str(&String::from_utf8_lossy(&chunk));
             while let Some(end) = buffer.find("\n\n") {
                 let block: String = buffer.drain(..end + 2).collect();
-                let field = |name: &str| {
-                    block
-                        .lines()
-                        .find_map(|l| l.strip_prefix(name).map(|v| v.strip_prefix(' ').unwrap_or(v).to_owned()))
-                };
-                let (Some(event), Some(data)) = (field("event:"), field("data:")) else { continue };
+                let Some((id, event, data)) = crate::workspaces::parse_event(&block) else { continue };
                 let data: Value = serde_json::from_str(&data).unwrap_or(Value::Null);
                 match event.as_str() {
                     "stdout" => {
@@ -191,8 +186,8 @@ async fn logs(api: &Api, common: &Common, workspace_id: &str, process_id: &str, 
                     }
                     _ => {}
                 }
-                if let Some(id) = field("id:") {
-                    last = Some(id);
+                if id.is_some() {
+                    last = id;
                 }
             }
         }

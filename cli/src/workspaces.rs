@@ -481,7 +481,7 @@ fn parse_message(block: &str) -> Option<(String, String)> {
 
 /// One Server-Sent Events message: its `id:` (if it has one), `event:`
 /// (`message` when it names none) and `data:`.
-fn parse_event(block: &str) -> Option<(Option<String>, String, String)> {
+pub(crate) fn parse_event(block: &str) -> Option<(Option<String>, String, String)> {
     let field = |name: &str| {
         block.lines().find_map(|l| l.strip_prefix(name).map(|v| v.strip_prefix(' ').unwrap_or(v).to_owned()))
     };

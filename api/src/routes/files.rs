@@ -52,12 +52,13 @@ fn file_failed(e: FileError) -> ApiError {
         "exists" => ApiError::conflict(message, Some(Code::FileExists)),
         "not-empty" => ApiError::conflict(message, Some(Code::DirectoryNotEmpty)),
         "permission-denied" => ApiError::conflict(message, Some(Code::PermissionDenied)),
+        "too-large" => ApiError::PayloadTooLarge,
         _ => ApiError::conflict(message, Some(Code::DaemonRefused)),
     }
 }
 
 /// A session on the owner's workspace's live executor.
-async fn session(
+pub(crate) async fn session(
     app: &AppState,
     owner: &OwnerId,
     workspace_id: &WorkspaceId,
@@ -122,17 +123,20 @@ pub async fn write_file(
         return Err(ApiError::PayloadTooLarge);
     }
     let session = session(&app, &owner, &workspace_id).await?;
-    let written = upload(session, FileOp::Write { path, mode, parents }, body).await?;
+    let written =
+        upload(session, FileOp::Write { path, mode, parents }, body, MAX_UPLOAD_BYTES).await.map_err(file_failed)?;
     Ok(Json(serde_json::from_value(written).map_err(|e| ApiError::Internal(Box::new(e)))?))
 }
 
-/// Sends `body` into `op` (a write or an unpack) as it arrives, counted:
-/// past the bound the upload is abandoned and nothing is put in place.
-async fn upload(
+/// Sends `body` into `op` (a write, an unpack, a process's input) as it
+/// arrives, counted: past `bound` the upload is abandoned and nothing is
+/// put in place.
+pub(crate) async fn upload(
     session: sluice_executor::SessionStream,
-    op: FileOp,
+    op: impl Into<sluice_protocol::session::Open>,
     body: Body,
-) -> Result<serde_json::Value, ApiError> {
+    bound: u64,
+) -> Result<serde_json::Value, FileError> {
     let (tx, rx) = tokio::sync::mpsc::channel(8);
     let feeding = async move {
         let mut stream = body.into_data_stream();
@@ -146,7 +150,7 @@ async fn upload(
                 }
             };
             total += chunk.len() as u64;
-            if total > MAX_UPLOAD_BYTES {
+            if total > bound {
                 let _ = tx.send(Err("the body is over the upload bound".into())).await;
                 return true;
             }
@@ -158,9 +162,9 @@ async fn upload(
     };
     let (written, over) = tokio::join!(sluice_executor::files::write(session, op, rx), feeding);
     if over {
-        return Err(ApiError::PayloadTooLarge);
+        return Err(FileError::Refused { code: "too-large".into(), message: "the body is over its bound".into() });
     }
-    written.map_err(file_failed)
+    written
 }
 
 fn declared_too_large(headers: &HeaderMap) -> bool {
@@ -355,7 +359,7 @@ pub async fn unpack_archive(
         return Err(ApiError::PayloadTooLarge);
     }
     let session = session(&app, &owner, &workspace_id).await?;
-    let unpacked = upload(session, FileOp::Unpack { path }, body).await?;
+    let unpacked = upload(session, FileOp::Unpack { path }, body, MAX_UPLOAD_BYTES).await.map_err(file_failed)?;
     Ok(Json(serde_json::from_value(unpacked).map_err(|e| ApiError::Internal(Box::new(e)))?))
 }
 

@@ -10,8 +10,8 @@ use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
-use futures::{Stream, StreamExt};
-use sluice_domain::ids::{OwnerId, WorkspaceId};
+use futures::Stream;
+use sluice_domain::ids::WorkspaceId;
 use sluice_executor::files::FileError;
 use sluice_protocol::background::{OutputItem, ProcessInfo, ProcessOp, StartRequest};
 
@@ -19,7 +19,8 @@ use crate::AppState;
 use crate::error::responses::{Conflict, Internal, InvalidRequest, NotFound, Unauthenticated};
 use crate::error::{ApiError, Code};
 use crate::extract::{JsonBody, QueryOf};
-use crate::routes::workspaces::{control, daemon_failed, live_executor, owned};
+use crate::routes::files::{session, upload};
+use crate::routes::workspaces::daemon_failed;
 use crate::validate;
 use crate::wire::{
     ListProcessesResponse, OwnerQuery, ProcessOutputEvent, ProcessOutputQuery, ProcessRecord, ProcessStdinQuery,
@@ -35,20 +36,10 @@ fn process_failed(e: FileError) -> ApiError {
         FileError::Refused { code, message } => match code.as_str() {
             "not-found" => ApiError::ProcessNotFound,
             "invalid" => ApiError::bad_request(message),
+            "too-large" => ApiError::PayloadTooLarge,
             _ => ApiError::conflict(message, Some(Code::DaemonRefused)),
         },
     }
-}
-
-async fn session(
-    app: &AppState,
-    owner: &OwnerId,
-    workspace_id: &WorkspaceId,
-) -> Result<sluice_executor::SessionStream, ApiError> {
-    let view = owned(app, owner, workspace_id).await?;
-    let (run_id, endpoint) = live_executor(&view)?;
-    let target = sluice_executor::Target { run_id: &run_id, endpoint: &endpoint };
-    control(app)?.open_session(target).await.map_err(daemon_failed)
 }
 
 fn record(info: ProcessInfo) -> ProcessRecord {
@@ -149,32 +140,7 @@ pub async fn write_stdin(
         Some(_) => return Err(ApiError::bad_request("eof must be true or false")),
     };
     let session = session(&app, &owner, &workspace_id).await?;
-    let (tx, rx) = tokio::sync::mpsc::channel(8);
-    let feeding = async move {
-        let mut stream = body.into_data_stream();
-        let mut total = 0u64;
-        while let Some(chunk) = stream.next().await {
-            let Ok(chunk) = chunk else {
-                let _ = tx.send(Err("the request body broke off".to_owned())).await;
-                return false;
-            };
-            total += chunk.len() as u64;
-            if total > MAX_STDIN_BYTES {
-                let _ = tx.send(Err("the body is over the bound".to_owned())).await;
-                return true;
-            }
-            if tx.send(Ok(chunk.to_vec())).await.is_err() {
-                return false;
-            }
-        }
-        false
-    };
-    let op = ProcessOp::Stdin { id: process_id, eof };
-    let (written, over) = tokio::join!(sluice_executor::files::write(session, op, rx), feeding);
-    if over {
-        return Err(ApiError::PayloadTooLarge);
-    }
-    written.map_err(process_failed)?;
+    upload(session, ProcessOp::Stdin { id: process_id, eof }, body, MAX_STDIN_BYTES).await.map_err(process_failed)?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -198,15 +164,7 @@ pub async fn process_output(
         Some("true") => true,
         Some(_) => return Err(ApiError::bad_request("follow must be true or false")),
     };
-    let after = match headers.get("last-event-id") {
-        None => 0,
-        Some(value) => value
-            .to_str()
-            .ok()
-            .filter(|t| !t.is_empty() && t.len() <= 18 && t.bytes().all(|b| b.is_ascii_digit()))
-            .and_then(|t| t.parse::<u64>().ok())
-            .ok_or_else(|| ApiError::bad_request("Last-Event-ID must be a position in the process's output"))?,
-    };
+    let after = crate::extract::last_position(&headers, "the process's output")?.unwrap_or(0);
     let slot = app
         .streams
         .clone()

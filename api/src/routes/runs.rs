@@ -143,15 +143,7 @@ pub async fn stream_run(
     QueryOf(q): QueryOf<OwnerQuery>,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
     let owner = q.owner_user_id.ok_or(ApiError::NotFound)?.into_id();
-    let after = match headers.get("last-event-id") {
-        None => 0,
-        Some(value) => value
-            .to_str()
-            .ok()
-            .filter(|t| !t.is_empty() && t.len() <= 18 && t.bytes().all(|b| b.is_ascii_digit()))
-            .and_then(|t| t.parse::<i64>().ok())
-            .ok_or_else(|| ApiError::bad_request("Last-Event-ID must be a position in the run's output"))?,
-    };
+    let after = crate::extract::last_position(&headers, "the run's output")?.map_or(0, |p| p as i64);
     // 404 before the stream opens.
     app.store.get_exec_run(&owner, &run_id).await?.ok_or(ApiError::NotFound)?;
     open(app, owner, run_id, after, None).await
