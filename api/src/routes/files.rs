@@ -24,7 +24,7 @@ use crate::routes::workspaces::{control, daemon_failed, live_executor, owned};
 use crate::validate;
 use crate::wire::{
     ArchiveQuery, FileListing, ListFilesQuery, MkdirRequest, MoveFileRequest, ReadFileQuery, RemoveFileRequest,
-    UnpackedArchive, WatchFilesQuery, WorktreeEntry, WorktreeWatchEvent, WriteFileQuery,
+    UnpackedArchive, WaitQuery, WatchFilesQuery, WorktreeEntry, WorktreeWatchEvent, WriteFileQuery,
 };
 
 /// The largest file one upload writes.
@@ -57,13 +57,23 @@ fn file_failed(e: FileError) -> ApiError {
     }
 }
 
-/// A session on the owner's workspace's live executor.
+/// `waitFor` and `timeoutMs` of a call on the worktree.
+pub(crate) fn wait_of(app: &AppState, waiting: &WaitQuery) -> Result<Option<std::time::Duration>, ApiError> {
+    validate::wait_query(waiting.wait_for.as_deref(), waiting.timeout_ms.as_deref(), app.config.http.idle_timeout)
+}
+
+/// A session on the owner's workspace's live executor (after waiting for
+/// it, up to `wait`, while it is still starting).
 pub(crate) async fn session(
     app: &AppState,
     owner: &OwnerId,
     workspace_id: &WorkspaceId,
+    wait: Option<std::time::Duration>,
 ) -> Result<sluice_executor::SessionStream, ApiError> {
-    let view = owned(app, owner, workspace_id).await?;
+    let view = match wait {
+        Some(wait) => crate::waiting::while_starting(app, owner, workspace_id, wait).await?,
+        None => owned(app, owner, workspace_id).await?,
+    };
     let (run_id, endpoint) = live_executor(&view)?;
     let target = sluice_executor::Target { run_id: &run_id, endpoint: &endpoint };
     control(app)?.open_session(target).await.map_err(daemon_failed)
@@ -73,9 +83,10 @@ async fn call(
     app: &AppState,
     owner: &OwnerId,
     workspace_id: &WorkspaceId,
+    wait: Option<std::time::Duration>,
     op: FileOp,
 ) -> Result<serde_json::Value, ApiError> {
-    let session = session(app, owner, workspace_id).await?;
+    let session = session(app, owner, workspace_id, wait).await?;
     sluice_executor::files::call(session, op).await.map_err(file_failed)
 }
 
@@ -90,17 +101,19 @@ fn flag(field: &str, value: Option<&str>) -> Result<bool, ApiError> {
 /// Write a file of the worktree from the request's body.
 #[utoipa::path(put, path = "/v1/workspaces/{workspaceId}/files", tag = "files", operation_id = "writeWorkspaceFile",
     description = "Writes the body's bytes (streamed, at most 1 GiB) to `path`, relative to the worktree, as the workload: the file is written beside its place and renamed over it once whole, so a reader never sees half of it and an upload cut short leaves nothing. `mode` (octal, default 644) is its permission bits; `parents=true` makes missing directories first. Answers the written file.",
-    params(("workspaceId" = String, Path), WriteFileQuery),
+    params(("workspaceId" = String, Path), WaitQuery, WriteFileQuery),
     request_body(content = Vec<u8>, content_type = "application/octet-stream"),
     responses((status = 200, body = WorktreeEntry), InvalidRequest, Unauthenticated, NotFound, Conflict, (status = 413, body = crate::error::ErrorBody), Internal),
     security(("apiToken" = [])))]
 pub async fn write_file(
     State(app): State<AppState>,
     Path(workspace_id): Path<WorkspaceId>,
+    QueryOf(waiting): QueryOf<WaitQuery>,
     QueryOf(q): QueryOf<WriteFileQuery>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<WorktreeEntry>, ApiError> {
+    let wait = wait_of(&app, &waiting)?;
     let owner = validate::owner(q.owner_user_id)?.into_id();
     let path = path("path", q.path.as_deref().unwrap_or_default())?;
     if path.trim_matches('/').is_empty() {
@@ -122,7 +135,7 @@ pub async fn write_file(
     if declared.is_some_and(|n| n > MAX_UPLOAD_BYTES) {
         return Err(ApiError::PayloadTooLarge);
     }
-    let session = session(&app, &owner, &workspace_id).await?;
+    let session = session(&app, &owner, &workspace_id, wait).await?;
     let written =
         upload(session, FileOp::Write { path, mode, parents }, body, MAX_UPLOAD_BYTES).await.map_err(file_failed)?;
     Ok(Json(serde_json::from_value(written).map_err(|e| ApiError::Internal(Box::new(e)))?))
@@ -196,7 +209,7 @@ fn range(headers: &HeaderMap, size: u64) -> Result<Option<(u64, u64)>, u64> {
 /// Read a file of the worktree (streamed; `Range` for a part).
 #[utoipa::path(get, path = "/v1/workspaces/{workspaceId}/files", tag = "files", operation_id = "readWorkspaceFile",
     description = "The file at `path` (relative to the worktree), read as the workload and streamed as it is read. A `Range: bytes=A-B` (or `A-`, or `-N`) answers 206 with that part; one that starts past the end, 416.",
-    params(("workspaceId" = String, Path), ReadFileQuery,
+    params(("workspaceId" = String, Path), WaitQuery, ReadFileQuery,
         ("Range" = Option<String>, Header, description = "One byte range, `bytes=A-B`")),
     responses((status = 200, content_type = "application/octet-stream", body = Vec<u8>),
         (status = 206, content_type = "application/octet-stream", body = Vec<u8>),
@@ -206,15 +219,17 @@ fn range(headers: &HeaderMap, size: u64) -> Result<Option<(u64, u64)>, u64> {
 pub async fn read_file(
     State(app): State<AppState>,
     Path(workspace_id): Path<WorkspaceId>,
+    QueryOf(waiting): QueryOf<WaitQuery>,
     QueryOf(q): QueryOf<ReadFileQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
+    let wait = wait_of(&app, &waiting)?;
     let owner = validate::owner(q.owner_user_id)?.into_id();
     let path = path("path", q.path.as_deref().unwrap_or_default())?;
     let read = |offset: u64, length: Option<u64>| {
         let (app, owner, workspace_id, path) = (&app, &owner, &workspace_id, path.clone());
         async move {
-            let session = session(app, owner, workspace_id).await?;
+            let session = session(app, owner, workspace_id, wait).await?;
             sluice_executor::files::read(session, FileOp::Read { path, offset, length }).await.map_err(file_failed)
         }
     };
@@ -266,14 +281,16 @@ fn stream_of(
 /// List a directory of the worktree.
 #[utoipa::path(get, path = "/v1/workspaces/{workspaceId}/files/list", tag = "files", operation_id = "listWorkspaceFiles",
     description = "The entries of the directory at `path` (the worktree itself when empty), `depth` levels down (1 to 16, default 1), sorted by name, at most 10,000 (`truncated` says when there were more). Each names its path from the listed directory (`nameHex`, hex of its bytes, when that is not UTF-8), its kind, size, permission bits and modification time. Symlinks are listed, never followed.",
-    params(("workspaceId" = String, Path), ListFilesQuery),
+    params(("workspaceId" = String, Path), WaitQuery, ListFilesQuery),
     responses((status = 200, body = FileListing), InvalidRequest, Unauthenticated, NotFound, Conflict, Internal),
     security(("apiToken" = [])))]
 pub async fn list_files(
     State(app): State<AppState>,
     Path(workspace_id): Path<WorkspaceId>,
+    QueryOf(waiting): QueryOf<WaitQuery>,
     QueryOf(q): QueryOf<ListFilesQuery>,
 ) -> Result<Json<FileListing>, ApiError> {
+    let wait = wait_of(&app, &waiting)?;
     let owner = validate::owner(q.owner_user_id)?.into_id();
     let path = path("path", q.path.as_deref().unwrap_or_default())?;
     let depth = match q.depth.as_deref() {
@@ -284,81 +301,90 @@ pub async fn list_files(
             .filter(|n| (1..=MAX_DEPTH).contains(n))
             .ok_or_else(|| ApiError::bad_request(format!("depth must be a whole number from 1 to {MAX_DEPTH}")))?,
     };
-    let listing = call(&app, &owner, &workspace_id, FileOp::List { path, depth }).await?;
+    let listing = call(&app, &owner, &workspace_id, wait, FileOp::List { path, depth }).await?;
     Ok(Json(serde_json::from_value(listing).map_err(|e| ApiError::Internal(Box::new(e)))?))
 }
 
 /// Make a directory in the worktree.
 #[utoipa::path(post, path = "/v1/workspaces/{workspaceId}/files/mkdir", tag = "files", operation_id = "makeWorkspaceDirectory",
     description = "Makes the directory `path`; with `parents`, the missing ones above it too (and an existing one is no error).",
-    params(("workspaceId" = String, Path)), request_body = MkdirRequest,
+    params(("workspaceId" = String, Path), WaitQuery), request_body = MkdirRequest,
     responses((status = 204), InvalidRequest, Unauthenticated, NotFound, Conflict, Internal),
     security(("apiToken" = [])))]
 pub async fn make_directory(
     State(app): State<AppState>,
     Path(workspace_id): Path<WorkspaceId>,
+    QueryOf(waiting): QueryOf<WaitQuery>,
     JsonBody(req): JsonBody<MkdirRequest>,
 ) -> Result<StatusCode, ApiError> {
+    let wait = wait_of(&app, &waiting)?;
     let owner = req.owner_user_id.into_id();
     let path = path("path", &req.path)?;
-    call(&app, &owner, &workspace_id, FileOp::Mkdir { path, parents: req.parents.unwrap_or(false) }).await?;
+    call(&app, &owner, &workspace_id, wait, FileOp::Mkdir { path, parents: req.parents.unwrap_or(false) }).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
 /// Move (rename) an entry of the worktree.
 #[utoipa::path(post, path = "/v1/workspaces/{workspaceId}/files/move", tag = "files", operation_id = "moveWorkspaceFile",
     description = "Moves `from` to `to` (both in the worktree); 409 `file-exists` when `to` exists, unless `overwrite`. A symlink is moved itself, never followed.",
-    params(("workspaceId" = String, Path)), request_body = MoveFileRequest,
+    params(("workspaceId" = String, Path), WaitQuery), request_body = MoveFileRequest,
     responses((status = 204), InvalidRequest, Unauthenticated, NotFound, Conflict, Internal),
     security(("apiToken" = [])))]
 pub async fn move_file(
     State(app): State<AppState>,
     Path(workspace_id): Path<WorkspaceId>,
+    QueryOf(waiting): QueryOf<WaitQuery>,
     JsonBody(req): JsonBody<MoveFileRequest>,
 ) -> Result<StatusCode, ApiError> {
+    let wait = wait_of(&app, &waiting)?;
     let owner = req.owner_user_id.into_id();
     let (from, to) = (path("from", &req.from)?, path("to", &req.to)?);
-    call(&app, &owner, &workspace_id, FileOp::Move { from, to, overwrite: req.overwrite.unwrap_or(false) }).await?;
+    call(&app, &owner, &workspace_id, wait, FileOp::Move { from, to, overwrite: req.overwrite.unwrap_or(false) })
+        .await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
 /// Remove an entry of the worktree.
 #[utoipa::path(post, path = "/v1/workspaces/{workspaceId}/files/remove", tag = "files", operation_id = "removeWorkspaceFile",
     description = "Removes `path`: a file or symlink (the link, not what it points at), an empty directory, or with `recursive` a directory and all it holds.",
-    params(("workspaceId" = String, Path)), request_body = RemoveFileRequest,
+    params(("workspaceId" = String, Path), WaitQuery), request_body = RemoveFileRequest,
     responses((status = 204), InvalidRequest, Unauthenticated, NotFound, Conflict, Internal),
     security(("apiToken" = [])))]
 pub async fn remove_file(
     State(app): State<AppState>,
     Path(workspace_id): Path<WorkspaceId>,
+    QueryOf(waiting): QueryOf<WaitQuery>,
     JsonBody(req): JsonBody<RemoveFileRequest>,
 ) -> Result<StatusCode, ApiError> {
+    let wait = wait_of(&app, &waiting)?;
     let owner = req.owner_user_id.into_id();
     let path = path("path", &req.path)?;
-    call(&app, &owner, &workspace_id, FileOp::Remove { path, recursive: req.recursive.unwrap_or(false) }).await?;
+    call(&app, &owner, &workspace_id, wait, FileOp::Remove { path, recursive: req.recursive.unwrap_or(false) }).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
 /// Unpack a tar archive into a directory of the worktree.
 #[utoipa::path(put, path = "/v1/workspaces/{workspaceId}/files/archive", tag = "files", operation_id = "unpackWorkspaceArchive",
     description = "Unpacks the body, a tar archive (streamed, at most 1 GiB), into the directory `path` (made when missing), as the workload. The archive is kept aside whole and every member checked before anything is written: a member whose path leaves the directory, or lies under one of the archive's own symlinks, refuses it all (400). Files are each put in place whole, with their permission bits; directories and symlinks (as links) are made; other members (devices, fifos, hard links) are left out and counted.",
-    params(("workspaceId" = String, Path), ArchiveQuery),
+    params(("workspaceId" = String, Path), WaitQuery, ArchiveQuery),
     request_body(content = Vec<u8>, content_type = "application/octet-stream", description = "A tar archive"),
     responses((status = 200, body = UnpackedArchive), InvalidRequest, Unauthenticated, NotFound, Conflict, (status = 413, body = crate::error::ErrorBody), Internal),
     security(("apiToken" = [])))]
 pub async fn unpack_archive(
     State(app): State<AppState>,
     Path(workspace_id): Path<WorkspaceId>,
+    QueryOf(waiting): QueryOf<WaitQuery>,
     QueryOf(q): QueryOf<ArchiveQuery>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<UnpackedArchive>, ApiError> {
+    let wait = wait_of(&app, &waiting)?;
     let owner = validate::owner(q.owner_user_id)?.into_id();
     let path = path("path", q.path.as_deref().unwrap_or_default())?;
     if declared_too_large(&headers) {
         return Err(ApiError::PayloadTooLarge);
     }
-    let session = session(&app, &owner, &workspace_id).await?;
+    let session = session(&app, &owner, &workspace_id, wait).await?;
     let unpacked = upload(session, FileOp::Unpack { path }, body, MAX_UPLOAD_BYTES).await.map_err(file_failed)?;
     Ok(Json(serde_json::from_value(unpacked).map_err(|e| ApiError::Internal(Box::new(e)))?))
 }
@@ -366,17 +392,19 @@ pub async fn unpack_archive(
 /// Pack a directory of the worktree as a tar archive.
 #[utoipa::path(get, path = "/v1/workspaces/{workspaceId}/files/archive", tag = "files", operation_id = "packWorkspaceArchive",
     description = "The directory `path` (the worktree itself when empty) as a tar archive (POSIX pax: any names, millisecond times), streamed as it is packed, read as the workload: directories, files with their permission bits, symlinks as links (never followed); other entries are left out. A pack that breaks off cuts the answer: it is never short and well-formed.",
-    params(("workspaceId" = String, Path), ArchiveQuery),
+    params(("workspaceId" = String, Path), WaitQuery, ArchiveQuery),
     responses((status = 200, content_type = "application/x-tar", body = Vec<u8>), InvalidRequest, Unauthenticated, NotFound, Conflict, Internal),
     security(("apiToken" = [])))]
 pub async fn pack_archive(
     State(app): State<AppState>,
     Path(workspace_id): Path<WorkspaceId>,
+    QueryOf(waiting): QueryOf<WaitQuery>,
     QueryOf(q): QueryOf<ArchiveQuery>,
 ) -> Result<Response, ApiError> {
+    let wait = wait_of(&app, &waiting)?;
     let owner = validate::owner(q.owner_user_id)?.into_id();
     let path = path("path", q.path.as_deref().unwrap_or_default())?;
-    let session = session(&app, &owner, &workspace_id).await?;
+    let session = session(&app, &owner, &workspace_id, wait).await?;
     let reading = sluice_executor::files::read(session, FileOp::Pack { path }).await.map_err(file_failed)?;
     let mut response = Response::new(Body::from_stream(stream_of(reading.chunks)));
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/x-tar"));
@@ -386,18 +414,20 @@ pub async fn pack_archive(
 /// Changes under a directory of the worktree as they happen (Server-Sent Events).
 #[utoipa::path(get, path = "/v1/workspaces/{workspaceId}/files/watch", tag = "files", operation_id = "watchWorkspaceFiles",
     description = "Changes under the directory `path` (the worktree itself when empty; `recursive=true` for every directory below it, as they come and go) as the kernel reports them, as Server-Sent Events: `event:` is `created`, `modified` (written and closed, or its metadata changed), `removed`, `renamed` (`from` names where it was) or `overflow` (changes were lost: read what is there again); `data:` is `{\"kind\", \"path\", \"from\"?, \"directory\"}`, paths relative to the watched directory. Read as the workload; symlinks are never followed. The stream ends with the executor. A comment `heartbeat` is sent while nothing happens.",
-    params(("workspaceId" = String, Path), WatchFilesQuery),
+    params(("workspaceId" = String, Path), WaitQuery, WatchFilesQuery),
     responses((status = 200, content_type = "text/event-stream", body = WorktreeWatchEvent),
         InvalidRequest, Unauthenticated, NotFound, Conflict, (status = 503, body = crate::error::ErrorBody), Internal),
     security(("apiToken" = [])))]
 pub async fn watch_files(
     State(app): State<AppState>,
     Path(workspace_id): Path<WorkspaceId>,
+    QueryOf(waiting): QueryOf<WaitQuery>,
     QueryOf(q): QueryOf<WatchFilesQuery>,
 ) -> Result<
     axum::response::sse::Sse<impl futures::Stream<Item = Result<axum::response::sse::Event, std::convert::Infallible>>>,
     ApiError,
 > {
+    let wait = wait_of(&app, &waiting)?;
     use axum::response::sse::{Event, KeepAlive, Sse};
     let owner = validate::owner(q.owner_user_id)?.into_id();
     let path = path("path", q.path.as_deref().unwrap_or_default())?;
@@ -407,7 +437,7 @@ pub async fn watch_files(
         .clone()
         .try_acquire_owned()
         .map_err(|_| ApiError::ServiceUnavailable("too many streams are open here; reconnect shortly".into()))?;
-    let session = session(&app, &owner, &workspace_id).await?;
+    let session = session(&app, &owner, &workspace_id, wait).await?;
     let reading =
         sluice_executor::files::read(session, FileOp::Watch { path, recursive }).await.map_err(file_failed)?;
     let events = futures::stream::unfold((reading.chunks, slot), |(mut chunks, slot)| async move {

@@ -180,3 +180,41 @@ async fn a_stop_drains_a_workspace_whose_writers_keep_writing_and_loses_no_line(
         }
     }
 }
+
+/// A process kept running by the daemon (started through the API, not an
+/// exec) is a writer like any other: a stop's final flush ends it, and the
+/// drain saves every line it wrote.
+#[tokio::test]
+async fn a_stop_drains_a_workspace_whose_background_process_keeps_writing() {
+    for flavor in Flavor::all() {
+        eprintln!("{flavor:?}, a background process");
+        let dir = DataDir::new();
+        let server = Server::start_with(&dir.path(), flavor.options()).await;
+        let session = session(&server, None).await;
+        let (id, run_id) = launch(&server, &session, "writer").await;
+        let start = json!({"ownerUserId": "alice", "name": "writer",
+            "argv": ["/bin/busybox", "sh", "-c", direct_writer()]});
+        let (status, process) = server.post(&format!("/v1/workspaces/{id}/processes"), &start).await;
+        assert_eq!(status, 201, "{process}");
+        written(flavor, &dir, &run_id, 20).await;
+
+        let (status, body) = server.post(&format!("/v1/workspaces/{id}/stop"), &json!({"ownerUserId": "alice"})).await;
+        assert_eq!(status, 202, "{body}");
+        let most = std::cell::Cell::new(0);
+        poll_until("the drain removed the executor", Duration::from_secs(90), || async {
+            let seen = lines_on_disk(flavor, &dir, &run_id);
+            most.set(most.get().max(seen.unwrap_or(0)));
+            seen.is_none().then_some(())
+        })
+        .await;
+        let stopped = server.wait_for("alice", &id, Duration::from_secs(90), |w| w["status"] == "stopped").await;
+        assert_eq!(stopped["captureDrain"]["state"], "stopped", "{stopped}");
+        let restored = restored_lines(&server, &session, "next").await;
+        assert!(
+            restored >= most.get() && restored >= 20,
+            "{flavor:?}: {} on the disk, {restored} restored",
+            most.get()
+        );
+        server.stop();
+    }
+}

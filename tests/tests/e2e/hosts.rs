@@ -154,6 +154,21 @@ async fn workspace_calls_reach_the_executors_host(api: &Server, id: &str) {
     assert_eq!(put.status(), 200, "{:?}", put.text().await);
     let got = api.client.get(&url).bearer_auth(&api.token).send().await.unwrap();
     assert_eq!(got.bytes().await.unwrap()[..], bytes[..], "the file came back from the executor's host");
+    let start = json!({"ownerUserId": "alice", "argv": ["sh", "-c", "echo from-the-host; exec sleep 600"]});
+    let (status, process) = api.post(&format!("/v1/workspaces/{id}/processes"), &start).await;
+    assert_eq!(status, 201, "{process}");
+    let process_id = process["processId"].as_str().unwrap();
+    let output = format!("/v1/workspaces/{id}/processes/{process_id}/output?ownerUserId=alice");
+    let said = sluice_tests::read_until(
+        WITHIN,
+        || api.read_stream(&output, None, 10, Duration::from_secs(2)),
+        |(_, seen)| seen.iter().any(|e| e.data["text"] == "from-the-host\n"),
+    )
+    .await;
+    assert!(said.is_ok(), "the process's output came from its host: {said:?}");
+    let signal = json!({"ownerUserId": "alice", "signal": "KILL"});
+    let (status, _) = api.post(&format!("/v1/workspaces/{id}/processes/{process_id}/signal"), &signal).await;
+    assert_eq!(status, 200);
 }
 
 /// curl from the hub: the HTTP status and the body.

@@ -52,6 +52,20 @@ async fn a_create_that_waits_answers_ready_and_an_exec_follows_at_once() {
     let ended = server.run_ended("alice", run["runId"].as_str().unwrap(), Duration::from_secs(30)).await;
     assert_eq!(ended["status"], "completed", "{ended}");
 
+    // So does a file call, and a process start.
+    let (status, created) = server.post("/v1/workspaces", &sleeper(None)).await;
+    assert_eq!(status, 202, "{created}");
+    let id = created["workspaceId"].as_str().unwrap();
+    let url = format!("{}/v1/workspaces/{id}/files?ownerUserId=alice&path=early.txt&waitFor=ready", server.base);
+    let put = server.client.put(&url).bearer_auth(&server.token).body("early").send().await.unwrap();
+    assert_eq!(put.status(), 200, "{:?}", put.text().await);
+    let (status, created) = server.post("/v1/workspaces", &sleeper(None)).await;
+    assert_eq!(status, 202, "{created}");
+    let id = created["workspaceId"].as_str().unwrap();
+    let start = json!({"ownerUserId": "alice", "argv": ["sleep", "60"]});
+    let (status, process) = server.post(&format!("/v1/workspaces/{id}/processes?waitFor=ready"), &start).await;
+    assert_eq!(status, 201, "{process}");
+
     // A replay of a create that waits is the same create: `waitFor` is not
     // part of what its key stands for.
     let keyed = |wait: Option<Value>| {
