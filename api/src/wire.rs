@@ -12,6 +12,9 @@ use utoipa::{IntoParams, ToSchema};
 // ---------------------------------------------------------------- requests
 
 pub use crate::validate::{OwnerUserId, TEXT_PATTERN, WaitFor};
+pub use sluice_protocol::worktree::{
+    EntryKind as WorktreeEntryKind, Listing as FileListing, Unpacked as UnpackedArchive, WorktreeEntry,
+};
 
 /// A repository selection. Accepted by the schema; this install refuses it (422).
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
@@ -1167,33 +1170,6 @@ pub struct RemoveFileRequest {
     pub recursive: Option<bool>,
 }
 
-/// What kind of entry a path of the worktree is.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum WorktreeEntryKind {
-    File,
-    Directory,
-    Symlink,
-    Other,
-}
-
-/// One entry of the worktree: its path (from the listed directory, or the
-/// worktree for a written file), or `nameHex` where that is not UTF-8.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct WorktreeEntry {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name_hex: Option<String>,
-    pub kind: WorktreeEntryKind,
-    pub size: u64,
-    /// Permission bits.
-    pub mode: u32,
-    /// Modified, in milliseconds since the epoch.
-    pub modified_ms: i64,
-}
-
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
@@ -1359,26 +1335,6 @@ pub struct ProcessOutputEvent {
     /// (a `ProcessRecord`) once it ended.
     #[schema(content_media_type = "application/json")]
     pub data: String,
-}
-
-/// What an unpack put in place.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct UnpackedArchive {
-    pub files: u64,
-    pub directories: u64,
-    pub symlinks: u64,
-    /// Members neither files, directories nor symlinks, left out.
-    pub skipped: u64,
-}
-
-/// A directory's entries.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct FileListing {
-    pub entries: Vec<WorktreeEntry>,
-    /// More entries were there than one listing holds (10,000).
-    pub truncated: bool,
 }
 
 /// A deleted workspace.

@@ -2,7 +2,6 @@
 //! the command line through the typed client: start, list, logs (-f to
 //! follow, resuming after a dropped stream), signal, stdin.
 
-use std::io::Write;
 use std::time::Duration;
 
 use anyhow::bail;
@@ -166,25 +165,21 @@ async fn logs(api: &Api, common: &Common, workspace_id: &str, process_id: &str, 
         let mut buffer = String::new();
         while let Some(Ok(chunk)) = stream.next().await {
             buffer.push_str(&String::from_utf8_lossy(&chunk));
-            while let Some(end) = buffer.find("\n\n") {
-                let block: String = buffer.drain(..end + 2).collect();
-                let Some((id, event, data)) = crate::workspaces::parse_event(&block) else { continue };
-                let data: Value = serde_json::from_str(&data).unwrap_or(Value::Null);
-                match event.as_str() {
-                    "stdout" => {
-                        let mut out = std::io::stdout().lock();
-                        out.write_all(data["text"].as_str().unwrap_or("").as_bytes())?;
-                        out.flush()?;
+            for (id, event, data) in crate::workspaces::take_events(&mut buffer) {
+                if !crate::workspaces::print_output(&event, &data)? {
+                    match event.as_str() {
+                        "cut" => {
+                            eprintln!(
+                                "(output from {} to {} was cut: only the newest is kept)",
+                                data["from"], data["to"]
+                            )
+                        }
+                        "ended" => {
+                            eprintln!("{}", line(&data));
+                            return Ok(data["exitCode"].as_i64().map_or(0, |c| c.clamp(0, 255) as i32));
+                        }
+                        _ => {}
                     }
-                    "stderr" => eprint!("{}", data["text"].as_str().unwrap_or("")),
-                    "cut" => {
-                        eprintln!("(output from {} to {} was cut: only the newest is kept)", data["from"], data["to"])
-                    }
-                    "ended" => {
-                        eprintln!("{}", line(&data));
-                        return Ok(data["exitCode"].as_i64().map_or(0, |c| c.clamp(0, 255) as i32));
-                    }
-                    _ => {}
                 }
                 if id.is_some() {
                     last = id;

@@ -473,19 +473,43 @@ fn run_exit_code(run: &types::ExecRun) -> i32 {
     }
 }
 
-/// One Server-Sent Events message: its `id:` and `data:`.
-fn parse_message(block: &str) -> Option<(String, String)> {
-    let (id, _, data) = parse_event(block)?;
-    Some((id?, data))
-}
-
 /// One Server-Sent Events message: its `id:` (if it has one), `event:`
 /// (`message` when it names none) and `data:`.
-pub(crate) fn parse_event(block: &str) -> Option<(Option<String>, String, String)> {
+fn parse_event(block: &str) -> Option<(Option<String>, String, String)> {
     let field = |name: &str| {
         block.lines().find_map(|l| l.strip_prefix(name).map(|v| v.strip_prefix(' ').unwrap_or(v).to_owned()))
     };
     Some((field("id:"), field("event:").unwrap_or_else(|| "message".into()), field("data:")?))
+}
+
+/// The complete Server-Sent Events messages at the front of `buffer`,
+/// taken off it: each one's `id:`, `event:` and `data:` as JSON.
+pub(crate) fn take_events(buffer: &mut String) -> Vec<(Option<String>, String, Value)> {
+    let mut events = Vec::new();
+    while let Some(end) = buffer.find("\n\n") {
+        let block: String = buffer.drain(..end + 2).collect();
+        if let Some((id, event, data)) = parse_event(&block) {
+            events.push((id, event, serde_json::from_str(&data).unwrap_or(Value::Null)));
+        }
+    }
+    events
+}
+
+/// Prints a `stdout` or `stderr` event's text where it belongs, as it
+/// comes; whether the event was one.
+pub(crate) fn print_output(event: &str, data: &Value) -> std::io::Result<bool> {
+    use std::io::Write;
+    let text = data["text"].as_str().unwrap_or("");
+    match event {
+        "stdout" => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())?;
+            out.flush()?;
+        }
+        "stderr" => eprint!("{text}"),
+        _ => return Ok(false),
+    }
+    Ok(true)
 }
 
 /// Prints a run's output as it comes, through its stream (resumed after
@@ -498,7 +522,6 @@ async fn follow_run(
     deadline: tokio::time::Instant,
     wait_seconds: u64,
 ) -> anyhow::Result<types::ExecRun> {
-    use std::io::Write;
     let mut last: Option<String> = None;
     loop {
         let mut ask = api.client.stream_run().run_id(run_id).owner_user_id(common.owner_user_id.as_str());
@@ -523,23 +546,16 @@ async fn follow_run(
                 Ok(_) => break,
             };
             buffer.push_str(&String::from_utf8_lossy(&chunk));
-            while let Some(end) = buffer.find("\n\n") {
-                let block: String = buffer.drain(..end + 2).collect();
-                let Some((id, event, data)) = parse_event(&block) else { continue };
-                let data: Value = serde_json::from_str(&data).unwrap_or(Value::Null);
-                match event.as_str() {
-                    "stdout" => {
-                        let mut out = std::io::stdout().lock();
-                        out.write_all(data["text"].as_str().unwrap_or("").as_bytes())?;
-                        out.flush()?;
+            for (id, event, data) in take_events(&mut buffer) {
+                if !print_output(&event, &data)? {
+                    match event.as_str() {
+                        "exit" if data["stdoutTruncated"] == true || data["stderrTruncated"] == true => {
+                            eprintln!("(output cut at 1 MiB)");
+                        }
+                        "exit" if data["timedOut"] == true => eprintln!("(timed out)"),
+                        "end" => return Ok(serde_json::from_value(data)?),
+                        _ => {}
                     }
-                    "stderr" => eprint!("{}", data["text"].as_str().unwrap_or("")),
-                    "exit" if data["stdoutTruncated"] == true || data["stderrTruncated"] == true => {
-                        eprintln!("(output cut at 1 MiB)");
-                    }
-                    "exit" if data["timedOut"] == true => eprintln!("(timed out)"),
-                    "end" => return Ok(serde_json::from_value(data)?),
-                    _ => {}
                 }
                 if id.is_some() {
                     last = id;
@@ -597,10 +613,9 @@ async fn events(common: &Common, id: &str, follow: bool) -> anyhow::Result<i32> 
         while let Some(chunk) = stream.next().await {
             let Ok(chunk) = chunk else { break };
             buffer.push_str(&String::from_utf8_lossy(&chunk));
-            while let Some(end) = buffer.find("\n\n") {
-                let block: String = buffer.drain(..end + 2).collect();
-                if let Some((event_id, data)) = parse_message(&block) {
-                    let event: Value = serde_json::from_str(&data).unwrap_or(Value::Null);
+            for (event_id, _, event) in take_events(&mut buffer) {
+                // Events without an id are not the workspace's (there are none).
+                if let Some(event_id) = event_id {
                     print_event(common.output, &event);
                     last = Some(event_id);
                 }
@@ -617,7 +632,11 @@ mod tests {
     #[test]
     fn messages_are_read_by_their_fields_and_comments_are_not_messages() {
         let block = "id: 7\nevent: runtime.ready\ndata: {\"sequence\":7}\n\n";
-        assert_eq!(parse_message(block), Some(("7".into(), "{\"sequence\":7}".into())));
-        assert_eq!(parse_message(": heartbeat\n\n"), None);
+        let mut buffer = format!("{block}: heartbeat\n\nevent: end\ndata: {{}}\n\nid: 8");
+        let taken = take_events(&mut buffer);
+        assert_eq!(taken.len(), 2, "two messages; a comment is none: {taken:?}");
+        assert_eq!(taken[0], (Some("7".into()), "runtime.ready".into(), serde_json::json!({"sequence": 7})));
+        assert_eq!((taken[1].0.as_ref(), taken[1].1.as_str()), (None, "end"));
+        assert_eq!(buffer, "id: 8", "a message not yet whole stays");
     }
 }

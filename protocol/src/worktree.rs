@@ -96,6 +96,7 @@ pub struct WatchEvent {
 
 /// What an unpack put in place.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = UnpackedArchive))]
 #[serde(rename_all = "camelCase")]
 pub struct Unpacked {
     pub files: u64,
@@ -116,8 +117,9 @@ pub struct FileHead {
     pub modified_ms: i64,
 }
 
-/// What kind of entry a path is.
+/// What kind of entry a path of the worktree is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = WorktreeEntryKind))]
 #[serde(rename_all = "kebab-case")]
 pub enum EntryKind {
     File,
@@ -126,10 +128,11 @@ pub enum EntryKind {
     Other,
 }
 
-/// One entry of the worktree. `name` is its path from the listed
-/// directory; `name_hex` stands in for it (hex of its bytes) when the
-/// name is not UTF-8.
+/// One entry of the worktree: its path (from the listed directory, or the
+/// worktree for a written file), or `nameHex` (hex of its bytes) where
+/// that is not UTF-8.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct WorktreeEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -138,16 +141,19 @@ pub struct WorktreeEntry {
     pub name_hex: Option<String>,
     pub kind: EntryKind,
     pub size: u64,
+    /// Permission bits.
     pub mode: u32,
+    /// Modified, in milliseconds since the epoch.
     pub modified_ms: i64,
 }
 
-/// A directory's listing.
+/// A directory's entries.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = FileListing))]
 #[serde(rename_all = "camelCase")]
 pub struct Listing {
     pub entries: Vec<WorktreeEntry>,
-    /// More entries were there than one listing holds.
+    /// More entries were there than one listing holds (10,000).
     pub truncated: bool,
 }
 
