@@ -276,6 +276,23 @@ fn put_file(
     placed
 }
 
+/// Passes each chunk of the client's input to `each` until its end. The
+/// end is an empty chunk (the client's `StdinEof`); input that stops
+/// without it (the client went away) is an error, so nothing it started
+/// is put in place.
+fn take_input(
+    input: &mut mpsc::Receiver<Vec<u8>>,
+    mut each: impl FnMut(&[u8]) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    loop {
+        match input.blocking_recv() {
+            Some(bytes) if bytes.is_empty() => return Ok(()),
+            Some(bytes) => each(&bytes)?,
+            None => return Err(std::io::Error::other("the input broke off before its end")),
+        }
+    }
+}
+
 /// Archive bytes on their way to the session, in frames of [`CHUNK`].
 struct Packer<'a> {
     out: &'a mpsc::Sender<Out>,
@@ -402,9 +419,7 @@ fn unpack(
     // SAFETY: just opened, ours alone.
     let mut file = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd as i32) });
     send(Out::Ready);
-    while let Some(bytes) = input.blocking_recv() {
-        std::io::Write::write_all(&mut file, &bytes)?;
-    }
+    take_input(input, |bytes| std::io::Write::write_all(&mut file, bytes))?;
     let rewound = |file: &mut std::fs::File| -> std::io::Result<std::fs::File> {
         std::io::Seek::seek(file, std::io::SeekFrom::Start(0))?;
         file.try_clone()
@@ -530,10 +545,7 @@ fn run(op: FileOp, root: &Path, mut input: mpsc::Receiver<Vec<u8>>, out: &mpsc::
             let mode = mode.map_or(0o644, |m| m & 0o777);
             put_file(&dir, name, mode, |file| {
                 send(Out::Ready);
-                while let Some(bytes) = input.blocking_recv() {
-                    std::io::Write::write_all(file, &bytes)?;
-                }
-                Ok(())
+                take_input(&mut input, |bytes| std::io::Write::write_all(file, bytes))
             })
             .map_err(|e| io_refused(e, &path))?;
             let st = stat_at(&dir, &c_name(name)).map_err(|e| io_refused(e, &path))?;
@@ -694,12 +706,18 @@ pub async fn serve<R: AsyncRead + Unpin>(
                 None => return,
             },
             frame = sluice_session::read_frame(&mut reader), if input_tx.is_some() => match frame {
+                // An empty chunk is the end (see `take_input`): none is passed before it.
+                Ok(Some((FrameKind::Stdin, bytes))) if bytes.is_empty() => {}
                 Ok(Some((FrameKind::Stdin, bytes))) => {
                     if let Some(tx) = &input_tx && tx.send(bytes).await.is_err() {
                         input_tx = None;
                     }
                 }
-                Ok(Some((FrameKind::StdinEof, _))) => input_tx = None,
+                Ok(Some((FrameKind::StdinEof, _))) => {
+                    if let Some(tx) = input_tx.take() {
+                        let _ = tx.send(Vec::new()).await;
+                    }
+                }
                 Ok(Some(_)) => {}
                 // The client went away mid-write: nothing is renamed into place.
                 _ => return,
@@ -750,6 +768,8 @@ mod tests {
         for chunk in input {
             input_tx.try_send(chunk.to_vec()).unwrap();
         }
+        // The end, as the session says it.
+        input_tx.try_send(Vec::new()).unwrap();
         drop(input_tx);
         let (out, mut said) = mpsc::channel(1024);
         let result = run(op, root, input_rx, &out);
@@ -900,6 +920,22 @@ mod tests {
         assert_eq!(seen, ["created in/f", "modified in/f", "renamed in/g", "removed in/g"]);
         drop(said);
         watcher.join().unwrap().unwrap();
+    }
+
+    /// A write whose client goes away before its input's end puts nothing
+    /// in place and leaves no temporary file.
+    #[test]
+    fn a_write_cut_short_leaves_nothing() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(root.path().join("kept.txt"), b"before").unwrap();
+        let (input_tx, input) = mpsc::channel(16);
+        input_tx.try_send(b"half of it".to_vec()).unwrap();
+        drop(input_tx);
+        let (out, _said) = mpsc::channel(16);
+        let write = FileOp::Write { path: "kept.txt".into(), mode: None, parents: false };
+        assert!(run(write, root.path(), input, &out).is_err());
+        assert_eq!(std::fs::read(root.path().join("kept.txt")).unwrap(), b"before");
+        assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 1, "no temporary file is left");
     }
 
     #[test]
