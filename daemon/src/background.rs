@@ -21,7 +21,8 @@ use crate::processes::{Processes, SpawnError};
 
 /// Output kept per process: past twice this, the oldest is cut down to it.
 pub const KEEP_BYTES: u64 = 4 << 20;
-/// Processes one executor keeps at once (running or ended, until removed).
+/// Processes one executor keeps at once: past it, the longest ended one
+/// is forgotten (its output with it); a running one never is.
 const MAX_PROCESSES: usize = 256;
 /// A record's header: its stream (1 stdout, 2 stderr) and length.
 const HEADER: usize = 5;
@@ -69,18 +70,13 @@ impl Log {
         Ok(())
     }
 
-    /// Records from `after` on, at most about `max` bytes of them; a cut
-    /// first when `after` is before what is kept.
-    fn read(&self, after: u64, max: usize) -> std::io::Result<Vec<OutputItem>> {
-        let mut items = Vec::new();
-        let mut at = after;
-        if at < self.base {
-            items.push(OutputItem::Cut { from: at, to: self.base });
-            at = self.base;
-        }
+    /// Passes each kept record from `at` (a record's start, at or after
+    /// `base`) to `each` (its stream, bytes and the next record's position)
+    /// until about `max` bytes were passed.
+    fn each_record(&self, mut at: u64, max: usize, mut each: impl FnMut(u8, Vec<u8>, u64)) -> std::io::Result<()> {
         let end = self.base + self.len;
         if at >= end {
-            return Ok(items);
+            return Ok(());
         }
         let mut file = std::fs::File::open(&self.path)?;
         file.seek(SeekFrom::Start(at - self.base))?;
@@ -93,15 +89,51 @@ impl Log {
             file.read_exact(&mut bytes)?;
             at += (HEADER + len) as u64;
             taken += len;
-            let stream = if header[0] == 2 { "stderr" } else { "stdout" };
+            each(header[0], bytes, at);
+        }
+        Ok(())
+    }
+
+    /// Records from `after` on, at most about `max` bytes of them; a cut
+    /// first when `after` is before what is kept.
+    fn read(&self, after: u64, max: usize) -> std::io::Result<Vec<OutputItem>> {
+        let mut items = Vec::new();
+        let mut at = after;
+        if at < self.base {
+            items.push(OutputItem::Cut { from: at, to: self.base });
+            at = self.base;
+        }
+        self.each_record(at, max, |stream, bytes, position| {
+            let stream = if stream == 2 { "stderr" } else { "stdout" };
             items.push(OutputItem::Output {
                 stream: stream.into(),
                 text: String::from_utf8_lossy(&bytes).into_owned(),
-                position: at,
+                position,
             });
-        }
+        })?;
         Ok(items)
     }
+
+    /// The kept output's bytes, each stream's first `limit` of them, and
+    /// whether any was cut (here, or before it was kept).
+    fn collected(&self, limit: usize) -> std::io::Result<Collected> {
+        let mut collected = Collected { truncated: self.base > 0, ..Collected::default() };
+        self.each_record(self.base, usize::MAX, |stream, bytes, _| {
+            let into = if stream == 2 { &mut collected.stderr } else { &mut collected.stdout };
+            let room = limit.saturating_sub(into.len());
+            collected.truncated |= bytes.len() > room;
+            into.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        })?;
+        Ok(collected)
+    }
+}
+
+/// A process's output as bytes, for a caller that wants it whole.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Collected {
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub truncated: bool,
 }
 
 struct Process {
@@ -156,9 +188,7 @@ impl Background {
         let Some(program) = request.argv.first().filter(|p| !p.is_empty()) else {
             return Err(refused("invalid", "argv must name a program"));
         };
-        if self.processes.lock().unwrap_or_else(|e| e.into_inner()).len() >= MAX_PROCESSES {
-            return Err(refused("invalid", format!("this executor keeps at most {MAX_PROCESSES} processes")));
-        }
+        self.make_room()?;
         let id = format!("proc_{:016x}", rand_u64());
         let dir = self.dir.join(&id);
         std::fs::create_dir_all(&dir).map_err(|e| refused("failed", format!("cannot keep its output: {e}")))?;
@@ -209,9 +239,15 @@ impl Background {
         .collect();
         tokio::spawn(async move {
             let status = child.wait().await.ok();
-            for reader in readers {
-                let _ = reader.await;
+            // What it left running in its group ends with it (as with an
+            // exec); a descendant that left the group may hold its output
+            // open, so that is read for a moment, not waited for.
+            if pgid > 0 {
+                // SAFETY: killpg only sends a signal; the group was the process's own.
+                unsafe { libc::killpg(pgid, libc::SIGKILL) };
             }
+            let drained = futures::future::join_all(readers);
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(2), drained).await;
             let mut info = process.info.lock().unwrap_or_else(|e| e.into_inner());
             info.ended_ms = Some(now_ms());
             match status {
@@ -232,6 +268,49 @@ impl Background {
             process.moved.send_modify(|n| *n += 1);
         });
         Ok(info)
+    }
+
+    /// Forgets the longest ended process when the executor keeps its
+    /// most; refuses when every one it keeps still runs.
+    fn make_room(&self) -> Result<(), Refused> {
+        let mut processes = self.processes.lock().unwrap_or_else(|e| e.into_inner());
+        if processes.len() < MAX_PROCESSES {
+            return Ok(());
+        }
+        let oldest = processes
+            .iter()
+            .filter_map(|(id, p)| {
+                p.info.lock().unwrap_or_else(|e| e.into_inner()).ended_ms.map(|ended| (ended, id.clone()))
+            })
+            .min();
+        let Some((_, id)) = oldest else {
+            return Err(refused("invalid", format!("this executor runs at most {MAX_PROCESSES} processes at once")));
+        };
+        processes.remove(&id);
+        let _ = std::fs::remove_dir_all(self.dir.join(&id));
+        Ok(())
+    }
+
+    /// The process once it has ended.
+    pub async fn ended(&self, id: &str) -> Result<ProcessInfo, Refused> {
+        let process = self.get(id)?;
+        let mut moved = process.moved.subscribe();
+        loop {
+            let info = process.info.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            if info.ended_ms.is_some() {
+                return Ok(info);
+            }
+            if moved.changed().await.is_err() {
+                return Err(refused("failed", "the process was forgotten"));
+            }
+        }
+    }
+
+    /// The process's kept output as bytes, each stream's first `limit`.
+    pub fn collected(&self, id: &str, limit: usize) -> Result<Collected, Refused> {
+        let process = self.get(id)?;
+        let log = process.log.lock().unwrap_or_else(|e| e.into_inner());
+        log.collected(limit).map_err(|e| refused("failed", format!("its output cannot be read: {e}")))
     }
 
     pub fn list(&self) -> Vec<ProcessInfo> {
@@ -458,5 +537,20 @@ mod tests {
             other => panic!("{other:?}"),
         };
         assert_eq!(first_kept, log.base, "records start where the cut ended");
+    }
+
+    #[test]
+    fn collected_output_is_each_streams_first_bytes_and_says_what_was_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = Log { path: dir.path().join("output"), base: 0, len: 0 };
+        for (stream, bytes) in [(1, &b"out-1 "[..]), (2, b"err"), (1, b"out-2")] {
+            log.append(stream, bytes).unwrap();
+        }
+        let whole = log.collected(100).unwrap();
+        assert_eq!(whole, Collected { stdout: b"out-1 out-2".to_vec(), stderr: b"err".to_vec(), truncated: false });
+        let capped = log.collected(8).unwrap();
+        assert_eq!((capped.stdout.as_slice(), capped.truncated), (&b"out-1 ou"[..], true));
+        log.append(1, &vec![b'x'; 2 * KEEP_BYTES as usize]).unwrap();
+        assert!(log.collected(usize::MAX).unwrap().truncated, "the start was cut before it was read");
     }
 }

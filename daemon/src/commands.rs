@@ -2,15 +2,21 @@
 //! once. The claim is a directory made with `mkdir` on the executor's own
 //! disk, so a repeated start (or a restarted daemon) never launches a
 //! second process; a cancel that comes first leaves a fence the start then
-//! finds. Results stay on the executor.
+//! finds. A claimed command runs as one of the daemon's background
+//! processes (listed, followed and signalled like any other); when it ends
+//! its result is kept beside the claim. Results stay on the executor.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
+use base64::Engine as _;
+use sluice_protocol::background::{ProcessInfo, StartRequest};
 use sluice_protocol::{CommandStatus, ExecRequest};
-use tokio::sync::watch;
 
+use crate::background::Background;
+use crate::exec::{DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT_MS, MAX_OUTPUT_LIMIT};
 use crate::processes::Processes;
 
 const CANCELED: &str = "canceled";
@@ -19,7 +25,9 @@ const RESULT: &str = "result.json";
 /// The commands of this daemon.
 pub struct Commands {
     dir: PathBuf,
-    running: Mutex<HashMap<String, watch::Sender<bool>>>,
+    /// The background process each command this daemon started runs as,
+    /// until its result is kept.
+    running: Mutex<HashMap<String, String>>,
 }
 
 /// 1–128 characters of `[A-Za-z0-9._:-]`, never `.` or `..`.
@@ -54,12 +62,34 @@ pub fn preflight(workdir: &Path, request: &ExecRequest) -> Result<(), &'static s
     if found { Ok(()) } else { Err("the command's program was not found") }
 }
 
+/// The input a command is given at once, then closed: refused when it is
+/// not the base64 it says it is.
+pub fn stdin_of(request: &ExecRequest) -> Result<Vec<u8>, &'static str> {
+    match (&request.stdin_b64, &request.stdin) {
+        (Some(encoded), _) => {
+            base64::engine::general_purpose::STANDARD.decode(encoded).map_err(|_| "stdinB64 is not base64")
+        }
+        (None, Some(text)) => Ok(text.clone().into_bytes()),
+        (None, None) => Ok(Vec::new()),
+    }
+}
+
+/// A command's exit code as a shell reports it: its own, or 128 and the
+/// signal that ended it.
+fn exit_code(process: &ProcessInfo) -> i32 {
+    let signalled = process
+        .signal
+        .as_deref()
+        .map(|name| 128 + sluice_protocol::session::signal_number(name).or_else(|| name.parse().ok()).unwrap_or(0));
+    process.exit_code.or(signalled).unwrap_or(255)
+}
+
 impl Commands {
     pub fn new(state_dir: &Path) -> Commands {
         Commands { dir: state_dir.join("commands"), running: Mutex::new(HashMap::new()) }
     }
 
-    fn status_of(&self, identity: &str) -> CommandStatus {
+    pub fn status(&self, identity: &str) -> CommandStatus {
         let dir = self.dir.join(identity);
         if !dir.is_dir() {
             return CommandStatus { state: "unknown".into(), ..Default::default() };
@@ -79,57 +109,93 @@ impl Commands {
         CommandStatus { state: state.into(), ..Default::default() }
     }
 
-    pub fn status(&self, identity: &str) -> CommandStatus {
-        self.status_of(identity)
+    /// Keeps a command's result beside its claim, for good.
+    fn keep(&self, identity: &str, status: &CommandStatus) {
+        let bytes = serde_json::to_vec(status).expect("a status serializes");
+        if let Err(e) = write_atomically(&self.dir.join(identity).join(RESULT), &bytes) {
+            log_line!("sluiced: a durable command's result could not be kept: {e}");
+        }
+        self.running.lock().unwrap().remove(identity);
     }
 
-    /// Claims `identity` and starts the command, unless it was claimed
-    /// (or fenced) before: then answers its status.
+    /// Claims `identity` and starts the command as a background process,
+    /// unless it was claimed (or fenced) before: then answers its status.
     pub fn start(
         self: &Arc<Self>,
         identity: &str,
         request: ExecRequest,
-        workdir: PathBuf,
-        processes: Arc<Processes>,
+        workdir: &Path,
+        background: &Arc<Background>,
+        processes: &Processes,
     ) -> std::io::Result<CommandStatus> {
         std::fs::create_dir_all(&self.dir)?;
-        let dir = self.dir.join(identity);
-        match std::fs::create_dir(&dir) {
+        match std::fs::create_dir(self.dir.join(identity)) {
             Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(self.status_of(identity)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(self.status(identity)),
             Err(e) => return Err(e),
         }
-        let (cancel, canceled) = watch::channel(false);
-        self.running.lock().unwrap().insert(identity.to_owned(), cancel);
-        let commands = self.clone();
-        let identity = identity.to_owned();
+        let stdin = stdin_of(&request).unwrap_or_default();
+        let limit = request.output_limit_bytes.unwrap_or(DEFAULT_OUTPUT_LIMIT).min(MAX_OUTPUT_LIMIT);
+        let deadline = Duration::from_millis(request.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS));
+        let start = StartRequest {
+            argv: request.argv,
+            cwd: request.cwd,
+            env: request.env,
+            name: Some(format!("command {identity}")),
+        };
+        let process = match background.start(start, workdir, &Default::default(), processes) {
+            Ok(process) => process.id,
+            Err(refusal) => {
+                // A program that cannot start is a result, as a shell
+                // reports it; anything else never ran.
+                let status = if refusal.code == "cannot-start" {
+                    CommandStatus {
+                        state: "completed".into(),
+                        exit_code: Some(127),
+                        stdout_b64: Some(String::new()),
+                        stderr_b64: Some(
+                            base64::engine::general_purpose::STANDARD.encode(format!("sluiced: {}\n", refusal.message)),
+                        ),
+                        ..Default::default()
+                    }
+                } else {
+                    CommandStatus { state: "canceled".into(), ..Default::default() }
+                };
+                self.keep(identity, &status);
+                return Ok(CommandStatus { created: true, ..status });
+            }
+        };
+        self.running.lock().unwrap().insert(identity.to_owned(), process.clone());
+        let (commands, background, identity) = (self.clone(), background.clone(), identity.to_owned());
         tokio::spawn(async move {
-            let request = ExecRequest { binary: true, ..request };
-            let result = crate::exec::run_until(&workdir, request, &processes, Some(canceled), None).await;
-            let was_canceled = dir.join(CANCELED).exists();
-            let status = match result {
-                Ok(answer) => CommandStatus {
-                    state: if was_canceled { "canceled" } else { "completed" }.into(),
+            let _ = background.write_stdin(&process, &stdin, true).await;
+            let ended = tokio::select! {
+                ended = background.ended(&process) => ended,
+                () = tokio::time::sleep(deadline) => {
+                    let _ = background.signal(&process, "KILL");
+                    background.ended(&process).await
+                }
+            };
+            let canceled = commands.dir.join(&identity).join(CANCELED).exists();
+            let status = match ended.and_then(|ended| Ok((ended, background.collected(&process, limit)?))) {
+                Ok((ended, output)) => CommandStatus {
+                    state: if canceled { "canceled" } else { "completed" }.into(),
                     created: false,
-                    exit_code: Some(answer.exit_code),
-                    output_truncated: answer.stdout_truncated || answer.stderr_truncated,
-                    stdout_b64: answer.stdout_b64,
-                    stderr_b64: answer.stderr_b64,
+                    exit_code: Some(exit_code(&ended)),
+                    output_truncated: output.truncated,
+                    stdout_b64: Some(base64::engine::general_purpose::STANDARD.encode(&output.stdout)),
+                    stderr_b64: Some(base64::engine::general_purpose::STANDARD.encode(&output.stderr)),
                 },
                 Err(_) => CommandStatus { state: "canceled".into(), ..Default::default() },
             };
-            let bytes = serde_json::to_vec(&status).expect("a status serializes");
-            if let Err(e) = write_atomically(&dir.join(RESULT), &bytes) {
-                log_line!("sluiced: a durable command's result could not be kept: {e}");
-            }
-            commands.running.lock().unwrap().remove(&identity);
+            commands.keep(&identity, &status);
         });
         Ok(CommandStatus { state: "running".into(), created: true, ..Default::default() })
     }
 
     /// Cancels `identity`: kills it if it runs, and fences a start that
     /// has not happened yet. Idempotent; a finished result stays.
-    pub fn cancel(&self, identity: &str) -> std::io::Result<CommandStatus> {
+    pub fn cancel(&self, identity: &str, background: &Background) -> std::io::Result<CommandStatus> {
         std::fs::create_dir_all(&self.dir)?;
         let dir = self.dir.join(identity);
         match std::fs::create_dir(&dir) {
@@ -139,11 +205,75 @@ impl Commands {
         }
         if !dir.join(RESULT).exists() {
             std::fs::write(dir.join(CANCELED), b"")?;
-            if let Some(cancel) = self.running.lock().unwrap().get(identity) {
-                let _ = cancel.send(true);
+            if let Some(process) = self.running.lock().unwrap().get(identity) {
+                let _ = background.signal(process, "KILL");
             }
         }
-        Ok(self.status_of(identity))
+        Ok(self.status(identity))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(script: &str) -> ExecRequest {
+        ExecRequest { argv: vec!["sh".into(), "-c".into(), script.into()], ..Default::default() }
+    }
+
+    /// The status once the command's result is kept (bounded).
+    async fn settled(commands: &Commands, identity: &str) -> CommandStatus {
+        for _ in 0..200 {
+            if commands.dir.join(identity).join(RESULT).exists() {
+                return commands.status(identity);
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("{identity} has no result after 10 s");
+    }
+
+    fn decoded(b64: &Option<String>) -> String {
+        String::from_utf8(base64::engine::general_purpose::STANDARD.decode(b64.as_deref().unwrap()).unwrap()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_command_runs_once_as_a_background_process_and_keeps_its_result() {
+        let dir = tempfile::tempdir().unwrap();
+        let (commands, background) = (Arc::new(Commands::new(dir.path())), Arc::new(Background::new(dir.path())));
+        let processes = Processes::new(None);
+        let mut once = request("cat; echo err >&2; exit 3");
+        once.stdin = Some("in".into());
+        let started = commands.start("c-1", once.clone(), dir.path(), &background, &processes).unwrap();
+        assert_eq!((started.state.as_str(), started.created), ("running", true));
+        let again = commands.start("c-1", request("touch twice"), dir.path(), &background, &processes).unwrap();
+        assert!(!again.created, "a second start claims nothing");
+        let listed = background.list();
+        assert_eq!(listed.len(), 1, "one process: {listed:?}");
+        assert_eq!(listed[0].name.as_deref(), Some("command c-1"));
+        let done = settled(&commands, "c-1").await;
+        assert_eq!((done.state.as_str(), done.exit_code), ("completed", Some(3)), "{done:?}");
+        assert_eq!((decoded(&done.stdout_b64), decoded(&done.stderr_b64)), ("in".into(), "err\n".into()));
+        assert!(!dir.path().join("twice").exists(), "the second body never ran");
+        // Kept beside the claim: a later daemon reads the same result.
+        assert_eq!(Commands::new(dir.path()).status("c-1"), done);
+
+        // Canceled while it runs: killed, and said so.
+        commands.start("c-2", request("sleep 30"), dir.path(), &background, &processes).unwrap();
+        assert_eq!(commands.cancel("c-2", &background).unwrap().state, "canceled");
+        let canceled = settled(&commands, "c-2").await;
+        assert_eq!((canceled.state.as_str(), canceled.exit_code), ("canceled", Some(137)), "{canceled:?}");
+        // Canceled first: the start that comes later is fenced.
+        commands.cancel("c-3", &background).unwrap();
+        let fenced = commands.start("c-3", request("touch fenced"), dir.path(), &background, &processes).unwrap();
+        assert_eq!((fenced.state.as_str(), fenced.created), ("canceled", false));
+        // Past its timeout: killed, a result like any other.
+        let mut slow = request("sleep 30");
+        slow.timeout_ms = Some(200);
+        commands.start("c-4", slow, dir.path(), &background, &processes).unwrap();
+        let timed_out = settled(&commands, "c-4").await;
+        assert_eq!((timed_out.state.as_str(), timed_out.exit_code), ("completed", Some(137)), "{timed_out:?}");
+        assert!(!dir.path().join("fenced").exists());
+        assert_eq!(commands.status("never").state, "unknown");
     }
 }
 

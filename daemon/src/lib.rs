@@ -715,7 +715,10 @@ async fn start_command(
     {
         return refused(RefusalCode::CommandNotStartable, why.into());
     }
-    match daemon.commands.start(&identity, request, workdir, daemon.processes.clone()) {
+    if let Err(why) = commands::stdin_of(&request) {
+        return refused(RefusalCode::Invalid, why.into());
+    }
+    match daemon.commands.start(&identity, request, &workdir, &daemon.background, &daemon.processes) {
         Ok(status) => Json(status).into_response(),
         Err(e) => refused(RefusalCode::Internal, format!("the command could not be claimed: {e}")),
     }
@@ -738,7 +741,7 @@ async fn cancel_command(
     if let Some(refusal) = invalid_identity(&identity) {
         return refusal;
     }
-    match daemon.commands.cancel(&identity) {
+    match daemon.commands.cancel(&identity, &daemon.background) {
         Ok(status) => Json(status).into_response(),
         Err(e) => refused(RefusalCode::Internal, format!("the command could not be canceled: {e}")),
     }
