@@ -27,7 +27,6 @@ mod commands;
 mod dir_entries;
 mod egress;
 pub mod exec;
-mod files;
 pub mod managed;
 pub mod pooled;
 pub mod processes;
@@ -91,7 +90,7 @@ struct Daemon {
     workdir: PathBuf,
     managed: managed::Managed,
     capture: Option<capture::Capture>,
-    /// Reads and writes files for the control plane, as the workload.
+    /// Touches files for the control plane's snapshots, as the workload.
     files: workload::FsWorker,
     commands: Arc<commands::Commands>,
     /// Processes kept running for the control plane.
@@ -408,8 +407,6 @@ pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
         )
         .route(&format!("{}/{{identity}}/cancel", sluice_protocol::COMMANDS), post(cancel_command))
         .route(sluice_protocol::session::SESSION, get(open_session))
-        .route(sluice_protocol::FILES_READ, post(read_file))
-        .route(sluice_protocol::FILES_WRITE, post(write_file).layer(axum::extract::DefaultBodyLimit::max(16 << 20)))
         .route(sluice_protocol::snapshot::SNAPSHOT_SCAN, post(snapshot_scan))
         .route(sluice_protocol::snapshot::SNAPSHOT_OBJECTS, post(snapshot_objects))
         // A whole manifest, or a batch of objects and the entries naming them.
@@ -587,12 +584,7 @@ fn refused(code: RefusalCode, message: String) -> Response {
         RefusalCode::Invalid => StatusCode::BAD_REQUEST,
         RefusalCode::Restoring => StatusCode::SERVICE_UNAVAILABLE,
         RefusalCode::NoCapture | RefusalCode::ExecutorFinalized | RefusalCode::NotApplied => StatusCode::CONFLICT,
-        RefusalCode::FileNotFound => StatusCode::NOT_FOUND,
-        RefusalCode::PermissionDenied => StatusCode::FORBIDDEN,
-        RefusalCode::NotAFile | RefusalCode::CommandNotStartable | RefusalCode::Unreadable => {
-            StatusCode::UNPROCESSABLE_ENTITY
-        }
-        RefusalCode::FileTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+        RefusalCode::CommandNotStartable | RefusalCode::Unreadable => StatusCode::UNPROCESSABLE_ENTITY,
         RefusalCode::ScanGone => StatusCode::GONE,
         RefusalCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         RefusalCode::Pooled | RefusalCode::Assigned => StatusCode::CONFLICT,
@@ -744,33 +736,6 @@ async fn cancel_command(
     match daemon.commands.cancel(&identity, &daemon.background) {
         Ok(status) => Json(status).into_response(),
         Err(e) => refused(RefusalCode::Internal, format!("the command could not be canceled: {e}")),
-    }
-}
-
-async fn read_file(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) -> Response {
-    let request: sluice_protocol::FileRead = match serde_json::from_slice(&body) {
-        Ok(r) => r,
-        Err(e) => return refused(RefusalCode::Invalid, format!("file read request: {e}")),
-    };
-    match daemon.files.run(move || files::read(&request)).await {
-        Ok(Ok(contents)) => Json(contents).into_response(),
-        Ok(Err(refusal)) => refused(refusal.code, refusal.message.to_owned()),
-        Err(e) => refused(RefusalCode::Internal, e.to_string()),
-    }
-}
-
-async fn write_file(State(daemon): State<Arc<Daemon>>, body: axum::body::Bytes) -> Response {
-    if daemon.capture.as_ref().is_some_and(|c| c.finalizing()) {
-        return finalized();
-    }
-    let request: sluice_protocol::FileWrite = match serde_json::from_slice(&body) {
-        Ok(r) => r,
-        Err(e) => return refused(RefusalCode::Invalid, format!("file write request: {e}")),
-    };
-    match daemon.files.run(move || files::write(&request)).await {
-        Ok(Ok(())) => StatusCode::NO_CONTENT.into_response(),
-        Ok(Err(refusal)) => refused(refusal.code, refusal.message.to_owned()),
-        Err(e) => refused(RefusalCode::Internal, e.to_string()),
     }
 }
 

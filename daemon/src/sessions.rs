@@ -63,7 +63,7 @@ where
                 command_session(argv, pty, env, reader, &outbox, &context).await
             }
             Open::Run { request } => run_command(request, reader, &outbox, &context).await,
-            Open::Files { op } => crate::worktree::serve(op, reader, &outbox, &context).await,
+            Open::Files { op, root } => crate::worktree::serve(op, root, reader, &outbox, &context).await,
             Open::Process { op } => {
                 let start_in = (context.workdir.as_path(), &context.env, context.processes.as_ref());
                 crate::background::serve(op, reader, &outbox, &context.background, start_in, context.touch.as_ref())

@@ -13,7 +13,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use sluice_protocol::session::FrameKind;
-use sluice_protocol::worktree::{EntryKind, FileHead, FileOp, Listing, MAX_DEPTH, MAX_LISTED, WorktreeEntry};
+use sluice_protocol::worktree::{
+    EntryKind, FileHead, FileOp, FilesRoot, Listing, MAX_DEPTH, MAX_LISTED, WorktreeEntry,
+};
 use tokio::io::AsyncRead;
 use tokio::sync::mpsc;
 
@@ -74,9 +76,35 @@ fn check(result: libc::c_long) -> std::io::Result<libc::c_long> {
     if result < 0 { Err(std::io::Error::last_os_error()) } else { Ok(result) }
 }
 
-/// Opens `parts` beneath `root`: every step resolved by the kernel inside
+/// The directory an operation's paths start from, and how the kernel
+/// resolves them there.
+struct Root {
+    fd: OwnedFd,
+    resolve: u64,
+    base: FilesRoot,
+}
+
+impl Root {
+    /// The worktree (every path beneath it), or the workload's filesystem
+    /// (paths resolved as the workload's own would be).
+    fn open(base: FilesRoot, worktree: &Path) -> Result<Root, Refused> {
+        let (dir, resolve) = match base {
+            FilesRoot::Worktree => (worktree, libc::RESOLVE_BENEATH),
+            FilesRoot::Filesystem => (Path::new("/"), libc::RESOLVE_IN_ROOT),
+        };
+        let fd = std::fs::File::open(dir).map_err(|e| io_refused(e, "the worktree"))?;
+        Ok(Root { fd: fd.into(), resolve: resolve | libc::RESOLVE_NO_MAGICLINKS, base })
+    }
+
+    fn parts<'a>(&self, path: &'a str) -> Result<Vec<&'a OsStr>, Refused> {
+        let parts = self.base.parts(path).map_err(|(code, message)| refused(code, message))?;
+        Ok(parts.into_iter().map(OsStr::new).collect())
+    }
+}
+
+/// Opens `parts` from `root`: every step resolved by the kernel inside
 /// it, magic links refused.
-fn open_beneath(root: &OwnedFd, parts: &[&OsStr], flags: i32, mode: u32) -> std::io::Result<OwnedFd> {
+fn open_beneath(root: &Root, parts: &[&OsStr], flags: i32, mode: u32) -> std::io::Result<OwnedFd> {
     let joined: Vec<u8> = if parts.is_empty() {
         b".".to_vec()
     } else {
@@ -86,12 +114,12 @@ fn open_beneath(root: &OwnedFd, parts: &[&OsStr], flags: i32, mode: u32) -> std:
     let mut how: libc::open_how = unsafe { std::mem::zeroed() };
     how.flags = (flags | libc::O_CLOEXEC) as u64;
     how.mode = if flags & libc::O_CREAT != 0 { u64::from(mode) } else { 0 };
-    how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS;
+    how.resolve = root.resolve;
     // SAFETY: a system call with a valid path, struct and size.
     let fd = check(unsafe {
         libc::syscall(
             libc::SYS_openat2,
-            root.as_raw_fd(),
+            root.fd.as_raw_fd(),
             path.as_ptr(),
             &how as *const libc::open_how,
             std::mem::size_of::<libc::open_how>(),
@@ -101,13 +129,13 @@ fn open_beneath(root: &OwnedFd, parts: &[&OsStr], flags: i32, mode: u32) -> std:
     Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
 }
 
-fn open_dir(root: &OwnedFd, parts: &[&OsStr]) -> std::io::Result<OwnedFd> {
+fn open_dir(root: &Root, parts: &[&OsStr]) -> std::io::Result<OwnedFd> {
     open_beneath(root, parts, libc::O_RDONLY | libc::O_DIRECTORY, 0)
 }
 
 /// The directory an operation's name is in, and the name (never the
 /// worktree itself).
-fn parent_of<'a>(root: &OwnedFd, parts: &[&'a OsStr], what: &str) -> Result<(OwnedFd, &'a OsStr), Refused> {
+fn parent_of<'a>(root: &Root, parts: &[&'a OsStr], what: &str) -> Result<(OwnedFd, &'a OsStr), Refused> {
     let Some((name, parent)) = parts.split_last() else {
         return Err(refused("invalid", format!("{what} names the worktree itself")));
     };
@@ -187,7 +215,7 @@ fn list_into(dir: &OwnedFd, prefix: &[u8], depth: u32, listing: &mut Listing) ->
 
 /// Makes each of `parts` under `root` that is missing, each step
 /// resolved beneath the worktree; answers the last.
-fn make_dirs(root: &OwnedFd, parts: &[&OsStr]) -> std::io::Result<OwnedFd> {
+fn make_dirs(root: &Root, parts: &[&OsStr]) -> std::io::Result<OwnedFd> {
     for (i, part) in parts.iter().enumerate() {
         let dir = open_dir(root, &parts[..i])?;
         // SAFETY: valid descriptor and name.
@@ -397,7 +425,7 @@ impl From<std::io::Error> for Unpack {
 /// Unpacks the archive coming on `input` into `dir` (the worktree's
 /// `parts`): kept aside whole, checked member by member, then put in place.
 fn unpack(
-    root: &OwnedFd,
+    root: &Root,
     parts: &[&OsStr],
     dir: &OwnedFd,
     input: &mut mpsc::Receiver<Vec<u8>>,
@@ -493,17 +521,23 @@ enum Out {
     Refused(Refused),
 }
 
-/// Runs `op` on `root` (the worktree), on the calling (workload) thread:
-/// its input from `input`, what it says to `out`.
-fn run(op: FileOp, root: &Path, mut input: mpsc::Receiver<Vec<u8>>, out: &mpsc::Sender<Out>) -> Result<(), Refused> {
-    let root = std::fs::File::open(root).map_err(|e| io_refused(e, "the worktree"))?;
-    let root = OwnedFd::from(root);
+/// Runs `op` from `base` (the worktree, or the filesystem's root), on
+/// the calling (workload) thread: its input from `input`, what it says to
+/// `out`.
+fn run(
+    op: FileOp,
+    base: FilesRoot,
+    worktree: &Path,
+    mut input: mpsc::Receiver<Vec<u8>>,
+    out: &mpsc::Sender<Out>,
+) -> Result<(), Refused> {
+    let root = Root::open(base, worktree)?;
     let send = |message: Out| {
         let _ = out.blocking_send(message);
     };
     match op {
         FileOp::Read { path, offset, length } => {
-            let parts = components(&path)?;
+            let parts = root.parts(&path)?;
             let file = open_beneath(&root, &parts, libc::O_RDONLY, 0).map_err(|e| io_refused(e, &path))?;
             let st = stat_fd(&file).map_err(|e| io_refused(e, &path))?;
             match kind_of(&st) {
@@ -536,7 +570,7 @@ fn run(op: FileOp, root: &Path, mut input: mpsc::Receiver<Vec<u8>>, out: &mpsc::
             send(Out::Answer(serde_json::json!({"bytes": sent})));
         }
         FileOp::Write { path, mode, parents } => {
-            let parts = components(&path)?;
+            let parts = root.parts(&path)?;
             let Some((name, parent_parts)) = parts.split_last() else {
                 return Err(refused("invalid", "a write names a file, not the worktree"));
             };
@@ -552,7 +586,7 @@ fn run(op: FileOp, root: &Path, mut input: mpsc::Receiver<Vec<u8>>, out: &mpsc::
             send(Out::Answer(serde_json::to_value(entry(path.as_bytes(), &st)).unwrap_or_default()));
         }
         FileOp::Pack { path } => {
-            let parts = components(&path)?;
+            let parts = root.parts(&path)?;
             let dir = open_dir(&root, &parts).map_err(|e| io_refused(e, &path))?;
             send(Out::Ready);
             let mut packer = Packer { out, pending: Vec::new() };
@@ -562,7 +596,7 @@ fn run(op: FileOp, root: &Path, mut input: mpsc::Receiver<Vec<u8>>, out: &mpsc::
             send(Out::Answer(serde_json::json!({})));
         }
         FileOp::Watch { path, recursive } => {
-            let parts = components(&path)?;
+            let parts = root.parts(&path)?;
             let dir = open_dir(&root, &parts).map_err(|e| io_refused(e, &path))?;
             // Each change goes on as it is heard; a full queue is an overflow.
             let (changes, mut heard) = mpsc::channel::<Vec<u8>>(256);
@@ -582,7 +616,7 @@ fn run(op: FileOp, root: &Path, mut input: mpsc::Receiver<Vec<u8>>, out: &mpsc::
             forwarding.map_err(|e| io_refused(e, &path))?;
         }
         FileOp::Unpack { path } => {
-            let parts = components(&path)?;
+            let parts = root.parts(&path)?;
             let dir = make_dirs(&root, &parts).map_err(|e| io_refused(e, &path))?;
             let unpacked = unpack(&root, &parts, &dir, &mut input, &send).map_err(|e| match e {
                 Unpack::Refused(refusal) => refusal,
@@ -591,14 +625,14 @@ fn run(op: FileOp, root: &Path, mut input: mpsc::Receiver<Vec<u8>>, out: &mpsc::
             send(Out::Answer(serde_json::to_value(unpacked).unwrap_or_default()));
         }
         FileOp::List { path, depth } => {
-            let parts = components(&path)?;
+            let parts = root.parts(&path)?;
             let dir = open_dir(&root, &parts).map_err(|e| io_refused(e, &path))?;
             let mut listing = Listing { entries: Vec::new(), truncated: false };
             list_into(&dir, b"", depth.clamp(1, MAX_DEPTH), &mut listing).map_err(|e| io_refused(e, &path))?;
             send(Out::Answer(serde_json::to_value(listing).unwrap_or_default()));
         }
         FileOp::Mkdir { path, parents } => {
-            let parts = components(&path)?;
+            let parts = root.parts(&path)?;
             if parents {
                 make_dirs(&root, &parts).map_err(|e| io_refused(e, &path))?;
             } else {
@@ -610,7 +644,7 @@ fn run(op: FileOp, root: &Path, mut input: mpsc::Receiver<Vec<u8>>, out: &mpsc::
             send(Out::Answer(serde_json::json!({})));
         }
         FileOp::Move { from, to, overwrite } => {
-            let (from_parts, to_parts) = (components(&from)?, components(&to)?);
+            let (from_parts, to_parts) = (root.parts(&from)?, root.parts(&to)?);
             let (from_dir, from_name) = parent_of(&root, &from_parts, &from)?;
             let (to_dir, to_name) = parent_of(&root, &to_parts, &to)?;
             let flags = if overwrite { 0 } else { libc::RENAME_NOREPLACE };
@@ -629,7 +663,7 @@ fn run(op: FileOp, root: &Path, mut input: mpsc::Receiver<Vec<u8>>, out: &mpsc::
             send(Out::Answer(serde_json::json!({})));
         }
         FileOp::Remove { path, recursive } => {
-            let parts = components(&path)?;
+            let parts = root.parts(&path)?;
             let (dir, name) = parent_of(&root, &parts, &path)?;
             let c = c_name(name);
             let removed = if recursive {
@@ -651,6 +685,7 @@ fn run(op: FileOp, root: &Path, mut input: mpsc::Receiver<Vec<u8>>, out: &mpsc::
 /// `Stdin` frames, its answer as frames (see the protocol).
 pub async fn serve<R: AsyncRead + Unpin>(
     op: FileOp,
+    base: FilesRoot,
     mut reader: R,
     outbox: &mpsc::Sender<(FrameKind, Vec<u8>)>,
     context: &SessionContext,
@@ -664,7 +699,7 @@ pub async fn serve<R: AsyncRead + Unpin>(
             let _ = out.blocking_send(Out::Refused(refused("failed", format!("cannot act as the workload: {e}"))));
             return;
         }
-        if let Err(refusal) = run(op, &root, input, &out) {
+        if let Err(refusal) = run(op, base, &root, input, &out) {
             let _ = out.blocking_send(Out::Refused(refusal));
         }
     });
@@ -772,13 +807,46 @@ mod tests {
         input_tx.try_send(Vec::new()).unwrap();
         drop(input_tx);
         let (out, mut said) = mpsc::channel(1024);
-        let result = run(op, root, input_rx, &out);
+        let result = run(op, FilesRoot::Worktree, root, input_rx, &out);
         drop(out);
         let mut messages = Vec::new();
         while let Ok(m) = said.try_recv() {
             messages.push(m);
         }
         (messages, result)
+    }
+
+    #[test]
+    fn from_the_filesystem_root_paths_are_absolute_and_resolved_as_the_workloads() {
+        let dir = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(dir.path(), dir.path().join("here")).unwrap();
+        let at = |name: &str| format!("{}/{name}", dir.path().display());
+        let in_filesystem = |op: FileOp, input: &[&[u8]]| {
+            let (input_tx, input_rx) = mpsc::channel(input.len() + 1);
+            for chunk in input.iter().chain([&&b""[..]]) {
+                input_tx.try_send(chunk.to_vec()).unwrap();
+            }
+            let (out, mut said) = mpsc::channel(64);
+            let result = run(op, FilesRoot::Filesystem, Path::new("/nonexistent"), input_rx, &out);
+            drop(out);
+            let mut data = Vec::new();
+            while let Ok(message) = said.try_recv() {
+                if let Out::Data(bytes) = message {
+                    data.extend(bytes);
+                }
+            }
+            (data, result)
+        };
+        let write = FileOp::Write { path: at("a/b/file"), mode: None, parents: true };
+        in_filesystem(write, &[b"whole"]).1.unwrap();
+        assert_eq!(std::fs::read(dir.path().join("a/b/file")).unwrap(), b"whole");
+        // An absolute symlink is followed as the workload's own path would be.
+        let read = FileOp::Read { path: at("here/a/b/file"), offset: 0, length: None };
+        assert_eq!(in_filesystem(read, &[]), (b"whole".to_vec(), Ok(())));
+        for path in ["relative/file".to_owned(), at("a/../a/b/file"), at("a\0b")] {
+            let refused = in_filesystem(FileOp::Read { path: path.clone(), offset: 0, length: None }, &[]).1;
+            assert!(refused.is_err(), "{path:?}");
+        }
     }
 
     #[test]
@@ -900,7 +968,7 @@ mod tests {
         let (_input_tx, input) = mpsc::channel(1);
         let watched_root = root.path().to_path_buf();
         let watcher = std::thread::spawn(move || {
-            run(FileOp::Watch { path: "w".into(), recursive: true }, &watched_root, input, &out)
+            run(FileOp::Watch { path: "w".into(), recursive: true }, FilesRoot::Worktree, &watched_root, input, &out)
         });
         match said.blocking_recv() {
             Some(Out::Ready) => {}
@@ -933,7 +1001,7 @@ mod tests {
         drop(input_tx);
         let (out, _said) = mpsc::channel(16);
         let write = FileOp::Write { path: "kept.txt".into(), mode: None, parents: false };
-        assert!(run(write, root.path(), input, &out).is_err());
+        assert!(run(write, FilesRoot::Worktree, root.path(), input, &out).is_err());
         assert_eq!(std::fs::read(root.path().join("kept.txt")).unwrap(), b"before");
         assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 1, "no temporary file is left");
     }

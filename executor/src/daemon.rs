@@ -303,18 +303,6 @@ impl DaemonClient {
         self.json(Method::POST, capture::BIND, Some(bytes), timeout, MAX_SMALL_ANSWER).await
     }
 
-    /// Reads a file as the workload.
-    pub async fn read_file(
-        &self,
-        request: &sluice_protocol::FileRead,
-        timeout: Duration,
-    ) -> Result<sluice_protocol::FileContents, DaemonError> {
-        let bytes = encode(request)?;
-        // Base64 of at most `max_bytes`, and the envelope.
-        let limit = (request.max_bytes as usize).div_ceil(3) * 4 + (64 << 10);
-        self.json(Method::POST, sluice_protocol::FILES_READ, Some(bytes), timeout, limit).await
-    }
-
     /// A call whose successful answer is bytes, not JSON.
     async fn raw(&self, path: &str, body: Vec<u8>, timeout: Duration, limit: usize) -> Result<Bytes, DaemonError> {
         let (status, body) = tokio::time::timeout(timeout, self.call(Method::POST, path, Some(body), limit))
@@ -324,12 +312,6 @@ impl DaemonClient {
             return Ok(body);
         }
         Err(refusal(status, &body))
-    }
-
-    /// Writes a file as the workload (parents made, the file replaced).
-    pub async fn write_file(&self, request: &sluice_protocol::FileWrite, timeout: Duration) -> Result<(), DaemonError> {
-        let bytes = encode(request)?;
-        self.raw(sluice_protocol::FILES_WRITE, bytes, timeout, MAX_SMALL_ANSWER).await.map(drop)
     }
 
     /// Scans a directory for a snapshot: its manifests and objects.
@@ -481,7 +463,7 @@ mod tests {
     #[tokio::test]
     async fn a_refusal_is_known_by_its_code_and_one_without_a_known_code_is_a_failure() {
         for (body, code) in [
-            (r#"{"code":"file-not-found","message":"no such file"}"#, RefusalCode::FileNotFound),
+            (r#"{"code":"scan-gone","message":"no such scan"}"#, RefusalCode::ScanGone),
             (r#"{"code":"made-up","message":"trust me"}"#, RefusalCode::Internal),
             (r#"not json"#, RefusalCode::Internal),
         ] {
@@ -491,7 +473,7 @@ mod tests {
             let client = DaemonClient::new(&endpoint, Secret::new("t".repeat(32))).unwrap();
             let err = client.exec(&ExecRequest::default(), Duration::from_secs(5)).await.unwrap_err();
             assert_eq!(err.refusal(), Some(code), "{body}: {err}");
-            assert!(!err.to_string().contains("trust me") || code == RefusalCode::FileNotFound, "{err}");
+            assert!(!err.to_string().contains("trust me") || code == RefusalCode::ScanGone, "{err}");
         }
     }
 

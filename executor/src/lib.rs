@@ -90,14 +90,6 @@ pub trait Executors: Send + Sync + std::fmt::Debug {
     ) -> ExecutorFuture<'a, CaptureStatus>;
     fn capture_replan<'a>(&'a self, target: Target<'a>) -> ExecutorFuture<'a, Replanned>;
     fn bind<'a>(&'a self, target: Target<'a>, request: BindRequest) -> ExecutorFuture<'a, Binds>;
-    /// Reads a file in the executor, as its workload.
-    fn read_file<'a>(
-        &'a self,
-        target: Target<'a>,
-        request: sluice_protocol::FileRead,
-    ) -> ExecutorFuture<'a, sluice_protocol::FileContents>;
-    /// Writes a file in the executor, as its workload.
-    fn write_file<'a>(&'a self, target: Target<'a>, request: sluice_protocol::FileWrite) -> ExecutorFuture<'a, ()>;
     /// Starts, reads or cancels a durable command in the executor.
     fn command<'a>(
         &'a self,

@@ -36,11 +36,6 @@ pub const WATCH: &str = "/watch";
 pub const WATCH_ENDING: &str = "ending\n";
 /// `POST` an [`ExecRequest`]: an [`ExecResponse`].
 pub const EXEC: &str = "/exec";
-/// `POST` a [`FileRead`]: a [`FileContents`]; 404 when the path does not
-/// exist, 422 when it is not a regular file, 413 when it is over the limit.
-pub const FILES_READ: &str = "/files/read";
-/// `POST` a [`FileWrite`]: 204; parents are made and the file replaced.
-pub const FILES_WRITE: &str = "/files/write";
 
 /// `PUT` an [`ExecRequest`] to `/commands/{identity}`: claims the identity
 /// (a second claim launches nothing) and answers its [`CommandStatus`];
@@ -94,30 +89,6 @@ pub struct CommandStatus {
     pub stderr_b64: Option<String>,
     #[serde(default)]
     pub output_truncated: bool,
-}
-
-/// A file to read, as the workload, at most `max_bytes` long.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct FileRead {
-    pub path: String,
-    pub max_bytes: u64,
-}
-
-/// A file's bytes, base64.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub struct FileContents {
-    pub contents_b64: String,
-    pub size_bytes: u64,
-}
-
-/// A file to write, as the workload: its bytes, base64.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct FileWrite {
-    pub path: String,
-    pub contents_b64: String,
 }
 
 /// The boot secret file a runtime delivers into the executor, readable by
@@ -269,14 +240,6 @@ pub enum RefusalCode {
     ExecutorFinalized,
     /// A re-plan or a bind could not be carried out.
     NotApplied,
-    /// The path names nothing.
-    FileNotFound,
-    /// The workload may not use the path.
-    PermissionDenied,
-    /// The path is not a regular file (or a parent is not a directory).
-    NotAFile,
-    /// The file is larger than the call allows.
-    FileTooLarge,
     /// A command whose program or directory is missing.
     CommandNotStartable,
     /// A snapshot scan the daemon no longer holds.
@@ -301,10 +264,6 @@ impl RefusalCode {
             RefusalCode::NoCapture => "no-capture",
             RefusalCode::ExecutorFinalized => "executor-finalized",
             RefusalCode::NotApplied => "not-applied",
-            RefusalCode::FileNotFound => "file-not-found",
-            RefusalCode::PermissionDenied => "permission-denied",
-            RefusalCode::NotAFile => "not-a-file",
-            RefusalCode::FileTooLarge => "file-too-large",
             RefusalCode::CommandNotStartable => "command-not-startable",
             RefusalCode::ScanGone => "scan-gone",
             RefusalCode::Unreadable => "unreadable",
@@ -314,17 +273,13 @@ impl RefusalCode {
         }
     }
 
-    pub const ALL: [RefusalCode; 16] = [
+    pub const ALL: [RefusalCode; 12] = [
         RefusalCode::Unauthenticated,
         RefusalCode::Invalid,
         RefusalCode::Restoring,
         RefusalCode::NoCapture,
         RefusalCode::ExecutorFinalized,
         RefusalCode::NotApplied,
-        RefusalCode::FileNotFound,
-        RefusalCode::PermissionDenied,
-        RefusalCode::NotAFile,
-        RefusalCode::FileTooLarge,
         RefusalCode::CommandNotStartable,
         RefusalCode::ScanGone,
         RefusalCode::Unreadable,

@@ -146,15 +146,20 @@ pub enum Open {
     /// [`crate::ExecResponse`] the exec would have answered, and the end.
     /// A client that goes away takes the command with it.
     Run { request: crate::ExecRequest },
-    /// A file operation on the worktree (see [`crate::worktree`]).
-    Files { op: crate::worktree::FileOp },
+    /// A file operation on the worktree (see [`crate::worktree`]), or on
+    /// the workload's whole filesystem (`root`).
+    Files {
+        op: crate::worktree::FileOp,
+        #[serde(default, skip_serializing_if = "crate::worktree::FilesRoot::is_worktree")]
+        root: crate::worktree::FilesRoot,
+    },
     /// A call about background processes (see [`crate::background`]).
     Process { op: crate::background::ProcessOp },
 }
 
 impl From<crate::worktree::FileOp> for Open {
     fn from(op: crate::worktree::FileOp) -> Open {
-        Open::Files { op }
+        Open::Files { op, root: crate::worktree::FilesRoot::Worktree }
     }
 }
 

@@ -12,6 +12,36 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Where a file operation's paths start.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FilesRoot {
+    /// Paths are relative to the worktree and stay beneath it.
+    #[default]
+    Worktree,
+    /// Paths are absolute in the workload's filesystem (as the broker
+    /// protocol names files), resolved as the workload would, with no
+    /// `..` in them.
+    Filesystem,
+}
+
+impl FilesRoot {
+    pub fn is_worktree(&self) -> bool {
+        *self == FilesRoot::Worktree
+    }
+
+    /// A path's components from this root (see [`path_parts`]).
+    pub fn parts(self, path: &str) -> Result<Vec<&str>, (&'static str, &'static str)> {
+        match self {
+            FilesRoot::Worktree => path_parts(path),
+            FilesRoot::Filesystem => match path.strip_prefix('/') {
+                Some(rest) => path_parts(rest),
+                None => Err(("invalid", "paths are absolute in the workload's filesystem")),
+            },
+        }
+    }
+}
+
 /// One file operation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "kebab-case")]

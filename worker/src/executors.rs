@@ -90,18 +90,6 @@ impl Executors for LocalExecutors {
         Box::pin(async move { Ok(self.client(target)?.bind(&request, CALL_TIMEOUT).await?) })
     }
 
-    fn read_file<'a>(
-        &'a self,
-        target: Target<'a>,
-        request: sluice_protocol::FileRead,
-    ) -> ExecutorFuture<'a, sluice_protocol::FileContents> {
-        Box::pin(async move { Ok(self.client(target)?.read_file(&request, CALL_TIMEOUT).await?) })
-    }
-
-    fn write_file<'a>(&'a self, target: Target<'a>, request: sluice_protocol::FileWrite) -> ExecutorFuture<'a, ()> {
-        Box::pin(async move { Ok(self.client(target)?.write_file(&request, CALL_TIMEOUT).await?) })
-    }
-
     fn command<'a>(
         &'a self,
         target: Target<'a>,

@@ -486,16 +486,6 @@ impl Executors for FakeDaemons {
     fn bind<'a>(&'a self, _: Target<'a>, _: BindRequest) -> ExecutorFuture<'a, Binds> {
         not_simulated()
     }
-    fn read_file<'a>(
-        &'a self,
-        _: Target<'a>,
-        _: sluice_protocol::FileRead,
-    ) -> ExecutorFuture<'a, sluice_protocol::FileContents> {
-        not_simulated()
-    }
-    fn write_file<'a>(&'a self, _: Target<'a>, _: sluice_protocol::FileWrite) -> ExecutorFuture<'a, ()> {
-        not_simulated()
-    }
     fn command<'a>(
         &'a self,
         _: Target<'a>,

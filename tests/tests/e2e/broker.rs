@@ -564,6 +564,21 @@ async fn files_are_written_with_their_parents_read_back_and_refused_by_kind() {
         assert_eq!((too_big.status, too_big.code()), (413, "file_too_large"));
         let relative = call("read", json!({"path": "relative"})).await;
         assert_eq!((relative.status, relative.code()), (400, "invalid_request"));
+        let climbing = call("read", json!({"path": format!("{root}/deep/../deep/er/file.bin")})).await;
+        assert_eq!((climbing.status, climbing.code()), (400, "invalid_request"), "no `..` in a path");
+        // An absolute symlink is followed as the workload's own path would be.
+        let link = format!("ln -s {root}/deep {root}/linked");
+        let linked = broker
+            .call(
+                Method::POST,
+                &format!("/v1/workspaces/{id}/exec"),
+                Some(&token),
+                Some(&json!({"argv": ["sh", "-c", link]})),
+            )
+            .await;
+        assert_eq!(linked.body["exit_code"], 0, "{linked:?}");
+        let through = call("read", json!({"path": format!("{root}/linked/er/file.bin")})).await;
+        assert_eq!(unb64(&through.body["contents_b64"]), b"x", "{through:?}");
         // Nothing of the path or the contents reaches the log.
         assert!(!broker.server.output().contains("deep/er/file.bin"));
     }

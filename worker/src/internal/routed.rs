@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use sluice_executor::daemon::CommandCall;
 use sluice_executor::{ExecutorError, ExecutorFuture, Executors, TakenSnapshot, Target};
 use sluice_protocol::capture::{BindRequest, Binds, CaptureStatus, FlushRequest, Replanned};
-use sluice_protocol::{CommandStatus, ExecRequest, ExecResponse, FileContents, FileRead, FileWrite};
+use sluice_protocol::{CommandStatus, ExecRequest, ExecResponse};
 use sluice_store::Store;
 
 use super::server::{
@@ -273,28 +273,6 @@ impl Executors for RoutedExecutors {
                 Route::Here => self.local.bind(target, request).await,
                 Route::Host { host, url } => {
                     self.send(&host, &url, target.run_id, Call::Bind { request }, CALL_TIMEOUT).await
-                }
-            }
-        })
-    }
-
-    fn read_file<'a>(&'a self, target: Target<'a>, request: FileRead) -> ExecutorFuture<'a, FileContents> {
-        Box::pin(async move {
-            match self.route(target.run_id).await? {
-                Route::Here => self.local.read_file(target, request).await,
-                Route::Host { host, url } => {
-                    self.send(&host, &url, target.run_id, Call::ReadFile { request }, CALL_TIMEOUT).await
-                }
-            }
-        })
-    }
-
-    fn write_file<'a>(&'a self, target: Target<'a>, request: FileWrite) -> ExecutorFuture<'a, ()> {
-        Box::pin(async move {
-            match self.route(target.run_id).await? {
-                Route::Here => self.local.write_file(target, request).await,
-                Route::Host { host, url } => {
-                    self.send(&host, &url, target.run_id, Call::WriteFile { request }, CALL_TIMEOUT).await
                 }
             }
         })

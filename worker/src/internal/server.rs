@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 use sluice_domain::ids::{RunId, SnapshotId, WorkspaceId};
 use sluice_executor::daemon::CommandCall;
 use sluice_executor::{ExecutorError, Executors, RefusalCode, Target};
+use sluice_protocol::ExecRequest;
 use sluice_protocol::capture::{BindRequest, FlushRequest};
-use sluice_protocol::{ExecRequest, FileRead, FileWrite};
 use sluice_store::Store;
 
 use axum::response::IntoResponse;
@@ -52,8 +52,6 @@ pub enum Call {
     CaptureFlush { request: FlushRequest, timeout_ms: u64 },
     CaptureReplan,
     Bind { request: BindRequest },
-    ReadFile { request: FileRead },
-    WriteFile { request: FileWrite },
     CommandStart { identity: String, request: ExecRequest },
     CommandRead { identity: String },
     CommandCancel { identity: String },
@@ -265,8 +263,6 @@ async fn make_call(serving: &Serving, request: CallRequest) -> CallAnswer {
         }
         Call::CaptureReplan => answer(local.capture_replan(target).await),
         Call::Bind { request } => answer(local.bind(target, request).await),
-        Call::ReadFile { request } => answer(local.read_file(target, request).await),
-        Call::WriteFile { request } => answer(local.write_file(target, request).await),
         Call::CommandStart { identity, request } => {
             answer(local.command(target, &identity, CommandCall::Start(request)).await)
         }
