@@ -1,8 +1,8 @@
 //! Processes that keep running, against a real `serve`: a web server
 //! started through the API keeps serving after the call and the execs that
-//! followed it end, and after the server itself is restarted; its output is
-//! read from a position and followed; input reaches a process; a signal
-//! ends one.
+//! followed it end, is reached through a preview URL (curl), and serves on
+//! after the server itself is restarted; its output is read from a position
+//! and followed; input reaches a process; a signal ends one.
 
 use std::time::Duration;
 
@@ -10,6 +10,24 @@ use serde_json::{Value, json};
 use sluice_tests::server::{DataDir, Options, Server, SseReader};
 
 const WITHIN: Duration = Duration::from_secs(60);
+const DOMAIN: &str = "preview.test";
+
+/// curl through the preview listener on loopback's `listen`, trusting the
+/// server's certificate: (HTTP status, body).
+fn through_preview(dir: &DataDir, listen: u16, url: &str) -> (u16, String) {
+    let host = url.split("://").nth(1).unwrap().split([':', '/']).next().unwrap();
+    let out = std::process::Command::new("curl")
+        .args(["-sS", "--max-time", "20", "-o", "-", "-w", "\n%{http_code}", "--resolve"])
+        .arg(format!("{host}:{listen}:127.0.0.1"))
+        .arg("--cacert")
+        .arg(dir.path().join("preview-tls").join(DOMAIN).join("cert.pem"))
+        .arg(url)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (body, status) = text.rsplit_once('\n').unwrap_or((&text, "0"));
+    (status.trim().parse().unwrap_or(0), body.to_owned())
+}
 
 async fn exec(server: &Server, id: &str, script: &str) -> Value {
     let body = json!({"ownerUserId": "alice", "commands": [{"argv": ["sh", "-c", script]}]});
@@ -37,7 +55,11 @@ fn output(server: &Server, id: &str, process: &str, follow: bool, after: Option<
 #[tokio::test]
 async fn a_started_process_keeps_running_past_its_call_its_execs_and_a_server_restart() {
     let dir = DataDir::new();
-    let options = || Options::serve().args(["--runtime", "local"]);
+    let listen = sluice_tests::free_port();
+    let options = || {
+        let preview = format!("127.0.0.1:{listen}");
+        Options::serve().args(["--runtime", "local", "--preview-listen", &preview, "--preview-domain", DOMAIN])
+    };
     let server = Server::start_with(&dir.path(), options()).await;
     let body = json!({
         "ownerUserId": "alice", "registryId": "local", "repository": "sluice-test/busybox", "tag": "1",
@@ -46,22 +68,32 @@ async fn a_started_process_keeps_running_past_its_call_its_execs_and_a_server_re
     let (_, created) = server.post("/v1/workspaces", &body).await;
     let id = created["workspaceId"].as_str().unwrap().to_owned();
 
+    let port = sluice_tests::free_port();
     let start = json!({"ownerUserId": "alice", "name": "web",
-        "argv": ["python3", "-u", "-m", "http.server", "8765", "--bind", "127.0.0.1"]});
+        "argv": ["python3", "-u", "-m", "http.server", port.to_string(), "--bind", "127.0.0.1"]});
     let (status, web) = server.post(&format!("/v1/workspaces/{id}/processes"), &start).await;
     assert_eq!((status, web["state"].as_str()), (201, Some("running")), "{web}");
     let web_id = web["processId"].as_str().unwrap().to_owned();
 
     // An exec after the call reaches it; the exec ends, the server does not.
-    let fetch = "busybox wget -qO- http://127.0.0.1:8765/ 2>/dev/null || true";
+    let fetch = format!("busybox wget -qO- http://127.0.0.1:{port}/ 2>/dev/null || true");
     let served = sluice_tests::read_until(
         WITHIN,
-        || exec(&server, &id, fetch),
+        || exec(&server, &id, &fetch),
         |ran| ran["commands"][0]["stdout"].as_str().is_some_and(|o| o.contains("Directory listing")),
     )
     .await;
     assert!(served.is_ok(), "the server answered an exec: {served:?}");
     assert_eq!(listed(&server, &id, &web_id).await["state"], "running");
+
+    // Its port through a preview URL, from outside the workspace.
+    let grant = json!({"ownerUserId": "alice", "port": port, "public": true});
+    let (status, preview) = server.post(&format!("/v1/workspaces/{id}/previews"), &grant).await;
+    assert_eq!(status, 201, "{preview}");
+    let url = preview["url"].as_str().unwrap().to_owned();
+    let (status, page) = through_preview(&dir, listen, &url);
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("Directory listing"), "{page}");
 
     // Its output, read whole, then followed from where that left off.
     let (status, kept) = server
@@ -79,7 +111,7 @@ async fn a_started_process_keeps_running_past_its_call_its_execs_and_a_server_re
         "{kept:?}"
     );
     let mut following = SseReader::new(output(&server, &id, &web_id, true, Some(&last.id)).send().await.unwrap());
-    exec(&server, &id, "busybox wget -qO- http://127.0.0.1:8765/followed 2>/dev/null || true").await;
+    exec(&server, &id, &format!("busybox wget -qO- http://127.0.0.1:{port}/followed 2>/dev/null || true")).await;
     let mut came = Vec::new();
     while let Some(next) = following.next(Duration::from_secs(10)).await {
         came.push(next.data["text"].as_str().unwrap().to_owned());
@@ -96,8 +128,10 @@ async fn a_started_process_keeps_running_past_its_call_its_execs_and_a_server_re
     let server = Server::start_with(&dir.path(), options()).await;
     server.wait_for("alice", &id, WITHIN, |w| w["status"] == "ready").await;
     assert_eq!(listed(&server, &id, &web_id).await["state"], "running", "listed after the restart");
-    let again = exec(&server, &id, fetch).await;
+    let again = exec(&server, &id, &fetch).await;
     assert!(again["commands"][0]["stdout"].as_str().unwrap().contains("Directory listing"), "{again}");
+    let (status, page) = through_preview(&dir, listen, &url);
+    assert!(status == 200 && page.contains("Directory listing"), "the preview after the restart: {status} {page}");
 
     // Input reaches a process; a signal ends one.
     let reader = json!({"ownerUserId": "alice", "argv": ["sh", "-c", "read line; echo \"got $line\""]});
