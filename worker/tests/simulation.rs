@@ -4,7 +4,8 @@
 //! real store (SQLite) and the real worker, stepped one job at a time,
 //! against an in-process runtime and daemon that know the truth: how much
 //! each executor wrote that no capture holds yet. Every schedule mixes
-//! creates, writers, exec runs, stops, discards, the owner's own final
+//! creates, writers (a command's, a background process's that outlives
+//! every call, a durable command's), exec runs, stops, discards, the owner's own final
 //! flushes and completion attestations (valid, stale, forged and
 //! contradicted), frozen and crashing daemons, an object store that goes
 //! away, a database that refuses every write (taken away at any call into a
@@ -80,6 +81,13 @@ struct Executor {
     silent: bool,
     /// Workload processes writing to the worktree.
     writers: u32,
+    /// Background processes the daemon keeps running (started through the
+    /// processes API): writers that outlive every call and worker.
+    processes: u32,
+    /// Durable commands claimed on the executor's disk (claims outlive a
+    /// boot), and those whose background process still runs.
+    commands: BTreeSet<String>,
+    running_commands: BTreeSet<String>,
     /// Bytes written that no capture holds yet.
     unsaved: u64,
     /// A final flush began.
@@ -149,11 +157,19 @@ struct Stats {
     takeovers_discarded: u64,
     /// Workspaces the execution broker ended (release or reaper).
     broker_ends: u64,
+    /// Background processes and durable commands started, and durable
+    /// starts that found their identity claimed (and launched nothing).
+    processes_started: u64,
+    commands_started: u64,
+    commands_repeated: u64,
 }
 
 impl Stats {
     fn add(&mut self, other: &Stats) {
         self.removed_saved += other.removed_saved;
+        self.processes_started += other.processes_started;
+        self.commands_started += other.commands_started;
+        self.commands_repeated += other.commands_repeated;
         self.removed_discarded += other.removed_discarded;
         self.kills += other.kills;
         self.crashes += other.crashes;
@@ -281,6 +297,9 @@ impl Hooks for SimHooks {
                     launch: request.launch.clone(),
                     silent: false,
                     writers: 0,
+                    processes: 0,
+                    commands: BTreeSet::new(),
+                    running_commands: BTreeSet::new(),
                     unsaved: 0,
                     finalizing: false,
                     complete: false,
@@ -291,8 +310,12 @@ impl Hooks for SimHooks {
                     claimed_boot: 0,
                 });
                 if started {
-                    // A new boot of its daemon (on its own disk: what it wrote is still there).
+                    // A new boot of its daemon (on its own disk: what it
+                    // wrote, and its commands' claims, are still there;
+                    // its processes ended with the last boot).
                     executor.writers = 0;
+                    executor.processes = 0;
+                    executor.running_commands.clear();
                     executor.finalizing = false;
                     executor.complete = false;
                 }
@@ -414,6 +437,8 @@ fn flush(e: &mut Executor, kind: FlushKind, env: Env) -> CaptureStatus {
         e.finalizing = true;
         if !leaves_writers {
             e.writers = 0;
+            e.processes = 0;
+            e.running_commands.clear();
         }
     }
     if !store_down && holds {
@@ -486,13 +511,47 @@ impl Executors for FakeDaemons {
     fn bind<'a>(&'a self, _: Target<'a>, _: BindRequest) -> ExecutorFuture<'a, Binds> {
         not_simulated()
     }
+    /// A durable command: claimed once on the executor's disk, then run
+    /// as a background process (a writer until it is canceled, a final
+    /// stops it, or the daemon's boot ends); a cancel fences its start.
     fn command<'a>(
         &'a self,
-        _: Target<'a>,
-        _: &'a str,
-        _: CommandCall,
+        target: Target<'a>,
+        identity: &'a str,
+        call: CommandCall,
     ) -> ExecutorFuture<'a, sluice_protocol::CommandStatus> {
-        not_simulated()
+        // Called by the broker, never the worker: no worker dies here.
+        Box::pin(async move {
+            self.answering(target, |e, _| {
+                let status = |state: &str, created: bool| sluice_protocol::CommandStatus {
+                    state: state.into(),
+                    created,
+                    ..Default::default()
+                };
+                let state = |e: &Executor| match (e.commands.contains(identity), e.running_commands.contains(identity))
+                {
+                    (false, _) => "unknown",
+                    (true, true) => "running",
+                    (true, false) => "canceled",
+                };
+                match call {
+                    CommandCall::Start(_) if e.finalizing => Err(ExecutorError::Refused {
+                        code: sluice_protocol::RefusalCode::ExecutorFinalized,
+                        message: "the executor's final flush began".into(),
+                    }),
+                    CommandCall::Start(_) if e.commands.insert(identity.to_owned()) => {
+                        e.running_commands.insert(identity.to_owned());
+                        Ok(status("running", true))
+                    }
+                    CommandCall::Start(_) | CommandCall::Read => Ok(status(state(e), false)),
+                    CommandCall::Cancel => {
+                        e.commands.insert(identity.to_owned());
+                        e.running_commands.remove(identity);
+                        Ok(status("canceled", false))
+                    }
+                }
+            })?
+        })
     }
     fn snapshot<'a>(&'a self, _: Target<'a>, _: &'a SnapshotId, _: &'a str) -> ExecutorFuture<'a, TakenSnapshot> {
         not_simulated()
@@ -850,10 +909,46 @@ impl Sim {
         let mut world = self.world.lock().unwrap();
         let running: BTreeSet<String> = world.order().into_iter().filter(|r| world.running(r)).collect();
         for (run, executor) in world.executors.iter_mut() {
-            if running.contains(run) && executor.writers > 0 {
+            let writing = executor.writers + executor.processes + executor.running_commands.len() as u32;
+            if running.contains(run) && writing > 0 {
                 // A sealed daemon does not take its seal back: only a
                 // final that stopped every writer makes the seal true.
-                executor.unsaved += u64::from(executor.writers) * 64;
+                executor.unsaved += u64::from(writing) * 64;
+            }
+        }
+    }
+
+    /// The owner starts a background process through the processes API:
+    /// the daemon starts it through the gate a final closes.
+    fn start_process(&mut self, id: &str) {
+        let mut world = self.world.lock().unwrap();
+        let live = world
+            .order()
+            .into_iter()
+            .find(|r| world.running(r) && world.executors[r].workspace_id == id && !world.executors[r].silent);
+        let Some(run) = live else { return };
+        let executor = world.executors.get_mut(&run).unwrap();
+        if !executor.finalizing {
+            executor.processes += 1;
+            world.stats.processes_started += 1;
+        }
+    }
+
+    /// The broker starts a durable command in `id`'s executor (an identity
+    /// used before, at times: the claim launches nothing the second time),
+    /// or cancels one.
+    async fn durable_command(&mut self, id: &str, identity: String, cancel: bool) {
+        let Some((run, runtime, _)) = self.executor_of(id).await else { return };
+        let Some(endpoint) = runtime.endpoint.clone() else { return };
+        let target = Target { run_id: &run.id, endpoint: &endpoint };
+        let call = if cancel { CommandCall::Cancel } else { CommandCall::Start(Default::default()) };
+        let daemons = FakeDaemons { world: self.world.clone(), store: self.store.clone(), db: self.db.clone() };
+        if let Ok(status) = daemons.command(target, &identity, call).await {
+            let mut world = self.world.lock().unwrap();
+            match (cancel, status.created) {
+                (false, true) => world.stats.commands_started += 1,
+                (false, false) => world.stats.commands_repeated += 1,
+                (true, _) => {}
             }
         }
     }
@@ -911,6 +1006,16 @@ async fn run(seed: u64, final_leaves_writers: bool) -> Result<Stats, String> {
         for step in 0..steps {
             match rng.below(100) {
                 0..=7 if sim.workspaces.len() < MAX_WORKSPACES => sim.create().await,
+                14..=15 if !sim.workspaces.is_empty() => {
+                    let id = sim.workspaces[rng.below(sim.workspaces.len() as u64) as usize].clone();
+                    sim.start_process(&id);
+                }
+                16..=17 if !sim.workspaces.is_empty() => {
+                    let id = sim.workspaces[rng.below(sim.workspaces.len() as u64) as usize].clone();
+                    let identity = format!("cmd-{}", rng.below(3));
+                    let cancel = rng.chance(200);
+                    sim.durable_command(&id, identity, cancel).await;
+                }
                 8..=17 => {
                     let mut world = sim.world.lock().unwrap();
                     let live: Vec<String> = world
@@ -1134,6 +1239,8 @@ async fn no_schedule_removes_unsaved_work_and_every_stop_ends() {
         assert!(total.hosts_unreachable > 0, "no schedule found its host silent: {total:?}");
         assert!(total.broker_ends > 0, "no schedule ended a workspace as the broker does: {total:?}");
         assert!(total.takeovers_refused > 0 && total.takeovers_discarded > 0, "{total:?}");
+        assert!(total.processes_started > 0 && total.commands_started > 0, "{total:?}");
+        assert!(total.commands_repeated > 0, "no durable start found its identity claimed: {total:?}");
     }
 }
 
