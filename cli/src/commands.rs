@@ -132,7 +132,7 @@ pub enum Command {
     /// Exec runs: `sluice runs get RUN --owner O` (talks to the API).
     #[command(subcommand)]
     Runs(workspaces::RunsCommand),
-    /// A workspace's live worktree: put, get, ls, mkdir, mv, rm, cp (talks to the API).
+    /// A workspace's live worktree: put, get, ls, mkdir, mv, rm, cp, pack, unpack (talks to the API).
     #[command(subcommand)]
     Files(files::FilesCommand),
     /// Processes that keep running in a workspace: start, list, logs, signal, stdin (talks to the API).
@@ -195,5 +195,15 @@ impl Command {
                 | Command::SshKeys(_)
                 | Command::Webhooks(_)
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every command's flags are well formed (no two with one name): clap
+    /// checks this only when a command is run, so each is checked here.
+    #[test]
+    fn the_command_tree_is_well_formed() {
+        <super::Cli as clap::CommandFactory>::command().debug_assert();
     }
 }

@@ -78,6 +78,30 @@ pub enum FilesCommand {
         #[arg(long, short)]
         recursive: bool,
     },
+    /// Pack a directory of the worktree (the worktree itself by default)
+    /// as a tar archive (to this CLI's output unless `--file`).
+    Pack {
+        workspace_id: String,
+        #[arg(default_value = "")]
+        path: String,
+        #[command(flatten)]
+        common: Common,
+        /// The file the archive is written to (- for this CLI's output), as
+        /// `tar -f` names it.
+        #[arg(long, short)]
+        file: Option<PathBuf>,
+    },
+    /// Unpack a tar archive (a file, or - for this CLI's input) into PATH
+    /// of the worktree (made when missing); nothing is written if any
+    /// member would land outside it.
+    Unpack {
+        workspace_id: String,
+        archive: PathBuf,
+        #[arg(default_value = "")]
+        path: String,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Copy a file to or from a worktree: `cp LOCAL WORKSPACE:PATH` or
     /// `cp WORKSPACE:PATH LOCAL` (parents are made on upload).
     Cp {
@@ -148,6 +172,34 @@ pub async fn run(command: FilesCommand) -> anyhow::Result<i32> {
             ask.body_map(|b| b.owner_user_id(owner).path(path).recursive(recursive)).send().await.map_err(failed)?;
             Ok(0)
         }
+        FilesCommand::Pack { workspace_id, path, common, file } => {
+            let api = Api::new(&common.api)?;
+            let ask = api.client.pack_workspace_archive().workspace_id(&workspace_id);
+            let stream = ask.owner_user_id(common.owner_user_id.as_str()).path(path).send().await.map_err(failed)?;
+            save(stream.into_inner(), file).await?;
+            Ok(0)
+        }
+        FilesCommand::Unpack { workspace_id, archive, path, common } => {
+            let api = Api::new(&common.api)?;
+            let ask = api.client.unpack_workspace_archive().workspace_id(&workspace_id);
+            let ask = ask.owner_user_id(common.owner_user_id.as_str()).path(path.as_str());
+            let unpacked = json(ask.body(body_of(&archive).await?).send().await.map_err(failed)?);
+            match common.output {
+                Output::Json => println!("{}", serde_json::to_string_pretty(&unpacked)?),
+                Output::Table => {
+                    let count = |k: &str| unpacked[k].as_u64().unwrap_or(0);
+                    let into = if path.is_empty() { "the worktree" } else { path.as_str() };
+                    println!(
+                        "{into}: {} files, {} directories, {} symlinks unpacked; {} other members left out",
+                        count("files"),
+                        count("directories"),
+                        count("symlinks"),
+                        count("skipped")
+                    );
+                }
+            }
+            Ok(0)
+        }
         FilesCommand::Cp { from, to, common } => match (remote(&from), remote(&to)) {
             (None, Some((workspace, path))) => put(&common, workspace, Path::new(&from), path, None, true).await,
             (Some((workspace, path)), None) => get(&common, workspace, path, Some(PathBuf::from(&to))).await,
@@ -166,13 +218,7 @@ async fn put(
     parents: bool,
 ) -> anyhow::Result<i32> {
     let api = Api::new(&common.api)?;
-    // Streamed as it is read: a large file is never held whole.
-    let body = if local == Path::new("-") {
-        reqwest::Body::wrap_stream(chunks(tokio::io::stdin()))
-    } else {
-        let file = tokio::fs::File::open(local).await.with_context(|| format!("{} cannot be read", local.display()))?;
-        reqwest::Body::wrap_stream(chunks(file))
-    };
+    let body = body_of(local).await?;
     let mut ask = api.client.write_workspace_file().workspace_id(workspace_id);
     ask = ask.owner_user_id(common.owner_user_id.as_str()).path(path).parents(parents.to_string()).body(body);
     if let Some(mode) = mode {
@@ -184,6 +230,16 @@ async fn put(
         Output::Table => println!("{path}: {} bytes", written["size"].as_u64().unwrap_or(0)),
     }
     Ok(0)
+}
+
+/// An upload's body: `local`'s bytes (`-`: this CLI's input), streamed as
+/// they are read, so a large file is never held whole.
+async fn body_of(local: &Path) -> anyhow::Result<reqwest::Body> {
+    if local == Path::new("-") {
+        return Ok(reqwest::Body::wrap_stream(chunks(tokio::io::stdin())));
+    }
+    let file = tokio::fs::File::open(local).await.with_context(|| format!("{} cannot be read", local.display()))?;
+    Ok(reqwest::Body::wrap_stream(chunks(file)))
 }
 
 /// A reader's bytes as a stream of chunks.
@@ -207,8 +263,13 @@ fn chunks(
 async fn get(common: &Common, workspace_id: &str, path: &str, local: Option<PathBuf>) -> anyhow::Result<i32> {
     let api = Api::new(&common.api)?;
     let ask = api.client.read_workspace_file().workspace_id(workspace_id);
-    let mut stream =
-        ask.owner_user_id(common.owner_user_id.as_str()).path(path).send().await.map_err(failed)?.into_inner();
+    let stream = ask.owner_user_id(common.owner_user_id.as_str()).path(path).send().await.map_err(failed)?;
+    save(stream.into_inner(), local).await?;
+    Ok(0)
+}
+
+/// A download's bytes to `local` (none or `-`: this CLI's output).
+async fn save(mut stream: sluice_client::ByteStream, local: Option<PathBuf>) -> anyhow::Result<()> {
     match local.filter(|l| l != Path::new("-")) {
         None => {
             let mut out = tokio::io::stdout();
@@ -243,5 +304,5 @@ async fn get(common: &Common, workspace_id: &str, path: &str, local: Option<Path
                 .with_context(|| format!("{} cannot be written", local.display()))?;
         }
     }
-    Ok(0)
+    Ok(())
 }

@@ -240,6 +240,27 @@ async fn people_drive_workspaces_from_the_cli_through_the_typed_client() {
     let outside = run(&mut files(&["get", &id, "../../etc/passwd"]));
     assert!(String::from_utf8_lossy(&outside.stderr).contains("path"), "{outside:?}");
 
+    // A directory packed as a tar archive and unpacked into another, from
+    // a file and from the CLI's input.
+    let archive = home.join("notes.tar");
+    let packed = run(&mut files(&["pack", &id, "notes", "-f", archive.to_str().unwrap()]));
+    assert!(packed.status.success(), "{packed:?}");
+    let members = Command::new("tar").arg("-tf").arg(&archive).output().unwrap();
+    let members = String::from_utf8_lossy(&members.stdout).to_string();
+    assert!(members.contains("a.txt") && members.contains("b.txt"), "{members}");
+    let unpacked = run(&mut files(&["unpack", &id, archive.to_str().unwrap(), "restored"]));
+    let said = String::from_utf8_lossy(&unpacked.stdout).to_string();
+    assert!(said.starts_with("restored: 2 files,"), "{unpacked:?}");
+    assert_eq!(run(&mut files(&["get", &id, "restored/a.txt"])).stdout, b"from the cli\n");
+    let mut piped = files(&["unpack", &id, "-", "again"]).stdin(Stdio::piped()).spawn().unwrap();
+    piped.stdin.take().unwrap().write_all(&std::fs::read(&archive).unwrap()).unwrap();
+    assert!(piped.wait().unwrap().success());
+    assert_eq!(run(&mut files(&["get", &id, "again/b.txt"])).stdout, b"piped in");
+    let bad = home.join("bad.tar");
+    std::fs::write(&bad, b"not a tar archive at all").unwrap();
+    let refused = run(&mut files(&["unpack", &id, bad.to_str().unwrap(), "bad"]));
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+
     // Processes: started, listed, fed, followed to their end, signalled.
     let procs = |args: &[&str]| {
         let mut command = sluice(home);
