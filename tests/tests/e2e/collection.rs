@@ -191,6 +191,11 @@ async fn a_rewritten_file_is_collected_down_to_what_the_kept_captures_need() {
         let bytes = std::fs::read(into.join("data.bin")).unwrap();
         let hex: String = sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
         assert!(digests[7].starts_with(&hex), "{label}: capture 7 restored into a directory is rewrite 7");
+        let archive = restored.path().join("at-3.tar");
+        cli("export", &["3", "--output", archive.to_str().unwrap()]);
+        let members = std::process::Command::new("tar").arg("-tvf").arg(&archive).output().unwrap();
+        let members = String::from_utf8_lossy(&members.stdout).into_owned();
+        assert!(members.contains("data.bin") && members.contains(&(FILE_MIB << 20).to_string()), "{label}: {members}");
         drop(restored);
         let before = stored();
         assert!(before >= (REWRITES * FILE_MIB) << 20, "{label}: every rewrite was stored ({before} bytes)");
