@@ -1,0 +1,33 @@
+"""sluice's Python SDK: workspaces that wait until they are ready and
+commands whose output streams as it happens, over sluice's HTTP API.
+
+    from sluice import Sluice
+
+    with Sluice(owner="alice") as client:
+        ws = client.workspaces.create("python:3.12", command=["sleep", "infinity"])
+        print(ws.exec(["python3", "-c", "print(6*7)"]).stdout)
+        ws.stop()
+"""
+
+from ._client import CommandResult, Sluice, Workspace, Workspaces
+from ._errors import (
+    ConflictError,
+    InvalidRequestError,
+    NotFoundError,
+    SluiceError,
+    UnauthenticatedError,
+    UnavailableError,
+)
+
+__all__ = [
+    "CommandResult",
+    "ConflictError",
+    "InvalidRequestError",
+    "NotFoundError",
+    "Sluice",
+    "SluiceError",
+    "UnauthenticatedError",
+    "UnavailableError",
+    "Workspace",
+    "Workspaces",
+]

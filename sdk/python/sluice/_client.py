@@ -1,0 +1,330 @@
+"""The hand-written layer over the generated client: workspaces that wait
+until they are ready, commands whose output streams as it happens, and the
+API's errors as exceptions."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from ._errors import SluiceError, error_of
+from ._generated.api.runs import get_run
+from ._generated.api.workspaces import create_workspace, delete_workspace, get_workspace, stop_workspace
+from ._generated.client import AuthenticatedClient
+from ._generated.models import (
+    CreateWorkspaceRequest,
+    CreateWorkspaceRequestSpec,
+    ExecRun,
+    StopWorkspaceRequest,
+    WaitFor,
+    WorkspaceDetails,
+)
+from ._generated.types import UNSET, Response
+
+DEFAULT_URL = "http://127.0.0.1:7420"
+# Statuses after which a workspace no longer changes on its own.
+SETTLED = {"ready", "failed", "cancelled", "stopped"}
+# The longest one long-poll waits (the API's bound is a minute); a longer
+# wait polls again.
+LONG_POLL = 50.0
+# A call that changes nothing is tried again this many times on a 503 or a
+# broken connection; a create is, as it carries an idempotency key.
+RETRIES = 3
+
+
+def _answer(response: Response[Any]) -> Any:
+    """The parsed answer of a generated call, or its error raised."""
+    if 200 <= int(response.status_code) < 300:
+        return response.parsed
+    raise error_of(int(response.status_code), response.content)
+
+
+def _token_from_data_dir() -> str | None:
+    """The embedded default's token, as `sluice serve` writes it."""
+    data_dir = Path(os.environ.get("SLUICE_DATA_DIR", "sluice-data"))
+    try:
+        return (data_dir / "api-token").read_text().strip() or None
+    except OSError:
+        return None
+
+
+class Sluice:
+    """A client of one sluice API, acting for one owner.
+
+    `url`, `token` and `owner` default to `SLUICE_API_URL` (else
+    http://127.0.0.1:7420), `SLUICE_API_TOKEN` (else the token `sluice
+    serve` keeps in `SLUICE_DATA_DIR`, default `sluice-data`) and
+    `SLUICE_OWNER`.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        token: str | None = None,
+        *,
+        owner: str | None = None,
+        timeout: float = 60.0,
+    ) -> None:
+        url = url or os.environ.get("SLUICE_API_URL") or DEFAULT_URL
+        token = token or os.environ.get("SLUICE_API_TOKEN") or _token_from_data_dir()
+        if not token:
+            raise ValueError("no API token: pass token=, or set SLUICE_API_TOKEN")
+        owner = owner or os.environ.get("SLUICE_OWNER")
+        if not owner:
+            raise ValueError("no owner: pass owner=, or set SLUICE_OWNER")
+        self.owner = owner
+        self._timeout = timeout
+        self._api = AuthenticatedClient(base_url=url.rstrip("/"), token=token, timeout=httpx.Timeout(timeout))
+        self.workspaces = Workspaces(self)
+
+    def close(self) -> None:
+        self._api.get_httpx_client().close()
+
+    def __enter__(self) -> Sluice:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    @property
+    def _http(self) -> httpx.Client:
+        return self._api.get_httpx_client()
+
+    def _retrying(self, call: Callable[[], Response[Any]]) -> Any:
+        """`call`, tried again on a 503 (after its `Retry-After`) or a
+        broken connection: only for calls that may be repeated."""
+        for attempt in range(RETRIES + 1):
+            try:
+                response = call()
+            except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError):
+                if attempt == RETRIES:
+                    raise
+                time.sleep(0.2 * 2**attempt)
+                continue
+            if int(response.status_code) == 503 and attempt < RETRIES:
+                time.sleep(min(float(response.headers.get("retry-after", "1") or 1), 10.0))
+                continue
+            return _answer(response)
+        raise AssertionError("unreachable")
+
+
+class Workspaces:
+    """The owner's workspaces."""
+
+    def __init__(self, client: Sluice) -> None:
+        self._client = client
+
+    def create(
+        self,
+        image: str,
+        *,
+        command: Sequence[str] | None = None,
+        env: dict[str, str] | None = None,
+        secret_env: dict[str, str] | None = None,
+        registry: str = "local",
+        name: str | None = None,
+        wait: bool = True,
+        timeout: float = 120.0,
+        idempotency_key: str | None = None,
+        spec: dict[str, Any] | None = None,
+    ) -> Workspace:
+        """Creates a workspace from `image` (`repository:tag`) and, with
+        `wait`, answers once it is ready (or raises if it failed or is not
+        ready within `timeout` seconds). A create carries an idempotency
+        key (a new one unless given), so a retried create makes one."""
+        repository, tag = _split_image(image)
+        full_spec: dict[str, Any] = dict(spec or {})
+        if command is not None:
+            full_spec["command"] = list(command)
+        if env is not None:
+            full_spec["env"] = dict(env)
+        body = CreateWorkspaceRequest(
+            owner_user_id=self._client.owner,
+            registry_id=registry,
+            repository=repository,
+            tag=tag,
+            spec=CreateWorkspaceRequestSpec.from_dict(full_spec),
+            idempotency_key=idempotency_key or f"sdk-{uuid.uuid4()}",
+            name=name if name is not None else UNSET,
+            secret_env=secret_env if secret_env is not None else UNSET,
+        )
+        if wait:
+            body.wait_for = WaitFor.READY
+            body.timeout_ms = int(min(timeout, LONG_POLL) * 1000)
+        created = self._client._retrying(lambda: create_workspace.sync_detailed(client=self._client._api, body=body))
+        workspace = Workspace(self._client, created.workspace_id, created.status.value)
+        if wait:
+            workspace._wait_settled(time.monotonic() + timeout)
+        return workspace
+
+    def get(self, workspace_id: str) -> Workspace:
+        workspace = Workspace(self._client, workspace_id, "")
+        workspace.refresh()
+        return workspace
+
+
+class Workspace:
+    """One workspace: `id`, its last known `status`, and `details` (the
+    API's whole answer) after a `refresh`."""
+
+    def __init__(self, client: Sluice, workspace_id: str, status: str) -> None:
+        self._client = client
+        self.id = workspace_id
+        self.status = status
+        self.details: WorkspaceDetails | None = None
+
+    def __repr__(self) -> str:
+        return f"Workspace({self.id!r}, status={self.status!r})"
+
+    def refresh(self, *, wait_ready: float | None = None) -> Workspace:
+        """Reads the workspace again; with `wait_ready`, long-polls up to
+        that many seconds for it to settle."""
+        kwargs: dict[str, Any] = {}
+        if wait_ready is not None:
+            kwargs = {"wait_for": WaitFor.READY, "timeout_ms": str(int(min(wait_ready, LONG_POLL) * 1000))}
+        details = self._client._retrying(
+            lambda: get_workspace.sync_detailed(
+                self.id, client=self._client._api, owner_user_id=self._client.owner, **kwargs
+            )
+        )
+        self.details = details
+        self.status = details.status.value
+        return self
+
+    def _wait_settled(self, deadline: float) -> None:
+        while self.status not in SETTLED:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"workspace {self.id} is still {self.status}")
+            self.refresh(wait_ready=left)
+        if self.status != "ready":
+            error = self.details.error if self.details is not None else None
+            why = getattr(error, "message", None) or self.status
+            raise SluiceError(409, "WorkspaceNotReady", f"workspace {self.id} is {self.status}: {why}", self.status)
+
+    def exec(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        stdin: str | None = None,
+        timeout: float | None = None,
+        on_stdout: Callable[[str], Any] | None = None,
+        on_stderr: Callable[[str], Any] | None = None,
+    ) -> CommandResult:
+        """Runs one command and answers its result; its output is passed to
+        `on_stdout` and `on_stderr` chunk by chunk as it happens."""
+        command: dict[str, Any] = {"argv": list(argv)}
+        if cwd is not None:
+            command["cwd"] = cwd
+        if env is not None:
+            command["env"] = dict(env)
+        if stdin is not None:
+            command["stdin"] = stdin
+        if timeout is not None:
+            command["timeoutMs"] = int(timeout * 1000)
+        body = {"ownerUserId": self._client.owner, "commands": [command]}
+        result = CommandResult()
+        url = f"/v1/workspaces/{self.id}/exec"
+        headers = {"accept": "text/event-stream"}
+        read_timeout = httpx.Timeout(self._client._timeout, read=(timeout or 300.0) + 60.0)
+        with self._client._http.stream("POST", url, json=body, headers=headers, timeout=read_timeout) as response:
+            if response.status_code >= 300:
+                raise error_of(response.status_code, response.read())
+            for event, data in _events(response.iter_lines()):
+                if event in ("stdout", "stderr"):
+                    text = data.get("text", "")
+                    if event == "stdout":
+                        result.stdout += text
+                        if on_stdout is not None:
+                            on_stdout(text)
+                    else:
+                        result.stderr += text
+                        if on_stderr is not None:
+                            on_stderr(text)
+                elif event == "exit":
+                    result.exit_code = data.get("exitCode")
+                    result.timed_out = bool(data.get("timedOut"))
+                    result.truncated = bool(data.get("stdoutTruncated") or data.get("stderrTruncated"))
+                elif event == "end":
+                    result.run_id = data.get("runId")
+        return result
+
+    def run(self, run_id: str) -> ExecRun:
+        """An exec run as the API keeps it."""
+        return self._client._retrying(
+            lambda: get_run.sync_detailed(run_id, client=self._client._api, owner_user_id=self._client.owner)
+        )
+
+    def stop(self, *, wait: bool = True, timeout: float = 300.0, discard: bool = False) -> Workspace:
+        """Asks the workspace to stop (its work saved first, unless
+        `discard`); with `wait`, answers once it has stopped."""
+        body = StopWorkspaceRequest(owner_user_id=self._client.owner, discard_unsaved=discard)
+        _answer(stop_workspace.sync_detailed(self.id, client=self._client._api, body=body))
+        if wait:
+            deadline = time.monotonic() + timeout
+            self.refresh()
+            while self.status not in ("stopped", "failed", "cancelled"):
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"workspace {self.id} is still {self.status}")
+                time.sleep(0.25)
+                self.refresh()
+        return self
+
+    def delete(self) -> None:
+        """Removes an ended workspace from lists and reads (its events stay)."""
+        self._client._retrying(
+            lambda: delete_workspace.sync_detailed(self.id, client=self._client._api, owner_user_id=self._client.owner)
+        )
+
+
+class CommandResult:
+    """What a command printed and how it ended."""
+
+    def __init__(self) -> None:
+        self.stdout = ""
+        self.stderr = ""
+        self.exit_code: int | None = None
+        self.timed_out = False
+        self.truncated = False
+        self.run_id: str | None = None
+
+    def __repr__(self) -> str:
+        return f"CommandResult(exit_code={self.exit_code!r}, stdout={self.stdout[:40]!r}…)"
+
+
+def _split_image(image: str) -> tuple[str, str]:
+    """`repository:tag`, the tag after the last `:` that is not part of a
+    registry's host:port."""
+    repository, sep, tag = image.rpartition(":")
+    if not sep or "/" in tag:
+        return image, "latest"
+    return repository, tag
+
+
+def _events(lines: Iterator[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Server-Sent Events: (event, JSON data) as each one ends."""
+    event, data = "message", []
+    for line in lines:
+        if line == "":
+            if data:
+                text = "\n".join(data)
+                try:
+                    yield event, json.loads(text)
+                except ValueError:
+                    yield event, {"text": text}
+            event, data = "message", []
+        elif line.startswith(":"):
+            continue
+        elif line.startswith("event:"):
+            event = line[6:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].removeprefix(" "))

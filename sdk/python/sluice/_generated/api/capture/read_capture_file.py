@@ -1,0 +1,273 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.error_body import ErrorBody
+from ...types import UNSET, Unset
+from typing import cast
+
+
+
+def _get_kwargs(
+    session_id: str,
+    n: int,
+    *,
+    owner_user_id: str | Unset = UNSET,
+    path: str | Unset = UNSET,
+    path_hex: str | Unset = UNSET,
+
+) -> dict[str, Any]:
+    
+
+    
+
+    params: dict[str, Any] = {}
+
+    params["ownerUserId"] = owner_user_id
+
+    params["path"] = path
+
+    params["pathHex"] = path_hex
+
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/capture-sessions/{session_id}/captures/{n}/files".format(session_id=quote(str(session_id), safe=""),n=quote(str(n), safe=""),),
+        "params": params,
+    }
+
+
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> ErrorBody | list[int] | None:
+    if response.status_code == 200:
+        response_200 = cast(list[int], response.content)
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 404:
+        response_404 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 500:
+        response_500 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[ErrorBody | list[int]]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    session_id: str,
+    n: int,
+    *,
+    client: AuthenticatedClient,
+    owner_user_id: str | Unset = UNSET,
+    path: str | Unset = UNSET,
+    path_hex: str | Unset = UNSET,
+
+) -> Response[ErrorBody | list[int]]:
+    """ One file of a kept capture, its bytes as captured (a hole reads as
+    zeros). Objects are read one at a time as the body is sent.
+
+    Args:
+        session_id (str):
+        n (int):
+        owner_user_id (str | Unset): The user the workspace belongs to.
+        path (str | Unset):
+        path_hex (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorBody | list[int]]
+     """
+
+
+    kwargs = _get_kwargs(
+        session_id=session_id,
+n=n,
+owner_user_id=owner_user_id,
+path=path,
+path_hex=path_hex,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    session_id: str,
+    n: int,
+    *,
+    client: AuthenticatedClient,
+    owner_user_id: str | Unset = UNSET,
+    path: str | Unset = UNSET,
+    path_hex: str | Unset = UNSET,
+
+) -> ErrorBody | list[int] | None:
+    """ One file of a kept capture, its bytes as captured (a hole reads as
+    zeros). Objects are read one at a time as the body is sent.
+
+    Args:
+        session_id (str):
+        n (int):
+        owner_user_id (str | Unset): The user the workspace belongs to.
+        path (str | Unset):
+        path_hex (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorBody | list[int]
+     """
+
+
+    return sync_detailed(
+        session_id=session_id,
+n=n,
+client=client,
+owner_user_id=owner_user_id,
+path=path,
+path_hex=path_hex,
+
+    ).parsed
+
+async def asyncio_detailed(
+    session_id: str,
+    n: int,
+    *,
+    client: AuthenticatedClient,
+    owner_user_id: str | Unset = UNSET,
+    path: str | Unset = UNSET,
+    path_hex: str | Unset = UNSET,
+
+) -> Response[ErrorBody | list[int]]:
+    """ One file of a kept capture, its bytes as captured (a hole reads as
+    zeros). Objects are read one at a time as the body is sent.
+
+    Args:
+        session_id (str):
+        n (int):
+        owner_user_id (str | Unset): The user the workspace belongs to.
+        path (str | Unset):
+        path_hex (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorBody | list[int]]
+     """
+
+
+    kwargs = _get_kwargs(
+        session_id=session_id,
+n=n,
+owner_user_id=owner_user_id,
+path=path,
+path_hex=path_hex,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    session_id: str,
+    n: int,
+    *,
+    client: AuthenticatedClient,
+    owner_user_id: str | Unset = UNSET,
+    path: str | Unset = UNSET,
+    path_hex: str | Unset = UNSET,
+
+) -> ErrorBody | list[int] | None:
+    """ One file of a kept capture, its bytes as captured (a hole reads as
+    zeros). Objects are read one at a time as the body is sent.
+
+    Args:
+        session_id (str):
+        n (int):
+        owner_user_id (str | Unset): The user the workspace belongs to.
+        path (str | Unset):
+        path_hex (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorBody | list[int]
+     """
+
+
+    return (await asyncio_detailed(
+        session_id=session_id,
+n=n,
+client=client,
+owner_user_id=owner_user_id,
+path=path,
+path_hex=path_hex,
+
+    )).parsed

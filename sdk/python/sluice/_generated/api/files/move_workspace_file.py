@@ -1,0 +1,290 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.error_body import ErrorBody
+from ...models.move_file_request import MoveFileRequest
+from ...models.wait_for import WaitFor
+from ...types import UNSET, Unset
+from typing import cast
+
+
+
+def _get_kwargs(
+    workspace_id: str,
+    *,
+    body: MoveFileRequest,
+    wait_for: WaitFor | Unset = UNSET,
+    timeout_ms: str | Unset = UNSET,
+
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+
+    
+
+    params: dict[str, Any] = {}
+
+    json_wait_for: str | Unset = UNSET
+    if not isinstance(wait_for, Unset):
+        json_wait_for = wait_for.value
+
+    params["waitFor"] = json_wait_for
+
+    params["timeoutMs"] = timeout_ms
+
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/workspaces/{workspace_id}/files/move".format(workspace_id=quote(str(workspace_id), safe=""),),
+        "params": params,
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Any | ErrorBody | None:
+    if response.status_code == 204:
+        response_204 = cast(Any, None)
+        return response_204
+
+    if response.status_code == 400:
+        response_400 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 404:
+        response_404 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_409
+
+    if response.status_code == 413:
+        response_413 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_413
+
+    if response.status_code == 500:
+        response_500 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Any | ErrorBody]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    workspace_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: MoveFileRequest,
+    wait_for: WaitFor | Unset = UNSET,
+    timeout_ms: str | Unset = UNSET,
+
+) -> Response[Any | ErrorBody]:
+    """ Move (rename) an entry of the worktree.
+
+     Moves `from` to `to` (both in the worktree); 409 `file-exists` when `to` exists, unless `overwrite`.
+    A symlink is moved itself, never followed.
+
+    Args:
+        workspace_id (str):
+        wait_for (WaitFor | Unset): What a request may wait for a workspace to become.
+        timeout_ms (str | Unset):
+        body (MoveFileRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Any | ErrorBody]
+     """
+
+
+    kwargs = _get_kwargs(
+        workspace_id=workspace_id,
+body=body,
+wait_for=wait_for,
+timeout_ms=timeout_ms,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    workspace_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: MoveFileRequest,
+    wait_for: WaitFor | Unset = UNSET,
+    timeout_ms: str | Unset = UNSET,
+
+) -> Any | ErrorBody | None:
+    """ Move (rename) an entry of the worktree.
+
+     Moves `from` to `to` (both in the worktree); 409 `file-exists` when `to` exists, unless `overwrite`.
+    A symlink is moved itself, never followed.
+
+    Args:
+        workspace_id (str):
+        wait_for (WaitFor | Unset): What a request may wait for a workspace to become.
+        timeout_ms (str | Unset):
+        body (MoveFileRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Any | ErrorBody
+     """
+
+
+    return sync_detailed(
+        workspace_id=workspace_id,
+client=client,
+body=body,
+wait_for=wait_for,
+timeout_ms=timeout_ms,
+
+    ).parsed
+
+async def asyncio_detailed(
+    workspace_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: MoveFileRequest,
+    wait_for: WaitFor | Unset = UNSET,
+    timeout_ms: str | Unset = UNSET,
+
+) -> Response[Any | ErrorBody]:
+    """ Move (rename) an entry of the worktree.
+
+     Moves `from` to `to` (both in the worktree); 409 `file-exists` when `to` exists, unless `overwrite`.
+    A symlink is moved itself, never followed.
+
+    Args:
+        workspace_id (str):
+        wait_for (WaitFor | Unset): What a request may wait for a workspace to become.
+        timeout_ms (str | Unset):
+        body (MoveFileRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Any | ErrorBody]
+     """
+
+
+    kwargs = _get_kwargs(
+        workspace_id=workspace_id,
+body=body,
+wait_for=wait_for,
+timeout_ms=timeout_ms,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    workspace_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: MoveFileRequest,
+    wait_for: WaitFor | Unset = UNSET,
+    timeout_ms: str | Unset = UNSET,
+
+) -> Any | ErrorBody | None:
+    """ Move (rename) an entry of the worktree.
+
+     Moves `from` to `to` (both in the worktree); 409 `file-exists` when `to` exists, unless `overwrite`.
+    A symlink is moved itself, never followed.
+
+    Args:
+        workspace_id (str):
+        wait_for (WaitFor | Unset): What a request may wait for a workspace to become.
+        timeout_ms (str | Unset):
+        body (MoveFileRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Any | ErrorBody
+     """
+
+
+    return (await asyncio_detailed(
+        workspace_id=workspace_id,
+client=client,
+body=body,
+wait_for=wait_for,
+timeout_ms=timeout_ms,
+
+    )).parsed

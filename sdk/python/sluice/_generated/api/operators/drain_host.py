@@ -1,0 +1,242 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.drain_host_response import DrainHostResponse
+from ...models.error_body import ErrorBody
+from ...models.operator_request import OperatorRequest
+from typing import cast
+
+
+
+def _get_kwargs(
+    host: str,
+    *,
+    body: OperatorRequest,
+
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/hosts/{host}/drain".format(host=quote(str(host), safe=""),),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> DrainHostResponse | ErrorBody | None:
+    if response.status_code == 200:
+        response_200 = DrainHostResponse.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 404:
+        response_404 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 413:
+        response_413 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_413
+
+    if response.status_code == 500:
+        response_500 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[DrainHostResponse | ErrorBody]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    host: str,
+    *,
+    client: AuthenticatedClient,
+    body: OperatorRequest,
+
+) -> Response[DrainHostResponse | ErrorBody]:
+    """ Cordons the host, then asks every running workspace on it to stop: each
+    executor drains as any stop does (its work saved first, or retained).
+    Asking again stops what started there since.
+
+    Args:
+        host (str):
+        body (OperatorRequest): Who asks (an operator's name, recorded with what it did).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[DrainHostResponse | ErrorBody]
+     """
+
+
+    kwargs = _get_kwargs(
+        host=host,
+body=body,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    host: str,
+    *,
+    client: AuthenticatedClient,
+    body: OperatorRequest,
+
+) -> DrainHostResponse | ErrorBody | None:
+    """ Cordons the host, then asks every running workspace on it to stop: each
+    executor drains as any stop does (its work saved first, or retained).
+    Asking again stops what started there since.
+
+    Args:
+        host (str):
+        body (OperatorRequest): Who asks (an operator's name, recorded with what it did).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        DrainHostResponse | ErrorBody
+     """
+
+
+    return sync_detailed(
+        host=host,
+client=client,
+body=body,
+
+    ).parsed
+
+async def asyncio_detailed(
+    host: str,
+    *,
+    client: AuthenticatedClient,
+    body: OperatorRequest,
+
+) -> Response[DrainHostResponse | ErrorBody]:
+    """ Cordons the host, then asks every running workspace on it to stop: each
+    executor drains as any stop does (its work saved first, or retained).
+    Asking again stops what started there since.
+
+    Args:
+        host (str):
+        body (OperatorRequest): Who asks (an operator's name, recorded with what it did).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[DrainHostResponse | ErrorBody]
+     """
+
+
+    kwargs = _get_kwargs(
+        host=host,
+body=body,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    host: str,
+    *,
+    client: AuthenticatedClient,
+    body: OperatorRequest,
+
+) -> DrainHostResponse | ErrorBody | None:
+    """ Cordons the host, then asks every running workspace on it to stop: each
+    executor drains as any stop does (its work saved first, or retained).
+    Asking again stops what started there since.
+
+    Args:
+        host (str):
+        body (OperatorRequest): Who asks (an operator's name, recorded with what it did).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        DrainHostResponse | ErrorBody
+     """
+
+
+    return (await asyncio_detailed(
+        host=host,
+client=client,
+body=body,
+
+    )).parsed

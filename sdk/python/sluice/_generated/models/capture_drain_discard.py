@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, BinaryIO, TextIO, TYPE_CHECKING, Generator
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+
+
+
+
+
+
+T = TypeVar("T", bound="CaptureDrainDiscard")
+
+
+
+@_attrs_define
+class CaptureDrainDiscard:
+    """ 
+        Attributes:
+            requested_at (str):
+            requested_by (str):
+     """
+
+    requested_at: str
+    requested_by: str
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+
+
+
+
+    def to_dict(self) -> dict[str, Any]:
+        requested_at = self.requested_at
+
+        requested_by = self.requested_by
+
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({
+            "requestedAt": requested_at,
+            "requestedBy": requested_by,
+        })
+
+        return field_dict
+
+
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        requested_at = d.pop("requestedAt")
+
+        requested_by = d.pop("requestedBy")
+
+        capture_drain_discard = cls(
+            requested_at=requested_at,
+            requested_by=requested_by,
+        )
+
+
+        capture_drain_discard.additional_properties = d
+        return capture_drain_discard
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

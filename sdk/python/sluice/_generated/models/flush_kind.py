@@ -1,0 +1,8 @@
+from enum import StrEnum
+
+class FlushKind(StrEnum):
+    FINAL = "final"
+    SUSPEND = "suspend"
+
+    def __str__(self) -> str:
+        return str(self.value)

@@ -1,0 +1,9 @@
+from enum import StrEnum
+
+class JobKind(StrEnum):
+    DELIVER = "deliver"
+    EXEC = "exec"
+    RECONCILE = "reconcile"
+
+    def __str__(self) -> str:
+        return str(self.value)

@@ -1,0 +1,91 @@
+"""A real `sluice serve` (the embedded default, the local runtime) for the
+SDK's tests: its binary from SLUICE_BIN, else the workspace's target
+directory."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from sluice import Sluice
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def _binary() -> Path:
+    if os.environ.get("SLUICE_BIN"):
+        return Path(os.environ["SLUICE_BIN"])
+    target = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
+    return target / "debug" / "sluice"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Served:
+    """A running `sluice serve`: its URL, token and output."""
+
+    def __init__(self) -> None:
+        self.dir = tempfile.TemporaryDirectory(prefix="sluice-sdk-")
+        self.data_dir = Path(self.dir.name) / "data"
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = open(Path(self.dir.name) / "serve.log", "w+b")
+        self.process: subprocess.Popen[bytes] | None = None
+        self.start()
+        self.token = (self.data_dir / "api-token").read_text().strip()
+
+    def start(self) -> None:
+        env = {k: v for k, v in os.environ.items() if k not in ("SLUICE_API_TOKENS", "SLUICE_DATABASE_URL")}
+        argv = [str(_binary()), "serve", "--data-dir", str(self.data_dir)]
+        argv += ["--listen", f"127.0.0.1:{self.port}", "--runtime", "local"]
+        self.process = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT, env=env)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"sluice serve exited: {self.output()}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/healthz", timeout=1) as answer:
+                    if answer.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError(f"sluice serve did not become healthy: {self.output()}")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+    def output(self) -> str:
+        self.log.flush()
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")
+
+
+@pytest.fixture(scope="session")
+def served():
+    server = Served()
+    yield server
+    server.stop()
+    server.dir.cleanup()
+
+
+@pytest.fixture
+def client(served):
+    with Sluice(served.url, served.token, owner="alice") as client:
+        yield client
