@@ -10,6 +10,8 @@ commands whose output streams as it happens, over sluice's HTTP API.
 """
 
 from ._client import CommandResult, Sluice, Workspace, Workspaces
+from ._files import Files, Watch
+from ._processes import Output, Process, Processes
 from ._errors import (
     ConflictError,
     InvalidRequestError,
@@ -21,6 +23,11 @@ from ._errors import (
 
 __all__ = [
     "CommandResult",
+    "Files",
+    "Output",
+    "Process",
+    "Processes",
+    "Watch",
     "ConflictError",
     "InvalidRequestError",
     "NotFoundError",

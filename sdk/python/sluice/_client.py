@@ -15,10 +15,15 @@ from typing import Any
 import httpx
 
 from ._errors import SluiceError, error_of
+from ._files import Files
+from ._processes import Processes
+from ._sse import events
+from ._generated.api.previews import create_preview
 from ._generated.api.runs import get_run
 from ._generated.api.workspaces import create_workspace, delete_workspace, get_workspace, stop_workspace
 from ._generated.client import AuthenticatedClient
 from ._generated.models import (
+    CreatePreviewRequest,
     CreateWorkspaceRequest,
     CreateWorkspaceRequestSpec,
     ExecRun,
@@ -96,6 +101,9 @@ class Sluice:
     @property
     def _http(self) -> httpx.Client:
         return self._api.get_httpx_client()
+
+    def _answered(self, response: Response[Any]) -> Any:
+        return _answer(response)
 
     def _retrying(self, call: Callable[[], Response[Any]]) -> Any:
         """`call`, tried again on a 503 (after its `Retry-After`) or a
@@ -179,6 +187,8 @@ class Workspace:
         self.id = workspace_id
         self.status = status
         self.details: WorkspaceDetails | None = None
+        self.processes = Processes(self)
+        self.files = Files(self)
 
     def __repr__(self) -> str:
         return f"Workspace({self.id!r}, status={self.status!r})"
@@ -239,7 +249,7 @@ class Workspace:
         with self._client._http.stream("POST", url, json=body, headers=headers, timeout=read_timeout) as response:
             if response.status_code >= 300:
                 raise error_of(response.status_code, response.read())
-            for event, data in _events(response.iter_lines()):
+            for event, data, _ in events(response.iter_lines()):
                 if event in ("stdout", "stderr"):
                     text = data.get("text", "")
                     if event == "stdout":
@@ -257,6 +267,17 @@ class Workspace:
                 elif event == "end":
                     result.run_id = data.get("runId")
         return result
+
+    def preview(self, port: int, *, public: bool = False, ttl_seconds: int | None = None) -> str:
+        """A URL that serves the workspace's `port` (a private one carries a
+        signed token; `public` needs none) until the workspace stops."""
+        body = CreatePreviewRequest(
+            owner_user_id=self._client.owner,
+            port=port,
+            public=public,
+            ttl_seconds=ttl_seconds if ttl_seconds is not None else UNSET,
+        )
+        return _answer(create_preview.sync_detailed(self.id, client=self._client._api, body=body)).url
 
     def run(self, run_id: str) -> ExecRun:
         """An exec run as the API keeps it."""
@@ -308,23 +329,3 @@ def _split_image(image: str) -> tuple[str, str]:
     if not sep or "/" in tag:
         return image, "latest"
     return repository, tag
-
-
-def _events(lines: Iterator[str]) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Server-Sent Events: (event, JSON data) as each one ends."""
-    event, data = "message", []
-    for line in lines:
-        if line == "":
-            if data:
-                text = "\n".join(data)
-                try:
-                    yield event, json.loads(text)
-                except ValueError:
-                    yield event, {"text": text}
-            event, data = "message", []
-        elif line.startswith(":"):
-            continue
-        elif line.startswith("event:"):
-            event = line[6:].strip()
-        elif line.startswith("data:"):
-            data.append(line[5:].removeprefix(" "))

@@ -17,6 +17,7 @@ import pytest
 from sluice import Sluice
 
 REPO = Path(__file__).resolve().parents[3]
+PREVIEW_DOMAIN = "preview.test"
 
 
 def _binary() -> Path:
@@ -26,7 +27,7 @@ def _binary() -> Path:
     return target / "debug" / "sluice"
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -38,8 +39,9 @@ class Served:
     def __init__(self) -> None:
         self.dir = tempfile.TemporaryDirectory(prefix="sluice-sdk-")
         self.data_dir = Path(self.dir.name) / "data"
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        self.preview_port = free_port()
         self.log = open(Path(self.dir.name) / "serve.log", "w+b")
         self.process: subprocess.Popen[bytes] | None = None
         self.start()
@@ -49,6 +51,7 @@ class Served:
         env = {k: v for k, v in os.environ.items() if k not in ("SLUICE_API_TOKENS", "SLUICE_DATABASE_URL")}
         argv = [str(_binary()), "serve", "--data-dir", str(self.data_dir)]
         argv += ["--listen", f"127.0.0.1:{self.port}", "--runtime", "local"]
+        argv += ["--preview-listen", f"127.0.0.1:{self.preview_port}", "--preview-domain", PREVIEW_DOMAIN]
         self.process = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT, env=env)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -61,6 +64,17 @@ class Served:
             except OSError:
                 time.sleep(0.1)
         raise RuntimeError(f"sluice serve did not become healthy: {self.output()}")
+
+    def through_preview(self, url: str) -> tuple[int, str]:
+        """curl through the preview listener, trusting the server's own
+        certificate for the preview domain: (HTTP status, body)."""
+        host = url.split("://", 1)[1].split("/", 1)[0].split(":", 1)[0]
+        ca = self.data_dir / "preview-tls" / PREVIEW_DOMAIN / "cert.pem"
+        argv = ["curl", "-sS", "--max-time", "10", "-o", "-", "-w", "\n%{http_code}"]
+        argv += ["--resolve", f"{host}:{self.preview_port}:127.0.0.1", "--cacert", str(ca), url]
+        out = subprocess.run(argv, capture_output=True, text=True, check=False).stdout
+        body, _, status = out.rpartition("\n")
+        return int(status or 0), body
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

@@ -1,0 +1,141 @@
+"""A workspace's background processes: started through the API, kept
+running by the executor's daemon past every call, their output followed
+from a position."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from ._errors import error_of
+from ._generated.api.processes import list_processes, signal_process, start_process
+from ._generated.models import ProcessRecord, SignalProcessRequest, StartProcessRequest, StartProcessRequestEnvType0
+from ._generated.types import UNSET
+from ._sse import events
+
+if TYPE_CHECKING:
+    from ._client import Workspace
+
+
+@dataclass
+class Output:
+    """One event of a process's output: `kind` is `stdout`, `stderr`, `cut`
+    (output before `position` is no longer kept) or `ended` (`process` is
+    the ended process); `position` resumes the output after it."""
+
+    kind: str
+    text: str
+    position: str | None
+    process: dict[str, Any] | None = None
+
+
+class Process:
+    """A background process: `id`, `name`, `argv`, `state` (`running`,
+    `exited`, `signalled`), `exit_code`, `signal`."""
+
+    def __init__(self, workspace: Workspace, record: ProcessRecord) -> None:
+        self._workspace = workspace
+        self._update(record)
+
+    def _update(self, record: ProcessRecord) -> None:
+        self.id = record.process_id
+        self.name = record.name if isinstance(record.name, str) else None
+        self.argv = list(record.argv)
+        self.state = record.state.value
+        self.exit_code = record.exit_code if isinstance(record.exit_code, int) else None
+        self.signal_name = record.signal if isinstance(record.signal, str) else None
+
+    def __repr__(self) -> str:
+        return f"Process({self.id!r}, name={self.name!r}, state={self.state!r})"
+
+    def refresh(self) -> Process:
+        for record in self._workspace.processes._records():
+            if record.process_id == self.id:
+                self._update(record)
+        return self
+
+    def output(self, *, follow: bool = False, after: str | None = None) -> Iterator[Output]:
+        """The kept output after `after` (a position an earlier event gave),
+        then, with `follow`, each chunk as it comes until the process ends."""
+        client = self._workspace._client
+        params = {"ownerUserId": client.owner, "follow": "true" if follow else "false"}
+        headers = {"accept": "text/event-stream"}
+        if after is not None:
+            headers["last-event-id"] = after
+        url = f"/v1/workspaces/{self._workspace.id}/processes/{self.id}/output"
+        timeout = httpx.Timeout(client._timeout, read=None if follow else client._timeout)
+        with client._http.stream("GET", url, params=params, headers=headers, timeout=timeout) as response:
+            if response.status_code >= 300:
+                raise error_of(response.status_code, response.read())
+            for event, data, position in events(response.iter_lines()):
+                if event == "ended":
+                    self.state = data.get("state", self.state)
+                    self.exit_code = data.get("exitCode")
+                    yield Output("ended", "", position, data)
+                elif event == "cut":
+                    yield Output("cut", "", position)
+                else:
+                    yield Output(event, data.get("text", ""), position)
+
+    def wait(self) -> Process:
+        """Follows the output to the process's end; answers it ended."""
+        for _ in self.output(follow=True, after=None):
+            pass
+        return self.refresh()
+
+    def signal(self, signal: str = "TERM") -> None:
+        """Sends `signal` (`TERM`, `INT`, `KILL`, `HUP`, …) to its group."""
+        client = self._workspace._client
+        body = SignalProcessRequest(owner_user_id=client.owner, signal=signal)
+        client._answered(signal_process.sync_detailed(self._workspace.id, self.id, client=client._api, body=body))
+
+    def write_stdin(self, data: bytes | str, *, eof: bool = False) -> None:
+        """Writes `data` to its input; `eof` closes the input after it."""
+        client = self._workspace._client
+        body = data.encode() if isinstance(data, str) else data
+        params = {"ownerUserId": client.owner, "eof": "true" if eof else "false"}
+        url = f"/v1/workspaces/{self._workspace.id}/processes/{self.id}/stdin"
+        response = client._http.post(url, params=params, content=body)
+        if response.status_code >= 300:
+            raise error_of(response.status_code, response.content)
+
+
+class Processes:
+    """The processes of one workspace."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self._workspace = workspace
+
+    def start(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        name: str | None = None,
+    ) -> Process:
+        """Starts `argv` as the workload; it runs until it exits, is
+        signalled, or the workspace stops."""
+        client = self._workspace._client
+        body = StartProcessRequest(
+            owner_user_id=client.owner,
+            argv=list(argv),
+            cwd=cwd if cwd is not None else UNSET,
+            env=StartProcessRequestEnvType0.from_dict(env) if env is not None else UNSET,
+            name=name if name is not None else UNSET,
+        )
+        record = client._answered(start_process.sync_detailed(self._workspace.id, client=client._api, body=body))
+        return Process(self._workspace, record)
+
+    def _records(self) -> list[ProcessRecord]:
+        client = self._workspace._client
+        listed = client._retrying(
+            lambda: list_processes.sync_detailed(self._workspace.id, client=client._api, owner_user_id=client.owner)
+        )
+        return list(listed.items)
+
+    def list(self) -> list[Process]:
+        return [Process(self._workspace, record) for record in self._records()]
