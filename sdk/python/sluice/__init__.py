@@ -10,6 +10,7 @@ commands whose output streams as it happens, over sluice's HTTP API.
 """
 
 from ._client import CommandResult, Sluice, Workspace, Workspaces
+from ._events import Event, Events, EventStream
 from ._files import Files, Watch
 from ._processes import Output, Process, Processes
 from ._errors import (
@@ -29,6 +30,9 @@ __all__ = [
     "Processes",
     "Watch",
     "ConflictError",
+    "Event",
+    "EventStream",
+    "Events",
     "InvalidRequestError",
     "NotFoundError",
     "Sluice",

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 
 from ._errors import SluiceError, error_of
+from ._events import Events, EventStream
 from ._files import Files
 from ._processes import Processes
 from ._sse import events
@@ -88,6 +89,7 @@ class Sluice:
         self._timeout = timeout
         self._api = AuthenticatedClient(base_url=url.rstrip("/"), token=token, timeout=httpx.Timeout(timeout))
         self.workspaces = Workspaces(self)
+        self.events = Events(self)
 
     def close(self) -> None:
         self._api.get_httpx_client().close()
@@ -278,6 +280,10 @@ class Workspace:
             ttl_seconds=ttl_seconds if ttl_seconds is not None else UNSET,
         )
         return _answer(create_preview.sync_detailed(self.id, client=self._client._api, body=body)).url
+
+    def events(self, *, since: str | None = None, timeout: float | None = None) -> EventStream:
+        """The workspace's events, then each new one as it is recorded."""
+        return self._client.events.of_workspace(self.id, since=since, timeout=timeout)
 
     def run(self, run_id: str) -> ExecRun:
         """An exec run as the API keeps it."""

@@ -76,6 +76,10 @@ class Served:
         body, _, status = out.rpartition("\n")
         return int(status or 0), body
 
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
