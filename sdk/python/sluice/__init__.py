@@ -9,6 +9,7 @@ commands whose output streams as it happens, over sluice's HTTP API.
         ws.stop()
 """
 
+from ._captures import CaptureSession, CaptureSessions
 from ._client import CommandResult, Sluice, Workspace, Workspaces
 from ._events import Event, Events, EventStream
 from ._files import Files, Watch
@@ -23,6 +24,8 @@ from ._errors import (
 )
 
 __all__ = [
+    "CaptureSession",
+    "CaptureSessions",
     "CommandResult",
     "Files",
     "Output",

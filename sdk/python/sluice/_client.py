@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 
+from ._captures import CaptureSession, CaptureSessions
 from ._errors import SluiceError, error_of
 from ._events import Events, EventStream
 from ._files import Files
@@ -29,6 +30,7 @@ from ._generated.models import (
     CreateWorkspaceRequestSpec,
     ExecRun,
     StopWorkspaceRequest,
+    TakeOver,
     WaitFor,
     WorkspaceDetails,
 )
@@ -90,6 +92,7 @@ class Sluice:
         self._api = AuthenticatedClient(base_url=url.rstrip("/"), token=token, timeout=httpx.Timeout(timeout))
         self.workspaces = Workspaces(self)
         self.events = Events(self)
+        self.capture_sessions = CaptureSessions(self)
 
     def close(self) -> None:
         self._api.get_httpx_client().close()
@@ -144,17 +147,31 @@ class Workspaces:
         timeout: float = 120.0,
         idempotency_key: str | None = None,
         spec: dict[str, Any] | None = None,
+        capture: CaptureSession | None = None,
+        capture_n: int | None = None,
+        take_over: bool = False,
     ) -> Workspace:
         """Creates a workspace from `image` (`repository:tag`) and, with
         `wait`, answers once it is ready (or raises if it failed or is not
         ready within `timeout` seconds). A create carries an idempotency
-        key (a new one unless given), so a retried create makes one."""
+        key (a new one unless given), so a retried create makes one.
+
+        With `capture` (a session and its token), the worktree starts from
+        the session's head (or capture `capture_n`) and is captured into it;
+        `take_over` ends a holder with unsaved work by discarding it."""
         repository, tag = _split_image(image)
         full_spec: dict[str, Any] = dict(spec or {})
         if command is not None:
             full_spec["command"] = list(command)
         if env is not None:
             full_spec["env"] = dict(env)
+        if capture is not None:
+            if not capture.token:
+                raise ValueError("capture: the session's token is needed (CaptureSessions.get(id, token=…))")
+            source: dict[str, Any] = {"kind": "capture", "sessionId": capture.id}
+            if capture_n is not None:
+                source["captureN"] = capture_n
+            full_spec["source"] = source
         body = CreateWorkspaceRequest(
             owner_user_id=self._client.owner,
             registry_id=registry,
@@ -164,6 +181,8 @@ class Workspaces:
             idempotency_key=idempotency_key or f"sdk-{uuid.uuid4()}",
             name=name if name is not None else UNSET,
             secret_env=secret_env if secret_env is not None else UNSET,
+            capture_token=capture.token if capture is not None and capture.token else UNSET,
+            take_over=TakeOver.DISCARD_UNSAVED if take_over else UNSET,
         )
         if wait:
             body.wait_for = WaitFor.READY

@@ -1,0 +1,37 @@
+"""Capture sessions through the SDK: a workspace on a session, its work
+saved by its stop, read back from the capture, carried into the next
+workspace on the session, and the change between the two diffed."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+
+IMAGE = "sluice-test/busybox:1"
+
+
+def test_a_capture_session_keeps_a_workspaces_work_for_the_next(client):
+    session = client.capture_sessions.create(keep_last=5)
+    assert session.id.startswith("cs_") and session.token
+    ws = client.workspaces.create(IMAGE, command=["sleep", "600"], capture=session)
+    ws.files.write("notes.txt", "kept\n")
+    ws.stop(wait=True)
+    assert ws.status == "stopped"
+    first = session.captures()[-1].n
+    assert session.read(first, "tree/notes.txt") == b"kept\n"
+    archive = io.BytesIO()
+    session.export(first, archive)
+    archive.seek(0)
+    with tarfile.open(fileobj=archive) as tar:
+        names = tar.getnames()
+    assert any(name.endswith("notes.txt") for name in names), names
+
+    again = client.workspaces.create(IMAGE, command=["sleep", "600"], capture=session)
+    assert again.files.read("notes.txt") == b"kept\n", "the next workspace starts from the head"
+    again.files.write("notes.txt", "changed\n")
+    again.stop(wait=True)
+    last = session.captures()[-1].n
+    assert last > first
+    diff = session.diff(last, against=first)
+    assert "tree/notes.txt" in [str(path) for path in diff.changed], diff
+    assert client.capture_sessions.get(session.id).details().head_n == last
