@@ -1,5 +1,7 @@
-"""sluice's Python SDK: workspaces that wait until they are ready and
-commands whose output streams as it happens, over sluice's HTTP API.
+"""sluice's Python SDK: workspaces that wait until they are ready,
+commands whose output streams as it happens, background processes, files,
+watches, events and capture sessions, over sluice's HTTP API. `Sluice` is
+the blocking client, `AsyncSluice` the asyncio one; they do the same.
 
     from sluice import Sluice
 
@@ -9,11 +11,12 @@ commands whose output streams as it happens, over sluice's HTTP API.
         ws.stop()
 """
 
-from ._captures import CaptureSession, CaptureSessions
-from ._client import CommandResult, Sluice, Workspace, Workspaces
-from ._events import Event, Events, EventStream
-from ._files import Files, Watch
-from ._processes import Output, Process, Processes
+from ._async._captures import AsyncCaptureSession, AsyncCaptureSessions
+from ._async._client import AsyncSluice, AsyncWorkspace, AsyncWorkspaces
+from ._async._events import AsyncEvents, AsyncEventStream
+from ._async._files import AsyncFiles, AsyncWatch
+from ._async._processes import AsyncProcess, AsyncProcesses
+from ._common import CommandResult, Event, Output
 from ._errors import (
     ConflictError,
     InvalidRequestError,
@@ -22,26 +25,42 @@ from ._errors import (
     UnauthenticatedError,
     UnavailableError,
 )
+from ._sync._captures import CaptureSession, CaptureSessions
+from ._sync._client import Sluice, Workspace, Workspaces
+from ._sync._events import Events, EventStream
+from ._sync._files import Files, Watch
+from ._sync._processes import Process, Processes
 
 __all__ = [
+    "AsyncCaptureSession",
+    "AsyncCaptureSessions",
+    "AsyncEventStream",
+    "AsyncEvents",
+    "AsyncFiles",
+    "AsyncProcess",
+    "AsyncProcesses",
+    "AsyncSluice",
+    "AsyncWatch",
+    "AsyncWorkspace",
+    "AsyncWorkspaces",
     "CaptureSession",
     "CaptureSessions",
     "CommandResult",
-    "Files",
-    "Output",
-    "Process",
-    "Processes",
-    "Watch",
     "ConflictError",
     "Event",
     "EventStream",
     "Events",
+    "Files",
     "InvalidRequestError",
     "NotFoundError",
+    "Output",
+    "Process",
+    "Processes",
     "Sluice",
     "SluiceError",
     "UnauthenticatedError",
     "UnavailableError",
+    "Watch",
     "Workspace",
     "Workspaces",
 ]

@@ -1,3 +1,4 @@
+# Generated from sluice/_async/_processes.py by scripts/generate-python-sdk: edit that file.
 """A workspace's background processes: started through the API, kept
 running by the executor's daemon past every call, their output followed
 from a position."""
@@ -5,36 +6,24 @@ from a position."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import httpx
 
-from ._errors import error_of
-from ._generated.api.processes import list_processes, signal_process, start_process
-from ._generated.models import ProcessRecord, SignalProcessRequest, StartProcessRequest, StartProcessRequestEnvType0
-from ._generated.types import UNSET
+from .._common import Output, answer
+from .._errors import error_of
+from .._generated.api.processes import list_processes, signal_process, start_process
+from .._generated.models import ProcessRecord, SignalProcessRequest, StartProcessRequest, StartProcessRequestEnvType0
+from .._generated.types import UNSET
 from ._sse import events
 
 if TYPE_CHECKING:
     from ._client import Workspace
 
 
-@dataclass
-class Output:
-    """One event of a process's output: `kind` is `stdout`, `stderr`, `cut`
-    (output before `position` is no longer kept) or `ended` (`process` is
-    the ended process); `position` resumes the output after it."""
-
-    kind: str
-    text: str
-    position: str | None
-    process: dict[str, Any] | None = None
-
-
 class Process:
     """A background process: `id`, `name`, `argv`, `state` (`running`,
-    `exited`, `signalled`), `exit_code`, `signal`."""
+    `exited`, `signalled`), `exit_code`, `signal_name`."""
 
     def __init__(self, workspace: Workspace, record: ProcessRecord) -> None:
         self._workspace = workspace
@@ -49,7 +38,7 @@ class Process:
         self.signal_name = record.signal if isinstance(record.signal, str) else None
 
     def __repr__(self) -> str:
-        return f"Process({self.id!r}, name={self.name!r}, state={self.state!r})"
+        return f"{type(self).__name__}({self.id!r}, name={self.name!r}, state={self.state!r})"
 
     def refresh(self) -> Process:
         for record in self._workspace.processes._records():
@@ -82,7 +71,7 @@ class Process:
 
     def wait(self) -> Process:
         """Follows the output to the process's end; answers it ended."""
-        for _ in self.output(follow=True, after=None):
+        for _ in self.output(follow=True):
             pass
         return self.refresh()
 
@@ -90,7 +79,7 @@ class Process:
         """Sends `signal` (`TERM`, `INT`, `KILL`, `HUP`, …) to its group."""
         client = self._workspace._client
         body = SignalProcessRequest(owner_user_id=client.owner, signal=signal)
-        client._answered(signal_process.sync_detailed(self._workspace.id, self.id, client=client._api, body=body))
+        answer(signal_process.sync_detailed(self._workspace.id, self.id, client=client._api, body=body))
 
     def write_stdin(self, data: bytes | str, *, eof: bool = False) -> None:
         """Writes `data` to its input; `eof` closes the input after it."""
@@ -127,7 +116,7 @@ class Processes:
             env=StartProcessRequestEnvType0.from_dict(env) if env is not None else UNSET,
             name=name if name is not None else UNSET,
         )
-        record = client._answered(start_process.sync_detailed(self._workspace.id, client=client._api, body=body))
+        record = answer(start_process.sync_detailed(self._workspace.id, client=client._api, body=body))
         return Process(self._workspace, record)
 
     def _records(self) -> list[ProcessRecord]:

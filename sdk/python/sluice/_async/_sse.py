@@ -4,15 +4,15 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 
-def events(lines: Iterator[str]) -> Iterator[tuple[str, dict[str, Any], str | None]]:
+async def events(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str, dict[str, Any], str | None]]:
     """(event, data, id) as each event ends; comments (heartbeats) are
     skipped, and data that is not JSON comes as `{"text": …}`."""
     event, data, ident = "message", [], None
-    for line in lines:
+    async for line in lines:
         if line == "":
             if data:
                 text = "\n".join(data)

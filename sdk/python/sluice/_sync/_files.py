@@ -1,3 +1,4 @@
+# Generated from sluice/_async/_files.py by scripts/generate-python-sdk: edit that file.
 """A workspace's live worktree: files written and read (streamed), listed,
 made, moved and removed, directories moved as tar archives, and changes
 watched as they happen. Paths are relative to the worktree."""
@@ -14,20 +15,19 @@ from typing import IO, TYPE_CHECKING, Any
 
 import httpx
 
-from ._errors import error_of
-from ._generated.api.files import (
+from .._common import CHUNK, answer
+from .._errors import error_of
+from .._generated.api.files import (
     list_workspace_files,
     make_workspace_directory,
     move_workspace_file,
     remove_workspace_file,
 )
-from ._generated.models import FileListing, MkdirRequest, MoveFileRequest, RemoveFileRequest
+from .._generated.models import FileListing, MkdirRequest, MoveFileRequest, RemoveFileRequest
 from ._sse import events
 
 if TYPE_CHECKING:
     from ._client import Workspace
-
-CHUNK = 256 * 1024
 
 
 def _chunks(source: IO[bytes]) -> Iterator[bytes]:
@@ -59,7 +59,8 @@ class Files:
         content: Any = data.encode() if isinstance(data, str) else data
         if not isinstance(content, bytes):
             content = _chunks(content)
-        params = self._params(path=path, parents="true" if parents else "false", mode=None if mode is None else f"{mode:o}")
+        octal = None if mode is None else f"{mode:o}"
+        params = self._params(path=path, parents="true" if parents else "false", mode=octal)
         timeout = httpx.Timeout(client._timeout, write=None, read=None)
         response = client._http.put(self._base, params=params, content=content, timeout=timeout)
         if response.status_code >= 300:
@@ -77,7 +78,8 @@ class Files:
         client = self._workspace._client
         timeout = httpx.Timeout(client._timeout, read=None)
         written = 0
-        with client._http.stream("GET", self._base, params=self._params(path=path), timeout=timeout) as response:
+        params = self._params(path=path)
+        with client._http.stream("GET", self._base, params=params, timeout=timeout) as response:
             if response.status_code >= 300:
                 raise error_of(response.status_code, response.read())
             for chunk in response.iter_bytes(CHUNK):
@@ -97,17 +99,17 @@ class Files:
     def mkdir(self, path: str, *, parents: bool = True) -> None:
         client = self._workspace._client
         body = MkdirRequest(owner_user_id=client.owner, path=path, parents=parents)
-        client._answered(make_workspace_directory.sync_detailed(self._workspace.id, client=client._api, body=body))
+        answer(make_workspace_directory.sync_detailed(self._workspace.id, client=client._api, body=body))
 
     def move(self, source: str, target: str, *, overwrite: bool = False) -> None:
         client = self._workspace._client
         body = MoveFileRequest(owner_user_id=client.owner, from_=source, to=target, overwrite=overwrite)
-        client._answered(move_workspace_file.sync_detailed(self._workspace.id, client=client._api, body=body))
+        answer(move_workspace_file.sync_detailed(self._workspace.id, client=client._api, body=body))
 
     def remove(self, path: str, *, recursive: bool = False) -> None:
         client = self._workspace._client
         body = RemoveFileRequest(owner_user_id=client.owner, path=path, recursive=recursive)
-        client._answered(remove_workspace_file.sync_detailed(self._workspace.id, client=client._api, body=body))
+        answer(remove_workspace_file.sync_detailed(self._workspace.id, client=client._api, body=body))
 
     def upload_dir(self, local: str | os.PathLike[str], path: str = "") -> dict[str, Any]:
         """Sends the local directory's tree into `path` as one tar archive
@@ -119,9 +121,9 @@ class Files:
                     tar.add(entry, arcname=entry.name)
             archive.seek(0)
             timeout = httpx.Timeout(client._timeout, write=None, read=None)
-            response = client._http.put(
-                f"{self._base}/archive", params=self._params(path=path), content=_chunks(archive), timeout=timeout
-            )
+            url = f"{self._base}/archive"
+            params = self._params(path=path)
+            response = client._http.put(url, params=params, content=_chunks(archive), timeout=timeout)
         if response.status_code >= 300:
             raise error_of(response.status_code, response.content)
         return response.json()
@@ -155,7 +157,7 @@ class Files:
 
 
 class Watch:
-    """A watch of a worktree directory (see [`Files.watch`])."""
+    """A watch of a worktree directory (see `watch`)."""
 
     def __init__(self, files: Files, path: str, recursive: bool, timeout: float | None) -> None:
         client = files._workspace._client

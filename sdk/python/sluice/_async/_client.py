@@ -1,30 +1,25 @@
 """The hand-written layer over the generated client: workspaces that wait
 until they are ready, commands whose output streams as it happens, and the
-API's errors as exceptions."""
+API's errors as exceptions. Written once for asyncio; the synchronous
+client is generated from it (scripts/generate-python-sdk)."""
 
 from __future__ import annotations
 
-import json
 import os
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import httpx
 
-from ._captures import CaptureSession, CaptureSessions
-from ._errors import SluiceError, error_of
-from ._events import Events, EventStream
-from ._files import Files
-from ._processes import Processes
-from ._sse import events
-from ._generated.api.previews import create_preview
-from ._generated.api.runs import get_run
-from ._generated.api.workspaces import create_workspace, delete_workspace, get_workspace, stop_workspace
-from ._generated.client import AuthenticatedClient
-from ._generated.models import (
+from .._common import DEFAULT_URL, LONG_POLL, RETRIES, SETTLED, CommandResult, answer, split_image, token_from_data_dir
+from .._errors import SluiceError, error_of
+from .._generated.api.previews import create_preview
+from .._generated.api.runs import get_run
+from .._generated.api.workspaces import create_workspace, delete_workspace, get_workspace, stop_workspace
+from .._generated.client import AuthenticatedClient
+from .._generated.models import (
     CreatePreviewRequest,
     CreateWorkspaceRequest,
     CreateWorkspaceRequestSpec,
@@ -34,36 +29,16 @@ from ._generated.models import (
     WaitFor,
     WorkspaceDetails,
 )
-from ._generated.types import UNSET, Response
-
-DEFAULT_URL = "http://127.0.0.1:7420"
-# Statuses after which a workspace no longer changes on its own.
-SETTLED = {"ready", "failed", "cancelled", "stopped"}
-# The longest one long-poll waits (the API's bound is a minute); a longer
-# wait polls again.
-LONG_POLL = 50.0
-# A call that changes nothing is tried again this many times on a 503 or a
-# broken connection; a create is, as it carries an idempotency key.
-RETRIES = 3
+from .._generated.types import UNSET
+from .._timing import asleep
+from ._captures import AsyncCaptureSession, AsyncCaptureSessions
+from ._events import AsyncEvents, AsyncEventStream
+from ._files import AsyncFiles
+from ._processes import AsyncProcesses
+from ._sse import events
 
 
-def _answer(response: Response[Any]) -> Any:
-    """The parsed answer of a generated call, or its error raised."""
-    if 200 <= int(response.status_code) < 300:
-        return response.parsed
-    raise error_of(int(response.status_code), response.content)
-
-
-def _token_from_data_dir() -> str | None:
-    """The embedded default's token, as `sluice serve` writes it."""
-    data_dir = Path(os.environ.get("SLUICE_DATA_DIR", "sluice-data"))
-    try:
-        return (data_dir / "api-token").read_text().strip() or None
-    except OSError:
-        return None
-
-
-class Sluice:
+class AsyncSluice:
     """A client of one sluice API, acting for one owner.
 
     `url`, `token` and `owner` default to `SLUICE_API_URL` (else
@@ -81,7 +56,7 @@ class Sluice:
         timeout: float = 60.0,
     ) -> None:
         url = url or os.environ.get("SLUICE_API_URL") or DEFAULT_URL
-        token = token or os.environ.get("SLUICE_API_TOKEN") or _token_from_data_dir()
+        token = token or os.environ.get("SLUICE_API_TOKEN") or token_from_data_dir()
         if not token:
             raise ValueError("no API token: pass token=, or set SLUICE_API_TOKEN")
         owner = owner or os.environ.get("SLUICE_OWNER")
@@ -90,51 +65,48 @@ class Sluice:
         self.owner = owner
         self._timeout = timeout
         self._api = AuthenticatedClient(base_url=url.rstrip("/"), token=token, timeout=httpx.Timeout(timeout))
-        self.workspaces = Workspaces(self)
-        self.events = Events(self)
-        self.capture_sessions = CaptureSessions(self)
+        self.workspaces = AsyncWorkspaces(self)
+        self.events = AsyncEvents(self)
+        self.capture_sessions = AsyncCaptureSessions(self)
 
-    def close(self) -> None:
-        self._api.get_httpx_client().close()
+    async def aclose(self) -> None:
+        await self._api.get_async_httpx_client().aclose()
 
-    def __enter__(self) -> Sluice:
+    async def __aenter__(self) -> AsyncSluice:
         return self
 
-    def __exit__(self, *_: object) -> None:
-        self.close()
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
 
     @property
-    def _http(self) -> httpx.Client:
-        return self._api.get_httpx_client()
+    def _http(self) -> httpx.AsyncClient:
+        return self._api.get_async_httpx_client()
 
-    def _answered(self, response: Response[Any]) -> Any:
-        return _answer(response)
-
-    def _retrying(self, call: Callable[[], Response[Any]]) -> Any:
+    async def _retrying(self, call: Callable[[], Any]) -> Any:
         """`call`, tried again on a 503 (after its `Retry-After`) or a
         broken connection: only for calls that may be repeated."""
         for attempt in range(RETRIES + 1):
             try:
-                response = call()
+                response = await call()
             except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError):
                 if attempt == RETRIES:
                     raise
-                time.sleep(0.2 * 2**attempt)
+                await asleep(0.2 * 2**attempt)
                 continue
             if int(response.status_code) == 503 and attempt < RETRIES:
-                time.sleep(min(float(response.headers.get("retry-after", "1") or 1), 10.0))
+                await asleep(min(float(response.headers.get("retry-after", "1") or 1), 10.0))
                 continue
-            return _answer(response)
+            return answer(response)
         raise AssertionError("unreachable")
 
 
-class Workspaces:
+class AsyncWorkspaces:
     """The owner's workspaces."""
 
-    def __init__(self, client: Sluice) -> None:
+    def __init__(self, client: AsyncSluice) -> None:
         self._client = client
 
-    def create(
+    async def create(
         self,
         image: str,
         *,
@@ -147,10 +119,10 @@ class Workspaces:
         timeout: float = 120.0,
         idempotency_key: str | None = None,
         spec: dict[str, Any] | None = None,
-        capture: CaptureSession | None = None,
+        capture: AsyncCaptureSession | None = None,
         capture_n: int | None = None,
         take_over: bool = False,
-    ) -> Workspace:
+    ) -> AsyncWorkspace:
         """Creates a workspace from `image` (`repository:tag`) and, with
         `wait`, answers once it is ready (or raises if it failed or is not
         ready within `timeout` seconds). A create carries an idempotency
@@ -159,7 +131,7 @@ class Workspaces:
         With `capture` (a session and its token), the worktree starts from
         the session's head (or capture `capture_n`) and is captured into it;
         `take_over` ends a holder with unsaved work by discarding it."""
-        repository, tag = _split_image(image)
+        repository, tag = split_image(image)
         full_spec: dict[str, Any] = dict(spec or {})
         if command is not None:
             full_spec["command"] = list(command)
@@ -167,7 +139,7 @@ class Workspaces:
             full_spec["env"] = dict(env)
         if capture is not None:
             if not capture.token:
-                raise ValueError("capture: the session's token is needed (CaptureSessions.get(id, token=…))")
+                raise ValueError("capture: the session's token is needed (capture_sessions.get(id, token=…))")
             source: dict[str, Any] = {"kind": "capture", "sessionId": capture.id}
             if capture_n is not None:
                 source["captureN"] = capture_n
@@ -187,41 +159,43 @@ class Workspaces:
         if wait:
             body.wait_for = WaitFor.READY
             body.timeout_ms = int(min(timeout, LONG_POLL) * 1000)
-        created = self._client._retrying(lambda: create_workspace.sync_detailed(client=self._client._api, body=body))
-        workspace = Workspace(self._client, created.workspace_id, created.status.value)
+        created = await self._client._retrying(
+            lambda: create_workspace.asyncio_detailed(client=self._client._api, body=body)
+        )
+        workspace = AsyncWorkspace(self._client, created.workspace_id, created.status.value)
         if wait:
-            workspace._wait_settled(time.monotonic() + timeout)
+            await workspace._wait_settled(time.monotonic() + timeout)
         return workspace
 
-    def get(self, workspace_id: str) -> Workspace:
-        workspace = Workspace(self._client, workspace_id, "")
-        workspace.refresh()
+    async def get(self, workspace_id: str) -> AsyncWorkspace:
+        workspace = AsyncWorkspace(self._client, workspace_id, "")
+        await workspace.refresh()
         return workspace
 
 
-class Workspace:
+class AsyncWorkspace:
     """One workspace: `id`, its last known `status`, and `details` (the
     API's whole answer) after a `refresh`."""
 
-    def __init__(self, client: Sluice, workspace_id: str, status: str) -> None:
+    def __init__(self, client: AsyncSluice, workspace_id: str, status: str) -> None:
         self._client = client
         self.id = workspace_id
         self.status = status
         self.details: WorkspaceDetails | None = None
-        self.processes = Processes(self)
-        self.files = Files(self)
+        self.processes = AsyncProcesses(self)
+        self.files = AsyncFiles(self)
 
     def __repr__(self) -> str:
-        return f"Workspace({self.id!r}, status={self.status!r})"
+        return f"{type(self).__name__}({self.id!r}, status={self.status!r})"
 
-    def refresh(self, *, wait_ready: float | None = None) -> Workspace:
+    async def refresh(self, *, wait_ready: float | None = None) -> AsyncWorkspace:
         """Reads the workspace again; with `wait_ready`, long-polls up to
         that many seconds for it to settle."""
         kwargs: dict[str, Any] = {}
         if wait_ready is not None:
             kwargs = {"wait_for": WaitFor.READY, "timeout_ms": str(int(min(wait_ready, LONG_POLL) * 1000))}
-        details = self._client._retrying(
-            lambda: get_workspace.sync_detailed(
+        details = await self._client._retrying(
+            lambda: get_workspace.asyncio_detailed(
                 self.id, client=self._client._api, owner_user_id=self._client.owner, **kwargs
             )
         )
@@ -229,18 +203,18 @@ class Workspace:
         self.status = details.status.value
         return self
 
-    def _wait_settled(self, deadline: float) -> None:
+    async def _wait_settled(self, deadline: float) -> None:
         while self.status not in SETTLED:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError(f"workspace {self.id} is still {self.status}")
-            self.refresh(wait_ready=left)
+            await self.refresh(wait_ready=left)
         if self.status != "ready":
             error = self.details.error if self.details is not None else None
             why = getattr(error, "message", None) or self.status
             raise SluiceError(409, "WorkspaceNotReady", f"workspace {self.id} is {self.status}: {why}", self.status)
 
-    def exec(
+    async def exec(
         self,
         argv: Sequence[str],
         *,
@@ -267,10 +241,12 @@ class Workspace:
         url = f"/v1/workspaces/{self.id}/exec"
         headers = {"accept": "text/event-stream"}
         read_timeout = httpx.Timeout(self._client._timeout, read=(timeout or 300.0) + 60.0)
-        with self._client._http.stream("POST", url, json=body, headers=headers, timeout=read_timeout) as response:
+        async with self._client._http.stream(
+            "POST", url, json=body, headers=headers, timeout=read_timeout
+        ) as response:
             if response.status_code >= 300:
-                raise error_of(response.status_code, response.read())
-            for event, data, _ in events(response.iter_lines()):
+                raise error_of(response.status_code, await response.aread())
+            async for event, data, _ in events(response.aiter_lines()):
                 if event in ("stdout", "stderr"):
                     text = data.get("text", "")
                     if event == "stdout":
@@ -289,7 +265,7 @@ class Workspace:
                     result.run_id = data.get("runId")
         return result
 
-    def preview(self, port: int, *, public: bool = False, ttl_seconds: int | None = None) -> str:
+    async def preview(self, port: int, *, public: bool = False, ttl_seconds: int | None = None) -> str:
         """A URL that serves the workspace's `port` (a private one carries a
         signed token; `public` needs none) until the workspace stops."""
         body = CreatePreviewRequest(
@@ -298,59 +274,35 @@ class Workspace:
             public=public,
             ttl_seconds=ttl_seconds if ttl_seconds is not None else UNSET,
         )
-        return _answer(create_preview.sync_detailed(self.id, client=self._client._api, body=body)).url
+        return answer(await create_preview.asyncio_detailed(self.id, client=self._client._api, body=body)).url
 
-    def events(self, *, since: str | None = None, timeout: float | None = None) -> EventStream:
+    def events(self, *, since: str | None = None, timeout: float | None = None) -> AsyncEventStream:
         """The workspace's events, then each new one as it is recorded."""
         return self._client.events.of_workspace(self.id, since=since, timeout=timeout)
 
-    def run(self, run_id: str) -> ExecRun:
+    async def run(self, run_id: str) -> ExecRun:
         """An exec run as the API keeps it."""
-        return self._client._retrying(
-            lambda: get_run.sync_detailed(run_id, client=self._client._api, owner_user_id=self._client.owner)
+        return await self._client._retrying(
+            lambda: get_run.asyncio_detailed(run_id, client=self._client._api, owner_user_id=self._client.owner)
         )
 
-    def stop(self, *, wait: bool = True, timeout: float = 300.0, discard: bool = False) -> Workspace:
+    async def stop(self, *, wait: bool = True, timeout: float = 300.0, discard: bool = False) -> AsyncWorkspace:
         """Asks the workspace to stop (its work saved first, unless
         `discard`); with `wait`, answers once it has stopped."""
         body = StopWorkspaceRequest(owner_user_id=self._client.owner, discard_unsaved=discard)
-        _answer(stop_workspace.sync_detailed(self.id, client=self._client._api, body=body))
+        answer(await stop_workspace.asyncio_detailed(self.id, client=self._client._api, body=body))
         if wait:
             deadline = time.monotonic() + timeout
-            self.refresh()
+            await self.refresh()
             while self.status not in ("stopped", "failed", "cancelled"):
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"workspace {self.id} is still {self.status}")
-                time.sleep(0.25)
-                self.refresh()
+                await asleep(0.25)
+                await self.refresh()
         return self
 
-    def delete(self) -> None:
+    async def delete(self) -> None:
         """Removes an ended workspace from lists and reads (its events stay)."""
-        self._client._retrying(
-            lambda: delete_workspace.sync_detailed(self.id, client=self._client._api, owner_user_id=self._client.owner)
+        await self._client._retrying(
+            lambda: delete_workspace.asyncio_detailed(self.id, client=self._client._api, owner_user_id=self._client.owner)
         )
-
-
-class CommandResult:
-    """What a command printed and how it ended."""
-
-    def __init__(self) -> None:
-        self.stdout = ""
-        self.stderr = ""
-        self.exit_code: int | None = None
-        self.timed_out = False
-        self.truncated = False
-        self.run_id: str | None = None
-
-    def __repr__(self) -> str:
-        return f"CommandResult(exit_code={self.exit_code!r}, stdout={self.stdout[:40]!r}…)"
-
-
-def _split_image(image: str) -> tuple[str, str]:
-    """`repository:tag`, the tag after the last `:` that is not part of a
-    registry's host:port."""
-    repository, sep, tag = image.rpartition(":")
-    if not sep or "/" in tag:
-        return image, "latest"
-    return repository, tag

@@ -5,39 +5,26 @@ repeat."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 import httpx
 
-from ._errors import error_of
+from .._common import RECONNECTS, Event
+from .._errors import error_of
+from .._timing import asleep
 from ._sse import events
 
 if TYPE_CHECKING:
-    from ._client import Sluice
-
-# How often a broken stream is opened again before the error is raised
-# (with a growing pause, about a minute in all).
-RECONNECTS = 20
+    from ._client import AsyncSluice
 
 
-@dataclass
-class Event:
-    """One event: `id` resumes a stream after it (`since=`), `type` is the
-    event's type, `data` the event as the API lists it."""
-
-    id: str | None
-    type: str
-    data: dict[str, Any]
-
-
-class EventStream:
-    """An iterator of events that reconnects after a broken connection."""
+class AsyncEventStream:
+    """An iterator of events that reconnects after a broken connection;
+    `last_id` is the last event's id."""
 
     def __init__(
-        self, client: Sluice, url: str, params: dict[str, str], since: str | None, timeout: float | None
+        self, client: AsyncSluice, url: str, params: dict[str, str], since: str | None, timeout: float | None
     ) -> None:
         self._client = client
         self._url = url
@@ -45,7 +32,7 @@ class EventStream:
         self.last_id = since
         self._timeout = timeout
 
-    def __iter__(self) -> Iterator[Event]:
+    async def __aiter__(self) -> AsyncIterator[Event]:
         broken = 0
         while True:
             headers = {"accept": "text/event-stream"}
@@ -53,13 +40,13 @@ class EventStream:
                 headers["last-event-id"] = self.last_id
             timeout = httpx.Timeout(self._client._timeout, read=self._timeout)
             try:
-                with self._client._http.stream(
+                async with self._client._http.stream(
                     "GET", self._url, params=self._params, headers=headers, timeout=timeout
                 ) as response:
                     if response.status_code != 503 and response.status_code >= 300:
-                        raise error_of(response.status_code, response.read())
+                        raise error_of(response.status_code, await response.aread())
                     if response.status_code == 200:
-                        for event, data, ident in events(response.iter_lines()):
+                        async for event, data, ident in events(response.aiter_lines()):
                             broken = 0
                             if ident is not None:
                                 self.last_id = ident
@@ -72,22 +59,24 @@ class EventStream:
             broken += 1
             if broken > RECONNECTS:
                 raise ConnectionError(f"the event stream stayed away after {RECONNECTS} tries")
-            time.sleep(min(0.1 * 2**broken, 5.0))
+            await asleep(min(0.1 * 2**broken, 5.0))
 
 
-class Events:
+class AsyncEvents:
     """The event feed."""
 
-    def __init__(self, client: Sluice) -> None:
+    def __init__(self, client: AsyncSluice) -> None:
         self._client = client
 
-    def stream(self, *, since: str | None = None, timeout: float | None = None) -> EventStream:
+    def stream(self, *, since: str | None = None, timeout: float | None = None) -> AsyncEventStream:
         """Every workspace's events and sluice's own, in the order they
         became durable, then each new one; after `since` (an event's `id`)
         when given. `timeout` bounds the wait for the next event."""
-        return EventStream(self._client, "/v1/events/stream", {}, since, timeout)
+        return AsyncEventStream(self._client, "/v1/events/stream", {}, since, timeout)
 
-    def of_workspace(self, workspace_id: str, *, since: str | None = None, timeout: float | None = None) -> EventStream:
+    def of_workspace(
+        self, workspace_id: str, *, since: str | None = None, timeout: float | None = None
+    ) -> AsyncEventStream:
         """One workspace's events, then each new one."""
         url = f"/v1/workspaces/{workspace_id}/events/stream"
-        return EventStream(self._client, url, {"ownerUserId": self._client.owner}, since, timeout)
+        return AsyncEventStream(self._client, url, {"ownerUserId": self._client.owner}, since, timeout)

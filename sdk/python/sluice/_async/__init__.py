@@ -1,0 +1,1 @@
+"""The client written for asyncio; `sluice._sync` is generated from it."""
