@@ -26,12 +26,25 @@ from .._generated.models import FileListing, MkdirRequest, MoveFileRequest, Remo
 from ._sse import events
 
 if TYPE_CHECKING:
-    from ._client import AsyncWorkspace
+    from ._client import AsyncSluice, AsyncWorkspace
 
 
 async def _chunks(source: IO[bytes]) -> AsyncIterator[bytes]:
     while chunk := source.read(CHUNK):
         yield chunk
+
+
+async def download_into(client: AsyncSluice, url: str, params: dict[str, str], into: IO[bytes]) -> int:
+    """Streams a `GET`'s body into `into`; answers how many bytes came."""
+    timeout = httpx.Timeout(client._timeout, read=None)
+    written = 0
+    async with client._http.stream("GET", url, params=params, timeout=timeout) as response:
+        if response.status_code >= 300:
+            raise error_of(response.status_code, await response.aread())
+        async for chunk in response.aiter_bytes(CHUNK):
+            into.write(chunk)
+            written += len(chunk)
+    return written
 
 
 class AsyncFiles:
@@ -74,17 +87,7 @@ class AsyncFiles:
 
     async def download(self, path: str, into: IO[bytes]) -> int:
         """Streams the file into `into`; answers how many bytes came."""
-        client = self._workspace._client
-        timeout = httpx.Timeout(client._timeout, read=None)
-        written = 0
-        params = self._params(path=path)
-        async with client._http.stream("GET", self._base, params=params, timeout=timeout) as response:
-            if response.status_code >= 300:
-                raise error_of(response.status_code, await response.aread())
-            async for chunk in response.aiter_bytes(CHUNK):
-                into.write(chunk)
-                written += len(chunk)
-        return written
+        return await download_into(self._workspace._client, self._base, self._params(path=path), into)
 
     async def list(self, path: str = "", *, depth: int = 1) -> FileListing:
         """The directory's entries, `depth` levels down."""
@@ -131,15 +134,9 @@ class AsyncFiles:
         """Brings the worktree's directory `path` into the local directory
         (made when missing), through a tar archive extracted with the
         standard library's `data` filter: nothing lands outside `local`."""
-        client = self._workspace._client
-        timeout = httpx.Timeout(client._timeout, read=None)
         with tempfile.TemporaryFile() as archive:
             url = f"{self._base}/archive"
-            async with client._http.stream("GET", url, params=self._params(path=path), timeout=timeout) as response:
-                if response.status_code >= 300:
-                    raise error_of(response.status_code, await response.aread())
-                async for chunk in response.aiter_bytes(CHUNK):
-                    archive.write(chunk)
+            await download_into(self._workspace._client, url, self._params(path=path), archive)
             archive.seek(0)
             Path(local).mkdir(parents=True, exist_ok=True)
             with tarfile.open(fileobj=archive, mode="r") as tar:

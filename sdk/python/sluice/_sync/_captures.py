@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from typing import IO, TYPE_CHECKING, Any
 
-import httpx
-
-from .._common import CHUNK, answer
+from .._common import answer
 from .._errors import error_of
 from .._generated.api.capture import create_capture_session, diff_captures, get_capture_session, list_captures
 from .._generated.models import (
@@ -19,6 +17,7 @@ from .._generated.models import (
     RetentionPolicy,
 )
 from .._generated.types import UNSET
+from ._files import download_into
 
 if TYPE_CHECKING:
     from ._client import Sluice
@@ -86,18 +85,8 @@ class CaptureSession:
     def export(self, n: int, into: IO[bytes]) -> int:
         """Capture `n`'s tree as a tar archive, streamed into `into`;
         answers how many bytes came."""
-        client = self._client
         url = f"/v1/capture-sessions/{self.id}/captures/{n}/archive"
-        timeout = httpx.Timeout(client._timeout, read=None)
-        written = 0
-        params = {"ownerUserId": client.owner}
-        with client._http.stream("GET", url, params=params, timeout=timeout) as response:
-            if response.status_code >= 300:
-                raise error_of(response.status_code, response.read())
-            for chunk in response.iter_bytes(CHUNK):
-                into.write(chunk)
-                written += len(chunk)
-        return written
+        return download_into(self._client, url, {"ownerUserId": self._client.owner}, into)
 
 
 class CaptureSessions:

@@ -27,12 +27,25 @@ from .._generated.models import FileListing, MkdirRequest, MoveFileRequest, Remo
 from ._sse import events
 
 if TYPE_CHECKING:
-    from ._client import Workspace
+    from ._client import Sluice, Workspace
 
 
 def _chunks(source: IO[bytes]) -> Iterator[bytes]:
     while chunk := source.read(CHUNK):
         yield chunk
+
+
+def download_into(client: Sluice, url: str, params: dict[str, str], into: IO[bytes]) -> int:
+    """Streams a `GET`'s body into `into`; answers how many bytes came."""
+    timeout = httpx.Timeout(client._timeout, read=None)
+    written = 0
+    with client._http.stream("GET", url, params=params, timeout=timeout) as response:
+        if response.status_code >= 300:
+            raise error_of(response.status_code, response.read())
+        for chunk in response.iter_bytes(CHUNK):
+            into.write(chunk)
+            written += len(chunk)
+    return written
 
 
 class Files:
@@ -75,17 +88,7 @@ class Files:
 
     def download(self, path: str, into: IO[bytes]) -> int:
         """Streams the file into `into`; answers how many bytes came."""
-        client = self._workspace._client
-        timeout = httpx.Timeout(client._timeout, read=None)
-        written = 0
-        params = self._params(path=path)
-        with client._http.stream("GET", self._base, params=params, timeout=timeout) as response:
-            if response.status_code >= 300:
-                raise error_of(response.status_code, response.read())
-            for chunk in response.iter_bytes(CHUNK):
-                into.write(chunk)
-                written += len(chunk)
-        return written
+        return download_into(self._workspace._client, self._base, self._params(path=path), into)
 
     def list(self, path: str = "", *, depth: int = 1) -> FileListing:
         """The directory's entries, `depth` levels down."""
@@ -132,15 +135,9 @@ class Files:
         """Brings the worktree's directory `path` into the local directory
         (made when missing), through a tar archive extracted with the
         standard library's `data` filter: nothing lands outside `local`."""
-        client = self._workspace._client
-        timeout = httpx.Timeout(client._timeout, read=None)
         with tempfile.TemporaryFile() as archive:
             url = f"{self._base}/archive"
-            with client._http.stream("GET", url, params=self._params(path=path), timeout=timeout) as response:
-                if response.status_code >= 300:
-                    raise error_of(response.status_code, response.read())
-                for chunk in response.iter_bytes(CHUNK):
-                    archive.write(chunk)
+            download_into(self._workspace._client, url, self._params(path=path), archive)
             archive.seek(0)
             Path(local).mkdir(parents=True, exist_ok=True)
             with tarfile.open(fileobj=archive, mode="r") as tar:
