@@ -4,7 +4,9 @@ directory."""
 
 from __future__ import annotations
 
+import glob
 import os
+import signal
 import socket
 import subprocess
 import tempfile
@@ -95,11 +97,37 @@ class Served:
         return self.log.read().decode(errors="replace")
 
 
+def stop_executors(data_dir: Path) -> None:
+    """Ends what the server's local executors run: each daemon's process
+    group, then what its workload left in the run's cgroups (the daemons
+    own their executors, so stopping the server leaves them running)."""
+    executors = data_dir / "executors"
+    runs = [run for run in executors.iterdir() if run.is_dir()] if executors.is_dir() else []
+    for run in runs:
+        origin = run / "origin"
+        started = origin.read_text().strip() if origin.exists() else run.name
+        try:
+            pid = int((run / "daemon.pid").read_text().strip())
+            if started.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                os.killpg(pid, signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
+        for procs in glob.glob(f"/sys/fs/cgroup/sluice-*/{started}/cgroup.procs") + glob.glob(
+            f"/sys/fs/cgroup/*/sluice-*/{started}/cgroup.procs"
+        ):
+            for line in Path(procs).read_text().split():
+                try:
+                    os.kill(int(line), signal.SIGKILL)
+                except (OSError, ValueError):
+                    pass
+
+
 @pytest.fixture(scope="session")
 def served():
     server = Served()
     yield server
     server.stop()
+    stop_executors(server.data_dir)
     server.dir.cleanup()
 
 
