@@ -65,6 +65,11 @@ pub(crate) fn upstream(e: ExecutorError) -> BrokerError {
             return BrokerError::new(BrokerCode::Unavailable, message).reason("host_unavailable").retry_after(5);
         }
     };
+    sandbox_failed(class)
+}
+
+/// The answer to a daemon's failure, known by its class alone.
+pub(crate) fn sandbox_failed(class: &str) -> BrokerError {
     tracing::warn!(daemon = %class, "the executor's daemon failed a broker call");
     let mut error = BrokerError::new(BrokerCode::UpstreamError, "the workspace's sandbox failed");
     error.retryable = true;

@@ -14,7 +14,7 @@ use sluice_executor::{SessionStream, Target};
 use sluice_protocol::session::Open;
 use sluice_protocol::worktree::{FileOp, FilesRoot};
 
-use crate::exec::{absolute_path, decode, executor, upstream};
+use crate::exec::{absolute_path, decode, executor, sandbox_failed, upstream};
 use crate::lease::MAX_FILE_BYTES;
 use crate::{Authenticated, BrokerCode, BrokerError, BrokerJson, Shared, ok};
 use sluice_domain::ids::WorkspaceId;
@@ -46,12 +46,7 @@ fn file_error(e: FileError) -> BrokerError {
         "permission-denied" => BrokerError::new(BrokerCode::NotAFile, "the workspace may not use that path"),
         "finalized" => BrokerError::new(BrokerCode::WorkspaceGone, "the workspace is ending"),
         "invalid" | "outside-worktree" => BrokerError::invalid("path: an absolute path without `..`"),
-        _ => {
-            tracing::warn!(daemon = %code, "the executor's daemon failed a broker file call");
-            let mut error = BrokerError::new(BrokerCode::UpstreamError, "the workspace's sandbox failed");
-            error.retryable = true;
-            error
-        }
+        _ => sandbox_failed(&code),
     }
 }
 

@@ -539,6 +539,82 @@ mod tests {
         assert_eq!(first_kept, log.base, "records start where the cut ended");
     }
 
+    /// A process that is kept but not running (or still running).
+    fn kept(background: &Background, id: &str, ended_ms: Option<i64>) {
+        let dir = background.dir.join(id);
+        std::fs::create_dir_all(&dir).unwrap();
+        let info = ProcessInfo {
+            id: id.into(),
+            name: None,
+            argv: vec!["true".into()],
+            cwd: None,
+            state: if ended_ms.is_some() { "exited" } else { "running" }.into(),
+            started_ms: 0,
+            ended_ms,
+            exit_code: None,
+            signal: None,
+        };
+        let process = Process {
+            info: Mutex::new(info),
+            pgid: 0,
+            stdin: tokio::sync::Mutex::new(None),
+            log: Mutex::new(Log { path: dir.join("output"), base: 0, len: 0 }),
+            moved: tokio::sync::watch::channel(0).0,
+        };
+        background.processes.lock().unwrap().insert(id.into(), Arc::new(process));
+    }
+
+    #[test]
+    fn past_the_kept_count_the_longest_ended_process_is_forgotten_and_a_running_one_never() {
+        let dir = tempfile::tempdir().unwrap();
+        let background = Background::new(dir.path());
+        for n in 0..MAX_PROCESSES - 2 {
+            kept(&background, &format!("proc_run_{n}"), None);
+        }
+        kept(&background, "proc_late", Some(2_000));
+        kept(&background, "proc_early", Some(1_000));
+        background.make_room().unwrap();
+        let ids: Vec<String> = background.list().into_iter().map(|p| p.id).collect();
+        assert!(!ids.contains(&"proc_early".to_owned()) && ids.contains(&"proc_late".to_owned()));
+        assert!(!background.dir.join("proc_early").exists(), "its kept output goes with it");
+        assert!(background.make_room().is_ok(), "there is room now");
+        kept(&background, "proc_run_last", None);
+        background.make_room().unwrap();
+        assert!(background.get("proc_late").is_err(), "the next one to go was the one ended");
+        kept(&background, "proc_run_full", None);
+        assert_eq!(background.make_room().unwrap_err().code, "invalid", "every kept process runs");
+    }
+
+    #[tokio::test]
+    async fn what_a_process_left_in_its_group_ends_with_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let background = Arc::new(Background::new(dir.path()));
+        let processes = Processes::new(None);
+        let request = StartRequest {
+            argv: vec!["sh".into(), "-c".into(), "sleep 60 & echo $!".into()],
+            cwd: None,
+            env: Default::default(),
+            name: None,
+        };
+        let started = background.start(request, dir.path(), &Default::default(), &processes).unwrap();
+        let ended = tokio::time::timeout(std::time::Duration::from_secs(10), background.ended(&started.id));
+        assert_eq!(ended.await.unwrap().unwrap().exit_code, Some(0));
+        let said = background.collected(&started.id, 64).unwrap().stdout;
+        let left: i32 = String::from_utf8(said).unwrap().trim().parse().unwrap();
+        // A killed process is gone once the kernel has ended it (a zombie
+        // until whoever inherited it reaps it): looked at for a few seconds.
+        let mut state = String::new();
+        for _ in 0..100 {
+            state = std::fs::read_to_string(format!("/proc/{left}/stat")).unwrap_or_default();
+            let running = state.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z'));
+            if !running {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        panic!("the sleep it left was not killed with its group: {state}");
+    }
+
     #[test]
     fn collected_output_is_each_streams_first_bytes_and_says_what_was_cut() {
         let dir = tempfile::tempdir().unwrap();

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use sluice_tests::server::{DataDir, Options, Server};
 use sluice_tests::{free_port, read_until};
 
-const DOMAIN: &str = "preview.test";
+pub(crate) const DOMAIN: &str = "preview.test";
 
 /// An HTTP server on a port inside the workspace, from Python's standard
 /// library: `GET` answers what it was sent (request line, cookies), `POST`
@@ -69,7 +69,7 @@ http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), App).serve_fore
 
 /// curl against the preview listener, `host` resolved to it and its
 /// certificate trusted: (HTTP status, headers, body).
-fn curl(listen: u16, ca: &Path, jar: &Path, url: &str, extra: &[&str]) -> (u16, String, String) {
+pub(crate) fn curl(listen: u16, ca: &Path, jar: &Path, url: &str, extra: &[&str]) -> (u16, String, String) {
     let host = url.split("://").nth(1).unwrap().split(['/', ':']).next().unwrap().to_owned();
     let headers = tempfile::NamedTempFile::new().unwrap();
     let out = Command::new("curl")

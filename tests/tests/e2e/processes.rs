@@ -9,24 +9,16 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use sluice_tests::server::{DataDir, Options, Server, SseReader};
 
+use crate::previews::DOMAIN;
+
 const WITHIN: Duration = Duration::from_secs(60);
-const DOMAIN: &str = "preview.test";
 
 /// curl through the preview listener on loopback's `listen`, trusting the
 /// server's certificate: (HTTP status, body).
 fn through_preview(dir: &DataDir, listen: u16, url: &str) -> (u16, String) {
-    let host = url.split("://").nth(1).unwrap().split([':', '/']).next().unwrap();
-    let out = std::process::Command::new("curl")
-        .args(["-sS", "--max-time", "20", "-o", "-", "-w", "\n%{http_code}", "--resolve"])
-        .arg(format!("{host}:{listen}:127.0.0.1"))
-        .arg("--cacert")
-        .arg(dir.path().join("preview-tls").join(DOMAIN).join("cert.pem"))
-        .arg(url)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let (body, status) = text.rsplit_once('\n').unwrap_or((&text, "0"));
-    (status.trim().parse().unwrap_or(0), body.to_owned())
+    let ca = dir.path().join("preview-tls").join(DOMAIN).join("cert.pem");
+    let (status, _, body) = crate::previews::curl(listen, &ca, &dir.root().join("jar"), url, &[]);
+    (status, body)
 }
 
 async fn exec(server: &Server, id: &str, script: &str) -> Value {
