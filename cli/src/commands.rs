@@ -4,7 +4,7 @@ use clap::{Parser, Subcommand};
 use sluice_server::config::{ApiArgs, MetricsArgs, StoreArgs, WebhookArgs, WorkerArgs};
 
 use crate::gateway::GatewayArgs;
-use crate::{broker, capture, collection, files, operate, processes, resources, settings, workspaces};
+use crate::{broker, capture, collection, files, mcp, operate, processes, resources, settings, workspaces};
 
 #[derive(Parser)]
 #[command(name = "sluice", version, about = "A capture/drain workspace control plane")]
@@ -147,6 +147,10 @@ pub enum Command {
     /// Webhook endpoints of the event feed (talks to the API).
     #[command(subcommand)]
     Webhooks(resources::WebhooksCommand),
+    /// The MCP server an agent drives one owner's workspaces with: over
+    /// stdio (the agent's client starts it), or streamable HTTP with
+    /// `--listen` (talks to the API).
+    Mcp(mcp::McpArgs),
     /// Print a shell's completion script: `sluice completions bash > /etc/bash_completion.d/sluice`.
     Completions {
         #[arg(value_enum)]
@@ -194,6 +198,7 @@ impl Command {
                 | Command::Previews(_)
                 | Command::SshKeys(_)
                 | Command::Webhooks(_)
+                | Command::Mcp(_)
         )
     }
 }

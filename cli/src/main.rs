@@ -9,6 +9,7 @@ mod doctor;
 mod export;
 mod files;
 mod gateway;
+mod mcp;
 mod operate;
 mod processes;
 mod resources;
@@ -51,7 +52,12 @@ async fn run(argv: Vec<std::ffi::OsString>) -> anyhow::Result<()> {
     let cli = Cli::parse_from(argv);
     let serving = matches!(
         cli.command,
-        Command::Serve(_) | Command::Api { .. } | Command::Worker { .. } | Command::Gateway(_) | Command::Daemon(_)
+        Command::Serve(_)
+            | Command::Api { .. }
+            | Command::Worker { .. }
+            | Command::Gateway(_)
+            | Command::Daemon(_)
+            | Command::Mcp(_)
     );
     if !serving {
         // What a command prints, piped into `head`, ends it quietly when the
@@ -146,6 +152,7 @@ async fn run(argv: Vec<std::ffi::OsString>) -> anyhow::Result<()> {
         Command::Previews(command) => resources::previews(command).await,
         Command::SshKeys(command) => resources::ssh_keys(command).await,
         Command::Webhooks(command) => resources::webhooks(command).await,
+        Command::Mcp(args) => mcp::run(args).await,
         Command::Completions { .. } => unreachable!("printed before tracing starts"),
     }
 }

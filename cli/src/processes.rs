@@ -162,10 +162,9 @@ async fn logs(api: &Api, common: &Common, workspace_id: &str, process_id: &str, 
             }
             Err(e) => return Err(failed(e)),
         };
-        let mut buffer = String::new();
+        let mut messages = sluice_client::sse::Messages::new();
         while let Some(Ok(chunk)) = stream.next().await {
-            buffer.push_str(&String::from_utf8_lossy(&chunk));
-            for (id, event, data) in crate::workspaces::take_events(&mut buffer) {
+            for sluice_client::sse::Message { id, event, data } in messages.push(&chunk) {
                 if !crate::workspaces::print_output(&event, &data)? {
                     match event.as_str() {
                         "cut" => {

@@ -8,6 +8,7 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use futures::StreamExt;
 use serde_json::{Value, json};
+use sluice_client::sse::{Message, Messages};
 use sluice_client::types;
 
 use crate::api_client::{Api, ApiClientArgs, failed, json};
@@ -473,28 +474,6 @@ fn run_exit_code(run: &types::ExecRun) -> i32 {
     }
 }
 
-/// One Server-Sent Events message: its `id:` (if it has one), `event:`
-/// (`message` when it names none) and `data:`.
-fn parse_event(block: &str) -> Option<(Option<String>, String, String)> {
-    let field = |name: &str| {
-        block.lines().find_map(|l| l.strip_prefix(name).map(|v| v.strip_prefix(' ').unwrap_or(v).to_owned()))
-    };
-    Some((field("id:"), field("event:").unwrap_or_else(|| "message".into()), field("data:")?))
-}
-
-/// The complete Server-Sent Events messages at the front of `buffer`,
-/// taken off it: each one's `id:`, `event:` and `data:` as JSON.
-pub(crate) fn take_events(buffer: &mut String) -> Vec<(Option<String>, String, Value)> {
-    let mut events = Vec::new();
-    while let Some(end) = buffer.find("\n\n") {
-        let block: String = buffer.drain(..end + 2).collect();
-        if let Some((id, event, data)) = parse_event(&block) {
-            events.push((id, event, serde_json::from_str(&data).unwrap_or(Value::Null)));
-        }
-    }
-    events
-}
-
 /// Prints a `stdout` or `stderr` event's text where it belongs, as it
 /// comes; whether the event was one.
 pub(crate) fn print_output(event: &str, data: &Value) -> std::io::Result<bool> {
@@ -537,7 +516,7 @@ async fn follow_run(
             }
             Err(e) => return Err(failed(e)),
         };
-        let mut buffer = String::new();
+        let mut messages = Messages::new();
         loop {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
             let chunk = match tokio::time::timeout(left, stream.next()).await {
@@ -545,8 +524,7 @@ async fn follow_run(
                 Ok(Some(Ok(chunk))) => chunk,
                 Ok(_) => break,
             };
-            buffer.push_str(&String::from_utf8_lossy(&chunk));
-            for (id, event, data) in take_events(&mut buffer) {
+            for Message { id, event, data } in messages.push(&chunk) {
                 if !print_output(&event, &data)? {
                     match event.as_str() {
                         "exit" if data["stdoutTruncated"] == true || data["stderrTruncated"] == true => {
@@ -609,11 +587,10 @@ async fn events(common: &Common, id: &str, follow: bool) -> anyhow::Result<i32> 
             }
             Err(e) => return Err(failed(e)),
         };
-        let mut buffer = String::new();
+        let mut messages = Messages::new();
         while let Some(chunk) = stream.next().await {
             let Ok(chunk) = chunk else { break };
-            buffer.push_str(&String::from_utf8_lossy(&chunk));
-            for (event_id, _, event) in take_events(&mut buffer) {
+            for Message { id: event_id, data: event, .. } in messages.push(&chunk) {
                 // Events without an id are not the workspace's (there are none).
                 if let Some(event_id) = event_id {
                     print_event(common.output, &event);
@@ -622,21 +599,5 @@ async fn events(common: &Common, id: &str, follow: bool) -> anyhow::Result<i32> 
             }
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn messages_are_read_by_their_fields_and_comments_are_not_messages() {
-        let block = "id: 7\nevent: runtime.ready\ndata: {\"sequence\":7}\n\n";
-        let mut buffer = format!("{block}: heartbeat\n\nevent: end\ndata: {{}}\n\nid: 8");
-        let taken = take_events(&mut buffer);
-        assert_eq!(taken.len(), 2, "two messages; a comment is none: {taken:?}");
-        assert_eq!(taken[0], (Some("7".into()), "runtime.ready".into(), serde_json::json!({"sequence": 7})));
-        assert_eq!((taken[1].0.as_ref(), taken[1].1.as_str()), (None, "end"));
-        assert_eq!(buffer, "id: 8", "a message not yet whole stays");
     }
 }

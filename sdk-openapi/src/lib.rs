@@ -27,6 +27,8 @@
 
 include!(concat!(env!("OUT_DIR"), "/client.rs"));
 
+pub mod sse;
+
 /// A client of the API at `base` (`http://HOST:PORT`) that sends `token` as
 /// its bearer token on every request.
 pub fn with_token(base: &str, token: &str) -> Result<Client, String> {

@@ -23,6 +23,7 @@ mod http_limits;
 mod jobs;
 mod layout;
 mod lifecycle;
+mod mcp;
 mod metrics;
 mod previews;
 mod processes;
