@@ -320,6 +320,20 @@ const SECRET_ENV_MAX_ENTRIES: usize = 128;
 const SECRET_ENV_MAX_VALUE: usize = 32 * 1024;
 const SECRET_ENV_MAX_TOTAL: usize = 256 * 1024;
 
+/// Each credential an egress entry adds is made from a key of `secretEnv`.
+pub fn injected_keys(
+    spec: &WorkspaceSpec,
+    secret_env: Option<&BTreeMap<String, String>>,
+) -> Result<(), ApiError> {
+    let Some(allowlist) = &spec.egress else { return Ok(()) };
+    match allowlist.injected_keys().into_iter().find(|key| !secret_env.is_some_and(|env| env.contains_key(*key))) {
+        Some(key) => Err(ApiError::bad_request(format!(
+            "spec.network.egress: inject.valueFrom names {key}, which is not a key of secretEnv"
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// `secretEnv`: environment variable names, bounded values. Names sluice
 /// sets itself are reserved.
 pub fn secret_env(env: &BTreeMap<String, String>) -> Result<(), ApiError> {

@@ -4,6 +4,10 @@
 //! which does not match the bare domain), either with a port
 //! (`registry.example:5000`); without one, ports 80 and 443. Raw IP
 //! addresses are never allowed: names are what a policy is about.
+//!
+//! An exact name may carry an [`Injection`]: a credential the proxy adds
+//! to each request for that host, made from a key of the workspace's
+//! `secretEnv`, which is then not given to the workload at all.
 
 use std::fmt;
 
@@ -25,6 +29,68 @@ enum Pattern {
 pub struct Entry {
     pattern: Pattern,
     port: Option<u16>,
+    inject: Option<Injection>,
+}
+
+/// Headers a credential may not be: the ones that frame a request or
+/// steer a proxy, which the workload could not use and the proxy must own.
+const FRAMING_HEADERS: [&str; 10] = [
+    "host",
+    "content-length",
+    "transfer-encoding",
+    "connection",
+    "keep-alive",
+    "upgrade",
+    "te",
+    "trailer",
+    "expect",
+    "cookie",
+];
+
+/// A credential added to every request for one host: `header`, whose value
+/// is `format` with the secret `value_from` where `{}` stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Injection {
+    /// The header's name, lower case.
+    pub header: String,
+    /// The key of the workspace's `secretEnv` the value is made from.
+    pub value_from: String,
+    prefix: String,
+    suffix: String,
+}
+
+impl Injection {
+    /// Reads `{"header", "valueFrom", "format"}` (format defaults to `{}`).
+    pub fn parse(header: &str, value_from: &str, format: Option<&str>) -> Result<Injection, EntryError> {
+        let header = header.to_ascii_lowercase();
+        let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+        if header.is_empty() || header.len() > 128 || !header.chars().all(token) {
+            return Err(EntryError(format!("inject.header {header:?} is not a header name")));
+        }
+        if FRAMING_HEADERS.contains(&header.as_str()) || header.starts_with("proxy-") {
+            return Err(EntryError(format!("inject.header {header:?} frames the request; it cannot carry a secret")));
+        }
+        let name_ok = value_from.len() <= 128
+            && value_from.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && value_from.chars().next().is_some_and(|c| !c.is_ascii_digit());
+        if !name_ok {
+            return Err(EntryError("inject.valueFrom must name a key of secretEnv".into()));
+        }
+        let format = format.unwrap_or("{}");
+        let (prefix, suffix) = match format.split_once("{}") {
+            Some((prefix, suffix)) if !suffix.contains("{}") => (prefix, suffix),
+            _ => return Err(EntryError("inject.format must hold `{}` exactly once".into())),
+        };
+        if format.len() > 256 || format.chars().any(|c| c.is_control()) {
+            return Err(EntryError("inject.format must be at most 256 characters, none of them control".into()));
+        }
+        Ok(Injection { header, value_from: value_from.to_owned(), prefix: prefix.to_owned(), suffix: suffix.to_owned() })
+    }
+
+    /// The header's value for `secret`.
+    pub fn value(&self, secret: &str) -> String {
+        format!("{}{secret}{}", self.prefix, self.suffix)
+    }
 }
 
 /// Why an entry cannot be read.
@@ -74,7 +140,23 @@ impl Entry {
             }
             None => return refuse("is not a host name"),
         };
-        Ok(Entry { pattern, port })
+        Ok(Entry { pattern, port, inject: None })
+    }
+
+    /// This entry, adding `inject` to its requests: only for an exact name,
+    /// reached over TLS (a credential never crosses the network in clear).
+    pub fn injecting(self, inject: Injection) -> Result<Entry, EntryError> {
+        if !matches!(self.pattern, Pattern::Exact(_)) {
+            return Err(EntryError(format!("{self}: a credential is added only for an exact name")));
+        }
+        if self.port == Some(80) {
+            return Err(EntryError(format!("{self}: a credential is added only over TLS, not to port 80")));
+        }
+        Ok(Entry { inject: Some(inject), ..self })
+    }
+
+    pub fn injection(&self) -> Option<&Injection> {
+        self.inject.as_ref()
     }
 
     fn matches(&self, name: &str, port: u16) -> bool {
@@ -186,11 +268,30 @@ pub struct Allowlist {
 
 impl Allowlist {
     pub fn parse<'a>(entries: impl IntoIterator<Item = &'a str>) -> Result<Allowlist, EntryError> {
-        let entries: Vec<Entry> = entries.into_iter().map(Entry::parse).collect::<Result<_, _>>()?;
+        Allowlist::of(entries.into_iter().map(Entry::parse).collect::<Result<_, _>>()?)
+    }
+
+    pub fn of(entries: Vec<Entry>) -> Result<Allowlist, EntryError> {
         if entries.len() > MAX_ENTRIES {
             return Err(EntryError(format!("at most {MAX_ENTRIES} entries")));
         }
         Ok(Allowlist { entries })
+    }
+
+    /// The credential added to requests for `host` on `port` (a TLS
+    /// connection), if an allowing entry names one.
+    pub fn injection(&self, host: &str, port: u16) -> Option<&Injection> {
+        let lowered = host.to_ascii_lowercase();
+        let name = lowered.strip_suffix('.').unwrap_or(&lowered);
+        if port == 80 {
+            return None;
+        }
+        self.entries.iter().filter(|e| e.matches(name, port)).find_map(Entry::injection)
+    }
+
+    /// The `secretEnv` keys credentials are made from: never the workload's.
+    pub fn injected_keys(&self) -> std::collections::BTreeSet<&str> {
+        self.entries.iter().filter_map(|e| e.inject.as_ref()).map(|i| i.value_from.as_str()).collect()
     }
 
     pub fn entries(&self) -> &[Entry] {
@@ -214,6 +315,43 @@ impl Allowlist {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_credential_is_added_for_an_exact_name_over_tls_only() {
+        let inject = Injection::parse("Authorization", "GITHUB_TOKEN", Some("Bearer {}")).unwrap();
+        assert_eq!(inject.header, "authorization");
+        assert_eq!(inject.value("t0k"), "Bearer t0k");
+        let entry = Entry::parse("api.github.com").unwrap().injecting(inject.clone()).unwrap();
+        let allowlist = Allowlist::of(vec![entry, Entry::parse("pypi.org").unwrap()]).unwrap();
+        assert_eq!(allowlist.injection("API.github.com.", 443), Some(&inject));
+        assert_eq!(allowlist.injection("api.github.com", 80), None, "never in clear");
+        assert_eq!(allowlist.injection("pypi.org", 443), None);
+        assert_eq!(allowlist.injected_keys().into_iter().collect::<Vec<_>>(), ["GITHUB_TOKEN"]);
+        assert!(Entry::parse("*.github.com").unwrap().injecting(inject.clone()).is_err(), "a wildcard");
+        assert!(Entry::parse("api.github.com:80").unwrap().injecting(inject).is_err(), "port 80");
+    }
+
+    #[test]
+    fn a_credential_header_and_format_are_checked() {
+        for (header, from, format, refused) in [
+            ("x-api-key", "KEY", None, None),
+            ("host", "KEY", None, Some("frames the request")),
+            ("Content-Length", "KEY", None, Some("frames the request")),
+            ("proxy-authorization", "KEY", None, Some("frames the request")),
+            ("bad header", "KEY", None, Some("not a header name")),
+            ("x-key", "1KEY", None, Some("valueFrom")),
+            ("x-key", "KEY", Some("Bearer"), Some("exactly once")),
+            ("x-key", "KEY", Some("{}{}"), Some("exactly once")),
+            ("x-key", "KEY", Some("a\r\n{}"), Some("control")),
+        ] {
+            let format = format.map(|f: &str| f.replace("\\r\\n", "\r\n"));
+            match (Injection::parse(header, from, format.as_deref()), refused) {
+                (Ok(_), None) => {}
+                (Err(e), Some(why)) => assert!(e.0.contains(why), "{header} {from} {format:?}: {e}"),
+                (got, _) => panic!("{header} {from} {format:?}: {got:?}"),
+            }
+        }
+    }
 
     fn list(entries: &[&str]) -> Allowlist {
         Allowlist::parse(entries.iter().copied()).unwrap()

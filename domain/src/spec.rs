@@ -221,12 +221,42 @@ fn parse_egress(policy: &serde_json::Map<String, Value>) -> Result<crate::egress
     if let Some(key) = policy.keys().find(|k| k.as_str() != "egress") {
         return refuse(format!("spec.network.{key} is not a field of a network policy (egress)"));
     }
-    let names: Option<Vec<&str>> =
-        policy.get("egress").and_then(Value::as_array).and_then(|a| a.iter().map(Value::as_str).collect());
-    let Some(names) = names else {
+    let Some(items) = policy.get("egress").and_then(Value::as_array) else {
         return refuse("spec.network.egress must be an array of host names (name, *.domain, name:port)");
     };
-    crate::egress::Allowlist::parse(names).map_err(|e| SpecError(format!("spec.network.egress: {e}")))
+    let entries = items.iter().map(egress_entry).collect::<Result<Vec<_>, _>>()?;
+    crate::egress::Allowlist::of(entries).map_err(|e| SpecError(format!("spec.network.egress: {e}")))
+}
+
+/// A name, or `{"host": name, "inject": {"header", "valueFrom", "format"}}`.
+fn egress_entry(item: &Value) -> Result<crate::egress::Entry, SpecError> {
+    use crate::egress::{Entry, Injection};
+    let wrong = |e: crate::egress::EntryError| SpecError(format!("spec.network.egress: {e}"));
+    match item {
+        Value::String(name) => Entry::parse(name).map_err(wrong),
+        Value::Object(entry) => {
+            if let Some(key) = entry.keys().find(|k| !matches!(k.as_str(), "host" | "inject")) {
+                return refuse(format!("spec.network.egress: {key} is not a field of an entry (host, inject)"));
+            }
+            let Some(host) = entry.get("host").and_then(Value::as_str) else {
+                return refuse("spec.network.egress: an entry object needs host (a name)");
+            };
+            let parsed = Entry::parse(host).map_err(wrong)?;
+            let Some(inject) = entry.get("inject") else { return Ok(parsed) };
+            let text = |key: &str| inject.get(key).and_then(Value::as_str);
+            let fields_ok = inject
+                .as_object()
+                .is_some_and(|o| o.keys().all(|k| matches!(k.as_str(), "header" | "valueFrom" | "format")));
+            let (Some(header), Some(value_from), true) = (text("header"), text("valueFrom"), fields_ok) else {
+                return refuse("spec.network.egress: inject is {\"header\", \"valueFrom\", \"format\"?} (strings)");
+            };
+            if inject.get("format").is_some_and(|f| !f.is_string()) {
+                return refuse("spec.network.egress: inject.format must be a string holding `{}`");
+            }
+            parsed.injecting(Injection::parse(header, value_from, text("format")).map_err(wrong)?).map_err(wrong)
+        }
+        _ => refuse("spec.network.egress must be an array of host names (name, *.domain, name:port)"),
+    }
 }
 
 fn parse_resources(resources: &Value) -> Result<Resources, SpecError> {
@@ -294,6 +324,11 @@ mod tests {
         let allowlist = limited.egress.expect("an allowlist");
         assert!(allowlist.allows("pypi.org", 443) && allowlist.allows("a.example.test", 8443));
         assert!(!allowlist.allows("a.example.test", 443));
+        let injected = json!({"network": {"egress": ["pypi.org", {"host": "api.github.com", "inject":
+            {"header": "authorization", "valueFrom": "GITHUB_TOKEN", "format": "Bearer {}"}}]}});
+        let allowlist = WorkspaceSpec::parse(&injected).unwrap().egress.expect("an allowlist");
+        assert_eq!(allowlist.injection("api.github.com", 443).map(|i| i.value("t")), Some("Bearer t".into()));
+        assert!(allowlist.allows("pypi.org", 443) && allowlist.injection("pypi.org", 443).is_none());
         let none = WorkspaceSpec::parse(&json!({"network": {"egress": []}})).unwrap();
         assert_eq!(none.egress.map(|l| l.entries().len()), Some(0), "an empty list: a proxy that allows nothing");
     }
@@ -309,6 +344,9 @@ mod tests {
             (json!({"network": "yes"}), "spec.network"),
             (json!({"network": {"egress": "pypi.org"}}), "spec.network.egress"),
             (json!({"network": {"egress": ["10.0.0.1"]}}), "spec.network.egress"),
+            (json!({"network": {"egress": [{"host": "a.test", "inject": {"header": "x"}}]}}), "spec.network.egress"),
+            (json!({"network": {"egress": [{"host": "a.test", "port": 1}]}}), "spec.network.egress"),
+            (json!({"network": {"egress": [{"host": "*.a.test", "inject": {"header": "x", "valueFrom": "K"}}]}}), "spec.network.egress"),
             (json!({"network": {"egress": [1]}}), "spec.network.egress"),
             (json!({"network": {"ingress": []}}), "spec.network.ingress"),
             (json!({"resources": []}), "spec.resources"),

@@ -167,6 +167,7 @@ pub async fn create_workspace(
     if let Some(env) = &req.secret_env {
         validate::secret_env(env)?;
     }
+    validate::injected_keys(spec.typed(), req.secret_env.as_ref())?;
     let capture_token = validate::optional_text("captureToken", req.capture_token.as_deref(), 4096)?;
     check_capture_source(&app, &owner, spec.capture_session(), capture_token.as_deref()).await?;
     if let (Some(session), Some(point)) = (spec.capture_session(), spec.capture_point()) {
