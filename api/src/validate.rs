@@ -321,10 +321,7 @@ const SECRET_ENV_MAX_VALUE: usize = 32 * 1024;
 const SECRET_ENV_MAX_TOTAL: usize = 256 * 1024;
 
 /// Each credential an egress entry adds is made from a key of `secretEnv`.
-pub fn injected_keys(
-    spec: &WorkspaceSpec,
-    secret_env: Option<&BTreeMap<String, String>>,
-) -> Result<(), ApiError> {
+pub fn injected_keys(spec: &WorkspaceSpec, secret_env: Option<&BTreeMap<String, String>>) -> Result<(), ApiError> {
     let Some(allowlist) = &spec.egress else { return Ok(()) };
     match allowlist.injected_keys().into_iter().find(|key| !secret_env.is_some_and(|env| env.contains_key(*key))) {
         Some(key) => Err(ApiError::bad_request(format!(

@@ -48,6 +48,10 @@ pub struct Args {
     /// workload reaches it on the executor's loopback.
     #[arg(long, env = "SLUICED_EGRESS_PROXY")]
     pub egress_proxy: Option<String>,
+    /// The egress authority's certificate, when the proxy adds credentials
+    /// for this executor: the workload's TLS clients are made to trust it.
+    #[arg(long, env = "SLUICED_EGRESS_AUTHORITY", value_name = "FILE")]
+    pub egress_authority: Option<std::path::PathBuf>,
     /// How often automatic snaps run.
     #[arg(long, env = "SLUICED_CAPTURE_INTERVAL_MS", default_value_t = 10_000)]
     pub capture_interval_ms: u64,
@@ -100,6 +104,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
     if let Some(socket) = &args.egress_proxy {
         let socket = socket.strip_prefix("unix:").unwrap_or(socket);
         crate::egress::start(socket.into()).await.map_err(|e| anyhow::anyhow!("cannot listen for egress: {e}"))?;
+    }
+    if let Some(authority) = &args.egress_authority {
+        crate::egress::install_trust(authority).map_err(|e| anyhow::anyhow!("cannot install the egress trust: {e}"))?;
     }
     let workload = match (args.workload_uid, args.workload_gid) {
         (Some(uid), Some(gid)) => Some(crate::workload::WorkloadIds { uid, gid }),

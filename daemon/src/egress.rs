@@ -43,6 +43,49 @@ async fn forward(listener: TcpListener, socket: PathBuf) {
     }
 }
 
+/// Where an image keeps its system's roots, most common first.
+const SYSTEM_BUNDLES: [&str; 4] = [
+    "/etc/ssl/certs/ca-certificates.crt",
+    "/etc/pki/tls/certs/ca-bundle.crt",
+    "/etc/ssl/cert.pem",
+    "/etc/ssl/ca-bundle.pem",
+];
+/// The most of a bundle read: a system's roots are a few hundred KiB.
+const MAX_BUNDLE: u64 = 4 << 20;
+
+/// Writes the workload's trust before it starts: the system's roots (if the
+/// executor has them) with the egress authority, and the authority alone,
+/// in a directory of the daemon's that the workload can read, not change.
+pub fn install_trust(authority: &std::path::Path) -> std::io::Result<()> {
+    use std::io::Read;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let mut pem = String::new();
+    std::fs::File::open(authority)?.take(64 * 1024).read_to_string(&mut pem)?;
+    let mut bundle = Vec::new();
+    if let Some(file) = SYSTEM_BUNDLES.iter().find_map(|p| std::fs::File::open(p).ok()) {
+        file.take(MAX_BUNDLE).read_to_end(&mut bundle)?;
+        if !bundle.ends_with(b"\n") {
+            bundle.push(b'\n');
+        }
+    }
+    bundle.extend_from_slice(pem.as_bytes());
+    let dir = std::path::Path::new(sluice_protocol::egress::TRUST_DIR);
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::DirBuilder::new().mode(0o755).create(dir)?;
+    // Whatever the umask this daemon inherited: the workload reads these.
+    std::fs::set_permissions(dir, std::os::unix::fs::PermissionsExt::from_mode(0o755))?;
+    for (path, contents) in [
+        (sluice_protocol::egress::TRUST_BUNDLE, &bundle[..]),
+        (sluice_protocol::egress::TRUST_AUTHORITY, pem.as_bytes()),
+    ] {
+        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o644).open(path)?;
+        std::io::Write::write_all(&mut file, contents)?;
+        file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
+    }
+    log_line!("sluiced: the workload trusts the egress authority ({})", sluice_protocol::egress::TRUST_BUNDLE);
+    Ok(())
+}
+
 async fn reach(socket: &std::path::Path) -> Option<UnixStream> {
     let deadline = tokio::time::Instant::now() + PROXY_WITHIN;
     loop {

@@ -84,7 +84,12 @@ impl Injection {
         if format.len() > 256 || format.chars().any(|c| c.is_control()) {
             return Err(EntryError("inject.format must be at most 256 characters, none of them control".into()));
         }
-        Ok(Injection { header, value_from: value_from.to_owned(), prefix: prefix.to_owned(), suffix: suffix.to_owned() })
+        Ok(Injection {
+            header,
+            value_from: value_from.to_owned(),
+            prefix: prefix.to_owned(),
+            suffix: suffix.to_owned(),
+        })
     }
 
     /// The header's value for `secret`.

@@ -346,7 +346,10 @@ mod tests {
             (json!({"network": {"egress": ["10.0.0.1"]}}), "spec.network.egress"),
             (json!({"network": {"egress": [{"host": "a.test", "inject": {"header": "x"}}]}}), "spec.network.egress"),
             (json!({"network": {"egress": [{"host": "a.test", "port": 1}]}}), "spec.network.egress"),
-            (json!({"network": {"egress": [{"host": "*.a.test", "inject": {"header": "x", "valueFrom": "K"}}]}}), "spec.network.egress"),
+            (
+                json!({"network": {"egress": [{"host": "*.a.test", "inject": {"header": "x", "valueFrom": "K"}}]}}),
+                "spec.network.egress",
+            ),
             (json!({"network": {"egress": [1]}}), "spec.network.egress"),
             (json!({"network": {"ingress": []}}), "spec.network.ingress"),
             (json!({"resources": []}), "spec.resources"),

@@ -27,3 +27,27 @@ pub fn proxy_env() -> Vec<(&'static str, String)> {
     }
     env
 }
+
+/// The egress authority's certificate's file name in the run directory,
+/// when the proxy adds credentials for the executor (the daemon reads it).
+pub const AUTHORITY_NAME: &str = "egress-ca.pem";
+
+/// Where the daemon puts the executor's trust for the workload, in its
+/// private `/tmp` (the daemon's, readable by all, writable by none else):
+/// the system's roots with the egress authority, and the authority alone.
+pub const TRUST_DIR: &str = "/tmp/.sluice-trust";
+pub const TRUST_BUNDLE: &str = "/tmp/.sluice-trust/ca-bundle.pem";
+pub const TRUST_AUTHORITY: &str = "/tmp/.sluice-trust/egress-ca.pem";
+
+/// The variables that point the workload's TLS clients at that trust:
+/// OpenSSL, Python's requests, curl and git take the whole bundle; Node
+/// adds the authority to its own roots.
+pub fn trust_env() -> Vec<(&'static str, String)> {
+    let mut env: Vec<(&'static str, String)> =
+        ["SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO"]
+            .into_iter()
+            .map(|name| (name, TRUST_BUNDLE.to_owned()))
+            .collect();
+    env.push(("NODE_EXTRA_CA_CERTS", TRUST_AUTHORITY.to_owned()));
+    env
+}

@@ -198,6 +198,10 @@ impl Adapter for DockerRuntime {
             super::write_secret_file(&run_mount.join("boot-secret.json"), secret.expose())
                 .map_err(|e| transient("boot secret", e))?;
         }
+        if let Some(pem) = &request.egress_authority {
+            super::write_public_file(&run_mount.join(sluice_protocol::egress::AUTHORITY_NAME), pem)
+                .map_err(|e| transient("egress authority", e))?;
+        }
 
         let name = container_name(&request.run_id);
         let resources = &request.spec.resources;
@@ -205,7 +209,10 @@ impl Adapter for DockerRuntime {
         let memory = resources.memory_mib.map(|m| (m as i64).saturating_mul(1 << 20));
         let pids_limit = resources.pids.map_or(DEFAULT_PIDS_LIMIT, |p| p as i64);
         let egress = request.spec.egress.is_some();
-        let proxy_env = if egress { sluice_protocol::egress::proxy_env() } else { Vec::new() };
+        let mut proxy_env = if egress { sluice_protocol::egress::proxy_env() } else { Vec::new() };
+        if request.egress_authority.is_some() {
+            proxy_env.extend(sluice_protocol::egress::trust_env());
+        }
         // The spec's own variables last: they win over the proxy's.
         let mut env: Vec<String> = proxy_env.iter().map(|(k, v)| format!("{k}={v}")).collect();
         env.extend(request.spec.env.iter().map(|(k, v)| format!("{k}={v}")));
@@ -237,6 +244,9 @@ impl Adapter for DockerRuntime {
         .to_vec();
         if egress {
             cmd.push(format!("--egress-proxy=unix:{}", sluice_protocol::egress::SOCKET_IN_EXECUTOR));
+        }
+        if request.egress_authority.is_some() {
+            cmd.push(format!("--egress-authority=/run/sluice/{}", sluice_protocol::egress::AUTHORITY_NAME));
         }
         let body = ContainerCreateBody {
             image: Some(image.clone()),

@@ -40,6 +40,9 @@ pub struct LaunchRequest {
     pub boot_secret: Option<Secret<String>>,
     /// How often the daemon snaps a capture-sourced worktree.
     pub capture_interval_ms: u64,
+    /// The egress authority's certificate (PEM), when the egress proxy adds
+    /// credentials for this executor: it goes into the executor's trust.
+    pub egress_authority: Option<String>,
 }
 
 /// A created (or adopted) executor.
@@ -248,6 +251,21 @@ pub(crate) fn write_secret_file(path: &Path, contents: &str) -> std::io::Result<
     std::fs::rename(&tmp, path)
 }
 
+/// Writes a file anyone in the executor may read (a certificate), whole
+/// or not at all.
+pub(crate) fn write_public_file(path: &Path, contents: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let tmp = path.with_extension("tmp");
+    let _ = std::fs::remove_file(&tmp);
+    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o644).open(&tmp)?;
+    // Whatever this process's umask (sluice's own is 077).
+    file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
+    file.write_all(contents.as_bytes())?;
+    file.sync_all()?;
+    std::fs::rename(&tmp, path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -265,6 +283,7 @@ mod tests {
             spec: WorkspaceSpec::parse(&spec).unwrap(),
             boot_secret: None,
             capture_interval_ms: 10_000,
+            egress_authority: None,
         };
         let refused = [("resources.diskMiB", "no loop devices".to_owned())];
         let err = refuse_unenforceable(&request(serde_json::json!({"resources": {"diskMiB": 64}})), &refused);

@@ -109,6 +109,7 @@ mod tests {
                 sluice_store::Secret::new(r#"{"controlToken":"0123456789abcdef0123","secretEnv":{"K":"v"}}"#.into())
             }),
             capture_interval_ms: 1000,
+            egress_authority: None,
         }
     }
 

@@ -257,6 +257,7 @@ mod tests {
             spec: Default::default(),
             boot_secret: None,
             capture_interval_ms: 1000,
+            egress_authority: None,
         }
     }
 

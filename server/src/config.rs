@@ -107,6 +107,11 @@ pub struct WorkerArgs {
     /// tests.
     #[arg(long, env = "SLUICE_EGRESS_HOSTS")]
     pub egress_hosts: Option<PathBuf>,
+    /// Certificates (PEM) the hosts the egress proxies add credentials for
+    /// may be signed by, besides the system's roots: for a private API
+    /// behind an internal authority, and tests.
+    #[arg(long, env = "SLUICE_EGRESS_TRUST", value_name = "FILE")]
+    pub egress_trust: Option<PathBuf>,
     /// How long a host's workers may miss their heartbeat before the host
     /// is unreachable, in seconds.
     #[arg(long, env = "SLUICE_HOST_GRACE_SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
@@ -373,8 +378,13 @@ impl WorkerArgs {
                     .map_err(|e| anyhow::anyhow!("--egress-hosts {}: {e}", path.display()))?
             }
         };
+        let egress_trust = match &self.egress_trust {
+            None => Vec::new(),
+            Some(path) => std::fs::read(path).map_err(|e| anyhow::anyhow!("--egress-trust {}: {e}", path.display()))?,
+        };
         Ok(sluice_worker::WorkerConfig {
             egress_resolver,
+            egress_trust,
             lease: std::time::Duration::from_secs(self.lease_seconds.max(1)),
             concurrency: self.worker_concurrency.max(1),
             claim_cap: std::time::Duration::from_millis(self.claim_backoff_cap_ms.max(1)),

@@ -52,6 +52,7 @@ pub struct Metrics {
     pub gc_runs: IntCounterVec,
     pub gc_deleted_bytes: IntCounter,
     pub egress_refusals: IntCounter,
+    pub egress_brokered: IntCounter,
     pub webhook_deliveries: IntCounterVec,
 
     // Read from the store at each scrape.
@@ -207,6 +208,10 @@ impl Metrics {
             gc_deleted_bytes: b.counter(
                 "sluice_gc_deleted_bytes_total",
                 "Bytes the collections deleted from the object store (objects, packs, rewritten packs' dead parts)",
+            ),
+            egress_brokered: b.counter(
+                "sluice_egress_brokered_requests_total",
+                "Requests the egress proxies carried with a credential they added",
             ),
             egress_refusals: b.counter(
                 "sluice_egress_refusals_total",

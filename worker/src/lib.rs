@@ -125,6 +125,9 @@ pub struct WorkerConfig {
     pub max_job_attempts: i64,
     /// Where the egress proxies look names up (`--egress-hosts`).
     pub egress_resolver: sluice_runtime::egress::Resolver,
+    /// Certificates (PEM) a host the egress proxies add credentials for may
+    /// present, besides the system's roots (`--egress-trust`).
+    pub egress_trust: Vec<u8>,
     /// This process's metrics.
     pub metrics: Arc<sluice_telemetry::Metrics>,
     /// What webhook deliveries may do.
@@ -160,6 +163,7 @@ impl Default for WorkerConfig {
             pause_before_remove: None,
             max_job_attempts: 10,
             egress_resolver: sluice_runtime::egress::Resolver::System,
+            egress_trust: Vec::new(),
             metrics: Default::default(),
             webhooks: webhooks::WebhookPolicy::default(),
         }
@@ -252,7 +256,14 @@ impl Worker {
         let registrars =
             sluice_capture_store::registrar::RegistrarHost::new(store.clone(), objects, config.metrics.clone());
         let refusals = config.metrics.egress_refusals.clone();
-        let egress = Arc::new(sluice_runtime::egress::EgressHost::new(config.egress_resolver.clone(), refusals));
+        let egress = sluice_runtime::egress::EgressHost::new(config.egress_resolver.clone(), refusals);
+        let egress = Arc::new(match egress_brokering(&store, &config) {
+            Ok((authority, upstream)) => egress.brokering(authority, upstream, config.metrics.egress_brokered.clone()),
+            Err(e) => {
+                tracing::warn!(error = %e, "the egress proxies cannot add credentials");
+                egress
+            }
+        });
         let deliverer = webhooks::Deliverer::new(config.webhooks.clone());
         let watchers = watchers::Watchers::new(store.clone(), wake.clone(), config.metrics.watched_executors.clone());
         Arc::new(Worker {
@@ -274,7 +285,7 @@ impl Worker {
     /// Serves a run's executor what its spec needs from this worker, unless
     /// this process already does: the registrar to a capture-sourced one,
     /// the egress proxy to one with an allowlist.
-    pub(crate) fn serve_executor(&self, workspace: &sluice_store::Workspace, run: &sluice_store::Run) {
+    pub(crate) async fn serve_executor(&self, workspace: &sluice_store::Workspace, run: &sluice_store::Run) {
         // The runtime mounts the registrar's directory into the executor;
         // the proxy's socket sits beside it.
         let socket = self.runtime.registrar_socket(&run.id);
@@ -289,10 +300,40 @@ impl Worker {
         }
         if let Some(allowlist) = &workspace.spec.typed().egress {
             let socket = socket.with_file_name(sluice_protocol::egress::SOCKET_NAME);
-            if let Err(e) = self.egress.ensure(&socket, &run.id, &workspace.id, allowlist) {
+            let secrets = match self.credential_secrets(workspace, allowlist).await {
+                Ok(secrets) => secrets,
+                Err(e) => {
+                    tracing::warn!(run = %run.id, error = %e, "cannot open the credentials the egress proxy adds");
+                    return;
+                }
+            };
+            if let Err(e) = self.egress.ensure(&socket, &run.id, &workspace.id, allowlist, secrets) {
                 tracing::warn!(run = %run.id, error = %e, "cannot serve the egress proxy to the executor");
             }
         }
+    }
+
+    /// The values of the `secretEnv` keys the allowlist's credentials are
+    /// made from (none opened when it names none).
+    async fn credential_secrets(
+        &self,
+        workspace: &sluice_store::Workspace,
+        allowlist: &sluice_domain::egress::Allowlist,
+    ) -> Result<std::collections::HashMap<String, sluice_runtime::egress::credentials::SecretValue>, StoreError> {
+        let keys = allowlist.injected_keys();
+        if keys.is_empty() {
+            return Ok(Default::default());
+        }
+        let Some(bytes) = self.store.open_secret(&workspace.id, sluice_store::SecretKind::SecretEnv).await? else {
+            return Ok(Default::default());
+        };
+        let env: std::collections::BTreeMap<String, String> =
+            serde_json::from_slice(bytes.expose()).map_err(|_| StoreError::Corrupt("secretEnv".into()))?;
+        Ok(env
+            .into_iter()
+            .filter(|(key, _)| keys.contains(key.as_str()))
+            .map(|(key, value)| (key, sluice_runtime::egress::credentials::SecretValue(value)))
+            .collect())
     }
 
     /// Stops serving a removed or lost run's executor.
@@ -745,6 +786,17 @@ async fn heartbeat(worker: Arc<Worker>) {
             tracing::warn!(error = %e, "could not look for unreachable hosts");
         }
     }
+}
+
+/// The install's egress authority (from the seal key: every worker has the
+/// same) and the roots brokered hosts are checked against.
+fn egress_brokering(
+    store: &Store,
+    config: &WorkerConfig,
+) -> Result<(Arc<sluice_runtime::egress::credentials::Authority>, Arc<rustls::ClientConfig>), String> {
+    use sluice_runtime::egress::credentials::{Authority, upstream_tls};
+    let authority = Authority::from_seed(store.sealer().derived_secret("egress authority").expose())?;
+    Ok((Arc::new(authority), upstream_tls(&config.egress_trust)?))
 }
 
 #[cfg(test)]

@@ -50,7 +50,7 @@ async fn observe(worker: &Worker, state: &ReconcileState) -> Observation {
     if run.runtime_removed_at.is_none() {
         // After a restart of this worker, its executors find their
         // registrar and egress proxy again.
-        worker.serve_executor(&state.workspace, run);
+        worker.serve_executor(&state.workspace, run).await;
     }
     match worker.runtime.inspect(&run.id, &runtime.resource_id).await {
         Ok(Presence::Absent) => Observation::Absent,
@@ -82,9 +82,19 @@ async fn launch_request(
 ) -> Result<LaunchRequest, StoreError> {
     let workspace = &state.workspace;
     let run = state.current_run.as_ref().expect("decide launches only the current run");
-    let secret_env = match worker.store.open_secret(&workspace.id, SecretKind::SecretEnv).await? {
-        Some(bytes) => serde_json::from_slice(bytes.expose()).map_err(|_| StoreError::Corrupt("secretEnv".into()))?,
-        None => Default::default(),
+    let mut secret_env: std::collections::BTreeMap<String, String> =
+        match worker.store.open_secret(&workspace.id, SecretKind::SecretEnv).await? {
+            Some(bytes) => {
+                serde_json::from_slice(bytes.expose()).map_err(|_| StoreError::Corrupt("secretEnv".into()))?
+            }
+            None => Default::default(),
+        };
+    // A secret the egress proxy adds as a credential is never the workload's.
+    let injected = workspace.spec.typed().egress.as_ref().map(|a| a.injected_keys()).unwrap_or_default();
+    secret_env.retain(|key, _| !injected.contains(key.as_str()));
+    let egress_authority = match injected.is_empty() {
+        true => None,
+        false => worker.egress.authority().map(|a| a.certificate_pem().to_owned()),
     };
     let capture_token = match worker.store.open_secret(&workspace.id, SecretKind::CaptureToken).await? {
         Some(bytes) => {
@@ -120,6 +130,7 @@ async fn launch_request(
         spec: run.spec.typed().clone(),
         boot_secret: (!recovering).then(|| Secret::new(boot)),
         capture_interval_ms: worker.config.capture_interval.as_millis() as u64,
+        egress_authority,
     })
 }
 
@@ -294,7 +305,7 @@ async fn step(worker: &Worker, lease: &Lease) -> Result<Step, StoreError> {
                         None => {}
                     }
                     if let Some(run) = &state.current_run {
-                        worker.serve_executor(&state.workspace, run);
+                        worker.serve_executor(&state.workspace, run).await;
                     }
                     if let Some(pause) = worker.config.pause_after_launch {
                         tracing::warn!(run = %run_id, ?pause, "fault injection: pausing before the launch is recorded");
@@ -423,7 +434,7 @@ async fn step(worker: &Worker, lease: &Lease) -> Result<Step, StoreError> {
             match worker.runtime.launch(&request).await {
                 Ok(_) => {
                     if let Some(run) = &state.current_run {
-                        worker.serve_executor(&state.workspace, run);
+                        worker.serve_executor(&state.workspace, run).await;
                     }
                     tracing::info!(workspace = %lease.subject, run = %run_id, attempts, "retained executor restarted on its own disk");
                     store.record(lease, &run_id, Outcome::RecoveryAttempted { error: None, next_at: next }).await?;

@@ -63,6 +63,9 @@ impl LocalRuntime {
                 if request.spec.egress.is_some() {
                     c.arg(format!("--egress-proxy=unix:{}", sluice_protocol::egress::SOCKET_IN_EXECUTOR));
                 }
+                if request.egress_authority.is_some() {
+                    c.arg(format!("--egress-authority=/run/sluice/{}", sluice_protocol::egress::AUTHORITY_NAME));
+                }
                 c.arg(format!("--capture-interval-ms={}", request.capture_interval_ms));
                 c.arg(launch_arg(request)).arg("--").arg(dir);
                 c
@@ -85,6 +88,9 @@ impl LocalRuntime {
                 c.arg("--registrar=unix:run/registrar.sock");
                 if request.spec.egress.is_some() {
                     c.arg(format!("--egress-proxy=unix:run/{}", sluice_protocol::egress::SOCKET_NAME));
+                }
+                if request.egress_authority.is_some() {
+                    c.arg(format!("--egress-authority=run/{}", sluice_protocol::egress::AUTHORITY_NAME));
                 }
                 c.arg(format!("--capture-interval-ms={}", request.capture_interval_ms));
                 c.arg(launch_arg(request));

@@ -70,6 +70,10 @@ impl LocalRuntime {
                     .map_err(|e| transient("boot secret owner", e))?;
             }
         }
+        if let Some(pem) = &request.egress_authority {
+            crate::write_public_file(&dir.join("run").join(sluice_protocol::egress::AUTHORITY_NAME), pem)
+                .map_err(|e| transient("egress authority", e))?;
+        }
         crate::start_lifetime(&dir, self.max_lifetime).map_err(|e| transient("executor lifetime", e))?;
         let log = std::fs::OpenOptions::new()
             .create(true)
@@ -102,6 +106,7 @@ impl LocalRuntime {
         }
         command
             .envs(if request.spec.egress.is_some() { sluice_protocol::egress::proxy_env() } else { Vec::new() })
+            .envs(if request.egress_authority.is_some() { sluice_protocol::egress::trust_env() } else { Vec::new() })
             .envs(&request.spec.env)
             .stdin(Stdio::null())
             .stdout(Stdio::from(log))

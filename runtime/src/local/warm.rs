@@ -173,6 +173,7 @@ impl LocalRuntime {
             spec: Default::default(),
             boot_secret: None,
             capture_interval_ms: self.pool_capture_interval_ms,
+            egress_authority: None,
         };
         self.launch_fresh(&request).await.map(drop)
     }

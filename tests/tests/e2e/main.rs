@@ -9,6 +9,7 @@ mod capture;
 mod cli;
 mod collection;
 mod console;
+mod credentials;
 mod deletion;
 mod drain;
 mod drain_crash;

@@ -74,6 +74,36 @@ async fn receive(State(spans): State<Spans>, body: Bytes) -> ([(&'static str, &'
     ([("content-type", "application/x-protobuf")], ExportTraceServiceResponse::default().encode_to_vec())
 }
 
+/// An OTLP/HTTP receiver on loopback for another test's server.
+pub(crate) struct Collector {
+    pub url: String,
+    spans: Spans,
+}
+
+impl Collector {
+    pub async fn start() -> Collector {
+        let spans: Spans = Arc::default();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let app = axum::Router::new().route("/v1/traces", post(receive)).with_state(spans.clone());
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        Collector { url, spans }
+    }
+
+    /// Every span received (once there are any, and the batch in flight
+    /// has had time to come), names and attributes as text.
+    pub async fn everything(&self) -> String {
+        let spans = self.spans.clone();
+        sluice_tests::wait_for(Duration::from_secs(30), || {
+            let any = !spans.lock().unwrap().is_empty();
+            async move { any.then_some(()) }
+        })
+        .await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        format!("{:?}", self.spans.lock().unwrap())
+    }
+}
+
 async fn wait_for_span(spans: &Spans, what: &str, found: impl Fn(&Received) -> bool) -> Received {
     let span = sluice_tests::wait_for(Duration::from_secs(30), || {
         let span = spans.lock().unwrap().iter().find(|s| found(s)).cloned();

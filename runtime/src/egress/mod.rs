@@ -5,7 +5,10 @@
 //! for (SNI) is the same name. Names are resolved here, with the host's
 //! resolver or from a hosts file (`--egress-hosts`); the executor itself
 //! resolves nothing and reaches no address. Every refusal is counted; a
-//! URL's path is never logged.
+//! URL's path is never logged. A host whose entry adds a credential is
+//! brokered ([`credentials`]) rather than tunnelled.
+
+pub mod credentials;
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -22,7 +25,7 @@ use tokio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
 const MAX_HEAD: usize = 16 * 1024;
 /// How long a client has to send its request's head (and a CONNECT's
 /// TLS client hello).
-const HEAD_WITHIN: Duration = Duration::from_secs(10);
+pub(crate) const HEAD_WITHIN: Duration = Duration::from_secs(10);
 /// How long reaching a destination may take.
 const CONNECT_WITHIN: Duration = Duration::from_secs(10);
 /// The most connections one executor's proxy carries at once.
@@ -78,11 +81,19 @@ pub struct EgressProxy {
     refused: AtomicU64,
     /// The process's refusal metric, where it keeps one.
     counted: Option<sluice_telemetry::prometheus::IntCounter>,
+    /// What credentials are added with, where the list names any.
+    credentials: Option<credentials::Credentials>,
 }
 
 impl EgressProxy {
     pub fn new(workspace_id: String, allowlist: Allowlist, resolver: Resolver) -> EgressProxy {
-        EgressProxy { workspace_id, allowlist, resolver, refused: AtomicU64::new(0), counted: None }
+        EgressProxy { workspace_id, allowlist, resolver, refused: AtomicU64::new(0), counted: None, credentials: None }
+    }
+
+    /// Also adds the credentials the list names, with these.
+    pub fn brokering(mut self, credentials: credentials::Credentials) -> EgressProxy {
+        self.credentials = Some(credentials);
+        self
     }
 
     /// Also counts each refusal in `metric`.
@@ -161,30 +172,65 @@ pub struct EgressHost {
     pub resolver: Resolver,
     served: Mutex<HashMap<String, (tokio::task::AbortHandle, Arc<EgressProxy>)>>,
     refusals: sluice_telemetry::prometheus::IntCounter,
+    brokering: Option<Brokering>,
+}
+
+/// What this host's proxies add credentials with.
+struct Brokering {
+    authority: Arc<credentials::Authority>,
+    upstream: Arc<rustls::ClientConfig>,
+    brokered: sluice_telemetry::prometheus::IntCounter,
 }
 
 impl EgressHost {
     /// `refusals`: the metric every proxy's refusals are counted in.
     pub fn new(resolver: Resolver, refusals: sluice_telemetry::prometheus::IntCounter) -> EgressHost {
-        EgressHost { resolver, served: Mutex::new(HashMap::new()), refusals }
+        EgressHost { resolver, served: Mutex::new(HashMap::new()), refusals, brokering: None }
+    }
+
+    /// Also adds the credentials executors' lists name: ends their TLS with
+    /// `authority`'s certificates and checks the hosts' against `upstream`.
+    pub fn brokering(
+        mut self,
+        authority: Arc<credentials::Authority>,
+        upstream: Arc<rustls::ClientConfig>,
+        brokered: sluice_telemetry::prometheus::IntCounter,
+    ) -> EgressHost {
+        self.brokering = Some(Brokering { authority, upstream, brokered });
+        self
+    }
+
+    /// The authority executors with credentials added must trust.
+    pub fn authority(&self) -> Option<&credentials::Authority> {
+        self.brokering.as_ref().map(|b| b.authority.as_ref())
     }
 
     /// Serves `allowlist` to a run's executor on `socket` unless this
     /// process already does. The socket is for the owner of its directory
     /// (the executor's daemon) alone.
+    /// `secrets`: the values of the `secretEnv` keys its credentials name.
     pub fn ensure(
         &self,
         socket: &Path,
         run_id: &str,
         workspace_id: &str,
         allowlist: &Allowlist,
+        secrets: HashMap<String, credentials::SecretValue>,
     ) -> std::io::Result<()> {
         let mut served = self.served.lock().unwrap();
         if served.get(run_id).is_some_and(|(task, _)| !task.is_finished()) {
             return Ok(());
         }
         let listener = crate::sockets::bind_for_directory_owner(socket)?;
-        let proxy = EgressProxy::new(workspace_id.to_owned(), allowlist.clone(), self.resolver.clone());
+        let mut proxy = EgressProxy::new(workspace_id.to_owned(), allowlist.clone(), self.resolver.clone());
+        if let (Some(brokering), false) = (&self.brokering, allowlist.injected_keys().is_empty()) {
+            proxy = proxy.brokering(credentials::Credentials {
+                authority: brokering.authority.clone(),
+                upstream: brokering.upstream.clone(),
+                secrets,
+                brokered: Some(brokering.brokered.clone()),
+            });
+        }
         let proxy = Arc::new(proxy.counted_in(self.refusals.clone()));
         let task = tokio::spawn(serve(listener, proxy.clone(), std::future::pending()));
         served.insert(run_id.to_owned(), (task.abort_handle(), proxy));
@@ -349,7 +395,10 @@ async fn client_hello_name(stream: &mut (impl AsyncRead + Unpin), seen: &mut Vec
     }
 }
 
-async fn handle(mut client: impl AsyncRead + AsyncWrite + Unpin, proxy: &EgressProxy) -> std::io::Result<()> {
+async fn handle(
+    mut client: impl AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    proxy: &Arc<EgressProxy>,
+) -> std::io::Result<()> {
     let Ok(Some(head)) = tokio::time::timeout(HEAD_WITHIN, read_head(&mut client)).await else {
         answer(&mut client, "400 Bad Request").await;
         return Ok(());
@@ -364,8 +413,20 @@ async fn handle(mut client: impl AsyncRead + AsyncWrite + Unpin, proxy: &EgressP
             answer(&mut client, "403 Forbidden").await;
             return Ok(());
         }
+        let injection = proxy.allowlist.injection(&host, port).cloned();
+        if injection.is_some() && (proxy.credentials.is_none() || !head.rest.is_empty()) {
+            // Tunnelled, the workload would talk to the host without the
+            // credential it was promised: better refused, and said why.
+            proxy.refuse(&host, port, "its credential cannot be added here");
+            answer(&mut client, "403 Forbidden").await;
+            return Ok(());
+        }
         let Some(mut upstream) = reach(&mut client, proxy, &host, port).await else { return Ok(()) };
         client.write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n").await?;
+        if let Some(injection) = injection {
+            credentials::broker(client, upstream, proxy, &host, port, &injection).await;
+            return Ok(());
+        }
         // A TLS client must ask for the name it connected to.
         let mut seen = head.rest;
         let named = tokio::time::timeout(HEAD_WITHIN, client_hello_name(&mut client, &mut seen)).await;
