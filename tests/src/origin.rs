@@ -66,8 +66,8 @@ pub async fn http_server() -> u16 {
 }
 
 /// An HTTPS API on loopback for `names`, its certificate issued by an
-/// authority of its own: it answers each request with the request's head
-/// (its line and headers, as it received them), and keeps every head.
+/// authority of its own: it answers each request with its request line and
+/// its headers' names (never their values), and keeps every head whole.
 /// Answers the port, the authority's certificate (PEM) and the heads.
 pub async fn https_echo_server(names: &[&str]) -> (u16, String, Arc<std::sync::Mutex<Vec<String>>>) {
     let ca_key = rcgen::KeyPair::generate().unwrap();
@@ -107,8 +107,14 @@ pub async fn https_echo_server(names: &[&str]) -> (u16, String, Arc<std::sync::M
                         Ok(n) => head.extend_from_slice(&buf[..n]),
                     }
                 }
-                let body = String::from_utf8_lossy(&head).into_owned();
-                kept.lock().unwrap().push(body.clone());
+                let head = String::from_utf8_lossy(&head).into_owned();
+                let mut lines = head.lines();
+                let mut body = lines.next().unwrap_or_default().to_owned();
+                for name in lines.filter_map(|l| l.split_once(':')).map(|(name, _)| name.to_ascii_lowercase()) {
+                    body.push('\n');
+                    body.push_str(&name);
+                }
+                kept.lock().unwrap().push(head);
                 let reply =
                     format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
                 let _ = tls.write_all(reply.as_bytes()).await;

@@ -173,9 +173,17 @@ pub(super) async fn broker(
     let Ok(header) = hyper::header::HeaderName::from_bytes(injection.header.as_bytes()) else { return };
     let Ok(config) = credentials.authority.server_config(host) else { return };
     let accepted = tokio::time::timeout(HEAD_WITHIN, tokio_rustls::TlsAcceptor::from(config).accept(client)).await;
-    let Ok(Ok(tls)) = accepted else {
-        proxy.refuse(host, port, "TLS to the proxy's certificate did not complete");
-        return;
+    let tls = match accepted {
+        Ok(Ok(tls)) => tls,
+        Ok(Err(e)) => {
+            tracing::info!(workspace = %proxy.workspace_id, %host, port, error = %e, "egress: the workload's TLS failed");
+            proxy.refuse(host, port, "TLS to the proxy's certificate did not complete");
+            return;
+        }
+        Err(_) => {
+            proxy.refuse(host, port, "TLS to the proxy's certificate did not complete in time");
+            return;
+        }
     };
     // The name the workload asked for is the tunnel's, or nothing is sent.
     let asked = tls.get_ref().1.server_name().map(str::to_owned);
@@ -183,9 +191,12 @@ pub(super) async fn broker(
         proxy.refuse(host, port, "TLS asked for another name");
         return;
     }
-    let Some(sender) = open_upstream(upstream, credentials, host).await else {
-        tracing::info!(workspace = %proxy.workspace_id, %host, port, "egress: the brokered host's TLS failed");
-        return;
+    let sender = match open_upstream(upstream, credentials, host).await {
+        Ok(sender) => sender,
+        Err(error) => {
+            tracing::info!(workspace = %proxy.workspace_id, %host, port, %error, "egress: the brokered host's TLS failed");
+            return;
+        }
     };
     let sender = Arc::new(tokio::sync::Mutex::new(Some(sender)));
     let proxy = proxy.clone();
@@ -235,13 +246,17 @@ pub(super) async fn broker(
 
 /// TLS to the real host, checked against the upstream roots, and an
 /// HTTP/1.1 connection over it.
-async fn open_upstream(upstream: TcpStream, credentials: &Credentials, host: &str) -> Option<Upstream> {
-    let name = ServerName::try_from(host.trim_end_matches('.').to_owned()).ok()?;
+async fn open_upstream(upstream: TcpStream, credentials: &Credentials, host: &str) -> Result<Upstream, String> {
+    let name = ServerName::try_from(host.trim_end_matches('.').to_owned()).map_err(|e| e.to_string())?;
     let connector = tokio_rustls::TlsConnector::from(credentials.upstream.clone());
-    let tls = tokio::time::timeout(HEAD_WITHIN, connector.connect(name, upstream)).await.ok()?.ok()?;
-    let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tls)).await.ok()?;
+    let tls = tokio::time::timeout(HEAD_WITHIN, connector.connect(name, upstream))
+        .await
+        .map_err(|_| "no TLS handshake in time".to_owned())?
+        .map_err(|e| e.to_string())?;
+    let (sender, connection) =
+        hyper::client::conn::http1::handshake(TokioIo::new(tls)).await.map_err(|e| e.to_string())?;
     tokio::spawn(connection);
-    Some(sender)
+    Ok(sender)
 }
 
 /// What one brokered request leaves in the log once its answer is through.

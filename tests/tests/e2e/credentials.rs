@@ -16,6 +16,10 @@ use sluice_tests::server::{DataDir, Options, Server};
 
 const WITHIN: Duration = Duration::from_secs(60);
 
+/// The managed process's environment, as it wrote it once it started.
+const MANAGED_ENV: &str =
+    "i=0; while [ ! -s managed-env ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; cat managed-env";
+
 /// Runs `script` with `sh`, given as its input (sealed, as a forged
 /// credential in it must be: argv refuses anything that looks like one).
 async fn run_in(server: &Server, id: &str, script: &str) -> (i64, String, String) {
@@ -61,7 +65,7 @@ async fn a_credential_reaches_the_api_and_never_the_workload() {
         "ownerUserId": "alice", "registryId": "local", "repository": "r", "tag": "1", "waitFor": "ready",
         "secretEnv": {"API_TOKEN": secret, "VISIBLE_SECRET": "shown-to-the-workload"},
         // secretEnv is the managed process's: it keeps its environment.
-        "spec": {"command": ["sh", "-c", "env > /tmp/managed-env; exec sleep 600"], "network": {"egress": [
+        "spec": {"command": ["sh", "-c", "env > managed-env; exec sleep 600"], "network": {"egress": [
             {"host": format!("api.broker.test:{port}"),
              "inject": {"header": "Authorization", "valueFrom": "API_TOKEN", "format": "Bearer {}"}},
             format!("plain.broker.test:{port}"),
@@ -96,7 +100,7 @@ async fn a_credential_reaches_the_api_and_never_the_workload() {
     // From inside: the secret is in no variable, and in no file the
     // workload can read (the distribution's /usr aside: sluice writes
     // nothing there), nor in any process's environment or arguments.
-    let (_, env, _) = run_in(&server, &id, "cat /tmp/managed-env").await;
+    let (_, env, _) = run_in(&server, &id, MANAGED_ENV).await;
     assert!(env.contains("VISIBLE_SECRET=shown-to-the-workload"), "other secrets are still given: {env}");
     assert!(!env.contains("API_TOKEN") && env.contains("SSL_CERT_FILE=/tmp/.sluice-trust/ca-bundle.pem"), "{env}");
     let search = format!(
@@ -140,5 +144,91 @@ async fn a_credential_reaches_the_api_and_never_the_workload() {
     for (what, text) in [("log", log), ("events", events.to_string()), ("metrics", metrics), ("spans", spans)] {
         assert!(!text.contains(&secret), "the secret is in the {what}");
     }
+    server.stop();
+}
+
+/// A Docker executor (`--network none`, busybox) gets the same: its daemon
+/// installs the authority in the container's `/tmp`, its environment names
+/// it, the key is not in the container, and a request from inside the
+/// container's network, trusting only what was installed there, arrives
+/// with the credential in place of the one it forged.
+#[tokio::test]
+async fn a_docker_executors_requests_get_the_credential_it_never_holds() {
+    let Some(image) = sluice_tests::docker_test_image() else { return };
+    if !sluice_tests::root_for("entering a container's network namespace") {
+        return;
+    }
+    let (port, authority, heads) = https_echo_server(&["api.broker.test"]).await;
+    let secret = format!("sk-brokered-{}", uuid::Uuid::new_v4().simple());
+    let dir = DataDir::new();
+    let hosts = dir.root().join("egress-hosts");
+    std::fs::write(&hosts, "127.0.0.1 api.broker.test\n").unwrap();
+    let trust = dir.root().join("egress-trust.pem");
+    std::fs::write(&trust, &authority).unwrap();
+    let options = Options::serve().args([
+        "--runtime",
+        "docker",
+        "--egress-hosts",
+        hosts.to_str().unwrap(),
+        "--egress-trust",
+        trust.to_str().unwrap(),
+    ]);
+    let server = Server::start_with(&dir.path(), options).await;
+    let (repository, tag) = image.split_once(':').unwrap();
+    let body = json!({
+        "ownerUserId": "alice", "registryId": "local", "repository": repository, "tag": tag,
+        "secretEnv": {"API_TOKEN": secret},
+        "spec": {"command": ["sh", "-c", "env > managed-env; exec sleep 600"], "network": {"egress": [
+            {"host": format!("api.broker.test:{port}"),
+             "inject": {"header": "x-api-key", "valueFrom": "API_TOKEN"}},
+        ]}},
+    });
+    let (status, created) = server.post("/v1/workspaces", &body).await;
+    assert_eq!(status, 202, "{created}");
+    let id = created["workspaceId"].as_str().unwrap().to_owned();
+    server.wait_for("alice", &id, Duration::from_secs(90), |w| w["status"] == "ready").await;
+
+    let (code, out, err) = run_in(&server, &id, &format!("{MANAGED_ENV}; ls -l /tmp/.sluice-trust")).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("SSL_CERT_FILE=/tmp/.sluice-trust/ca-bundle.pem") && !out.contains("API_TOKEN"), "{out}");
+    assert!(out.contains("ca-bundle.pem") && out.contains("egress-ca.pem"), "{out}");
+    let (_, installed, _) = run_in(&server, &id, "cat /tmp/.sluice-trust/egress-ca.pem").await;
+    assert!(installed.contains("BEGIN CERTIFICATE"), "{installed}");
+
+    // busybox has no TLS client rustls will talk to (its hello lacks the
+    // signature algorithms), so the host's curl makes the workload's
+    // request from inside the container's network namespace: to the
+    // daemon's forwarder on the container's loopback, trusting what the
+    // daemon installed in the container.
+    let (_, bundle, _) = run_in(&server, &id, "cat /tmp/.sluice-trust/ca-bundle.pem").await;
+    let bundle_file = dir.root().join("container-bundle.pem");
+    std::fs::write(&bundle_file, &bundle).unwrap();
+    let (_, details) = server.get(&format!("/v1/workspaces/{id}?ownerUserId=alice")).await;
+    let container = details["runtime"]["resourceId"].as_str().unwrap().to_owned();
+    let pid =
+        std::process::Command::new("docker").args(["inspect", "-f", "{{.State.Pid}}", &container]).output().unwrap();
+    let pid = String::from_utf8_lossy(&pid.stdout).trim().to_owned();
+    // Awaited, not blocked on: the API it calls runs on this test's thread.
+    let curl = tokio::process::Command::new("nsenter")
+        .args(["-t", &pid, "-n", "curl", "-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:3128"])
+        .arg("--cacert")
+        .arg(&bundle_file)
+        .args(["-H", "X-Api-Key: forged", &format!("https://api.broker.test:{port}/from-docker")])
+        .output()
+        .await
+        .unwrap();
+    let out = String::from_utf8_lossy(&curl.stdout);
+    assert!(
+        curl.status.success() && out.starts_with("GET /from-docker") && out.contains("x-api-key"),
+        "{out} {}\n{}",
+        String::from_utf8_lossy(&curl.stderr),
+        server.output().lines().filter(|l| l.contains("egress")).collect::<Vec<_>>().join("\n")
+    );
+    let received = heads.lock().unwrap().last().cloned().unwrap_or_default();
+    let keys: Vec<&str> = received.lines().filter(|l| l.to_ascii_lowercase().starts_with("x-api-key:")).collect();
+    assert_eq!(keys, [format!("x-api-key: {secret}").as_str()], "{received}");
+    let (_, found, _) = run_in(&server, &id, &format!("grep -rsl -F '{secret}' / --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev; cat /proc/[0-9]*/environ | grep -c -F '{secret}'")).await;
+    assert_eq!(found.trim(), "0", "the secret was found in the container: {found}");
+    assert!(!server.output().contains(&secret), "the secret is in no log line");
     server.stop();
 }
