@@ -298,7 +298,7 @@ impl Worker {
                 tracing::warn!(run = %run.id, error = %e, "cannot serve the registrar to the executor");
             }
         }
-        if let Some(allowlist) = &workspace.spec.typed().egress {
+        if let Some(allowlist) = workspace.spec.typed().egress.as_ref().filter(|_| !self.egress.serving(&run.id)) {
             let socket = socket.with_file_name(sluice_protocol::egress::SOCKET_NAME);
             let secrets = match self.credential_secrets(workspace, allowlist).await {
                 Ok(secrets) => secrets,

@@ -205,6 +205,17 @@ pub(super) async fn broker(
         let (proxy, host, sender, header, value) =
             (proxy.clone(), host.clone(), sender.clone(), header.clone(), value.clone());
         async move {
+            // The credential is the named host's: a request that names
+            // another (a CDN's other customer, through its Host header or
+            // an absolute URL) is not sent, so it cannot carry it there.
+            if !names_only(&request, &host, port) {
+                proxy.refuse(&host, port, "a request inside named another host");
+                let mut refused = Response::new(Counted::new(None, Arc::new(AtomicU64::new(0)), None));
+                *refused.status_mut() = StatusCode::MISDIRECTED_REQUEST;
+                return Ok::<_, hyper::Error>(refused);
+            }
+            let origin_form = request.uri().path_and_query().map_or("/", |p| p.as_str()).to_owned();
+            *request.uri_mut() = origin_form.parse().unwrap_or_default();
             let headers = request.headers_mut();
             headers.remove(&header);
             headers.insert(header, value);
@@ -242,6 +253,19 @@ pub(super) async fn broker(
         .header_read_timeout(HEAD_WITHIN)
         .serve_connection(TokioIo::new(tls), service);
     let _ = served.await;
+}
+
+/// Whether a request names only `host:port` (or no host at all): its URL's
+/// authority, if absolute, and its Host header.
+fn names_only(request: &Request<Incoming>, host: &str, port: u16) -> bool {
+    let same = |named: &str| {
+        super::authority(named, 443).is_some_and(|(name, p)| {
+            p == port && name.trim_end_matches('.').eq_ignore_ascii_case(host.trim_end_matches('.'))
+        })
+    };
+    let by_url = request.uri().authority().is_none_or(|a| same(a.as_str()));
+    let by_header = request.headers().get_all(hyper::header::HOST).iter().all(|h| h.to_str().is_ok_and(same));
+    by_url && by_header
 }
 
 /// TLS to the real host, checked against the upstream roots, and an

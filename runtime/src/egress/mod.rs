@@ -200,6 +200,11 @@ impl EgressHost {
         self
     }
 
+    /// Whether this process serves a run's executor now.
+    pub fn serving(&self, run_id: &str) -> bool {
+        self.served.lock().unwrap().get(run_id).is_some_and(|(task, _)| !task.is_finished())
+    }
+
     /// The authority executors with credentials added must trust.
     pub fn authority(&self) -> Option<&credentials::Authority> {
         self.brokering.as_ref().map(|b| b.authority.as_ref())

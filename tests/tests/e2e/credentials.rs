@@ -90,6 +90,16 @@ async fn a_credential_reaches_the_api_and_never_the_workload() {
         received.lines().filter(|l| l.to_ascii_lowercase().starts_with("authorization:")).collect();
     assert_eq!(authorizations, [format!("authorization: Bearer {secret}").as_str()], "{received}");
     assert!(!received.contains("forged-by-the-workload"), "{received}");
+    // A request inside the tunnel that names another host (domain fronting
+    // a CDN's other customer) is not sent on.
+    let sent = heads.lock().unwrap().len();
+    let fronted = format!(
+        "curl -sS --max-time 20 -o /dev/null -w '%{{http_code}}' -H 'Host: plain.broker.test:{port}' \
+         https://api.broker.test:{port}/"
+    );
+    let (_, out, err) = run_in(&server, &id, &fronted).await;
+    assert_eq!(out, "421", "{err}");
+    assert_eq!(heads.lock().unwrap().len(), sent, "nothing reached the API");
     // Python's TLS (OpenSSL, through SSL_CERT_FILE) trusts the broker too.
     let python = format!(
         "python3 -c \"import urllib.request; print(urllib.request.urlopen('https://api.broker.test:{port}/py').status)\""
