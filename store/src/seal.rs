@@ -126,6 +126,16 @@ impl Sealer {
         Secret::new(mac.finalize().into_bytes().into())
     }
 
+    /// An Ed25519 key derived for `label`, as PKCS#8 (RFC 8410): the key of
+    /// an authority every process of an install holds alike.
+    pub fn derived_ed25519_pkcs8(&self, label: &str) -> Secret<Vec<u8>> {
+        const PREFIX: [u8; 16] =
+            [0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20];
+        let mut der = PREFIX.to_vec();
+        der.extend_from_slice(self.derived_secret(label).expose());
+        Secret::new(der)
+    }
+
     /// A keyed digest (HMAC-SHA-256, hex) of data that may contain secrets.
     pub fn keyed_digest(&self, data: &[u8]) -> String {
         let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.digest_key).expect("HMAC accepts any key length");

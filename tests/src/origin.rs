@@ -6,13 +6,8 @@ use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
-/// An HTTPS server for `allowed.test` and `denied.test` on loopback; its
-/// certificate (PEM) for the client to trust.
-pub async fn https_server() -> (u16, String) {
-    let key = rcgen::KeyPair::generate().unwrap();
-    let params = rcgen::CertificateParams::new(vec!["allowed.test".into(), "denied.test".into()]).unwrap();
-    let cert = params.self_signed(&key).unwrap();
-    let pem = cert.pem();
+/// What a test server ends TLS with: `cert` and its `key`.
+fn acceptor(cert: &rcgen::Certificate, key: &rcgen::KeyPair) -> tokio_rustls::TlsAcceptor {
     let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
         .with_safe_default_protocol_versions()
         .unwrap()
@@ -22,7 +17,17 @@ pub async fn https_server() -> (u16, String) {
             rustls::pki_types::PrivateKeyDer::Pkcs8(rustls::pki_types::PrivatePkcs8KeyDer::from(key.serialize_der())),
         )
         .unwrap();
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    tokio_rustls::TlsAcceptor::from(Arc::new(config))
+}
+
+/// An HTTPS server for `allowed.test` and `denied.test` on loopback; its
+/// certificate (PEM) for the client to trust.
+pub async fn https_server() -> (u16, String) {
+    let key = rcgen::KeyPair::generate().unwrap();
+    let params = rcgen::CertificateParams::new(vec!["allowed.test".into(), "denied.test".into()]).unwrap();
+    let cert = params.self_signed(&key).unwrap();
+    let pem = cert.pem();
+    let acceptor = acceptor(&cert, &key);
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(async move {
@@ -79,16 +84,7 @@ pub async fn https_echo_server(names: &[&str]) -> (u16, String, Arc<std::sync::M
     let key = rcgen::KeyPair::generate().unwrap();
     let params = rcgen::CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>()).unwrap();
     let cert = params.signed_by(&key, &issuer).unwrap();
-    let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(
-            vec![cert.der().clone()],
-            rustls::pki_types::PrivateKeyDer::Pkcs8(rustls::pki_types::PrivatePkcs8KeyDer::from(key.serialize_der())),
-        )
-        .unwrap();
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let acceptor = acceptor(&cert, &key);
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let heads = Arc::new(std::sync::Mutex::new(Vec::new()));

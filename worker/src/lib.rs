@@ -795,7 +795,7 @@ fn egress_brokering(
     config: &WorkerConfig,
 ) -> Result<(Arc<sluice_runtime::egress::credentials::Authority>, Arc<rustls::ClientConfig>), String> {
     use sluice_runtime::egress::credentials::{Authority, upstream_tls};
-    let authority = Authority::from_seed(store.sealer().derived_secret("egress authority").expose())?;
+    let authority = Authority::from_key(store.sealer().derived_ed25519_pkcs8("egress authority").expose().clone())?;
     Ok((Arc::new(authority), upstream_tls(&config.egress_trust)?))
 }
 

@@ -45,15 +45,6 @@ impl std::fmt::Debug for Authority {
     }
 }
 
-/// An Ed25519 key as PKCS#8 (RFC 8410) from its 32-byte seed.
-fn ed25519_pkcs8(seed: &[u8; 32]) -> Vec<u8> {
-    const PREFIX: [u8; 16] =
-        [0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20];
-    let mut der = PREFIX.to_vec();
-    der.extend_from_slice(seed);
-    der
-}
-
 fn authority_params() -> CertificateParams {
     let mut params = CertificateParams::default();
     let mut name = DistinguishedName::new();
@@ -66,9 +57,9 @@ fn authority_params() -> CertificateParams {
 }
 
 impl Authority {
-    /// The authority of `seed` (the seal key's derived secret).
-    pub fn from_seed(seed: &[u8; 32]) -> Result<Authority, String> {
-        let pkcs8 = PrivatePkcs8KeyDer::from(ed25519_pkcs8(seed));
+    /// The authority of an Ed25519 key (PKCS#8): the seal key's, derived.
+    pub fn from_key(pkcs8: Vec<u8>) -> Result<Authority, String> {
+        let pkcs8 = PrivatePkcs8KeyDer::from(pkcs8);
         let key = KeyPair::from_pkcs8_der_and_sign_algo(&pkcs8, &rcgen::PKCS_ED25519).map_err(|e| e.to_string())?;
         let pem = authority_params().self_signed(&key).map_err(|e| e.to_string())?.pem();
         Ok(Authority { pem, issuer: Issuer::new(authority_params(), key), minted: Mutex::new(HashMap::new()) })
@@ -354,10 +345,11 @@ mod tests {
 
     #[test]
     fn one_seed_one_authority_and_each_host_its_own_certificate() {
-        let a = Authority::from_seed(&[7; 32]).unwrap();
-        let b = Authority::from_seed(&[7; 32]).unwrap();
+        let key = |seal: u8| sluice_store::Sealer::from_key([seal; 32]).derived_ed25519_pkcs8("egress authority");
+        let a = Authority::from_key(key(7).expose().clone()).unwrap();
+        let b = Authority::from_key(key(7).expose().clone()).unwrap();
         assert_eq!(a.certificate_pem(), b.certificate_pem(), "every worker of an install has the same authority");
-        assert_ne!(a.certificate_pem(), Authority::from_seed(&[8; 32]).unwrap().certificate_pem());
+        assert_ne!(a.certificate_pem(), Authority::from_key(key(8).expose().clone()).unwrap().certificate_pem());
         let first = a.server_config("api.example.test").unwrap();
         assert!(Arc::ptr_eq(&first, &a.server_config("api.example.test").unwrap()), "made once per host");
         assert!(!Arc::ptr_eq(&first, &a.server_config("other.example.test").unwrap()));

@@ -41,15 +41,6 @@ pub struct ClusterTls {
     key: PrivatePkcs8KeyDer<'static>,
 }
 
-/// An Ed25519 key as PKCS#8 (RFC 8410) from its 32-byte seed.
-fn ed25519_pkcs8(seed: &[u8; 32]) -> Vec<u8> {
-    const PREFIX: [u8; 16] =
-        [0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20];
-    let mut der = PREFIX.to_vec();
-    der.extend_from_slice(seed);
-    der
-}
-
 fn authority_params() -> CertificateParams {
     let mut params = CertificateParams::default();
     let mut name = DistinguishedName::new();
@@ -66,8 +57,7 @@ impl ClusterTls {
     /// for `names` (the host names or addresses this process is reached at;
     /// a process that only calls out may give any).
     pub fn new(sealer: &Sealer, names: &[String]) -> Result<ClusterTls, ClusterTlsError> {
-        let seed = sealer.derived_secret("cluster authority");
-        let pkcs8 = PrivatePkcs8KeyDer::from(ed25519_pkcs8(seed.expose()));
+        let pkcs8 = PrivatePkcs8KeyDer::from(sealer.derived_ed25519_pkcs8("cluster authority").expose().clone());
         let authority_key = KeyPair::from_pkcs8_der_and_sign_algo(&pkcs8, &PKCS_ED25519).map_err(failed)?;
         let authority = authority_params().self_signed(&authority_key).map_err(failed)?;
         let issuer = Issuer::new(authority_params(), authority_key);
