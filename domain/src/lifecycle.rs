@@ -6,17 +6,20 @@ use crate::model::*;
 
 /// A restart makes a new run with a fresh disk: not while a launch is under
 /// way (it would race the launch), and not over a retained executor (its
-/// unsaved work must be recovered first). A capture-sourced workspace is
-/// never restarted in place: its session token was dropped once its launch
-/// succeeded, and a new executor goes on from the session's head as a new
-/// workspace.
-pub fn restart_allowed(workspace: &Workspace) -> Result<(), Refusal> {
-    if workspace.spec.capture_session().is_some() {
+/// unsaved work must be recovered first). A capture-sourced workspace
+/// restarts only once it has ended and its runtime is gone: its work is
+/// then saved in its session, and the new run goes on from the session's
+/// head (a live executor would be fenced with work not yet captured).
+pub fn restart_allowed(workspace: &Workspace, current: Option<&Run>) -> Result<(), Refusal> {
+    let ended =
+        matches!(workspace.status, WorkspaceStatus::Stopped | WorkspaceStatus::Failed | WorkspaceStatus::Cancelled)
+            && !current.is_some_and(|run| run.runtime.is_some() && run.runtime_removed_at.is_none());
+    if workspace.spec.capture_session().is_some() && !ended && workspace.status != WorkspaceStatus::Retained {
         return Err(Refusal {
             message: format!(
-                "workspace {} is capture-sourced and cannot be restarted in place; create a new workspace \
-                 on the same capture session to go on from its head",
-                workspace.id
+                "workspace {} is capture-sourced and {}: stop it first (the stop saves its work), then \
+                 restart it to go on from its session's head",
+                workspace.id, workspace.status
             ),
             code: ConflictCode::CaptureRestartUnsupported,
         });
@@ -112,7 +115,7 @@ mod tests {
         for &status in WorkspaceStatus::ALL {
             for &desired in DesiredState::ALL {
                 let w = workspace(status, desired);
-                let restart = restart_allowed(&w).map_err(|r| r.code);
+                let restart = restart_allowed(&w, None).map_err(|r| r.code);
                 let expected = match (status, desired) {
                     (WorkspaceStatus::Queued | WorkspaceStatus::Running, DesiredState::Running) => {
                         Err(ConflictCode::MidLaunch)
@@ -136,8 +139,21 @@ mod tests {
             capture.spec =
                 crate::spec::Spec::parse(serde_json::json!({"source": {"kind": "capture", "sessionId": "cs_1"}}))
                     .unwrap();
-            let refused = restart_allowed(&capture).map_err(|r| r.code);
-            assert_eq!(refused, Err(ConflictCode::CaptureRestartUnsupported), "capture-sourced, {status}");
+            let expected = match status {
+                WorkspaceStatus::Stopped | WorkspaceStatus::Failed | WorkspaceStatus::Cancelled => Ok(()),
+                WorkspaceStatus::Retained => Err(ConflictCode::Retained),
+                _ => Err(ConflictCode::CaptureRestartUnsupported),
+            };
+            let removed = crate::testing::run("r", status, true, true);
+            assert_eq!(restart_allowed(&capture, Some(&removed)).map_err(|r| r.code), expected, "capture, {status}");
+            let kept = crate::testing::run("r", status, true, false);
+            let refused = restart_allowed(&capture, Some(&kept)).map_err(|r| r.code);
+            let expected = if status == WorkspaceStatus::Retained {
+                ConflictCode::Retained
+            } else {
+                ConflictCode::CaptureRestartUnsupported
+            };
+            assert_eq!(refused, Err(expected), "capture-sourced with its runtime not removed, {status}");
         }
         for &status in WorkspaceStatus::ALL {
             let w = workspace(status, DesiredState::Stopped);

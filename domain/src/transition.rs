@@ -381,11 +381,10 @@ impl Next<'_> {
                 set_status(&mut self.t.workspace, WorkspaceStatus::Ready, now);
                 self.runtime_event(EventType::RuntimeReady, "daemon healthy", None);
                 self.event(EventType::AttemptSucceeded, "executor ready", None);
-                // The daemon keeps the session token on its own disk from
-                // here (a capture workspace is never relaunched in place),
-                // and a broker workspace's env is kept only until its
-                // executor has it.
-                self.t.forget_secrets = vec![SecretKind::CaptureToken, SecretKind::ExecEnv];
+                // A broker workspace's env is kept only until its executor
+                // has it. The capture token stays sealed: a restart's new
+                // executor claims the session with it.
+                self.t.forget_secrets = vec![SecretKind::ExecEnv];
             }
             Outcome::Failed { error, retry } => self.failed(error, *retry, ids)?,
             Outcome::Removed => self.removed()?,
@@ -736,7 +735,7 @@ impl Next<'_> {
             }
             Request::Restart => {
                 let workspace = &self.stored.workspace;
-                restart_allowed(workspace)?;
+                restart_allowed(workspace, self.stored.run.as_ref())?;
                 let run = Run::queued(ids("run").into(), workspace.id.clone(), workspace.spec.clone(), None, now);
                 let data = event_data::json(event_data::Queued::restart(workspace.current_run_id.as_ref()));
                 self.queue(run, "restart queued", data);
@@ -1132,7 +1131,7 @@ mod tests {
 
         let ready = stored(S::Running, D::Running, S::Running, true, true);
         let t = apply(&ready, outcome(Outcome::Ready)).unwrap();
-        assert_eq!(t.forget_secrets, [SecretKind::CaptureToken, SecretKind::ExecEnv]);
+        assert_eq!(t.forget_secrets, [SecretKind::ExecEnv]);
 
         let t = apply(&ready, outcome(failed(true))).unwrap();
         let retry = t.queued_run.unwrap();

@@ -66,6 +66,9 @@ async fn delete_in(
     }
     let now = now_ms();
     tx.execute("UPDATE workspaces SET deleted_at = $1 WHERE id = $2", args![now, &workspace.id]).await?;
+    // A deleted workspace never launches again: its secrets (the capture
+    // token a restart would claim with among them) go with it.
+    tx.execute("DELETE FROM sealed_secrets WHERE workspace_id = $1", args![&workspace.id]).await?;
     let event = NewSluiceEvent {
         event_type: SluiceEventType::WorkspaceDeleted,
         workspace_id: Some(workspace.id.clone()),

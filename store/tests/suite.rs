@@ -257,13 +257,14 @@ async fn secrets_are_sealed_and_open_back() {
         assert!(String::from_utf8_lossy(env.expose()).contains("s3cr3t-value-123"));
         let token = store.open_secret(&id, SecretKind::CaptureToken).await.unwrap().unwrap();
         assert_eq!(token.expose(), b"capture-token-xyz");
-        // Once the executor is ready, its daemon holds the session token: the store drops it.
+        // Once the executor is ready the token stays sealed: a restart's new executor claims with it.
         let lease = store.claim_jobs(&WorkerId::from("w"), "host-a", 1, 60_000).await.unwrap().remove(0);
         let run_id = store.load_reconcile_state(&id).await.unwrap().unwrap().current_run.unwrap().id;
         store.record(&lease, &run_id, launched(&running_runtime(), None)).await.unwrap();
         store.record(&lease, &run_id, Outcome::Ready).await.unwrap();
-        assert!(store.open_secret(&id, SecretKind::CaptureToken).await.unwrap().is_none(), "{}", db.label);
+        assert!(store.open_secret(&id, SecretKind::CaptureToken).await.unwrap().is_some(), "{}", db.label);
         assert!(store.open_secret(&id, SecretKind::SecretEnv).await.unwrap().is_some(), "secretEnv stays");
+        assert!(!store.any_column_contains("capture-token-xyz").await.unwrap(), "still sealed");
     }
 }
 

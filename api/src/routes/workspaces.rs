@@ -919,6 +919,12 @@ pub async fn restart_workspace(
     JsonBody(req): JsonBody<OwnerRequest>,
 ) -> Result<(StatusCode, Json<RestartWorkspaceResponse>), ApiError> {
     let owner = req.owner_user_id.into_id();
+    // A capture-sourced restart claims its session: as a create on it, not
+    // over another executor's work that is not confirmed saved.
+    let view = app.store.get_workspace(&owner, &workspace_id).await?.ok_or(ApiError::NotFound)?;
+    if let Some(session) = view.workspace.spec.capture_session() {
+        check_takeover(&app, &owner, &SessionId::from(session), None, None).await?;
+    }
     let next = app.store.request(&owner, &workspace_id, Request::Restart).await?.ok_or(ApiError::NotFound)?;
     app.work_enqueued();
     let (workspace, run_id) = (next.workspace, next.queued_run.map(|r| r.id).unwrap_or_default());

@@ -495,3 +495,76 @@ async fn an_idle_worktree_is_not_walked_and_a_change_the_kernel_never_told_is_ca
     .await;
     server.stop();
 }
+
+/// A stopped capture-sourced workspace restarts in place: a new run on the
+/// same workspace claims its session and goes on from the head the stop
+/// sealed, with every file written before; twice over. While it is live a
+/// restart is refused (its work is not saved yet), and once deleted its
+/// sealed capture token is gone with it.
+#[tokio::test]
+async fn a_stopped_capture_workspace_restarts_from_its_head() {
+    let flavor = Flavor::all()[0];
+    let dir = DataDir::new();
+    let server = Server::start_with(&dir.path(), flavor.drain_options()).await;
+    let session = session(&server, None).await;
+    let (id, first_run) = launch(&server, &session, "restart-1").await;
+    let restart = format!("/v1/workspaces/{id}/restart");
+    let (status, refused) = server.post(&restart, &json!({"ownerUserId": "alice"})).await;
+    assert_eq!((status, refused["code"].as_str()), (409, Some("capture-restart-unsupported")), "{refused}");
+    assert!(refused["message"].as_str().unwrap().contains("stop it first"), "{refused}");
+
+    let mut written = Vec::new();
+    let mut runs = vec![first_run];
+    for round in 1..=2 {
+        let name = format!("round-{round}.txt");
+        sh_ok(&server, &id, &format!("cd /workspace 2>/dev/null || cd ~; echo {round} > {name}")).await;
+        written.push(name);
+        let (status, stopping) =
+            server.post(&format!("/v1/workspaces/{id}/stop"), &json!({"ownerUserId": "alice"})).await;
+        assert_eq!(status, 202, "{stopping}");
+        let stopped = server.wait_for("alice", &id, Duration::from_secs(60), |w| w["status"] == "stopped").await;
+        assert_eq!(stopped["captureDrain"]["state"], "stopped", "saved, its runtime removed: {stopped}");
+
+        let (status, restarted) = server.post(&restart, &json!({"ownerUserId": "alice"})).await;
+        assert_eq!(status, 202, "{restarted}");
+        let ready = server.wait_for("alice", &id, Duration::from_secs(60), |w| w["status"] == "ready").await;
+        let run = ready["runtime"]["runId"].as_str().unwrap().to_owned();
+        assert!(!runs.contains(&run), "a new run: {ready}");
+        runs.push(run);
+        let listed = sh_ok(&server, &id, "cd /workspace 2>/dev/null || cd ~; busybox cat round-*.txt").await;
+        let expected: String = (1..=round).map(|r| format!("{r}\n")).collect();
+        assert_eq!(listed, expected, "every file written before the stop, after restart {round}");
+    }
+
+    let (status, stopping) = server.post(&format!("/v1/workspaces/{id}/stop"), &json!({"ownerUserId": "alice"})).await;
+    assert_eq!(status, 202, "{stopping}");
+    server.wait_for("alice", &id, Duration::from_secs(60), |w| w["status"] == "stopped").await;
+
+    // Another workspace took the session over and is stopping with work it
+    // cannot confirm saved: a restart would fence it, and is refused.
+    let (other, other_run) = launch(&server, &session, "restart-other").await;
+    sh_ok(&server, &other, "cd /workspace 2>/dev/null || cd ~; echo unsaved > other.txt").await;
+    silence(flavor, &dir, &other_run, true);
+    let (status, _) = server.post(&format!("/v1/workspaces/{other}/stop"), &json!({"ownerUserId": "alice"})).await;
+    assert_eq!(status, 202);
+    server.wait_for("alice", &other, Duration::from_secs(60), |w| w["captureDrain"]["state"] == "kept").await;
+    let (status, refused) = server.post(&restart, &json!({"ownerUserId": "alice"})).await;
+    assert_eq!((status, refused["code"].as_str()), (409, Some("session-has-unsaved-work")), "{refused}");
+    silence(flavor, &dir, &other_run, false);
+    let discard = json!({"ownerUserId": "alice", "discardUnsaved": true});
+    let (status, _) = server.post(&format!("/v1/workspaces/{other}/stop"), &discard).await;
+    assert_eq!(status, 202);
+    server.wait_for("alice", &other, Duration::from_secs(60), |w| w["status"] == "stopped").await;
+
+    let deleted = server.client.delete(format!("{}/v1/workspaces/{id}?ownerUserId=alice", server.base));
+    let deleted = deleted.bearer_auth(&server.token).send().await.unwrap();
+    assert!(deleted.status().is_success(), "{}", deleted.text().await.unwrap());
+    server.stop();
+    let db = sqlx::SqlitePool::connect(&format!("sqlite:{}", dir.path().join("sluice.db").display())).await.unwrap();
+    let secrets: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM sealed_secrets WHERE workspace_id = ?")
+        .bind(&id)
+        .fetch_one(&db)
+        .await
+        .unwrap();
+    assert_eq!(secrets, 0, "a deleted workspace keeps no sealed secret");
+}
