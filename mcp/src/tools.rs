@@ -194,6 +194,34 @@ pub struct StopWorkspace {
 
 type Answer = Result<Value, Failure>;
 
+/// A tool's arguments, read so that a refusal names the argument it is
+/// about (`argv: invalid type: string …`), not only what was expected.
+pub struct Named<T>(pub T);
+
+impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for Named<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Named<T>, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        serde_path_to_error::deserialize(value).map(Named).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            match path.as_str() {
+                "." | "" => serde::de::Error::custom(inner),
+                path => serde::de::Error::custom(format!("{path}: {inner}")),
+            }
+        })
+    }
+}
+
+impl<T: schemars::JsonSchema> schemars::JsonSchema for Named<T> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        T::schema_name()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        T::json_schema(generator)
+    }
+}
+
 fn respond(answer: Answer) -> CallToolResult {
     match answer {
         Ok(value) => CallToolResult::structured(value),
@@ -213,7 +241,7 @@ impl Workspaces {
 
     #[tool(description = "Create a new workspace (an isolated Linux machine with a worktree that is saved \
         continuously) and wait until it is ready. Answers its workspace_id, which every other tool takes.")]
-    async fn create_workspace(&self, Parameters(args): Parameters<CreateWorkspace>) -> CallToolResult {
+    async fn create_workspace(&self, Parameters(Named(args)): Parameters<Named<CreateWorkspace>>) -> CallToolResult {
         respond(self.create(args).await)
     }
 
@@ -225,54 +253,57 @@ impl Workspaces {
     #[tool(description = "Run a command in a workspace and wait for it to end. Answers its exit code, \
         stdout and stderr (long output keeps its start and end; `stdout_cut`/`stderr_cut` say so) and \
         whether it timed out. For servers or anything that keeps running, use start_process.")]
-    async fn run_command(&self, Parameters(args): Parameters<RunCommand>) -> CallToolResult {
+    async fn run_command(&self, Parameters(Named(args)): Parameters<Named<RunCommand>>) -> CallToolResult {
         respond(self.run(args).await)
     }
 
     #[tool(description = "Start a background process in a workspace (a server, a watcher, a long build) \
         and return at once with its process_id. It keeps running until it ends or the workspace stops; \
         read_process_output shows what it printed.")]
-    async fn start_process(&self, Parameters(args): Parameters<StartProcess>) -> CallToolResult {
+    async fn start_process(&self, Parameters(Named(args)): Parameters<Named<StartProcess>>) -> CallToolResult {
         respond(self.start(args).await)
     }
 
     #[tool(description = "List a workspace's background processes: id, name, argv, state and exit code.")]
-    async fn list_processes(&self, Parameters(args): Parameters<WorkspaceOnly>) -> CallToolResult {
+    async fn list_processes(&self, Parameters(Named(args)): Parameters<Named<WorkspaceOnly>>) -> CallToolResult {
         respond(self.processes(args).await)
     }
 
     #[tool(description = "Read what a background process printed (stdout and stderr together, newest \
         kept when long), its state, and a `position`: pass it as `after` next time to read only what is new.")]
-    async fn read_process_output(&self, Parameters(args): Parameters<ReadProcessOutput>) -> CallToolResult {
+    async fn read_process_output(
+        &self,
+        Parameters(Named(args)): Parameters<Named<ReadProcessOutput>>,
+    ) -> CallToolResult {
         respond(self.output(args).await)
     }
 
     #[tool(description = "Read a text file of a workspace. A long file is answered in parts: \
         `next_offset` is where the next part starts.")]
-    async fn read_file(&self, Parameters(args): Parameters<ReadFile>) -> CallToolResult {
+    async fn read_file(&self, Parameters(Named(args)): Parameters<Named<ReadFile>>) -> CallToolResult {
         respond(self.read(args).await)
     }
 
     #[tool(description = "Write a text file in a workspace (replacing it whole), making missing directories.")]
-    async fn write_file(&self, Parameters(args): Parameters<WriteFile>) -> CallToolResult {
+    async fn write_file(&self, Parameters(Named(args)): Parameters<Named<WriteFile>>) -> CallToolResult {
         respond(self.write(args).await)
     }
 
     #[tool(description = "List a directory of a workspace: each entry's path, kind (file, dir, symlink) and size.")]
-    async fn list_files(&self, Parameters(args): Parameters<ListFiles>) -> CallToolResult {
+    async fn list_files(&self, Parameters(Named(args)): Parameters<Named<ListFiles>>) -> CallToolResult {
         respond(self.list_dir(args).await)
     }
 
     #[tool(description = "Open a preview URL for a port a server in the workspace listens on (start the \
         server with start_process first; it should listen on 0.0.0.0 or 127.0.0.1). A private URL carries \
         a one-time token for its first visit: give the whole URL to the user.")]
-    async fn open_preview(&self, Parameters(args): Parameters<OpenPreview>) -> CallToolResult {
+    async fn open_preview(&self, Parameters(Named(args)): Parameters<Named<OpenPreview>>) -> CallToolResult {
         respond(self.preview(args).await)
     }
 
     #[tool(description = "Stop a workspace. Its work is saved first; a workspace whose work cannot be \
         saved is kept (status `retained`) for recovery rather than lost. Waits until it has ended.")]
-    async fn stop_workspace(&self, Parameters(args): Parameters<StopWorkspace>) -> CallToolResult {
+    async fn stop_workspace(&self, Parameters(Named(args)): Parameters<Named<StopWorkspace>>) -> CallToolResult {
         respond(self.stop(args).await)
     }
 }

@@ -63,7 +63,7 @@ async fn an_agent_drives_a_workspace_through_the_mcp_server() {
         session(&server, &["stdio", binary.to_str().unwrap(), &listen.to_string(), ca.to_str().unwrap()]).await;
     assert_eq!(summary["preview_status"], 200, "{summary}");
     let said = |key: &str| summary[key].as_str().unwrap_or_default().to_owned();
-    assert!(said("wrong_type").contains("expected a sequence"), "a wrongly typed argument: {summary}");
+    assert!(said("wrong_type").contains("argv: invalid type"), "a wrongly typed argument, named: {summary}");
     assert!(said("unknown_argument").contains("unknown field `lenght`"), "a misspelt argument: {summary}");
     assert!(said("neither").contains("`command`"), "a command missing: {summary}");
     assert!(said("escape").contains("400") && said("escape").contains("path"), "a path out: {summary}");
