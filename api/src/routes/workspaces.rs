@@ -97,12 +97,16 @@ async fn check_capture_source(
 /// workspace) unless the caller takes the session over with
 /// `discard-unsaved`, which records that workspace's discard first. A
 /// replay of a create already made is not weighed again.
+/// Whether a new executor may claim `session`: not over another's work not
+/// confirmed saved, unless a create asks to take it over. `creating`: a
+/// create (which may ask) rather than a restart (which may not).
 async fn check_takeover(
     app: &AppState,
     owner: &OwnerId,
     session: &SessionId,
     take_over: Option<TakeOver>,
     key: Option<&IdempotencyKey>,
+    creating: bool,
 ) -> Result<(), ApiError> {
     if let Some(key) = key
         && app.store.get_create_key(owner, key).await?.workspace_id.is_some()
@@ -125,9 +129,10 @@ async fn check_takeover(
         None => Err(session_has_unsaved_work(
             &unsaved,
             &format!(
-                "a new executor would fence it: let it drain, discard it (POST /v1/workspaces/{}/stop with \
-                 discardUnsaved), or create with takeOver \"discard-unsaved\"",
-                unsaved.workspace_id
+                "a new executor would fence it: let it drain, or discard it (POST /v1/workspaces/{}/stop with \
+                 discardUnsaved){}",
+                unsaved.workspace_id,
+                if creating { ", or create with takeOver \"discard-unsaved\"" } else { "" }
             ),
         )),
     }
@@ -191,7 +196,9 @@ pub async fn create_workspace(
         (None, None) => None,
     };
     match spec.capture_session() {
-        Some(session) => check_takeover(&app, &owner, &SessionId::from(session), req.take_over, key.as_ref()).await?,
+        Some(session) => {
+            check_takeover(&app, &owner, &SessionId::from(session), req.take_over, key.as_ref(), true).await?
+        }
         None if req.take_over.is_some() => {
             return Err(ApiError::bad_request(
                 "takeOver is accepted only with a capture source (spec.source.kind \"capture\")",
@@ -923,7 +930,7 @@ pub async fn restart_workspace(
     // over another executor's work that is not confirmed saved.
     let view = app.store.get_workspace(&owner, &workspace_id).await?.ok_or(ApiError::NotFound)?;
     if let Some(session) = view.workspace.spec.capture_session() {
-        check_takeover(&app, &owner, &SessionId::from(session), None, None).await?;
+        check_takeover(&app, &owner, &SessionId::from(session), None, None, false).await?;
     }
     let next = app.store.request(&owner, &workspace_id, Request::Restart).await?.ok_or(ApiError::NotFound)?;
     app.work_enqueued();

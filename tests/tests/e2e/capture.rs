@@ -550,6 +550,7 @@ async fn a_stopped_capture_workspace_restarts_from_its_head() {
     server.wait_for("alice", &other, Duration::from_secs(60), |w| w["captureDrain"]["state"] == "kept").await;
     let (status, refused) = server.post(&restart, &json!({"ownerUserId": "alice"})).await;
     assert_eq!((status, refused["code"].as_str()), (409, Some("session-has-unsaved-work")), "{refused}");
+    assert!(!refused["message"].as_str().unwrap().contains("takeOver"), "a restart cannot take over: {refused}");
     silence(flavor, &dir, &other_run, false);
     let discard = json!({"ownerUserId": "alice", "discardUnsaved": true});
     let (status, _) = server.post(&format!("/v1/workspaces/{other}/stop"), &discard).await;
