@@ -531,7 +531,8 @@ impl Workspaces {
         let limit = self.settings.limits.output_bytes as u64;
         let offset = args.offset.unwrap_or(0);
         let ask = self.api.read_workspace_file().workspace_id(&args.workspace_id).owner_user_id(self.owner());
-        let ask = ask.path(args.path.as_str()).range(format!("bytes={offset}-{}", offset + limit - 1));
+        // Whatever offset a model sends: no overflow, only a range past the end.
+        let ask = ask.path(args.path.as_str()).range(format!("bytes={offset}-{}", offset.saturating_add(limit - 1)));
         let answer = match ask.send().await {
             Ok(answer) => answer,
             Err(sluice_client::Error::UnexpectedResponse(r)) if r.status().as_u16() == 416 => {
@@ -568,7 +569,7 @@ impl Workspaces {
                 ));
             }
         };
-        let read_to = offset + text.len() as u64;
+        let read_to = offset.saturating_add(text.len() as u64);
         let size = size.unwrap_or(read_to);
         let mut answer = json!({"path": args.path, "content": text, "offset": offset, "size": size});
         if read_to < size {

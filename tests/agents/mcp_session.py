@@ -110,6 +110,10 @@ async def whole_session(session: ClientSession, preview_port: int, preview_ca: s
     summary["neither"] = await refused(session, "run_command", workspace_id=ws)
     summary["escape"] = await refused(session, "read_file", workspace_id=ws, path="../../etc/passwd")
     summary["unknown_workspace"] = await refused(session, "run_command", workspace_id="ws_nope", command="true")
+    # The largest offset there is: an answer (an error or nothing), and the server goes on.
+    await session.call_tool("read_file", {"workspace_id": ws, "path": "notes/plan.md", "offset": 2**64 - 1})
+    again = await call(session, "read_file", workspace_id=ws, path="notes/plan.md", offset=2)
+    assert again["content"] == "Plan\nship it ✓\n", again
 
     stopped = await call(session, "stop_workspace", workspace_id=ws)
     summary["stopped"] = stopped["status"]
