@@ -30,6 +30,11 @@ def test_a_capture_session_keeps_a_workspaces_work_for_the_next(client):
     assert again.files.read("notes.txt") == b"kept\n", "the next workspace starts from the head"
     again.files.write("notes.txt", "changed\n")
     again.stop(wait=True)
+    # Stopped, it restarts in place and goes on from the head its stop saved.
+    again.restart()
+    assert again.status == "ready"
+    assert again.files.read("notes.txt") == b"changed\n"
+    again.stop(wait=True)
     last = session.captures()[-1].n
     assert last > first
     diff = session.diff(last, against=first)

@@ -17,13 +17,20 @@ from .._common import DEFAULT_URL, LONG_POLL, RETRIES, SETTLED, CommandResult, a
 from .._errors import SluiceError, error_of
 from .._generated.api.previews import create_preview
 from .._generated.api.runs import get_run
-from .._generated.api.workspaces import create_workspace, delete_workspace, get_workspace, stop_workspace
+from .._generated.api.workspaces import (
+    create_workspace,
+    delete_workspace,
+    get_workspace,
+    restart_workspace,
+    stop_workspace,
+)
 from .._generated.client import AuthenticatedClient
 from .._generated.models import (
     CreatePreviewRequest,
     CreateWorkspaceRequest,
     CreateWorkspaceRequestSpec,
     ExecRun,
+    OwnerRequest,
     StopWorkspaceRequest,
     TakeOver,
     WaitFor,
@@ -299,6 +306,17 @@ class AsyncWorkspace:
                     raise TimeoutError(f"workspace {self.id} is still {self.status}")
                 await asleep(0.25)
                 await self.refresh()
+        return self
+
+    async def restart(self, *, wait: bool = True, timeout: float = 120.0) -> AsyncWorkspace:
+        """A new executor for the workspace (its processes start afresh from
+        its command); a capture-sourced one, once stopped, goes on from its
+        session's head. With `wait`, answers once it is ready."""
+        body = OwnerRequest(owner_user_id=self._client.owner)
+        answer(await restart_workspace.asyncio_detailed(self.id, client=self._client._api, body=body))
+        self.status = "queued"
+        if wait:
+            await self._wait_settled(time.monotonic() + timeout)
         return self
 
     async def delete(self) -> None:

@@ -18,13 +18,20 @@ from .._common import DEFAULT_URL, LONG_POLL, RETRIES, SETTLED, CommandResult, a
 from .._errors import SluiceError, error_of
 from .._generated.api.previews import create_preview
 from .._generated.api.runs import get_run
-from .._generated.api.workspaces import create_workspace, delete_workspace, get_workspace, stop_workspace
+from .._generated.api.workspaces import (
+    create_workspace,
+    delete_workspace,
+    get_workspace,
+    restart_workspace,
+    stop_workspace,
+)
 from .._generated.client import AuthenticatedClient
 from .._generated.models import (
     CreatePreviewRequest,
     CreateWorkspaceRequest,
     CreateWorkspaceRequestSpec,
     ExecRun,
+    OwnerRequest,
     StopWorkspaceRequest,
     TakeOver,
     WaitFor,
@@ -300,6 +307,17 @@ class Workspace:
                     raise TimeoutError(f"workspace {self.id} is still {self.status}")
                 sleep(0.25)
                 self.refresh()
+        return self
+
+    def restart(self, *, wait: bool = True, timeout: float = 120.0) -> Workspace:
+        """A new executor for the workspace (its processes start afresh from
+        its command); a capture-sourced one, once stopped, goes on from its
+        session's head. With `wait`, answers once it is ready."""
+        body = OwnerRequest(owner_user_id=self._client.owner)
+        answer(restart_workspace.sync_detailed(self.id, client=self._client._api, body=body))
+        self.status = "queued"
+        if wait:
+            self._wait_settled(time.monotonic() + timeout)
         return self
 
     def delete(self) -> None:
