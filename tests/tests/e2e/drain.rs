@@ -593,5 +593,9 @@ async fn a_stop_asked_while_the_disk_is_full_completes_once_space_is_freed() {
             .await;
     let counts: Vec<u64> = found.split_whitespace().map(|n| n.parse().unwrap()).collect();
     assert_eq!(counts, vec![125, big_bytes], "every line and byte written before the stop: {found}");
+    // Ended here, not left to the data directory's cleanup: the loop disk
+    // under it is unmounted first, and its executors could not be found.
+    stop(&server, &next, json!({})).await;
+    server.wait_for("alice", &next, Duration::from_secs(30), |w| w["status"] == "stopped").await;
     server.stop();
 }
