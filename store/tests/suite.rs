@@ -2224,7 +2224,10 @@ async fn ended_workspaces_are_deleted_and_live_ones_are_refused() {
     let alice = OwnerId::from("alice");
     for db in databases().await {
         let store = open(&db).await;
-        let keyed = created(store.create_workspace(new_workspace("alice", Some(("k-del", "h")))).await.unwrap());
+        let mut new = new_workspace("alice", Some(("k-del", "h")));
+        new.secret_env = Some(Secret::new(BTreeMap::from([("API_KEY".to_owned(), "del-secret".to_owned())])));
+        new.capture_token = Some(Secret::new("del-capture-token".into()));
+        let keyed = created(store.create_workspace(new).await.unwrap());
         let id = keyed.workspace.id.clone();
         let run_id = keyed.current_run.unwrap().id;
         let refused = |d: Option<Deletion>| match d {
@@ -2247,6 +2250,9 @@ async fn ended_workspaces_are_deleted_and_live_ones_are_refused() {
         assert_eq!(store.delete_workspace(&OwnerId::from("bob"), &id).await.unwrap(), None);
         let deleted = store.delete_workspace(&alice, &id).await.unwrap();
         assert!(matches!(deleted, Some(Deletion::Deleted { .. })), "{}: {deleted:?}", db.label);
+        for kind in [SecretKind::SecretEnv, SecretKind::CaptureToken] {
+            assert!(store.open_secret(&id, kind).await.unwrap().is_none(), "{}: its secrets go with it", db.label);
+        }
         assert_eq!(store.delete_workspace(&alice, &id).await.unwrap(), None, "{}: already gone", db.label);
         assert!(store.get_workspace(&alice, &id).await.unwrap().is_none(), "{}", db.label);
         assert!(store.list_events(&alice, &id, 100).await.unwrap().is_none(), "{}", db.label);
