@@ -190,6 +190,8 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/workspaces/{workspaceId}/stop", post(ws::stop_workspace))
         .route("/v1/workspaces/{workspaceId}/recover", post(ws::recover_workspace))
         .route("/v1/workspaces/{workspaceId}/restart", post(ws::restart_workspace))
+        .route("/v1/workspaces/{workspaceId}/sleep", post(ws::sleep_workspace))
+        .route("/v1/workspaces/{workspaceId}/wake", post(ws::wake_workspace))
         .route("/v1/workspaces/{workspaceId}/sessions", get(routes::ssh_keys::list_workspace_sessions))
         .route(
             "/v1/workspaces/{workspaceId}/previews",

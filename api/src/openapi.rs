@@ -115,6 +115,8 @@ impl Modify for BodyTooLarge {
         ws::stop_workspace,
         ws::recover_workspace,
         ws::restart_workspace,
+        ws::sleep_workspace,
+        ws::wake_workspace,
         ws::get_workspace_ssh_target,
         ws::get_run,
         crate::routes::runs::stream_run,
@@ -254,8 +256,8 @@ mod tests {
         let paths = doc["paths"].as_object().unwrap();
         assert_eq!(
             paths.len(),
-            58,
-            "17 workspace paths, 7 file paths, 4 process paths, 5 capture-session paths, 2 run paths, /v1/retained-executors, 2 job paths, \
+            60,
+            "19 workspace paths, 7 file paths, 4 process paths, 5 capture-session paths, 2 run paths, /v1/retained-executors, 2 job paths, \
              /v1/workers, 4 host paths, 3 ssh-key paths, workspace sessions, 2 preview paths, 2 event streams, 4 webhook paths, \
              /metrics and /healthz"
         );

@@ -20,6 +20,7 @@ use sluice_store::previews::Preview;
 
 use crate::{AppState, PreviewSettings};
 use sluice_domain::ids::{OwnerId, RunId, WorkspaceId};
+use sluice_domain::sleep::WakeCause;
 
 /// Headers that belong to one hop and are not passed on (an upgrade's
 /// `Connection` and `Upgrade` are set again where one is asked for).
@@ -113,6 +114,7 @@ impl Shut {
         match self {
             Shut::Refused(Refusal::NoGrant | Refusal::Expired | Refusal::Revoked) => StatusCode::FORBIDDEN,
             Shut::Refused(Refusal::RunEnded) => StatusCode::GONE,
+            Shut::Refused(Refusal::Asleep) => StatusCode::SERVICE_UNAVAILABLE,
             Shut::NotServedHere | Shut::NoPreviewAtHost => StatusCode::NOT_FOUND,
             Shut::BadPath => StatusCode::BAD_REQUEST,
             Shut::ExecutorSilent | Shut::PortClosed | Shut::ServerSilent | Shut::SwitchedUnasked => {
@@ -128,6 +130,7 @@ impl Shut {
             Shut::Refused(Refusal::Expired) => "this preview's grant has expired",
             Shut::Refused(Refusal::Revoked) => "this preview's grant was revoked",
             Shut::Refused(Refusal::RunEnded) => "this preview is gone: its workspace stopped or restarted",
+            Shut::Refused(Refusal::Asleep) => "this preview's workspace is waking; try again shortly",
             Shut::Unavailable => "previews cannot be checked right now; try again shortly",
             Shut::NotServedHere => "previews are not served here",
             Shut::NoPreviewAtHost => "no preview is served at this host",
@@ -172,10 +175,33 @@ async fn admitted(
     workspace_id: &WorkspaceId,
     port: u16,
 ) -> Result<(RunId, String), Shut> {
-    let view = read(app.store.get_workspace(&OwnerId::from(&grant.created_by), &grant.grant.workspace_id).await)?;
-    let live = view.as_ref().and_then(|v| crate::routes::workspaces::live_executor(v).ok());
-    let serving = Serving { live_run: live.as_ref().map(|(run, _)| run.clone()) };
-    preview::admits(&grant.grant, workspace_id, port, &serving, now_ms())?;
+    let owner = OwnerId::from(&grant.created_by);
+    let serving = |view: Option<&sluice_store::WorkspaceView>| {
+        let live = view.and_then(|v| crate::routes::workspaces::live_executor(v).ok());
+        let asleep = |v: &&sluice_store::WorkspaceView| {
+            use sluice_domain::sleep::{Wakefulness, wakefulness};
+            matches!(wakefulness(&v.workspace), Ok(Wakefulness::Asleep | Wakefulness::FallingAsleep))
+        };
+        let sleeping_run = view.filter(asleep).and_then(|v| v.workspace.current_run_id.clone());
+        (Serving { live_run: live.as_ref().map(|(run, _)| run.clone()), sleeping_run }, live)
+    };
+    let view = read(app.store.get_workspace(&owner, &grant.grant.workspace_id).await)?;
+    let (now_serving, live) = serving(view.as_ref());
+    match preview::admits(&grant.grant, workspace_id, port, &now_serving, now_ms()) {
+        Ok(()) => return Ok(live.ok_or(Refusal::RunEnded)?),
+        Err(Refusal::Asleep) => {}
+        Err(refusal) => return Err(refusal.into()),
+    }
+    // A visit with a grant that holds wakes the workspace: the visitor
+    // waits for it, and the grant goes on with the run that resumes it.
+    let woken = crate::waiting::awake(app, &owner, workspace_id, WakeCause::Preview, None).await;
+    let view = woken.map_err(|e| {
+        tracing::info!(workspace = %workspace_id, error = %e, "a preview could not wake its workspace");
+        Shut::Unavailable
+    })?;
+    let grant = read(app.store.preview(workspace_id, &grant.id).await)?.ok_or(Refusal::NoGrant)?;
+    let (now_serving, live) = serving(Some(&view));
+    preview::admits(&grant.grant, workspace_id, port, &now_serving, now_ms())?;
     Ok(live.ok_or(Refusal::RunEnded)?)
 }
 

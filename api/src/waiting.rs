@@ -13,6 +13,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use sluice_domain::ids::{OwnerId, WorkspaceId};
+use sluice_domain::sleep::{WakeCause, Wakefulness, wakefulness};
+use sluice_domain::transition::{Answer, Request};
 use sluice_store::event_feed::FeedCursor;
 use sluice_store::{Store, WorkspaceView};
 use tokio::sync::Notify;
@@ -251,6 +253,88 @@ pub(crate) async fn while_starting(
             _ = shutting_down(&mut closing) => {}
         }
     }
+}
+
+/// The longest a request waits for the workspace it woke (restored from
+/// its capture session's head, or relaunched on its cached disk).
+pub(crate) const WAKE_WAIT: Duration = Duration::from_secs(120);
+
+/// Reads the owner's workspace for a request that needs its runtime. A
+/// sleeping workspace is woken (`cause` says by what) and waited for, up
+/// to [`WAKE_WAIT`] or `wait` if longer; one still starting is waited for
+/// up to `wait`. Anything else is answered as read (the caller says what
+/// is wrong with it).
+pub(crate) async fn awake(
+    app: &crate::AppState,
+    owner: &OwnerId,
+    workspace_id: &WorkspaceId,
+    cause: WakeCause,
+    wait: Option<Duration>,
+) -> Result<WorkspaceView, crate::error::ApiError> {
+    let view = app.store.get_workspace(owner, workspace_id).await?.ok_or(crate::error::ApiError::NotFound)?;
+    match wakefulness(&view.workspace) {
+        Ok(Wakefulness::Asleep | Wakefulness::FallingAsleep) => {}
+        Ok(Wakefulness::Awake) => {
+            return match wait {
+                Some(wait) => while_starting(app, owner, workspace_id, wait).await,
+                None => Ok(view),
+            };
+        }
+        Err(_) => return Ok(view),
+    }
+    let deadline = tokio::time::Instant::now() + wait.map_or(WAKE_WAIT, |w| w.max(WAKE_WAIT));
+    let woke_at = wake(app, owner, workspace_id, cause, deadline).await?;
+    let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+    let view = while_starting(app, owner, workspace_id, left).await?;
+    if let Some(at) = woke_at.filter(|_| view.workspace.status == sluice_store::WorkspaceStatus::Ready) {
+        app.config
+            .metrics
+            .workspace_wake_seconds
+            .with_label_values(&[cause.as_str()])
+            .observe(at.elapsed().as_secs_f64());
+    }
+    Ok(view)
+}
+
+/// Wakes the owner's workspace if it sleeps; one whose sleep is still
+/// saving its work is woken once that is done (503 past `deadline`). Wakes
+/// from many requests at once start one run: each is a request the store
+/// judges in its own transaction, and only the first finds it asleep.
+/// Answers when this call woke it (`None`: it was awake, or another woke
+/// it); a workspace that is not asleep and not running is refused (409).
+pub(crate) async fn wake(
+    app: &crate::AppState,
+    owner: &OwnerId,
+    workspace_id: &WorkspaceId,
+    cause: WakeCause,
+    deadline: tokio::time::Instant,
+) -> Result<Option<std::time::Instant>, crate::error::ApiError> {
+    let watch = app.waiters.watch(&app.store, workspace_id).await?;
+    let mut closing = app.closing.clone();
+    loop {
+        let woken = app.store.request(owner, workspace_id, Request::Wake { cause }).await?;
+        match woken.ok_or(crate::error::ApiError::NotFound)?.answer {
+            Answer::Wake(Wakefulness::Asleep) => {
+                tracing::info!(workspace = %workspace_id, %cause, "woke a sleeping workspace");
+                app.work_enqueued();
+                app.config.metrics.workspace_wakes.with_label_values(&[cause.as_str()]).inc();
+                return Ok(Some(std::time::Instant::now()));
+            }
+            Answer::Wake(Wakefulness::FallingAsleep) if !app.closing() => {}
+            _ => return Ok(None),
+        }
+        tokio::select! {
+            _ = watch.changed() => {}
+            _ = tokio::time::sleep_until(deadline) => return Err(falling_asleep(workspace_id)),
+            _ = shutting_down(&mut closing) => return Err(falling_asleep(workspace_id)),
+        }
+    }
+}
+
+fn falling_asleep(workspace_id: &WorkspaceId) -> crate::error::ApiError {
+    crate::error::ApiError::ServiceUnavailable(format!(
+        "workspace {workspace_id} is still saving its work to go to sleep; try again shortly"
+    ))
 }
 
 /// Returns once the process is shutting down (never, without a signal).

@@ -519,6 +519,19 @@ pub struct WorkspaceSummary {
     pub finished_at: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
+    /// Present while it sleeps (its status is `stopped`): its work is saved
+    /// in its capture session and its runtime released; the next request
+    /// that needs the runtime wakes it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sleeping: Option<WorkspaceSleeping>,
+}
+
+/// Since when a workspace sleeps, and why.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceSleeping {
+    pub since: String,
+    pub reason: sluice_domain::sleep::SleepReason,
 }
 
 impl From<&model::WorkspaceView> for WorkspaceSummary {
@@ -541,6 +554,8 @@ impl From<&model::WorkspaceView> for WorkspaceSummary {
             started_at: w.started_at.map(rfc3339),
             finished_at: w.finished_at.map(rfc3339),
             expires_at: w.expires_at.map(rfc3339),
+            sleeping: sluice_domain::sleep::sleeping(w)
+                .map(|s| WorkspaceSleeping { since: rfc3339(s.since), reason: s.reason }),
         }
     }
 }
@@ -1360,6 +1375,29 @@ pub struct RecoverWorkspaceResponse {
     pub state: RecoverState,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recoverable: Option<bool>,
+}
+
+/// A sleep asked for: the workspace drains as for a stop (`desiredState`
+/// is `stopped`) and sleeps once its runtime is gone with its work saved.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SleepWorkspaceResponse {
+    pub workspace_id: String,
+    pub status: WorkspaceStatus,
+    pub desired_state: model::DesiredState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sleeping: Option<WorkspaceSleeping>,
+}
+
+/// A wake: `woken` when this call woke it (a new run, relation `resume`,
+/// restores its capture session's head), else it was awake already.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WakeWorkspaceResponse {
+    pub workspace_id: String,
+    pub run_id: String,
+    pub status: WorkspaceStatus,
+    pub woken: bool,
 }
 
 #[derive(Debug, Serialize, ToSchema)]

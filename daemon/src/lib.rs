@@ -109,6 +109,27 @@ struct Daemon {
     bulk_threshold: u64,
     /// When a control call last used the executor (Unix ms).
     last_use: AtomicU64,
+    /// Control calls under way and sessions open now.
+    in_use: std::sync::atomic::AtomicU32,
+}
+
+/// The executor in use while held (a control call under way, an open
+/// session); its start and its end each count as a use.
+pub(crate) struct InUse(Arc<Daemon>);
+
+impl InUse {
+    fn begin(daemon: &Arc<Daemon>) -> InUse {
+        daemon.in_use.fetch_add(1, Ordering::SeqCst);
+        daemon.last_use.store(unix_ms(), Ordering::SeqCst);
+        InUse(daemon.clone())
+    }
+}
+
+impl Drop for InUse {
+    fn drop(&mut self) {
+        self.0.last_use.store(unix_ms(), Ordering::SeqCst);
+        self.0.in_use.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// How long past its bounds an executor waits for the control plane to end
@@ -389,6 +410,7 @@ pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
             scans: snapshots::Scans::default(),
             bulk_threshold,
             last_use: AtomicU64::new(unix_ms()),
+            in_use: Default::default(),
         }
     });
     if let Some(bounds) = secret.bounds {
@@ -399,6 +421,7 @@ pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
         .route(sluice_protocol::STATUS, get(status))
         .route(sluice_protocol::ASSIGN, post(assigned))
         .route(sluice_protocol::WATCH, get(watch::watch))
+        .route(sluice_protocol::ACTIVITY, get(activity))
         // Stdin of up to 8 MiB, as base64.
         .route(sluice_protocol::EXEC, post(run_exec).layer(axum::extract::DefaultBodyLimit::max(16 << 20)))
         .route(
@@ -448,11 +471,12 @@ async fn authenticate(State(daemon): State<Arc<Daemon>>, request: Request, next:
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(|t| <[u8; 32]>::from(Sha256::digest(t.trim().as_bytes())));
     if presented == Some(daemon.token_digest) {
-        // Health, status and watch reads are the control plane looking, not a use.
+        // Health, status, watch and activity reads are the control plane
+        // looking, not a use.
         let path = request.uri().path();
-        if ![sluice_protocol::HEALTH, sluice_protocol::STATUS, sluice_protocol::WATCH].contains(&path) {
-            daemon.last_use.store(unix_ms(), Ordering::SeqCst);
-        }
+        let looks =
+            [sluice_protocol::HEALTH, sluice_protocol::STATUS, sluice_protocol::WATCH, sluice_protocol::ACTIVITY];
+        let _in_use = (!looks.contains(&path)).then(|| InUse::begin(&daemon));
         next.run(request).await
     } else {
         refused(RefusalCode::Unauthenticated, "a valid control token is required".into())
@@ -466,6 +490,14 @@ async fn health(State(daemon): State<Arc<Daemon>>) -> Response {
         return refused(RefusalCode::Restoring, "restoring the capture session's head".into());
     }
     Json(serde_json::json!({"status": "ok"})).into_response()
+}
+
+async fn activity(State(daemon): State<Arc<Daemon>>) -> Json<sluice_protocol::Activity> {
+    let last_use = daemon.last_use.load(Ordering::SeqCst);
+    Json(sluice_protocol::Activity {
+        idle_ms: unix_ms().saturating_sub(last_use),
+        in_use: daemon.in_use.load(Ordering::SeqCst),
+    })
 }
 
 async fn status(State(daemon): State<Arc<Daemon>>) -> Json<Status> {
@@ -814,7 +846,9 @@ async fn open_session(State(daemon): State<Arc<Daemon>>, mut request: Request) -
         touch,
         background: daemon.background.clone(),
     };
+    let in_use = InUse::begin(&daemon);
     tokio::spawn(async move {
+        let _in_use = in_use;
         if let Ok(upgraded) = upgrade.await {
             sessions::run(hyper_util::rt::TokioIo::new(upgraded), context).await;
             if let Some(capture) = &daemon.capture {

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::ids::{LaunchId, RunId};
 use crate::model::{PublishedImage, Run, RunRelation, RuntimeRecord, TriggerType};
+use crate::sleep::{SleepReason, WakeCause};
 
 /// `workspace.created`: what was asked for.
 #[derive(Debug, Serialize)]
@@ -36,6 +37,9 @@ pub enum Queued<'a> {
     /// An owner's restart: the run it replaces (`null` if there was none).
     #[serde(rename_all = "camelCase")]
     Restart { relation: RunRelation, trigger_type: TriggerType, restart_of: Option<&'a RunId> },
+    /// A sleeping workspace woken: the run it slept on, and what woke it.
+    #[serde(rename_all = "camelCase")]
+    Resume { relation: RunRelation, trigger_type: TriggerType, resume_of: Option<&'a RunId>, woken_by: WakeCause },
     /// A failed launch tried again.
     #[serde(rename_all = "camelCase")]
     Retry { relation: RunRelation, trigger_type: TriggerType, retry_of: &'a RunId, launch_attempt: i64 },
@@ -50,9 +54,31 @@ impl<'a> Queued<'a> {
         Queued::Restart { relation: RunRelation::Launch, trigger_type: TriggerType::Api, restart_of: of }
     }
 
+    pub fn resume(of: Option<&'a RunId>, cause: WakeCause) -> Queued<'a> {
+        Queued::Resume { relation: RunRelation::Resume, trigger_type: TriggerType::Api, resume_of: of, woken_by: cause }
+    }
+
     pub fn retry(of: &'a RunId, launch_attempt: i64) -> Queued<'a> {
         Queued::Retry { relation: RunRelation::Retry, trigger_type: TriggerType::Retry, retry_of: of, launch_attempt }
     }
+}
+
+/// `sluice.workspace.slept`: the run whose runtime went, and why it slept.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Slept<'a> {
+    pub run_id: Option<&'a RunId>,
+    pub reason: SleepReason,
+}
+
+/// `sluice.workspace.woken`: the run that resumes it, what woke it, and
+/// since when it slept (Unix ms).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Woken<'a> {
+    pub run_id: &'a RunId,
+    pub cause: WakeCause,
+    pub slept_since: Option<i64>,
 }
 
 /// `attempt.failed`: why, by which rule, and whether it is tried again.

@@ -18,6 +18,7 @@ pub mod guard;
 pub mod ids;
 pub mod jobs;
 pub mod lifecycle;
+#[macro_use]
 pub mod model;
 pub mod packing;
 pub mod preview;
@@ -25,6 +26,7 @@ pub mod reconcile;
 pub mod retention;
 pub mod risk;
 pub mod secret;
+pub mod sleep;
 pub mod spec;
 #[doc(hidden)]
 pub mod testing;

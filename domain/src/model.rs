@@ -1,9 +1,6 @@
 //! Domain types: what a workspace, a run (launch attempt), an event and a
 //! create-key record are. Status enums are stored as their wire names.
 
-use std::fmt;
-use std::str::FromStr;
-
 use crate::ids::{EventId, ExecRunId, IdempotencyKey, LaunchId, OwnerId, RunId, WorkspaceId};
 use serde::{Deserialize, Serialize};
 
@@ -33,13 +30,13 @@ macro_rules! named_enum {
         }
         #[cfg(feature = "openapi")]
         impl utoipa::ToSchema for $name {}
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(self.as_str()) }
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result { f.write_str(self.as_str()) }
         }
-        impl FromStr for $name {
-            type Err = UnknownName;
-            fn from_str(s: &str) -> Result<Self, UnknownName> {
-                match s { $($text => Ok($name::$variant),)+ _ => Err(UnknownName) }
+        impl ::std::str::FromStr for $name {
+            type Err = $crate::model::UnknownName;
+            fn from_str(s: &str) -> Result<Self, $crate::model::UnknownName> {
+                match s { $($text => Ok($name::$variant),)+ _ => Err($crate::model::UnknownName) }
             }
         }
     };
@@ -167,6 +164,8 @@ named_enum!(
         GatewaySessionEnded => "sluice.gateway.session.ended",
         WebhookDisabled => "sluice.webhook.disabled",
         WorkspaceDeleted => "sluice.workspace.deleted",
+        WorkspaceSlept => "sluice.workspace.slept",
+        WorkspaceWoken => "sluice.workspace.woken",
     }
 );
 
@@ -271,6 +270,9 @@ pub struct Workspace {
     pub updated_at: i64,
     pub started_at: Option<i64>,
     pub finished_at: Option<i64>,
+    /// Asked to sleep: set while its sleep drains and while it sleeps,
+    /// cleared by a wake, a stop, a restart or its expiry.
+    pub sleep: Option<crate::sleep::Sleep>,
 }
 
 impl Workspace {
@@ -297,6 +299,8 @@ named_enum!(
         NotEnded => "not-ended",
         CaptureNotKept => "capture-not-kept",
         SessionHasUnsavedWork => "session-has-unsaved-work",
+        SleepUnsupported => "sleep-unsupported",
+        NotSleeping => "not-sleeping",
         // The registrar's three: a newer executor claimed the session, its
         // head moved meanwhile, objects are being collected (try again).
         Fenced => "fenced",

@@ -57,6 +57,9 @@ pub struct Grant {
 pub struct Serving {
     /// Its current run, if its executor is up (ready).
     pub live_run: Option<RunId>,
+    /// The run it sleeps on (or is going to sleep on), if it sleeps: a
+    /// visit wakes it, and its grants go on with the run that resumes it.
+    pub sleeping_run: Option<RunId>,
 }
 
 /// Why a request is not let through.
@@ -68,6 +71,8 @@ pub enum Refusal {
     Revoked,
     /// The run it was granted on is over (the workspace stopped or restarted).
     RunEnded,
+    /// The workspace sleeps on the grant's run: wake it, then look again.
+    Asleep,
 }
 
 /// Whether `grant` lets a request for `port` of `workspace_id` through now.
@@ -86,6 +91,9 @@ pub fn admits(
     }
     if now >= grant.expires_at {
         return Err(Refusal::Expired);
+    }
+    if serving.sleeping_run.as_deref() == Some(grant.run_id.as_str()) {
+        return Err(Refusal::Asleep);
     }
     if serving.live_run.as_deref() != Some(grant.run_id.as_str()) {
         return Err(Refusal::RunEnded);
@@ -131,7 +139,9 @@ mod tests {
             expires_at: 1_000,
             revoked: false,
         };
-        let live = Serving { live_run: Some("run_1".into()) };
+        let live = Serving { live_run: Some("run_1".into()), sleeping_run: None };
+        let asleep = Serving { live_run: None, sleeping_run: Some("run_1".into()) };
+        let gone = Serving { live_run: None, sleeping_run: None };
         let revoked = Grant { revoked: true, ..grant.clone() };
         for (grant, workspace, port, serving, now, expected) in [
             (&grant, "ws_1", 3000, &live, 999, Ok(())),
@@ -139,8 +149,20 @@ mod tests {
             (&grant, "ws_1", 3001, &live, 0, Err(Refusal::NoGrant)),
             (&grant, "ws_2", 3000, &live, 0, Err(Refusal::NoGrant)),
             (&revoked, "ws_1", 3000, &live, 0, Err(Refusal::Revoked)),
-            (&grant, "ws_1", 3000, &Serving { live_run: None }, 0, Err(Refusal::RunEnded)),
-            (&grant, "ws_1", 3000, &Serving { live_run: Some("run_2".into()) }, 0, Err(Refusal::RunEnded)),
+            (&grant, "ws_1", 3000, &gone, 0, Err(Refusal::RunEnded)),
+            (
+                &grant,
+                "ws_1",
+                3000,
+                &Serving { live_run: Some("run_2".into()), sleeping_run: None },
+                0,
+                Err(Refusal::RunEnded),
+            ),
+            (&grant, "ws_1", 3000, &asleep, 0, Err(Refusal::Asleep)),
+            // Only a grant that still holds wakes it.
+            (&grant, "ws_1", 3000, &asleep, 1_000, Err(Refusal::Expired)),
+            (&revoked, "ws_1", 3000, &asleep, 0, Err(Refusal::Revoked)),
+            (&grant, "ws_1", 3001, &asleep, 0, Err(Refusal::NoGrant)),
         ] {
             assert_eq!(admits(grant, &workspace.into(), port, serving, now), expected, "{workspace}:{port} at {now}");
         }

@@ -57,6 +57,9 @@ pub struct WorkspaceSpec {
     /// `spec.source.captureN`: the session's capture the first executor
     /// restores instead of the head.
     pub capture_point: Option<u64>,
+    /// `spec.idle.sleepAfterSeconds`: how long it may go unused before it
+    /// sleeps (`0`: never, whatever the install's default).
+    pub sleep_after_seconds: Option<u64>,
 }
 
 /// A workspace's spec, parsed once where it enters (the API, the broker, a
@@ -186,6 +189,15 @@ impl WorkspaceSpec {
             parsed.capture_session = Some(session);
             parsed.capture_point = point;
         }
+        if let Some(idle) = spec.get("idle") {
+            parsed.sleep_after_seconds = Some(parse_idle(idle)?);
+            if parsed.capture_session.is_none() {
+                return refuse(
+                    "spec.idle needs spec.source: only a capture-sourced workspace sleeps (its capture session \
+                     holds its work while its runtime is gone)",
+                );
+            }
+        }
         Ok(parsed)
     }
 }
@@ -214,6 +226,19 @@ fn parse_source(source: &Value) -> Result<(String, Option<u64>), SpecError> {
     }) {
         Some(id) => Ok((id.to_owned(), point)),
         None => refuse("spec.source.sessionId must name a capture session (1 to 128 of A-Z, a-z, 0-9, '_', '-')"),
+    }
+}
+
+/// `{"sleepAfterSeconds": N}`, N from 0 (never) to 30 days.
+fn parse_idle(idle: &Value) -> Result<u64, SpecError> {
+    let Some(idle) = idle.as_object() else { return refuse("spec.idle must be an object") };
+    if let Some(key) = idle.keys().find(|k| k.as_str() != "sleepAfterSeconds") {
+        return refuse(format!("spec.idle.{key} is not a field of an idle policy (sleepAfterSeconds)"));
+    }
+    let max = crate::sleep::MAX_SLEEP_AFTER_SECONDS;
+    match idle.get("sleepAfterSeconds").map(|n| n.as_u64().filter(|n| *n <= max)) {
+        Some(Some(seconds)) => Ok(seconds),
+        _ => refuse(format!("spec.idle.sleepAfterSeconds must be a whole number of seconds from 0 (never) to {max}")),
     }
 }
 
@@ -368,6 +393,18 @@ mod tests {
             (json!({"source": {"kind": "capture", "sessionId": "a", "captureN": -1}}), "spec.source.captureN"),
             (json!({"source": {"kind": "capture", "sessionId": "a", "captureN": 1.5}}), "spec.source.captureN"),
             (json!({"source": {"kind": "capture", "sessionId": "a", "captureN": "2"}}), "spec.source.captureN"),
+            (json!({"idle": {"sleepAfterSeconds": 3}}), "spec.idle"),
+            (json!({"source": {"kind": "capture", "sessionId": "a"}, "idle": 3}), "spec.idle"),
+            (json!({"source": {"kind": "capture", "sessionId": "a"}, "idle": {}}), "spec.idle.sleepAfterSeconds"),
+            (
+                json!({"source": {"kind": "capture", "sessionId": "a"}, "idle": {"sleepAfterSeconds": -1}}),
+                "spec.idle.sleepAfterSeconds",
+            ),
+            (
+                json!({"source": {"kind": "capture", "sessionId": "a"}, "idle": {"sleepAfterSeconds": 2592001}}),
+                "spec.idle.sleepAfterSeconds",
+            ),
+            (json!({"source": {"kind": "capture", "sessionId": "a"}, "idle": {"after": 3}}), "spec.idle.after"),
         ] {
             let err = WorkspaceSpec::parse(&spec).unwrap_err();
             assert!(err.0.starts_with(key), "{spec}: {err}");

@@ -23,6 +23,7 @@ pub fn workspace(
         updated_at: 0,
         started_at: None,
         finished_at: None,
+        sleep: None,
     }
 }
 

@@ -12,9 +12,11 @@ use sluice_protocol::attest::Report;
 
 use crate::drain::*;
 use crate::event_data;
+use crate::feed::NewSluiceEvent;
 use crate::ids::{IdempotencyKey, LaunchId, OwnerId, RunId, WorkspaceId};
 use crate::lifecycle::{restart_allowed, stop_allowed};
 use crate::model::*;
+use crate::sleep::{Sleep, SleepReason, SleepStep, WakeCause, Wakefulness, sleep_allowed, wakefulness};
 
 /// What a transition starts from, as read inside its transaction.
 #[derive(Debug, Clone, PartialEq)]
@@ -85,6 +87,10 @@ pub enum Request {
     Recover,
     /// The workspace's expiry has passed.
     Expire,
+    /// Drain it as a stop and release its runtime; the first use wakes it.
+    Sleep { reason: SleepReason },
+    /// A request needs the runtime of a workspace that may be asleep.
+    Wake { cause: WakeCause },
     /// A capture status read from the executor outside a drain (through
     /// the API), with the daemon's detail.
     Report { report: Report, detail: Option<String> },
@@ -162,6 +168,7 @@ pub fn create(asked: Asked, expires_at_text: Option<String>, now: i64) -> Create
         updated_at: now,
         started_at: None,
         finished_at: None,
+        sleep: None,
     };
     Created { workspace, run, events }
 }
@@ -201,6 +208,10 @@ pub enum Answer {
     /// A recovery request: `None` when nothing is retained, else whether
     /// the runtime can restart the executor on its disk.
     Recover { recoverable: Option<bool> },
+    /// A sleep request: begun now, or asked before.
+    Sleep(SleepStep),
+    /// A wake: what the request found (`Asleep`: the queued run resumes it).
+    Wake(Wakefulness),
 }
 
 /// The complete next state.
@@ -217,6 +228,8 @@ pub struct Transition {
     /// A report of the run's executor to append, with its detail.
     pub report: Option<(Report, Option<String>)>,
     pub events: Vec<NewEvent>,
+    /// sluice's own events (on the global feed): a sleep, a wake.
+    pub sluice_events: Vec<NewSluiceEvent>,
     /// Sealed secrets of the workspace no longer needed.
     pub forget_secrets: Vec<SecretKind>,
     /// A reconcile of the workspace is due now.
@@ -337,6 +350,43 @@ impl Next<'_> {
         workspace.desired_state = DesiredState::Stopped;
         workspace.updated_at = self.now;
         true
+    }
+
+    /// Wants the workspace running again, its new run queued: a restart's
+    /// or a wake's.
+    fn want_running(&mut self) {
+        let workspace = &mut self.t.workspace;
+        workspace.desired_state = DesiredState::Running;
+        workspace.status = WorkspaceStatus::Queued;
+        workspace.updated_at = self.now;
+        workspace.finished_at = None;
+        workspace.sleep = None;
+        self.t.wake = true;
+    }
+
+    /// Wakes a sleeping workspace: a run that resumes it from its capture
+    /// session's head, queued as its current run.
+    fn resume(&mut self, cause: WakeCause, ids: &mut dyn FnMut(&'static str) -> String) {
+        let (now, workspace) = (self.now, &self.stored.workspace);
+        let asleep = crate::sleep::sleeping(workspace);
+        let previous = workspace.current_run_id.clone();
+        let run = Run {
+            relation: RunRelation::Resume,
+            trigger_ref: previous.as_ref().map(|r| r.to_string()),
+            ..Run::queued(ids("run").into(), workspace.id.clone(), workspace.spec.clone(), None, now)
+        };
+        let data = event_data::json(event_data::Queued::resume(previous.as_ref(), cause));
+        let woken =
+            event_data::json(event_data::Woken { run_id: &run.id, cause, slept_since: asleep.map(|s| s.since) });
+        self.t.sluice_events.push(NewSluiceEvent {
+            event_type: SluiceEventType::WorkspaceWoken,
+            workspace_id: Some(workspace.id.clone()),
+            attempt_id: Some(run.id.clone()),
+            message: format!("workspace woken by {cause}"),
+            data: woken,
+        });
+        self.queue(run, "resume queued", data);
+        self.want_running();
     }
 
     /// Queues `run` as the workspace's current run.
@@ -648,6 +698,17 @@ impl Next<'_> {
         }
         if is_current && stopping {
             set_status(&mut self.t.workspace, WorkspaceStatus::Stopped, now);
+            if let Some(sleep) = self.t.workspace.sleep {
+                let run_id = self.t.run.as_ref().map(|r| r.id.clone());
+                let data = event_data::json(event_data::Slept { run_id: run_id.as_ref(), reason: sleep.reason });
+                self.t.sluice_events.push(NewSluiceEvent {
+                    event_type: SluiceEventType::WorkspaceSlept,
+                    workspace_id: Some(self.t.workspace.id.clone()),
+                    attempt_id: run_id,
+                    message: format!("workspace asleep ({}): its work is saved and its runtime released", sleep.reason),
+                    data,
+                });
+            }
         }
         if let Some(runtime) = self.t.run.as_ref().and_then(|r| r.runtime.as_ref()) {
             let message = format!("{} executor {} removed", runtime.adapter, runtime.reference);
@@ -679,6 +740,8 @@ impl Next<'_> {
     ) -> Result<(), Rejection> {
         let now = self.now;
         stop_allowed(&self.stored.workspace, self.stored.run.as_ref())?;
+        // A stop of a sleeping workspace keeps it stopped: no use wakes it.
+        self.t.workspace.sleep = None;
         self.t.wake = self.want_stopped();
         let capture = self.stored.workspace.spec.capture_session().is_some();
         let mut completion = None;
@@ -739,12 +802,7 @@ impl Next<'_> {
                 let run = Run::queued(ids("run").into(), workspace.id.clone(), workspace.spec.clone(), None, now);
                 let data = event_data::json(event_data::Queued::restart(workspace.current_run_id.as_ref()));
                 self.queue(run, "restart queued", data);
-                let workspace = &mut self.t.workspace;
-                workspace.desired_state = DesiredState::Running;
-                workspace.status = WorkspaceStatus::Queued;
-                workspace.updated_at = now;
-                workspace.finished_at = None;
-                self.t.wake = true;
+                self.want_running();
             }
             Request::Recover => {
                 let retained = self.is_current()
@@ -763,8 +821,25 @@ impl Next<'_> {
             Request::Expire => {
                 let due = self.stored.workspace.expires_at.is_some_and(|at| at <= now);
                 if due {
+                    self.t.workspace.sleep = None;
                     self.t.wake = self.want_stopped();
                 }
+            }
+            Request::Sleep { reason } => {
+                let step = sleep_allowed(&self.stored.workspace)?;
+                if step == SleepStep::Begin {
+                    let sleep = Sleep { reason: *reason, asked_at: now };
+                    self.stop(&sleep.by(), &StopIntent::default(), ids)?;
+                    self.t.workspace.sleep = Some(sleep);
+                }
+                self.t.answer = Answer::Sleep(step);
+            }
+            Request::Wake { cause } => {
+                let found = wakefulness(&self.stored.workspace)?;
+                if found == Wakefulness::Asleep {
+                    self.resume(*cause, ids);
+                }
+                self.t.answer = Answer::Wake(found);
             }
             Request::Report { report, detail } => self.report(report.clone(), detail.clone())?,
         }
@@ -788,6 +863,7 @@ pub fn transition(
         attestations: Vec::new(),
         report: None,
         events: Vec::new(),
+        sluice_events: Vec::new(),
         forget_secrets: Vec::new(),
         wake: false,
         answer: Answer::None,
@@ -1273,6 +1349,77 @@ mod tests {
         let intent = ended.drain.as_ref().and_then(|d| d.stop_requested.clone());
         assert_eq!(intent.map(|(by, _)| by), Some("broker: released".to_owned()));
         assert_eq!(ended.workspace.desired_state, D::Stopped);
+    }
+
+    /// Its state after `t`, as the next change reads it.
+    fn after(t: &Transition) -> Stored {
+        Stored {
+            workspace: t.workspace.clone(),
+            run: t.queued_run.clone().or_else(|| t.run.clone()),
+            drain: t.drain.clone().filter(|_| t.queued_run.is_none()),
+            reports: vec![],
+            accepted: vec![],
+            claimed_epoch: None,
+        }
+    }
+
+    /// A sleep drains as a stop under its own name; once the runtime is gone
+    /// the workspace sleeps (and says so on the feed); the first wake
+    /// queues one resume run, and a second wake finds it awake.
+    #[test]
+    fn a_sleep_drains_as_a_stop_and_a_wake_resumes_on_a_new_run() {
+        let ready = stored(S::Ready, D::Running, S::Ready, true, true);
+        let asleep = apply(&ready, Change::Request(Request::Sleep { reason: SleepReason::Idle })).unwrap();
+        assert_eq!(asleep.answer, Answer::Sleep(SleepStep::Begin));
+        assert_eq!((asleep.workspace.desired_state, asleep.wake), (D::Stopped, true));
+        let by = asleep.drain.as_ref().and_then(|d| d.stop_requested.clone()).map(|(by, _)| by);
+        assert_eq!(by.as_deref(), Some("sleep: idle"));
+        assert!(asleep.sluice_events.is_empty(), "not asleep until its runtime is gone");
+        let again = apply(&after(&asleep), Change::Request(Request::Sleep { reason: SleepReason::Requested })).unwrap();
+        assert_eq!((again.answer, again.workspace.sleep), (Answer::Sleep(SleepStep::Already), asleep.workspace.sleep));
+
+        let early = apply(&after(&asleep), Change::Request(Request::Wake { cause: WakeCause::Exec })).unwrap();
+        assert_eq!((early.answer, early.queued_run.is_none()), (Answer::Wake(Wakefulness::FallingAsleep), true));
+
+        let gone = apply(&after(&asleep), outcome(Outcome::Removed)).unwrap();
+        assert_eq!(gone.workspace.status, S::Stopped);
+        let slept: Vec<_> = gone.sluice_events.iter().map(|e| e.event_type).collect();
+        assert_eq!(slept, [SluiceEventType::WorkspaceSlept]);
+        assert_eq!(gone.sluice_events[0].data["reason"], "idle");
+        assert!(crate::sleep::sleeping(&gone.workspace).is_some());
+
+        let woken = apply(&after(&gone), Change::Request(Request::Wake { cause: WakeCause::Preview })).unwrap();
+        assert_eq!(woken.answer, Answer::Wake(Wakefulness::Asleep));
+        let run = woken.queued_run.clone().expect("a resume run");
+        assert_eq!((run.relation, run.trigger_ref.as_deref()), (RunRelation::Resume, Some("cur")));
+        assert_eq!(woken.workspace.current_run_id.as_ref(), Some(&run.id));
+        assert_eq!((woken.workspace.status, woken.workspace.desired_state), (S::Queued, D::Running));
+        assert_eq!((woken.workspace.sleep, woken.wake), (None, true));
+        let events: Vec<_> = woken.events.iter().map(|e| e.event_type).collect();
+        assert_eq!(events, [E::AttemptQueued]);
+        assert_eq!(woken.events[0].data.as_ref().unwrap()["wokenBy"], "preview");
+        assert_eq!(woken.sluice_events[0].event_type, SluiceEventType::WorkspaceWoken);
+
+        let twice = apply(&after(&woken), Change::Request(Request::Wake { cause: WakeCause::Exec })).unwrap();
+        assert_eq!((twice.answer, twice.queued_run), (Answer::Wake(Wakefulness::Awake), None));
+    }
+
+    /// A stop or an expiry of a sleeping workspace ends its sleep: no use
+    /// wakes it after that.
+    #[test]
+    fn a_stop_or_expiry_of_a_sleeping_workspace_keeps_it_stopped() {
+        let mut sleeping = stored(S::Stopped, D::Stopped, S::Stopped, true, true);
+        sleeping.workspace.sleep = Some(Sleep { reason: SleepReason::Idle, asked_at: 1 });
+        sleeping.workspace.expires_at = Some(NOW);
+        for change in [stop(false, None), Change::Request(Request::Expire)] {
+            let t = apply(&sleeping, change).unwrap();
+            assert_eq!(t.workspace.sleep, None);
+            let refused = apply(&after(&t), Change::Request(Request::Wake { cause: WakeCause::Exec })).unwrap_err();
+            assert!(matches!(refused, Rejection::Refused(Refusal { code: ConflictCode::NotSleeping, .. })));
+        }
+        let plain = stored(S::Ready, D::Running, S::Ready, true, false);
+        let refused = apply(&plain, Change::Request(Request::Sleep { reason: SleepReason::Requested })).unwrap_err();
+        assert!(matches!(refused, Rejection::Refused(Refusal { code: ConflictCode::SleepUnsupported, .. })));
     }
 
     #[test]

@@ -281,6 +281,11 @@ impl DaemonClient {
         if status.is_success() { Ok(()) } else { Err(refusal(status, &body)) }
     }
 
+    /// How the executor is used now.
+    pub async fn activity(&self, timeout: Duration) -> Result<sluice_protocol::Activity, DaemonError> {
+        self.json(Method::GET, sluice_protocol::ACTIVITY, None, timeout, MAX_SMALL_ANSWER).await
+    }
+
     /// The daemon's capture status.
     pub async fn capture_status(&self, timeout: Duration) -> Result<CaptureStatus, DaemonError> {
         self.json(Method::GET, capture::CAPTURE_STATUS, None, timeout, MAX_SMALL_ANSWER).await

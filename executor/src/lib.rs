@@ -80,6 +80,8 @@ pub trait Executors: Send + Sync + std::fmt::Debug {
     fn healthy<'a>(&'a self, target: Target<'a>) -> Pin<Box<dyn Future<Output = bool> + Send + 'a>>;
     /// Opens the daemon's watch stream (on the executor's host only).
     fn watch<'a>(&'a self, target: Target<'a>) -> ExecutorFuture<'a, Watched>;
+    /// How the executor is used now (on the executor's host only).
+    fn activity<'a>(&'a self, target: Target<'a>) -> ExecutorFuture<'a, sluice_protocol::Activity>;
     /// The daemon's capture status, within `timeout`.
     fn capture_status<'a>(&'a self, target: Target<'a>, timeout: Duration) -> ExecutorFuture<'a, CaptureStatus>;
     fn capture_flush<'a>(

@@ -34,6 +34,22 @@ pub const STATUS: &str = "/status";
 pub const WATCH: &str = "/watch";
 /// The line a watch stream carries when the daemon begins to end.
 pub const WATCH_ENDING: &str = "ending\n";
+/// `GET`: an [`Activity`] (a look, not a use).
+pub const ACTIVITY: &str = "/activity";
+
+/// How the executor is used, as its daemon counts: every control call
+/// but a look (health, status, watch, activity) and every session frame
+/// is a use; a call still under way and an open session (an exec that
+/// runs, an SSH or SFTP session, a preview's connection) keep it in use.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct Activity {
+    /// Milliseconds since the last use ended or began.
+    pub idle_ms: u64,
+    /// Calls and sessions open now.
+    pub in_use: u32,
+}
+
 /// `POST` an [`ExecRequest`]: an [`ExecResponse`].
 pub const EXEC: &str = "/exec";
 

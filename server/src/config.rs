@@ -178,6 +178,12 @@ pub struct WorkerArgs {
     /// How often daemons snap capture-sourced worktrees, in milliseconds.
     #[arg(long, env = "SLUICE_CAPTURE_INTERVAL_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..))]
     pub capture_interval_ms: u64,
+    /// How long a capture-sourced workspace may go unused before it sleeps
+    /// (its work saved, its runtime released; the next use wakes it), in
+    /// seconds, unless its spec's `idle.sleepAfterSeconds` says. Default:
+    /// only those whose spec says sleep.
+    #[arg(long, env = "SLUICE_SLEEP_AFTER_SECONDS", value_parser = clap::value_parser!(u64).range(1..=2_592_000))]
+    pub sleep_after_seconds: Option<u64>,
     /// The longest an executor may live, in seconds: the runtime ends it
     /// then (`runtime.deadline`). Default: no limit.
     #[arg(long, env = "SLUICE_EXECUTOR_MAX_LIFETIME_SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
@@ -412,6 +418,7 @@ impl WorkerArgs {
             purge_ended_after: self.purge_ended_after_days.map(days),
             pause_after_launch: self.fault_pause_after_launch_ms.map(std::time::Duration::from_millis),
             capture_interval: std::time::Duration::from_millis(self.capture_interval_ms),
+            sleep_after: self.sleep_after_seconds.map(std::time::Duration::from_secs),
             max_job_attempts: self.max_job_attempts,
             host: self.host_name.clone().unwrap_or(defaults.host.clone()),
             internal_url: self.advertised().ok().flatten().map(|(url, _)| url),

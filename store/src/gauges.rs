@@ -34,6 +34,7 @@ pub struct StateReading {
     pub pack_bytes: i64,
     pub gateway_sessions: i64,
     pub gateway_sessions_open: i64,
+    pub sleeping: i64,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -74,6 +75,17 @@ impl Store {
              WHERE r.runtime_removed_at IS NULL AND d.state IS NOT NULL GROUP BY d.state",
         )
         .await?;
+        let sleeping = self
+            .pool
+            .fetch_optional(
+                "SELECT COUNT(*) AS n FROM workspaces WHERE deleted_at IS NULL AND status = $1 \
+                 AND sleep_reason IS NOT NULL",
+                args![WorkspaceStatus::Stopped.as_str()],
+            )
+            .await?
+            .map(|r| r.int("n"))
+            .transpose()?
+            .unwrap_or(0);
         let hosts =
             grouped("SELECT state AS label, COUNT(*) AS n FROM hosts WHERE forgotten_at IS NULL GROUP BY state")
                 .await?;
@@ -155,6 +167,7 @@ impl Store {
             pack_bytes: sums.int("packed")?,
             gateway_sessions: sums.int("sessions")?,
             gateway_sessions_open: sums.int("open_sessions")?,
+            sleeping,
         })
     }
 

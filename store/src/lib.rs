@@ -54,6 +54,7 @@ pub use sluice_domain::drain::{
 pub use sluice_domain::model::{self, *};
 pub use sluice_domain::reconcile::{ReconcileState, ResourceFacts};
 pub use sluice_domain::spec;
+pub use transitions::Awake;
 pub use workspaces::WorkspaceFilter;
 
 /// The handle every part of sluice reads and writes state through.

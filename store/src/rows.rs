@@ -13,7 +13,8 @@ use crate::model::*;
 pub(crate) const LISTED: &str = "deleted_at IS NULL";
 
 pub(crate) const WORKSPACE_COLUMNS: &str = "id, owner_user_id, name, registry_id, repository, tag, spec, status, desired_state, \
-    current_run_id, idempotency_key, expires_at, created_at, updated_at, started_at, finished_at";
+    current_run_id, idempotency_key, expires_at, created_at, updated_at, started_at, finished_at, sleep_reason, \
+    sleep_asked_at";
 pub(crate) const RUN_COLUMNS: &str = "id, workspace_id, relation, trigger_type, trigger_ref, status, launch_id, spec, \
     runtime_adapter, runtime_resource_id, runtime_reference, runtime_status, runtime_endpoint, runtime_deadline, \
     published_reference, published_digest_reference, published_digest, error_message, error_code, \
@@ -48,6 +49,13 @@ pub(crate) fn workspace_from_row(row: &DbRow) -> Result<Workspace, StoreError> {
         updated_at: row.int("updated_at")?,
         started_at: row.opt_int("started_at")?,
         finished_at: row.opt_int("finished_at")?,
+        sleep: match (row.opt_text("sleep_reason")?, row.opt_int("sleep_asked_at")?) {
+            (Some(reason), Some(asked_at)) => Some(sluice_domain::sleep::Sleep {
+                reason: reason.parse().map_err(|_| StoreError::Corrupt(format!("unknown sleep reason {reason:?}")))?,
+                asked_at,
+            }),
+            _ => None,
+        },
     })
 }
 

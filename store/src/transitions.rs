@@ -174,7 +174,7 @@ async fn update_run(tx: &mut Tx, run: &Run) -> Result<(), StoreError> {
 async fn update_workspace(tx: &mut Tx, workspace: &Workspace) -> Result<(), StoreError> {
     tx.execute(
         "UPDATE workspaces SET status = $1, desired_state = $2, current_run_id = $3, updated_at = $4, \
-         started_at = $5, finished_at = $6 WHERE id = $7",
+         started_at = $5, finished_at = $6, sleep_reason = $7, sleep_asked_at = $8 WHERE id = $9",
         args![
             workspace.status.as_str(),
             workspace.desired_state.as_str(),
@@ -182,6 +182,8 @@ async fn update_workspace(tx: &mut Tx, workspace: &Workspace) -> Result<(), Stor
             workspace.updated_at,
             workspace.started_at,
             workspace.finished_at,
+            workspace.sleep.map(|s| s.reason.as_str()),
+            workspace.sleep.map(|s| s.asked_at),
             &workspace.id
         ],
     )
@@ -318,6 +320,11 @@ async fn append_report(
 async fn persist(tx: &mut Tx, before: &Stored, next: &Transition, now: i64) -> Result<(), StoreError> {
     if let Some(run) = &next.queued_run {
         insert_run(tx, run).await?;
+        // A run that resumes a sleeping workspace serves its previews on:
+        // their grants move to it with the workspace.
+        if let (RunRelation::Resume, Some(previous)) = (run.relation, &run.trigger_ref) {
+            tx.execute("UPDATE previews SET run_id = $1 WHERE run_id = $2", args![&run.id, previous]).await?;
+        }
     }
     if let Some(run) = next.run.as_ref().filter(|r| Some(*r) != before.run.as_ref()) {
         update_run(tx, run).await?;
@@ -342,6 +349,9 @@ async fn persist(tx: &mut Tx, before: &Stored, next: &Transition, now: i64) -> R
     for event in &next.events {
         let (attempt, message) = (event.attempt_id.as_ref(), event.message.clone());
         append_event(tx, workspace_id, attempt, event.event_type, message, event.data.clone(), now).await?;
+    }
+    for event in &next.sluice_events {
+        append_sluice_event(tx, event, now).await?;
     }
     for kind in &next.forget_secrets {
         tx.execute(
@@ -443,4 +453,57 @@ impl Store {
         }
         Ok(stopped)
     }
+
+    /// The ready capture-sourced workspaces whose executors run on `host`
+    /// and are not asked to sleep: the ones an idle timeout may put to sleep.
+    pub async fn awake_on_host(&self, host: &str, limit: i64) -> Result<Vec<Awake>, StoreError> {
+        let rows = self
+            .pool
+            .fetch_all(
+                "SELECT w.id, w.spec, r.id AS run_id, r.runtime_endpoint FROM workspaces w \
+                 JOIN runs r ON r.id = w.current_run_id \
+                 WHERE r.host = $1 AND w.status = $2 AND w.desired_state = $3 AND w.sleep_reason IS NULL \
+                 AND r.runtime_removed_at IS NULL AND r.runtime_endpoint IS NOT NULL ORDER BY w.id LIMIT $4",
+                args![host, WorkspaceStatus::Ready.as_str(), DesiredState::Running.as_str(), limit],
+            )
+            .await?;
+        let mut awake = Vec::new();
+        for row in rows {
+            let spec = crate::rows::parse_spec("workspaces.spec", &row.text("spec")?)?;
+            if spec.capture_session().is_none() {
+                continue;
+            }
+            awake.push(Awake {
+                workspace_id: row.id("id")?,
+                spec,
+                run_id: row.id("run_id")?,
+                endpoint: row.text("runtime_endpoint")?,
+            });
+        }
+        Ok(awake)
+    }
+
+    /// Puts a workspace to sleep for `reason` (a sweep's request: no owner
+    /// named). `None` when it does not exist.
+    pub async fn sleep(
+        &self,
+        workspace_id: &WorkspaceId,
+        reason: sluice_domain::sleep::SleepReason,
+    ) -> Result<Option<Transition>, StoreError> {
+        let now = now_ms();
+        let mut tx = self.pool.begin().await?;
+        let request = Change::Request(Request::Sleep { reason });
+        let next = self.apply(&mut tx, Subject::Workspace(workspace_id), request, now).await?;
+        tx.commit().await?;
+        Ok(next)
+    }
+}
+
+/// A ready capture-sourced workspace and where its executor answers.
+#[derive(Debug, Clone)]
+pub struct Awake {
+    pub workspace_id: WorkspaceId,
+    pub spec: crate::spec::Spec,
+    pub run_id: RunId,
+    pub endpoint: String,
 }

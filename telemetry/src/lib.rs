@@ -54,6 +54,10 @@ pub struct Metrics {
     pub egress_refusals: IntCounter,
     pub egress_brokered: IntCounter,
     pub webhook_deliveries: IntCounterVec,
+    pub workspace_sleeps: IntCounterVec,
+    pub workspace_wakes: IntCounterVec,
+    pub workspace_wake_seconds: HistogramVec,
+    pub workspace_forks: IntCounterVec,
 
     // Read from the store at each scrape.
     pub workspaces: IntGaugeVec,
@@ -71,6 +75,7 @@ pub struct Metrics {
     pub capture_stored_bytes: IntGauge,
     pub pack_bytes: IntGauge,
     pub gateway_sessions_open: IntGauge,
+    pub sleeping_workspaces: IntGauge,
     pub gateway_sessions: IntGauge,
     pub state_read_failures: IntCounter,
 
@@ -222,6 +227,28 @@ impl Metrics {
                 "Webhook deliveries tried, by outcome (delivered, failed)",
                 &["outcome"],
             ),
+            workspace_sleeps: b.counters(
+                "sluice_workspace_sleeps_total",
+                "Workspaces sent to sleep (their work saved, their runtime released), by reason: idle, requested",
+                &["reason"],
+            ),
+            workspace_wakes: b.counters(
+                "sluice_workspace_wakes_total",
+                "Sleeping workspaces woken, by what needed them: requested, exec, process, files, capture, ssh, \
+                 preview",
+                &["cause"],
+            ),
+            workspace_wake_seconds: b.histograms(
+                "sluice_workspace_wake_duration_seconds",
+                "From a wake to the woken workspace's ready, as the request that woke it waited, by cause",
+                &["cause"],
+                LAUNCH_BUCKETS,
+            ),
+            workspace_forks: b.counters(
+                "sluice_workspace_forks_total",
+                "Workspaces made by forks, by source: workspace (a live workspace's point), capture (a kept capture)",
+                &["source"],
+            ),
             workspaces: b.gauges("sluice_workspaces", "Workspaces by status", &["status"]),
             drains: b.gauges("sluice_drains", "Drains of executors not yet removed, by state", &["state"]),
             retained_executors: b.gauges(
@@ -258,6 +285,10 @@ impl Metrics {
             ),
             pack_bytes: b.gauge("sluice_object_store_pack_bytes", "Bytes of the object store's ready packs"),
             gateway_sessions_open: b.gauge("sluice_gateway_sessions_open", "SSH gateway sessions open now"),
+            sleeping_workspaces: b.gauge(
+                "sluice_sleeping_workspaces",
+                "Workspaces asleep: stopped with their work saved, woken by their next use",
+            ),
             gateway_sessions: b.gauge("sluice_gateway_sessions", "SSH gateway sessions on record"),
             state_read_failures: b.counter(
                 "sluice_metrics_state_read_failures_total",

@@ -20,6 +20,9 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long the daemon has to take a session.
 const SESSION_OPEN_WITHIN: Duration = Duration::from_secs(10);
 
+/// How long a daemon has to say how it is used.
+const ACTIVITY_WITHIN: Duration = Duration::from_secs(5);
+
 /// How long a daemon has to answer a watch's head.
 const WATCH_OPEN_WITHIN: Duration = Duration::from_secs(2);
 
@@ -60,6 +63,10 @@ impl Executors for LocalExecutors {
             let stream = self.client(target)?.watch(WATCH_OPEN_WITHIN).await?;
             Ok(Box::pin(stream.closed()) as sluice_executor::Watched)
         })
+    }
+
+    fn activity<'a>(&'a self, target: Target<'a>) -> ExecutorFuture<'a, sluice_protocol::Activity> {
+        Box::pin(async move { Ok(self.client(target)?.activity(ACTIVITY_WITHIN).await?) })
     }
 
     fn capture_status<'a>(&'a self, target: Target<'a>, timeout: Duration) -> ExecutorFuture<'a, CaptureStatus> {

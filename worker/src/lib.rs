@@ -13,6 +13,7 @@ mod exec_job;
 pub mod executors;
 pub mod internal;
 pub mod reconcile;
+pub mod sleeper;
 pub mod snapshots;
 mod sweeps;
 pub mod watchers;
@@ -113,6 +114,9 @@ pub struct WorkerConfig {
     pub pause_after_launch: Option<Duration>,
     /// How often daemons snap capture-sourced worktrees.
     pub capture_interval: Duration,
+    /// How long a capture-sourced workspace may go unused before it sleeps,
+    /// unless its spec says (`None`: only those whose spec says sleep).
+    pub sleep_after: Option<Duration>,
     /// How long ahead of a runtime's deadline the final drain starts.
     pub preservation_lead: Duration,
     /// The bound a drain gives each FINAL flush.
@@ -158,6 +162,7 @@ impl Default for WorkerConfig {
             purge_ended_after: None,
             pause_after_launch: None,
             capture_interval: Duration::from_secs(10),
+            sleep_after: None,
             preservation_lead: Duration::from_secs(300),
             drain_flush_deadline: Duration::from_secs(20),
             pause_before_remove: None,
@@ -698,6 +703,7 @@ pub async fn run(worker: Arc<Worker>, shutdown: impl Future<Output = ()> + Send 
     let heartbeat = tokio::spawn(heartbeat(worker.clone()));
     let announcements = tokio::spawn(hear_announcements(worker.clone()));
     let pool = tokio::spawn(tend_pool(worker.clone()));
+    let sleeper = tokio::spawn(sleeper::run(worker.clone()));
     let sweeps = tokio::spawn(sweeps::run(worker.clone(), stop_rx));
     let stopping = async move {
         shutdown.await;
@@ -708,6 +714,7 @@ pub async fn run(worker: Arc<Worker>, shutdown: impl Future<Output = ()> + Send 
     heartbeat.abort();
     announcements.abort();
     pool.abort();
+    sleeper.abort();
     if let Err(e) = worker.store.leave(&worker.config.id).await {
         tracing::warn!(error = %e, "could not leave the fleet; the membership lapses with its heartbeat");
     }

@@ -479,6 +479,11 @@ impl Executors for FakeDaemons {
         Box::pin(async move { self.answering(target, |_, _| ()).is_ok() })
     }
 
+    // Sleeps are asked of the store directly: the simulation has no idle clock.
+    fn activity<'a>(&'a self, _target: Target<'a>) -> ExecutorFuture<'a, sluice_protocol::Activity> {
+        not_simulated()
+    }
+
     fn capture_status<'a>(&'a self, target: Target<'a>, _timeout: Duration) -> ExecutorFuture<'a, CaptureStatus> {
         Box::pin(async move {
             claim(&self.world, &self.store, target.run_id).await;

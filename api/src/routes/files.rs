@@ -20,12 +20,13 @@ use crate::AppState;
 use crate::error::responses::{Conflict, Internal, InvalidRequest, NotFound, Unauthenticated};
 use crate::error::{ApiError, Code};
 use crate::extract::{JsonBody, QueryOf};
-use crate::routes::workspaces::{control, daemon_failed, live_executor, owned};
+use crate::routes::workspaces::{control, daemon_failed, live_executor};
 use crate::validate;
 use crate::wire::{
     ArchiveQuery, FileListing, ListFilesQuery, MkdirRequest, MoveFileRequest, ReadFileQuery, RemoveFileRequest,
     UnpackedArchive, WaitQuery, WatchFilesQuery, WorktreeEntry, WorktreeWatchEvent, WriteFileQuery,
 };
+use sluice_domain::sleep::WakeCause;
 
 /// The largest file one upload writes.
 pub const MAX_UPLOAD_BYTES: u64 = 1 << 30;
@@ -63,17 +64,16 @@ pub(crate) fn wait_of(app: &AppState, waiting: &WaitQuery) -> Result<Option<std:
 }
 
 /// A session on the owner's workspace's live executor (after waiting for
-/// it, up to `wait`, while it is still starting).
+/// it, up to `wait`, while it is still starting; a sleeping one is woken
+/// by `cause` and waited for).
 pub(crate) async fn session(
     app: &AppState,
     owner: &OwnerId,
     workspace_id: &WorkspaceId,
     wait: Option<std::time::Duration>,
+    cause: WakeCause,
 ) -> Result<sluice_executor::SessionStream, ApiError> {
-    let view = match wait {
-        Some(wait) => crate::waiting::while_starting(app, owner, workspace_id, wait).await?,
-        None => owned(app, owner, workspace_id).await?,
-    };
+    let view = crate::waiting::awake(app, owner, workspace_id, cause, wait).await?;
     let (run_id, endpoint) = live_executor(&view)?;
     let target = sluice_executor::Target { run_id: &run_id, endpoint: &endpoint };
     control(app)?.open_session(target).await.map_err(daemon_failed)
@@ -86,7 +86,7 @@ async fn call(
     wait: Option<std::time::Duration>,
     op: FileOp,
 ) -> Result<serde_json::Value, ApiError> {
-    let session = session(app, owner, workspace_id, wait).await?;
+    let session = session(app, owner, workspace_id, wait, WakeCause::Files).await?;
     sluice_executor::files::call(session, op).await.map_err(file_failed)
 }
 
@@ -135,7 +135,7 @@ pub async fn write_file(
     if declared.is_some_and(|n| n > MAX_UPLOAD_BYTES) {
         return Err(ApiError::PayloadTooLarge);
     }
-    let session = session(&app, &owner, &workspace_id, wait).await?;
+    let session = session(&app, &owner, &workspace_id, wait, WakeCause::Files).await?;
     let written =
         upload(session, FileOp::Write { path, mode, parents }, body, MAX_UPLOAD_BYTES).await.map_err(file_failed)?;
     Ok(Json(serde_json::from_value(written).map_err(|e| ApiError::Internal(Box::new(e)))?))
@@ -229,7 +229,7 @@ pub async fn read_file(
     let read = |offset: u64, length: Option<u64>| {
         let (app, owner, workspace_id, path) = (&app, &owner, &workspace_id, path.clone());
         async move {
-            let session = session(app, owner, workspace_id, wait).await?;
+            let session = session(app, owner, workspace_id, wait, WakeCause::Files).await?;
             sluice_executor::files::read(session, FileOp::Read { path, offset, length }).await.map_err(file_failed)
         }
     };
@@ -384,7 +384,7 @@ pub async fn unpack_archive(
     if declared_too_large(&headers) {
         return Err(ApiError::PayloadTooLarge);
     }
-    let session = session(&app, &owner, &workspace_id, wait).await?;
+    let session = session(&app, &owner, &workspace_id, wait, WakeCause::Files).await?;
     let unpacked = upload(session, FileOp::Unpack { path }, body, MAX_UPLOAD_BYTES).await.map_err(file_failed)?;
     Ok(Json(serde_json::from_value(unpacked).map_err(|e| ApiError::Internal(Box::new(e)))?))
 }
@@ -404,7 +404,7 @@ pub async fn pack_archive(
     let wait = wait_of(&app, &waiting)?;
     let owner = validate::owner(q.owner_user_id)?.into_id();
     let path = path("path", q.path.as_deref().unwrap_or_default())?;
-    let session = session(&app, &owner, &workspace_id, wait).await?;
+    let session = session(&app, &owner, &workspace_id, wait, WakeCause::Files).await?;
     let reading = sluice_executor::files::read(session, FileOp::Pack { path }).await.map_err(file_failed)?;
     let mut response = Response::new(Body::from_stream(stream_of(reading.chunks)));
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/x-tar"));
@@ -437,7 +437,7 @@ pub async fn watch_files(
         .clone()
         .try_acquire_owned()
         .map_err(|_| ApiError::ServiceUnavailable("too many streams are open here; reconnect shortly".into()))?;
-    let session = session(&app, &owner, &workspace_id, wait).await?;
+    let session = session(&app, &owner, &workspace_id, wait, WakeCause::Files).await?;
     let reading =
         sluice_executor::files::read(session, FileOp::Watch { path, recursive }).await.map_err(file_failed)?;
     let events = futures::stream::unfold((reading.chunks, slot), |(mut chunks, slot)| async move {

@@ -113,6 +113,7 @@ fn show_state(metrics: &Metrics, reading: &StateReading) {
     metrics.pack_bytes.set(reading.pack_bytes);
     metrics.gateway_sessions.set(reading.gateway_sessions);
     metrics.gateway_sessions_open.set(reading.gateway_sessions_open);
+    metrics.sleeping_workspaces.set(reading.sleeping);
 }
 
 /// Asks every live capture executor for its status and shows those with

@@ -12,6 +12,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures::Stream;
 use sluice_domain::ids::WorkspaceId;
+use sluice_domain::sleep::WakeCause;
 use sluice_executor::files::FileError;
 use sluice_protocol::background::{OutputItem, ProcessInfo, ProcessOp, StartRequest};
 
@@ -77,7 +78,7 @@ pub async fn start_process(
         }
     }
     let request = StartRequest { argv: req.argv, cwd: req.cwd, env, name };
-    let session = session(&app, &owner, &workspace_id, wait).await?;
+    let session = session(&app, &owner, &workspace_id, wait, WakeCause::Process).await?;
     let started = sluice_executor::files::call(session, ProcessOp::Start { request }).await.map_err(process_failed)?;
     let info: ProcessInfo = serde_json::from_value(started).map_err(|e| ApiError::Internal(Box::new(e)))?;
     Ok((StatusCode::CREATED, Json(record(info))))
@@ -96,7 +97,7 @@ pub async fn list_processes(
 ) -> Result<Json<ListProcessesResponse>, ApiError> {
     let wait = wait_of(&app, &waiting)?;
     let owner = validate::owner(q.owner_user_id)?.into_id();
-    let session = session(&app, &owner, &workspace_id, wait).await?;
+    let session = session(&app, &owner, &workspace_id, wait, WakeCause::Process).await?;
     let listed = sluice_executor::files::call(session, ProcessOp::List).await.map_err(process_failed)?;
     let processes: Vec<ProcessInfo> =
         serde_json::from_value(listed["processes"].clone()).map_err(|e| ApiError::Internal(Box::new(e)))?;
@@ -120,7 +121,7 @@ pub async fn signal_process(
     if sluice_protocol::session::signal_number(&signal).is_none() {
         return Err(ApiError::bad_request("signal must be one of HUP, INT, QUIT, KILL, USR1, USR2, PIPE, ALRM, TERM"));
     }
-    let session = session(&app, &owner, &workspace_id, wait).await?;
+    let session = session(&app, &owner, &workspace_id, wait, WakeCause::Process).await?;
     let op = ProcessOp::Signal { id: process_id, signal };
     let info = sluice_executor::files::call(session, op).await.map_err(process_failed)?;
     Ok(Json(record(serde_json::from_value(info).map_err(|e| ApiError::Internal(Box::new(e)))?)))
@@ -147,7 +148,7 @@ pub async fn write_stdin(
         Some("true") => true,
         Some(_) => return Err(ApiError::bad_request("eof must be true or false")),
     };
-    let session = session(&app, &owner, &workspace_id, wait).await?;
+    let session = session(&app, &owner, &workspace_id, wait, WakeCause::Process).await?;
     upload(session, ProcessOp::Stdin { id: process_id, eof }, body, MAX_STDIN_BYTES).await.map_err(process_failed)?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -180,7 +181,7 @@ pub async fn process_output(
         .clone()
         .try_acquire_owned()
         .map_err(|_| ApiError::ServiceUnavailable("too many streams are open here; reconnect shortly".into()))?;
-    let session = session(&app, &owner, &workspace_id, wait).await?;
+    let session = session(&app, &owner, &workspace_id, wait, WakeCause::Process).await?;
     let op = ProcessOp::Output { id: process_id, after, follow };
     let reading = sluice_executor::files::read(session, op).await.map_err(process_failed)?;
     let events = futures::stream::unfold((reading.chunks, slot), |(mut chunks, slot)| async move {

@@ -6,6 +6,7 @@ use axum::http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
 use sluice_domain::guard;
 use sluice_domain::ids::{ExecRunId, IdempotencyKey, OwnerId, RunId, SessionId, WorkspaceId};
+use sluice_domain::sleep::WakeCause;
 use sluice_domain::transition::{Answer, Request};
 use sluice_store::clock::{now_ms, rfc3339};
 use sluice_store::deletions::Deletion;
@@ -485,7 +486,7 @@ async fn capture_executor(
     owner: &OwnerId,
     workspace_id: &WorkspaceId,
 ) -> Result<CaptureExecutor, ApiError> {
-    let view = owned(app, owner, workspace_id).await?;
+    let view = crate::waiting::awake(app, owner, workspace_id, WakeCause::Capture, None).await?;
     let Some(session_id) = view.workspace.spec.capture_session().map(SessionId::from) else {
         return Err(ApiError::bad_request(format!(
             "workspace {workspace_id} is not capture-sourced (its spec.source is not a capture session)"
@@ -545,7 +546,7 @@ pub async fn bind_workspace(
     let owner = req.owner_user_id.into_id();
     let mount_path = validate::optional_text("mountPath", req.mount_path.as_deref(), 4096)?;
     validate::bind_subpath(&req.subpath)?;
-    let view = owned(&app, &owner, &workspace_id).await?;
+    let view = crate::waiting::awake(&app, &owner, &workspace_id, WakeCause::Files, None).await?;
     let (run_id, endpoint) = live_executor(&view)?;
     let request = sluice_protocol::capture::BindRequest { mount_path, subpath: req.subpath };
     let target = sluice_executor::Target { run_id: &run_id, endpoint: &endpoint };
@@ -698,9 +699,7 @@ pub async fn exec_workspace(
         }
     }
     // Everything is checked before the wait, so a refusal is not delayed.
-    if let Some(wait) = wait {
-        crate::waiting::while_starting(&app, &owner, &workspace_id, wait).await?;
-    }
+    crate::waiting::awake(&app, &owner, &workspace_id, WakeCause::Exec, wait).await?;
     let (commands, stdin) = req
         .commands
         .into_iter()
@@ -914,6 +913,68 @@ pub async fn list_retained_executors(
     Ok(Json(ListRetainedExecutorsResponse { items }))
 }
 
+/// Send a capture-sourced workspace to sleep now (202): drained exactly as a
+/// stop (its runtime goes once its work is saved, or it is retained), then
+/// asleep until a request that needs its runtime wakes it.
+#[utoipa::path(post, path = "/v1/workspaces/{workspaceId}/sleep", tag = "workspaces", operation_id = "sleepWorkspace",
+    params(("workspaceId" = String, Path)),
+    request_body = OwnerRequest,
+    responses((status = 202, body = SleepWorkspaceResponse), InvalidRequest, Unauthenticated, NotFound, Conflict, Internal),
+    security(("apiToken" = [])))]
+pub async fn sleep_workspace(
+    State(app): State<AppState>,
+    Path(workspace_id): Path<WorkspaceId>,
+    JsonBody(req): JsonBody<OwnerRequest>,
+) -> Result<(StatusCode, Json<SleepWorkspaceResponse>), ApiError> {
+    let owner = req.owner_user_id.into_id();
+    let reason = sluice_domain::sleep::SleepReason::Requested;
+    let next = app.store.request(&owner, &workspace_id, Request::Sleep { reason }).await?.ok_or(ApiError::NotFound)?;
+    if next.wake {
+        app.work_enqueued();
+        app.config.metrics.workspace_sleeps.with_label_values(&[reason.as_str()]).inc();
+    }
+    let view = owned(&app, &owner, &workspace_id).await?;
+    let summary = WorkspaceSummary::from(&view);
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(SleepWorkspaceResponse {
+            workspace_id: summary.workspace_id,
+            status: summary.status,
+            desired_state: view.workspace.desired_state,
+            sleeping: summary.sleeping,
+        }),
+    ))
+}
+
+/// Wake a sleeping workspace (202): a new run restores its capture
+/// session's head; one whose sleep is still saving its work is woken once
+/// that is done. A running workspace is answered as it is (`woken: false`).
+#[utoipa::path(post, path = "/v1/workspaces/{workspaceId}/wake", tag = "workspaces", operation_id = "wakeWorkspace",
+    params(("workspaceId" = String, Path)),
+    request_body = OwnerRequest,
+    responses((status = 202, body = WakeWorkspaceResponse), InvalidRequest, Unauthenticated, NotFound, Conflict, Unavailable, Internal),
+    security(("apiToken" = [])))]
+pub async fn wake_workspace(
+    State(app): State<AppState>,
+    Path(workspace_id): Path<WorkspaceId>,
+    JsonBody(req): JsonBody<OwnerRequest>,
+) -> Result<(StatusCode, Json<WakeWorkspaceResponse>), ApiError> {
+    let owner = req.owner_user_id.into_id();
+    let deadline = tokio::time::Instant::now() + crate::waiting::WAKE_WAIT;
+    // One neither asleep nor running is refused with the rule it breaks.
+    let woken = crate::waiting::wake(&app, &owner, &workspace_id, WakeCause::Requested, deadline).await?;
+    let view = owned(&app, &owner, &workspace_id).await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(WakeWorkspaceResponse {
+            workspace_id: view.workspace.id.to_string(),
+            run_id: view.workspace.current_run_id.as_ref().map(|r| r.to_string()).unwrap_or_default(),
+            status: view.workspace.status,
+            woken: woken.is_some(),
+        }),
+    ))
+}
+
 /// Stop the current runtime and launch a fresh one (202; needs a launched runtime).
 #[utoipa::path(post, path = "/v1/workspaces/{workspaceId}/restart", tag = "workspaces", operation_id = "restartWorkspace",
     params(("workspaceId" = String, Path)),
@@ -964,7 +1025,10 @@ pub async fn get_workspace_ssh_target(
         .and_then(|v| v.to_str().ok())
         .filter(|p| !p.trim().is_empty())
         .ok_or_else(|| ApiError::Unauthorized(format!("the {PRINCIPAL_HEADER} header is required")))?;
-    let view = app.store.find_workspace_for_principal(&workspace_id, principal).await?.ok_or(ApiError::NotFound)?;
+    let found = app.store.find_workspace_for_principal(&workspace_id, principal).await?.ok_or(ApiError::NotFound)?;
+    // A sleeping workspace is woken for the session (as its owner's use).
+    let owner = found.workspace.owner_user_id.clone();
+    let view = crate::waiting::awake(&app, &owner, &workspace_id, WakeCause::Ssh, None).await?;
     let id = view.workspace.id.clone();
     let live = view.current_run.as_ref().and_then(|run| {
         let runtime = run.runtime.as_ref().filter(|_| run.runtime_removed_at.is_none())?;

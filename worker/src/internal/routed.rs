@@ -227,6 +227,17 @@ impl Executors for RoutedExecutors {
         })
     }
 
+    fn activity<'a>(&'a self, target: Target<'a>) -> ExecutorFuture<'a, sluice_protocol::Activity> {
+        Box::pin(async move {
+            match self.route(target.run_id).await? {
+                Route::Here => self.local.activity(target).await,
+                Route::Host { host, .. } => {
+                    Err(ExecutorError::NotHere(format!("an executor's use is read on its own host ({host})")))
+                }
+            }
+        })
+    }
+
     fn capture_status<'a>(&'a self, target: Target<'a>, timeout: Duration) -> ExecutorFuture<'a, CaptureStatus> {
         Box::pin(async move {
             match self.route(target.run_id).await? {
