@@ -259,6 +259,10 @@ pub(crate) async fn while_starting(
 /// its capture session's head, or relaunched on its cached disk).
 pub(crate) const WAKE_WAIT: Duration = Duration::from_secs(120);
 
+/// The longest a wake waits for a sleep still saving its work (seconds as
+/// a rule; longer means its object store does not take the work now).
+pub(crate) const FALLING_ASLEEP_WAIT: Duration = Duration::from_secs(30);
+
 /// Reads the owner's workspace for a request that needs its runtime. A
 /// sleeping workspace is woken (`cause` says by what) and waited for, up
 /// to [`WAKE_WAIT`] or `wait` if longer; one still starting is waited for
@@ -283,7 +287,7 @@ pub(crate) async fn awake(
         Err(_) => return Ok(view),
     }
     let deadline = tokio::time::Instant::now() + wait.map_or(WAKE_WAIT, |w| w.max(WAKE_WAIT));
-    let woke_at = wake(app, owner, workspace_id, cause, deadline).await?;
+    let woke_at = wake(app, owner, workspace_id, cause, tokio::time::Instant::now() + FALLING_ASLEEP_WAIT).await?;
     let left = deadline.saturating_duration_since(tokio::time::Instant::now());
     let view = while_starting(app, owner, workspace_id, left).await?;
     if let Some(at) = woke_at.filter(|_| view.workspace.status == sluice_store::WorkspaceStatus::Ready) {

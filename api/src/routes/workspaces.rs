@@ -960,7 +960,7 @@ pub async fn wake_workspace(
     JsonBody(req): JsonBody<OwnerRequest>,
 ) -> Result<(StatusCode, Json<WakeWorkspaceResponse>), ApiError> {
     let owner = req.owner_user_id.into_id();
-    let deadline = tokio::time::Instant::now() + crate::waiting::WAKE_WAIT;
+    let deadline = tokio::time::Instant::now() + crate::waiting::FALLING_ASLEEP_WAIT;
     // One neither asleep nor running is refused with the rule it breaks.
     let woken = crate::waiting::wake(&app, &owner, &workspace_id, WakeCause::Requested, deadline).await?;
     let view = owned(&app, &owner, &workspace_id).await?;

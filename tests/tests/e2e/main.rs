@@ -30,6 +30,7 @@ mod previews;
 mod processes;
 mod serve;
 mod settings;
+mod sleep;
 mod store_faults;
 mod streams;
 mod traces;

@@ -21,7 +21,7 @@ pub(crate) const DOMAIN: &str = "preview.test";
 /// An HTTP server on a port inside the workspace, from Python's standard
 /// library: `GET` answers what it was sent (request line, cookies), `POST`
 /// the length of its body, and a WebSocket upgrade echoes text frames.
-const APP: &str = r#"
+pub(crate) const APP: &str = r#"
 import base64, hashlib, http.server, json, sys
 class App(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -95,7 +95,7 @@ pub(crate) fn curl(listen: u16, ca: &Path, jar: &Path, url: &str, extra: &[&str]
 }
 
 /// `sluice serve` on `runtime`, serving previews on loopback's `listen`.
-fn previewing(runtime: &str, listen: u16) -> Options {
+pub(crate) fn previewing(runtime: &str, listen: u16) -> Options {
     Options::serve()
         .arg("--runtime")
         .arg(runtime)
