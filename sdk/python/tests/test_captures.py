@@ -40,3 +40,21 @@ def test_a_capture_session_keeps_a_workspaces_work_for_the_next(client):
     diff = session.diff(last, against=first)
     assert "tree/notes.txt" in [str(path) for path in diff.changed], diff
     assert client.capture_sessions.get(session.id).details().head_n == last
+
+
+def test_a_sleeping_workspace_wakes_on_its_next_call_with_its_files(client):
+    session = client.capture_sessions.create()
+    ws = client.workspaces.create(IMAGE, command=["sleep", "600"], capture=session)
+    ws.files.write("draft.txt", "before the sleep\n")
+    ws.sleep()
+    assert ws.sleeping and ws.status == "stopped"
+    assert ws.details.sleeping.reason.value == "requested"
+    # A file read needs the runtime: it wakes the workspace on a new run.
+    assert ws.files.read("draft.txt") == b"before the sleep\n"
+    assert not ws.refresh().sleeping and ws.status == "ready"
+    ws.sleep()
+    ws.wake()
+    assert ws.status == "ready"
+    assert ws.exec(["cat", "draft.txt"]).stdout == "before the sleep\n"
+    ws.stop(wait=True)
+    assert not ws.sleeping

@@ -22,7 +22,9 @@ from .._generated.api.workspaces import (
     delete_workspace,
     get_workspace,
     restart_workspace,
+    sleep_workspace,
     stop_workspace,
+    wake_workspace,
 )
 from .._generated.client import AuthenticatedClient
 from .._generated.models import (
@@ -315,6 +317,40 @@ class AsyncWorkspace:
         body = OwnerRequest(owner_user_id=self._client.owner)
         answer(await restart_workspace.asyncio_detailed(self.id, client=self._client._api, body=body))
         self.status = "queued"
+        if wait:
+            await self._wait_settled(time.monotonic() + timeout)
+        return self
+
+    @property
+    def sleeping(self) -> bool:
+        """Whether the last read found it asleep (see `sleep`)."""
+        sleeping = getattr(self.details, "sleeping", None) if self.details is not None else None
+        return self.status == "stopped" and sleeping not in (None, UNSET)
+
+    async def sleep(self, *, wait: bool = True, timeout: float = 120.0) -> AsyncWorkspace:
+        """Sends a capture-sourced workspace to sleep: its work is saved to
+        its capture session and its runtime released (a sleep that cannot
+        save keeps the runtime). The next exec, file or process call, SSH
+        session or preview visit wakes it; its processes start afresh from
+        its command (memory is not kept). With `wait`, answers once asleep."""
+        body = OwnerRequest(owner_user_id=self._client.owner)
+        answer(await sleep_workspace.asyncio_detailed(self.id, client=self._client._api, body=body))
+        deadline = time.monotonic() + timeout
+        await self.refresh()
+        while wait and not self.sleeping:
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"workspace {self.id} is still {self.status}, not asleep")
+            await asleep(0.2)
+            await self.refresh()
+        return self
+
+    async def wake(self, *, wait: bool = True, timeout: float = 120.0) -> AsyncWorkspace:
+        """Wakes a sleeping workspace: a new run restores its capture
+        session's head. Any call that needs the runtime wakes it too; this
+        wakes it ahead of them. With `wait`, answers once it is ready."""
+        body = OwnerRequest(owner_user_id=self._client.owner)
+        woken = answer(await wake_workspace.asyncio_detailed(self.id, client=self._client._api, body=body))
+        self.status = woken.status.value
         if wait:
             await self._wait_settled(time.monotonic() + timeout)
         return self

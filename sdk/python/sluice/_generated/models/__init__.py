@@ -97,6 +97,8 @@ from .run_stream_event_kind import RunStreamEventKind
 from .runtime_adapter import RuntimeAdapter
 from .runtime_status import RuntimeStatus
 from .signal_process_request import SignalProcessRequest
+from .sleep_reason import SleepReason
+from .sleep_workspace_response import SleepWorkspaceResponse
 from .source_selection import SourceSelection
 from .ssh_key_record import SshKeyRecord
 from .ssh_target_gateway import SshTargetGateway
@@ -109,6 +111,7 @@ from .take_over import TakeOver
 from .trigger_type import TriggerType
 from .unpacked_archive import UnpackedArchive
 from .wait_for import WaitFor
+from .wake_workspace_response import WakeWorkspaceResponse
 from .warm_pool_level import WarmPoolLevel
 from .webhook_delivery_record import WebhookDeliveryRecord
 from .webhook_record import WebhookRecord
@@ -127,6 +130,7 @@ from .workspace_event import WorkspaceEvent
 from .workspace_event_data_type_0 import WorkspaceEventDataType0
 from .workspace_published_image import WorkspacePublishedImage
 from .workspace_runtime import WorkspaceRuntime
+from .workspace_sleeping import WorkspaceSleeping
 from .workspace_ssh_target import WorkspaceSshTarget
 from .workspace_status import WorkspaceStatus
 from .workspace_summary import WorkspaceSummary
@@ -233,6 +237,8 @@ __all__ = (
     "RuntimeAdapter",
     "RuntimeStatus",
     "SignalProcessRequest",
+    "SleepReason",
+    "SleepWorkspaceResponse",
     "SourceSelection",
     "SshKeyRecord",
     "SshTargetGateway",
@@ -245,6 +251,7 @@ __all__ = (
     "TriggerType",
     "UnpackedArchive",
     "WaitFor",
+    "WakeWorkspaceResponse",
     "WarmPoolLevel",
     "WebhookDeliveryRecord",
     "WebhookRecord",
@@ -263,6 +270,7 @@ __all__ = (
     "WorkspaceEventDataType0",
     "WorkspacePublishedImage",
     "WorkspaceRuntime",
+    "WorkspaceSleeping",
     "WorkspaceSshTarget",
     "WorkspaceStatus",
     "WorkspaceSummary",

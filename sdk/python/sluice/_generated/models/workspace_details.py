@@ -19,6 +19,7 @@ if TYPE_CHECKING:
   from ..models.workspace_error import WorkspaceError
   from ..models.workspace_published_image import WorkspacePublishedImage
   from ..models.workspace_runtime import WorkspaceRuntime
+  from ..models.workspace_sleeping import WorkspaceSleeping
 
 
 
@@ -48,6 +49,7 @@ class WorkspaceDetails:
             finished_at (None | str | Unset):
             published_image (None | Unset | WorkspacePublishedImage):
             runtime (None | Unset | WorkspaceRuntime):
+            sleeping (None | Unset | WorkspaceSleeping):
             started_at (None | str | Unset):
             capture_drain (None | Unset | WorkspaceCaptureDrain):
      """
@@ -68,6 +70,7 @@ class WorkspaceDetails:
     finished_at: None | str | Unset = UNSET
     published_image: None | Unset | WorkspacePublishedImage = UNSET
     runtime: None | Unset | WorkspaceRuntime = UNSET
+    sleeping: None | Unset | WorkspaceSleeping = UNSET
     started_at: None | str | Unset = UNSET
     capture_drain: None | Unset | WorkspaceCaptureDrain = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -82,6 +85,7 @@ class WorkspaceDetails:
         from ..models.workspace_error import WorkspaceError # noqa: PLC0415
         from ..models.workspace_published_image import WorkspacePublishedImage # noqa: PLC0415
         from ..models.workspace_runtime import WorkspaceRuntime # noqa: PLC0415
+        from ..models.workspace_sleeping import WorkspaceSleeping # noqa: PLC0415
         created_at = self.created_at
 
         name = self.name
@@ -140,6 +144,14 @@ class WorkspaceDetails:
         else:
             runtime = self.runtime
 
+        sleeping: dict[str, Any] | None | Unset
+        if isinstance(self.sleeping, Unset):
+            sleeping = UNSET
+        elif isinstance(self.sleeping, WorkspaceSleeping):
+            sleeping = self.sleeping.to_dict()
+        else:
+            sleeping = self.sleeping
+
         started_at: None | str | Unset
         if isinstance(self.started_at, Unset):
             started_at = UNSET
@@ -180,6 +192,8 @@ class WorkspaceDetails:
             field_dict["publishedImage"] = published_image
         if runtime is not UNSET:
             field_dict["runtime"] = runtime
+        if sleeping is not UNSET:
+            field_dict["sleeping"] = sleeping
         if started_at is not UNSET:
             field_dict["startedAt"] = started_at
         if capture_drain is not UNSET:
@@ -196,6 +210,7 @@ class WorkspaceDetails:
         from ..models.workspace_error import WorkspaceError # noqa: PLC0415
         from ..models.workspace_published_image import WorkspacePublishedImage # noqa: PLC0415
         from ..models.workspace_runtime import WorkspaceRuntime # noqa: PLC0415
+        from ..models.workspace_sleeping import WorkspaceSleeping # noqa: PLC0415
         d = dict(src_dict)
         created_at = d.pop("createdAt")
 
@@ -308,6 +323,26 @@ class WorkspaceDetails:
         runtime = _parse_runtime(d.pop("runtime", UNSET))
 
 
+        def _parse_sleeping(data: object) -> None | Unset | WorkspaceSleeping:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                sleeping_type_1 = WorkspaceSleeping.from_dict(data)
+
+
+
+                return sleeping_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Unset | WorkspaceSleeping, data)
+
+        sleeping = _parse_sleeping(d.pop("sleeping", UNSET))
+
+
         def _parse_started_at(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -355,6 +390,7 @@ class WorkspaceDetails:
             finished_at=finished_at,
             published_image=published_image,
             runtime=runtime,
+            sleeping=sleeping,
             started_at=started_at,
             capture_drain=capture_drain,
         )
