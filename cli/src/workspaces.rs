@@ -140,6 +140,21 @@ pub enum WorkspacesCommand {
         #[command(flatten)]
         common: Common,
     },
+    /// Send a capture-sourced workspace to sleep: its work is saved to its
+    /// capture session and its runtime released; the next exec, file or
+    /// process call, SSH session or preview visit wakes it.
+    Sleep {
+        workspace_id: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Wake a sleeping workspace ahead of its next use: a new run restores
+    /// its capture session's head.
+    Wake {
+        workspace_id: String,
+        #[command(flatten)]
+        common: Common,
+    },
     /// The workspace's events; with --follow, then each new one as it is
     /// recorded (resuming after a dropped connection) until interrupted.
     Events {
@@ -279,6 +294,30 @@ pub async fn run(command: WorkspacesCommand) -> anyhow::Result<i32> {
             match common.output {
                 Output::Json => print_json(&answer),
                 Output::Table => println!("{workspace_id}: restarting"),
+            }
+            Ok(0)
+        }
+        WorkspacesCommand::Sleep { workspace_id, common } => {
+            let api = Api::new(&common.api)?;
+            let owner = common.owner_user_id.clone();
+            let sleep = api.client.sleep_workspace().workspace_id(&workspace_id);
+            let answer = json(sleep.body_map(|b| b.owner_user_id(owner)).send().await.map_err(failed)?);
+            match common.output {
+                Output::Json => print_json(&answer),
+                Output::Table if answer["sleeping"].is_object() => println!("{workspace_id}: asleep"),
+                Output::Table => println!("{workspace_id}: saving its work to go to sleep"),
+            }
+            Ok(0)
+        }
+        WorkspacesCommand::Wake { workspace_id, common } => {
+            let api = Api::new(&common.api)?;
+            let owner = common.owner_user_id.clone();
+            let wake = api.client.wake_workspace().workspace_id(&workspace_id);
+            let answer = json(wake.body_map(|b| b.owner_user_id(owner)).send().await.map_err(failed)?);
+            match common.output {
+                Output::Json => print_json(&answer),
+                Output::Table if answer["woken"] == true => println!("{workspace_id}: waking (run {})", answer["runId"].as_str().unwrap_or_default()),
+                Output::Table => println!("{workspace_id}: awake ({})", answer["status"].as_str().unwrap_or_default()),
             }
             Ok(0)
         }

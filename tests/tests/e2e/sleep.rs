@@ -97,8 +97,8 @@ async fn an_idle_workspace_sleeps_with_its_work_saved_and_an_exec_wakes_it() {
     assert_eq!(events.last().unwrap().1["cause"], "exec");
 
     // Sent to sleep on request; ten execs at once wake it with one run.
-    let (status, sleeping) = server.post(&format!("/v1/workspaces/{id}/sleep"), &json!({"ownerUserId": "alice"})).await;
-    assert_eq!((status, sleeping["desiredState"].as_str()), (202, Some("stopped")), "{sleeping}");
+    let (ok, said) = server.operate(&dir, &["workspaces", "sleep", &id, "--owner", "alice"]);
+    assert!(ok && said.contains(&format!("{id}: saving its work to go to sleep")), "{said}");
     let asleep = server.wait_for("alice", &id, SLEEP_WITHIN, |w| w["status"] == "stopped").await;
     assert_eq!(asleep["sleeping"]["reason"], "requested", "{asleep}");
     let execs = (0..10).map(|i| {
@@ -176,8 +176,10 @@ async fn a_server_killed_mid_wake_leaves_one_executor() {
     let (status, _) = server.post(&format!("/v1/workspaces/{id}/sleep"), &json!({"ownerUserId": "alice"})).await;
     assert_eq!(status, 202);
     server.wait_for("alice", &id, SLEEP_WITHIN, |w| w["status"] == "stopped").await;
-    let (status, woke) = server.post(&format!("/v1/workspaces/{id}/wake"), &json!({"ownerUserId": "alice"})).await;
-    assert_eq!((status, woke["woken"].as_bool()), (202, Some(true)), "{woke}");
+    let (ok, woke) = server.operate(&dir, &["workspaces", "wake", &id, "--owner", "alice", "-o", "json"]);
+    assert!(ok, "{woke}");
+    let woke: Value = serde_json::from_str(&woke).unwrap();
+    assert_eq!(woke["woken"], true, "{woke}");
     let resume_run = woke["runId"].as_str().unwrap().to_owned();
     // Killed once the executor exists and before its launch is recorded.
     let made = || async { dir.executors().join(&resume_run).join("daemon.pid").exists().then_some(()) };
