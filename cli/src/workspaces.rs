@@ -316,7 +316,9 @@ pub async fn run(command: WorkspacesCommand) -> anyhow::Result<i32> {
             let answer = json(wake.body_map(|b| b.owner_user_id(owner)).send().await.map_err(failed)?);
             match common.output {
                 Output::Json => print_json(&answer),
-                Output::Table if answer["woken"] == true => println!("{workspace_id}: waking (run {})", answer["runId"].as_str().unwrap_or_default()),
+                Output::Table if answer["woken"] == true => {
+                    println!("{workspace_id}: waking (run {})", answer["runId"].as_str().unwrap_or_default())
+                }
                 Output::Table => println!("{workspace_id}: awake ({})", answer["status"].as_str().unwrap_or_default()),
             }
             Ok(0)

@@ -1,10 +1,11 @@
 """Drives the operator console in Debian's Chromium (headless), as an
 operator would: sign in, find the retained executor with its reason, click
-Recover on its page and watch the drain finish there without a reload.
+Recover on its page and watch the drain finish there without a reload;
+find a sleeping workspace asleep, wake it and watch it become ready.
 Screenshots go to the output directory. Exits non-zero on the first check
 that fails.
 
-usage: console.py BASE_URL TOKEN_FILE WORKSPACE_ID REASON OUTPUT_DIR
+usage: console.py BASE_URL TOKEN_FILE WORKSPACE_ID REASON OUTPUT_DIR ASLEEP_WORKSPACE_ID
 """
 
 import pathlib
@@ -30,7 +31,7 @@ def replay(base: str, cookie: str, path: str, form: str | None = None, timeout: 
 
 
 def main() -> None:
-    base, token_file, workspace, reason, output = sys.argv[1:6]
+    base, token_file, workspace, reason, output, asleep = sys.argv[1:7]
     token = pathlib.Path(token_file).read_text().strip()
     shots = pathlib.Path(output)
     shots.mkdir(parents=True, exist_ok=True)
@@ -89,6 +90,20 @@ def main() -> None:
         assert updates >= 1, f"the page changed without a live update: {updates}"
         expect(page.locator("ol.timeline")).to_contain_text("sluice.drain.changed")
         page.screenshot(path=str(shots / "4-recovered.png"), full_page=True)
+
+        # A sleeping workspace says so, and Wake brings it back, live.
+        page.goto(f"{base}/console/workspaces?status=stopped")
+        expect(page.locator(f"tr[data-workspace='{asleep}'] span.asleep")).to_have_text("asleep")
+        page.goto(f"{base}/console/workspaces/{asleep}")
+        expect(page.locator("#status")).to_have_text("stopped")
+        expect(page.locator("#sleeping")).to_contain_text("requested")
+        page.screenshot(path=str(shots / "4a-asleep.png"), full_page=True)
+        page.locator("button", has_text="Wake").click()
+        page.wait_for_url(f"{base}/console/workspaces/{asleep}")
+        expect(page.locator("#status")).to_have_text("ready")
+        expect(page.locator("#sleeping")).to_have_count(0)
+        expect(page.locator("ol.timeline")).to_contain_text("sluice.workspace.woken")
+        page.screenshot(path=str(shots / "4b-woken.png"), full_page=True)
 
         # The overview no longer lists it.
         page.goto(f"{base}/console")

@@ -54,6 +54,7 @@ pub fn router() -> Router<AppState> {
         .route("/console/workspaces", get(workspaces))
         .route("/console/workspaces/{workspaceId}", get(workspace))
         .route("/console/workspaces/{workspaceId}/recover", post(recover))
+        .route("/console/workspaces/{workspaceId}/wake", post(wake))
         .route("/console/workspaces/{workspaceId}/discard", get(discard_page).post(discard))
         .route("/console/workers", get(workers))
         .route("/console/captures/{sessionId}/{n}/archive", get(capture_archive))
@@ -346,6 +347,31 @@ async fn recover(
         Ok(_) => {
             app.work_enqueued();
             tracing::info!(workspace = %id, "recovery asked for from the console");
+            Redirect::to(&back(&fields)).into_response()
+        }
+        Err(e) => failed(e),
+    }
+}
+
+/// Wakes a sleeping workspace: its new run is queued here, and the page
+/// follows it to ready.
+async fn wake(State(app): State<AppState>, headers: HeaderMap, Path(id): Path<WorkspaceId>, body: Bytes) -> Response {
+    let fields = match form(&app, &headers, &body).await {
+        Ok((_, fields)) => fields,
+        Err(refusal) => return *refusal,
+    };
+    let owner = match owner_of(&app, &id).await {
+        Ok(owner) => owner,
+        Err(refusal) => return refusal,
+    };
+    let cause = sluice_domain::sleep::WakeCause::Requested;
+    match app.store.request(&owner, &id, Request::Wake { cause }).await {
+        Ok(woken) => {
+            if woken.is_some_and(|t| t.queued_run.is_some()) {
+                app.work_enqueued();
+                app.config.metrics.workspace_wakes.with_label_values(&[cause.as_str()]).inc();
+                tracing::info!(workspace = %id, "woken from the console");
+            }
             Redirect::to(&back(&fields)).into_response()
         }
         Err(e) => failed(e),

@@ -4,6 +4,7 @@
 
 use maud::{DOCTYPE, Markup, html};
 use sluice_domain::ids::{OwnerId, WorkspaceId};
+use sluice_domain::sleep::sleeping;
 use sluice_store::capture::CaptureRecord;
 use sluice_store::fleet::{HostRecord, WorkerRecord};
 use sluice_store::model::{FeedItem, Workspace, WorkspaceStatus};
@@ -235,7 +236,10 @@ pub(crate) fn workspaces(
                                 td { (workspace_link(&w.id)) }
                                 td { (w.name) }
                                 td { (w.owner_user_id) }
-                                td { span class={ "status " (w.status.as_str()) } { (w.status.as_str()) } }
+                                td {
+                                    span class={ "status " (w.status.as_str()) } { (w.status.as_str()) }
+                                    @if sleeping(w).is_some() { " " span.asleep { "asleep" } }
+                                }
                                 td { code { (w.repository) ":" (w.tag) } }
                                 td { (when(w.updated_at, now)) }
                             }
@@ -266,6 +270,9 @@ pub(crate) fn workspace(
                 dt { "Id" } dd { code { (w.id) } }
                 dt { "Owner" } dd { (w.owner_user_id) }
                 dt { "Status" } dd #status { span class={ "status " (w.status.as_str()) } { (w.status.as_str()) } }
+                @if let Some(asleep) = sleeping(w) {
+                    dt { "Asleep" } dd #sleeping { (asleep.reason.as_str()) " · since " (when(asleep.since, now)) }
+                }
                 dt { "Image" } dd { code { (w.repository) ":" (w.tag) } }
                 @if let Some(run) = &state.current_run {
                     dt { "Current run" } dd { code { (run.id) } " · " (run.status.as_str()) @if let Some(host) = &run.host { " on " (host) } }
@@ -277,6 +284,11 @@ pub(crate) fn workspace(
                             dt { "Retained" } dd.reason { (retention.reason) " · " (when(retention.since, now)) " · " (retention.attempts) " attempts" }
                         }
                     }
+                }
+            }
+            @if sleeping(w).is_some() {
+                div.actions {
+                    (action(csrf, &format!("/console/workspaces/{}/wake", w.id), "Wake", &back))
                 }
             }
             @if w.status == WorkspaceStatus::Retained {

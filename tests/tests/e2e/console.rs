@@ -2,7 +2,8 @@
 //! headless through Playwright (tests/browser/console.py), against the real
 //! `sluice serve` with a real executor retained: sign in, see it with its
 //! reason, recover it and watch the drain finish on the page without a
-//! reload. Screenshots are kept under the target directory. The console's
+//! reload; see a sleeping workspace asleep and wake it. Screenshots are
+//! kept under the target directory. The console's
 //! refusals (no session, a forged form) are checked here over HTTP.
 
 use std::path::{Path, PathBuf};
@@ -66,6 +67,13 @@ async fn an_operator_recovers_a_retained_executor_from_the_console() {
     let retained = server.wait_for("alice", &kept, WITHIN, |w| w["status"] == "retained").await;
     let reason = retained["captureDrain"]["retained"]["reason"].as_str().expect("a retention reason").to_owned();
 
+    // A workspace asleep: the console shows it so and wakes it.
+    let (asleep, _) = launch(&server, &session(&server, None).await, "asleep").await;
+    let (status, answer) =
+        server.post(&format!("/v1/workspaces/{asleep}/sleep"), &json!({"ownerUserId": "alice"})).await;
+    assert_eq!(status, 202, "{answer}");
+    server.wait_for("alice", &asleep, WITHIN, |w| w["sleeping"].is_object()).await;
+
     // The sign-in form comes with its own form token's cookie.
     let login = client.get(format!("{}/console/login", server.base)).send().await.unwrap();
     assert_eq!(login.status(), 200);
@@ -81,19 +89,22 @@ async fn an_operator_recovers_a_retained_executor_from_the_console() {
         .arg(&kept)
         .arg(&reason)
         .arg(&output)
+        .arg(&asleep)
         .kill_on_drop(true)
         .output();
     let run = tokio::time::timeout(Duration::from_secs(300), run).await.expect("the browser run ends").unwrap();
     let printed = format!("{}{}", String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
     assert!(run.status.success(), "the console run failed:\n{printed}\nserver:\n{}", server.output());
     eprintln!("console screenshots: {}", output.display());
-    for shot in ["2-retained.png", "4-recovered.png"] {
+    for shot in ["2-retained.png", "4-recovered.png", "4b-woken.png"] {
         assert!(std::fs::metadata(output.join(shot)).is_ok_and(|m| m.len() > 1000), "{shot} was kept");
     }
 
     // What the console did went through the store: the work was saved.
     let stopped = server.wait_for("alice", &kept, WITHIN, |w| w["status"] == "stopped").await;
     assert_ne!(stopped["captureDrain"]["state"], "kept", "{stopped}");
+    let woken = server.wait_for("alice", &asleep, WITHIN, |w| w["status"] == "ready").await;
+    assert!(woken.get("sleeping").is_none(), "{woken}");
     let token = std::fs::read_to_string(dir.path().join("api-token")).unwrap();
     assert!(!server.output().contains(token.trim()), "the token is in no log line");
     server.stop();
