@@ -316,6 +316,15 @@ pub(crate) async fn wake(
     let watch = app.waiters.watch(&app.store, workspace_id).await?;
     let mut closing = app.closing.clone();
     loop {
+        // Its new run claims the session: as a restart's, not over another
+        // executor's work that is not confirmed saved.
+        let view = app.store.get_workspace(owner, workspace_id).await?.ok_or(crate::error::ApiError::NotFound)?;
+        if let (Ok(Wakefulness::Asleep), Some(session)) =
+            (wakefulness(&view.workspace), view.workspace.spec.capture_session())
+        {
+            let session = sluice_domain::ids::SessionId::from(session);
+            crate::routes::workspaces::check_takeover(app, owner, &session, None, None, false).await?;
+        }
         let woken = app.store.request(owner, workspace_id, Request::Wake { cause }).await?;
         match woken.ok_or(crate::error::ApiError::NotFound)?.answer {
             Answer::Wake(Wakefulness::Asleep) => {

@@ -157,6 +157,11 @@ struct Stats {
     takeovers_discarded: u64,
     /// Workspaces the execution broker ended (release or reaper).
     broker_ends: u64,
+    /// Sleeps begun, and runs queued by wakes and restarts of ended
+    /// capture workspaces.
+    sleeps: u64,
+    wakes: u64,
+    restarts: u64,
     /// Background processes and durable commands started, and durable
     /// starts that found their identity claimed (and launched nothing).
     processes_started: u64,
@@ -180,6 +185,9 @@ impl Stats {
         self.attestations_refused += other.attestations_refused;
         self.hosts_unreachable += other.hosts_unreachable;
         self.broker_ends += other.broker_ends;
+        self.sleeps += other.sleeps;
+        self.wakes += other.wakes;
+        self.restarts += other.restarts;
         self.takeovers_refused += other.takeovers_refused;
         self.takeovers_discarded += other.takeovers_discarded;
     }
@@ -833,6 +841,53 @@ impl Sim {
         }
     }
 
+    /// The owner (or the idle sweep) sends the workspace to sleep: a stop's
+    /// drain under the sleep's name.
+    async fn sleep(&mut self, id: &str, reason: sluice_domain::sleep::SleepReason) {
+        let request = Request::Sleep { reason };
+        let asked = self.store.request(&OwnerId::from(OWNER), &WorkspaceId::from(id), request).await;
+        if let Ok(Some(next)) = asked
+            && next.answer == Answer::Sleep(sluice_domain::sleep::SleepStep::Begin)
+        {
+            self.stopped.insert(id.to_owned());
+            let mut world = self.world.lock().unwrap();
+            world.stopping.insert(id.to_owned());
+            world.stats.sleeps += 1;
+        }
+    }
+
+    /// A request that needs the runtime (a wake), or the owner's restart of
+    /// an ended workspace: a new run that claims the session and goes on
+    /// from its head, gated as the API gates it (not over another
+    /// executor's unsaved work).
+    async fn resume(&mut self, id: &str, restart: bool) {
+        let Some(session) = self.world.lock().unwrap().sessions.get(id).cloned() else { return };
+        let holder = match self.store.session_holder(&SessionId::from(&session)).await {
+            Ok(holder) => holder,
+            Err(StoreError::Unavailable(_)) => return,
+            Err(e) => panic!("reading a session's holder failed: {e}"),
+        };
+        if sluice_domain::drain::unsaved_holder(holder.as_ref().map(|(run, drain)| (run, drain.as_ref()))).is_some() {
+            return;
+        }
+        let request = match restart {
+            true => Request::Restart,
+            false => Request::Wake { cause: sluice_domain::sleep::WakeCause::Exec },
+        };
+        let Ok(Some(next)) = self.store.request(&OwnerId::from(OWNER), &WorkspaceId::from(id), request).await else {
+            return;
+        };
+        if next.queued_run.is_some() {
+            self.stopped.remove(id);
+            let mut world = self.world.lock().unwrap();
+            world.stopping.remove(id);
+            match restart {
+                true => world.stats.restarts += 1,
+                false => world.stats.wakes += 1,
+            }
+        }
+    }
+
     /// An executor whose session a newer one claimed cannot save what it
     /// holds (its retention says so): its owner discards it, as the
     /// retention's reason asks.
@@ -1093,6 +1148,22 @@ async fn run(seed: u64, final_leaves_writers: bool) -> Result<Stats, String> {
                     let take_over = rng.chance(500);
                     sim.create_on_session(&on, take_over).await;
                 }
+                49..=50 if !sim.workspaces.is_empty() => {
+                    let id = sim.workspaces[rng.below(sim.workspaces.len() as u64) as usize].clone();
+                    let reason =
+                        [sluice_domain::sleep::SleepReason::Idle, sluice_domain::sleep::SleepReason::Requested]
+                            [rng.below(2) as usize];
+                    sim.sleep(&id, reason).await;
+                }
+                51..=53 if !sim.workspaces.is_empty() => {
+                    // Mostly a workspace that was sent to sleep or stopped.
+                    let ended: Vec<String> =
+                        sim.workspaces.iter().filter(|w| sim.stopped.contains(*w)).cloned().collect();
+                    let from = if !ended.is_empty() && rng.chance(800) { ended } else { sim.workspaces.clone() };
+                    let id = from[rng.below(from.len() as u64) as usize].clone();
+                    let restart = rng.chance(300);
+                    sim.resume(&id, restart).await;
+                }
                 45..=46 => {
                     let grace = [0, 1_000, 60_000][rng.below(3) as usize];
                     if let Ok(marked) = sim.store.sweep_unreachable_hosts(grace).await {
@@ -1243,6 +1314,8 @@ async fn no_schedule_removes_unsaved_work_and_every_stop_ends() {
         assert!(total.attestations_accepted > 0 && total.attestations_refused > 0, "{total:?}");
         assert!(total.hosts_unreachable > 0, "no schedule found its host silent: {total:?}");
         assert!(total.broker_ends > 0, "no schedule ended a workspace as the broker does: {total:?}");
+        assert!(total.sleeps > 0 && total.wakes > 0, "no schedule slept and woke a workspace: {total:?}");
+        assert!(total.restarts > 0, "no schedule restarted an ended capture workspace: {total:?}");
         assert!(total.takeovers_refused > 0 && total.takeovers_discarded > 0, "{total:?}");
         assert!(total.processes_started > 0 && total.commands_started > 0, "{total:?}");
         assert!(total.commands_repeated > 0, "no durable start found its identity claimed: {total:?}");

@@ -101,7 +101,7 @@ async fn check_capture_source(
 /// Whether a new executor may claim `session`: not over another's work not
 /// confirmed saved, unless a create asks to take it over. `creating`: a
 /// create (which may ask) rather than a restart (which may not).
-async fn check_takeover(
+pub(crate) async fn check_takeover(
     app: &AppState,
     owner: &OwnerId,
     session: &SessionId,
