@@ -192,6 +192,8 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/workspaces/{workspaceId}/restart", post(ws::restart_workspace))
         .route("/v1/workspaces/{workspaceId}/sleep", post(ws::sleep_workspace))
         .route("/v1/workspaces/{workspaceId}/wake", post(ws::wake_workspace))
+        .route("/v1/workspaces/{workspaceId}/fork", post(routes::forks::fork_workspace))
+        .route("/v1/capture-sessions/{sessionId}/captures/{n}/fork", post(routes::forks::fork_capture))
         .route("/v1/workspaces/{workspaceId}/sessions", get(routes::ssh_keys::list_workspace_sessions))
         .route(
             "/v1/workspaces/{workspaceId}/previews",
@@ -216,7 +218,10 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/ssh-keys", post(routes::ssh_keys::register_ssh_key).get(routes::ssh_keys::list_ssh_keys))
         .route("/v1/ssh-keys/{fingerprint}", delete(routes::ssh_keys::delete_ssh_key))
         .route("/v1/capture-sessions", post(routes::capture_sessions::create_capture_session))
-        .route("/v1/capture-sessions/{sessionId}", get(routes::capture_sessions::get_capture_session))
+        .route(
+            "/v1/capture-sessions/{sessionId}",
+            get(routes::capture_sessions::get_capture_session).delete(routes::capture_sessions::delete_capture_session),
+        )
         .route("/v1/capture-sessions/{sessionId}/captures", get(routes::capture_sessions::list_captures))
         .route("/v1/capture-sessions/{sessionId}/captures/{n}/diff", get(routes::capture_sessions::diff_captures))
         .route("/v1/capture-sessions/{sessionId}/captures/{n}/files", get(routes::capture_sessions::read_capture_file))

@@ -117,6 +117,8 @@ impl Modify for BodyTooLarge {
         ws::restart_workspace,
         ws::sleep_workspace,
         ws::wake_workspace,
+        crate::routes::forks::fork_workspace,
+        crate::routes::forks::fork_capture,
         ws::get_workspace_ssh_target,
         ws::get_run,
         crate::routes::runs::stream_run,
@@ -159,6 +161,7 @@ impl Modify for BodyTooLarge {
         crate::routes::previews::revoke_preview,
         crate::routes::capture_sessions::create_capture_session,
         crate::routes::capture_sessions::get_capture_session,
+        crate::routes::capture_sessions::delete_capture_session,
         crate::routes::capture_sessions::list_captures,
         crate::routes::capture_sessions::diff_captures,
         crate::routes::capture_sessions::read_capture_file,
@@ -256,8 +259,8 @@ mod tests {
         let paths = doc["paths"].as_object().unwrap();
         assert_eq!(
             paths.len(),
-            60,
-            "19 workspace paths, 7 file paths, 4 process paths, 5 capture-session paths, 2 run paths, /v1/retained-executors, 2 job paths, \
+            62,
+            "20 workspace paths, 7 file paths, 4 process paths, 6 capture-session paths, 2 run paths, /v1/retained-executors, 2 job paths, \
              /v1/workers, 4 host paths, 3 ssh-key paths, workspace sessions, 2 preview paths, 2 event streams, 4 webhook paths, \
              /metrics and /healthz"
         );

@@ -174,6 +174,42 @@ pub struct FlushWorkspaceCaptureRequest {
     pub grace_ms: Option<i64>,
 }
 
+/// A fork: how many, and what their names start with.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ForkRequest {
+    pub owner_user_id: OwnerUserId,
+    /// How many workspaces to make, 1 to 100.
+    #[schema(minimum = 1, maximum = 100)]
+    pub count: i64,
+    /// Their names are this followed by `-1`, `-2`, … (default: the
+    /// source workspace's name and `-fork`).
+    #[schema(min_length = 1, max_length = 120)]
+    pub name_prefix: Option<String>,
+}
+
+/// The workspaces a fork made, each on a capture session of its own that
+/// starts at the fork's point: answered once with each session's token.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ForkResponse {
+    /// The session and capture every fork starts from.
+    pub source_session_id: String,
+    pub capture_n: u64,
+    pub items: Vec<ForkedWorkspace>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ForkedWorkspace {
+    pub workspace_id: String,
+    pub name: String,
+    pub status: WorkspaceStatus,
+    pub capture_session_id: String,
+    /// The new session's token, shown this once.
+    pub capture_token: String,
+}
+
 /// One command of a deterministic exec: argv run without a shell.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

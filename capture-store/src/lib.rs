@@ -3,6 +3,7 @@
 //! written in packs and read back verified; collection removes what no kept
 //! capture needs. The API reads captures back through [`reader`].
 
+pub mod branch;
 pub mod collection;
 pub mod objects;
 pub mod packs;

@@ -33,6 +33,11 @@ impl CaptureReader {
         CaptureReader { objects }
     }
 
+    /// The object store it reads.
+    pub fn objects(&self) -> &Objects {
+        &self.objects
+    }
+
     /// The tree a capture's manifest documents (its row's keys) resolve to;
     /// a class without a document is empty.
     pub async fn capture_tree(&self, small: Option<&str>, bulk: Option<&str>) -> Result<CaptureTree, ObjectsError> {

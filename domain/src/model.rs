@@ -301,6 +301,7 @@ named_enum!(
         SessionHasUnsavedWork => "session-has-unsaved-work",
         SleepUnsupported => "sleep-unsupported",
         NotSleeping => "not-sleeping",
+        SessionInUse => "session-in-use",
         // The registrar's three: a newer executor claimed the session, its
         // head moved meanwhile, objects are being collected (try again).
         Fenced => "fenced",

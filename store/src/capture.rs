@@ -15,7 +15,7 @@ use crate::clock::{new_id, now_ms};
 use crate::db::{DbRow, Tx, args};
 use crate::error::StoreError;
 use crate::event_log::append_sluice_event;
-use crate::model::{ConflictCode, Refusal, SluiceEventType};
+use crate::model::{ConflictCode, Refusal, SluiceEventType, WorkspaceStatus};
 use crate::seal::{Secret, new_token};
 use sluice_domain::event_data;
 use sluice_domain::feed::NewSluiceEvent;
@@ -57,6 +57,8 @@ pub struct CaptureSession {
     pub claimed_run_id: Option<RunId>,
     pub final_seal: Option<FinalSeal>,
     pub created_at: i64,
+    /// The session and capture it was branched from (a fork), if it was.
+    pub branched_from: Option<(SessionId, u64)>,
 }
 
 impl CaptureSession {
@@ -136,7 +138,7 @@ pub struct NewCapture {
 
 const SESSION_COLUMNS: &str = "id, owner_user_id, worktree_id, epoch, head_n, quota_bytes, used_bytes, \
     stored_bytes, keep_last, keep_within_ms, small_manifest, small_depth, bulk_manifest, bulk_depth, claimed_run_id, seal_capture_n, seal_epoch, \
-    seal_executor_id, seal_launch_id, seal_at, seal_origin, created_at";
+    seal_executor_id, seal_launch_id, seal_at, seal_origin, created_at, branched_from_session, branched_from_n";
 
 fn unsigned(row: &DbRow, column: &str) -> Result<u64, StoreError> {
     u64::try_from(row.int(column)?).map_err(|_| StoreError::Corrupt(format!("{column} is negative")))
@@ -184,6 +186,10 @@ fn session_from_row(row: &DbRow) -> Result<CaptureSession, StoreError> {
         claimed_run_id: row.opt_id("claimed_run_id")?,
         final_seal,
         created_at: row.int("created_at")?,
+        branched_from: match row.opt_text("branched_from_session")? {
+            Some(session) => Some((SessionId::from(session), unsigned(row, "branched_from_n")?)),
+            None => None,
+        },
     })
 }
 
@@ -415,6 +421,203 @@ impl Store {
             .await?;
         let session = self.capture_session(&id).await?.ok_or_else(|| StoreError::Corrupt("session vanished".into()))?;
         Ok((session, token))
+    }
+
+    /// Branches `count` new sessions of the owner from capture `n` of
+    /// `source` (its tree as `point` resolved it): each starts with one
+    /// capture naming the same manifest documents, so nothing is copied,
+    /// and keeps the source's quota and retention. All or none, in one
+    /// transaction that orders with a collection forgetting the capture
+    /// (both take the source's row): the capture is either still kept and
+    /// named again, or found forgotten and refused. Answers each session
+    /// with its token, shown once.
+    pub async fn branch_capture_sessions(
+        &self,
+        owner: &OwnerId,
+        source: &SessionId,
+        n: u64,
+        point: &RewoundTree,
+        count: usize,
+    ) -> Result<Vec<(CaptureSession, Secret<String>)>, StoreError> {
+        let lock = self.pool.kind().for_update();
+        let now = now_ms();
+        let mut tx = self.pool.begin().await?;
+        let found = tx
+            .fetch_optional(
+                &format!("SELECT quota_bytes, keep_last, keep_within_ms FROM capture_sessions WHERE id = $1 AND owner_user_id = $2{lock}"),
+                args![source, owner],
+            )
+            .await?;
+        let kept = tx
+            .fetch_optional(
+                "SELECT run_id, launch FROM captures WHERE session_id = $1 AND n = $2",
+                args![source, signed(n)],
+            )
+            .await?;
+        let (Some(session), Some(capture)) = (found, kept) else {
+            return Err(Refusal {
+                message: format!("capture session {source} keeps no capture {n}"),
+                code: ConflictCode::CaptureNotKept,
+            }
+            .into());
+        };
+        let origin = serde_json::to_string(&point.origin).map_err(|_| StoreError::Corrupt("origin".into()))?;
+        let key = |h: &Option<ManifestHead>| h.as_ref().map(|h| h.key.clone());
+        let depth = |h: &Option<ManifestHead>| h.as_ref().map_or(0, |h| signed(h.depth));
+        let classes: Vec<CaptureClass> = CaptureClass::ALL
+            .into_iter()
+            .filter(|c| match c {
+                CaptureClass::Small => point.small.is_some(),
+                CaptureClass::Bulk => point.bulk.is_some(),
+            })
+            .collect();
+        let classes = serde_json::json!(classes).to_string();
+        let mut ids = Vec::with_capacity(count);
+        for _ in 0..count {
+            let token = Secret::new(format!("slcap_{}", new_token().expose()));
+            let id = SessionId::from(new_id("cs"));
+            tx.execute(
+                "INSERT INTO capture_sessions (id, owner_user_id, worktree_id, token_hash, quota_bytes, keep_last, \
+                 keep_within_ms, head_n, used_bytes, stored_bytes, small_manifest, small_depth, bulk_manifest, \
+                 bulk_depth, branched_from_session, branched_from_n, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $8, $9, $10, $11, $12, $13, $14, $15, $15)",
+                args![
+                    &id,
+                    owner,
+                    new_id("wt"),
+                    self.capture_token_hash(token.expose()),
+                    session.opt_int("quota_bytes")?,
+                    session.opt_int("keep_last")?,
+                    session.opt_int("keep_within_ms")?,
+                    signed(point.bytes),
+                    key(&point.small),
+                    depth(&point.small),
+                    key(&point.bulk),
+                    depth(&point.bulk),
+                    source,
+                    signed(n),
+                    now
+                ],
+            )
+            .await?;
+            tx.execute(
+                "INSERT INTO captures (session_id, n, epoch, run_id, launch, classes, bytes, small_manifest, \
+                 bulk_manifest, origin, registered_at, files, added, changed, removed) \
+                 VALUES ($1, 1, 0, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 0, 0)",
+                args![
+                    &id,
+                    capture.text("run_id")?,
+                    capture.text("launch")?,
+                    classes.clone(),
+                    signed(point.bytes),
+                    key(&point.small),
+                    key(&point.bulk),
+                    origin.clone(),
+                    now,
+                    signed(point.counts.files),
+                    signed(point.counts.files)
+                ],
+            )
+            .await?;
+            ids.push((id, token));
+        }
+        tx.commit().await?;
+        let mut branched = Vec::with_capacity(count);
+        for (id, token) in ids {
+            let session =
+                self.capture_session(&id).await?.ok_or_else(|| StoreError::Corrupt("session vanished".into()))?;
+            branched.push((session, token));
+        }
+        Ok(branched)
+    }
+
+    /// Deletes the owner's session with its captures and claims: its
+    /// objects are collected once no kept capture of any session names them
+    /// (a fork's keep what they share). Refused while a workspace that is
+    /// not deleted and has not ended names it, or its executor still runs.
+    /// `false` when the owner has no such session.
+    pub async fn delete_capture_session(&self, owner: &OwnerId, session_id: &SessionId) -> Result<bool, StoreError> {
+        let lock = self.pool.kind().for_update();
+        let mut tx = self.pool.begin().await?;
+        let found = tx
+            .fetch_optional(
+                &format!("SELECT claimed_run_id FROM capture_sessions WHERE id = $1 AND owner_user_id = $2{lock}"),
+                args![session_id, owner],
+            )
+            .await?;
+        let Some(found) = found else { return Ok(false) };
+        // A spec names its session as `"sessionId": "<id>"`; an id holds no quote.
+        let named = format!("%\"{session_id}\"%");
+        let user = tx
+            .fetch_optional(
+                "SELECT id FROM workspaces WHERE deleted_at IS NULL AND spec LIKE $1 \
+                 AND status NOT IN ($2, $3, $4) LIMIT 1",
+                args![
+                    named,
+                    WorkspaceStatus::Stopped.as_str(),
+                    WorkspaceStatus::Failed.as_str(),
+                    WorkspaceStatus::Cancelled.as_str()
+                ],
+            )
+            .await?;
+        let running = match found.opt_text("claimed_run_id")? {
+            Some(run) => tx
+                .fetch_optional(
+                    "SELECT workspace_id FROM runs WHERE id = $1 AND runtime_adapter IS NOT NULL \
+                     AND runtime_removed_at IS NULL",
+                    args![run],
+                )
+                .await?
+                .map(|r| r.text("workspace_id"))
+                .transpose()?,
+            None => None,
+        };
+        if let Some(workspace) = user.map(|r| r.text("id")).transpose()?.or(running) {
+            return Err(Refusal {
+                message: format!(
+                    "capture session {session_id} is in use by workspace {workspace}: stop it (or let it end) first"
+                ),
+                code: ConflictCode::SessionInUse,
+            }
+            .into());
+        }
+        for table in ["captures", "capture_claims", "capture_restore_points"] {
+            tx.execute(&format!("DELETE FROM {table} WHERE session_id = $1"), args![session_id]).await?;
+        }
+        tx.execute("DELETE FROM capture_sessions WHERE id = $1", args![session_id]).await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// The owner's workspace whose executor registered capture `n` of the
+    /// session (a branch of it takes that workspace's image and spec).
+    pub async fn capture_maker(
+        &self,
+        owner: &OwnerId,
+        session_id: &SessionId,
+        n: u64,
+    ) -> Result<Option<crate::model::Workspace>, StoreError> {
+        let row = self
+            .pool
+            .fetch_optional(
+                "SELECT r.workspace_id FROM captures c JOIN runs r ON r.id = c.run_id \
+                 WHERE c.session_id = $1 AND c.n = $2",
+                args![session_id, signed(n)],
+            )
+            .await?;
+        let Some(row) = row else { return Ok(None) };
+        let workspace_id: WorkspaceId = row.id("workspace_id")?;
+        let row = self
+            .pool
+            .fetch_optional(
+                &format!(
+                    "SELECT {} FROM workspaces WHERE id = $1 AND owner_user_id = $2",
+                    crate::rows::WORKSPACE_COLUMNS
+                ),
+                args![&workspace_id, owner],
+            )
+            .await?;
+        row.as_ref().map(crate::rows::workspace_from_row).transpose()
     }
 
     fn capture_token_hash(&self, token: &str) -> String {

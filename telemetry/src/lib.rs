@@ -57,6 +57,7 @@ pub struct Metrics {
     pub workspace_sleeps: IntCounterVec,
     pub workspace_wakes: IntCounterVec,
     pub workspace_wake_seconds: HistogramVec,
+    pub workspace_forks: IntCounterVec,
 
     // Read from the store at each scrape.
     pub workspaces: IntGaugeVec,
@@ -242,6 +243,11 @@ impl Metrics {
                 "From a wake to the woken workspace's ready, as the request that woke it waited, by cause",
                 &["cause"],
                 LAUNCH_BUCKETS,
+            ),
+            workspace_forks: b.counters(
+                "sluice_workspace_forks_total",
+                "Workspaces made by forks, by source: workspace (a workspace's point), capture (a kept capture)",
+                &["source"],
             ),
             workspaces: b.gauges("sluice_workspaces", "Workspaces by status", &["status"]),
             drains: b.gauges("sluice_drains", "Drains of executors not yet removed, by state", &["state"]),

@@ -13,7 +13,7 @@ use sluice_store::clock::rfc3339;
 
 use crate::AppState;
 use crate::error::ApiError;
-use crate::error::responses::{Internal, InvalidRequest, NotFound, Unauthenticated, Unavailable};
+use crate::error::responses::{Conflict, Internal, InvalidRequest, NotFound, Unauthenticated, Unavailable};
 use crate::extract::{JsonBody, QueryOf};
 use crate::validate;
 use crate::wire::*;
@@ -64,6 +64,26 @@ pub async fn create_capture_session(
         token: token.expose().clone(),
     };
     Ok((StatusCode::CREATED, Json(body)))
+}
+
+/// Delete a capture session with its captures (204): its objects are
+/// collected once no kept capture of any session names them, so a fork of
+/// it keeps what it shares. 409 `session-in-use` while a workspace that has
+/// not ended names it.
+#[utoipa::path(delete, path = "/v1/capture-sessions/{sessionId}", tag = "capture", operation_id = "deleteCaptureSession",
+    params(("sessionId" = String, Path), OwnerQuery),
+    responses((status = 204), InvalidRequest, Unauthenticated, NotFound, Conflict, Internal),
+    security(("apiToken" = [])))]
+pub async fn delete_capture_session(
+    State(app): State<AppState>,
+    Path(session_id): Path<SessionId>,
+    QueryOf(q): QueryOf<OwnerQuery>,
+) -> Result<StatusCode, ApiError> {
+    let owner = validate::owner(q.owner_user_id)?.into_id();
+    match app.store.delete_capture_session(&owner, &session_id).await? {
+        true => Ok(StatusCode::NO_CONTENT),
+        false => Err(ApiError::SessionNotFound),
+    }
 }
 
 /// Read a capture session: its epoch, head, quota, newest captures and
@@ -291,7 +311,7 @@ fn capture_reader(app: &AppState) -> Result<std::sync::Arc<sluice_capture_store:
 }
 
 /// A chain position from a path or query parameter, named in a 400.
-fn chain_position(text: &str, field: &str) -> Result<u64, ApiError> {
+pub(crate) fn chain_position(text: &str, field: &str) -> Result<u64, ApiError> {
     text.parse::<u64>()
         .ok()
         .filter(|_| text.len() <= 18)

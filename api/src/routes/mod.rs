@@ -2,6 +2,7 @@ pub mod capture_sessions;
 pub mod events;
 pub mod files;
 pub mod fleet;
+pub mod forks;
 pub mod jobs;
 pub mod metrics;
 pub mod previews;

@@ -18,6 +18,7 @@ mod exec;
 mod files;
 mod final_flush;
 mod fleet;
+mod fork;
 mod gateway;
 mod hosts;
 mod http_limits;
