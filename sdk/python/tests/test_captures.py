@@ -58,3 +58,27 @@ def test_a_sleeping_workspace_wakes_on_its_next_call_with_its_files(client):
     assert ws.exec(["cat", "draft.txt"]).stdout == "before the sleep\n"
     ws.stop(wait=True)
     assert not ws.sleeping
+
+
+def test_a_workspace_forks_into_independent_copies(client):
+    session = client.capture_sessions.create()
+    ws = client.workspaces.create(IMAGE, command=["sleep", "600"], capture=session)
+    ws.files.write("shared.txt", "at the fork point\n")
+    copies = ws.fork(2, name_prefix="copy")
+    assert [c.status for c in copies] == ["ready", "ready"]
+    assert all(c.capture_session.token.startswith("slcap_") for c in copies)
+    ws.files.write("later.txt", "after the fork\n")
+    for i, copy in enumerate(copies):
+        assert copy.files.read("shared.txt") == b"at the fork point\n"
+        names = [entry.name for entry in copy.files.list(".").entries]
+        assert "later.txt" not in names, names
+        copy.files.write(f"own-{i}.txt", f"{i}\n")
+    assert "own-0.txt" not in [entry.name for entry in copies[1].files.list(".").entries]
+    copies[0].stop(wait=True)
+    # The copy's stop saved its work: a fork of that capture holds it.
+    newest = copies[0].capture_session.captures()[-1].n
+    (again,) = copies[0].capture_session.fork(newest)
+    assert again.files.read("own-0.txt") == b"0\n"
+    for workspace in [again, copies[1], ws]:
+        workspace.stop(wait=True)
+    session.delete()

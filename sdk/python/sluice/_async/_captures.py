@@ -7,19 +7,27 @@ from typing import IO, TYPE_CHECKING, Any
 
 from .._common import answer
 from .._errors import error_of
-from .._generated.api.capture import create_capture_session, diff_captures, get_capture_session, list_captures
+from .._generated.api.capture import (
+    create_capture_session,
+    delete_capture_session,
+    diff_captures,
+    fork_capture,
+    get_capture_session,
+    list_captures,
+)
 from .._generated.models import (
     CaptureDiffResponse,
     CaptureSessionResponse,
     CaptureTimelineEntry,
     CreateCaptureSessionRequest,
+    ForkRequest,
     RetentionPolicy,
 )
 from .._generated.types import UNSET
 from ._files import download_into
 
 if TYPE_CHECKING:
-    from ._client import AsyncSluice
+    from ._client import AsyncSluice, AsyncWorkspace
 
 
 class AsyncCaptureSession:
@@ -33,6 +41,23 @@ class AsyncCaptureSession:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.id!r})"
+
+    async def fork(
+        self, n: int, count: int = 1, *, name_prefix: str | None = None, wait: bool = True, timeout: float = 120.0
+    ) -> list[AsyncWorkspace]:
+        """Workspaces that restore kept capture `n` (1 to 100 of them), each
+        on a session of its own sharing the stored bytes, like the
+        workspace that made the capture. With `wait`, once all are ready."""
+        client = self._client
+        body = ForkRequest(owner_user_id=client.owner, count=count, name_prefix=name_prefix or UNSET)
+        forked = answer(await fork_capture.asyncio_detailed(self.id, n, client=client._api, body=body))
+        return await client._forked(forked, wait, timeout)
+
+    async def delete(self) -> None:
+        """Deletes the session and its captures (refused while a workspace
+        that has not ended uses it); its forks keep what they share."""
+        client = self._client
+        answer(await delete_capture_session.asyncio_detailed(self.id, client=client._api, owner_user_id=client.owner))
 
     async def details(self) -> CaptureSessionResponse:
         """Its epoch, head, quota, bytes, retention and seal."""

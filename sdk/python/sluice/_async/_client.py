@@ -20,6 +20,7 @@ from .._generated.api.runs import get_run
 from .._generated.api.workspaces import (
     create_workspace,
     delete_workspace,
+    fork_workspace,
     get_workspace,
     restart_workspace,
     sleep_workspace,
@@ -32,6 +33,7 @@ from .._generated.models import (
     CreateWorkspaceRequest,
     CreateWorkspaceRequestSpec,
     ExecRun,
+    ForkRequest,
     OwnerRequest,
     StopWorkspaceRequest,
     TakeOver,
@@ -90,6 +92,19 @@ class AsyncSluice:
     @property
     def _http(self) -> httpx.AsyncClient:
         return self._api.get_async_httpx_client()
+
+    async def _forked(self, forked: Any, wait: bool, timeout: float) -> list[AsyncWorkspace]:
+        """The workspaces a fork answered, each with its session's token
+        (`capture_session`), once ready when `wait`."""
+        deadline = time.monotonic() + timeout
+        copies = []
+        for item in forked.items:
+            copy = AsyncWorkspace(self, item.workspace_id, item.status.value)
+            copy.capture_session = AsyncCaptureSession(self, item.capture_session_id, item.capture_token)
+            copies.append(copy)
+        for copy in copies if wait else []:
+            await copy._wait_settled(deadline)
+        return copies
 
     async def _retrying(self, call: Callable[[], Any]) -> Any:
         """`call`, tried again on a 503 (after its `Retry-After`) or a
@@ -191,6 +206,8 @@ class AsyncWorkspace:
         self.id = workspace_id
         self.status = status
         self.details: WorkspaceDetails | None = None
+        # The capture session a fork made it on, with its token (shown once).
+        self.capture_session: AsyncCaptureSession | None = None
         self.processes = AsyncProcesses(self)
         self.files = AsyncFiles(self)
 
@@ -354,6 +371,19 @@ class AsyncWorkspace:
         if wait:
             await self._wait_settled(time.monotonic() + timeout)
         return self
+
+    async def fork(
+        self, count: int = 1, *, name_prefix: str | None = None, wait: bool = True, timeout: float = 120.0
+    ) -> list[AsyncWorkspace]:
+        """Copies a capture-sourced workspace `count` times (1 to 100): its
+        files at this moment (a capture taken while it keeps running, or its
+        saved head once it sleeps or stopped), each copy on a capture
+        session of its own, sharing the stored bytes. Copies are
+        independent of the source and of each other, and start their
+        processes afresh. With `wait`, answers once every copy is ready."""
+        body = ForkRequest(owner_user_id=self._client.owner, count=count, name_prefix=name_prefix or UNSET)
+        forked = answer(await fork_workspace.asyncio_detailed(self.id, client=self._client._api, body=body))
+        return await self._client._forked(forked, wait, timeout)
 
     async def delete(self) -> None:
         """Removes an ended workspace from lists and reads (its events stay)."""

@@ -8,19 +8,27 @@ from typing import IO, TYPE_CHECKING, Any
 
 from .._common import answer
 from .._errors import error_of
-from .._generated.api.capture import create_capture_session, diff_captures, get_capture_session, list_captures
+from .._generated.api.capture import (
+    create_capture_session,
+    delete_capture_session,
+    diff_captures,
+    fork_capture,
+    get_capture_session,
+    list_captures,
+)
 from .._generated.models import (
     CaptureDiffResponse,
     CaptureSessionResponse,
     CaptureTimelineEntry,
     CreateCaptureSessionRequest,
+    ForkRequest,
     RetentionPolicy,
 )
 from .._generated.types import UNSET
 from ._files import download_into
 
 if TYPE_CHECKING:
-    from ._client import Sluice
+    from ._client import Sluice, Workspace
 
 
 class CaptureSession:
@@ -34,6 +42,23 @@ class CaptureSession:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.id!r})"
+
+    def fork(
+        self, n: int, count: int = 1, *, name_prefix: str | None = None, wait: bool = True, timeout: float = 120.0
+    ) -> list[Workspace]:
+        """Workspaces that restore kept capture `n` (1 to 100 of them), each
+        on a session of its own sharing the stored bytes, like the
+        workspace that made the capture. With `wait`, once all are ready."""
+        client = self._client
+        body = ForkRequest(owner_user_id=client.owner, count=count, name_prefix=name_prefix or UNSET)
+        forked = answer(fork_capture.sync_detailed(self.id, n, client=client._api, body=body))
+        return client._forked(forked, wait, timeout)
+
+    def delete(self) -> None:
+        """Deletes the session and its captures (refused while a workspace
+        that has not ended uses it); its forks keep what they share."""
+        client = self._client
+        answer(delete_capture_session.sync_detailed(self.id, client=client._api, owner_user_id=client.owner))
 
     def details(self) -> CaptureSessionResponse:
         """Its epoch, head, quota, bytes, retention and seal."""

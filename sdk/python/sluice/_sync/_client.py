@@ -21,6 +21,7 @@ from .._generated.api.runs import get_run
 from .._generated.api.workspaces import (
     create_workspace,
     delete_workspace,
+    fork_workspace,
     get_workspace,
     restart_workspace,
     sleep_workspace,
@@ -33,6 +34,7 @@ from .._generated.models import (
     CreateWorkspaceRequest,
     CreateWorkspaceRequestSpec,
     ExecRun,
+    ForkRequest,
     OwnerRequest,
     StopWorkspaceRequest,
     TakeOver,
@@ -91,6 +93,19 @@ class Sluice:
     @property
     def _http(self) -> httpx.Client:
         return self._api.get_httpx_client()
+
+    def _forked(self, forked: Any, wait: bool, timeout: float) -> list[Workspace]:
+        """The workspaces a fork answered, each with its session's token
+        (`capture_session`), once ready when `wait`."""
+        deadline = time.monotonic() + timeout
+        copies = []
+        for item in forked.items:
+            copy = Workspace(self, item.workspace_id, item.status.value)
+            copy.capture_session = CaptureSession(self, item.capture_session_id, item.capture_token)
+            copies.append(copy)
+        for copy in copies if wait else []:
+            copy._wait_settled(deadline)
+        return copies
 
     def _retrying(self, call: Callable[[], Any]) -> Any:
         """`call`, tried again on a 503 (after its `Retry-After`) or a
@@ -192,6 +207,8 @@ class Workspace:
         self.id = workspace_id
         self.status = status
         self.details: WorkspaceDetails | None = None
+        # The capture session a fork made it on, with its token (shown once).
+        self.capture_session: CaptureSession | None = None
         self.processes = Processes(self)
         self.files = Files(self)
 
@@ -355,6 +372,19 @@ class Workspace:
         if wait:
             self._wait_settled(time.monotonic() + timeout)
         return self
+
+    def fork(
+        self, count: int = 1, *, name_prefix: str | None = None, wait: bool = True, timeout: float = 120.0
+    ) -> list[Workspace]:
+        """Copies a capture-sourced workspace `count` times (1 to 100): its
+        files at this moment (a capture taken while it keeps running, or its
+        saved head once it sleeps or stopped), each copy on a capture
+        session of its own, sharing the stored bytes. Copies are
+        independent of the source and of each other, and start their
+        processes afresh. With `wait`, answers once every copy is ready."""
+        body = ForkRequest(owner_user_id=self._client.owner, count=count, name_prefix=name_prefix or UNSET)
+        forked = answer(fork_workspace.sync_detailed(self.id, client=self._client._api, body=body))
+        return self._client._forked(forked, wait, timeout)
 
     def delete(self) -> None:
         """Removes an ended workspace from lists and reads (its events stay)."""

@@ -47,6 +47,9 @@ from .fleet_worker import FleetWorker
 from .flush_kind import FlushKind
 from .flush_workspace_capture_request import FlushWorkspaceCaptureRequest
 from .forget_host_response import ForgetHostResponse
+from .fork_request import ForkRequest
+from .fork_response import ForkResponse
+from .forked_workspace import ForkedWorkspace
 from .gateway_session_record import GatewaySessionRecord
 from .health import Health
 from .host_state import HostState
@@ -187,6 +190,9 @@ __all__ = (
     "FlushKind",
     "FlushWorkspaceCaptureRequest",
     "ForgetHostResponse",
+    "ForkedWorkspace",
+    "ForkRequest",
+    "ForkResponse",
     "GatewaySessionRecord",
     "Health",
     "HostState",
