@@ -155,6 +155,20 @@ pub enum WorkspacesCommand {
         #[command(flatten)]
         common: Common,
     },
+    /// Fork a capture-sourced workspace: COUNT copies of its files as they
+    /// are now, each on a capture session of its own (with -o json, each
+    /// session's token, shown once).
+    Fork {
+        workspace_id: String,
+        #[command(flatten)]
+        common: Common,
+        /// How many copies, 1 to 100.
+        #[arg(long, default_value_t = 1)]
+        count: i64,
+        /// The copies' names start with this.
+        #[arg(long)]
+        name_prefix: Option<String>,
+    },
     /// The workspace's events; with --follow, then each new one as it is
     /// recorded (resuming after a dropped connection) until interrupted.
     Events {
@@ -320,6 +334,25 @@ pub async fn run(command: WorkspacesCommand) -> anyhow::Result<i32> {
                     println!("{workspace_id}: waking (run {})", answer["runId"].as_str().unwrap_or_default())
                 }
                 Output::Table => println!("{workspace_id}: awake ({})", answer["status"].as_str().unwrap_or_default()),
+            }
+            Ok(0)
+        }
+        WorkspacesCommand::Fork { workspace_id, common, count, name_prefix } => {
+            let api = Api::new(&common.api)?;
+            let owner = common.owner_user_id.clone();
+            let body = serde_json::json!({"ownerUserId": owner, "count": count, "namePrefix": name_prefix});
+            let body: types::ForkRequest = serde_json::from_value(body)
+                .map_err(|e| anyhow::anyhow!("--count is 1 to 100 and --name-prefix 1 to 120 characters ({e})"))?;
+            let fork = api.client.fork_workspace().workspace_id(&workspace_id).body(body);
+            let answer = json(fork.send().await.map_err(failed)?);
+            match common.output {
+                Output::Json => print_json(&answer),
+                Output::Table => {
+                    for item in answer["items"].as_array().into_iter().flatten() {
+                        let field = |name: &str| item[name].as_str().unwrap_or_default().to_owned();
+                        println!("{}  {}  {}", field("workspaceId"), field("name"), field("captureSessionId"));
+                    }
+                }
             }
             Ok(0)
         }

@@ -192,6 +192,19 @@ pub struct StopWorkspace {
     pub wait_seconds: Option<u64>,
 }
 
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForkWorkspace {
+    /// The workspace's id.
+    pub workspace_id: String,
+    /// How many copies, 1 to 100 (default 1).
+    pub count: Option<u64>,
+    /// The copies' names start with this (default: the workspace's name and `-fork`).
+    pub name_prefix: Option<String>,
+    /// How long to wait for every copy to be ready, in seconds (default 120, at most 600).
+    pub wait_seconds: Option<u64>,
+}
+
 type Answer = Result<Value, Failure>;
 
 /// A tool's arguments, read so that a refusal names the argument it is
@@ -301,6 +314,13 @@ impl Workspaces {
         respond(self.preview(args).await)
     }
 
+    #[tool(description = "Copy a workspace: each copy starts with its files as they are now (not its \
+        memory: its processes start afresh) and goes its own way; nothing written in one shows in another \
+        or in the original. Use it to try several approaches side by side. Waits until the copies are ready.")]
+    async fn fork_workspace(&self, Parameters(Named(args)): Parameters<Named<ForkWorkspace>>) -> CallToolResult {
+        respond(self.fork(args).await)
+    }
+
     #[tool(description = "Stop a workspace. Its work is saved first; a workspace whose work cannot be \
         saved is kept (status `retained`) for recovery rather than lost. Waits until it has ended.")]
     async fn stop_workspace(&self, Parameters(Named(args)): Parameters<Named<StopWorkspace>>) -> CallToolResult {
@@ -341,12 +361,17 @@ impl Workspaces {
         if let Some(env) = args.env {
             spec.insert("env".into(), json!(env));
         }
+        // Its files are saved as they change, in a capture session of its own.
+        let session: types::CreateCaptureSessionRequest = typed("arguments", json!({"ownerUserId": self.owner()}))?;
+        let session = self.api.create_capture_session().body(session).send().await?.into_inner();
+        spec.insert("source".into(), json!({"kind": "capture", "sessionId": session.session_id}));
         let mut body = json!({
             "ownerUserId": self.owner(),
             "registryId": self.settings.registry,
             "repository": repository,
             "tag": tag,
             "spec": spec,
+            "captureToken": session.token,
             "idempotencyKey": format!("mcp-{}", uuid::Uuid::new_v4()),
         });
         if let Some(name) = args.name {
@@ -630,6 +655,27 @@ impl Workspaces {
         Ok(
             json!({"url": preview.url, "port": preview.port, "public": preview.public, "expires_at": preview.expires_at}),
         )
+    }
+
+    async fn fork(&self, args: ForkWorkspace) -> Answer {
+        let count = args.count.unwrap_or(1);
+        if !(1..=100).contains(&count) {
+            return Err(Failure::bad("count", "from 1 to 100"));
+        }
+        let wait = Duration::from_secs(args.wait_seconds.unwrap_or(120).clamp(1, 600));
+        let mut body = json!({"ownerUserId": self.owner(), "count": count});
+        if let Some(prefix) = args.name_prefix {
+            body["namePrefix"] = json!(prefix);
+        }
+        let body: types::ForkRequest = typed("arguments", body)?;
+        let forked = self.api.fork_workspace().workspace_id(&args.workspace_id).body(body).send().await?.into_inner();
+        // The sessions' tokens stay here: a copy is reached by its id.
+        let mut copies = Vec::new();
+        for item in &forked.items {
+            let workspace = self.wait_ready(&item.workspace_id, wait).await?;
+            copies.push(json!({"workspace_id": item.workspace_id, "name": item.name, "status": workspace["status"]}));
+        }
+        Ok(json!({"copies": copies}))
     }
 
     async fn stop(&self, args: StopWorkspace) -> Answer {

@@ -24,6 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 TOOLS = {
     "create_workspace", "list_workspaces", "run_command", "start_process", "list_processes",
     "read_process_output", "read_file", "write_file", "list_files", "open_preview", "stop_workspace",
+    "fork_workspace",
 }
 
 
@@ -114,6 +115,21 @@ async def whole_session(session: ClientSession, preview_port: int, preview_ca: s
     await session.call_tool("read_file", {"workspace_id": ws, "path": "notes/plan.md", "offset": 2**64 - 1})
     again = await call(session, "read_file", workspace_id=ws, path="notes/plan.md", offset=2)
     assert again["content"] == "Plan\nship it ✓\n", again
+
+    # Two copies of the workspace: its files as they are, each its own.
+    forked = await call(session, "fork_workspace", workspace_id=ws, count=2, name_prefix="try")
+    copies = forked["copies"]
+    assert [c["name"] for c in copies] == ["try-1", "try-2"] and all(c["status"] == "ready" for c in copies), forked
+    assert "slcap_" not in json.dumps(forked), "no session token reaches the agent"
+    await call(session, "write_file", workspace_id=copies[0]["workspace_id"], path="notes/only-here.md", content="1\n")
+    for copy in copies:
+        read = await call(session, "read_file", workspace_id=copy["workspace_id"], path="notes/plan.md")
+        assert read["content"] == "# Plan\nship it ✓\n", read
+    listed = await call(session, "list_files", workspace_id=copies[1]["workspace_id"], path="notes")
+    assert [e["path"] for e in listed["entries"]] == ["plan.md"], listed
+    summary["forked"] = len(copies)
+    for copy in copies:
+        await call(session, "stop_workspace", workspace_id=copy["workspace_id"])
 
     stopped = await call(session, "stop_workspace", workspace_id=ws)
     summary["stopped"] = stopped["status"]

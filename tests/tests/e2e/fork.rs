@@ -157,5 +157,14 @@ async fn a_workspace_forks_into_independent_copies_that_share_their_objects() {
         )
         .await;
     assert_eq!(status, 404, "{refused}");
+    // From the command line: a copy of the copy, by its id.
+    let prefix = ["workspaces", "fork", &id, "--owner", "alice", "--count", "1", "--name-prefix", "cli"];
+    let (ok, said) = server.operate(&dir, &prefix);
+    assert!(ok, "{said}");
+    let line = said.lines().find(|l| l.contains("  cli-1  ")).unwrap_or_else(|| panic!("{said}"));
+    let cli_copy = line.split_whitespace().next().unwrap().to_owned();
+    server.wait_for("alice", &cli_copy, READY_WITHIN, |w| w["status"] == "ready").await;
+    let out = sh_ok(&server, &cli_copy, CHECK).await;
+    assert!(out.contains("mine-0.txt"), "{out}");
     server.stop();
 }

@@ -62,6 +62,7 @@ async fn an_agent_drives_a_workspace_through_the_mcp_server() {
     let summary =
         session(&server, &["stdio", binary.to_str().unwrap(), &listen.to_string(), ca.to_str().unwrap()]).await;
     assert_eq!(summary["preview_status"], 200, "{summary}");
+    assert_eq!(summary["forked"], 2, "an agent forks a workspace: {summary}");
     let said = |key: &str| summary[key].as_str().unwrap_or_default().to_owned();
     assert!(said("wrong_type").contains("argv: invalid type"), "a wrongly typed argument, named: {summary}");
     assert!(said("unknown_argument").contains("unknown field `lenght`"), "a misspelt argument: {summary}");
@@ -71,6 +72,7 @@ async fn an_agent_drives_a_workspace_through_the_mcp_server() {
     let id = said("workspace_id");
     let (status, workspace) = status_of(&server, "alice", &id).await;
     assert_eq!((status, workspace["status"].as_str()), (200, Some("stopped")), "{workspace}");
+    assert!(workspace["spec"]["source"]["sessionId"].is_string(), "its files were saved as they changed: {workspace}");
     let (status, _) = status_of(&server, "bob", &id).await;
     assert_eq!(status, 404, "the workspace is the server's owner's, and only theirs");
 
