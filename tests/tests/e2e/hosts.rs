@@ -518,6 +518,17 @@ async fn executors_on_two_hosts_are_reached_through_their_workers_and_a_dead_hos
     api.wait_for("alice", &next, WITHIN, |w| w["status"] == "ready").await;
     assert_eq!(sh_ok(api, &next, "cat /workspace/w/f").await.trim(), "from-0");
 
+    // A workspace asleep wakes wherever there is room: its host cordoned,
+    // the exec that wakes it is served on the other, from the session's head.
+    let (status, slept) = api.post(&format!("/v1/workspaces/{}/sleep", ids[1]), &json!({"ownerUserId": "alice"})).await;
+    assert_eq!(status, 202, "{slept}");
+    let asleep = api.wait_for("alice", &ids[1], WITHIN, |w| w["sleeping"].is_object()).await;
+    assert_eq!(asleep["captureDrain"]["state"], "stopped", "{asleep}");
+    let (status, cordoned) = api.post("/v1/hosts/host-2/cordon", &json!({"by": "ops"})).await;
+    assert!((200..300).contains(&status), "{cordoned}");
+    assert_eq!(sh_ok(api, &ids[1], "cat /workspace/w/f").await.trim(), "from-1", "woken with its files");
+    assert_eq!(host_of(api, &ids[1]).await, "host-1", "woken on the host with room");
+
     for worker in workers.into_iter().flatten() {
         worker.stop();
     }
