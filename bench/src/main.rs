@@ -9,6 +9,7 @@ mod exec;
 mod idle;
 mod ready;
 mod routed;
+mod sleep;
 mod summary;
 
 use clap::{Parser, Subcommand};
@@ -34,6 +35,8 @@ enum Command {
     Exec(exec::BenchExecArgs),
     /// Capture, incremental capture, restore and a no-change FINAL against restic.
     Capture(capture::BenchCaptureArgs),
+    /// A sleeping workspace's waking exec against a create, and ten forks against one restore.
+    Sleep(sleep::BenchSleepArgs),
 }
 
 /// The `sluice` binary the benchmarks start: `SLUICE_BIN`, or the one
@@ -65,5 +68,6 @@ async fn main() -> anyhow::Result<()> {
         Command::Routed(args) => routed::run(args).await,
         Command::Exec(args) => exec::run(args).await,
         Command::Capture(args) => capture::run(args).await,
+        Command::Sleep(args) => sleep::run(args).await,
     }
 }
