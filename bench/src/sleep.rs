@@ -165,8 +165,9 @@ pub async fn run(args: BenchSleepArgs) -> anyhow::Result<()> {
     for _ in 0..args.fork_rounds {
         for (count, samples) in [(1, &mut singles), (args.forks, &mut tens)] {
             let started = Instant::now();
-            let forked =
-                api.post(&format!("/v1/workspaces/{source}/fork"), json!({"ownerUserId": "bench", "count": count})).await?;
+            let forked = api
+                .post(&format!("/v1/workspaces/{source}/fork"), json!({"ownerUserId": "bench", "count": count}))
+                .await?;
             let ids: Vec<String> = forked["items"]
                 .as_array()
                 .context("no items")?

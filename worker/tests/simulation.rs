@@ -162,6 +162,8 @@ struct Stats {
     sleeps: u64,
     wakes: u64,
     restarts: u64,
+    /// Workspaces made by forks.
+    forks: u64,
     /// Background processes and durable commands started, and durable
     /// starts that found their identity claimed (and launched nothing).
     processes_started: u64,
@@ -188,6 +190,7 @@ impl Stats {
         self.sleeps += other.sleeps;
         self.wakes += other.wakes;
         self.restarts += other.restarts;
+        self.forks += other.forks;
         self.takeovers_refused += other.takeovers_refused;
         self.takeovers_discarded += other.takeovers_discarded;
     }
@@ -691,6 +694,65 @@ impl Sim {
         self.create_workspace_on(session.to_string()).await;
     }
 
+    /// Forks workspace `id`: its executor (holding the session's claim)
+    /// registers its point as the session's next capture, as a suspend
+    /// flush would, and new sessions branch from it, a workspace on each.
+    async fn fork(&mut self, id: &str, count: usize) {
+        let Some(session) = self.world.lock().unwrap().sessions.get(id).cloned() else { return };
+        let session_id = SessionId::from(&session);
+        let (holder, epoch, launch) = {
+            let world = self.world.lock().unwrap();
+            let Some(holder) = world.holders.get(&session).cloned() else { return };
+            let Some(e) = world.executors.get(&holder).filter(|e| e.workspace_id == id) else { return };
+            (holder, e.epoch, e.launch.clone())
+        };
+        let Ok(Some(stored)) = self.store.capture_session(&session_id).await else { return };
+        let head = |key: String| sluice_store::capture::ManifestHead { key, depth: 0 };
+        let n = stored.head_n + 1;
+        let capture = sluice_store::capture::NewCapture {
+            epoch,
+            n,
+            run_id: RunId::from(&holder),
+            launch: LaunchId::from(&launch),
+            classes: vec![(sluice_protocol::capture::CaptureClass::Small, head(format!("manifests/{session}-{n}")))],
+            bytes: 0,
+            used_bytes: 0,
+            origin: Origin {
+                epoch,
+                launch: launch.clone(),
+                boot_id: "sim".into(),
+                boot_generation: 0,
+                observation: 0,
+                head_n: Some(n),
+            },
+            sweep_generation: self.store.object_sweep_generation().await.unwrap_or(0),
+            counts: Default::default(),
+        };
+        // Fenced (a newer executor claimed it), or the database away: no fork.
+        if self.store.register_capture(&session_id, &capture).await.is_err() {
+            return;
+        }
+        let point = sluice_store::capture::RewoundTree {
+            small: Some(head(format!("manifests/{session}-{n}"))),
+            bulk: None,
+            bytes: 0,
+            counts: Default::default(),
+            origin: capture.origin.clone(),
+        };
+        let Ok(branched) =
+            self.store.branch_capture_sessions(&OwnerId::from(OWNER), &session_id, n, &point, count).await
+        else {
+            return;
+        };
+        for (branch, _) in branched {
+            if self.workspaces.len() >= MAX_WORKSPACES {
+                break;
+            }
+            self.create_workspace_on(branch.id.to_string()).await;
+            self.world.lock().unwrap().stats.forks += 1;
+        }
+    }
+
     /// A capture-sourced workspace on `session`.
     async fn create_workspace_on(&mut self, session: String) {
         let spec = sluice_store::spec::Spec::parse(json!({"source": {"kind": "capture", "sessionId": session}}))
@@ -1164,6 +1226,11 @@ async fn run(seed: u64, final_leaves_writers: bool) -> Result<Stats, String> {
                     let restart = rng.chance(300);
                     sim.resume(&id, restart).await;
                 }
+                54 if !sim.workspaces.is_empty() && sim.workspaces.len() < MAX_WORKSPACES => {
+                    let id = sim.workspaces[rng.below(sim.workspaces.len() as u64) as usize].clone();
+                    let count = 1 + rng.below(3) as usize;
+                    sim.fork(&id, count).await;
+                }
                 45..=46 => {
                     let grace = [0, 1_000, 60_000][rng.below(3) as usize];
                     if let Ok(marked) = sim.store.sweep_unreachable_hosts(grace).await {
@@ -1316,6 +1383,7 @@ async fn no_schedule_removes_unsaved_work_and_every_stop_ends() {
         assert!(total.broker_ends > 0, "no schedule ended a workspace as the broker does: {total:?}");
         assert!(total.sleeps > 0 && total.wakes > 0, "no schedule slept and woke a workspace: {total:?}");
         assert!(total.restarts > 0, "no schedule restarted an ended capture workspace: {total:?}");
+        assert!(total.forks > 0, "no schedule forked a workspace: {total:?}");
         assert!(total.takeovers_refused > 0 && total.takeovers_discarded > 0, "{total:?}");
         assert!(total.processes_started > 0 && total.commands_started > 0, "{total:?}");
         assert!(total.commands_repeated > 0, "no durable start found its identity claimed: {total:?}");
