@@ -263,3 +263,30 @@ async fn a_preview_visit_wakes_a_sleeping_workspace_and_is_served() {
     );
     server.stop();
 }
+
+/// An exec still running is a use however long it lasts: a workspace that
+/// sleeps after 2 s unused stays awake through a 6 s command, and sleeps
+/// once it ended and nothing else used it.
+#[tokio::test]
+async fn a_running_exec_keeps_a_workspace_awake() {
+    let flavor = Flavor::all()[0];
+    let dir = DataDir::new();
+    let server = Server::start_with(&dir.path(), flavor.drain_options()).await;
+    let (id, _) = sleepy(&server, "sleepy-busy", 2).await;
+    let started = std::time::Instant::now();
+    let long = sh_ok(&server, &id, "busybox sleep 6; echo done");
+    let watched = async {
+        sluice_tests::holds_for("awake while its exec runs", Duration::from_secs(5), || async {
+            let w = details(&server, &id).await;
+            assert_eq!((w["status"].as_str(), w["desiredState"].as_str()), (Some("ready"), Some("running")), "{w}");
+            true
+        })
+        .await;
+    };
+    let (out, ()) = futures::join!(long, watched);
+    assert_eq!(out, "done\n");
+    assert!(started.elapsed() >= Duration::from_secs(6));
+    let asleep = server.wait_for("alice", &id, SLEEP_WITHIN, |w| w["sleeping"].is_object()).await;
+    assert_eq!(asleep["sleeping"]["reason"], "idle", "{asleep}");
+    server.stop();
+}
