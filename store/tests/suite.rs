@@ -974,6 +974,71 @@ async fn capture_sessions_fence_older_claims_and_keep_their_chain() {
     }
 }
 
+/// A branch names the source capture's manifests as each new session's
+/// first capture (nothing else copied), keeps its quota and retention, and
+/// is refused for a capture not kept or another owner's; the live
+/// manifests still name what the branches need once the source is deleted,
+/// which is refused while a workspace that has not ended names it.
+#[tokio::test]
+async fn branched_sessions_name_the_source_capture_and_outlive_its_session() {
+    for db in databases().await {
+        let store = open(&db).await;
+        let alice = OwnerId::from("alice");
+        let policy = capture::Retention { keep_last: Some(4), keep_within_ms: None };
+        let (source, _) = store.create_capture_session(&alice, Some(1 << 20), policy).await.unwrap();
+        store
+            .claim_capture_session(&source.id, &RunId::from("run-a"), &LaunchId::from("launch-1"), None)
+            .await
+            .unwrap();
+        store.register_capture(&source.id, &capture(1, 1, "run-a", "k1")).await.unwrap();
+        let point = capture::RewoundTree {
+            small: Some(capture::ManifestHead { key: "k1".into(), depth: 0 }),
+            bulk: None,
+            bytes: 10,
+            counts: capture::CaptureCounts { files: 3, added: 3, changed: 0, removed: 0 },
+            origin: stamp(0, 1),
+        };
+        for (owner, n) in [("alice", 2), ("bob", 1)] {
+            let err = store.branch_capture_sessions(&OwnerId::from(owner), &source.id, n, &point, 2).await.unwrap_err();
+            let code = match err {
+                StoreError::Conflict { code, .. } => code,
+                other => panic!("{}: {other}", db.label),
+            };
+            assert_eq!(code, ConflictCode::CaptureNotKept, "{}: {owner} {n}", db.label);
+        }
+        let branched = store.branch_capture_sessions(&alice, &source.id, 1, &point, 3).await.unwrap();
+        assert_eq!(branched.len(), 3);
+        for (session, token) in &branched {
+            assert!(store.capture_token_matches(&session.id, token.expose()).await.unwrap(), "{}", db.label);
+            let view = store.get_capture_session(&alice, &session.id).await.unwrap().unwrap();
+            assert_eq!((view.session.head_n, view.session.epoch, view.session.used_bytes), (1, 0, 10), "{}", db.label);
+            assert_eq!(view.session.small, point.small, "{}", db.label);
+            assert_eq!((view.session.quota_bytes, view.session.retention), (Some(1 << 20), policy), "{}", db.label);
+            assert_eq!(view.session.branched_from, Some((source.id.clone(), 1)), "{}", db.label);
+            let first: Vec<_> = view.captures.iter().map(|c| (c.n, c.counts.map(|k| k.files))).collect();
+            assert_eq!(first, [(1, Some(3))], "{}", db.label);
+        }
+
+        // A workspace on the source that has not ended keeps it.
+        let mut new = new_workspace("alice", None);
+        new.spec = spec::Spec::parse(json!({"source": {"kind": "capture", "sessionId": source.id}})).unwrap();
+        let user = created(store.create_workspace(new).await.unwrap());
+        let err = store.delete_capture_session(&alice, &source.id).await.unwrap_err();
+        assert!(matches!(err, StoreError::Conflict { code: ConflictCode::SessionInUse, .. }), "{}: {err}", db.label);
+        assert!(err.to_string().contains(user.workspace.id.as_str()), "{}: names the workspace: {err}", db.label);
+        // Never launched: ended by the broker's kind of stop, then cancelled.
+        store.request(&alice, &user.workspace.id, Request::End { by: "alice".into() }).await.unwrap();
+        let lease = store.claim_jobs(&WorkerId::from("w"), "host-a", 1, 60_000).await.unwrap().remove(0);
+        store.record(&lease, &user.current_run.unwrap().id, Outcome::Cancelled).await.unwrap();
+        assert!(!store.delete_capture_session(&OwnerId::from("bob"), &source.id).await.unwrap(), "owner-scoped");
+        assert!(store.delete_capture_session(&alice, &source.id).await.unwrap(), "{}", db.label);
+        assert!(store.get_capture_session(&alice, &source.id).await.unwrap().is_none(), "{}", db.label);
+        let live = store.live_manifests().await.unwrap();
+        assert!(live.iter().any(|m| m.key == "k1"), "{}: the branches still name k1", db.label);
+        assert!(live.iter().all(|m| m.session_id.as_ref() != Some(&source.id)), "{}", db.label);
+    }
+}
+
 /// Retention forgets what no rule keeps (never the head or the seal), each
 /// kept capture still names both classes' manifests, uploads are counted
 /// against the quota, and a registration that a sweep could have raced is
