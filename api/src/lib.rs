@@ -11,6 +11,7 @@ pub mod listener;
 pub mod openapi;
 pub mod preview_proxy;
 mod routes;
+mod takeover;
 mod trace;
 pub mod validate;
 mod waiting;

@@ -323,7 +323,7 @@ pub(crate) async fn wake(
             (wakefulness(&view.workspace), view.workspace.spec.capture_session())
         {
             let session = sluice_domain::ids::SessionId::from(session);
-            crate::routes::workspaces::check_takeover(app, owner, &session, None, None, false).await?;
+            crate::takeover::check_takeover(app, owner, &session, None, None, false).await?;
         }
         let woken = app.store.request(owner, workspace_id, Request::Wake { cause }).await?;
         match woken.ok_or(crate::error::ApiError::NotFound)?.answer {

@@ -7,8 +7,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::ids::{LaunchId, RunId};
+use crate::model::SleepReason;
 use crate::model::{PublishedImage, Run, RunRelation, RuntimeRecord, TriggerType};
-use crate::sleep::{SleepReason, WakeCause};
+use crate::sleep::WakeCause;
 
 /// `workspace.created`: what was asked for.
 #[derive(Debug, Serialize)]

@@ -272,7 +272,7 @@ pub struct Workspace {
     pub finished_at: Option<i64>,
     /// Asked to sleep: set while its sleep drains and while it sleeps,
     /// cleared by a wake, a stop, a restart or its expiry.
-    pub sleep: Option<crate::sleep::Sleep>,
+    pub sleep: Option<Sleep>,
 }
 
 impl Workspace {
@@ -430,6 +430,30 @@ impl Run {
             launch_attempt: 1,
             host: None,
         }
+    }
+}
+
+named_enum!(
+    /// Why a workspace went to sleep: unused for its
+    /// `spec.idle.sleepAfterSeconds` (or the install's default), or its
+    /// owner asked (`POST …/sleep`).
+    SleepReason {
+        Idle => "idle",
+        Requested => "requested",
+    }
+);
+
+/// A workspace asked to sleep: why, and when it was asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sleep {
+    pub reason: SleepReason,
+    pub asked_at: i64,
+}
+
+impl Sleep {
+    /// Who asked for the stop its drain records.
+    pub fn by(&self) -> String {
+        format!("sleep: {}", self.reason)
     }
 }
 

@@ -8,16 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::model::*;
-
-named_enum!(
-    /// Why a workspace went to sleep: unused for its
-    /// `spec.idle.sleepAfterSeconds` (or the install's default), or its
-    /// owner asked (`POST …/sleep`).
-    SleepReason {
-        Idle => "idle",
-        Requested => "requested",
-    }
-);
+pub use crate::model::{Sleep, SleepReason};
 
 named_enum!(
     /// What woke a sleeping workspace: the request that needed its runtime
@@ -33,20 +24,6 @@ named_enum!(
     }
 );
 
-/// A workspace asked to sleep: why, and when it was asked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Sleep {
-    pub reason: SleepReason,
-    pub asked_at: i64,
-}
-
-impl Sleep {
-    /// Who asked for the stop its drain records.
-    pub fn by(&self) -> String {
-        format!("sleep: {}", self.reason)
-    }
-}
-
 /// A sleeping workspace: its runtime is gone with its work saved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sleeping {
@@ -54,9 +31,6 @@ pub struct Sleeping {
     pub since: i64,
     pub reason: SleepReason,
 }
-
-/// The longest `spec.idle.sleepAfterSeconds` (30 days).
-pub const MAX_SLEEP_AFTER_SECONDS: u64 = 30 * 24 * 3600;
 
 /// Whether `workspace` sleeps now (asked to, and its runtime gone).
 pub fn sleeping(workspace: &Workspace) -> Option<Sleeping> {
@@ -107,7 +81,9 @@ pub fn sleep_allowed(workspace: &Workspace) -> Result<SleepStep, Refusal> {
     if workspace.status == WorkspaceStatus::Ready && workspace.desired_state == DesiredState::Running {
         return Ok(SleepStep::Begin);
     }
-    if crate::lifecycle::still_starting(workspace) {
+    let starting = matches!(workspace.status, WorkspaceStatus::Queued | WorkspaceStatus::Running)
+        && workspace.desired_state == DesiredState::Running;
+    if starting {
         return Err(Refusal {
             message: format!("workspace {id} is mid-launch; it can sleep once it is ready"),
             code: ConflictCode::MidLaunch,

@@ -229,13 +229,16 @@ fn parse_source(source: &Value) -> Result<(String, Option<u64>), SpecError> {
     }
 }
 
+/// The longest `spec.idle.sleepAfterSeconds` (30 days).
+pub const MAX_SLEEP_AFTER_SECONDS: u64 = 30 * 24 * 3600;
+
 /// `{"sleepAfterSeconds": N}`, N from 0 (never) to 30 days.
 fn parse_idle(idle: &Value) -> Result<u64, SpecError> {
     let Some(idle) = idle.as_object() else { return refuse("spec.idle must be an object") };
     if let Some(key) = idle.keys().find(|k| k.as_str() != "sleepAfterSeconds") {
         return refuse(format!("spec.idle.{key} is not a field of an idle policy (sleepAfterSeconds)"));
     }
-    let max = crate::sleep::MAX_SLEEP_AFTER_SECONDS;
+    let max = MAX_SLEEP_AFTER_SECONDS;
     match idle.get("sleepAfterSeconds").map(|n| n.as_u64().filter(|n| *n <= max)) {
         Some(Some(seconds)) => Ok(seconds),
         _ => refuse(format!("spec.idle.sleepAfterSeconds must be a whole number of seconds from 0 (never) to {max}")),

@@ -5,7 +5,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
 use sluice_domain::guard;
-use sluice_domain::ids::{ExecRunId, IdempotencyKey, OwnerId, RunId, SessionId, WorkspaceId};
+use sluice_domain::ids::{ExecRunId, OwnerId, RunId, SessionId, WorkspaceId};
 use sluice_domain::sleep::WakeCause;
 use sluice_domain::transition::{Answer, Request};
 use sluice_store::clock::{now_ms, rfc3339};
@@ -92,65 +92,6 @@ async fn check_capture_source(
     }
 }
 
-/// A create on a session whose newest executor holds work not confirmed
-/// saved would fence that executor and leave its work on its disk alone:
-/// refused (409 `session-has-unsaved-work`, naming the executor and its
-/// workspace) unless the caller takes the session over with
-/// `discard-unsaved`, which records that workspace's discard first. A
-/// replay of a create already made is not weighed again.
-/// Whether a new executor may claim `session`: not over another's work not
-/// confirmed saved, unless a create asks to take it over. `creating`: a
-/// create (which may ask) rather than a restart (which may not).
-pub(crate) async fn check_takeover(
-    app: &AppState,
-    owner: &OwnerId,
-    session: &SessionId,
-    take_over: Option<TakeOver>,
-    key: Option<&IdempotencyKey>,
-    creating: bool,
-) -> Result<(), ApiError> {
-    if let Some(key) = key
-        && app.store.get_create_key(owner, key).await?.workspace_id.is_some()
-    {
-        return Ok(());
-    }
-    let holder = app.store.session_holder(session).await?;
-    let Some(unsaved) = sluice_domain::drain::unsaved_holder(holder.as_ref().map(|(run, drain)| (run, drain.as_ref())))
-    else {
-        return Ok(());
-    };
-    match take_over {
-        Some(TakeOver::DiscardUnsaved) => {
-            let intent = sluice_store::StopIntent { discard: true, attestation: None };
-            let request = Request::Stop { by: owner.to_owned().to_string(), intent };
-            app.store.request(owner, &unsaved.workspace_id, request).await?.ok_or(ApiError::NotFound)?;
-            app.work_enqueued();
-            Ok(())
-        }
-        None => Err(session_has_unsaved_work(
-            &unsaved,
-            &format!(
-                "a new executor would fence it: let it drain, or discard it (POST /v1/workspaces/{}/stop with \
-                 discardUnsaved){}",
-                unsaved.workspace_id,
-                if creating { ", or create with takeOver \"discard-unsaved\"" } else { "" }
-            ),
-        )),
-    }
-}
-
-/// 409 `session-has-unsaved-work`: the holder, its state, and what to do.
-fn session_has_unsaved_work(unsaved: &sluice_domain::drain::UnsavedHolder, what_to_do: &str) -> ApiError {
-    ApiError::conflict(
-        format!(
-            "the capture session's newest executor (run {} of workspace {}) is {} with work not confirmed saved; \
-             {what_to_do}",
-            unsaved.run_id, unsaved.workspace_id, unsaved.state
-        ),
-        Some(Code::Stored(ConflictCode::SessionHasUnsavedWork)),
-    )
-}
-
 /// Create a workspace (202). Idempotent per owner with `idempotencyKey`.
 #[utoipa::path(post, path = "/v1/workspaces", tag = "workspaces", operation_id = "createWorkspace",
     params(("idempotency-key" = Option<String>, Header, description = "Same as the body's idempotencyKey; the body wins.")),
@@ -198,7 +139,8 @@ pub async fn create_workspace(
     };
     match spec.capture_session() {
         Some(session) => {
-            check_takeover(&app, &owner, &SessionId::from(session), req.take_over, key.as_ref(), true).await?
+            crate::takeover::check_takeover(&app, &owner, &SessionId::from(session), req.take_over, key.as_ref(), true)
+                .await?
         }
         None if req.take_over.is_some() => {
             return Err(ApiError::bad_request(
@@ -643,7 +585,10 @@ pub async fn replan_workspace_capture(
     let holder = app.store.session_holder(&executor.session_id).await?;
     let other = holder.as_ref().filter(|(run, _)| run.id != executor.run_id);
     if let Some(unsaved) = sluice_domain::drain::unsaved_holder(other.map(|(run, drain)| (run, drain.as_ref()))) {
-        return Err(session_has_unsaved_work(&unsaved, "a re-plan would fence it: let it drain, or discard it first"));
+        return Err(crate::takeover::session_has_unsaved_work(
+            &unsaved,
+            "a re-plan would fence it: let it drain, or discard it first",
+        ));
     }
     let target = sluice_executor::Target { run_id: &executor.run_id, endpoint: &executor.endpoint };
     Ok(Json(control(&app)?.capture_replan(target).await.map_err(daemon_failed)?))
@@ -991,7 +936,7 @@ pub async fn restart_workspace(
     // over another executor's work that is not confirmed saved.
     let view = app.store.get_workspace(&owner, &workspace_id).await?.ok_or(ApiError::NotFound)?;
     if let Some(session) = view.workspace.spec.capture_session() {
-        check_takeover(&app, &owner, &SessionId::from(session), None, None, false).await?;
+        crate::takeover::check_takeover(&app, &owner, &SessionId::from(session), None, None, false).await?;
     }
     let next = app.store.request(&owner, &workspace_id, Request::Restart).await?.ok_or(ApiError::NotFound)?;
     app.work_enqueued();
