@@ -404,3 +404,31 @@ async fn openssh_reaches_workspaces_through_the_gateway() {
         api.stop();
     }
 }
+
+/// An SSH session is a request that needs the runtime: `ssh` to a sleeping
+/// workspace wakes it (the gateway's ssh-target waits for it) and the
+/// command sees the files written before it slept.
+#[tokio::test]
+async fn ssh_to_a_sleeping_workspace_wakes_it() {
+    let dir = DataDir::new();
+    let api = embedded(&dir, "local").await;
+    let gateway = Gateway::start(&dir, &api);
+    let keys = dir.root().join("keys");
+    std::fs::create_dir_all(&keys).unwrap();
+    let alice = keygen(&keys, "alice");
+    register(&api, "alice", &alice).await;
+    let session = capture::session(&api, None).await;
+    let (id, first_run) = capture::launch(&api, &session, "ssh-sleepy").await;
+    capture::sh_ok(&api, &id, "cd /workspace 2>/dev/null || cd ~; echo before-sleep > kept.txt").await;
+    let (status, _) = api.post(&format!("/v1/workspaces/{id}/sleep"), &json!({"ownerUserId": "alice"})).await;
+    assert_eq!(status, 202);
+    api.wait_for("alice", &id, READY_WITHIN, |w| w["sleeping"].is_object()).await;
+
+    let out = ssh(&gateway, &alice, &id, "cd /workspace 2>/dev/null || cd ~; cat kept.txt", None);
+    assert_eq!((out.status.code(), text(&out.stdout).as_str()), (Some(0), "before-sleep\n"), "{}", text(&out.stderr));
+    let (_, woken) = api.get(&format!("/v1/workspaces/{id}?ownerUserId=alice")).await;
+    assert_eq!(woken["status"], "ready", "{woken}");
+    assert_ne!(woken["runtime"]["runId"], first_run.as_str(), "a new run: {woken}");
+    drop(gateway);
+    api.stop();
+}
