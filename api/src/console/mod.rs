@@ -329,50 +329,56 @@ fn back(fields: &HashMap<String, String>) -> String {
     }
 }
 
+/// A console form about a workspace: the form checked against the session,
+/// the workspace's owner read, and the page to go back to.
+async fn form_on(
+    app: &AppState,
+    headers: &HeaderMap,
+    id: &WorkspaceId,
+    body: &Bytes,
+) -> Result<(OwnerId, String), Response> {
+    let fields = match form(app, headers, body).await {
+        Ok((_, fields)) => fields,
+        Err(refusal) => return Err(*refusal),
+    };
+    Ok((owner_of(app, id).await?, back(&fields)))
+}
+
 async fn recover(
     State(app): State<AppState>,
     headers: HeaderMap,
     Path(id): Path<WorkspaceId>,
     body: Bytes,
 ) -> Response {
-    let fields = match form(&app, &headers, &body).await {
-        Ok((_, fields)) => fields,
-        Err(refusal) => return *refusal,
-    };
-    let owner = match owner_of(&app, &id).await {
-        Ok(owner) => owner,
+    let (owner, back) = match form_on(&app, &headers, &id, &body).await {
+        Ok(asked) => asked,
         Err(refusal) => return refusal,
     };
     match app.store.request(&owner, &id, Request::Recover).await {
         Ok(_) => {
             app.work_enqueued();
             tracing::info!(workspace = %id, "recovery asked for from the console");
-            Redirect::to(&back(&fields)).into_response()
+            Redirect::to(&back).into_response()
         }
         Err(e) => failed(e),
     }
 }
 
-/// Wakes a sleeping workspace: its new run is queued here, and the page
-/// follows it to ready.
+/// Wakes a sleeping workspace as an owner's `POST …/wake` does (not over
+/// another executor's unsaved work); the page follows it to ready.
 async fn wake(State(app): State<AppState>, headers: HeaderMap, Path(id): Path<WorkspaceId>, body: Bytes) -> Response {
-    let fields = match form(&app, &headers, &body).await {
-        Ok((_, fields)) => fields,
-        Err(refusal) => return *refusal,
-    };
-    let owner = match owner_of(&app, &id).await {
-        Ok(owner) => owner,
+    let (owner, back) = match form_on(&app, &headers, &id, &body).await {
+        Ok(asked) => asked,
         Err(refusal) => return refusal,
     };
+    let deadline = tokio::time::Instant::now() + crate::waiting::FALLING_ASLEEP_WAIT;
     let cause = sluice_domain::sleep::WakeCause::Requested;
-    match app.store.request(&owner, &id, Request::Wake { cause }).await {
+    match crate::waiting::wake(&app, &owner, &id, cause, deadline).await {
         Ok(woken) => {
-            if woken.is_some_and(|t| t.queued_run.is_some()) {
-                app.work_enqueued();
-                app.config.metrics.workspace_wakes.with_label_values(&[cause.as_str()]).inc();
+            if woken.is_some() {
                 tracing::info!(workspace = %id, "woken from the console");
             }
-            Redirect::to(&back(&fields)).into_response()
+            Redirect::to(&back).into_response()
         }
         Err(e) => failed(e),
     }
