@@ -1,0 +1,20 @@
+//! OCI images for executors. A workspace's registry id, repository and tag
+//! name an image; the cache pulls it from the registry the operator mapped
+//! the id to, verifies every blob against its digest, keeps each blob once
+//! per host and unpacks the image once into a root filesystem the local
+//! runtime runs executors on.
+
+mod cache;
+mod config;
+mod digest;
+mod error;
+mod name;
+mod store;
+pub mod unpack;
+
+pub use cache::{ImageCache, Prepared, PullStats};
+pub use config::{ImageConfigBlob, RunConfig};
+pub use digest::{Digest, Hasher};
+pub use error::ImageError;
+pub use name::{HOST, ImageName, Registries, Registry, TagOrDigest};
+pub use store::{CachedImage, ImageRecord, ImageStore, LayerRef};

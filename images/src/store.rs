@@ -1,0 +1,350 @@
+//! The image cache on disk, shared by every executor of the host:
+//!
+//! ```text
+//! blobs/sha256/<hex>    layers and configs, each verified against its digest
+//! images/<hex>.json     an image (by manifest digest): its config and layers;
+//!                       the file's modification time is when it was last used
+//! rootfs/<hex>/         its layers unpacked, read-only to executors
+//! names/<hex>.json      a name (registry id, repository, tag) and its image
+//! tmp/                  downloads and unpacks under way
+//! ```
+//!
+//! Nothing appears under its final name before it is complete and
+//! verified: it is written under `tmp/` and renamed into place.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::RunConfig;
+use crate::digest::{Digest, Hasher};
+use crate::error::{ImageError, local};
+
+/// A layer of an image, as its manifest lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LayerRef {
+    pub digest: String,
+    pub size: u64,
+}
+
+/// An image in the cache.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImageRecord {
+    /// The manifest's digest: the image's identity.
+    pub digest: String,
+    pub config: RunConfig,
+    pub layers: Vec<LayerRef>,
+    /// Where it came from: a registry host, `docker-engine` or `import`.
+    pub source: String,
+    /// When it came (RFC 3339).
+    pub added_at: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct NameRecord {
+    name: String,
+    digest: String,
+}
+
+/// An image as `list` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CachedImage {
+    pub record: ImageRecord,
+    pub names: Vec<String>,
+    /// Seconds since the epoch.
+    pub last_used: i64,
+    /// The unpacked tree is there.
+    pub unpacked: bool,
+}
+
+pub struct ImageStore {
+    root: PathBuf,
+    /// One download or unpack of a thing at a time: a second asker waits
+    /// and then finds it done.
+    flights: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+fn name_key(name: &str) -> String {
+    Digest::of(name.as_bytes()).hex().to_owned()
+}
+
+fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Option<T> {
+    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+}
+
+fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc().format(&time::format_description::well_known::Rfc3339).unwrap_or_default()
+}
+
+impl ImageStore {
+    /// Opens (making) the cache at `root`; what a killed process left
+    /// under `tmp/` is cleared.
+    pub fn open(root: &Path) -> Result<ImageStore, ImageError> {
+        let _ = std::fs::remove_dir_all(root.join("tmp"));
+        for dir in ["blobs/sha256", "images", "rootfs", "names", "tmp"] {
+            std::fs::create_dir_all(root.join(dir)).map_err(|e| local("making the image cache", e))?;
+        }
+        Ok(ImageStore { root: root.to_path_buf(), flights: Mutex::new(HashMap::new()) })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Waits for any other download or unpack of `key`, then holds it.
+    pub async fn flight(&self, key: &str) -> tokio::sync::OwnedMutexGuard<()> {
+        let lock = {
+            let mut flights = self.flights.lock().unwrap_or_else(|e| e.into_inner());
+            flights.entry(key.to_owned()).or_default().clone()
+        };
+        lock.lock_owned().await
+    }
+
+    pub fn blob_path(&self, digest: &Digest) -> PathBuf {
+        self.root.join("blobs/sha256").join(digest.hex())
+    }
+
+    pub fn has_blob(&self, digest: &Digest) -> bool {
+        self.blob_path(digest).is_file()
+    }
+
+    /// A fresh path under `tmp/` for something being written.
+    pub fn temp_path(&self, what: &str) -> PathBuf {
+        let mut random = [0u8; 8];
+        let _ = getrandom::fill(&mut random);
+        let suffix: String = random.iter().map(|b| format!("{b:02x}")).collect();
+        self.root.join("tmp").join(format!("{what}-{suffix}"))
+    }
+
+    /// Moves a written file into the store once it hashes to `expected`;
+    /// a file that does not is deleted and refused.
+    pub async fn commit_blob(
+        &self,
+        written: PathBuf,
+        expected: &Digest,
+        image: &str,
+        what: &str,
+    ) -> Result<u64, ImageError> {
+        let target = self.blob_path(expected);
+        let (digest, size) = tokio::task::spawn_blocking({
+            let written = written.clone();
+            move || hash_file(&written)
+        })
+        .await
+        .map_err(|e| local("hashing a blob", e))?
+        .map_err(|e| local("hashing a blob", e))?;
+        if &digest != expected {
+            let _ = std::fs::remove_file(&written);
+            return Err(ImageError::Tampered {
+                image: image.to_owned(),
+                what: what.to_owned(),
+                expected: expected.to_string(),
+                actual: digest.to_string(),
+            });
+        }
+        std::fs::rename(&written, &target).map_err(|e| local("storing a blob", e))?;
+        Ok(size)
+    }
+
+    pub fn image(&self, digest: &Digest) -> Option<ImageRecord> {
+        read_json(&self.root.join("images").join(format!("{}.json", digest.hex())))
+    }
+
+    pub fn put_image(&self, record: &ImageRecord) -> Result<(), ImageError> {
+        let digest = Digest::parse(&record.digest).ok_or_else(|| local("an image record", "a bad digest"))?;
+        let body = serde_json::to_vec_pretty(record).map_err(|e| local("an image record", e))?;
+        self.write_atomically(&self.root.join("images").join(format!("{}.json", digest.hex())), &body)
+    }
+
+    /// The image a name points to here.
+    pub fn lookup(&self, name: &str) -> Option<Digest> {
+        let record: NameRecord = read_json(&self.root.join("names").join(format!("{}.json", name_key(name))))?;
+        (record.name == name).then_some(())?;
+        Digest::parse(&record.digest)
+    }
+
+    pub fn put_name(&self, name: &str, digest: &Digest) -> Result<(), ImageError> {
+        let body = serde_json::to_vec(&NameRecord { name: name.to_owned(), digest: digest.to_string() })
+            .map_err(|e| local("an image name", e))?;
+        self.write_atomically(&self.root.join("names").join(format!("{}.json", name_key(name))), &body)
+    }
+
+    fn write_atomically(&self, path: &Path, body: &[u8]) -> Result<(), ImageError> {
+        let temp = self.temp_path("record");
+        std::fs::write(&temp, body).map_err(|e| local("writing the image cache", e))?;
+        std::fs::rename(&temp, path).map_err(|e| local("writing the image cache", e))
+    }
+
+    /// Where an image's unpacked tree is (or will be).
+    pub fn rootfs(&self, digest: &Digest) -> PathBuf {
+        self.root.join("rootfs").join(digest.hex())
+    }
+
+    /// Unpacks the image's layers (all already stored) once; later callers
+    /// find the tree there.
+    pub async fn unpack(&self, record: &ImageRecord, owners: bool) -> Result<PathBuf, ImageError> {
+        let digest = Digest::parse(&record.digest).ok_or_else(|| local("an image record", "a bad digest"))?;
+        let target = self.rootfs(&digest);
+        let _flight = self.flight(&format!("unpack:{}", digest.hex())).await;
+        if target.is_dir() {
+            return Ok(target);
+        }
+        let temp = self.temp_path("rootfs");
+        let layers: Vec<(String, PathBuf)> = record
+            .layers
+            .iter()
+            .map(|layer| {
+                let d = Digest::parse(&layer.digest).ok_or_else(|| local("an image record", "a bad layer digest"))?;
+                Ok((layer.digest.clone(), self.blob_path(&d)))
+            })
+            .collect::<Result<_, ImageError>>()?;
+        let image = record.digest.clone();
+        let unpacked = tokio::task::spawn_blocking({
+            let temp = temp.clone();
+            move || -> Result<(), ImageError> {
+                std::fs::create_dir(&temp).map_err(|e| local("unpacking", e))?;
+                let mut unpacker = crate::unpack::Unpacker::new(&temp, owners).map_err(|e| local("unpacking", e))?;
+                for (layer, path) in layers {
+                    let file = std::fs::File::open(&path).map_err(|e| local("opening a layer", e))?;
+                    unpacker.apply(file).map_err(|e| ImageError::Layer {
+                        image: image.clone(),
+                        layer: layer.clone(),
+                        message: e.to_string(),
+                    })?;
+                }
+                unpacker.finish().map_err(|e| local("unpacking", e))?;
+                Ok(())
+            }
+        })
+        .await
+        .map_err(|e| local("unpacking", e))?;
+        if let Err(e) = unpacked {
+            let _ = std::fs::remove_dir_all(&temp);
+            return Err(e);
+        }
+        std::fs::rename(&temp, &target).map_err(|e| local("unpacking", e))?;
+        Ok(target)
+    }
+
+    /// Marks the image used now (eviction takes the least recently used).
+    pub fn touch(&self, digest: &Digest) {
+        let path = self.root.join("images").join(format!("{}.json", digest.hex()));
+        if let Ok(file) = std::fs::File::options().write(true).open(path) {
+            let _ = file.set_modified(std::time::SystemTime::now());
+        }
+    }
+
+    /// Every image in the cache, with its names.
+    pub fn list(&self) -> Vec<CachedImage> {
+        let mut names: HashMap<String, Vec<String>> = HashMap::new();
+        for entry in std::fs::read_dir(self.root.join("names")).into_iter().flatten().flatten() {
+            if let Some(record) = read_json::<NameRecord>(&entry.path()) {
+                names.entry(record.digest).or_default().push(record.name);
+            }
+        }
+        let mut images = Vec::new();
+        for entry in std::fs::read_dir(self.root.join("images")).into_iter().flatten().flatten() {
+            let Some(record) = read_json::<ImageRecord>(&entry.path()) else { continue };
+            let Some(digest) = Digest::parse(&record.digest) else { continue };
+            let last_used = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_secs() as i64);
+            let mut image_names = names.remove(&record.digest).unwrap_or_default();
+            image_names.sort();
+            images.push(CachedImage { unpacked: self.rootfs(&digest).is_dir(), record, names: image_names, last_used });
+        }
+        images.sort_by(|a, b| a.record.digest.cmp(&b.record.digest));
+        images
+    }
+
+    pub fn record_new(digest: &Digest, config: RunConfig, layers: Vec<LayerRef>, source: &str) -> ImageRecord {
+        ImageRecord { digest: digest.to_string(), config, layers, source: source.to_owned(), added_at: now_rfc3339() }
+    }
+}
+
+fn hash_file(path: &Path) -> std::io::Result<(Digest, u64)> {
+    let mut file = std::fs::File::open(path)?;
+    let mut hasher = Hasher::new();
+    let mut buffer = vec![0u8; 1 << 20];
+    let mut size = 0u64;
+    loop {
+        let n = file.read(&mut buffer)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buffer[..n]);
+        size += n as u64;
+    }
+    Ok((hasher.finish(), size))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_blob_that_does_not_hash_to_its_digest_never_enters() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ImageStore::open(dir.path()).unwrap();
+        let expected = Digest::of(b"the real layer");
+        let written = store.temp_path("blob");
+        std::fs::write(&written, b"a tampered layer").unwrap();
+        let Err(ImageError::Tampered { what, expected: said, .. }) =
+            store.commit_blob(written.clone(), &expected, "hub/app:1", "layer 2").await
+        else {
+            panic!("a tampered blob was taken")
+        };
+        assert_eq!((what.as_str(), said), ("layer 2", expected.to_string()));
+        assert!(!store.has_blob(&expected) && !written.exists());
+        let written = store.temp_path("blob");
+        std::fs::write(&written, b"the real layer").unwrap();
+        assert_eq!(store.commit_blob(written, &expected, "hub/app:1", "layer 2").await.unwrap(), 14);
+        assert!(store.has_blob(&expected));
+    }
+
+    #[tokio::test]
+    async fn names_point_at_images_and_leftovers_of_a_killed_write_are_cleared() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ImageStore::open(dir.path()).unwrap();
+        std::fs::write(store.temp_path("blob"), b"half").unwrap();
+        let layer = {
+            let mut builder = tar::Builder::new(Vec::new());
+            let mut header = tar::Header::new_gnu();
+            header.set_size(3);
+            header.set_mode(0o644);
+            builder.append_data(&mut header, "etc/os-release", &b"A=1"[..]).unwrap();
+            builder.into_inner().unwrap()
+        };
+        let layer_digest = Digest::of(&layer);
+        let written = store.temp_path("blob");
+        std::fs::write(&written, &layer).unwrap();
+        store.commit_blob(written, &layer_digest, "x", "layer 1").await.unwrap();
+        let image = Digest::of(b"manifest");
+        let record = ImageStore::record_new(
+            &image,
+            RunConfig::default(),
+            vec![LayerRef { digest: layer_digest.to_string(), size: layer.len() as u64 }],
+            "test",
+        );
+        store.put_image(&record).unwrap();
+        store.put_name("hub/app:1", &image).unwrap();
+        assert_eq!(store.lookup("hub/app:1"), Some(image.clone()));
+        assert_eq!(store.lookup("hub/app:2"), None);
+        let (a, b) = tokio::join!(store.unpack(&record, false), store.unpack(&record, false));
+        assert_eq!(a.unwrap(), b.unwrap());
+        assert_eq!(std::fs::read_to_string(store.rootfs(&image).join("etc/os-release")).unwrap(), "A=1");
+        drop(store);
+        let store = ImageStore::open(dir.path()).unwrap();
+        assert_eq!(std::fs::read_dir(dir.path().join("tmp")).unwrap().count(), 0);
+        let listed = store.list();
+        assert_eq!(listed.len(), 1);
+        assert_eq!((listed[0].names.clone(), listed[0].unpacked), (vec!["hub/app:1".to_owned()], true));
+    }
+}
