@@ -144,7 +144,7 @@ async fn bench_backend(label: &str, store: Store, args: &BenchArgs) -> anyhow::R
             let (client, base) = (client.clone(), base.clone());
             async move {
                 let body = json!({
-                    "ownerUserId": "bench", "registryId": "local", "repository": "bench/image", "tag": "1",
+                    "ownerUserId": "bench", "registryId": "host", "repository": "bench/image", "tag": "1",
                     "spec": {"resources": {"cpus": 1}}, "idempotencyKey": format!("{prefix}-{i}"),
                     "secretEnv": {"BENCH_SECRET": "value"},
                 });
@@ -160,7 +160,7 @@ async fn bench_backend(label: &str, store: Store, args: &BenchArgs) -> anyhow::R
     let direct = |i: usize| {
         let store = store.clone();
         async move {
-            let mut new = sluice_store::NewWorkspace::of(&OwnerId::from("bench"), "bench", "local", "bench/image", "1");
+            let mut new = sluice_store::NewWorkspace::of(&OwnerId::from("bench"), "bench", "host", "bench/image", "1");
             new.spec = sluice_store::spec::Spec::parse(json!({"resources": {"cpus": 1}}))?;
             let key = format!("direct-{i}-{}", uuid::Uuid::new_v4().simple());
             new.idempotency =

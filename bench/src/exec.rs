@@ -90,7 +90,7 @@ async fn broker_workspace(client: &reqwest::Client, base: &str, token: &str) -> 
 /// Creates a workspace through the workspaces API and waits until it is
 /// ready; answers its id and its run's id.
 async fn api_workspace(client: &reqwest::Client, serve: &Serve) -> anyhow::Result<(String, String)> {
-    let body = json!({"ownerUserId": "bench", "registryId": "local", "repository": "sluice-bench/busybox", "tag": "1",
+    let body = json!({"ownerUserId": "bench", "registryId": "host", "repository": "sluice-bench/busybox", "tag": "1",
         "spec": {}});
     let created: Value =
         json_of(client.post(format!("{}/v1/workspaces", serve.base)).bearer_auth(&serve.token).json(&body)).await?;

@@ -91,7 +91,7 @@ async fn post(client: &reqwest::Client, serve: &Serve, path: &str, body: &Value)
 /// `capture`); answers its id.
 async fn create(client: &reqwest::Client, serve: &Serve, capture: bool) -> anyhow::Result<String> {
     let mut body = json!({
-        "ownerUserId": "bench", "registryId": "local", "repository": "sluice-bench/busybox", "tag": "1",
+        "ownerUserId": "bench", "registryId": "host", "repository": "sluice-bench/busybox", "tag": "1",
         "spec": {"command": ["sleep", "86400"]},
     });
     if capture {

@@ -64,7 +64,7 @@ async fn baseline_sandbox(root: &Path, count: usize) -> anyhow::Result<Vec<Durat
             workspace_id: format!("ws_bench_{i}"),
             run_id: run_id.clone(),
             launch: "bench".into(),
-            registry_id: "local".into(),
+            registry_id: "host".into(),
             repository: "bench".into(),
             tag: "1".into(),
             spec: Default::default(),
@@ -323,7 +323,7 @@ async fn through_sluice(serve: &Serve, count: usize, image: &str, pooled: bool) 
             serve.until_pooled().await?;
         }
         let body =
-            json!({"ownerUserId": "bench", "registryId": "local", "repository": repository, "tag": tag, "spec": {}});
+            json!({"ownerUserId": "bench", "registryId": "host", "repository": repository, "tag": tag, "spec": {}});
         let started = Instant::now();
         let created: Value =
             json_of(client.post(format!("{}/v1/workspaces", serve.base)).bearer_auth(&serve.token).json(&body)).await?;

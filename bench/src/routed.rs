@@ -42,7 +42,7 @@ fn member(internal_url: Option<String>) -> sluice_store::fleet::WorkerMember {
 async fn placed_run(store: &Store, endpoint: &str) -> anyhow::Result<String> {
     store.beat(&member(None), 600_000).await?;
     let created =
-        store.create_workspace(NewWorkspace::of(&OwnerId::from("bench"), "bench", "local", "bench", "1")).await?;
+        store.create_workspace(NewWorkspace::of(&OwnerId::from("bench"), "bench", "host", "bench", "1")).await?;
     let sluice_store::CreateOutcome::Created(view) = created else { anyhow::bail!("a fresh create") };
     let run_id = view.current_run.context("a first run")?.id;
     let lease = store.claim_jobs(&WorkerId::from("bench-worker"), HOST, 1, 600_000).await?.pop().context("its job")?;

@@ -71,7 +71,7 @@ impl Api {
     async fn create(&self) -> anyhow::Result<String> {
         let session = self.post("/v1/capture-sessions", json!({"ownerUserId": "bench"})).await?;
         let body = json!({
-            "ownerUserId": "bench", "registryId": "local", "repository": "bench", "tag": "1",
+            "ownerUserId": "bench", "registryId": "host", "repository": "bench", "tag": "1",
             "spec": {"command": ["sleep", "3600"], "source": {"kind": "capture", "sessionId": session["sessionId"]}},
             "captureToken": session["token"],
         });

@@ -284,7 +284,7 @@ pub async fn acquire(
     let new = NewWorkspace {
         owner_user_id: owner_of(&lease.instance),
         name: request.label.clone(),
-        registry_id: "local".into(),
+        registry_id: "host".into(),
         repository: repository.to_owned(),
         tag: tag.to_owned(),
         spec,

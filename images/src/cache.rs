@@ -69,7 +69,23 @@ fn registry_error(registry: &Registry, image: &ImageName, e: OciDistributionErro
         OciDistributionError::UnsupportedMediaTypeError(media) => {
             ImageError::Unsupported { image: image.to_string(), message: format!("unsupported manifest type {media}") }
         }
-        other => ImageError::Registry { registry: registry.host.clone(), message: other.to_string() },
+        other => ImageError::Registry { registry: registry.host.clone(), message: describe(other) },
+    }
+}
+
+/// What went wrong, in words without the request's URL (the registry is
+/// named beside it; a URL in an event would be refused, rightly).
+fn describe(e: OciDistributionError) -> String {
+    match e {
+        OciDistributionError::RequestError(e) if e.is_connect() => "cannot connect (is it up?)".into(),
+        OciDistributionError::RequestError(e) if e.is_timeout() => "timed out".into(),
+        OciDistributionError::RequestError(e) => e.without_url().to_string(),
+        OciDistributionError::ServerError { code, message, .. } => {
+            format!("answered {code}: {}", message.chars().take(200).collect::<String>())
+        }
+        OciDistributionError::RegistryError { envelope, .. } => format!("answered: {envelope}"),
+        OciDistributionError::UnauthorizedError { .. } => "refused this host (401 Unauthorized)".into(),
+        other => other.to_string(),
     }
 }
 
@@ -187,11 +203,11 @@ impl ImageCache {
         if !config.os.is_empty() && config.os != "linux" {
             return Err(ImageError::Unsupported { image, message: format!("it is built for {}", config.os) });
         }
-        let results: Vec<Result<u64, ImageError>> = futures::stream::iter(manifest.layers.iter().enumerate())
-            .map(|(i, layer)| fetch(layer.clone(), format!("layer {}", i + 1)))
-            .buffered(PARALLEL_LAYERS)
-            .collect()
-            .await;
+        let fetches: Vec<_> = (manifest.layers.iter().cloned().enumerate())
+            .map(|(i, layer)| fetch(layer, format!("layer {}", i + 1)))
+            .collect();
+        let results: Vec<Result<u64, ImageError>> =
+            futures::stream::iter(fetches).buffered(PARALLEL_LAYERS).collect().await;
         let mut stats = PullStats { bytes: config_fetched, layers_fetched: 0, layers_cached: 0, seconds: 0.0 };
         for result in results {
             match result? {

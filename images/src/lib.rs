@@ -10,6 +10,7 @@ mod digest;
 mod error;
 mod name;
 mod store;
+mod tree;
 pub mod unpack;
 
 pub use cache::{ImageCache, Prepared, PullStats};
@@ -18,3 +19,4 @@ pub use digest::{Digest, Hasher};
 pub use error::ImageError;
 pub use name::{HOST, ImageName, Registries, Registry, TagOrDigest};
 pub use store::{CachedImage, ImageRecord, ImageStore, LayerRef};
+pub use tree::{copy_tree, remove_tree};

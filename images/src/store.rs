@@ -207,6 +207,9 @@ impl ImageStore {
             let temp = temp.clone();
             move || -> Result<(), ImageError> {
                 std::fs::create_dir(&temp).map_err(|e| local("unpacking", e))?;
+                // Whatever this process's umask: every executor's uid walks it.
+                std::fs::set_permissions(&temp, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+                    .map_err(|e| local("unpacking", e))?;
                 let mut unpacker = crate::unpack::Unpacker::new(&temp, owners).map_err(|e| local("unpacking", e))?;
                 for (layer, path) in layers {
                     let file = std::fs::File::open(&path).map_err(|e| local("opening a layer", e))?;

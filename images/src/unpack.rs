@@ -85,7 +85,7 @@ fn resolve() -> ResolveFlags {
 }
 
 /// Removes `name` under `dir` and everything below it; absent is fine.
-fn remove_all_at(dir: BorrowedFd<'_>, name: &OsStr) -> std::io::Result<()> {
+pub(crate) fn remove_all_at(dir: BorrowedFd<'_>, name: &OsStr) -> std::io::Result<()> {
     let stat = match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
         Ok(stat) => stat,
         Err(Errno::NOENT) => return Ok(()),
@@ -299,7 +299,9 @@ impl Unpacker {
                 Ok(fd) => dir = fd,
                 Err(Errno::NOENT) => match rustix::fs::mkdirat(&dir, *part, Mode::from_raw_mode(0o755)) {
                     Ok(()) => {
-                        dir = rustix::fs::openat2(&dir, *part, flags | OFlags::NOFOLLOW, Mode::empty(), resolve())?
+                        dir = rustix::fs::openat2(&dir, *part, flags | OFlags::NOFOLLOW, Mode::empty(), resolve())?;
+                        // Not the umask's say: a parent no entry named is 0755.
+                        rustix::fs::fchmod(&dir, Mode::from_raw_mode(0o755))?;
                     }
                     Err(Errno::EXIST) if links < 40 => {
                         // A symlink to nothing yet: go on from its target.

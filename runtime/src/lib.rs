@@ -217,7 +217,7 @@ pub(crate) fn past_deadline(dir: &Path) -> bool {
 }
 
 /// Whether this process runs as root.
-pub(crate) fn is_root() -> bool {
+pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
 }

@@ -90,9 +90,15 @@ pub struct WorkerArgs {
     /// The Docker Engine socket; the local default when not given.
     #[arg(long, env = "SLUICE_DOCKER_SOCKET")]
     pub docker_socket: Option<String>,
-    /// Registry hosts by registryId, comma-separated ID=HOST pairs; unmapped ids use the bare repository.
+    /// Registry hosts by registryId, comma-separated ID=HOST pairs (ID=http://HOST for plain
+    /// HTTP: loopback, or a host named in --insecure-registry). On the local runtime an unmapped
+    /// id finds images in the image cache; on docker, the bare repository. `host` is the
+    /// host's own filesystem.
     #[arg(long = "registry", env = "SLUICE_REGISTRIES", value_delimiter = ',')]
     pub registries: Vec<String>,
+    /// Registry hosts (host[:port]) that may be spoken to over plain HTTP although not loopback.
+    #[arg(long = "insecure-registry", env = "SLUICE_INSECURE_REGISTRIES", value_delimiter = ',')]
+    pub insecure_registries: Vec<String>,
     /// The host this worker's executors run on, as the fleet names it; the
     /// machine's host name by default. Workers of one host share its data
     /// directory and runtime.
@@ -258,16 +264,8 @@ impl WorkerArgs {
         }
     }
 
-    fn registries(&self) -> anyhow::Result<std::collections::HashMap<String, String>> {
-        self.registries
-            .iter()
-            .filter(|pair| !pair.is_empty())
-            .map(|pair| {
-                let (id, host) =
-                    pair.split_once('=').with_context(|| format!("--registry {pair:?}: expected ID=HOST"))?;
-                Ok((id.to_owned(), host.to_owned()))
-            })
-            .collect()
+    fn registries(&self) -> anyhow::Result<sluice_images::Registries> {
+        sluice_images::Registries::parse(&self.registries, &self.insecure_registries).map_err(anyhow::Error::msg)
     }
 
     fn docker_daemon_binary(&self) -> anyhow::Result<PathBuf> {
@@ -309,8 +307,14 @@ impl WorkerArgs {
                 anyhow::ensure!(daemon.is_file(), "the daemon binary {} does not exist", daemon.display());
                 let executors = std::path::absolute(&executors)?;
                 let daemon = std::fs::canonicalize(&daemon)?;
+                let images = sluice_images::ImageCache::open(
+                    &std::path::absolute(data_dir.join("images"))?,
+                    self.registries()?,
+                    sluice_runtime::is_root(),
+                )?;
                 let local = LocalRuntime::new(executors, daemon, prefix, self.uid_range()?, self.default_disk_mib)
                     .await?
+                    .with_images(std::sync::Arc::new(images))
                     .with_max_lifetime(self.max_lifetime())
                     .with_warm_pool(self.warm_pool.clone(), self.capture_interval_ms)
                     .with_pause_after_take(self.fault_pause_after_take_ms.map(std::time::Duration::from_millis));
@@ -328,7 +332,7 @@ impl WorkerArgs {
                     self.docker_socket.as_deref(),
                     executors,
                     daemon,
-                    self.registries()?,
+                    self.registries()?.hosts(),
                     self.uid_range()?,
                 )
                 .await?

@@ -114,7 +114,7 @@ pub fn workspace_body(session: &(String, String), launch_id: &str, capture_n: Op
         source["captureN"] = json!(n);
     }
     json!({
-        "ownerUserId": "alice", "registryId": "local", "repository": "sluice-test/busybox", "tag": "1",
+        "ownerUserId": "alice", "registryId": "host", "repository": "sluice-test/busybox", "tag": "1",
         "launchId": launch_id,
         "spec": {"command": ["sleep", "600"], "source": source},
         "captureToken": session.1,

@@ -6,6 +6,7 @@ pub mod capture;
 pub mod hosts;
 pub mod origin;
 pub mod prometheus;
+pub mod registry;
 pub mod s3;
 pub mod server;
 
@@ -113,7 +114,7 @@ pub async fn read(r: reqwest::Response) -> (u16, Value) {
 pub fn create_body(owner: &str) -> Value {
     json!({
         "ownerUserId": owner,
-        "registryId": "local",
+        "registryId": "host",
         "repository": "sluice-test/busybox",
         "tag": "1",
         "spec": {"resources": {"cpus": 1}},

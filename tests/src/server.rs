@@ -272,7 +272,7 @@ impl Server {
     /// answers its id.
     pub async fn create_sleeper(&self) -> String {
         let body = serde_json::json!({
-            "ownerUserId": "alice", "registryId": "local", "repository": "sluice-test/busybox", "tag": "1",
+            "ownerUserId": "alice", "registryId": "host", "repository": "sluice-test/busybox", "tag": "1",
             "spec": {"command": ["sleep", "600"]},
         });
         let (status, created) = self.post("/v1/workspaces", &body).await;

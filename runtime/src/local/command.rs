@@ -13,6 +13,7 @@ impl LocalRuntime {
         dir: &Path,
         ids: Option<ExecutorIds>,
         binary_fd: Option<i32>,
+        image: Option<&ImageRoot>,
     ) -> Command {
         let workload_args = |ids: Option<ExecutorIds>| match ids {
             Some(ids) => vec![format!("--workload-uid={}", ids.workload), format!("--workload-gid={}", ids.workload)],
@@ -21,11 +22,28 @@ impl LocalRuntime {
         match &self.sandbox {
             Sandbox::Bubblewrap(bwrap) => {
                 let mut c = Command::new(bwrap);
-                // Only the system's programs and libraries, read-only: nothing of
-                // sluice's own files or other executors is visible inside.
-                c.args(["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]);
-                for dir in ["/bin", "/sbin", "/lib", "/lib64", "/lib32"] {
-                    c.args(["--ro-bind-try", dir, dir]);
+                match image {
+                    // The image's root, writable (an overlay or a copy of its
+                    // own); the host's libraries beside it, read-only, for
+                    // the daemon and setpriv.
+                    Some(image) => {
+                        c.arg("--bind").arg(&image.root).arg("/");
+                        for dir in super::hostlib::HOST_DIRS {
+                            c.args(["--ro-bind-try", dir]).arg(super::hostlib::inside_path(Path::new(dir)));
+                        }
+                        if request.spec.network {
+                            c.args(["--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf"]);
+                        }
+                    }
+                    // Only the system's programs and libraries, read-only:
+                    // nothing of sluice's own files or other executors is
+                    // visible inside.
+                    None => {
+                        c.args(["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]);
+                        for dir in ["/bin", "/sbin", "/lib", "/lib64", "/lib32"] {
+                            c.args(["--ro-bind-try", dir, dir]);
+                        }
+                    }
                 }
                 c.args(["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--size"]);
                 c.arg(TMP_BYTES.to_string()).args(["--tmpfs", "/tmp"]);
@@ -51,11 +69,19 @@ impl LocalRuntime {
                 // bwrap runs as root (so it can reach the run directory through
                 // sluice's private data directory); the daemon becomes the
                 // executor's daemon uid with only the capabilities it needs.
+                // In an image's root the host's binaries start through the
+                // host's loader.
+                let (setpriv, daemon) = match image {
+                    Some(_) => (
+                        self.setpriv_loader.argv(&super::hostlib::inside_path(Path::new("/usr/bin/setpriv"))),
+                        self.daemon_loader.argv("/run/sluiced"),
+                    ),
+                    None => (vec!["/usr/bin/setpriv".to_owned()], vec!["/run/sluiced".to_owned()]),
+                };
                 if let Some(ids) = ids {
-                    c.arg("/usr/bin/setpriv")
-                        .args(drop_to(ids.daemon, &[DAEMON_CAPS_PROCESS, DAEMON_CAPS_FILES].concat()));
+                    c.args(setpriv).args(drop_to(ids.daemon, &[DAEMON_CAPS_PROCESS, DAEMON_CAPS_FILES].concat()));
                 }
-                c.arg("/run/sluiced").args(&self.daemon_prefix);
+                c.args(daemon).args(&self.daemon_prefix);
                 c.args(["--listen", "unix:/run/sluice/control.sock"]);
                 c.args(["--boot-secret-file", "/run/sluice/boot-secret.json", "--state-dir", "/var/lib/sluice"]);
                 c.args(["--workdir", "/workspace"]).args(workload_args(ids));

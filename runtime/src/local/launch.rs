@@ -54,6 +54,11 @@ impl LocalRuntime {
             None => None,
         };
         lap("uid_slot");
+        let (image, published) = match self.image_root(request, &dir).await? {
+            Some((image, published)) => (Some(image), Some(published)),
+            None => (None, None),
+        };
+        lap("image");
         make_dir(&dir.join("workspace"), 0o700, ids.map(|i| i.workload))?;
         if let (Some(mib), DiskSupport::Loop { mkfs, mount, .. }) = (self.disk_mib(request), &self.disk) {
             disk::attach((mkfs, mount), &dir, &dir.join("workspace"), mib, ids.map(|i| i.workload))
@@ -97,9 +102,18 @@ impl LocalRuntime {
         })?;
         let binary_fd = std::os::fd::AsRawFd::as_raw_fd(&binary);
 
-        let command_json = serde_json::to_string(&request.spec.command).unwrap_or_else(|_| "[]".into());
-        let mut command = self.daemon_command(request, &dir, ids, Some(binary_fd));
+        // As `docker run`: the image's entrypoint, then the spec's command
+        // or else the image's.
+        let workload_command = match &image {
+            Some(image) => image.config.command(&request.spec.command),
+            None => request.spec.command.clone(),
+        };
+        let command_json = serde_json::to_string(&workload_command).unwrap_or_else(|_| "[]".into());
+        let mut command = self.daemon_command(request, &dir, ids, Some(binary_fd), image.as_ref());
         command.env_clear().env("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+        if let Some(image) = &image {
+            command.envs(image.config.env_pairs());
+        }
         if !request.launch.is_empty() {
             // A pooled daemon gets its command with its assign.
             command.env("SLUICED_COMMAND", command_json);
@@ -157,6 +171,50 @@ impl LocalRuntime {
         std::fs::write(dir.join("daemon.pid"), pid.to_string()).map_err(|e| transient("pid file", e))?;
         drop(lock);
         lap("spawn");
-        Ok(Launched { record: self.record(&request.run_id), published: None, phases, pool: None })
+        Ok(Launched { record: self.record(&request.run_id), published, phases, pool: None })
+    }
+
+    /// For a workspace that names an image: the image made ready (pulled
+    /// and unpacked once per host) and the run's root made from it. `None`
+    /// for `registryId: "host"`, which runs on the host's own filesystem.
+    async fn image_root(
+        &self,
+        request: &LaunchRequest,
+        dir: &Path,
+    ) -> Result<Option<(ImageRoot, sluice_store::PublishedImage)>, RuntimeError> {
+        if request.registry_id == sluice_images::HOST {
+            return Ok(None);
+        }
+        let unsupported = |message: String| RuntimeError::Permanent { message, code: "image-unsupported" };
+        let name =
+            sluice_images::ImageName::new(&request.registry_id, &request.repository, &request.tag).map_err(|e| {
+                unsupported(format!("image {}/{}:{}: {e}", request.registry_id, request.repository, request.tag))
+            })?;
+        let Some(cache) = &self.images else {
+            return Err(unsupported(format!(
+                "image {name}: this runtime has no image cache; registryId \"host\" runs on the host's filesystem"
+            )));
+        };
+        if let Sandbox::None(why) = &self.sandbox {
+            return Err(unsupported(format!(
+                "image {name}: an image's root needs bubblewrap ({why}); registryId \"host\" runs on the host's \
+                 filesystem"
+            )));
+        }
+        let prepared = cache.prepare(&name).await.map_err(|e| match e.is_transient() {
+            true => RuntimeError::Transient(e.to_string()),
+            false => RuntimeError::Permanent { message: e.to_string(), code: e.code() },
+        })?;
+        std::fs::write(dir.join(rootfs::IMAGE_FILE), prepared.digest.as_str())
+            .map_err(|e| transient("run directory", e))?;
+        let root = rootfs::attach(&self.roots, dir, &prepared.rootfs, self.identities.is_some())
+            .await
+            .map_err(|e| transient("executor root", e))?;
+        let published = sluice_store::PublishedImage {
+            reference: name.to_string(),
+            digest_reference: format!("{}@{}", request.repository, prepared.digest),
+            digest: prepared.digest.to_string(),
+        };
+        Ok(Some((ImageRoot { root, config: prepared.config }, published)))
     }
 }

@@ -44,11 +44,14 @@ const TMP_BYTES: u64 = 512 << 20;
 pub const DEFAULT_PIDS: u64 = 1024;
 
 mod command;
+mod hostlib;
 mod launch;
+mod rootfs;
 mod sandbox;
 mod warm;
 
 use launch::launch_arg;
+pub use rootfs::RootSupport;
 pub use sandbox::Sandbox;
 use sandbox::{DAEMON_CAPS_FILES, DAEMON_CAPS_PROCESS, drop_to, plain_namespaces, probe_bubblewrap};
 use warm::{ASSIGNED_FILE, POOL_IMAGE_FILE, POOL_TAKE_TRIES, origin};
@@ -76,6 +79,20 @@ pub struct LocalRuntime {
     /// Fault injection for crash tests: a pause between taking a pooled
     /// executor and assigning it.
     pause_after_take: Option<Duration>,
+    /// Where images come from (`None`: only `registryId: "host"` runs).
+    images: Option<std::sync::Arc<sluice_images::ImageCache>>,
+    /// How an executor gets an image's root here.
+    roots: RootSupport,
+    /// How the daemon and `setpriv` start inside an image's root.
+    daemon_loader: hostlib::HostLoader,
+    setpriv_loader: hostlib::HostLoader,
+}
+
+/// An image's root made ready for one executor.
+pub(super) struct ImageRoot {
+    /// What the executor sees as `/`.
+    root: PathBuf,
+    config: sluice_images::RunConfig,
 }
 
 fn transient(what: &str, e: impl std::fmt::Display) -> RuntimeError {
@@ -139,6 +156,15 @@ impl LocalRuntime {
             Cgroups::unavailable("sluice is not root")
         };
         let disk = DiskSupport::detect(root);
+        let loader_of = |binary: &Path| {
+            hostlib::HostLoader::for_binary(binary).map_err(|e| RuntimeError::Permanent {
+                message: format!("cannot read {}: {e}", binary.display()),
+                code: "runtime-config",
+            })
+        };
+        let daemon_loader = loader_of(&daemon_binary)?;
+        let setpriv = Path::new("/usr/bin/setpriv");
+        let setpriv_loader = if setpriv.is_file() { loader_of(setpriv)? } else { hostlib::HostLoader::Static };
         Ok(LocalRuntime {
             executors_dir,
             daemon_binary,
@@ -152,7 +178,38 @@ impl LocalRuntime {
             pool: Vec::new(),
             pool_capture_interval_ms: 10_000,
             pause_after_take: None,
+            images: None,
+            roots: RootSupport::detect(root),
+            daemon_loader,
+            setpriv_loader,
         })
+    }
+
+    /// Runs executors on the images their workspaces name, from `cache`.
+    pub fn with_images(mut self, cache: std::sync::Arc<sluice_images::ImageCache>) -> Self {
+        self.images = Some(cache);
+        self
+    }
+
+    /// Overrides how image roots are made (tests of the copy fallback).
+    pub fn with_root_support(mut self, roots: RootSupport) -> Self {
+        self.roots = roots;
+        self
+    }
+
+    pub fn root_support(&self) -> &RootSupport {
+        &self.roots
+    }
+
+    /// What images can and cannot do on this host, for `doctor` and health.
+    pub fn images_posture(&self) -> String {
+        match (&self.images, &self.sandbox) {
+            (None, _) => "images: none (no image cache); only registryId \"host\" runs".into(),
+            (Some(_), Sandbox::None(why)) => {
+                format!("images: cannot run ({why}: an image's root needs bubblewrap); only registryId \"host\" runs")
+            }
+            (Some(_), Sandbox::Bubblewrap(_)) => self.roots.describe(),
+        }
     }
 
     /// Gives every executor a lifetime: it ends this long after it starts
@@ -254,7 +311,12 @@ impl LocalRuntime {
                  as sluice's own user"
             ),
         };
-        format!("local: {sandbox}; {who}; {}; {}", self.cgroups.describe(), self.disk.describe())
+        format!(
+            "local: {sandbox}; {who}; {}; {}; {}",
+            self.cgroups.describe(),
+            self.disk.describe(),
+            self.images_posture()
+        )
     }
 
     fn record(&self, run_id: &str) -> RuntimeRecord {
@@ -395,6 +457,7 @@ impl Adapter for LocalRuntime {
         if let DiskSupport::Loop { umount, .. } = &self.disk {
             disk::detach(umount, &dir.join("workspace")).await.map_err(|e| transient("executor disk", e))?;
         }
+        rootfs::detach(&self.roots, &dir).await.map_err(|e| transient("executor root", e))?;
         let logs = self.executors_dir.join("logs");
         let identities = self.identities.clone();
         let run_id = run_id.to_owned();
@@ -406,7 +469,9 @@ impl Adapter for LocalRuntime {
             if std::fs::create_dir_all(&logs).is_ok() {
                 let _ = std::fs::copy(dir.join("daemon.log"), logs.join(format!("{run_id}.log")));
             }
-            match std::fs::remove_dir_all(&dir) {
+            // Not `remove_dir_all`: a copied image root keeps the image's
+            // modes, read-only directories too.
+            match sluice_images::remove_tree(&dir) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => return Err(transient("removing the run directory", e)),

@@ -55,6 +55,11 @@ impl LocalRuntime {
     /// The pool a launch may take from: its image's, when it has one and
     /// the launch fits.
     pub(super) fn pool_for(&self, request: &LaunchRequest) -> Option<&PoolSpec> {
+        // Pooled executors run on the host's filesystem for now: only a
+        // workspace that asks for that fits one.
+        if request.registry_id != sluice_images::HOST {
+            return None;
+        }
         let image = PoolSpec::image_of(&request.repository, &request.tag);
         self.pool.iter().find(|p| p.image == image).filter(|_| crate::pool::unfit(request).is_none())
     }
@@ -167,7 +172,7 @@ impl LocalRuntime {
             workspace_id: String::new(),
             run_id: pool_id,
             launch: String::new(),
-            registry_id: String::new(),
+            registry_id: sluice_images::HOST.to_owned(),
             repository: repository.to_owned(),
             tag: tag.to_owned(),
             spec: Default::default(),

@@ -29,7 +29,7 @@ async def aclient(served):
 
 
 async def test_a_workspace_is_awaited_and_a_commands_output_streams(aclient):
-    ws = await aclient.workspaces.create(IMAGE, command=["sleep", "600"])
+    ws = await aclient.workspaces.create(IMAGE, registry="host", command=["sleep", "600"])
     assert ws.status == "ready"
     arrivals: list[float] = []
     started = time.monotonic()
@@ -49,7 +49,7 @@ async def test_a_workspace_is_awaited_and_a_commands_output_streams(aclient):
 
 
 async def test_processes_previews_files_and_watches_are_awaited(aclient, served, tmp_path):
-    ws = await aclient.workspaces.create(IMAGE, command=["sleep", "600"])
+    ws = await aclient.workspaces.create(IMAGE, registry="host", command=["sleep", "600"])
     port = free_port()
     web = await ws.processes.start(["python3", "-u", "-m", "http.server", str(port), "--bind", "127.0.0.1"])
     url = await ws.preview(port, public=True)

@@ -13,7 +13,7 @@ IMAGE = "sluice-test/busybox:1"
 def test_a_capture_session_keeps_a_workspaces_work_for_the_next(client):
     session = client.capture_sessions.create(keep_last=5)
     assert session.id.startswith("cs_") and session.token
-    ws = client.workspaces.create(IMAGE, command=["sleep", "600"], capture=session)
+    ws = client.workspaces.create(IMAGE, registry="host", command=["sleep", "600"], capture=session)
     ws.files.write("notes.txt", "kept\n")
     ws.stop(wait=True)
     assert ws.status == "stopped"
@@ -26,7 +26,7 @@ def test_a_capture_session_keeps_a_workspaces_work_for_the_next(client):
         names = tar.getnames()
     assert any(name.endswith("notes.txt") for name in names), names
 
-    again = client.workspaces.create(IMAGE, command=["sleep", "600"], capture=session)
+    again = client.workspaces.create(IMAGE, registry="host", command=["sleep", "600"], capture=session)
     assert again.files.read("notes.txt") == b"kept\n", "the next workspace starts from the head"
     again.files.write("notes.txt", "changed\n")
     again.stop(wait=True)
@@ -44,7 +44,7 @@ def test_a_capture_session_keeps_a_workspaces_work_for_the_next(client):
 
 def test_a_sleeping_workspace_wakes_on_its_next_call_with_its_files(client):
     session = client.capture_sessions.create()
-    ws = client.workspaces.create(IMAGE, command=["sleep", "600"], capture=session)
+    ws = client.workspaces.create(IMAGE, registry="host", command=["sleep", "600"], capture=session)
     ws.files.write("draft.txt", "before the sleep\n")
     ws.sleep()
     assert ws.sleeping and ws.status == "stopped"
@@ -62,7 +62,7 @@ def test_a_sleeping_workspace_wakes_on_its_next_call_with_its_files(client):
 
 def test_a_workspace_forks_into_independent_copies(client):
     session = client.capture_sessions.create()
-    ws = client.workspaces.create(IMAGE, command=["sleep", "600"], capture=session)
+    ws = client.workspaces.create(IMAGE, registry="host", command=["sleep", "600"], capture=session)
     ws.files.write("shared.txt", "at the fork point\n")
     copies = ws.fork(2, name_prefix="copy")
     assert [c.status for c in copies] == ["ready", "ready"]

@@ -11,7 +11,7 @@ def _cursor(ident: str) -> tuple[int, ...]:
 
 
 def test_the_feed_resumes_across_a_server_restart(client, served):
-    first = client.workspaces.create(IMAGE, command=["sleep", "600"])
+    first = client.workspaces.create(IMAGE, registry="host", command=["sleep", "600"])
     feed = iter(client.events.stream(timeout=30))
     seen = []
     for event in feed:
@@ -19,7 +19,7 @@ def test_the_feed_resumes_across_a_server_restart(client, served):
         if event.type == "runtime.ready" and event.data.get("workspaceId") == first.id:
             break
     served.restart()
-    second = client.workspaces.create(IMAGE, command=["sleep", "600"])
+    second = client.workspaces.create(IMAGE, registry="host", command=["sleep", "600"])
     for event in feed:
         seen.append(event)
         if event.type == "runtime.ready" and event.data.get("workspaceId") == second.id:
@@ -34,7 +34,7 @@ def test_the_feed_resumes_across_a_server_restart(client, served):
 
 
 def test_a_workspaces_own_events_follow_its_life(client):
-    ws = client.workspaces.create(IMAGE, command=["sleep", "600"])
+    ws = client.workspaces.create(IMAGE, registry="host", command=["sleep", "600"])
     ws.stop(wait=False)
     kinds = []
     for event in ws.events(timeout=60):

@@ -17,7 +17,7 @@ IMAGE = "sluice-test/busybox:1"
 
 
 def test_a_background_server_outlives_its_call_is_previewed_and_signalled(client, served):
-    ws = client.workspaces.create(IMAGE, command=["sleep", "600"])
+    ws = client.workspaces.create(IMAGE, registry="host", command=["sleep", "600"])
     port = free_port()
     web = ws.processes.start(["python3", "-u", "-m", "http.server", str(port), "--bind", "127.0.0.1"], name="web")
     assert (web.name, web.state) == ("web", "running")
@@ -52,7 +52,7 @@ def test_a_background_server_outlives_its_call_is_previewed_and_signalled(client
 
 
 def test_files_move_whole_both_ways_and_stay_in_the_worktree(client, tmp_path):
-    ws = client.workspaces.create(IMAGE, command=["sleep", "600"])
+    ws = client.workspaces.create(IMAGE, registry="host", command=["sleep", "600"])
     big = os.urandom(20 << 20)
     entry = ws.files.write("data/big.bin", io.BytesIO(big), mode=0o640)
     assert (entry["size"], entry["mode"]) == (20 << 20, 0o640)
@@ -87,7 +87,7 @@ def test_files_move_whole_both_ways_and_stay_in_the_worktree(client, tmp_path):
 
 
 def test_a_watch_sees_changes_in_order(client):
-    ws = client.workspaces.create(IMAGE, command=["sleep", "600"])
+    ws = client.workspaces.create(IMAGE, registry="host", command=["sleep", "600"])
     ws.files.mkdir("w")
     seen = []
     with ws.files.watch("w", timeout=30) as changes:

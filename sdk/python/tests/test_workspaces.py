@@ -13,7 +13,7 @@ IMAGE = "sluice-test/busybox:1"
 
 
 def test_a_created_workspace_is_ready_and_runs_a_command_at_once(client):
-    ws = client.workspaces.create(IMAGE, command=["sleep", "600"], wait=True)
+    ws = client.workspaces.create(IMAGE, registry="host", command=["sleep", "600"], wait=True)
     assert ws.status == "ready"
     result = ws.exec(["sh", "-c", "echo out; echo err >&2; exit 3"])
     assert (result.stdout, result.stderr, result.exit_code) == ("out\n", "err\n", 3)
@@ -29,7 +29,7 @@ def test_a_created_workspace_is_ready_and_runs_a_command_at_once(client):
 
 
 def test_a_commands_output_arrives_while_it_runs(client):
-    ws = client.workspaces.create(IMAGE, command=["sleep", "600"])
+    ws = client.workspaces.create(IMAGE, registry="host", command=["sleep", "600"])
     arrivals: list[tuple[float, str]] = []
     started = time.monotonic()
     result = ws.exec(
@@ -48,7 +48,7 @@ def test_errors_are_exceptions_with_their_kind_and_field(client, served):
     with pytest.raises(sluice.NotFoundError) as missing:
         client.workspaces.get("ws_0000000000000000000000000000")
     assert missing.value.status == 404 and missing.value.tag
-    ws = client.workspaces.create(IMAGE, command=["sleep", "600"])
+    ws = client.workspaces.create(IMAGE, registry="host", command=["sleep", "600"])
     with pytest.raises(sluice.InvalidRequestError) as bad:
         ws.exec([])
     assert "argv" in bad.value.message
@@ -61,8 +61,8 @@ def test_errors_are_exceptions_with_their_kind_and_field(client, served):
 
 
 def test_a_create_is_made_once_under_its_idempotency_key(client):
-    first = client.workspaces.create(IMAGE, command=["sleep", "600"], idempotency_key="sdk-once", wait=False)
-    again = client.workspaces.create(IMAGE, command=["sleep", "600"], idempotency_key="sdk-once", wait=False)
+    first = client.workspaces.create(IMAGE, registry="host", command=["sleep", "600"], idempotency_key="sdk-once", wait=False)
+    again = client.workspaces.create(IMAGE, registry="host", command=["sleep", "600"], idempotency_key="sdk-once", wait=False)
     assert first.id == again.id
     again.refresh(wait_ready=60)
     again.stop(wait=False)

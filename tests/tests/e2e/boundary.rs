@@ -70,7 +70,7 @@ async fn create(server: &Server, flavor: Flavor, spec: Value) -> String {
         _ => ("sluice/host", "1"),
     };
     let body = json!({
-        "ownerUserId": "alice", "registryId": "local", "repository": repository, "tag": tag,
+        "ownerUserId": "alice", "registryId": "host", "repository": repository, "tag": tag,
         "spec": spec, "secretEnv": {"BOUNDARY_SECRET": SECRET},
     });
     let (status, answer) = server.post("/v1/workspaces", &body).await;
@@ -455,7 +455,7 @@ async fn limits_hold(flavor: Flavor) {
         let mut asked = spec.clone();
         asked["resources"]["diskMiB"] = json!(64);
         let (repository, tag) = docker_test_image().unwrap().split_once(':').unwrap();
-        let body = json!({"ownerUserId": "alice", "registryId": "local", "repository": repository, "tag": tag,
+        let body = json!({"ownerUserId": "alice", "registryId": "host", "repository": repository, "tag": tag,
             "spec": asked});
         let (status, answer) = server.post("/v1/workspaces", &body).await;
         assert_eq!(status, 422, "{answer}");
@@ -568,7 +568,7 @@ async fn the_first_run_works_for_an_ordinary_user_and_says_what_is_missing() {
         let (status, answer) = server
             .post(
                 "/v1/workspaces",
-                &json!({"ownerUserId": "alice", "registryId": "local", "repository": "sluice/host", "tag": "1",
+                &json!({"ownerUserId": "alice", "registryId": "host", "repository": "sluice/host", "tag": "1",
                     "spec": {"resources": {"memoryMiB": 64}}}),
             )
             .await;

@@ -85,6 +85,8 @@ async fn people_drive_workspaces_from_the_cli_through_the_typed_client() {
         "alice",
         "--image",
         "sluice-test/busybox:1",
+        "--registry",
+        "host",
         "--output",
         "json",
         "--",
@@ -195,7 +197,7 @@ async fn people_drive_workspaces_from_the_cli_through_the_typed_client() {
 
     // In a script: a create that waits, then an exec straight after it.
     let script = format!(
-        "set -e; id=$('{sluice}' workspaces create --owner alice --image sluice-test/busybox:1 --wait -- sleep 600 \
+        "set -e; id=$('{sluice}' workspaces create --owner alice --image sluice-test/busybox:1 --registry host --wait -- sleep 600 \
            | cut -d' ' -f1); '{sluice}' workspaces exec \"$id\" --owner alice -- busybox echo scripted",
         sluice = sluice_tests::sluice_binary().display()
     );
@@ -324,6 +326,8 @@ async fn people_drive_workspaces_from_the_cli_through_the_typed_client() {
             "alice",
             "--image",
             "sluice-test/busybox:1",
+            "--registry",
+            "host",
             "--wait",
             "--capture-session",
             &session,

@@ -62,7 +62,7 @@ async fn a_credential_reaches_the_api_and_never_the_workload() {
     let server = Server::start_with(&dir.path(), options).await;
 
     let body = json!({
-        "ownerUserId": "alice", "registryId": "local", "repository": "r", "tag": "1", "waitFor": "ready",
+        "ownerUserId": "alice", "registryId": "host", "repository": "r", "tag": "1", "waitFor": "ready",
         "secretEnv": {"API_TOKEN": secret, "VISIBLE_SECRET": "shown-to-the-workload"},
         // secretEnv is the managed process's: it keeps its environment.
         "spec": {"command": ["sh", "-c", "env > managed-env; exec sleep 600"], "network": {"egress": [
@@ -186,7 +186,7 @@ async fn a_docker_executors_requests_get_the_credential_it_never_holds() {
     let server = Server::start_with(&dir.path(), options).await;
     let (repository, tag) = image.split_once(':').unwrap();
     let body = json!({
-        "ownerUserId": "alice", "registryId": "local", "repository": repository, "tag": tag,
+        "ownerUserId": "alice", "registryId": "host", "repository": repository, "tag": tag,
         "secretEnv": {"API_TOKEN": secret},
         "spec": {"command": ["sh", "-c", "env > managed-env; exec sleep 600"], "network": {"egress": [
             {"host": format!("api.broker.test:{port}"),

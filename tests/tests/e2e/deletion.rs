@@ -16,7 +16,7 @@ async fn a_stopped_workspace_is_deleted_and_its_events_stay_on_the_feed() {
     let dir = DataDir::new();
     let server = Server::start_with(&dir.path(), Options::serve().args(["--runtime", "local"])).await;
     let body = json!({
-        "ownerUserId": "alice", "registryId": "local", "repository": "sluice-test/busybox", "tag": "1",
+        "ownerUserId": "alice", "registryId": "host", "repository": "sluice-test/busybox", "tag": "1",
         "spec": {"command": ["sleep", "600"]}, "idempotencyKey": "to-delete", "waitFor": "ready",
     });
     let (status, created) = server.post("/v1/workspaces", &body).await;

@@ -72,7 +72,7 @@ async fn a_worker_killed_at_random_points_of_200_drains_never_removes_unsaved_wo
             let (status, session) = api.post("/v1/capture-sessions", &json!({"ownerUserId": "alice"})).await;
             assert_eq!(status, 201, "{session}");
             let body = json!({
-                "ownerUserId": "alice", "registryId": "local", "repository": "sluice-test/busybox", "tag": "1",
+                "ownerUserId": "alice", "registryId": "host", "repository": "sluice-test/busybox", "tag": "1",
                 "launchId": format!("crash-{batch}-{i}"),
                 "spec": {
                     "command": ["sh", "-c", "i=0; while :; do i=$((i+1)); echo $i > counter; sleep 0.1; done"],

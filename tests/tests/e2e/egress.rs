@@ -135,7 +135,7 @@ async fn reaches_only_listed_names(options: Options) {
     let options = options.arg("--runtime").arg("local").arg("--egress-hosts").arg(hosts.display().to_string());
     let server = Server::start_with(&dir.path(), options).await;
     let body = json!({
-        "ownerUserId": "alice", "registryId": "local", "repository": "r", "tag": "1", "launchId": "egress-1",
+        "ownerUserId": "alice", "registryId": "host", "repository": "r", "tag": "1", "launchId": "egress-1",
         "spec": {"network": {"egress": [format!("allowed.test:{tls_port}"), format!("allowed.test:{plain_port}")]}},
     });
     let (status, created) = server.post("/v1/workspaces", &body).await;
@@ -215,7 +215,7 @@ async fn a_docker_executor_reaches_only_the_names_its_spec_lists() {
     let server = Server::start_with(&dir.path(), options).await;
     let (repository, tag) = image.split_once(':').unwrap();
     let body = json!({
-        "ownerUserId": "alice", "registryId": "local", "repository": repository, "tag": tag, "launchId": "egress-d",
+        "ownerUserId": "alice", "registryId": "host", "repository": repository, "tag": tag, "launchId": "egress-d",
         "spec": {"network": {"egress": [format!("allowed.test:{plain_port}")]}},
     });
     let (status, created) = server.post("/v1/workspaces", &body).await;

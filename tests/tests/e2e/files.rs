@@ -111,7 +111,7 @@ async fn worktree_files_move_in_and_out_and_never_outside() {
     let dir = DataDir::new();
     let server = Server::start_with(&dir.path(), Options::serve().args(["--runtime", "local"])).await;
     let body = json!({
-        "ownerUserId": "alice", "registryId": "local", "repository": "sluice-test/busybox", "tag": "1",
+        "ownerUserId": "alice", "registryId": "host", "repository": "sluice-test/busybox", "tag": "1",
         "spec": {"command": ["sleep", "600"]}, "waitFor": "ready",
     });
     let (status, created) = server.post("/v1/workspaces", &body).await;

@@ -216,7 +216,7 @@ async fn embedded(dir: &DataDir, runtime: &str) -> Server {
 
 async fn create(api: &Server, image: &str) -> String {
     let (repository, tag) = image.split_once(':').unwrap();
-    let body = json!({"ownerUserId": "alice", "registryId": "local", "repository": repository, "tag": tag, "spec": {}});
+    let body = json!({"ownerUserId": "alice", "registryId": "host", "repository": repository, "tag": tag, "spec": {}});
     let (status, made) = api.post("/v1/workspaces", &body).await;
     assert_eq!(status, 202, "{made}");
     let id = made["workspaceId"].as_str().unwrap().to_owned();

@@ -20,7 +20,7 @@ fn create_request(owner: &str, image: &str, launch_id: &str) -> Value {
     let (repository, tag) = image.split_once(':').unwrap();
     json!({
         "ownerUserId": owner,
-        "registryId": "local",
+        "registryId": "host",
         "repository": repository,
         "tag": tag,
         "launchId": launch_id,

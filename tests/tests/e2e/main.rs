@@ -22,6 +22,7 @@ mod fork;
 mod gateway;
 mod hosts;
 mod http_limits;
+mod images;
 mod jobs;
 mod layout;
 mod lifecycle;

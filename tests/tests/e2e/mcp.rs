@@ -30,6 +30,7 @@ async fn session(server: &Server, args: &[&str]) -> Value {
         .env("SLUICE_API_TOKEN", &server.token)
         .env("SLUICE_OWNER", "alice")
         .env("SLUICE_MCP_IMAGE", "sluice-test/busybox:1")
+        .env("SLUICE_MCP_REGISTRY", "host")
         .kill_on_drop(true)
         .output();
     let run = tokio::time::timeout(Duration::from_secs(240), run).await.expect("the session ends").unwrap();
@@ -89,6 +90,7 @@ async fn an_agent_drives_a_workspace_through_the_mcp_server() {
         .env("SLUICE_API_TOKEN", &server.token)
         .env("SLUICE_OWNER", "alice")
         .env("SLUICE_MCP_IMAGE", "sluice-test/busybox:1")
+        .env("SLUICE_MCP_REGISTRY", "host")
         .stdout(Stdio::null())
         .stderr(log)
         .spawn()

@@ -76,7 +76,7 @@ async fn prometheus_reads_workspaces_retention_recovery_and_work_at_risk() {
 
     // A plain workspace, carrying the marker everywhere a client can put it.
     let body = json!({
-        "ownerUserId": "alice", "registryId": "local", "repository": "sluice-test/busybox", "tag": "1",
+        "ownerUserId": "alice", "registryId": "host", "repository": "sluice-test/busybox", "tag": "1",
         "spec": {"command": ["sleep", "600"], "env": {"NOTE": MARKER}},
         "secretEnv": {"TOKEN": MARKER},
     });

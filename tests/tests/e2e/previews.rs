@@ -169,7 +169,7 @@ async fn a_preview_serves_http_and_websockets_to_its_signed_visitors_until_the_w
     assert!(ca.exists(), "the self-signed certificate is kept in the data directory");
     let app_port = free_port();
     let body = json!({
-        "ownerUserId": "alice", "registryId": "local", "repository": "r", "tag": "1", "launchId": "preview-1",
+        "ownerUserId": "alice", "registryId": "host", "repository": "r", "tag": "1", "launchId": "preview-1",
         // The managed process: the app, once its file is there.
         "spec": {"command": ["sh", "-c", format!("until [ -s app.py ]; do sleep 0.1; done; exec python3 app.py {app_port}")]},
     });
@@ -313,7 +313,7 @@ async fn a_plaintext_listener_serves_behind_a_tls_terminating_proxy() {
     let options = previewing("local", listen).arg("--preview-plaintext").arg("--preview-url-port").arg("443");
     let server = Server::start_with(&dir.path(), options).await;
     assert!(!dir.path().join("preview-tls").exists(), "no certificate is made for a plaintext listener");
-    let body = json!({"ownerUserId": "alice", "registryId": "local", "repository": "r", "tag": "1", "spec": {}});
+    let body = json!({"ownerUserId": "alice", "registryId": "host", "repository": "r", "tag": "1", "spec": {}});
     let (_, created) = server.post("/v1/workspaces", &body).await;
     let id = created["workspaceId"].as_str().unwrap().to_owned();
     server.wait_for("alice", &id, Duration::from_secs(60), |w| w["status"] == "ready").await;
@@ -355,7 +355,7 @@ async fn a_docker_executors_port_is_previewed() {
     let ca = dir.path().join("preview-tls").join(DOMAIN).join("cert.pem");
     let (repository, tag) = image.split_once(':').unwrap();
     let body = json!({
-        "ownerUserId": "alice", "registryId": "local", "repository": repository, "tag": tag, "launchId": "preview-d",
+        "ownerUserId": "alice", "registryId": "host", "repository": repository, "tag": tag, "launchId": "preview-d",
         "spec": {"command": ["httpd", "-f", "-p", "127.0.0.1:8000", "-h", "/workspace"]},
     });
     let (status, created) = server.post("/v1/workspaces", &body).await;

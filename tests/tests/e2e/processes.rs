@@ -54,7 +54,7 @@ async fn a_started_process_keeps_running_past_its_call_its_execs_and_a_server_re
     };
     let server = Server::start_with(&dir.path(), options()).await;
     let body = json!({
-        "ownerUserId": "alice", "registryId": "local", "repository": "sluice-test/busybox", "tag": "1",
+        "ownerUserId": "alice", "registryId": "host", "repository": "sluice-test/busybox", "tag": "1",
         "spec": {"command": ["sleep", "600"]}, "waitFor": "ready",
     });
     let (_, created) = server.post("/v1/workspaces", &body).await;

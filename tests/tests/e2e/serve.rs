@@ -22,7 +22,7 @@ async fn exercise(server: &Server) -> (String, String) {
     let capture_token = session["token"].as_str().unwrap().to_owned();
     let session_id = session["sessionId"].as_str().unwrap().to_owned();
     let body = json!({
-        "ownerUserId": "alice", "registryId": "local", "repository": "sluice-test/busybox", "tag": "1",
+        "ownerUserId": "alice", "registryId": "host", "repository": "sluice-test/busybox", "tag": "1",
         "spec": {"resources": {"cpus": 1}, "source": {"kind": "capture", "sessionId": session_id}},
         "secretEnv": {"API_KEY": SECRET_ENV_VALUE},
         "captureToken": capture_token,

@@ -102,7 +102,7 @@ async fn a_server_started_with_a_file_runs_with_its_settings() {
     let options = Options::serve().arg("--config").arg(settings.path().to_str().unwrap());
     let server = Server::start_with(&dir.path(), options).await;
     let body = json!({
-        "ownerUserId": "alice", "registryId": "local", "repository": "sluice-test/busybox", "tag": "1",
+        "ownerUserId": "alice", "registryId": "host", "repository": "sluice-test/busybox", "tag": "1",
         "spec": {"command": ["sleep", "600"]},
     });
     let (status, created) = server.post("/v1/workspaces", &body).await;

@@ -129,7 +129,7 @@ async fn spans_continue_the_callers_trace_and_carry_no_client_content() {
     let server = Server::start_with(&dir.path(), options).await;
 
     let body = json!({
-        "ownerUserId": "alice", "registryId": "local", "repository": "sluice-test/busybox", "tag": "1",
+        "ownerUserId": "alice", "registryId": "host", "repository": "sluice-test/busybox", "tag": "1",
         "spec": {"command": ["sleep", "600", MARKER], "env": {"NOTE": MARKER}},
         "secretEnv": {"TOKEN": MARKER},
     });

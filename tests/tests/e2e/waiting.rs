@@ -12,7 +12,7 @@ use sluice_tests::*;
 
 fn sleeper(wait: Option<Value>) -> Value {
     let mut body = json!({
-        "ownerUserId": "alice", "registryId": "local", "repository": "sluice-test/busybox", "tag": "1",
+        "ownerUserId": "alice", "registryId": "host", "repository": "sluice-test/busybox", "tag": "1",
         "spec": {"command": ["sleep", "600"]},
     });
     if let Some(Value::Object(wait)) = wait {

@@ -82,7 +82,7 @@ fn curl_socket(socket: &Path, method: &str, path: &str, body: Option<&str>) -> (
 fn create_body(secret: &str, key: &str) -> Value {
     let (repository, tag) = IMAGE.split_once(':').unwrap();
     json!({
-        "ownerUserId": "alice", "registryId": "local", "repository": repository, "tag": tag,
+        "ownerUserId": "alice", "registryId": "host", "repository": repository, "tag": tag,
         "idempotencyKey": key,
         "spec": {"command": ["sh", "-c", "echo \"secret=$POOL_SECRET\"; exec sleep 600"], "env": {"MARK": key}},
         "secretEnv": {"POOL_SECRET": secret},

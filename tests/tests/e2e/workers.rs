@@ -30,7 +30,7 @@ fn api(db: &str) -> Options {
 
 fn body(image: &str) -> Value {
     let (repository, tag) = image.split_once(':').unwrap();
-    json!({"ownerUserId": "alice", "registryId": "local", "repository": repository, "tag": tag, "spec": {}})
+    json!({"ownerUserId": "alice", "registryId": "host", "repository": repository, "tag": tag, "spec": {}})
 }
 
 /// How many executors exist for `run_id` on the runtime.

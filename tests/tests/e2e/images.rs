@@ -1,0 +1,150 @@
+//! Images on the local runtime, from a real registry (Debian's
+//! `docker-registry` on loopback) holding images the test makes: each
+//! workspace runs on the root filesystem its image names, with the
+//! image's whiteouts, opaque directories and environment applied; a
+//! tampered blob is refused; concurrent creates of an uncached image fetch
+//! each layer once; a registry that is down fails the launch by name.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use sluice_tests::registry::{Entry, Registry, busybox_layer, layer, oci_layout};
+use sluice_tests::server::{DataDir, Options, Server};
+use sluice_tests::*;
+
+fn on(registry: &str, repository: &str, extra: Value) -> Value {
+    let mut body = json!({
+        "ownerUserId": "alice", "registryId": registry, "repository": repository, "tag": "1",
+        "spec": {"command": ["sleep", "600"]},
+    });
+    body.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+    body
+}
+
+async fn exec(server: &Server, id: &str, argv: &[&str]) -> Value {
+    let (status, run) = server
+        .post(&format!("/v1/workspaces/{id}/exec"), &json!({"ownerUserId": "alice", "commands": [{"argv": argv}]}))
+        .await;
+    assert_eq!(status, 202, "{run}");
+    let ended = server.run_ended("alice", run["runId"].as_str().unwrap(), Duration::from_secs(30)).await;
+    ended["commands"][0].clone()
+}
+
+fn bubblewrap() -> bool {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    present("bubblewrap (images run inside it)", std::env::split_paths(&path).any(|d| d.join("bwrap").is_file()))
+}
+
+/// Images `a:1` (three layers: busybox; files; a whiteout and an opaque
+/// directory over them) and `b:1` (busybox and its own os-release).
+async fn push_images(dir: &std::path::Path, registry: &Registry) -> Vec<String> {
+    let files = layer(&[
+        Entry::File("etc/os-release", b"ID=image-a\n", 0o644),
+        Entry::File("etc/gone", b"deleted by the next layer\n", 0o644),
+        Entry::File("data/old/one", b"1\n", 0o644),
+        Entry::File("data/two", b"2\n", 0o644),
+        Entry::Dir("srv"),
+        Entry::Dir("srv/app"),
+    ]);
+    let over = layer(&[Entry::Whiteout("etc/gone"), Entry::Opaque("data"), Entry::File("data/new", b"3\n", 0o644)]);
+    oci_layout(
+        &dir.join("image-a"),
+        &[busybox_layer(), files, over],
+        json!({"Env": ["PATH=/bin", "GREETING=from-image-a"], "WorkingDir": "/srv/app"}),
+    );
+    registry.push(&dir.join("image-a"), "a:1");
+    oci_layout(
+        &dir.join("image-b"),
+        &[busybox_layer(), layer(&[Entry::File("etc/os-release", b"ID=image-b\n", 0o644)])],
+        json!({"Env": ["PATH=/bin"]}),
+    );
+    registry.push(&dir.join("image-b"), "b:1");
+    registry.layers_of("a", "1").await
+}
+
+#[tokio::test]
+async fn each_workspace_runs_on_the_root_its_image_names() {
+    let dir = DataDir::new();
+    let Some(registry) = Registry::start(dir.root()) else { return };
+    if !bubblewrap() {
+        return;
+    }
+    let a_layers = push_images(dir.root(), &registry).await;
+    let mapping = format!("test=http://{}", registry.host());
+    let server =
+        Server::start_with(&dir.path(), Options::serve().args(["--runtime", "local", "--registry", &mapping])).await;
+
+    let (status, a) = server.post("/v1/workspaces", &on("test", "a", json!({"waitFor": "ready"}))).await;
+    assert_eq!((status, a["status"].as_str()), (202, Some("ready")), "{a}");
+    let a_id = a["workspaceId"].as_str().unwrap();
+    let (status, b) = server.post("/v1/workspaces", &on("test", "b", json!({"waitFor": "ready"}))).await;
+    assert_eq!((status, b["status"].as_str()), (202, Some("ready")), "{b}");
+    let b_id = b["workspaceId"].as_str().unwrap();
+
+    let host = std::fs::read_to_string("/etc/os-release").unwrap();
+    let read = exec(&server, a_id, &["cat", "/etc/os-release"]).await;
+    assert_eq!(read["stdout"], "ID=image-a\n", "{read}");
+    assert_ne!(read["stdout"].as_str().unwrap(), host);
+    let read = exec(&server, b_id, &["cat", "/etc/os-release"]).await;
+    assert_eq!(read["stdout"], "ID=image-b\n", "{read}");
+
+    // The third layer's whiteout and opaque directory hold.
+    let gone = exec(&server, a_id, &["test", "-e", "/etc/gone"]).await;
+    assert_eq!(gone["exitCode"], 1, "{gone}");
+    let listed = exec(&server, a_id, &["ls", "/data"]).await;
+    assert_eq!(listed["stdout"], "new\n", "{listed}");
+    // The image's environment applies.
+    let env = exec(&server, a_id, &["env"]).await;
+    assert!(env["stdout"].as_str().unwrap().contains("GREETING=from-image-a"), "{env}");
+    // Writes go to the executor's own upper layer, not the cached image.
+    let wrote = exec(&server, a_id, &["sh", "-c", "echo mine > /data/new && cat /data/new"]).await;
+    let (status, again) = server.post("/v1/workspaces", &on("test", "a", json!({"waitFor": "ready"}))).await;
+    assert_eq!(status, 202, "{again}");
+    let fresh = exec(&server, again["workspaceId"].as_str().unwrap(), &["cat", "/data/new"]).await;
+    assert_eq!(fresh["stdout"], "3\n", "a second executor of the image sees the image, not another's writes: {wrote}");
+
+    // The run records the image by its manifest digest.
+    let (_, read) = server.get(&format!("/v1/workspaces/{a_id}?ownerUserId=alice")).await;
+    let published = &read["publishedImage"];
+    assert!(published["digest"].as_str().unwrap().starts_with("sha256:"), "{read}");
+    // Each layer was fetched once, for all three workspaces.
+    for digest in &a_layers {
+        assert_eq!(registry.blob_gets(digest), 1, "layer {digest}");
+    }
+}
+
+#[tokio::test]
+async fn a_tampered_blob_is_refused_and_a_registry_that_is_down_is_named() {
+    let dir = DataDir::new();
+    let Some(registry) = Registry::start(dir.root()) else { return };
+    if !bubblewrap() {
+        return;
+    }
+    let a_layers = push_images(dir.root(), &registry).await;
+    // One byte of image a's last layer changed where the registry keeps it.
+    let blob = registry.blob_file(a_layers.last().unwrap());
+    let mut bytes = std::fs::read(&blob).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x55;
+    std::fs::write(&blob, bytes).unwrap();
+    let mapping = format!("test=http://{},gone=http://127.0.0.1:{}", registry.host(), free_port());
+    let server =
+        Server::start_with(&dir.path(), Options::serve().args(["--runtime", "local", "--registry", &mapping])).await;
+
+    let (status, a) = server.post("/v1/workspaces", &on("test", "a", json!({}))).await;
+    assert_eq!(status, 202, "{a}");
+    let failed = server
+        .wait_for("alice", a["workspaceId"].as_str().unwrap(), Duration::from_secs(60), |w| w["status"] == "failed")
+        .await;
+    let error = failed["error"].to_string();
+    assert!(error.contains("does not match its digest") && error.contains("layer 3"), "{failed}");
+
+    let (status, gone) = server.post("/v1/workspaces", &on("gone", "a", json!({}))).await;
+    assert_eq!(status, 202, "{gone}");
+    let id = gone["workspaceId"].as_str().unwrap();
+    let failed = server.wait_for("alice", id, Duration::from_secs(120), |w| w["status"] == "failed").await;
+    assert!(failed["error"].to_string().contains("registry 127.0.0.1:"), "{failed}");
+    let events = server.stored_events(id).await;
+    let retried = events.iter().filter(|e| e["type"] == "attempt.queued").count();
+    assert!(retried > 1, "the launch was tried again: {events:?}");
+}
