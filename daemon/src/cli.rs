@@ -18,6 +18,10 @@ pub struct Args {
     /// Where commands run by default.
     #[arg(long, env = "SLUICED_WORKDIR", default_value = ".")]
     pub workdir: PathBuf,
+    /// Where processes start when they name no directory (default: the
+    /// workdir); an absolute path.
+    #[arg(long, env = "SLUICED_CWD", value_parser = absolute_dir)]
+    pub cwd: Option<PathBuf>,
     /// The managed process's argv as a JSON array (none when absent).
     #[arg(long, env = "SLUICED_COMMAND")]
     pub command: Option<String>,
@@ -132,6 +136,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
                 launch,
                 epoch: args.epoch,
                 workdir: &args.workdir,
+                default_cwd: args.cwd.clone(),
                 command,
                 env: BTreeMap::new(),
                 workload,
@@ -171,4 +176,9 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
         crate::serve(router, listener, shutdown).await?;
     }
     Ok(())
+}
+
+fn absolute_dir(text: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(text);
+    if path.is_absolute() { Ok(path) } else { Err(format!("{text:?} is not an absolute path")) }
 }

@@ -88,6 +88,8 @@ struct Daemon {
     boot_generation: u64,
     observations: AtomicU64,
     workdir: PathBuf,
+    /// Where processes start by default, when not the worktree.
+    default_cwd: Option<PathBuf>,
     managed: managed::Managed,
     capture: Option<capture::Capture>,
     /// Touches files for the control plane's snapshots, as the workload.
@@ -180,7 +182,12 @@ impl Daemon {
         request
     }
 
+    /// Where a process starts when it names no directory (a relative one
+    /// is taken from here).
     fn effective_workdir(&self) -> PathBuf {
+        if let Some(cwd) = &self.default_cwd {
+            return cwd.clone();
+        }
         let binds = self.binds.lock().unwrap();
         match binds.binds.iter().find(|b| b.mount_path == self.workdir_name) {
             Some(bind) => self.workdir.join(&bind.subpath),
@@ -222,8 +229,12 @@ pub struct DaemonConfig<'a> {
     pub state_dir: &'a Path,
     pub launch: String,
     pub epoch: u64,
-    /// Where commands run unless they name another directory.
+    /// The worktree: captured, and where commands run unless they (or
+    /// `default_cwd`) name another directory.
     pub workdir: &'a Path,
+    /// Where processes start when they name no directory (an image's
+    /// `WorkingDir`); `None`: the worktree.
+    pub default_cwd: Option<PathBuf>,
     /// The managed process's argv (none when empty).
     pub command: Vec<String>,
     /// The managed process's plain environment; the boot secret's
@@ -336,7 +347,7 @@ pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
     } else {
         managed::Managed::start(
             &config.command,
-            config.workdir,
+            config.default_cwd.as_deref().unwrap_or(config.workdir),
             &env,
             &config.state_dir.join("managed.log"),
             &processes,
@@ -393,6 +404,7 @@ pub fn boot(config: DaemonConfig<'_>) -> Result<Running, DaemonError> {
             boot_generation,
             observations: AtomicU64::new(0),
             workdir: config.workdir.to_path_buf(),
+            default_cwd: config.default_cwd.clone(),
             managed: managed.clone(),
             capture,
             files: files.clone(),
@@ -877,6 +889,7 @@ mod tests {
             launch: launch.into(),
             epoch: 3,
             workdir: dir,
+            default_cwd: None,
             command: Vec::new(),
             env: BTreeMap::new(),
             workload: None,
@@ -945,6 +958,7 @@ mod tests {
             launch: "l".into(),
             epoch: 0,
             workdir: dir.path(),
+            default_cwd: None,
             command: vec!["sh".into(), "-c".into(), "printf %s \"$API_KEY\" > seen; sleep 30".into()],
             env: BTreeMap::new(),
             workload: None,
@@ -1015,6 +1029,7 @@ mod tests {
                 launch: "launch-1".into(),
                 epoch: 3,
                 workdir: dir.path(),
+                default_cwd: None,
                 command: Vec::new(),
                 env: BTreeMap::new(),
                 workload: None,
@@ -1039,6 +1054,7 @@ mod tests {
                 launch: "l".into(),
                 epoch: 0,
                 workdir: dir.path(),
+                default_cwd: None,
                 command: Vec::new(),
                 env: BTreeMap::new(),
                 workload: None,

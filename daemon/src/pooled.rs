@@ -101,6 +101,7 @@ async fn assign(pooled: &Pooled, request: Request) -> Response {
         launch: assignment.launch,
         epoch: template.epoch,
         workdir: &template.workdir,
+        default_cwd: None,
         command: assignment.command,
         env: assignment.env,
         workload: template.workload,

@@ -49,11 +49,11 @@ pub struct ImageCache {
     clients: Mutex<HashMap<String, Client>>,
 }
 
-fn registry_error(registry: &Registry, image: &ImageName, e: OciDistributionError) -> ImageError {
-    let not_found = |detail: String| ImageError::NotFound { image: image.to_string(), detail };
+fn registry_error(registry: &Registry, image: &str, e: OciDistributionError) -> ImageError {
+    let not_found = |detail: String| ImageError::NotFound { image: image.to_owned(), detail };
     match e {
         OciDistributionError::DigestError(oci_client::errors::DigestError::VerificationError { expected, actual }) => {
-            ImageError::Tampered { image: image.to_string(), what: "content".into(), expected, actual }
+            ImageError::Tampered { image: image.to_owned(), what: "content".into(), expected, actual }
         }
         OciDistributionError::ImageManifestNotFoundError(detail) => not_found(detail),
         OciDistributionError::RegistryError { envelope, .. }
@@ -67,7 +67,7 @@ fn registry_error(registry: &Registry, image: &ImageName, e: OciDistributionErro
             not_found(format!("registry {} has no such manifest", registry.host))
         }
         OciDistributionError::UnsupportedMediaTypeError(media) => {
-            ImageError::Unsupported { image: image.to_string(), message: format!("unsupported manifest type {media}") }
+            ImageError::Unsupported { image: image.to_owned(), message: format!("unsupported manifest type {media}") }
         }
         other => ImageError::Registry { registry: registry.host.clone(), message: describe(other) },
     }
@@ -179,13 +179,13 @@ impl ImageCache {
             }
         };
         let auth = RegistryAuth::Anonymous;
+        let image = name.to_string();
         let (manifest, digest) =
-            client.pull_image_manifest(&reference, &auth).await.map_err(|e| registry_error(registry, name, e))?;
+            client.pull_image_manifest(&reference, &auth).await.map_err(|e| registry_error(registry, &image, e))?;
         let digest = Digest::parse(&digest).ok_or_else(|| ImageError::Unsupported {
-            image: name.to_string(),
+            image: image.clone(),
             message: format!("manifest digest {digest} is not sha256"),
         })?;
-        let image = name.to_string();
         let fetch = |descriptor: OciDescriptor, what: String| {
             let client = client.clone();
             let reference = reference.clone();
@@ -225,7 +225,7 @@ impl ImageCache {
             self.store.put_image(&record)?;
         }
         let rootfs = self.store.unpack(&record, self.owners).await?;
-        self.store.put_name(&name.to_string(), &digest)?;
+        self.store.put_name(&image, &digest)?;
         self.store.touch(&digest);
         stats.seconds = started.elapsed().as_secs_f64();
         Ok(Prepared { digest, rootfs, config: record.config, pulled: Some(stats) })
@@ -257,7 +257,7 @@ impl ImageCache {
         let flushed = tokio::io::AsyncWriteExt::flush(&mut writer).await;
         if let Err(e) = pulled {
             let _ = std::fs::remove_file(&temp);
-            return Err(match registry_error(registry, &name_of(image), e) {
+            return Err(match registry_error(registry, image, e) {
                 ImageError::Tampered { expected, actual, .. } => {
                     ImageError::Tampered { image: image.to_owned(), what: what.to_owned(), expected, actual }
                 }
@@ -267,9 +267,4 @@ impl ImageCache {
         flushed.map_err(|e| local("a download", e))?;
         self.store.commit_blob(temp, &digest, image, what).await
     }
-}
-
-/// An image name only for messages.
-fn name_of(image: &str) -> ImageName {
-    ImageName { registry_id: String::new(), repository: image.to_owned(), reference: TagOrDigest::Tag(String::new()) }
 }

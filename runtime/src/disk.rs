@@ -19,7 +19,7 @@ pub enum DiskSupport {
     None(String),
 }
 
-fn find_program(name: &str) -> Option<PathBuf> {
+pub(crate) fn find_program(name: &str) -> Option<PathBuf> {
     ["/usr/sbin", "/sbin", "/usr/bin", "/bin"].iter().map(|d| Path::new(d).join(name)).find(|p| p.is_file())
 }
 
@@ -46,7 +46,7 @@ impl DiskSupport {
     }
 }
 
-async fn run(command: &mut Command, what: &str) -> std::io::Result<()> {
+pub(crate) async fn run(command: &mut Command, what: &str) -> std::io::Result<()> {
     let out = command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).output().await?;
     if out.status.success() {
         Ok(())

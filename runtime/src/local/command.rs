@@ -34,6 +34,10 @@ impl LocalRuntime {
                         if request.spec.network {
                             c.args(["--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf"]);
                         }
+                        // As `docker run`, the working directory is made if the image lacks it.
+                        if let Some(cwd) = image.working_dir() {
+                            c.arg("--dir").arg(cwd);
+                        }
                     }
                     // Only the system's programs and libraries, read-only:
                     // nothing of sluice's own files or other executors is
@@ -85,6 +89,9 @@ impl LocalRuntime {
                 c.args(["--listen", "unix:/run/sluice/control.sock"]);
                 c.args(["--boot-secret-file", "/run/sluice/boot-secret.json", "--state-dir", "/var/lib/sluice"]);
                 c.args(["--workdir", "/workspace"]).args(workload_args(ids));
+                if let Some(cwd) = image.and_then(ImageRoot::working_dir) {
+                    c.arg(format!("--cwd={cwd}"));
+                }
                 c.arg("--registrar=unix:/run/sluice/registrar.sock");
                 if request.spec.egress.is_some() {
                     c.arg(format!("--egress-proxy=unix:{}", sluice_protocol::egress::SOCKET_IN_EXECUTOR));

@@ -95,6 +95,15 @@ pub(super) struct ImageRoot {
     config: sluice_images::RunConfig,
 }
 
+impl ImageRoot {
+    /// The image's `WorkingDir`, absolute (a relative one is taken from
+    /// `/`, as Docker does); `None` when it names none.
+    fn working_dir(&self) -> Option<String> {
+        let dir = self.config.working_dir.trim();
+        (!dir.is_empty()).then(|| if dir.starts_with('/') { dir.to_owned() } else { format!("/{dir}") })
+    }
+}
+
 fn transient(what: &str, e: impl std::fmt::Display) -> RuntimeError {
     RuntimeError::Transient(format!("{what}: {e}"))
 }

@@ -8,11 +8,10 @@
 //! with an overlay, `upper/` and `work/`; `image` names the image's digest.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 use tokio::process::Command;
 
-use super::disk;
+use super::disk::{self, find_program, run};
 
 /// The file in a run's directory naming the image it runs (its digest).
 pub(super) const IMAGE_FILE: &str = "image";
@@ -26,10 +25,6 @@ pub enum RootSupport {
     },
     /// A copy of the tree per executor, and why no overlay.
     Copy(String),
-}
-
-fn find_program(name: &str) -> Option<PathBuf> {
-    ["/usr/bin", "/bin", "/usr/sbin", "/sbin"].iter().map(|d| Path::new(d).join(name)).find(|p| p.is_file())
 }
 
 impl RootSupport {
@@ -52,15 +47,6 @@ impl RootSupport {
             RootSupport::Overlay { .. } => "image roots: overlay of the cached image (nothing copied)".into(),
             RootSupport::Copy(why) => format!("image roots: a copy of the image per executor ({why})"),
         }
-    }
-}
-
-async fn run(command: &mut Command, what: &str) -> std::io::Result<()> {
-    let out = command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).output().await?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(std::io::Error::other(format!("{what}: {}", String::from_utf8_lossy(&out.stderr).trim())))
     }
 }
 

@@ -93,9 +93,23 @@ async fn each_workspace_runs_on_the_root_its_image_names() {
     assert_eq!(gone["exitCode"], 1, "{gone}");
     let listed = exec(&server, a_id, &["ls", "/data"]).await;
     assert_eq!(listed["stdout"], "new\n", "{listed}");
-    // The image's environment applies.
+    // The image's environment and working directory apply; a command's
+    // own cwd still wins, and image b, naming none, starts in the worktree.
     let env = exec(&server, a_id, &["env"]).await;
     assert!(env["stdout"].as_str().unwrap().contains("GREETING=from-image-a"), "{env}");
+    let here = exec(&server, a_id, &["pwd"]).await;
+    assert_eq!(here["stdout"], "/srv/app\n", "{here}");
+    let (status, run) = server
+        .post(
+            &format!("/v1/workspaces/{a_id}/exec"),
+            &json!({"ownerUserId": "alice", "commands": [{"argv": ["pwd"], "cwd": "/workspace"}]}),
+        )
+        .await;
+    assert_eq!(status, 202, "{run}");
+    let ended = server.run_ended("alice", run["runId"].as_str().unwrap(), Duration::from_secs(30)).await;
+    assert_eq!(ended["commands"][0]["stdout"], "/workspace\n", "{ended}");
+    let here = exec(&server, b_id, &["pwd"]).await;
+    assert_eq!(here["stdout"], "/workspace\n", "{here}");
     // Writes go to the executor's own upper layer, not the cached image.
     let wrote = exec(&server, a_id, &["sh", "-c", "echo mine > /data/new && cat /data/new"]).await;
     let (status, again) = server.post("/v1/workspaces", &on("test", "a", json!({"waitFor": "ready"}))).await;
