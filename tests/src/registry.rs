@@ -222,3 +222,31 @@ pub fn oci_layout(dir: &Path, layers: &[Vec<u8>], run: serde_json::Value) {
     });
     std::fs::write(dir.join("index.json"), serde_json::to_vec(&index).unwrap()).unwrap();
 }
+
+/// Images `a:1` (three layers: busybox; files; a whiteout and an opaque
+/// directory over them; `Env` and `WorkingDir`) and `b:1` (busybox and its
+/// own os-release); answers a's layer digests as the registry has them.
+pub async fn push_test_images(dir: &Path, registry: &Registry) -> Vec<String> {
+    let files = layer(&[
+        Entry::File("etc/os-release", b"ID=image-a\n", 0o644),
+        Entry::File("etc/gone", b"deleted by the next layer\n", 0o644),
+        Entry::File("data/old/one", b"1\n", 0o644),
+        Entry::File("data/two", b"2\n", 0o644),
+        Entry::Dir("srv"),
+        Entry::Dir("srv/app"),
+    ]);
+    let over = layer(&[Entry::Whiteout("etc/gone"), Entry::Opaque("data"), Entry::File("data/new", b"3\n", 0o644)]);
+    oci_layout(
+        &dir.join("image-a"),
+        &[busybox_layer(), files, over],
+        serde_json::json!({"Env": ["PATH=/bin", "GREETING=from-image-a"], "WorkingDir": "/srv/app"}),
+    );
+    registry.push(&dir.join("image-a"), "a:1");
+    oci_layout(
+        &dir.join("image-b"),
+        &[busybox_layer(), layer(&[Entry::File("etc/os-release", b"ID=image-b\n", 0o644)])],
+        serde_json::json!({"Env": ["PATH=/bin"]}),
+    );
+    registry.push(&dir.join("image-b"), "b:1");
+    registry.layers_of("a", "1").await
+}

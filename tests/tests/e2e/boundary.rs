@@ -538,7 +538,9 @@ async fn limits_hold_in_docker() {
 
 /// The first run on a machine without bubblewrap (and with it), as an
 /// ordinary user: a workspace comes to `ready` and runs commands, and the
-/// log and `sluice doctor` say what is missing.
+/// log and `sluice doctor` say what is missing. An image runs there on a
+/// copy of its tree (no overlay without root) with bubblewrap, and is
+/// refused by name without it.
 #[tokio::test]
 async fn the_first_run_works_for_an_ordinary_user_and_says_what_is_missing() {
     if !is_root() {
@@ -546,6 +548,11 @@ async fn the_first_run_works_for_an_ordinary_user_and_says_what_is_missing() {
         return;
     }
     const NOBODY: u32 = 65534;
+    let images = tempfile::tempdir().unwrap();
+    let registry = sluice_tests::registry::Registry::start(images.path());
+    if let Some(registry) = &registry {
+        sluice_tests::registry::push_test_images(images.path(), registry).await;
+    }
     for with_bubblewrap in [false, true] {
         if with_bubblewrap && !Flavor::Bubblewrap.usable() {
             continue;
@@ -553,6 +560,9 @@ async fn the_first_run_works_for_an_ordinary_user_and_says_what_is_missing() {
         let dir = DataDir::new();
         std::os::unix::fs::chown(dir.root(), Some(NOBODY), Some(NOBODY)).unwrap();
         let mut options = Options::serve().arg("--runtime").arg("local").run_as(NOBODY);
+        if let Some(registry) = &registry {
+            options = options.arg("--registry").arg(format!("test=http://{}", registry.host()));
+        }
         if !with_bubblewrap {
             options = options.env("PATH", "/nonexistent");
         }
@@ -578,6 +588,30 @@ async fn the_first_run_works_for_an_ordinary_user_and_says_what_is_missing() {
         let (status, _) = server.post(&format!("/v1/workspaces/{id}/stop"), &json!({"ownerUserId": "alice"})).await;
         assert_eq!(status, 202);
         server.wait_for("alice", &id, READY_WITHIN, |w| w["status"] == "stopped").await;
+
+        if registry.is_some() {
+            let body = json!({"ownerUserId": "alice", "registryId": "test", "repository": "b", "tag": "1",
+                "spec": {"command": ["sleep", "3600"]}});
+            let (status, created) = server.post("/v1/workspaces", &body).await;
+            assert_eq!(status, 202, "{created}");
+            let image_id = created["workspaceId"].as_str().unwrap().to_owned();
+            if with_bubblewrap {
+                server.wait_for("alice", &image_id, READY_WITHIN, |w| w["status"] == "ready").await;
+                let (code, out) = sh(&server, &image_id, "cat /etc/os-release; id -u").await;
+                assert_eq!((code, out.as_str()), (0, "ID=image-b\n65534\n"));
+                // Its copied root, read-only directories and all, goes with it.
+                let run = created["runId"].clone();
+                let (status, _) =
+                    server.post(&format!("/v1/workspaces/{image_id}/stop"), &json!({"ownerUserId": "alice"})).await;
+                assert_eq!(status, 202);
+                server.wait_for("alice", &image_id, READY_WITHIN, |w| w["status"] == "stopped").await;
+                let run_dir = dir.executors().join(run.as_str().expect("the create names its run"));
+                assert!(wait_for_blocking(Duration::from_secs(30), || (!run_dir.exists()).then_some(())).is_some());
+            } else {
+                let failed = server.wait_for("alice", &image_id, READY_WITHIN, |w| w["status"] == "failed").await;
+                assert!(failed["error"].to_string().contains("needs bubblewrap"), "{failed}");
+            }
+        }
         drop(server);
 
         let mut doctor = std::process::Command::new("/usr/bin/setpriv");
@@ -592,5 +626,11 @@ async fn the_first_run_works_for_an_ordinary_user_and_says_what_is_missing() {
         assert!(report.contains("NO boundary") && report.contains("no cgroups"), "{report}");
         assert!(report.contains("no disk limits"), "{report}");
         assert_eq!(report.contains("bwrap is not on the PATH"), !with_bubblewrap, "{report}");
+        let images_line = if with_bubblewrap {
+            "a copy of the image per executor (mounting an overlay takes root)"
+        } else {
+            "images: cannot run"
+        };
+        assert!(report.contains(images_line), "{report}");
     }
 }

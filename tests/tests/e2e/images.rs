@@ -2,13 +2,13 @@
 //! `docker-registry` on loopback) holding images the test makes: each
 //! workspace runs on the root filesystem its image names, with the
 //! image's whiteouts, opaque directories and environment applied; a
-//! tampered blob is refused; concurrent creates of an uncached image fetch
-//! each layer once; a registry that is down fails the launch by name.
+//! tampered blob is refused; eight concurrent creates of an uncached image
+//! fetch each layer once; a registry that is down fails the launch by name.
 
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use sluice_tests::registry::{Entry, Registry, busybox_layer, layer, oci_layout};
+use sluice_tests::registry::{Registry, push_test_images};
 use sluice_tests::server::{DataDir, Options, Server};
 use sluice_tests::*;
 
@@ -35,33 +35,6 @@ fn bubblewrap() -> bool {
     present("bubblewrap (images run inside it)", std::env::split_paths(&path).any(|d| d.join("bwrap").is_file()))
 }
 
-/// Images `a:1` (three layers: busybox; files; a whiteout and an opaque
-/// directory over them) and `b:1` (busybox and its own os-release).
-async fn push_images(dir: &std::path::Path, registry: &Registry) -> Vec<String> {
-    let files = layer(&[
-        Entry::File("etc/os-release", b"ID=image-a\n", 0o644),
-        Entry::File("etc/gone", b"deleted by the next layer\n", 0o644),
-        Entry::File("data/old/one", b"1\n", 0o644),
-        Entry::File("data/two", b"2\n", 0o644),
-        Entry::Dir("srv"),
-        Entry::Dir("srv/app"),
-    ]);
-    let over = layer(&[Entry::Whiteout("etc/gone"), Entry::Opaque("data"), Entry::File("data/new", b"3\n", 0o644)]);
-    oci_layout(
-        &dir.join("image-a"),
-        &[busybox_layer(), files, over],
-        json!({"Env": ["PATH=/bin", "GREETING=from-image-a"], "WorkingDir": "/srv/app"}),
-    );
-    registry.push(&dir.join("image-a"), "a:1");
-    oci_layout(
-        &dir.join("image-b"),
-        &[busybox_layer(), layer(&[Entry::File("etc/os-release", b"ID=image-b\n", 0o644)])],
-        json!({"Env": ["PATH=/bin"]}),
-    );
-    registry.push(&dir.join("image-b"), "b:1");
-    registry.layers_of("a", "1").await
-}
-
 #[tokio::test]
 async fn each_workspace_runs_on_the_root_its_image_names() {
     let dir = DataDir::new();
@@ -69,14 +42,23 @@ async fn each_workspace_runs_on_the_root_its_image_names() {
     if !bubblewrap() {
         return;
     }
-    let a_layers = push_images(dir.root(), &registry).await;
+    let a_layers = push_test_images(dir.root(), &registry).await;
     let mapping = format!("test=http://{}", registry.host());
     let server =
         Server::start_with(&dir.path(), Options::serve().args(["--runtime", "local", "--registry", &mapping])).await;
 
-    let (status, a) = server.post("/v1/workspaces", &on("test", "a", json!({"waitFor": "ready"}))).await;
-    assert_eq!((status, a["status"].as_str()), (202, Some("ready")), "{a}");
-    let a_id = a["workspaceId"].as_str().unwrap();
+    // Eight creates of the uncached image at once.
+    let body = on("test", "a", json!({"waitFor": "ready"}));
+    let creates = (0..8).map(|_| server.post("/v1/workspaces", &body));
+    let created: Vec<String> = futures::future::join_all(creates)
+        .await
+        .into_iter()
+        .map(|(status, a)| {
+            assert_eq!((status, a["status"].as_str()), (202, Some("ready")), "{a}");
+            a["workspaceId"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    let a_id = created[0].as_str();
     let (status, b) = server.post("/v1/workspaces", &on("test", "b", json!({"waitFor": "ready"}))).await;
     assert_eq!((status, b["status"].as_str()), (202, Some("ready")), "{b}");
     let b_id = b["workspaceId"].as_str().unwrap();
@@ -112,16 +94,14 @@ async fn each_workspace_runs_on_the_root_its_image_names() {
     assert_eq!(here["stdout"], "/workspace\n", "{here}");
     // Writes go to the executor's own upper layer, not the cached image.
     let wrote = exec(&server, a_id, &["sh", "-c", "echo mine > /data/new && cat /data/new"]).await;
-    let (status, again) = server.post("/v1/workspaces", &on("test", "a", json!({"waitFor": "ready"}))).await;
-    assert_eq!(status, 202, "{again}");
-    let fresh = exec(&server, again["workspaceId"].as_str().unwrap(), &["cat", "/data/new"]).await;
+    let fresh = exec(&server, &created[1], &["cat", "/data/new"]).await;
     assert_eq!(fresh["stdout"], "3\n", "a second executor of the image sees the image, not another's writes: {wrote}");
 
     // The run records the image by its manifest digest.
     let (_, read) = server.get(&format!("/v1/workspaces/{a_id}?ownerUserId=alice")).await;
     let published = &read["publishedImage"];
     assert!(published["digest"].as_str().unwrap().starts_with("sha256:"), "{read}");
-    // Each layer was fetched once, for all three workspaces.
+    // Each layer was fetched once, for all eight workspaces.
     for digest in &a_layers {
         assert_eq!(registry.blob_gets(digest), 1, "layer {digest}");
     }
@@ -134,7 +114,7 @@ async fn a_tampered_blob_is_refused_and_a_registry_that_is_down_is_named() {
     if !bubblewrap() {
         return;
     }
-    let a_layers = push_images(dir.root(), &registry).await;
+    let a_layers = push_test_images(dir.root(), &registry).await;
     // One byte of image a's last layer changed where the registry keeps it.
     let blob = registry.blob_file(a_layers.last().unwrap());
     let mut bytes = std::fs::read(&blob).unwrap();
