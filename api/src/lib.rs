@@ -206,6 +206,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/retained-executors", get(ws::list_retained_executors))
         .route("/v1/jobs/failed", get(routes::jobs::list_failed_jobs))
         .route("/v1/workers", get(routes::fleet::list_workers))
+        .route("/v1/images", get(routes::fleet::list_images))
         .route("/v1/hosts/{host}/cordon", post(routes::fleet::cordon_host))
         .route("/v1/hosts/{host}/uncordon", post(routes::fleet::uncordon_host))
         .route("/v1/hosts/{host}/drain", post(routes::fleet::drain_host))

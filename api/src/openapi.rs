@@ -141,6 +141,7 @@ impl Modify for BodyTooLarge {
         crate::routes::jobs::retry_job,
         crate::routes::metrics::metrics,
         crate::routes::fleet::list_workers,
+        crate::routes::fleet::list_images,
         crate::routes::fleet::cordon_host,
         crate::routes::fleet::uncordon_host,
         crate::routes::fleet::drain_host,
@@ -259,9 +260,9 @@ mod tests {
         let paths = doc["paths"].as_object().unwrap();
         assert_eq!(
             paths.len(),
-            62,
+            63,
             "20 workspace paths, 7 file paths, 4 process paths, 6 capture-session paths, 2 run paths, /v1/retained-executors, 2 job paths, \
-             /v1/workers, 4 host paths, 3 ssh-key paths, workspace sessions, 2 preview paths, 2 event streams, 4 webhook paths, \
+             /v1/workers, /v1/images, 4 host paths, 3 ssh-key paths, workspace sessions, 2 preview paths, 2 event streams, 4 webhook paths, \
              /metrics and /healthz"
         );
         assert_eq!(paths["/v1/events/stream"]["get"]["security"], json!([{"apiToken": []}]));
@@ -273,6 +274,7 @@ mod tests {
         assert_eq!(paths["/v1/jobs/failed"]["get"]["security"], json!([{"apiToken": []}]));
         assert_eq!(paths["/v1/jobs/retry"]["post"]["security"], json!([{"apiToken": []}]));
         assert_eq!(paths["/v1/workers"]["get"]["security"], json!([{"apiToken": []}]));
+        assert_eq!(paths["/v1/images"]["get"]["security"], json!([{"apiToken": []}]));
         for action in ["cordon", "uncordon", "drain", "forget"] {
             let host = &paths[&format!("/v1/hosts/{{host}}/{action}")]["post"];
             assert_eq!(host["security"], json!([{"apiToken": []}]), "{action}");

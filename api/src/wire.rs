@@ -1722,6 +1722,50 @@ impl From<sluice_store::fleet::WorkerRecord> for FleetWorker {
     }
 }
 
+/// The images in the hosts' caches.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListImagesResponse {
+    pub items: Vec<HostImage>,
+}
+
+/// An image in a host's cache.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HostImage {
+    /// The host whose cache holds it.
+    pub host: String,
+    /// The names it was pulled as (`registryId/repository:tag`).
+    pub names: Vec<String>,
+    /// Its manifest's digest.
+    pub digest: String,
+    /// Bytes on the host: its layers as fetched and its unpacked tree.
+    pub size_bytes: u64,
+    pub layers: u32,
+    /// Of its layers, how many another cached image shares.
+    pub shared_layers: u32,
+    /// When an executor last started on it.
+    pub last_used_at: String,
+    /// Executors on the host that run on it now (retained ones too): the
+    /// cache's bound never removes it while there are any.
+    pub executors: u32,
+}
+
+impl HostImage {
+    pub fn of(host: &str, image: sluice_store::fleet::HostImage) -> HostImage {
+        HostImage {
+            host: host.to_owned(),
+            names: image.names,
+            digest: image.digest,
+            size_bytes: image.size_bytes,
+            layers: image.layers,
+            shared_layers: image.shared_layers,
+            last_used_at: rfc3339(image.last_used_at),
+            executors: image.executors,
+        }
+    }
+}
+
 /// Who did something to a host, and when.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -34,6 +34,7 @@ fn member(internal_url: Option<String>) -> sluice_store::fleet::WorkerMember {
         internal_url,
         version: env!("CARGO_PKG_VERSION").into(),
         warm_pool: Vec::new(),
+        images: Vec::new(),
     }
 }
 

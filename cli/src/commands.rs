@@ -126,6 +126,9 @@ pub enum Command {
     /// The fleet: workers with health, load and version, and their hosts;
     /// `cordon`, `uncordon`, `drain` or `forget` a host (talks to the API).
     Workers(operate::WorkersArgs),
+    /// The images in the hosts' caches: names, digest, size, shared layers,
+    /// last use, executors on each (talks to the API).
+    Images(operate::ImagesArgs),
     /// Workspaces: list, get, create, exec, stop, restart, events --follow (talks to the API).
     #[command(subcommand)]
     Workspaces(workspaces::WorkspacesCommand),
@@ -188,6 +191,7 @@ impl Command {
                 | Command::Drain(_)
                 | Command::Jobs(_)
                 | Command::Workers(_)
+                | Command::Images(_)
                 | Command::Broker(_)
                 | Command::Gc(_)
                 | Command::Capture(_)

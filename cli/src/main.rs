@@ -143,6 +143,7 @@ async fn run(argv: Vec<std::ffi::OsString>) -> anyhow::Result<()> {
         Command::Recover(args) => operate::recover(args).await,
         Command::Jobs(command) => operate::jobs(command).await,
         Command::Workers(args) => operate::workers(args).await,
+        Command::Images(args) => operate::images(args).await,
         Command::Discard(args) => operate::discard(args).await,
         Command::Drain(args) => operate::drain(args).await,
         Command::Workspaces(command) => exit_with(workspaces::run(command).await?),

@@ -215,6 +215,45 @@ pub async fn workers(args: WorkersArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+#[derive(Args, Debug, Clone)]
+pub struct ImagesArgs {
+    #[command(flatten)]
+    pub api: ApiClientArgs,
+}
+
+/// `sluice images`: every host's cached images, as its workers last reported them.
+pub async fn images(args: ImagesArgs) -> anyhow::Result<()> {
+    let api = Api::new(&args.api)?;
+    let listed = json(api.client.list_images().send().await.map_err(failed)?);
+    let items = listed["items"].as_array().cloned().unwrap_or_default();
+    if items.is_empty() {
+        println!("no host has an image cached");
+        return Ok(());
+    }
+    println!(
+        "{:<24} {:<71} {:>10} {:>14} {:>9} {:<24} NAMES",
+        "HOST", "DIGEST", "SIZE", "LAYERS", "EXECUTORS", "LAST USED"
+    );
+    for image in items {
+        let names: Vec<&str> = image["names"].as_array().into_iter().flatten().filter_map(|n| n.as_str()).collect();
+        println!(
+            "{:<24} {:<71} {:>10} {:>14} {:>9} {:<24} {}",
+            image["host"].as_str().unwrap_or(""),
+            image["digest"].as_str().unwrap_or(""),
+            format!("{:.1} MiB", image["sizeBytes"].as_u64().unwrap_or(0) as f64 / (1u64 << 20) as f64),
+            format!(
+                "{} ({} shared)",
+                image["layers"].as_u64().unwrap_or(0),
+                image["sharedLayers"].as_u64().unwrap_or(0)
+            ),
+            image["executors"].as_u64().unwrap_or(0),
+            image["lastUsedAt"].as_str().unwrap_or(""),
+            names.join(", "),
+        );
+    }
+    Ok(())
+}
+
 async fn list_workers(api: &Api) -> anyhow::Result<()> {
     let fleet = json(api.client.list_workers().send().await.map_err(failed)?);
     let hosts = fleet["hosts"].as_array().cloned().unwrap_or_default();

@@ -42,6 +42,16 @@ pub struct ImageRecord {
     pub source: String,
     /// When it came (RFC 3339).
     pub added_at: String,
+    /// Bytes of its unpacked tree (0 until it is unpacked).
+    #[serde(default)]
+    pub unpacked_bytes: u64,
+}
+
+impl ImageRecord {
+    /// Bytes it holds on the host: its layers as fetched and its tree.
+    pub fn size_bytes(&self) -> u64 {
+        self.layers.iter().map(|l| l.size).sum::<u64>() + self.unpacked_bytes
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -205,7 +215,7 @@ impl ImageStore {
         let image = record.digest.clone();
         let unpacked = tokio::task::spawn_blocking({
             let temp = temp.clone();
-            move || -> Result<(), ImageError> {
+            move || -> Result<u64, ImageError> {
                 std::fs::create_dir(&temp).map_err(|e| local("unpacking", e))?;
                 // Whatever this process's umask: every executor's uid walks it.
                 std::fs::set_permissions(&temp, std::os::unix::fs::PermissionsExt::from_mode(0o755))
@@ -219,17 +229,27 @@ impl ImageStore {
                         message: e.to_string(),
                     })?;
                 }
-                unpacker.finish().map_err(|e| local("unpacking", e))?;
-                Ok(())
+                let stats = unpacker.finish().map_err(|e| local("unpacking", e))?;
+                Ok(stats.bytes)
             }
         })
         .await
         .map_err(|e| local("unpacking", e))?;
-        if let Err(e) = unpacked {
-            let _ = std::fs::remove_dir_all(&temp);
-            return Err(e);
+        let bytes = match unpacked {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                let _ = crate::tree::remove_tree(&temp);
+                return Err(e);
+            }
+        };
+        if let Err(e) = std::fs::rename(&temp, &target) {
+            let _ = crate::tree::remove_tree(&temp);
+            // Another process (a `sluice images` command) unpacked it first.
+            if !target.is_dir() {
+                return Err(local("unpacking", e));
+            }
         }
-        std::fs::rename(&temp, &target).map_err(|e| local("unpacking", e))?;
+        self.put_image(&ImageRecord { unpacked_bytes: bytes, ..record.clone() })?;
         Ok(target)
     }
 
@@ -267,8 +287,76 @@ impl ImageStore {
         images
     }
 
+    /// Removes an image: its names, its tree, and the blobs no other
+    /// image has. The caller makes sure no executor runs on it.
+    pub async fn remove(&self, digest: &Digest) -> Result<(), ImageError> {
+        let _flight = self.flight(&format!("unpack:{}", digest.hex())).await;
+        let others: std::collections::HashSet<String> = self
+            .list()
+            .into_iter()
+            .filter(|i| i.record.digest != digest.as_str())
+            .flat_map(|i| i.record.layers.into_iter().map(|l| l.digest).chain([i.record.digest]))
+            .collect();
+        let record = self.image(digest);
+        for entry in std::fs::read_dir(self.root.join("names")).into_iter().flatten().flatten() {
+            if read_json::<NameRecord>(&entry.path()).is_some_and(|n| n.digest == digest.as_str()) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+        // The record goes first: a tree or blob without one is never used.
+        match std::fs::remove_file(self.root.join("images").join(format!("{}.json", digest.hex()))) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(local("removing an image", e)),
+            _ => {}
+        }
+        let rootfs = self.rootfs(digest);
+        tokio::task::spawn_blocking(move || crate::tree::remove_tree(&rootfs))
+            .await
+            .map_err(|e| local("removing an image", e))?
+            .or_else(|e| if e.kind() == std::io::ErrorKind::NotFound { Ok(()) } else { Err(e) })
+            .map_err(|e| local("removing an image", e))?;
+        for layer in record.map(|r| r.layers).unwrap_or_default() {
+            if let Some(blob) = Digest::parse(&layer.digest).filter(|_| !others.contains(&layer.digest)) {
+                let _ = std::fs::remove_file(self.blob_path(&blob));
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes the least recently used images that `in_use` does not name
+    /// until the cache holds at most `max_bytes`; answers what went.
+    pub async fn evict(
+        &self,
+        max_bytes: u64,
+        in_use: &std::collections::HashSet<String>,
+    ) -> Result<Vec<CachedImage>, ImageError> {
+        let mut images = self.list();
+        let mut total: u64 = images.iter().map(|i| i.record.size_bytes()).sum();
+        images.sort_by_key(|i| i.last_used);
+        let mut evicted = Vec::new();
+        for image in images {
+            if total <= max_bytes {
+                break;
+            }
+            if in_use.contains(&image.record.digest) {
+                continue;
+            }
+            let Some(digest) = Digest::parse(&image.record.digest) else { continue };
+            self.remove(&digest).await?;
+            total = total.saturating_sub(image.record.size_bytes());
+            evicted.push(image);
+        }
+        Ok(evicted)
+    }
+
     pub fn record_new(digest: &Digest, config: RunConfig, layers: Vec<LayerRef>, source: &str) -> ImageRecord {
-        ImageRecord { digest: digest.to_string(), config, layers, source: source.to_owned(), added_at: now_rfc3339() }
+        ImageRecord {
+            digest: digest.to_string(),
+            config,
+            layers,
+            source: source.to_owned(),
+            added_at: now_rfc3339(),
+            unpacked_bytes: 0,
+        }
     }
 }
 
@@ -349,5 +437,50 @@ mod tests {
         let listed = store.list();
         assert_eq!(listed.len(), 1);
         assert_eq!((listed[0].names.clone(), listed[0].unpacked), (vec!["hub/app:1".to_owned()], true));
+    }
+
+    #[tokio::test]
+    async fn eviction_takes_the_least_recently_used_image_no_executor_runs_and_keeps_shared_layers() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ImageStore::open(dir.path()).unwrap();
+        let layer = |name: &str| {
+            let mut builder = tar::Builder::new(Vec::new());
+            let mut header = tar::Header::new_gnu();
+            header.set_size(1);
+            header.set_mode(0o644);
+            builder.append_data(&mut header, name, &b"x"[..]).unwrap();
+            builder.into_inner().unwrap()
+        };
+        let put_layer = async |bytes: Vec<u8>| {
+            let digest = Digest::of(&bytes);
+            let written = store.temp_path("blob");
+            std::fs::write(&written, &bytes).unwrap();
+            store.commit_blob(written, &digest, "x", "layer").await.unwrap();
+            LayerRef { digest: digest.to_string(), size: bytes.len() as u64 }
+        };
+        let (shared, own_old, own_used) =
+            (put_layer(layer("base")).await, put_layer(layer("old")).await, put_layer(layer("used")).await);
+        let mut images = Vec::new();
+        for (name, own) in [("old", &own_old), ("used", &own_used)] {
+            let digest = Digest::of(name.as_bytes());
+            let record = ImageStore::record_new(&digest, RunConfig::default(), vec![shared.clone(), own.clone()], "t");
+            store.put_image(&record).unwrap();
+            store.put_name(&format!("hub/{name}:1"), &digest).unwrap();
+            store.unpack(&record, false).await.unwrap();
+            images.push(digest);
+        }
+        let (old, used) = (&images[0], &images[1]);
+        // "used" is the older of the two, but an executor runs on it.
+        let earlier = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        let file = std::fs::File::options().write(true).open(dir.path().join(format!("images/{}.json", used.hex())));
+        file.unwrap().set_modified(earlier).unwrap();
+        let in_use: std::collections::HashSet<String> = [used.to_string()].into();
+        let evicted = store.evict(0, &in_use).await.unwrap();
+        assert_eq!(evicted.iter().map(|i| i.record.digest.clone()).collect::<Vec<_>>(), vec![old.to_string()]);
+        assert!(store.image(old).is_none() && !store.rootfs(old).exists() && store.lookup("hub/old:1").is_none());
+        let blob = |l: &LayerRef| store.has_blob(&Digest::parse(&l.digest).unwrap());
+        assert!(!blob(&own_old) && blob(&shared) && blob(&own_used), "the shared layer stays");
+        assert!(store.image(used).is_some() && store.rootfs(used).join("used").exists());
+        assert!(store.list()[0].record.unpacked_bytes > 0);
     }
 }

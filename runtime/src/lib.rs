@@ -128,6 +128,10 @@ pub trait Adapter: Send + Sync {
     fn tend_pool(&self) -> impl Future<Output = Result<Vec<pool::PoolLevel>, RuntimeError>> + Send {
         async { Ok(Vec::new()) }
     }
+    /// The host's image cache, for operators (a runtime without one: none).
+    fn images(&self) -> Vec<sluice_store::fleet::HostImage> {
+        Vec::new()
+    }
 }
 
 pub type RuntimeFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = Result<T, RuntimeError>> + Send + 'a>>;
@@ -147,6 +151,9 @@ pub trait Runtime: Send + Sync {
     fn export_disk<'a>(&'a self, run_id: &'a str, resource_id: &'a str) -> RuntimeFuture<'a, archive::DiskArchive>;
     fn tend_pool(&self) -> RuntimeFuture<'_, Vec<pool::PoolLevel>> {
         Box::pin(async { Ok(Vec::new()) })
+    }
+    fn images(&self) -> Vec<sluice_store::fleet::HostImage> {
+        Vec::new()
     }
 }
 
@@ -183,6 +190,9 @@ impl<T: Adapter> Runtime for T {
     }
     fn tend_pool(&self) -> RuntimeFuture<'_, Vec<pool::PoolLevel>> {
         Box::pin(Adapter::tend_pool(self))
+    }
+    fn images(&self) -> Vec<sluice_store::fleet::HostImage> {
+        Adapter::images(self)
     }
 }
 

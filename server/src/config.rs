@@ -96,6 +96,10 @@ pub struct WorkerArgs {
     /// host's own filesystem.
     #[arg(long = "registry", env = "SLUICE_REGISTRIES", value_delimiter = ',')]
     pub registries: Vec<String>,
+    /// Bounds the local runtime's image cache (GiB): least recently used images no executor runs
+    /// on are removed past it after each pull.
+    #[arg(long, env = "SLUICE_IMAGE_CACHE_MAX_GIB")]
+    pub image_cache_max_gib: Option<f64>,
     /// Registry hosts (host[:port]) that may be spoken to over plain HTTP although not loopback.
     #[arg(long = "insecure-registry", env = "SLUICE_INSECURE_REGISTRIES", value_delimiter = ',')]
     pub insecure_registries: Vec<String>,
@@ -264,6 +268,15 @@ impl WorkerArgs {
         }
     }
 
+    fn image_cache_max_bytes(&self) -> anyhow::Result<Option<u64>> {
+        match self.image_cache_max_gib {
+            Some(gib) if !(gib > 0.0 && gib.is_finite()) => {
+                anyhow::bail!("--image-cache-max-gib: expected a positive number of GiB")
+            }
+            gib => Ok(gib.map(|gib| (gib * (1u64 << 30) as f64) as u64)),
+        }
+    }
+
     fn registries(&self) -> anyhow::Result<sluice_images::Registries> {
         sluice_images::Registries::parse(&self.registries, &self.insecure_registries).map_err(anyhow::Error::msg)
     }
@@ -314,7 +327,7 @@ impl WorkerArgs {
                 )?;
                 let local = LocalRuntime::new(executors, daemon, prefix, self.uid_range()?, self.default_disk_mib)
                     .await?
-                    .with_images(std::sync::Arc::new(images))
+                    .with_images(std::sync::Arc::new(images), self.image_cache_max_bytes()?)
                     .with_max_lifetime(self.max_lifetime())
                     .with_warm_pool(self.warm_pool.clone(), self.capture_interval_ms)
                     .with_pause_after_take(self.fault_pause_after_take_ms.map(std::time::Duration::from_millis));

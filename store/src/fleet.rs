@@ -32,6 +32,27 @@ pub struct WorkerMember {
     pub version: String,
     /// Its host's warm pool, as its runtime last tended it.
     pub warm_pool: Vec<PoolLevel>,
+    /// Its host's image cache, as its runtime last listed it.
+    pub images: Vec<HostImage>,
+}
+
+/// An image in a host's cache.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostImage {
+    /// The names it was pulled or imported as (`registryId/repository:tag`).
+    pub names: Vec<String>,
+    /// Its manifest's digest.
+    pub digest: String,
+    /// Bytes on the host: its layers as fetched and its unpacked tree.
+    pub size_bytes: u64,
+    pub layers: u32,
+    /// Of its layers, how many another cached image shares.
+    pub shared_layers: u32,
+    /// When an executor last started on it (Unix ms).
+    pub last_used_at: i64,
+    /// Executors on the host that run on it now (retained ones too).
+    pub executors: u32,
 }
 
 /// One image's warm pool on a host.
@@ -150,10 +171,11 @@ impl Store {
         let mut tx = self.pool.begin().await?;
         tx.execute(
             "INSERT INTO workers (id, host, runtime, capacity, internal_url, version, started_at, heartbeat_at, \
-             fresh_until, warm_pool) VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9) \
+             fresh_until, warm_pool, images) VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10) \
              ON CONFLICT (id) DO UPDATE SET host = excluded.host, runtime = excluded.runtime, \
              capacity = excluded.capacity, internal_url = excluded.internal_url, version = excluded.version, \
-             heartbeat_at = excluded.heartbeat_at, fresh_until = excluded.fresh_until, warm_pool = excluded.warm_pool",
+             heartbeat_at = excluded.heartbeat_at, fresh_until = excluded.fresh_until, warm_pool = excluded.warm_pool, \
+             images = excluded.images",
             args![
                 &member.id,
                 &member.host,
@@ -163,7 +185,8 @@ impl Store {
                 &member.version,
                 now,
                 now + fresh_for_ms,
-                serde_json::to_string(&member.warm_pool).map_err(|e| StoreError::Corrupt(e.to_string()))?
+                serde_json::to_string(&member.warm_pool).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+                serde_json::to_string(&member.images).map_err(|e| StoreError::Corrupt(e.to_string()))?
             ],
         )
         .await?;
@@ -284,7 +307,7 @@ impl Store {
             .pool
             .fetch_all(
                 "SELECT id, host, runtime, capacity, internal_url, version, started_at, heartbeat_at, fresh_until, \
-                 warm_pool FROM workers ORDER BY host, id",
+                 warm_pool, images FROM workers ORDER BY host, id",
                 args![],
             )
             .await?;
@@ -300,6 +323,8 @@ impl Store {
                         version: row.text("version")?,
                         warm_pool: serde_json::from_str(&row.text("warm_pool")?)
                             .map_err(|_| StoreError::Corrupt("workers.warm_pool".into()))?,
+                        images: serde_json::from_str(&row.text("images")?)
+                            .map_err(|_| StoreError::Corrupt("workers.images".into()))?,
                     },
                     started_at: row.int("started_at")?,
                     heartbeat_at: row.int("heartbeat_at")?,

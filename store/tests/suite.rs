@@ -1746,6 +1746,7 @@ fn member(id: &str, host: &str, capacity: i64) -> sluice_store::fleet::WorkerMem
         internal_url: Some(format!("https://{host}:7421")),
         version: "test".into(),
         warm_pool: Vec::new(),
+        images: Vec::new(),
     }
 }
 
@@ -1815,14 +1816,25 @@ async fn placement_fills_the_least_loaded_host_and_jobs_stay_with_their_host() {
         let health: Vec<_> = workers.iter().map(|w| (w.member.id.as_str(), w.health)).collect();
         use sluice_domain::fleet::WorkerHealth;
         assert_eq!(health, [("a1", WorkerHealth::Healthy), ("b1", WorkerHealth::Missing)], "{}", db.label);
-        // A beat carries the host's warm pool as the worker last saw it.
+        // A beat carries the host's warm pool and image cache as the worker last saw them.
         let pool = vec![sluice_store::fleet::PoolLevel { image: "a/b:1".into(), target: 3, idle: 2, starting: 1 }];
-        store
-            .beat(&sluice_store::fleet::WorkerMember { warm_pool: pool.clone(), ..member("b1", "host-b", 5) }, 60_000)
-            .await
-            .unwrap();
+        let images = vec![sluice_store::fleet::HostImage {
+            names: vec!["hub/app:1".into()],
+            digest: format!("sha256:{}", "a".repeat(64)),
+            size_bytes: 123,
+            layers: 3,
+            shared_layers: 1,
+            last_used_at: 1_700_000_000_000,
+            executors: 2,
+        }];
+        let reporting = sluice_store::fleet::WorkerMember {
+            warm_pool: pool.clone(),
+            images: images.clone(),
+            ..member("b1", "host-b", 5)
+        };
+        store.beat(&reporting, 60_000).await.unwrap();
         let b1 = store.workers().await.unwrap().into_iter().find(|w| w.member.id == "b1").unwrap();
-        assert_eq!(b1.member.warm_pool, pool, "{}", db.label);
+        assert_eq!((b1.member.warm_pool, b1.member.images), (pool, images), "{}", db.label);
         store.beat(&member("b1", "host-b", 5), 60_000).await.unwrap();
         assert_eq!(place(&store, "host-b", &fourth_id, &fourth_run).await, Placement::Here, "{}", db.label);
 

@@ -200,6 +200,7 @@ impl WorkerConfig {
             internal_url: self.internal_url.clone(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
             warm_pool: Vec::new(),
+            images: Vec::new(),
         }
     }
 
@@ -358,6 +359,7 @@ impl Worker {
         let fresh_for = sluice_domain::fleet::heartbeat_fresh_for_ms(self.config.host_grace.as_millis() as i64);
         let mut member = self.config.member(self.runtime.adapter().as_str());
         member.warm_pool = self.pool_levels();
+        member.images = self.runtime.images();
         self.store.beat(&member, fresh_for).await
     }
 

@@ -22,6 +22,30 @@ pub async fn list_workers(State(app): State<AppState>) -> Result<Json<ListWorker
     Ok(Json(ListWorkersResponse { items, hosts }))
 }
 
+/// Every image in the hosts' caches, as each host's freshest worker last
+/// reported it: names, digest, size, shared layers, last use and the
+/// executors running on it.
+#[utoipa::path(get, path = "/v1/images", tag = "operators", operation_id = "listImages",
+    responses((status = 200, body = ListImagesResponse), Unauthenticated, Internal),
+    security(("apiToken" = [])))]
+pub async fn list_images(State(app): State<AppState>) -> Result<Json<ListImagesResponse>, ApiError> {
+    let mut freshest: std::collections::BTreeMap<String, sluice_store::fleet::WorkerRecord> = Default::default();
+    for worker in app.store.workers().await? {
+        let newer = freshest.get(&worker.member.host).is_none_or(|w| w.heartbeat_at < worker.heartbeat_at);
+        if newer {
+            freshest.insert(worker.member.host.clone(), worker);
+        }
+    }
+    let items = freshest
+        .into_values()
+        .flat_map(|w| {
+            let host = w.member.host;
+            w.member.images.into_iter().map(move |image| HostImage::of(&host, image))
+        })
+        .collect();
+    Ok(Json(ListImagesResponse { items }))
+}
+
 fn host_name(host: &str) -> Result<&str, ApiError> {
     validate::text("host", host, 253)?;
     Ok(host)

@@ -210,6 +210,10 @@ impl LocalRuntime {
         let root = rootfs::attach(&self.roots, dir, &prepared.rootfs, self.identities.is_some())
             .await
             .map_err(|e| transient("executor root", e))?;
+        if prepared.pulled.is_some() {
+            // This run's image is named in its directory by now: spared.
+            self.bound_image_cache().await;
+        }
         let published = sluice_store::PublishedImage {
             reference: name.to_string(),
             digest_reference: format!("{}@{}", request.repository, prepared.digest),

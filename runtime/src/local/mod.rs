@@ -81,6 +81,9 @@ pub struct LocalRuntime {
     pause_after_take: Option<Duration>,
     /// Where images come from (`None`: only `registryId: "host"` runs).
     images: Option<std::sync::Arc<sluice_images::ImageCache>>,
+    /// The image cache's bound: least recently used images no executor
+    /// runs on are removed past it.
+    image_cache_max_bytes: Option<u64>,
     /// How an executor gets an image's root here.
     roots: RootSupport,
     /// How the daemon and `setpriv` start inside an image's root.
@@ -188,16 +191,45 @@ impl LocalRuntime {
             pool_capture_interval_ms: 10_000,
             pause_after_take: None,
             images: None,
+            image_cache_max_bytes: None,
             roots: RootSupport::detect(root),
             daemon_loader,
             setpriv_loader,
         })
     }
 
-    /// Runs executors on the images their workspaces name, from `cache`.
-    pub fn with_images(mut self, cache: std::sync::Arc<sluice_images::ImageCache>) -> Self {
+    /// Runs executors on the images their workspaces name, from `cache`,
+    /// which is kept to `max_bytes` when given.
+    pub fn with_images(mut self, cache: std::sync::Arc<sluice_images::ImageCache>, max_bytes: Option<u64>) -> Self {
         self.images = Some(cache);
+        self.image_cache_max_bytes = max_bytes;
         self
+    }
+
+    /// The images executors of this host run on (the digests their run
+    /// directories name), with how many run on each: retained ones count.
+    fn images_in_use(&self) -> std::collections::HashMap<String, u32> {
+        let mut in_use = std::collections::HashMap::new();
+        for entry in std::fs::read_dir(&self.executors_dir).into_iter().flatten().flatten() {
+            if let Ok(digest) = std::fs::read_to_string(entry.path().join(rootfs::IMAGE_FILE)) {
+                *in_use.entry(digest.trim().to_owned()).or_insert(0) += 1;
+            }
+        }
+        in_use
+    }
+
+    /// Keeps the image cache to its bound, sparing every image in use.
+    async fn bound_image_cache(&self) {
+        let (Some(cache), Some(max)) = (&self.images, self.image_cache_max_bytes) else { return };
+        let in_use = self.images_in_use().into_keys().collect();
+        match cache.store().evict(max, &in_use).await {
+            Ok(evicted) => {
+                for image in evicted {
+                    tracing::info!(digest = %image.record.digest, names = ?image.names, "image evicted from the cache");
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "cannot keep the image cache to its bound"),
+        }
     }
 
     /// Overrides how image roots are made (tests of the copy fallback).
@@ -438,6 +470,30 @@ impl Adapter for LocalRuntime {
 
     async fn tend_pool(&self) -> Result<Vec<PoolLevel>, RuntimeError> {
         self.tend().await
+    }
+
+    fn images(&self) -> Vec<sluice_store::fleet::HostImage> {
+        let Some(cache) = &self.images else { return Vec::new() };
+        let in_use = self.images_in_use();
+        let listed = cache.store().list();
+        let mut users: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
+        for image in &listed {
+            for layer in &image.record.layers {
+                *users.entry(layer.digest.as_str()).or_insert(0) += 1;
+            }
+        }
+        listed
+            .iter()
+            .map(|image| sluice_store::fleet::HostImage {
+                names: image.names.clone(),
+                digest: image.record.digest.clone(),
+                size_bytes: image.record.size_bytes(),
+                layers: image.record.layers.len() as u32,
+                shared_layers: image.record.layers.iter().filter(|l| users[l.digest.as_str()] > 1).count() as u32,
+                last_used_at: image.last_used * 1000,
+                executors: in_use.get(&image.record.digest).copied().unwrap_or(0),
+            })
+            .collect()
     }
 
     async fn inspect(&self, run_id: &str, _resource_id: &str) -> Result<Presence, RuntimeError> {

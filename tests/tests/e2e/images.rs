@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use sluice_tests::registry::{Registry, push_test_images};
+use sluice_tests::registry::{Entry, Registry, busybox_layer, layer, oci_layout, push_test_images};
 use sluice_tests::server::{DataDir, Options, Server};
 use sluice_tests::*;
 
@@ -141,4 +141,78 @@ async fn a_tampered_blob_is_refused_and_a_registry_that_is_down_is_named() {
     let events = server.stored_events(id).await;
     let retried = events.iter().filter(|e| e["type"] == "attempt.queued").count();
     assert!(retried > 1, "the launch was tried again: {events:?}");
+}
+
+/// The images the API lists for the server's one host, once a heartbeat
+/// carried them: (names, executors) by name.
+async fn listed(server: &Server, want: impl Fn(&[(String, u64)]) -> bool) -> Vec<(String, u64)> {
+    let mut last = Vec::new();
+    for _ in 0..120 {
+        let (status, images) = server.get("/v1/images").await;
+        assert_eq!(status, 200, "{images}");
+        last = images["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| (i["names"][0].as_str().unwrap_or("").to_owned(), i["executors"].as_u64().unwrap()))
+            .collect();
+        last.sort();
+        if want(&last) {
+            return last;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    panic!("the images listed never matched: {last:?}")
+}
+
+#[tokio::test]
+async fn the_cache_bound_evicts_only_images_no_executor_runs_on() {
+    let dir = DataDir::new();
+    let Some(registry) = Registry::start(dir.root()) else { return };
+    if !bubblewrap() {
+        return;
+    }
+    push_test_images(dir.root(), &registry).await;
+    let c = dir.root().join("image-c");
+    oci_layout(&c, &[busybox_layer(), layer(&[Entry::File("etc/os-release", b"ID=image-c\n", 0o644)])], json!({}));
+    registry.push(&c, "c:1");
+    let mapping = format!("test=http://{}", registry.host());
+    // A bound far below any image: every pull is followed by an eviction.
+    let options =
+        Options::serve().args(["--runtime", "local", "--registry", &mapping, "--image-cache-max-gib", "0.000001"]);
+    let server = Server::start_with(&dir.path(), options).await;
+
+    let ready = |repository: &str| on("test", repository, json!({"waitFor": "ready"}));
+    let (_, a) = server.post("/v1/workspaces", &ready("a")).await;
+    assert_eq!(a["status"], "ready", "{a}");
+    let (_, b) = server.post("/v1/workspaces", &ready("b")).await;
+    assert_eq!(b["status"], "ready", "{b}");
+    // Both run: pulling b evicted neither.
+    let both = listed(&server, |l| l.len() == 2).await;
+    assert_eq!(both, vec![("test/a:1".to_owned(), 1), ("test/b:1".to_owned(), 1)]);
+    let read = exec(&server, a["workspaceId"].as_str().unwrap(), &["cat", "/etc/os-release"]).await;
+    assert_eq!(read["stdout"], "ID=image-a\n", "a's root is still there: {read}");
+
+    // Once a's executor is gone, the next pull evicts a, and only a.
+    let a_id = a["workspaceId"].as_str().unwrap();
+    let (status, _) = server.post(&format!("/v1/workspaces/{a_id}/stop"), &json!({"ownerUserId": "alice"})).await;
+    assert_eq!(status, 202);
+    server.wait_for("alice", a_id, Duration::from_secs(60), |w| w["status"] == "stopped").await;
+    let a_run = dir.executors().join(a["runId"].as_str().unwrap());
+    assert!(wait_for_blocking(Duration::from_secs(30), || (!a_run.exists()).then_some(())).is_some());
+    let (_, c) = server.post("/v1/workspaces", &ready("c")).await;
+    assert_eq!(c["status"], "ready", "{c}");
+    let after = listed(&server, |l| l.len() == 2 && l.iter().any(|(n, _)| n == "test/c:1")).await;
+    assert_eq!(after, vec![("test/b:1".to_owned(), 1), ("test/c:1".to_owned(), 1)]);
+    let read = exec(&server, b["workspaceId"].as_str().unwrap(), &["cat", "/etc/os-release"]).await;
+    assert_eq!(read["stdout"], "ID=image-b\n", "{read}");
+
+    // The CLI shows the same.
+    let out = std::process::Command::new(sluice_binary())
+        .args(["images", "--api-url", &server.base])
+        .env("SLUICE_API_TOKEN", &server.token)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && text.contains("test/b:1") && !text.contains("test/a:1"), "{text}");
 }

@@ -52,10 +52,12 @@ from .fork_response import ForkResponse
 from .forked_workspace import ForkedWorkspace
 from .gateway_session_record import GatewaySessionRecord
 from .health import Health
+from .host_image import HostImage
 from .host_state import HostState
 from .job_kind import JobKind
 from .list_failed_jobs_response import ListFailedJobsResponse
 from .list_gateway_sessions_response import ListGatewaySessionsResponse
+from .list_images_response import ListImagesResponse
 from .list_previews_response import ListPreviewsResponse
 from .list_processes_response import ListProcessesResponse
 from .list_retained_executors_response import ListRetainedExecutorsResponse
@@ -195,10 +197,12 @@ __all__ = (
     "ForkResponse",
     "GatewaySessionRecord",
     "Health",
+    "HostImage",
     "HostState",
     "JobKind",
     "ListFailedJobsResponse",
     "ListGatewaySessionsResponse",
+    "ListImagesResponse",
     "ListPreviewsResponse",
     "ListProcessesResponse",
     "ListRetainedExecutorsResponse",
