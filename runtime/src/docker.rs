@@ -304,7 +304,13 @@ impl Adapter for DockerRuntime {
             Err(e) => return Err(transient("starting the container", e)),
         }
         lap("start_container");
-        Ok(Launched { record: self.record(&request.run_id, &id), published: Some(published), phases, pool: None })
+        Ok(Launched {
+            record: self.record(&request.run_id, &id),
+            published: Some(published),
+            phases,
+            pool: None,
+            image_pull: None,
+        })
     }
 
     async fn inspect(&self, run_id: &str, container_id: &str) -> Result<Presence, RuntimeError> {

@@ -14,6 +14,10 @@ pub enum RuntimeError {
     /// A call to an executor's daemon.
     #[error(transparent)]
     Daemon(#[from] sluice_executor::daemon::DaemonError),
+    /// The workspace's image could not be made ready (it says whether a
+    /// later try may go better).
+    #[error(transparent)]
+    Image(#[from] sluice_images::ImageError),
 }
 
 impl RuntimeError {
@@ -21,7 +25,17 @@ impl RuntimeError {
     pub fn code(&self) -> &'static str {
         match self {
             RuntimeError::Permanent { code, .. } => code,
+            RuntimeError::Image(e) => e.code(),
             _ => "launch-failed",
+        }
+    }
+
+    /// Whether trying the launch again may work.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            RuntimeError::Transient(_) => true,
+            RuntimeError::Image(e) => e.is_transient(),
+            _ => false,
         }
     }
 }

@@ -54,6 +54,15 @@ pub struct Launched {
     /// Whether the executor came from the warm pool (`None`: no pool was
     /// asked, the launch does not fit one or the image has none).
     pub pool: Option<PoolTake>,
+    /// What the launch fetched of its image (`None`: nothing, it was cached).
+    pub image_pull: Option<ImagePull>,
+}
+
+/// An image fetched for a launch.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ImagePull {
+    pub bytes: u64,
+    pub seconds: f64,
 }
 
 /// What a launch that fits an image's warm pool found there.

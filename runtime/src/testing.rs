@@ -172,7 +172,13 @@ impl<H: Hooks> Runtime for FakeRuntime<H> {
             let recovered = started && executor.boot > 1;
             self.hooks.launched(request, &executor, started, recovered).await;
             self.past(Side::After).await;
-            Ok(Launched { record: Self::record(&request.run_id), published: None, phases: Vec::new(), pool: None })
+            Ok(Launched {
+                record: Self::record(&request.run_id),
+                published: None,
+                phases: Vec::new(),
+                pool: None,
+                image_pull: None,
+            })
         })
     }
 

@@ -58,6 +58,11 @@ pub struct Metrics {
     pub workspace_wakes: IntCounterVec,
     pub workspace_wake_seconds: HistogramVec,
     pub workspace_forks: IntCounterVec,
+    pub image_pulls: IntCounterVec,
+    pub image_pull_bytes: IntCounter,
+    pub image_pull_seconds: HistogramVec,
+    pub image_cache_bytes: IntGauge,
+    pub image_cache_images: IntGauge,
 
     // Read from the store at each scrape.
     pub workspaces: IntGaugeVec,
@@ -249,6 +254,27 @@ impl Metrics {
                 "Workspaces made by forks, by source: workspace (a workspace's point), capture (a kept capture)",
                 &["source"],
             ),
+            image_pulls: b.counters(
+                "sluice_image_pulls_total",
+                "Launches that had to fetch their image, by runtime and outcome: pulled, failed (the registry \
+                 was down, the image is missing, a blob did not match its digest)",
+                &["runtime", "outcome"],
+            ),
+            image_pull_bytes: b.counter(
+                "sluice_image_pull_bytes_total",
+                "Bytes of image blobs fetched from registries (layers already on the host are not fetched)",
+            ),
+            image_pull_seconds: b.histograms(
+                "sluice_image_pull_duration_seconds",
+                "From a pull's first request to its image unpacked, by runtime",
+                &["runtime"],
+                LAUNCH_BUCKETS,
+            ),
+            image_cache_bytes: b.gauge(
+                "sluice_image_cache_bytes",
+                "Bytes the image cache holds on this worker's host: layers as fetched and unpacked trees",
+            ),
+            image_cache_images: b.gauge("sluice_image_cache_images", "Images in the image cache on this worker's host"),
             workspaces: b.gauges("sluice_workspaces", "Workspaces by status", &["status"]),
             drains: b.gauges("sluice_drains", "Drains of executors not yet removed, by state", &["state"]),
             retained_executors: b.gauges(
@@ -337,6 +363,10 @@ impl Metrics {
             self.launches.with_label_values(&[runtime, outcome]);
         }
         self.launch_seconds.with_label_values(&[runtime]);
+        for outcome in ["pulled", "failed"] {
+            self.image_pulls.with_label_values(&[runtime, outcome]);
+        }
+        self.image_pull_seconds.with_label_values(&[runtime]);
         for kind in job_kinds {
             for outcome in JOB_OUTCOMES {
                 self.job_passes.with_label_values(&[kind, outcome]);

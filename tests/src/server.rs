@@ -263,6 +263,14 @@ impl Server {
         read(r).await
     }
 
+    /// A series' value as `/metrics` shows it now, by its exact name and
+    /// labels (`sluice_x_total{a="b"}`); `None` when it is not there.
+    pub async fn metric(&self, series: &str) -> Option<f64> {
+        let text = self.client.get(format!("{}/metrics", self.base)).bearer_auth(&self.token).send().await.ok()?;
+        let text = text.text().await.ok()?;
+        text.lines().find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.trim().parse().ok())
+    }
+
     pub async fn get(&self, path: &str) -> (u16, Value) {
         let r = self.client.get(format!("{}{path}", self.base)).bearer_auth(&self.token).send().await.unwrap();
         read(r).await

@@ -360,6 +360,9 @@ impl Worker {
         let mut member = self.config.member(self.runtime.adapter().as_str());
         member.warm_pool = self.pool_levels();
         member.images = self.runtime.images();
+        let metrics = &self.config.metrics;
+        metrics.image_cache_bytes.set(member.images.iter().map(|i| i.size_bytes as i64).sum());
+        metrics.image_cache_images.set(member.images.len() as i64);
         self.store.beat(&member, fresh_for).await
     }
 

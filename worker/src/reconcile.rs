@@ -304,6 +304,12 @@ async fn step(worker: &Worker, lease: &Lease) -> Result<Step, StoreError> {
                         }
                         None => {}
                     }
+                    if let Some(pull) = launched.image_pull {
+                        let metrics = &worker.config.metrics;
+                        metrics.image_pulls.with_label_values(&[runtime_name, "pulled"]).inc();
+                        metrics.image_pull_bytes.inc_by(pull.bytes);
+                        metrics.image_pull_seconds.with_label_values(&[runtime_name]).observe(pull.seconds);
+                    }
                     if let Some(run) = &state.current_run {
                         worker.serve_executor(&state.workspace, run).await;
                     }
@@ -346,10 +352,12 @@ async fn step(worker: &Worker, lease: &Lease) -> Result<Step, StoreError> {
                 }
                 Err(e) => {
                     let run = state.current_run.as_ref().expect("a current run");
-                    let retry = matches!(e, RuntimeError::Transient(_))
-                        && retry_allowed(run, state.workspace.desired_state, policy);
+                    let retry = e.is_transient() && retry_allowed(run, state.workspace.desired_state, policy);
                     tracing::warn!(workspace = %lease.subject, run = %run_id, error = %e, retry, "launch failed");
                     launches.with_label_values(&[runtime_name, if retry { "retried" } else { "failed" }]).inc();
+                    if matches!(e, RuntimeError::Image(_)) {
+                        worker.config.metrics.image_pulls.with_label_values(&[runtime_name, "failed"]).inc();
+                    }
                     let error = RunError::coded(e.to_string(), e.code());
                     store.record(lease, &run_id, Outcome::Failed { error, retry }).await?;
                     Ok(Some(now_ms()))

@@ -45,7 +45,8 @@ impl LocalRuntime {
             return Err(transient("launch lock", std::io::Error::last_os_error()));
         }
         if self.live_pid(&request.run_id).is_some() {
-            return Ok(Launched { record: self.record(&request.run_id), published: None, phases, pool: None });
+            let record = self.record(&request.run_id);
+            return Ok(Launched { record, published: None, phases, pool: None, image_pull: None });
         }
         lap("launch_lock");
         let limits = limits(request);
@@ -54,9 +55,9 @@ impl LocalRuntime {
             None => None,
         };
         lap("uid_slot");
-        let (image, published) = match self.image_root(request, &dir).await? {
-            Some((image, published)) => (Some(image), Some(published)),
-            None => (None, None),
+        let (image, published, image_pull) = match self.image_root(request, &dir).await? {
+            Some((image, published, pull)) => (Some(image), Some(published), pull),
+            None => (None, None, None),
         };
         lap("image");
         make_dir(&dir.join("workspace"), 0o700, ids.map(|i| i.workload))?;
@@ -171,7 +172,7 @@ impl LocalRuntime {
         std::fs::write(dir.join("daemon.pid"), pid.to_string()).map_err(|e| transient("pid file", e))?;
         drop(lock);
         lap("spawn");
-        Ok(Launched { record: self.record(&request.run_id), published, phases, pool: None })
+        Ok(Launched { record: self.record(&request.run_id), published, phases, pool: None, image_pull })
     }
 
     /// For a workspace that names an image: the image made ready (pulled
@@ -181,7 +182,7 @@ impl LocalRuntime {
         &self,
         request: &LaunchRequest,
         dir: &Path,
-    ) -> Result<Option<(ImageRoot, sluice_store::PublishedImage)>, RuntimeError> {
+    ) -> Result<Option<(ImageRoot, sluice_store::PublishedImage, Option<crate::ImagePull>)>, RuntimeError> {
         if request.registry_id == sluice_images::HOST {
             return Ok(None);
         }
@@ -201,10 +202,7 @@ impl LocalRuntime {
                  filesystem"
             )));
         }
-        let prepared = cache.prepare(&name).await.map_err(|e| match e.is_transient() {
-            true => RuntimeError::Transient(e.to_string()),
-            false => RuntimeError::Permanent { message: e.to_string(), code: e.code() },
-        })?;
+        let prepared = cache.prepare(&name).await?;
         std::fs::write(dir.join(rootfs::IMAGE_FILE), prepared.digest.as_str())
             .map_err(|e| transient("run directory", e))?;
         let root = rootfs::attach(&self.roots, dir, &prepared.rootfs, self.identities.is_some())
@@ -219,6 +217,7 @@ impl LocalRuntime {
             digest_reference: format!("{}@{}", request.repository, prepared.digest),
             digest: prepared.digest.to_string(),
         };
-        Ok(Some((ImageRoot { root, config: prepared.config }, published)))
+        let pull = prepared.pulled.map(|p| crate::ImagePull { bytes: p.bytes, seconds: p.seconds });
+        Ok(Some((ImageRoot { root, config: prepared.config }, published, pull)))
     }
 }

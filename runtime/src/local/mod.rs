@@ -451,7 +451,13 @@ impl Adapter for LocalRuntime {
                 Ok(()) => {
                     let phases = vec![("pool_take", took), ("assign", taking.elapsed() - took)];
                     let pool = Some(PoolTake::Taken(image));
-                    return Ok(Launched { record: self.record(&request.run_id), published: None, phases, pool });
+                    return Ok(Launched {
+                        record: self.record(&request.run_id),
+                        published: None,
+                        phases,
+                        pool,
+                        image_pull: None,
+                    });
                 }
                 Err(e) => {
                     // Its daemon ended or refused (another caller assigned

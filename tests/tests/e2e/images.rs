@@ -101,10 +101,17 @@ async fn each_workspace_runs_on_the_root_its_image_names() {
     let (_, read) = server.get(&format!("/v1/workspaces/{a_id}?ownerUserId=alice")).await;
     let published = &read["publishedImage"];
     assert!(published["digest"].as_str().unwrap().starts_with("sha256:"), "{read}");
-    // Each layer was fetched once, for all eight workspaces.
+    // Each layer was fetched once, for all eight workspaces: two pulls.
     for digest in &a_layers {
         assert_eq!(registry.blob_gets(digest), 1, "layer {digest}");
     }
+    let pulled = server.metric(r#"sluice_image_pulls_total{outcome="pulled",runtime="local"}"#).await;
+    assert_eq!(pulled, Some(2.0));
+    assert!(server.metric("sluice_image_pull_bytes_total").await.unwrap() > 1_000_000.0, "busybox went over the wire");
+    let cached = wait_for(Duration::from_secs(30), || async {
+        server.metric("sluice_image_cache_images").await.filter(|n| *n == 2.0)
+    });
+    assert!(cached.await.is_some(), "the cache gauge counts a and b");
 }
 
 #[tokio::test]
@@ -132,6 +139,9 @@ async fn a_tampered_blob_is_refused_and_a_registry_that_is_down_is_named() {
         .await;
     let error = failed["error"].to_string();
     assert!(error.contains("does not match its digest") && error.contains("layer 3"), "{failed}");
+    assert_eq!(failed["error"]["code"], "image-digest-mismatch", "{failed}");
+    let failures = server.metric(r#"sluice_image_pulls_total{outcome="failed",runtime="local"}"#).await;
+    assert!(failures.unwrap() >= 1.0);
 
     let (status, gone) = server.post("/v1/workspaces", &on("gone", "a", json!({}))).await;
     assert_eq!(status, 202, "{gone}");
