@@ -16,7 +16,7 @@ use oci_client::{Client, Reference};
 use crate::config::{ImageConfigBlob, RunConfig};
 use crate::digest::Digest;
 use crate::error::{ImageError, local};
-use crate::name::{ImageName, Registries, Registry, TagOrDigest};
+use crate::name::{Credential, ImageName, Registries, Registry, TagOrDigest};
 use crate::store::{ImageStore, LayerRef};
 
 /// Layers fetched at once for one image.
@@ -65,6 +65,9 @@ fn registry_error(registry: &Registry, image: &str, e: OciDistributionError) -> 
         }
         OciDistributionError::ServerError { code: 404, .. } => {
             not_found(format!("registry {} has no such manifest", registry.host))
+        }
+        OciDistributionError::UnauthorizedError { .. } | OciDistributionError::AuthenticationFailure(_) => {
+            ImageError::Unauthorized { registry: registry.host.clone() }
         }
         OciDistributionError::UnsupportedMediaTypeError(media) => {
             ImageError::Unsupported { image: image.to_owned(), message: format!("unsupported manifest type {media}") }
@@ -178,7 +181,11 @@ impl ImageCache {
                 Reference::with_digest(registry.host.clone(), name.repository.clone(), digest.to_string())
             }
         };
-        let auth = RegistryAuth::Anonymous;
+        let auth = match &registry.credential {
+            None => RegistryAuth::Anonymous,
+            Some(Credential::Basic { username, password }) => RegistryAuth::Basic(username.clone(), password.clone()),
+            Some(Credential::Bearer(token)) => RegistryAuth::Bearer(token.clone()),
+        };
         let image = name.to_string();
         let (manifest, digest) =
             client.pull_image_manifest(&reference, &auth).await.map_err(|e| registry_error(registry, &image, e))?;

@@ -8,6 +8,9 @@ pub enum ImageError {
     /// The registry could not be reached or answered with an error.
     #[error("registry {registry}: {message}")]
     Registry { registry: String, message: String },
+    /// The registry refused this host's sign-in (or asked for one it has none of).
+    #[error("registry {registry} refused access (no or wrong credentials for it in --registry-auth-file)")]
+    Unauthorized { registry: String },
     /// Content that does not match its digest: never used.
     #[error("{what} of image {image} does not match its digest {expected} (it hashes to {actual}): refused")]
     Tampered { image: String, what: String, expected: String, actual: String },
@@ -32,6 +35,7 @@ impl ImageError {
         match self {
             ImageError::NotFound { .. } => "image-not-found",
             ImageError::Registry { .. } => "image-registry",
+            ImageError::Unauthorized { .. } => "image-registry-auth",
             ImageError::Tampered { .. } => "image-digest-mismatch",
             ImageError::Unsupported { .. } => "image-unsupported",
             ImageError::Layer { .. } => "image-layer",

@@ -17,6 +17,6 @@ pub use cache::{ImageCache, Prepared, PullStats};
 pub use config::{ImageConfigBlob, RunConfig};
 pub use digest::{Digest, Hasher};
 pub use error::ImageError;
-pub use name::{HOST, ImageName, Registries, Registry, TagOrDigest};
+pub use name::{Credential, HOST, ImageName, Registries, Registry, TagOrDigest, docker_credentials};
 pub use store::{CachedImage, ImageRecord, ImageStore, LayerRef};
 pub use tree::{copy_tree, remove_tree};

@@ -74,6 +74,85 @@ pub struct Registry {
     pub host: String,
     /// Spoken to over plain HTTP (loopback, or the operator said it may).
     pub plain_http: bool,
+    /// How to sign in (`None`: anonymously, with a token the registry
+    /// hands out if it asks).
+    pub credential: Option<Credential>,
+}
+
+/// A registry sign-in; never shown (its `Debug` says only which kind).
+#[derive(Clone, PartialEq, Eq)]
+pub enum Credential {
+    Basic { username: String, password: String },
+    Bearer(String),
+}
+
+impl fmt::Debug for Credential {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Credential::Basic { .. } => f.write_str("Basic(<redacted>)"),
+            Credential::Bearer(_) => f.write_str("Bearer(<redacted>)"),
+        }
+    }
+}
+
+/// The sign-ins of a Docker `config.json` by registry host: `auth`
+/// (base64 of `user:password`), `username` and `password`, or
+/// `registrytoken` (a bearer token). Errors name the host and field only.
+pub fn docker_credentials(config: &str) -> Result<HashMap<String, Credential>, String> {
+    use base64::Engine as _;
+    #[derive(serde::Deserialize)]
+    struct Config {
+        #[serde(default)]
+        auths: HashMap<String, Entry>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Entry {
+        auth: Option<String>,
+        username: Option<String>,
+        password: Option<String>,
+        registrytoken: Option<String>,
+    }
+    let config: Config =
+        serde_json::from_str(config).map_err(|e| format!("not a Docker config.json: {}", e.classify_name()))?;
+    let mut credentials = HashMap::new();
+    for (key, entry) in config.auths {
+        let host = key.trim_start_matches("https://").trim_start_matches("http://");
+        let host = host.split('/').next().unwrap_or_default().to_owned();
+        let credential = if let Some(token) = entry.registrytoken {
+            Credential::Bearer(token)
+        } else if let (Some(username), Some(password)) = (entry.username, entry.password) {
+            Credential::Basic { username, password }
+        } else if let Some(auth) = entry.auth {
+            let decoded = base64::engine::general_purpose::STANDARD
+                .decode(auth.trim())
+                .ok()
+                .and_then(|d| String::from_utf8(d).ok())
+                .ok_or_else(|| format!("auths.{host}.auth: not base64 of user:password"))?;
+            let (username, password) =
+                decoded.split_once(':').ok_or_else(|| format!("auths.{host}.auth: not base64 of user:password"))?;
+            Credential::Basic { username: username.to_owned(), password: password.to_owned() }
+        } else {
+            continue;
+        };
+        credentials.insert(host, credential);
+    }
+    Ok(credentials)
+}
+
+trait ClassifyName {
+    fn classify_name(&self) -> &'static str;
+}
+
+impl ClassifyName for serde_json::Error {
+    /// What kind of error, without the text around it (which could quote a secret).
+    fn classify_name(&self) -> &'static str {
+        match self.classify() {
+            serde_json::error::Category::Io => "unreadable",
+            serde_json::error::Category::Syntax => "a JSON syntax error",
+            serde_json::error::Category::Data => "fields of the wrong type",
+            serde_json::error::Category::Eof => "it ends too soon",
+        }
+    }
 }
 
 /// The operator's registries by id.
@@ -103,9 +182,17 @@ impl Registries {
                     "--registry {pair:?}: plain HTTP only to a loopback host, or to one named in --insecure-registry"
                 ));
             }
-            map.insert(id.to_owned(), Registry { host: host.to_owned(), plain_http });
+            map.insert(id.to_owned(), Registry { host: host.to_owned(), plain_http, credential: None });
         }
         Ok(Registries(map))
+    }
+
+    /// Gives each registry the sign-in `credentials` hold for its host.
+    pub fn with_credentials(mut self, credentials: &HashMap<String, Credential>) -> Registries {
+        for registry in self.0.values_mut() {
+            registry.credential = credentials.get(&registry.host).cloned();
+        }
+        self
     }
 
     pub fn get(&self, id: &str) -> Option<&Registry> {
@@ -153,7 +240,7 @@ mod tests {
             &[],
         )
         .unwrap();
-        assert_eq!(ok.get("a"), Some(&Registry { host: "127.0.0.1:5000".into(), plain_http: false }));
+        assert_eq!(ok.get("a"), Some(&Registry { host: "127.0.0.1:5000".into(), plain_http: false, credential: None }));
         assert!(ok.get("b").unwrap().plain_http && ok.get("c").unwrap().plain_http);
         assert!(Registries::parse(&["a=http://registry.example:5000".into()], &[]).is_err());
         let named = Registries::parse(&["a=http://registry.example:5000".into()], &["registry.example:5000".into()]);
@@ -161,5 +248,28 @@ mod tests {
         for bad in ["a", "host=127.0.0.1:5000", "a=", "a=http://x/y"] {
             assert!(Registries::parse(&[bad.into()], &["x".into()]).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn docker_config_credentials_are_read_and_never_shown() {
+        let config = r#"{"auths": {
+            "https://registry.example:5000": {"auth": "YWxpY2U6czNjcmV0"},
+            "other.example": {"username": "bob", "password": "hunter2"},
+            "tokens.example": {"registrytoken": "tok-123"},
+            "empty.example": {}
+        }}"#;
+        let credentials = docker_credentials(config).unwrap();
+        let alice = Credential::Basic { username: "alice".into(), password: "s3cret".into() };
+        assert_eq!(credentials.get("registry.example:5000"), Some(&alice));
+        assert_eq!(credentials.get("tokens.example"), Some(&Credential::Bearer("tok-123".into())));
+        assert_eq!(credentials.len(), 3);
+        let registries =
+            Registries::parse(&["r=registry.example:5000".into()], &[]).unwrap().with_credentials(&credentials);
+        let shown = format!("{registries:?}");
+        assert!(shown.contains("Basic(<redacted>)") && !shown.contains("s3cret"), "{shown}");
+        let bad = docker_credentials(r#"{"auths": {"x": {"auth": "bm8tY29sb24="}}}"#).unwrap_err();
+        assert!(bad.contains("auths.x.auth") && !bad.contains("no-colon"), "{bad}");
+        let broken = docker_credentials(r#"{"auths": {"x": {"password": 7"#).unwrap_err();
+        assert!(!broken.contains('7'), "{broken}");
     }
 }

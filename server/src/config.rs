@@ -100,6 +100,10 @@ pub struct WorkerArgs {
     /// on are removed past it after each pull.
     #[arg(long, env = "SLUICE_IMAGE_CACHE_MAX_GIB")]
     pub image_cache_max_gib: Option<f64>,
+    /// Sign-ins for registries, in Docker's config.json format (`auths` by host: `auth`, or
+    /// `username` and `password`, or `registrytoken`); read once at start, never logged.
+    #[arg(long, env = "SLUICE_REGISTRY_AUTH_FILE")]
+    pub registry_auth_file: Option<PathBuf>,
     /// Registry hosts (host[:port]) that may be spoken to over plain HTTP although not loopback.
     #[arg(long = "insecure-registry", env = "SLUICE_INSECURE_REGISTRIES", value_delimiter = ',')]
     pub insecure_registries: Vec<String>,
@@ -278,7 +282,14 @@ impl WorkerArgs {
     }
 
     fn registries(&self) -> anyhow::Result<sluice_images::Registries> {
-        sluice_images::Registries::parse(&self.registries, &self.insecure_registries).map_err(anyhow::Error::msg)
+        let registries = sluice_images::Registries::parse(&self.registries, &self.insecure_registries)
+            .map_err(anyhow::Error::msg)?;
+        let Some(path) = &self.registry_auth_file else { return Ok(registries) };
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("--registry-auth-file {}: cannot read it", path.display()))?;
+        let credentials = sluice_images::docker_credentials(&text)
+            .map_err(|e| anyhow::anyhow!("--registry-auth-file {}: {e}", path.display()))?;
+        Ok(registries.with_credentials(&credentials))
     }
 
     fn docker_daemon_binary(&self) -> anyhow::Result<PathBuf> {

@@ -7,8 +7,16 @@ use std::process::{Child, Command, Stdio};
 
 use sha2::{Digest, Sha256};
 
+/// Whether the registry and skopeo are here (see [`crate::present`]).
+fn installed() -> bool {
+    let here = Path::new("/usr/bin/docker-registry").is_file() && Path::new("/usr/bin/skopeo").is_file();
+    crate::present("docker-registry and skopeo (the image tests)", here)
+}
+
 pub struct Registry {
     pub port: u16,
+    /// The user and password it asks for (htpasswd), if any.
+    credentials: Option<(String, String)>,
     /// The registry's storage directory (blobs under
     /// `docker/registry/v2/blobs/sha256/<2>/<hex>/data`).
     pub storage: PathBuf,
@@ -20,28 +28,40 @@ impl Registry {
     /// Starts a registry in `dir`; `None` (a skip, a failure under CI)
     /// when `docker-registry` or `skopeo` is not installed.
     pub fn start(dir: &Path) -> Option<Registry> {
-        let installed = |p: &str| Path::new(p).is_file();
-        let here = installed("/usr/bin/docker-registry") && installed("/usr/bin/skopeo");
-        if !crate::present("docker-registry and skopeo (the image tests)", here) {
+        installed().then(|| Registry::start_on(dir, crate::free_port(), None))
+    }
+
+    /// Starts one that lets in only `user` with `password` (HTTP basic,
+    /// from an htpasswd file); `None` as [`Registry::start`], and when
+    /// `htpasswd` (apache2-utils) is not installed.
+    pub fn start_with_sign_in(dir: &Path, user: &str, password: &str) -> Option<Registry> {
+        let here = Path::new("/usr/bin/htpasswd").is_file();
+        if !installed() || !crate::present("htpasswd (apache2-utils, the registry sign-in test)", here) {
             return None;
         }
-        Some(Registry::start_on(dir, crate::free_port()))
+        Some(Registry::start_on(dir, crate::free_port(), Some((user, password))))
     }
 
     /// Starts (again) on a given port, with the same storage.
-    pub fn start_on(dir: &Path, port: u16) -> Registry {
+    pub fn start_on(dir: &Path, port: u16, sign_in: Option<(&str, &str)>) -> Registry {
         let storage = dir.join("registry-storage");
         std::fs::create_dir_all(&storage).unwrap();
         let config = dir.join("registry.yml");
-        std::fs::write(
-            &config,
-            format!(
-                "version: 0.1\nlog:\n  level: info\n  accesslog:\n    disabled: false\nstorage:\n  filesystem:\n    \
-                 rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n",
-                storage.display()
-            ),
-        )
-        .unwrap();
+        let mut yaml = format!(
+            "version: 0.1\nlog:\n  level: info\n  accesslog:\n    disabled: false\nstorage:\n  filesystem:\n    \
+             rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n",
+            storage.display()
+        );
+        if let Some((user, password)) = sign_in {
+            let out = Command::new("/usr/bin/htpasswd").args(["-Bbn", user, password]).output().unwrap();
+            assert!(out.status.success());
+            std::fs::write(dir.join("htpasswd"), &out.stdout).unwrap();
+            yaml.push_str(&format!(
+                "auth:\n  htpasswd:\n    realm: sluice-test\n    path: {}\n",
+                dir.join("htpasswd").display()
+            ));
+        }
+        std::fs::write(&config, yaml).unwrap();
         let log = dir.join(format!("registry-{port}.log"));
         let out = std::fs::OpenOptions::new().create(true).append(true).open(&log).unwrap();
         let child = Command::new("/usr/bin/docker-registry")
@@ -56,7 +76,8 @@ impl Registry {
             std::net::TcpStream::connect(("127.0.0.1", port)).ok()
         });
         assert!(up.is_some(), "the registry did not listen: {}", std::fs::read_to_string(&log).unwrap_or_default());
-        Registry { port, storage, log, child }
+        let credentials = sign_in.map(|(u, p)| (u.to_owned(), p.to_owned()));
+        Registry { port, credentials, storage, log, child }
     }
 
     pub fn host(&self) -> String {
@@ -65,8 +86,12 @@ impl Registry {
 
     /// Pushes an OCI layout to `name` (`repository:tag`) here.
     pub fn push(&self, layout: &Path, name: &str) {
-        let out = Command::new("/usr/bin/skopeo")
-            .args(["copy", "--quiet", "--dest-tls-verify=false"])
+        let mut skopeo = Command::new("/usr/bin/skopeo");
+        skopeo.args(["copy", "--quiet", "--dest-tls-verify=false"]);
+        if let Some((user, password)) = &self.credentials {
+            skopeo.arg(format!("--dest-creds={user}:{password}"));
+        }
+        let out = skopeo
             .arg(format!("oci:{}:latest", layout.display()))
             .arg(format!("docker://{}/{name}", self.host()))
             .output()
@@ -77,8 +102,11 @@ impl Registry {
     /// The layer digests of `repository:tag` as the registry serves them
     /// (skopeo compresses layers on the way in).
     pub async fn layers_of(&self, repository: &str, tag: &str) -> Vec<String> {
-        let manifest: serde_json::Value = reqwest::Client::new()
-            .get(format!("http://{}/v2/{repository}/manifests/{tag}", self.host()))
+        let mut request = reqwest::Client::new().get(format!("http://{}/v2/{repository}/manifests/{tag}", self.host()));
+        if let Some((user, password)) = &self.credentials {
+            request = request.basic_auth(user, Some(password));
+        }
+        let manifest: serde_json::Value = request
             .header(
                 "accept",
                 "application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json",

@@ -226,3 +226,40 @@ async fn the_cache_bound_evicts_only_images_no_executor_runs_on() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && text.contains("test/b:1") && !text.contains("test/a:1"), "{text}");
 }
+
+#[tokio::test]
+async fn a_registry_that_asks_for_a_sign_in_gets_the_one_the_operator_gave_and_no_log_shows_it() {
+    const PASSWORD: &str = "s3cret-registry-password";
+    let dir = DataDir::new();
+    let Some(registry) = Registry::start_with_sign_in(dir.root(), "puller", PASSWORD) else { return };
+    if !bubblewrap() {
+        return;
+    }
+    push_test_images(dir.root(), &registry).await;
+    let mapping = format!("test=http://{}", registry.host());
+
+    // Without a sign-in the launch fails at once, saying so.
+    let server =
+        Server::start_with(&dir.path(), Options::serve().args(["--runtime", "local", "--registry", &mapping])).await;
+    let (_, refused) = server.post("/v1/workspaces", &on("test", "b", json!({}))).await;
+    let id = refused["workspaceId"].as_str().unwrap();
+    let failed = server.wait_for("alice", id, Duration::from_secs(60), |w| w["status"] == "failed").await;
+    assert_eq!(failed["error"]["code"], "image-registry-auth", "{failed}");
+    drop(server);
+
+    // With Docker's config.json naming the registry's host, it pulls.
+    let auth = dir.root().join("docker-config.json");
+    let encoded = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, format!("puller:{PASSWORD}"));
+    std::fs::write(&auth, json!({"auths": {registry.host(): {"auth": encoded}}}).to_string()).unwrap();
+    let options = Options::serve().args(["--runtime", "local", "--registry", &mapping, "--registry-auth-file"]);
+    let server = Server::start_with(&dir.path(), options.arg(auth.to_str().unwrap())).await;
+    let (_, b) = server.post("/v1/workspaces", &on("test", "b", json!({"waitFor": "ready"}))).await;
+    assert_eq!(b["status"], "ready", "{b}");
+    let read = exec(&server, b["workspaceId"].as_str().unwrap(), &["cat", "/etc/os-release"]).await;
+    assert_eq!(read["stdout"], "ID=image-b\n", "{read}");
+    let events = server.stored_events(b["workspaceId"].as_str().unwrap()).await;
+    let log = server.stop();
+    for text in [log, format!("{events:?}")] {
+        assert!(!text.contains(PASSWORD) && !text.contains(&encoded), "the sign-in leaked");
+    }
+}
