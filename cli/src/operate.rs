@@ -2,6 +2,7 @@
 //! executors, ask for a recovery, discard unsaved work, and follow a drain
 //! live.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::bail;
@@ -217,12 +218,43 @@ pub async fn workers(args: WorkersArgs) -> anyhow::Result<()> {
 
 #[derive(Args, Debug, Clone)]
 pub struct ImagesArgs {
+    #[command(subcommand)]
+    pub command: Option<ImagesCommand>,
     #[command(flatten)]
     pub api: ApiClientArgs,
 }
 
-/// `sluice images`: every host's cached images, as its workers last reported them.
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum ImagesCommand {
+    /// Puts an image into this host's cache from a file: an OCI image
+    /// layout (a directory or a tar of one) or a `docker save` archive.
+    Import(ImportArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ImportArgs {
+    /// The OCI layout directory, or the tar archive.
+    pub file: PathBuf,
+    /// Its name, `repository:tag` (default: the names the archive gives).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// The registry id creates name it under (an id no `--registry` maps).
+    #[arg(long, default_value = "local")]
+    pub registry_id: String,
+    /// The data directory whose image cache takes it.
+    #[arg(long, env = "SLUICE_DATA_DIR", default_value = "sluice-data")]
+    pub data_dir: PathBuf,
+}
+
+/// `sluice images`: every host's cached images, as its workers last
+/// reported them; `import` puts one into this host's cache.
 pub async fn images(args: ImagesArgs) -> anyhow::Result<()> {
+    if let Some(ImagesCommand::Import(import)) = args.command {
+        let store = sluice_images::ImageStore::open(&import.data_dir.join("images"))?;
+        let imported = store.import(&import.file, &import.registry_id, import.name.as_deref()).await?;
+        println!("{} {}", imported.digest, imported.names.join(" "));
+        return Ok(());
+    }
     let api = Api::new(&args.api)?;
     let listed = json(api.client.list_images().send().await.map_err(failed)?);
     let items = listed["items"].as_array().cloned().unwrap_or_default();

@@ -91,12 +91,19 @@ fn now_rfc3339() -> String {
 }
 
 impl ImageStore {
-    /// Opens (making) the cache at `root`; what a killed process left
-    /// under `tmp/` is cleared.
+    /// Opens (making) the cache at `root`; what a process that is gone
+    /// left under `tmp/` is cleared (another may be writing there now: a
+    /// server and a `sluice images import` share the cache).
     pub fn open(root: &Path) -> Result<ImageStore, ImageError> {
-        let _ = std::fs::remove_dir_all(root.join("tmp"));
         for dir in ["blobs/sha256", "images", "rootfs", "names", "tmp"] {
             std::fs::create_dir_all(root.join(dir)).map_err(|e| local("making the image cache", e))?;
+        }
+        for entry in std::fs::read_dir(root.join("tmp")).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let writer = name.split('-').nth(1).and_then(|pid| pid.parse::<u32>().ok());
+            if writer.is_none_or(|pid| !Path::new(&format!("/proc/{pid}")).exists()) {
+                let _ = crate::tree::remove_tree(&entry.path());
+            }
         }
         Ok(ImageStore { root: root.to_path_buf(), flights: Mutex::new(HashMap::new()) })
     }
@@ -127,7 +134,8 @@ impl ImageStore {
         let mut random = [0u8; 8];
         let _ = getrandom::fill(&mut random);
         let suffix: String = random.iter().map(|b| format!("{b:02x}")).collect();
-        self.root.join("tmp").join(format!("{what}-{suffix}"))
+        // The writer's pid in the name: a later open clears only the dead's.
+        self.root.join("tmp").join(format!("{what}-{}-{suffix}", std::process::id()))
     }
 
     /// Moves a written file into the store once it hashes to `expected`;
@@ -360,7 +368,7 @@ impl ImageStore {
     }
 }
 
-fn hash_file(path: &Path) -> std::io::Result<(Digest, u64)> {
+pub(crate) fn hash_file(path: &Path) -> std::io::Result<(Digest, u64)> {
     let mut file = std::fs::File::open(path)?;
     let mut hasher = Hasher::new();
     let mut buffer = vec![0u8; 1 << 20];
@@ -404,7 +412,8 @@ mod tests {
     async fn names_point_at_images_and_leftovers_of_a_killed_write_are_cleared() {
         let dir = tempfile::tempdir().unwrap();
         let store = ImageStore::open(dir.path()).unwrap();
-        std::fs::write(store.temp_path("blob"), b"half").unwrap();
+        std::fs::write(dir.path().join("tmp/blob-4194305-0123"), b"half of a dead writer's").unwrap();
+        std::fs::write(store.temp_path("blob"), b"half of a live one's").unwrap();
         let layer = {
             let mut builder = tar::Builder::new(Vec::new());
             let mut header = tar::Header::new_gnu();
@@ -433,7 +442,9 @@ mod tests {
         assert_eq!(std::fs::read_to_string(store.rootfs(&image).join("etc/os-release")).unwrap(), "A=1");
         drop(store);
         let store = ImageStore::open(dir.path()).unwrap();
-        assert_eq!(std::fs::read_dir(dir.path().join("tmp")).unwrap().count(), 0);
+        let left: Vec<_> =
+            std::fs::read_dir(dir.path().join("tmp")).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(left.len(), 1, "only the live writer's stays: {left:?}");
         let listed = store.list();
         assert_eq!(listed.len(), 1);
         assert_eq!((listed[0].names.clone(), listed[0].unpacked), (vec!["hub/app:1".to_owned()], true));

@@ -263,3 +263,73 @@ async fn a_registry_that_asks_for_a_sign_in_gets_the_one_the_operator_gave_and_n
         assert!(!text.contains(PASSWORD) && !text.contains(&encoded), "the sign-in leaked");
     }
 }
+
+#[tokio::test]
+async fn images_imported_from_a_file_run_and_a_tampered_one_is_refused() {
+    let dir = DataDir::new();
+    if !bubblewrap() {
+        return;
+    }
+    let layout = dir.root().join("layout");
+    oci_layout(
+        &layout,
+        &[busybox_layer(), layer(&[Entry::File("etc/os-release", b"ID=imported\n", 0o644)])],
+        json!({"Env": ["PATH=/bin"]}),
+    );
+    let archive = dir.root().join("layout.tar");
+    let tar = std::process::Command::new("tar").arg("-C").arg(&layout).arg("-cf").arg(&archive).arg(".").status();
+    assert!(tar.unwrap().success());
+    let import_into = |data: &std::path::Path, file: &std::path::Path, name: Option<&str>| {
+        let mut command = std::process::Command::new(sluice_binary());
+        command.args(["images", "import"]).arg(file).arg("--data-dir").arg(data);
+        if let Some(name) = name {
+            command.args(["--name", name]);
+        }
+        command.output().unwrap()
+    };
+    let import = |file: &std::path::Path, name: Option<&str>| import_into(&dir.path(), file, name);
+    let out = import(&archive, Some("sluice-test/imported:1"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("local/sluice-test/imported:1"));
+
+    // One byte of a layer changed in the layout: a cache that lacks the
+    // layer refuses it, and names nothing.
+    let blobs: Vec<_> = std::fs::read_dir(layout.join("blobs/sha256")).unwrap().flatten().collect();
+    let biggest = blobs.iter().max_by_key(|b| b.metadata().unwrap().len()).unwrap().path();
+    let mut bytes = std::fs::read(&biggest).unwrap();
+    bytes[1000] ^= 1;
+    std::fs::write(&biggest, bytes).unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let out = import_into(other.path(), &layout, Some("sluice-test/tampered:1"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("does not match its digest"), "{stderr}");
+    assert_eq!(std::fs::read_dir(other.path().join("images/names")).unwrap().count(), 0);
+    assert_eq!(std::fs::read_dir(other.path().join("images/tmp")).unwrap().count(), 0);
+
+    let server = Server::start_with(&dir.path(), Options::serve().args(["--runtime", "local"])).await;
+    let (_, imported) =
+        server.post("/v1/workspaces", &on("local", "sluice-test/imported", json!({"waitFor": "ready"}))).await;
+    assert_eq!(imported["status"], "ready", "{imported}");
+    let read = exec(&server, imported["workspaceId"].as_str().unwrap(), &["cat", "/etc/os-release"]).await;
+    assert_eq!(read["stdout"], "ID=imported\n", "{read}");
+    let (_, tampered) = server.post("/v1/workspaces", &on("local", "sluice-test/never-imported", json!({}))).await;
+    let id = tampered["workspaceId"].as_str().unwrap();
+    let failed = server.wait_for("alice", id, Duration::from_secs(60), |w| w["status"] == "failed").await;
+    assert_eq!(failed["error"]["code"], "image-not-found", "{failed}");
+
+    // A `docker save` archive, from the Docker Engine when there is one.
+    let Some(image) = docker_test_image() else { return };
+    let saved = dir.root().join("saved.tar");
+    let save = std::process::Command::new("docker").args(["save", "-o"]).arg(&saved).arg(image).status();
+    assert!(save.unwrap().success());
+    let out = import(&saved, None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("local/{image}")));
+    let (repository, tag) = image.split_once(':').unwrap();
+    let mut body = on("local", repository, json!({"waitFor": "ready"}));
+    body["tag"] = json!(tag);
+    let (_, saved) = server.post("/v1/workspaces", &body).await;
+    assert_eq!(saved["status"], "ready", "{saved}");
+    let listed = exec(&server, saved["workspaceId"].as_str().unwrap(), &["ls", "/bin/busybox"]).await;
+    assert_eq!(listed["exitCode"], 0, "{listed}");
+}
