@@ -202,7 +202,19 @@ impl LocalRuntime {
                  filesystem"
             )));
         }
-        let prepared = cache.prepare(&name).await?;
+        let unmapped = cache.registries().get(&name.registry_id).is_none();
+        let prepared = match cache.prepare(&name).await {
+            // Not in the cache and no registry to ask: the host's Docker
+            // Engine may have it.
+            Err(sluice_images::ImageError::NotFound { .. })
+                if unmapped
+                    && matches!(name.reference, sluice_images::TagOrDigest::Tag(_))
+                    && self.take_from_docker_engine(cache, &name).await? =>
+            {
+                cache.prepare(&name).await?
+            }
+            prepared => prepared?,
+        };
         std::fs::write(dir.join(rootfs::IMAGE_FILE), prepared.digest.as_str())
             .map_err(|e| transient("run directory", e))?;
         let root = rootfs::attach(&self.roots, dir, &prepared.rootfs, self.identities.is_some())

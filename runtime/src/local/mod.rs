@@ -44,6 +44,7 @@ const TMP_BYTES: u64 = 512 << 20;
 pub const DEFAULT_PIDS: u64 = 1024;
 
 mod command;
+mod engine;
 mod hostlib;
 mod launch;
 mod rootfs;

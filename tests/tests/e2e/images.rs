@@ -265,7 +265,7 @@ async fn a_registry_that_asks_for_a_sign_in_gets_the_one_the_operator_gave_and_n
 }
 
 #[tokio::test]
-async fn images_imported_from_a_file_run_and_a_tampered_one_is_refused() {
+async fn images_from_a_file_or_the_docker_engine_run_and_a_tampered_one_is_refused() {
     let dir = DataDir::new();
     if !bubblewrap() {
         return;
@@ -317,19 +317,24 @@ async fn images_imported_from_a_file_run_and_a_tampered_one_is_refused() {
     let failed = server.wait_for("alice", id, Duration::from_secs(60), |w| w["status"] == "failed").await;
     assert_eq!(failed["error"]["code"], "image-not-found", "{failed}");
 
-    // A `docker save` archive, from the Docker Engine when there is one.
+    // Where the host has a Docker Engine, an image only it has is taken
+    // from it; and a `docker save` archive of it imports by its own name.
     let Some(image) = docker_test_image() else { return };
-    let saved = dir.root().join("saved.tar");
-    let save = std::process::Command::new("docker").args(["save", "-o"]).arg(&saved).arg(image).status();
-    assert!(save.unwrap().success());
-    let out = import(&saved, None);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("local/{image}")));
     let (repository, tag) = image.split_once(':').unwrap();
     let mut body = on("local", repository, json!({"waitFor": "ready"}));
     body["tag"] = json!(tag);
-    let (_, saved) = server.post("/v1/workspaces", &body).await;
-    assert_eq!(saved["status"], "ready", "{saved}");
-    let listed = exec(&server, saved["workspaceId"].as_str().unwrap(), &["ls", "/bin/busybox"]).await;
+    let (_, engined) = server.post("/v1/workspaces", &body).await;
+    assert_eq!(engined["status"], "ready", "{engined}");
+    let listed = exec(&server, engined["workspaceId"].as_str().unwrap(), &["ls", "/bin/busybox"]).await;
     assert_eq!(listed["exitCode"], 0, "{listed}");
+    assert!(server.output().contains("image taken from the host's Docker Engine"));
+
+    let saved = dir.root().join("saved.tar");
+    let save = std::process::Command::new("docker").args(["save", "-o"]).arg(&saved).arg(image).status();
+    assert!(save.unwrap().success());
+    let fresh = tempfile::tempdir().unwrap();
+    let out = import_into(fresh.path(), &saved, None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("local/{image}")));
+    assert_eq!(std::fs::read_dir(fresh.path().join("images/names")).unwrap().count(), 1);
 }
