@@ -229,6 +229,30 @@ pub enum ImagesCommand {
     /// Puts an image into this host's cache from a file: an OCI image
     /// layout (a directory or a tar of one) or a `docker save` archive.
     Import(ImportArgs),
+    /// Removes an image (by name, `registryId/repository:tag`, or digest)
+    /// from this host's cache; refused while an executor runs on it.
+    Remove(RemoveArgs),
+    /// Removes every image of this host's cache that no executor runs on.
+    Prune(CacheArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CacheArgs {
+    /// The data directory whose image cache it is (its executors, under
+    /// `executors/`, say which images are in use).
+    #[arg(long, env = "SLUICE_DATA_DIR", default_value = "sluice-data")]
+    pub data_dir: PathBuf,
+    /// Where the host's executors are, when not DATA_DIR/executors.
+    #[arg(long, env = "SLUICE_EXECUTORS_DIR")]
+    pub executors_dir: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct RemoveArgs {
+    /// The image's name or digest.
+    pub image: String,
+    #[command(flatten)]
+    pub cache: CacheArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -246,14 +270,45 @@ pub struct ImportArgs {
     pub data_dir: PathBuf,
 }
 
+/// The host's image cache and the images its executors run on.
+fn open_cache(args: &CacheArgs) -> anyhow::Result<(sluice_images::ImageStore, std::collections::HashMap<String, u32>)> {
+    let store = sluice_images::ImageStore::open(&args.data_dir.join("images"))?;
+    let executors = args.executors_dir.clone().unwrap_or_else(|| args.data_dir.join("executors"));
+    Ok((store, sluice_runtime::local::images_in_use(&executors)))
+}
+
 /// `sluice images`: every host's cached images, as its workers last
 /// reported them; `import` puts one into this host's cache.
 pub async fn images(args: ImagesArgs) -> anyhow::Result<()> {
-    if let Some(ImagesCommand::Import(import)) = args.command {
-        let store = sluice_images::ImageStore::open(&import.data_dir.join("images"))?;
-        let imported = store.import(&import.file, &import.registry_id, import.name.as_deref()).await?;
-        println!("{} {}", imported.digest, imported.names.join(" "));
-        return Ok(());
+    match args.command {
+        Some(ImagesCommand::Import(import)) => {
+            let store = sluice_images::ImageStore::open(&import.data_dir.join("images"))?;
+            let imported = store.import(&import.file, &import.registry_id, import.name.as_deref()).await?;
+            println!("{} {}", imported.digest, imported.names.join(" "));
+            return Ok(());
+        }
+        Some(ImagesCommand::Remove(remove)) => {
+            let (store, in_use) = open_cache(&remove.cache)?;
+            let digest = sluice_images::Digest::parse(&remove.image)
+                .or_else(|| store.lookup(&remove.image))
+                .filter(|d| store.image(d).is_some())
+                .ok_or_else(|| anyhow::anyhow!("no image named {:?} is in this host's cache", remove.image))?;
+            if let Some(executors) = in_use.get(digest.as_str()) {
+                bail!("image {digest}: {executors} executors run on it here; it stays");
+            }
+            store.remove(&digest).await?;
+            println!("removed {digest}");
+            return Ok(());
+        }
+        Some(ImagesCommand::Prune(cache)) => {
+            let (store, in_use) = open_cache(&cache)?;
+            let in_use = in_use.into_keys().collect();
+            for image in store.evict(0, &in_use).await? {
+                println!("removed {} {}", image.record.digest, image.names.join(" "));
+            }
+            return Ok(());
+        }
+        None => {}
     }
     let api = Api::new(&args.api)?;
     let listed = json(api.client.list_images().send().await.map_err(failed)?);

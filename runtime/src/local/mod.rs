@@ -92,6 +92,19 @@ pub struct LocalRuntime {
     setpriv_loader: hostlib::HostLoader,
 }
 
+/// The images the executors under `executors_dir` run on (the digests
+/// their run directories name), with how many run on each: retained ones
+/// count, as their roots need the image.
+pub fn images_in_use(executors_dir: &Path) -> std::collections::HashMap<String, u32> {
+    let mut in_use = std::collections::HashMap::new();
+    for entry in std::fs::read_dir(executors_dir).into_iter().flatten().flatten() {
+        if let Ok(digest) = std::fs::read_to_string(entry.path().join(rootfs::IMAGE_FILE)) {
+            *in_use.entry(digest.trim().to_owned()).or_insert(0) += 1;
+        }
+    }
+    in_use
+}
+
 /// An image's root made ready for one executor.
 pub(super) struct ImageRoot {
     /// What the executor sees as `/`.
@@ -207,16 +220,8 @@ impl LocalRuntime {
         self
     }
 
-    /// The images executors of this host run on (the digests their run
-    /// directories name), with how many run on each: retained ones count.
     fn images_in_use(&self) -> std::collections::HashMap<String, u32> {
-        let mut in_use = std::collections::HashMap::new();
-        for entry in std::fs::read_dir(&self.executors_dir).into_iter().flatten().flatten() {
-            if let Ok(digest) = std::fs::read_to_string(entry.path().join(rootfs::IMAGE_FILE)) {
-                *in_use.entry(digest.trim().to_owned()).or_insert(0) += 1;
-            }
-        }
-        in_use
+        images_in_use(&self.executors_dir)
     }
 
     /// Keeps the image cache to its bound, sparing every image in use.

@@ -317,6 +317,27 @@ async fn images_from_a_file_or_the_docker_engine_run_and_a_tampered_one_is_refus
     let failed = server.wait_for("alice", id, Duration::from_secs(60), |w| w["status"] == "failed").await;
     assert_eq!(failed["error"]["code"], "image-not-found", "{failed}");
 
+    // By hand: an image an executor runs on stays; once none does, it goes.
+    let images = |args: &[&str]| {
+        let mut command = std::process::Command::new(sluice_binary());
+        command.arg("images").args(args).arg("--data-dir").arg(dir.path()).output().unwrap()
+    };
+    let out = images(&["remove", "local/sluice-test/imported:1"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("1 executors run on it"), "{stderr}");
+    let imported_id = imported["workspaceId"].as_str().unwrap();
+    let (status, _) =
+        server.post(&format!("/v1/workspaces/{imported_id}/stop"), &json!({"ownerUserId": "alice"})).await;
+    assert_eq!(status, 202);
+    server.wait_for("alice", imported_id, Duration::from_secs(60), |w| w["status"] == "stopped").await;
+    let run_dir = dir.executors().join(imported["runId"].as_str().unwrap());
+    assert!(wait_for_blocking(Duration::from_secs(30), || (!run_dir.exists()).then_some(())).is_some());
+    let out = images(&["prune"]);
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("local/sluice-test/imported:1"));
+    let out = images(&["remove", "local/sluice-test/imported:1"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no image named"), "pruned already");
+    assert_eq!(std::fs::read_dir(dir.path().join("images/rootfs")).unwrap().count(), 0);
+
     // Where the host has a Docker Engine, an image only it has is taken
     // from it; and a `docker save` archive of it imports by its own name.
     let Some(image) = docker_test_image() else { return };
