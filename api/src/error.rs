@@ -54,6 +54,9 @@ pub enum ApiError {
     /// the caller's).
     #[error("the workspace's worktree has nothing at that path")]
     WorktreeFileNotFound,
+    /// No template of that name, or no build of it with that id.
+    #[error("no such template or build")]
+    TemplateNotFound,
     /// The executor keeps no process of that id.
     #[error("no process of the workspace has that id")]
     ProcessNotFound,
@@ -184,6 +187,7 @@ pub enum Unsupported {
     SourceSelection,
     DotfilesSelection,
     Credentials,
+    TemplateBuilds,
 }
 
 impl Unsupported {
@@ -195,6 +199,7 @@ impl Unsupported {
         Unsupported::SourceSelection,
         Unsupported::DotfilesSelection,
         Unsupported::Credentials,
+        Unsupported::TemplateBuilds,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -206,6 +211,7 @@ impl Unsupported {
             Unsupported::SourceSelection => "source-selection-unsupported",
             Unsupported::DotfilesSelection => "dotfiles-selection-unsupported",
             Unsupported::Credentials => "credentials-unsupported",
+            Unsupported::TemplateBuilds => "template-builds-unsupported",
         }
     }
 
@@ -257,6 +263,10 @@ impl ApiError {
             ApiError::WorktreeFileNotFound => (
                 StatusCode::NOT_FOUND,
                 body("WorktreeFileNotFoundError", "the workspace's worktree has nothing at that path".into(), None),
+            ),
+            ApiError::TemplateNotFound => (
+                StatusCode::NOT_FOUND,
+                body("TemplateNotFoundError", "no template (or build of it) has that name".into(), None),
             ),
             ApiError::ProcessNotFound => (
                 StatusCode::NOT_FOUND,

@@ -207,6 +207,15 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/jobs/failed", get(routes::jobs::list_failed_jobs))
         .route("/v1/workers", get(routes::fleet::list_workers))
         .route("/v1/images", get(routes::fleet::list_images))
+        .route(
+            "/v1/templates",
+            post(routes::templates::create_template_build)
+                .layer(DefaultBodyLimit::max(routes::templates::MAX_BODY_BYTES))
+                .get(routes::templates::list_templates),
+        )
+        .route("/v1/templates/{name}", get(routes::templates::get_template))
+        .route("/v1/templates/{name}/builds/{buildId}", get(routes::templates::get_template_build))
+        .route("/v1/templates/{name}/builds/{buildId}/logs", get(routes::templates::template_build_logs))
         .route("/v1/hosts/{host}/cordon", post(routes::fleet::cordon_host))
         .route("/v1/hosts/{host}/uncordon", post(routes::fleet::uncordon_host))
         .route("/v1/hosts/{host}/drain", post(routes::fleet::drain_host))

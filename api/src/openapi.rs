@@ -142,6 +142,11 @@ impl Modify for BodyTooLarge {
         crate::routes::metrics::metrics,
         crate::routes::fleet::list_workers,
         crate::routes::fleet::list_images,
+        crate::routes::templates::create_template_build,
+        crate::routes::templates::list_templates,
+        crate::routes::templates::get_template,
+        crate::routes::templates::get_template_build,
+        crate::routes::templates::template_build_logs,
         crate::routes::fleet::cordon_host,
         crate::routes::fleet::uncordon_host,
         crate::routes::fleet::drain_host,
@@ -260,9 +265,9 @@ mod tests {
         let paths = doc["paths"].as_object().unwrap();
         assert_eq!(
             paths.len(),
-            63,
+            67,
             "20 workspace paths, 7 file paths, 4 process paths, 6 capture-session paths, 2 run paths, /v1/retained-executors, 2 job paths, \
-             /v1/workers, /v1/images, 4 host paths, 3 ssh-key paths, workspace sessions, 2 preview paths, 2 event streams, 4 webhook paths, \
+             /v1/workers, /v1/images, 4 template paths, 4 host paths, 3 ssh-key paths, workspace sessions, 2 preview paths, 2 event streams, 4 webhook paths, \
              /metrics and /healthz"
         );
         assert_eq!(paths["/v1/events/stream"]["get"]["security"], json!([{"apiToken": []}]));
@@ -275,6 +280,9 @@ mod tests {
         assert_eq!(paths["/v1/jobs/retry"]["post"]["security"], json!([{"apiToken": []}]));
         assert_eq!(paths["/v1/workers"]["get"]["security"], json!([{"apiToken": []}]));
         assert_eq!(paths["/v1/images"]["get"]["security"], json!([{"apiToken": []}]));
+        assert_eq!(paths["/v1/templates"]["post"]["security"], json!([{"apiToken": []}]));
+        let logs = &paths["/v1/templates/{name}/builds/{buildId}/logs"]["get"];
+        assert_eq!(logs["security"], json!([{"apiToken": []}]));
         for action in ["cordon", "uncordon", "drain", "forget"] {
             let host = &paths[&format!("/v1/hosts/{{host}}/{action}")]["post"];
             assert_eq!(host["security"], json!([{"apiToken": []}]), "{action}");

@@ -196,13 +196,18 @@ pub fn repository(value: &str) -> Result<String, ApiError> {
 /// An image tag: 1 to 128 of `A-Z a-z 0-9 _ . -`, not starting with `.` or `-`.
 pub fn tag(value: &str) -> Result<String, ApiError> {
     let value = text("tag", value, 128)?;
-    let ok = value.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
-        && !value.starts_with(['.', '-']);
+    let digest = value
+        .strip_prefix("sha256:")
+        .is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')));
+    let ok = digest
+        || value.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+            && !value.starts_with(['.', '-']);
     if ok {
         Ok(value)
     } else {
         Err(ApiError::bad_request(
-            "tag must be 1 to 128 of A-Z, a-z, 0-9, '_', '.' or '-', not starting with '.' or '-'",
+            "tag must be 1 to 128 of A-Z, a-z, 0-9, '_', '.' or '-', not starting with '.' or '-', or a digest \
+             (sha256: and 64 lowercase hex digits)",
         ))
     }
 }

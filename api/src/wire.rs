@@ -47,12 +47,21 @@ pub struct CreateWorkspaceRequest {
         max_length = 128,
         pattern = r"^[^\s\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069](?:[^\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]*[^\s\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069])?$"
     )]
+    #[serde(default)]
     pub registry_id: String,
     /// An image repository: lower-case path components.
     #[schema(max_length = 255, pattern = r"^[a-z0-9][a-z0-9._-]*(?:/[a-z0-9][a-z0-9._-]*)*$")]
+    #[serde(default)]
     pub repository: String,
-    #[schema(max_length = 128, pattern = r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")]
+    /// A tag, or a digest (`sha256:` and 64 hex digits).
+    #[schema(max_length = 128, pattern = r"^(?:[A-Za-z0-9_][A-Za-z0-9_.-]*|sha256:[0-9a-f]{64})$")]
+    #[serde(default)]
     pub tag: String,
+    /// A template's name, in place of `registryId`, `repository` and `tag`: the workspace runs
+    /// the template's newest successful build, its `startCommand` as `spec.command` and its
+    /// `readyCommand` as `spec.readyCommand` unless the spec names them.
+    #[schema(min_length = 1, max_length = 64, pattern = r"^[a-z0-9][a-z0-9._-]*$")]
+    pub template: Option<String>,
     #[schema(
         min_length = 1,
         max_length = 128,
@@ -1720,6 +1729,120 @@ impl From<sluice_store::fleet::WorkerRecord> for FleetWorker {
             health: w.health.as_str().into(),
         }
     }
+}
+
+/// A template build asked for.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateTemplateRequest {
+    /// The template's name: its image is `templates/NAME`.
+    #[schema(min_length = 1, max_length = 64, pattern = r"^[a-z0-9][a-z0-9._-]*$")]
+    pub name: String,
+    /// The Dockerfile, as text.
+    #[schema(min_length = 1, max_length = 262144)]
+    pub dockerfile: String,
+    /// The build's context: a tar archive, base64.
+    pub context: Option<String>,
+    /// A line of shell a workspace of this template runs as its managed process.
+    #[schema(min_length = 1, max_length = 4096)]
+    pub start_command: Option<String>,
+    /// A line of shell that exits 0 once a workspace of this template is ready.
+    #[schema(min_length = 1, max_length = 4096)]
+    pub ready_command: Option<String>,
+}
+
+/// One build of a template.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TemplateBuildView {
+    pub id: String,
+    pub template: String,
+    /// `queued`, `building`, `succeeded` or `failed`.
+    pub state: String,
+    /// The built image's manifest digest.
+    pub digest: Option<String>,
+    pub size_bytes: Option<i64>,
+    /// Succeeded at once: the Dockerfile and context were those of an earlier successful build.
+    pub cache_hit: bool,
+    /// What built it (`docker`, `buildah`) and on which host.
+    pub builder: Option<String>,
+    pub host: Option<String>,
+    pub start_command: Option<String>,
+    pub ready_command: Option<String>,
+    /// Why it failed.
+    pub error: Option<String>,
+    pub created_at: String,
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
+    /// From the build's start to its end.
+    pub duration_ms: Option<i64>,
+}
+
+impl From<sluice_store::templates::TemplateBuild> for TemplateBuildView {
+    fn from(b: sluice_store::templates::TemplateBuild) -> TemplateBuildView {
+        TemplateBuildView {
+            id: b.id.into_string(),
+            template: b.template,
+            state: b.state.as_str().to_owned(),
+            digest: b.digest,
+            size_bytes: b.size_bytes,
+            cache_hit: b.cache_hit,
+            builder: b.builder,
+            host: b.host,
+            start_command: b.start_command,
+            ready_command: b.ready_command,
+            error: b.error,
+            created_at: rfc3339(b.created_at),
+            duration_ms: b.started_at.zip(b.finished_at).map(|(s, f)| f - s),
+            started_at: b.started_at.map(rfc3339),
+            finished_at: b.finished_at.map(rfc3339),
+        }
+    }
+}
+
+/// A template and its newest builds.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TemplateView {
+    pub name: String,
+    pub created_at: String,
+    /// The build its workspaces get: its newest successful one.
+    pub current: Option<TemplateBuildView>,
+    /// Newest first.
+    pub builds: Vec<TemplateBuildView>,
+}
+
+impl From<sluice_store::templates::Template> for TemplateView {
+    fn from(t: sluice_store::templates::Template) -> TemplateView {
+        TemplateView {
+            current: t.current().cloned().map(TemplateBuildView::from),
+            name: t.name,
+            created_at: rfc3339(t.created_at),
+            builds: t.builds.into_iter().map(TemplateBuildView::from).collect(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListTemplatesResponse {
+    pub items: Vec<TemplateView>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct BuildLogQuery {
+    /// Go on with each new line until the build ends.
+    #[param(pattern = r"^(?:true|false)$")]
+    pub follow: Option<String>,
+}
+
+/// What a build's log stream sends: `event: log` with `data: {"text"}` and `id:` the line's
+/// number, then `event: ended` with the build.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BuildLogLine {
+    pub text: String,
 }
 
 /// The images in the hosts' caches.

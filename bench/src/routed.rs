@@ -35,6 +35,7 @@ fn member(internal_url: Option<String>) -> sluice_store::fleet::WorkerMember {
         version: env!("CARGO_PKG_VERSION").into(),
         warm_pool: Vec::new(),
         images: Vec::new(),
+        builder: None,
     }
 }
 

@@ -4,7 +4,7 @@ use clap::{Parser, Subcommand};
 use sluice_server::config::{ApiArgs, MetricsArgs, StoreArgs, WebhookArgs, WorkerArgs};
 
 use crate::gateway::GatewayArgs;
-use crate::{broker, capture, collection, files, mcp, operate, processes, resources, settings, workspaces};
+use crate::{broker, capture, collection, files, mcp, operate, processes, resources, settings, templates, workspaces};
 
 #[derive(Parser)]
 #[command(name = "sluice", version, about = "A capture/drain workspace control plane")]
@@ -129,6 +129,9 @@ pub enum Command {
     /// The images in the hosts' caches: names, digest, size, shared layers,
     /// last use, executors on each (talks to the API).
     Images(operate::ImagesArgs),
+    /// Templates, images built from a Dockerfile: build, list, show, logs (talks to the API).
+    #[command(subcommand)]
+    Templates(templates::TemplatesCommand),
     /// Workspaces: list, get, create, exec, stop, restart, events --follow (talks to the API).
     #[command(subcommand)]
     Workspaces(workspaces::WorkspacesCommand),
@@ -199,6 +202,7 @@ impl Command {
                 | Command::Runs(_)
                 | Command::Files(_)
                 | Command::Processes(_)
+                | Command::Templates(_)
                 | Command::Previews(_)
                 | Command::SshKeys(_)
                 | Command::Webhooks(_)

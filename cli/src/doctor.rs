@@ -20,6 +20,16 @@ pub async fn run(store_args: &StoreArgs, args: &WorkerArgs) -> anyhow::Result<()
             for (key, why) in runtime.unenforceable() {
                 println!("refused    spec.{key}: {why}");
             }
+            match args.template_builder(&store_args.data_dir, runtime.image_cache()).await {
+                Ok(builder) => println!(
+                    "templates  built with {} into this host's image cache",
+                    match &builder.builder {
+                        sluice_images::Builder::DockerEngine => "the host's Docker Engine".to_owned(),
+                        sluice_images::Builder::Buildah { binary, .. } => format!("buildah ({})", binary.display()),
+                    }
+                ),
+                Err(why) => println!("templates  cannot be built here: {why}"),
+            }
             doctor_warm_pool(&store, args).await?;
         }
         Err(e) => {

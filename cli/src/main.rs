@@ -14,6 +14,7 @@ mod operate;
 mod processes;
 mod resources;
 mod settings;
+mod templates;
 mod workspaces;
 
 use anyhow::Context;
@@ -150,6 +151,7 @@ async fn run(argv: Vec<std::ffi::OsString>) -> anyhow::Result<()> {
         Command::Runs(command) => exit_with(workspaces::runs(command).await?),
         Command::Files(command) => exit_with(files::run(command).await?),
         Command::Processes(command) => exit_with(processes::run(command).await?),
+        Command::Templates(command) => exit_with(templates::run(command).await?),
         Command::Previews(command) => resources::previews(command).await,
         Command::SshKeys(command) => resources::ssh_keys(command).await,
         Command::Webhooks(command) => resources::webhooks(command).await,

@@ -215,6 +215,16 @@ pub struct WebhookDisabled<'a> {
     pub reason: &'a str,
 }
 
+/// `sluice.template.built`: a template build ended (`succeeded`, at once
+/// for an unchanged rebuild, or `failed`).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TemplateBuilt<'a> {
+    pub template: &'a str,
+    pub build_id: &'a str,
+    pub state: &'a str,
+}
+
 /// The JSON an event stores.
 /// `sluice.workspace.deleted`: by whom (`owner` or `purge`), and the
 /// status it had ended in.

@@ -127,6 +127,10 @@ macro_rules! identity {
 }
 
 identity!(
+    /// One build of a template (`bld_…`).
+    BuildId
+);
+identity!(
     /// A workspace (`ws_…`).
     WorkspaceId
 );

@@ -28,6 +28,7 @@ pub mod risk;
 pub mod secret;
 pub mod sleep;
 pub mod spec;
+pub mod templates;
 #[doc(hidden)]
 pub mod testing;
 pub mod transition;

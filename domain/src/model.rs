@@ -166,6 +166,7 @@ named_enum!(
         WorkspaceDeleted => "sluice.workspace.deleted",
         WorkspaceSlept => "sluice.workspace.slept",
         WorkspaceWoken => "sluice.workspace.woken",
+        TemplateBuilt => "sluice.template.built",
     }
 );
 
@@ -181,12 +182,24 @@ named_enum!(
 
 named_enum!(
     /// What a durable job asks a worker to do with its subject: reconcile a
-    /// workspace's executor, run an exec run's commands, or deliver the
-    /// feed's next events to a webhook endpoint.
+    /// workspace's executor, run an exec run's commands, deliver the feed's
+    /// next events to a webhook endpoint, or build a template's image.
     JobKind {
         Reconcile => "reconcile",
         Exec => "exec",
         Deliver => "deliver",
+        Build => "build",
+    }
+);
+
+named_enum!(
+    /// Where a template build is: waiting for a worker that can build,
+    /// building, or done one way or the other.
+    TemplateBuildState {
+        Queued => "queued",
+        Building => "building",
+        Succeeded => "succeeded",
+        Failed => "failed",
     }
 );
 
@@ -309,6 +322,7 @@ named_enum!(
         Collecting => "unavailable",
         ConcurrencyLimit => "concurrency_limit",
         SnapshotQuotaExceeded => "snapshot_quota_exceeded",
+        TemplateNotBuilt => "template-not-built",
     }
 );
 

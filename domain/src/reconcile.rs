@@ -386,6 +386,43 @@ pub fn after_drain(state: DrainState, now: i64, policy: &Policy) -> i64 {
     }
 }
 
+/// How soon a `spec.readyCommand` that has not passed yet is run again.
+pub const READY_COMMAND_PAUSE_MS: i64 = 250;
+
+/// What one run of a workspace's `spec.readyCommand` means for its launch.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReadyCheck {
+    /// It passed: the workspace is ready.
+    Ready,
+    /// Not yet: run it again at this time.
+    Again { at: i64 },
+    /// It did not pass within the ready timeout: the launch failed, with
+    /// the last answer in the error.
+    Fail(RunError),
+}
+
+/// Judges one run of the ready command, launched at `started_at`:
+/// `outcome` is its exit code, or why it could not run; `said` the tail of
+/// what it printed.
+pub fn ready_check(started_at: i64, now: i64, policy: &Policy, outcome: Result<i32, String>, said: &str) -> ReadyCheck {
+    if outcome == Ok(0) {
+        return ReadyCheck::Ready;
+    }
+    if now - started_at <= policy.ready_timeout_ms {
+        return ReadyCheck::Again { at: now + READY_COMMAND_PAUSE_MS };
+    }
+    let last = match outcome {
+        Ok(code) => format!("it last exited {code}"),
+        Err(why) => format!("it last could not run: {why}"),
+    };
+    let said = said.trim();
+    let said = if said.is_empty() { String::new() } else { format!(": {said}") };
+    ReadyCheck::Fail(RunError::coded(
+        format!("spec.readyCommand did not pass within {} s; {last}{said}", policy.ready_timeout_ms / 1000),
+        "ready-command-failed",
+    ))
+}
+
 /// What becomes of a removal the runtime failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FailedRemoval {
@@ -574,6 +611,25 @@ pub fn orphan_verdict(facts: Option<&ResourceFacts>) -> ResourceVerdict {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_ready_command_passes_or_is_tried_until_the_timeout() {
+        let p = Policy::default();
+        assert_eq!(ready_check(0, 10, &p, Ok(0), ""), ReadyCheck::Ready);
+        assert_eq!(ready_check(0, 10, &p, Ok(1), ""), ReadyCheck::Again { at: 10 + READY_COMMAND_PAUSE_MS });
+        assert_eq!(
+            ready_check(0, 10, &p, Err("unreachable".into()), ""),
+            ReadyCheck::Again { at: 10 + READY_COMMAND_PAUSE_MS }
+        );
+        match ready_check(0, p.ready_timeout_ms + 1, &p, Ok(3), " not yet\n") {
+            ReadyCheck::Fail(error) => {
+                assert_eq!(error.code.as_deref(), Some("ready-command-failed"));
+                assert!(error.message.contains("exited 3: not yet"), "{}", error.message);
+            }
+            other => panic!("past the timeout the launch fails: {other:?}"),
+        }
+        assert_eq!(ready_check(0, p.ready_timeout_ms + 1, &p, Ok(0), ""), ReadyCheck::Ready, "late but passing");
+    }
+
     use super::*;
 
     #[test]

@@ -60,6 +60,9 @@ pub struct WorkspaceSpec {
     /// `spec.idle.sleepAfterSeconds`: how long it may go unused before it
     /// sleeps (`0`: never, whatever the install's default).
     pub sleep_after_seconds: Option<u64>,
+    /// `spec.readyCommand`: run in the executor until it exits 0 before the
+    /// workspace reads `ready` (empty: ready once its daemon answers).
+    pub ready_command: Vec<String>,
 }
 
 /// A workspace's spec, parsed once where it enters (the API, the broker, a
@@ -151,6 +154,23 @@ impl WorkspaceSpec {
                 Some(argv) => parsed.command = argv,
                 None => return refuse("spec.command must be an argv: 1 to 256 non-empty strings"),
             }
+        }
+        match spec.get("readyCommand") {
+            None => {}
+            Some(Value::String(line)) if !line.trim().is_empty() && line.len() <= 4096 => {
+                parsed.ready_command = crate::templates::shell(line);
+            }
+            Some(Value::Array(items)) if !items.is_empty() && items.len() <= 256 => {
+                let argv: Option<Vec<String>> = items
+                    .iter()
+                    .map(|v| v.as_str().filter(|s| !s.is_empty() && s.len() <= 4096).map(str::to_owned))
+                    .collect();
+                match argv {
+                    Some(argv) => parsed.ready_command = argv,
+                    None => return refuse("spec.readyCommand must be a line of shell or an argv of non-empty strings"),
+                }
+            }
+            Some(_) => return refuse("spec.readyCommand must be a line of shell or an argv of 1 to 256 strings"),
         }
         if let Some(env) = spec.get("env") {
             let Some(env) = env.as_object() else {
@@ -359,6 +379,10 @@ mod tests {
         assert!(allowlist.allows("pypi.org", 443) && allowlist.injection("pypi.org", 443).is_none());
         let none = WorkspaceSpec::parse(&json!({"network": {"egress": []}})).unwrap();
         assert_eq!(none.egress.map(|l| l.entries().len()), Some(0), "an empty list: a proxy that allows nothing");
+        let line = WorkspaceSpec::parse(&json!({"readyCommand": "test -f /ready"})).unwrap();
+        assert_eq!(line.ready_command, ["sh", "-c", "test -f /ready"]);
+        let argv = WorkspaceSpec::parse(&json!({"readyCommand": ["curl", "-f", "localhost:8080"]})).unwrap();
+        assert_eq!(argv.ready_command, ["curl", "-f", "localhost:8080"]);
     }
 
     #[test]
@@ -366,6 +390,9 @@ mod tests {
         for (spec, key) in [
             (json!({"command": []}), "spec.command"),
             (json!({"command": ["a", 1]}), "spec.command"),
+            (json!({"readyCommand": ""}), "spec.readyCommand"),
+            (json!({"readyCommand": ["a", 1]}), "spec.readyCommand"),
+            (json!({"readyCommand": 5}), "spec.readyCommand"),
             (json!({"env": {"1X": "v"}}), "spec.env.1X"),
             (json!({"env": {"SLUICE_X": "v"}}), "spec.env.SLUICE_X"),
             (json!({"env": {"A": 1}}), "spec.env.A"),

@@ -4,6 +4,7 @@
 //! per host and unpacks the image once into a root filesystem the local
 //! runtime runs executors on.
 
+pub mod build;
 mod cache;
 mod config;
 mod digest;
@@ -14,6 +15,7 @@ mod store;
 mod tree;
 pub mod unpack;
 
+pub use build::{BuildRequest, Builder, BuilderChoice};
 pub use cache::{ImageCache, Prepared, PullStats};
 pub use config::{ImageConfigBlob, RunConfig};
 pub use digest::{Digest, Hasher};

@@ -141,6 +141,11 @@ pub trait Adapter: Send + Sync {
     fn images(&self) -> Vec<sluice_store::fleet::HostImage> {
         Vec::new()
     }
+    /// The image cache executors' images come from, where it has one
+    /// (template builds put their images there).
+    fn image_cache(&self) -> Option<std::sync::Arc<sluice_images::ImageCache>> {
+        None
+    }
 }
 
 pub type RuntimeFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = Result<T, RuntimeError>> + Send + 'a>>;
@@ -163,6 +168,9 @@ pub trait Runtime: Send + Sync {
     }
     fn images(&self) -> Vec<sluice_store::fleet::HostImage> {
         Vec::new()
+    }
+    fn image_cache(&self) -> Option<std::sync::Arc<sluice_images::ImageCache>> {
+        None
     }
 }
 
@@ -202,6 +210,9 @@ impl<T: Adapter> Runtime for T {
     }
     fn images(&self) -> Vec<sluice_store::fleet::HostImage> {
         Adapter::images(self)
+    }
+    fn image_cache(&self) -> Option<std::sync::Arc<sluice_images::ImageCache>> {
+        Adapter::image_cache(self)
     }
 }
 

@@ -72,6 +72,15 @@ pub enum RuntimeKind {
     Docker,
 }
 
+/// What builds template images.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TemplateBuilderChoice {
+    Auto,
+    Docker,
+    Buildah,
+    None,
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct WorkerArgs {
     /// The runtime executors run on.
@@ -104,6 +113,11 @@ pub struct WorkerArgs {
     /// `username` and `password`, or `registrytoken`); read once at start, never logged.
     #[arg(long, env = "SLUICE_REGISTRY_AUTH_FILE")]
     pub registry_auth_file: Option<PathBuf>,
+    /// What builds template images: `auto` (the host's Docker Engine when it answers, else
+    /// buildah when installed), `docker`, `buildah`, or `none`. Builds go into the local
+    /// runtime's image cache.
+    #[arg(long, env = "SLUICE_TEMPLATE_BUILDER", value_enum, default_value = "auto")]
+    pub template_builder: TemplateBuilderChoice,
     /// Registry hosts (host[:port]) that may be spoken to over plain HTTP although not loopback.
     #[arg(long = "insecure-registry", env = "SLUICE_INSECURE_REGISTRIES", value_delimiter = ',')]
     pub insecure_registries: Vec<String>,
@@ -364,6 +378,28 @@ impl WorkerArgs {
                 (std::sync::Arc::new(docker), false)
             }
         })
+    }
+
+    /// How this host builds template images, given the runtime's image
+    /// cache: the builder, or why there is none.
+    pub async fn template_builder(
+        &self,
+        data_dir: &Path,
+        cache: Option<std::sync::Arc<sluice_images::ImageCache>>,
+    ) -> Result<std::sync::Arc<sluice_worker::templates::TemplateBuilder>, String> {
+        use sluice_images::BuilderChoice;
+        let Some(cache) = cache else {
+            return Err("the runtime has no image cache (templates build for the local runtime)".into());
+        };
+        let choice = match self.template_builder {
+            TemplateBuilderChoice::Auto => BuilderChoice::Auto,
+            TemplateBuilderChoice::Docker => BuilderChoice::Docker,
+            TemplateBuilderChoice::Buildah => BuilderChoice::Buildah,
+            TemplateBuilderChoice::None => BuilderChoice::None,
+        };
+        let storage = std::path::absolute(data_dir.join("buildah")).map_err(|e| e.to_string())?;
+        let builder = sluice_images::Builder::detect(choice, &storage).await?;
+        Ok(std::sync::Arc::new(sluice_worker::templates::TemplateBuilder { builder, cache }))
     }
 
     /// Where the rest of sluice reaches this worker's internal API: its

@@ -129,7 +129,18 @@ pub async fn start_worker(
     let objects = sluice_capture_store::objects::Objects::open(&objects_url, store.clone())
         .context("cannot open the object store")?;
     tracing::info!(objects = %objects_url.describe(), "capture object store");
-    let config = sluice_worker::WorkerConfig { metrics, webhooks: webhooks.policy(), ..args.worker_config()? };
+    let template_builder = match args.template_builder(&store_args.data_dir, runtime.image_cache()).await {
+        Ok(builder) => {
+            tracing::info!(builder = builder.builder.name(), "template builds on this host");
+            Some(builder)
+        }
+        Err(why) => {
+            tracing::info!(%why, "no template builds on this host");
+            None
+        }
+    };
+    let config =
+        sluice_worker::WorkerConfig { metrics, webhooks: webhooks.policy(), template_builder, ..args.worker_config()? };
     if store_args.database_url.is_none() && sole_worker_of_database(&store_args.data_dir)? {
         let expired = store.expire_predecessor_leases(&config.id).await?;
         if expired > 0 {

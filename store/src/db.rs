@@ -95,6 +95,7 @@ macro_rules! bind_identities {
     )*};
 }
 bind_identities!(
+    ids::BuildId,
     ids::WorkspaceId,
     ids::RunId,
     ids::ExecRunId,

@@ -34,6 +34,8 @@ pub struct WorkerMember {
     pub warm_pool: Vec<PoolLevel>,
     /// Its host's image cache, as its runtime last listed it.
     pub images: Vec<HostImage>,
+    /// What it builds template images with (`None`: it cannot build).
+    pub builder: Option<String>,
 }
 
 /// An image in a host's cache.
@@ -171,11 +173,11 @@ impl Store {
         let mut tx = self.pool.begin().await?;
         tx.execute(
             "INSERT INTO workers (id, host, runtime, capacity, internal_url, version, started_at, heartbeat_at, \
-             fresh_until, warm_pool, images) VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10) \
+             fresh_until, warm_pool, images, builder) VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10, $11) \
              ON CONFLICT (id) DO UPDATE SET host = excluded.host, runtime = excluded.runtime, \
              capacity = excluded.capacity, internal_url = excluded.internal_url, version = excluded.version, \
              heartbeat_at = excluded.heartbeat_at, fresh_until = excluded.fresh_until, warm_pool = excluded.warm_pool, \
-             images = excluded.images",
+             images = excluded.images, builder = excluded.builder",
             args![
                 &member.id,
                 &member.host,
@@ -186,7 +188,8 @@ impl Store {
                 now,
                 now + fresh_for_ms,
                 serde_json::to_string(&member.warm_pool).map_err(|e| StoreError::Corrupt(e.to_string()))?,
-                serde_json::to_string(&member.images).map_err(|e| StoreError::Corrupt(e.to_string()))?
+                serde_json::to_string(&member.images).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+                member.builder.clone()
             ],
         )
         .await?;
@@ -307,7 +310,7 @@ impl Store {
             .pool
             .fetch_all(
                 "SELECT id, host, runtime, capacity, internal_url, version, started_at, heartbeat_at, fresh_until, \
-                 warm_pool, images FROM workers ORDER BY host, id",
+                 warm_pool, images, builder FROM workers ORDER BY host, id",
                 args![],
             )
             .await?;
@@ -325,6 +328,7 @@ impl Store {
                             .map_err(|_| StoreError::Corrupt("workers.warm_pool".into()))?,
                         images: serde_json::from_str(&row.text("images")?)
                             .map_err(|_| StoreError::Corrupt("workers.images".into()))?,
+                        builder: row.opt_text("builder")?,
                     },
                     started_at: row.int("started_at")?,
                     heartbeat_at: row.int("heartbeat_at")?,

@@ -193,8 +193,13 @@ pub(crate) async fn finish_in(
 /// still on its runtime and not retained, else the current run's; the store
 /// suite holds the two to each other); for an exec run's, its executor's.
 /// NULL (any worker) while that executor is not placed, or is gone from
-/// its runtime, and for a webhook's deliveries. `$6` is the retained status.
-const JOB_HOST: &str = "CASE j.kind WHEN 'deliver' THEN NULL WHEN 'exec' THEN \
+/// its runtime, and for a webhook's deliveries. A template build goes only
+/// to a worker that can build (`$1`, the claimer). `$6` is the retained
+/// status.
+const JOB_HOST: &str = "CASE j.kind WHEN 'deliver' THEN NULL \
+     WHEN 'build' THEN CASE WHEN EXISTS (SELECT 1 FROM workers b WHERE b.id = $1 AND b.builder IS NOT NULL) \
+       THEN $5 ELSE '' END \
+     WHEN 'exec' THEN \
        (SELECT r.host FROM exec_runs e JOIN runs r ON r.id = e.attempt_id \
         WHERE e.id = j.subject AND r.runtime_removed_at IS NULL) \
      ELSE (SELECT CASE WHEN r.runtime_removed_at IS NULL THEN r.host END FROM runs r JOIN workspaces w ON w.id = r.workspace_id \

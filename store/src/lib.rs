@@ -35,6 +35,7 @@ pub mod records;
 mod rows;
 pub mod seal;
 pub mod ssh_keys;
+pub mod templates;
 #[doc(hidden)]
 pub mod testing;
 mod transitions;

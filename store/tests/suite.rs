@@ -1747,6 +1747,7 @@ fn member(id: &str, host: &str, capacity: i64) -> sluice_store::fleet::WorkerMem
         version: "test".into(),
         warm_pool: Vec::new(),
         images: Vec::new(),
+        builder: None,
     }
 }
 

@@ -16,6 +16,7 @@ pub mod reconcile;
 pub mod sleeper;
 pub mod snapshots;
 mod sweeps;
+pub mod templates;
 pub mod watchers;
 pub mod webhooks;
 
@@ -136,6 +137,8 @@ pub struct WorkerConfig {
     pub metrics: Arc<sluice_telemetry::Metrics>,
     /// What webhook deliveries may do.
     pub webhooks: webhooks::WebhookPolicy,
+    /// How this worker builds template images (`None`: it does not).
+    pub template_builder: Option<Arc<templates::TemplateBuilder>>,
 }
 
 impl Default for WorkerConfig {
@@ -171,6 +174,7 @@ impl Default for WorkerConfig {
             egress_trust: Vec::new(),
             metrics: Default::default(),
             webhooks: webhooks::WebhookPolicy::default(),
+            template_builder: None,
         }
     }
 }
@@ -201,6 +205,7 @@ impl WorkerConfig {
             version: env!("CARGO_PKG_VERSION").to_owned(),
             warm_pool: Vec::new(),
             images: Vec::new(),
+            builder: self.template_builder.as_ref().map(|b| b.builder.name().to_owned()),
         }
     }
 
@@ -424,12 +429,14 @@ async fn pass(worker: &Worker, lease: &Lease) -> Result<PassEnd, StoreError> {
         workspace = tracing::field::Empty,
         exec_run = tracing::field::Empty,
         webhook = tracing::field::Empty,
+        build = tracing::field::Empty,
         generation = lease.generation,
     );
     match lease.kind {
         JobKind::Reconcile => span.record("workspace", lease.subject.as_str()),
         JobKind::Exec => span.record("exec_run", lease.subject.as_str()),
         JobKind::Deliver => span.record("webhook", lease.subject.as_str()),
+        JobKind::Build => span.record("build", lease.subject.as_str()),
     };
     tracing::Instrument::instrument(run_pass(worker, lease), span).await
 }
@@ -443,6 +450,7 @@ async fn run_pass(worker: &Worker, lease: &Lease) -> Result<PassEnd, StoreError>
         JobKind::Reconcile => reconcile::pass(worker, lease).await.map(PassEnd::next),
         JobKind::Exec => exec_job::run(worker, lease).await,
         JobKind::Deliver => webhooks::pass(worker, lease).await.map(PassEnd::next),
+        JobKind::Build => templates::build(worker, lease).await,
     }
 }
 

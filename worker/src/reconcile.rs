@@ -8,7 +8,9 @@ use sluice_store::{Lease, ReconcileState, RunError, Secret, SecretKind, StoreErr
 
 use crate::Worker;
 use sluice_domain::ids::{RunId, WorkspaceId};
-use sluice_domain::reconcile::{Action, FailedRemoval, FlushAnswer, Observation, decide, retry_allowed, run_acted_on};
+use sluice_domain::reconcile::{
+    Action, FailedRemoval, FlushAnswer, Observation, ReadyCheck, decide, retry_allowed, run_acted_on,
+};
 use sluice_domain::transition::Outcome;
 use sluice_executor::daemon::{DaemonClient, DaemonError};
 use sluice_executor::{ExecutorError, Target};
@@ -183,6 +185,35 @@ async fn restore_snapshot(
             Err(format!("the daemon refused the restore ({})", code.as_str()))
         }
         Err(e) => Err(e.to_string()),
+    }
+}
+
+/// How long one run of a `spec.readyCommand` may take.
+const READY_COMMAND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// How much of a failing ready command's output its error keeps.
+const READY_COMMAND_SAID_BYTES: usize = 512;
+
+/// Runs the workspace's ready command once in its executor: its exit code
+/// (or why it could not run) and the tail of what it printed.
+async fn run_ready_command(worker: &Worker, run: &sluice_store::Run, argv: &[String]) -> (Result<i32, String>, String) {
+    let Some(endpoint) = run.runtime.as_ref().and_then(|r| r.endpoint.as_deref()) else {
+        return (Err("the executor has no endpoint".into()), String::new());
+    };
+    let request = sluice_protocol::ExecRequest {
+        argv: argv.to_vec(),
+        timeout_ms: Some(READY_COMMAND_TIMEOUT.as_millis() as u64),
+        output_limit_bytes: Some(16 * 1024),
+        ..Default::default()
+    };
+    let target = Target { run_id: &run.id, endpoint };
+    match worker.executors.exec(target, request, READY_COMMAND_TIMEOUT + STATUS_WAIT).await {
+        Ok(answer) => {
+            let said = format!("{}{}", answer.stdout, answer.stderr);
+            let start = said.len().saturating_sub(READY_COMMAND_SAID_BYTES);
+            let start = (start..said.len()).find(|i| said.is_char_boundary(*i)).unwrap_or(said.len());
+            (Ok(answer.exit_code), said[start..].to_owned())
+        }
+        Err(e) => (Err(e.to_string()), String::new()),
     }
 }
 
@@ -376,6 +407,21 @@ async fn step(worker: &Worker, lease: &Lease) -> Result<Step, StoreError> {
                     return Ok(Step::Next(Some(now_ms())));
                 }
                 tracing::info!(workspace = %lease.subject, run = %run_id, snapshot = %restore.snapshot_id, "snapshot restored");
+            }
+            if let Some(run) =
+                state.current_run.as_ref().filter(|_| !state.workspace.spec.typed().ready_command.is_empty())
+            {
+                let (outcome, said) = run_ready_command(worker, run, &state.workspace.spec.typed().ready_command).await;
+                let started_at = run.started_at.unwrap_or(run.updated_at);
+                match sluice_domain::reconcile::ready_check(started_at, now_ms(), policy, outcome, &said) {
+                    ReadyCheck::Ready => {}
+                    ReadyCheck::Again { at } => return Ok(Step::Next(Some(at))),
+                    ReadyCheck::Fail(error) => {
+                        tracing::warn!(workspace = %lease.subject, run = %run_id, error = %error.message, "ready command did not pass");
+                        store.record(lease, &run_id, Outcome::Failed { error, retry: false }).await?;
+                        return Ok(Step::Next(Some(now_ms())));
+                    }
+                }
             }
             let recording = std::time::Instant::now();
             store.record(lease, &run_id, Outcome::Ready).await?;

@@ -9,5 +9,6 @@ pub mod previews;
 pub mod processes;
 pub mod runs;
 pub mod ssh_keys;
+pub mod templates;
 pub mod webhooks;
 pub mod workspaces;

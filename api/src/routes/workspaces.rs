@@ -92,6 +92,62 @@ async fn check_capture_source(
     }
 }
 
+/// The image a create names and its spec: as given, or, for a template
+/// (`template`, or `registryId: "templates"` with a tag that is no
+/// digest), its newest successful build (or the build the tag names) by
+/// digest, with the build's start and ready commands where the spec names
+/// none.
+async fn image_and_spec(
+    app: &AppState,
+    req: &CreateWorkspaceRequest,
+) -> Result<(String, String, String, sluice_domain::spec::Spec), ApiError> {
+    use sluice_domain::templates::{REGISTRY_ID, shell};
+    let named = !(req.registry_id.is_empty() && req.repository.is_empty() && req.tag.is_empty());
+    let (template, pick) = match &req.template {
+        Some(_) if named => {
+            return Err(ApiError::bad_request("template is given in place of registryId, repository and tag"));
+        }
+        Some(name) => (crate::routes::templates::template_name("template", name)?, None),
+        None if req.registry_id == REGISTRY_ID && !req.tag.starts_with("sha256:") => {
+            let name = crate::routes::templates::template_name("repository", &req.repository)?;
+            (name, Some(validate::tag(&req.tag)?).filter(|t| t != "latest"))
+        }
+        None => {
+            let registry_id = validate::text("registryId", &req.registry_id, 128)?;
+            let repository = validate::repository(&req.repository)?;
+            let tag = validate::tag(&req.tag)?;
+            return Ok((registry_id, repository, tag, validate::spec(&req.spec)?));
+        }
+    };
+    let build = match &pick {
+        None => app.store.current_template_build(&template).await?,
+        Some(id) => app
+            .store
+            .template_build(&sluice_domain::ids::BuildId::from(id.clone()))
+            .await?
+            .filter(|b| b.template == template && b.state == sluice_store::TemplateBuildState::Succeeded),
+    };
+    let Some(build) = build else {
+        let which = pick.map_or("a successful build".to_owned(), |id| format!("a successful build {id}"));
+        return Err(ApiError::conflict(
+            format!("template {template} has no {which} (see GET /v1/templates/{template})"),
+            Some(Code::Stored(ConflictCode::TemplateNotBuilt)),
+        ));
+    };
+    let digest =
+        build.digest.clone().ok_or_else(|| ApiError::Internal("a successful build without a digest".into()))?;
+    let mut document = req.spec.clone();
+    if let Some(fields) = document.as_object_mut() {
+        if let Some(start) = build.start_command.as_deref().filter(|_| !fields.contains_key("command")) {
+            fields.insert("command".into(), json!(shell(start)));
+        }
+        if let Some(ready) = build.ready_command.as_deref().filter(|_| !fields.contains_key("readyCommand")) {
+            fields.insert("readyCommand".into(), json!(ready));
+        }
+    }
+    Ok((REGISTRY_ID.to_owned(), template, digest, validate::spec(&document)?))
+}
+
 /// Create a workspace (202). Idempotent per owner with `idempotencyKey`.
 #[utoipa::path(post, path = "/v1/workspaces", tag = "workspaces", operation_id = "createWorkspace",
     params(("idempotency-key" = Option<String>, Header, description = "Same as the body's idempotencyKey; the body wins.")),
@@ -103,13 +159,10 @@ pub async fn create_workspace(
     headers: HeaderMap,
     JsonBody(req): JsonBody<CreateWorkspaceRequest>,
 ) -> Result<(StatusCode, Json<CreateWorkspaceResponse>), ApiError> {
+    let (registry_id, repository, tag, spec) = image_and_spec(&app, &req).await?;
     let owner = req.owner_user_id.into_id();
     let wait = validate::wait(req.wait_for, req.timeout_ms, app.config.http.idle_timeout)?;
-    let registry_id = validate::text("registryId", &req.registry_id, 128)?;
-    let repository = validate::repository(&req.repository)?;
-    let tag = validate::tag(&req.tag)?;
     let name = req.name.as_deref().map(|n| validate::label("name", n)).transpose()?;
-    let spec = validate::spec(&req.spec)?;
     validate::enforceable(spec.typed(), app.config.unenforceable.as_deref())?;
     if let Some(env) = &req.secret_env {
         validate::secret_env(env)?;
@@ -184,6 +237,7 @@ pub async fn create_workspace(
             "ownerUserId": owner, "registryId": registry_id, "repository": repository, "tag": tag,
             "name": name, "spec": spec.document(), "secretEnv": req.secret_env, "captureToken": capture_token,
             "ttlSeconds": ttl_seconds, "launchId": launch_id, "takeOver": req.take_over,
+            "template": req.template,
         });
         Idempotency { key, request_hash: app.store.sealer().keyed_digest(canonical(&request).as_bytes()) }
     });

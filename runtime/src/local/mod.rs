@@ -227,7 +227,15 @@ impl LocalRuntime {
     /// Keeps the image cache to its bound, sparing every image in use.
     async fn bound_image_cache(&self) {
         let (Some(cache), Some(max)) = (&self.images, self.image_cache_max_bytes) else { return };
-        let in_use = self.images_in_use().into_keys().collect();
+        // A template's image with no templates registry to pull it from
+        // again is kept too: the cache holds its only copy.
+        let mut in_use: std::collections::HashSet<String> = self.images_in_use().into_keys().collect();
+        if cache.registries().get(sluice_domain::templates::REGISTRY_ID).is_none() {
+            let prefix = format!("{}/", sluice_domain::templates::REGISTRY_ID);
+            let only_copies =
+                cache.store().list().into_iter().filter(|i| i.names.iter().any(|n| n.starts_with(&prefix)));
+            in_use.extend(only_copies.map(|i| i.record.digest));
+        }
         match cache.store().evict(max, &in_use).await {
             Ok(evicted) => {
                 for image in evicted {
@@ -506,6 +514,10 @@ impl Adapter for LocalRuntime {
                 executors: in_use.get(&image.record.digest).copied().unwrap_or(0),
             })
             .collect()
+    }
+
+    fn image_cache(&self) -> Option<std::sync::Arc<sluice_images::ImageCache>> {
+        self.images.clone()
     }
 
     async fn inspect(&self, run_id: &str, _resource_id: &str) -> Result<Presence, RuntimeError> {

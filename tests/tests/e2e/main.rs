@@ -35,6 +35,7 @@ mod settings;
 mod sleep;
 mod store_faults;
 mod streams;
+mod templates;
 mod traces;
 mod waiting;
 mod warm_pool;

@@ -1,6 +1,7 @@
 """ Contains all the data models used in inputs/outputs """
 
 from .bind_workspace_request import BindWorkspaceRequest
+from .build_log_line import BuildLogLine
 from .capture_class import CaptureClass
 from .capture_class_snaps import CaptureClassSnaps
 from .capture_diff_response import CaptureDiffResponse
@@ -24,6 +25,7 @@ from .create_capture_session_request import CreateCaptureSessionRequest
 from .create_capture_session_response import CreateCaptureSessionResponse
 from .create_key_state import CreateKeyState
 from .create_preview_request import CreatePreviewRequest
+from .create_template_request import CreateTemplateRequest
 from .create_webhook_request import CreateWebhookRequest
 from .create_webhook_response import CreateWebhookResponse
 from .create_workspace_credentials import CreateWorkspaceCredentials
@@ -62,6 +64,7 @@ from .list_previews_response import ListPreviewsResponse
 from .list_processes_response import ListProcessesResponse
 from .list_retained_executors_response import ListRetainedExecutorsResponse
 from .list_ssh_keys_response import ListSshKeysResponse
+from .list_templates_response import ListTemplatesResponse
 from .list_webhook_deliveries_response import ListWebhookDeliveriesResponse
 from .list_webhooks_response import ListWebhooksResponse
 from .list_workers_response import ListWorkersResponse
@@ -113,6 +116,8 @@ from .start_process_request_env_type_0 import StartProcessRequestEnvType0
 from .stop_workspace_request import StopWorkspaceRequest
 from .stop_workspace_response import StopWorkspaceResponse
 from .take_over import TakeOver
+from .template_build_view import TemplateBuildView
+from .template_view import TemplateView
 from .trigger_type import TriggerType
 from .unpacked_archive import UnpackedArchive
 from .wait_for import WaitFor
@@ -146,6 +151,7 @@ from .worktree_watch_kind import WorktreeWatchKind
 
 __all__ = (
     "BindWorkspaceRequest",
+    "BuildLogLine",
     "CaptureClass",
     "CaptureClassSnaps",
     "CaptureDiffResponse",
@@ -169,6 +175,7 @@ __all__ = (
     "CreateCaptureSessionResponse",
     "CreateKeyState",
     "CreatePreviewRequest",
+    "CreateTemplateRequest",
     "CreateWebhookRequest",
     "CreateWebhookResponse",
     "CreateWorkspaceCredentials",
@@ -207,6 +214,7 @@ __all__ = (
     "ListProcessesResponse",
     "ListRetainedExecutorsResponse",
     "ListSshKeysResponse",
+    "ListTemplatesResponse",
     "ListWebhookDeliveriesResponse",
     "ListWebhooksResponse",
     "ListWorkersResponse",
@@ -258,6 +266,8 @@ __all__ = (
     "StopWorkspaceRequest",
     "StopWorkspaceResponse",
     "TakeOver",
+    "TemplateBuildView",
+    "TemplateView",
     "TriggerType",
     "UnpackedArchive",
     "WaitFor",

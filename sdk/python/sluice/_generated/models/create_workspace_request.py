@@ -32,15 +32,12 @@ class CreateWorkspaceRequest:
     """ 
         Attributes:
             owner_user_id (str): The user the workspace belongs to.
-            registry_id (str):
-            repository (str): An image repository: lower-case path components.
             spec (CreateWorkspaceRequestSpec): The workspace's specification: a JSON object. Never holds secrets (see
                 `secretEnv`).
                 Runtimes act on `command` (the managed process's argv), `env` (its plain environment),
                 `network` (`true`, `false`, or `{"egress": ["name", "*.domain", "name:port"]}`: only
                 those names, through a proxy), `resources` (`cpus`, `memoryMiB`, `pids`, `diskMiB`),
                 `access.sshPrincipals` and `source`; other keys are kept as given.
-            tag (str):
             capture_token (None | str | Unset): The capture source's session credential; sealed at rest, never returned.
             credentials (CreateWorkspaceCredentials | None | Unset):
             dotfiles_selection (None | SourceSelection | Unset):
@@ -48,10 +45,17 @@ class CreateWorkspaceRequest:
                 key` header.
             launch_id (None | str | Unset): The caller's identity for the one executor this create launches.
             name (None | str | Unset):
+            registry_id (str | Unset):
+            repository (str | Unset): An image repository: lower-case path components.
             secret_env (CreateWorkspaceRequestSecretEnvType0 | None | Unset): Environment delivered to the executor only;
                 sealed at rest, never returned.
             source_selection (None | SourceSelection | Unset):
+            tag (str | Unset): A tag, or a digest (`sha256:` and 64 hex digits).
             take_over (None | TakeOver | Unset):
+            template (None | str | Unset): A template's name, in place of `registryId`, `repository` and `tag`: the
+                workspace runs
+                the template's newest successful build, its `startCommand` as `spec.command` and its
+                `readyCommand` as `spec.readyCommand` unless the spec names them.
             timeout_ms (int | None | Unset): How long `waitFor` waits, in milliseconds (default and most: 60000,
                 or the listener's idle timeout if shorter). Only with `waitFor`.
             ttl_seconds (int | None | Unset): Lifetime in seconds; the server default applies when omitted.
@@ -59,19 +63,20 @@ class CreateWorkspaceRequest:
      """
 
     owner_user_id: str
-    registry_id: str
-    repository: str
     spec: CreateWorkspaceRequestSpec
-    tag: str
     capture_token: None | str | Unset = UNSET
     credentials: CreateWorkspaceCredentials | None | Unset = UNSET
     dotfiles_selection: None | SourceSelection | Unset = UNSET
     idempotency_key: None | str | Unset = UNSET
     launch_id: None | str | Unset = UNSET
     name: None | str | Unset = UNSET
+    registry_id: str | Unset = UNSET
+    repository: str | Unset = UNSET
     secret_env: CreateWorkspaceRequestSecretEnvType0 | None | Unset = UNSET
     source_selection: None | SourceSelection | Unset = UNSET
+    tag: str | Unset = UNSET
     take_over: None | TakeOver | Unset = UNSET
+    template: None | str | Unset = UNSET
     timeout_ms: int | None | Unset = UNSET
     ttl_seconds: int | None | Unset = UNSET
     wait_for: None | Unset | WaitFor = UNSET
@@ -87,13 +92,7 @@ class CreateWorkspaceRequest:
         from ..models.source_selection import SourceSelection # noqa: PLC0415
         owner_user_id = self.owner_user_id
 
-        registry_id = self.registry_id
-
-        repository = self.repository
-
         spec = self.spec.to_dict()
-
-        tag = self.tag
 
         capture_token: None | str | Unset
         if isinstance(self.capture_token, Unset):
@@ -135,6 +134,10 @@ class CreateWorkspaceRequest:
         else:
             name = self.name
 
+        registry_id = self.registry_id
+
+        repository = self.repository
+
         secret_env: dict[str, Any] | None | Unset
         if isinstance(self.secret_env, Unset):
             secret_env = UNSET
@@ -151,6 +154,8 @@ class CreateWorkspaceRequest:
         else:
             source_selection = self.source_selection
 
+        tag = self.tag
+
         take_over: None | str | Unset
         if isinstance(self.take_over, Unset):
             take_over = UNSET
@@ -158,6 +163,12 @@ class CreateWorkspaceRequest:
             take_over = self.take_over.value
         else:
             take_over = self.take_over
+
+        template: None | str | Unset
+        if isinstance(self.template, Unset):
+            template = UNSET
+        else:
+            template = self.template
 
         timeout_ms: int | None | Unset
         if isinstance(self.timeout_ms, Unset):
@@ -184,10 +195,7 @@ class CreateWorkspaceRequest:
 
         field_dict.update({
             "ownerUserId": owner_user_id,
-            "registryId": registry_id,
-            "repository": repository,
             "spec": spec,
-            "tag": tag,
         })
         if capture_token is not UNSET:
             field_dict["captureToken"] = capture_token
@@ -201,12 +209,20 @@ class CreateWorkspaceRequest:
             field_dict["launchId"] = launch_id
         if name is not UNSET:
             field_dict["name"] = name
+        if registry_id is not UNSET:
+            field_dict["registryId"] = registry_id
+        if repository is not UNSET:
+            field_dict["repository"] = repository
         if secret_env is not UNSET:
             field_dict["secretEnv"] = secret_env
         if source_selection is not UNSET:
             field_dict["sourceSelection"] = source_selection
+        if tag is not UNSET:
+            field_dict["tag"] = tag
         if take_over is not UNSET:
             field_dict["takeOver"] = take_over
+        if template is not UNSET:
+            field_dict["template"] = template
         if timeout_ms is not UNSET:
             field_dict["timeoutMs"] = timeout_ms
         if ttl_seconds is not UNSET:
@@ -227,16 +243,10 @@ class CreateWorkspaceRequest:
         d = dict(src_dict)
         owner_user_id = d.pop("ownerUserId")
 
-        registry_id = d.pop("registryId")
-
-        repository = d.pop("repository")
-
         spec = CreateWorkspaceRequestSpec.from_dict(d.pop("spec"))
 
 
 
-
-        tag = d.pop("tag")
 
         def _parse_capture_token(data: object) -> None | str | Unset:
             if data is None:
@@ -318,6 +328,10 @@ class CreateWorkspaceRequest:
         name = _parse_name(d.pop("name", UNSET))
 
 
+        registry_id = d.pop("registryId", UNSET)
+
+        repository = d.pop("repository", UNSET)
+
         def _parse_secret_env(data: object) -> CreateWorkspaceRequestSecretEnvType0 | None | Unset:
             if data is None:
                 return data
@@ -358,6 +372,8 @@ class CreateWorkspaceRequest:
         source_selection = _parse_source_selection(d.pop("sourceSelection", UNSET))
 
 
+        tag = d.pop("tag", UNSET)
+
         def _parse_take_over(data: object) -> None | TakeOver | Unset:
             if data is None:
                 return data
@@ -376,6 +392,16 @@ class CreateWorkspaceRequest:
             return cast(None | TakeOver | Unset, data)
 
         take_over = _parse_take_over(d.pop("takeOver", UNSET))
+
+
+        def _parse_template(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        template = _parse_template(d.pop("template", UNSET))
 
 
         def _parse_timeout_ms(data: object) -> int | None | Unset:
@@ -420,19 +446,20 @@ class CreateWorkspaceRequest:
 
         create_workspace_request = cls(
             owner_user_id=owner_user_id,
-            registry_id=registry_id,
-            repository=repository,
             spec=spec,
-            tag=tag,
             capture_token=capture_token,
             credentials=credentials,
             dotfiles_selection=dotfiles_selection,
             idempotency_key=idempotency_key,
             launch_id=launch_id,
             name=name,
+            registry_id=registry_id,
+            repository=repository,
             secret_env=secret_env,
             source_selection=source_selection,
+            tag=tag,
             take_over=take_over,
+            template=template,
             timeout_ms=timeout_ms,
             ttl_seconds=ttl_seconds,
             wait_for=wait_for,

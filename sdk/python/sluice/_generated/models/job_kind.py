@@ -1,6 +1,7 @@
 from enum import StrEnum
 
 class JobKind(StrEnum):
+    BUILD = "build"
     DELIVER = "deliver"
     EXEC = "exec"
     RECONCILE = "reconcile"
