@@ -2616,3 +2616,91 @@ async fn jobs_are_claimed_by_the_host_the_domain_names() {
         assert_eq!(agree("the new one's executor removed").await, None);
     }
 }
+
+#[tokio::test]
+async fn template_builds_go_to_builders_keep_their_output_and_an_unchanged_rebuild_is_a_hit() {
+    use sluice_store::TemplateBuildState;
+    use sluice_store::templates::{MAX_BUILD_LOG_BYTES, NewBuild};
+    for db in databases().await {
+        let store = open(&db).await;
+        let new = |key: &str| NewBuild {
+            template: "web".into(),
+            dockerfile: "FROM x\n".into(),
+            context: Some(vec![1, 2, 3]),
+            build_key: key.into(),
+            start_command: Some("serve".into()),
+            ready_command: None,
+        };
+        let first = store.request_template_build(new("k1")).await.unwrap();
+        assert_eq!((first.state, first.cache_hit), (TemplateBuildState::Queued, false), "{}", db.label);
+        assert!(!store.can_build().await.unwrap());
+
+        // A worker that cannot build never claims the build; one that can does.
+        store.beat(&member("plain", "host-a", 5), 60_000).await.unwrap();
+        let plain = store.claim_jobs(&WorkerId::from("plain"), "host-a", 10, 60_000).await.unwrap();
+        assert!(plain.iter().all(|l| l.kind != JobKind::Build), "{}", db.label);
+        let builder = sluice_store::fleet::WorkerMember { builder: Some("docker".into()), ..member("b", "host-a", 5) };
+        store.beat(&builder, 60_000).await.unwrap();
+        assert!(store.can_build().await.unwrap());
+        let claimed = store.claim_jobs(&WorkerId::from("b"), "host-a", 10, 60_000).await.unwrap();
+        let lease = claimed.into_iter().find(|l| l.kind == JobKind::Build).expect("the builder claims the build");
+        assert_eq!(lease.subject, first.id.as_str());
+
+        let work = store.start_template_build(&lease, "docker", "host-a").await.unwrap().expect("it starts");
+        assert_eq!((work.build.state, work.context.as_deref()), (TemplateBuildState::Building, Some(&[1u8, 2, 3][..])));
+        // Output is kept in order, up to its bound, then one line says so.
+        let big = "x".repeat(MAX_BUILD_LOG_BYTES as usize / 2 + 1);
+        store.append_build_log(&lease, &["step 1\n".into(), big.clone(), big.clone(), big]).await.unwrap();
+        let lines = store.build_log_after(&first.id, 0, 100).await.unwrap();
+        assert_eq!(lines.len(), 3, "{}", db.label);
+        assert_eq!(lines[0], (1, "step 1\n".to_owned()));
+        assert!(lines[2].1.contains("is not kept"), "{}", db.label);
+        assert_eq!(store.build_log_after(&first.id, 2, 100).await.unwrap().len(), 1);
+
+        // A lease taken over fences the old holder's writes.
+        let stale = Lease { generation: lease.generation - 1, ..lease.clone() };
+        assert!(matches!(
+            store.finish_template_build(&stale, Ok(("sha256:aa".into(), 7))).await,
+            Err(StoreError::Fenced { .. })
+        ));
+        store.finish_template_build(&lease, Ok(("sha256:aa".into(), 7))).await.unwrap();
+        let done = store.template_build(&first.id).await.unwrap().unwrap();
+        assert_eq!(
+            (done.state, done.digest.as_deref(), done.size_bytes),
+            (TemplateBuildState::Succeeded, Some("sha256:aa"), Some(7))
+        );
+        assert!(done.started_at.is_some() && done.finished_at.is_some());
+
+        // The same key again: succeeded at once with the same image, no job.
+        let hit = store.request_template_build(new("k1")).await.unwrap();
+        assert_eq!(
+            (hit.state, hit.cache_hit, hit.digest.as_deref()),
+            (TemplateBuildState::Succeeded, true, Some("sha256:aa"))
+        );
+        let jobs = store.claim_jobs(&WorkerId::from("b"), "host-a", 10, 60_000).await.unwrap();
+        assert!(jobs.iter().all(|l| l.kind != JobKind::Build), "{}", db.label);
+        let current = store.current_template_build("web").await.unwrap().unwrap();
+        assert_eq!(current.id, hit.id);
+        // Another key builds again; a failure is kept with its reason and
+        // never becomes the template's current build.
+        let other = store.request_template_build(new("k2")).await.unwrap();
+        let claimed = store.claim_jobs(&WorkerId::from("b"), "host-a", 10, 60_000).await.unwrap();
+        let lease = claimed.into_iter().find(|l| l.subject == other.id.as_str()).unwrap();
+        store.start_template_build(&lease, "docker", "host-a").await.unwrap().unwrap();
+        store.finish_template_build(&lease, Err("step 2 exited 7".into())).await.unwrap();
+        let failed = store.template_build(&other.id).await.unwrap().unwrap();
+        assert_eq!((failed.state, failed.error.as_deref()), (TemplateBuildState::Failed, Some("step 2 exited 7")));
+        assert_eq!(store.current_template_build("web").await.unwrap().unwrap().id, hit.id);
+        let template = store.template("web", 10).await.unwrap().unwrap();
+        assert_eq!(template.builds.len(), 3);
+        assert_eq!(template.current().map(|b| &b.id), Some(&hit.id));
+        assert!(store.template("nothing", 10).await.unwrap().is_none());
+        // Each end is on the global feed.
+        let built = eventually("the builds' ends in the feed", || async {
+            let fed = store.feed_after(Default::default(), 100).await.unwrap();
+            let built = fed.iter().filter(|f| f.item.type_name() == "sluice.template.built").count();
+            (built == 3).then_some(built)
+        });
+        assert_eq!(built.await, 3, "{}", db.label);
+    }
+}
