@@ -72,6 +72,13 @@ pub enum RuntimeKind {
     Docker,
 }
 
+/// How executors get their image's root.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImageRoots {
+    Auto,
+    Copy,
+}
+
 /// What builds template images.
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TemplateBuilderChoice {
@@ -113,6 +120,11 @@ pub struct WorkerArgs {
     /// `username` and `password`, or `registrytoken`); read once at start, never logged.
     #[arg(long, env = "SLUICE_REGISTRY_AUTH_FILE")]
     pub registry_auth_file: Option<PathBuf>,
+    /// How an executor gets its image's root: `auto` (an overlay of the cached image where
+    /// sluice is root and the kernel has overlayfs, else a copy) or `copy` (always a copy on
+    /// the executor's own disk: for hosts whose filesystem cannot take an overlay's upper).
+    #[arg(long, env = "SLUICE_IMAGE_ROOTS", value_enum, default_value = "auto")]
+    pub image_roots: ImageRoots,
     /// What builds template images: `auto` (the host's Docker Engine when it answers, else
     /// buildah when installed), `docker`, `buildah`, or `none`. Builds go into the local
     /// runtime's image cache.
@@ -352,6 +364,7 @@ impl WorkerArgs {
                 )?;
                 let local = LocalRuntime::new(executors, daemon, prefix, self.uid_range()?, self.default_disk_mib)
                     .await?
+                    .with_image_roots_copied(self.image_roots == ImageRoots::Copy)
                     .with_images(std::sync::Arc::new(images), self.image_cache_max_bytes()?)
                     .with_max_lifetime(self.max_lifetime())
                     .with_warm_pool(self.warm_pool.clone(), self.capture_interval_ms)

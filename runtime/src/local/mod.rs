@@ -246,9 +246,12 @@ impl LocalRuntime {
         }
     }
 
-    /// Overrides how image roots are made (tests of the copy fallback).
-    pub fn with_root_support(mut self, roots: RootSupport) -> Self {
-        self.roots = roots;
+    /// Gives every executor a copy of its image's tree, never an overlay
+    /// (`--image-roots copy`), when `copied`.
+    pub fn with_image_roots_copied(mut self, copied: bool) -> Self {
+        if copied {
+            self.roots = RootSupport::Copy("--image-roots copy".into());
+        }
         self
     }
 

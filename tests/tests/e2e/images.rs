@@ -359,3 +359,42 @@ async fn images_from_a_file_or_the_docker_engine_run_and_a_tampered_one_is_refus
     assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("local/{image}")));
     assert_eq!(std::fs::read_dir(fresh.path().join("images/names")).unwrap().count(), 1);
 }
+
+/// Where the host cannot give an executor an overlay (here as root, told
+/// `--image-roots copy`), an image runs on a copy of its tree of the run's
+/// own, and `doctor` says so.
+#[tokio::test]
+async fn without_an_overlay_an_image_runs_on_a_copy_and_doctor_says_so() {
+    let dir = DataDir::new();
+    let Some(registry) = Registry::start(dir.root()) else { return };
+    if !bubblewrap() || !root_for("an executor that could have an overlay") {
+        return;
+    }
+    push_test_images(dir.root(), &registry).await;
+    let mapping = format!("test=http://{}", registry.host());
+    let flags = ["--runtime", "local", "--registry", &mapping, "--image-roots", "copy"];
+    let server = Server::start_with(&dir.path(), Options::serve().args(flags)).await;
+    let (status, b) = server.post("/v1/workspaces", &on("test", "b", json!({"waitFor": "ready"}))).await;
+    assert_eq!((status, b["status"].as_str()), (202, Some("ready")), "{b}");
+    let id = b["workspaceId"].as_str().unwrap();
+    let read = exec(&server, id, &["cat", "/etc/os-release"]).await;
+    assert_eq!(read["stdout"], "ID=image-b\n", "{read}");
+    // The root is a tree of the run's own on the run's filesystem, not a
+    // mount over the cache.
+    use std::os::unix::fs::MetadataExt;
+    let run_dir = dir.executors().join(b["runId"].as_str().unwrap());
+    let root = std::fs::metadata(run_dir.join("root")).unwrap();
+    assert_eq!(root.dev(), std::fs::metadata(&run_dir).unwrap().dev(), "no overlay is mounted");
+    assert!(!run_dir.join("upper").exists());
+    assert_eq!(std::fs::read_to_string(run_dir.join("root/etc/os-release")).unwrap(), "ID=image-b\n");
+    drop(server);
+
+    let out = std::process::Command::new(sluice_binary())
+        .args(["doctor", "--image-roots", "copy", "--data-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{report}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(report.contains("image roots: a copy of the image per executor (--image-roots copy)"), "{report}");
+}
