@@ -71,6 +71,7 @@ async fn baseline_sandbox(root: &Path, count: usize) -> anyhow::Result<Vec<Durat
             boot_secret: Some(Secret::new(boot.clone())),
             capture_interval_ms: 10_000,
             egress_authority: None,
+            image_progress: None,
         };
         let started = Instant::now();
         let launched = runtime.launch(&request).await.map_err(|e| anyhow::anyhow!("sandboxed launch: {e}"))?;

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::bail;
+use anyhow::{Context, bail};
 use clap::Args;
 use indicatif::{HumanBytes, ProgressBar, ProgressStyle};
 use serde_json::Value;
@@ -229,6 +229,9 @@ pub enum ImagesCommand {
     /// Puts an image into this host's cache from a file: an OCI image
     /// layout (a directory or a tar of one) or a `docker save` archive.
     Import(ImportArgs),
+    /// Pulls an image into this host's cache (again, for a tag: what the
+    /// registry has now), with a progress bar on a terminal.
+    Pull(PullArgs),
     /// Removes an image (by name, `registryId/repository:tag`, or digest)
     /// from this host's cache; refused while an executor runs on it.
     Remove(RemoveArgs),
@@ -245,6 +248,70 @@ pub struct CacheArgs {
     /// Where the host's executors are, when not DATA_DIR/executors.
     #[arg(long, env = "SLUICE_EXECUTORS_DIR")]
     pub executors_dir: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct PullArgs {
+    /// `registryId/repository:tag` (or `@sha256:…`), the registry id as `--registry` maps it.
+    pub image: String,
+    #[command(flatten)]
+    pub registry: sluice_server::config::RegistryArgs,
+    /// The data directory whose image cache takes it.
+    #[arg(long, env = "SLUICE_DATA_DIR", default_value = "sluice-data")]
+    pub data_dir: PathBuf,
+}
+
+/// `registryId/repository:tag` or `registryId/repository@sha256:…`.
+fn image_name(text: &str) -> anyhow::Result<sluice_images::ImageName> {
+    let (registry_id, rest) = text.split_once('/').context("an image is registryId/repository:tag")?;
+    let (repository, reference) = match rest.split_once('@') {
+        Some((repository, digest)) => (repository, digest),
+        None => rest.rsplit_once(':').filter(|(_, t)| !t.contains('/')).unwrap_or((rest, "latest")),
+    };
+    sluice_images::ImageName::new(registry_id, repository, reference).map_err(anyhow::Error::msg)
+}
+
+/// Pulls `name` into the cache at `data_dir`, showing its bytes as they come
+/// (a bar on a terminal, nothing otherwise); answers what it pulled.
+async fn pull(args: &PullArgs) -> anyhow::Result<()> {
+    use std::io::IsTerminal;
+    let name = image_name(&args.image)?;
+    let root = std::path::absolute(args.data_dir.join("images"))?;
+    let cache = sluice_images::ImageCache::open(&root, args.registry.registries()?, sluice_runtime::is_root())?;
+    let progress = std::sync::Arc::new(sluice_images::PullProgress::default());
+    let bar = if std::io::stderr().is_terminal() { ProgressBar::new(0) } else { ProgressBar::hidden() };
+    bar.set_style(
+        ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {eta}")
+            .expect("a valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_message(name.to_string());
+    let pulling = cache.pull(&name, Some(progress.clone()));
+    tokio::pin!(pulling);
+    let pulled = loop {
+        tokio::select! {
+            pulled = &mut pulling => break pulled,
+            _ = tokio::time::sleep(std::time::Duration::from_millis(100)) => {
+                let (done, total) = progress.read();
+                bar.set_length(total);
+                bar.set_position(done.min(total));
+            }
+        }
+    };
+    bar.finish_and_clear();
+    let prepared = pulled?;
+    match prepared.pulled {
+        Some(stats) => println!(
+            "{} {name}: {} in {} layers fetched ({} cached) in {:.1} s",
+            prepared.digest,
+            HumanBytes(stats.bytes),
+            stats.layers_fetched,
+            stats.layers_cached,
+            stats.seconds
+        ),
+        None => println!("{} {name}: cached", prepared.digest),
+    }
+    Ok(())
 }
 
 #[derive(Args, Debug, Clone)]
@@ -287,6 +354,7 @@ pub async fn images(args: ImagesArgs) -> anyhow::Result<()> {
             println!("{} {}", imported.digest, imported.names.join(" "));
             return Ok(());
         }
+        Some(ImagesCommand::Pull(args)) => return pull(&args).await,
         Some(ImagesCommand::Remove(remove)) => {
             let (store, in_use) = open_cache(&remove.cache)?;
             let digest = sluice_images::Digest::parse(&remove.image)

@@ -215,6 +215,15 @@ pub struct WebhookDisabled<'a> {
     pub reason: &'a str,
 }
 
+/// `sluice.image.pulling`: how far the pull of a launch's image is.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImagePulling<'a> {
+    pub image: &'a str,
+    pub done_bytes: u64,
+    pub total_bytes: u64,
+}
+
 /// `sluice.template.built`: a template build ended (`succeeded`, at once
 /// for an unchanged rebuild, or `failed`).
 #[derive(Debug, Serialize)]

@@ -167,6 +167,7 @@ named_enum!(
         WorkspaceSlept => "sluice.workspace.slept",
         WorkspaceWoken => "sluice.workspace.woken",
         TemplateBuilt => "sluice.template.built",
+        ImagePulling => "sluice.image.pulling",
     }
 );
 

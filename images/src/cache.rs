@@ -3,7 +3,8 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -38,6 +39,66 @@ pub struct PullStats {
     pub layers_fetched: usize,
     pub layers_cached: usize,
     pub seconds: f64,
+}
+
+/// How far a pull is, read while it runs: bytes of its blobs fetched
+/// (or found cached) of all it needs. The total is known once the manifest
+/// is read.
+#[derive(Debug, Default)]
+pub struct PullProgress {
+    pub done: AtomicU64,
+    pub total: AtomicU64,
+}
+
+impl PullProgress {
+    /// `(done, total)` now.
+    pub fn read(&self) -> (u64, u64) {
+        (self.done.load(Ordering::Relaxed), self.total.load(Ordering::Relaxed))
+    }
+}
+
+/// A writer that counts what passes through it into a pull's progress.
+struct Counting<W> {
+    inner: W,
+    progress: Option<Arc<PullProgress>>,
+}
+
+impl<W: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for Counting<W> {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let polled = std::pin::Pin::new(&mut self.inner).poll_write(cx, buf);
+        if let (std::task::Poll::Ready(Ok(n)), Some(progress)) = (&polled, &self.progress) {
+            progress.done.fetch_add(*n as u64, Ordering::Relaxed);
+        }
+        polled
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// Where one pull's blobs come from, and where its bytes are counted.
+#[derive(Clone, Copy)]
+struct Source<'a> {
+    client: &'a Client,
+    registry: &'a Registry,
+    reference: &'a Reference,
+    image: &'a str,
+    progress: &'a Option<Arc<PullProgress>>,
 }
 
 pub struct ImageCache {
@@ -124,6 +185,15 @@ impl ImageCache {
     /// The image ready to run: from the cache when it is there (a tag is
     /// not asked of the registry again; `pull` does that), else pulled.
     pub async fn prepare(&self, name: &ImageName) -> Result<Prepared, ImageError> {
+        self.prepare_tracked(name, None).await
+    }
+
+    /// As [`ImageCache::prepare`], counting a pull's bytes into `progress`.
+    pub async fn prepare_tracked(
+        &self,
+        name: &ImageName,
+        progress: Option<Arc<PullProgress>>,
+    ) -> Result<Prepared, ImageError> {
         if let Some(prepared) = self.cached(name).await? {
             return Ok(prepared);
         }
@@ -142,11 +212,12 @@ impl ImageCache {
         if let Some(prepared) = self.cached(name).await? {
             return Ok(prepared);
         }
-        self.pull_from(&registry, name).await
+        self.pull_from(&registry, name, progress).await
     }
 
-    /// Asks the registry for the name again, fetching what changed.
-    pub async fn pull(&self, name: &ImageName) -> Result<Prepared, ImageError> {
+    /// Asks the registry for the name again, fetching what changed,
+    /// counting its bytes into `progress` when given.
+    pub async fn pull(&self, name: &ImageName, progress: Option<Arc<PullProgress>>) -> Result<Prepared, ImageError> {
         let Some(registry) = self.registries.get(&name.registry_id).cloned() else {
             return Err(ImageError::NotFound {
                 image: name.to_string(),
@@ -154,7 +225,7 @@ impl ImageCache {
             });
         };
         let _flight = self.store.flight(&format!("name:{name}")).await;
-        self.pull_from(&registry, name).await
+        self.pull_from(&registry, name, progress).await
     }
 
     async fn cached(&self, name: &ImageName) -> Result<Option<Prepared>, ImageError> {
@@ -172,7 +243,12 @@ impl ImageCache {
         Ok(Some(Prepared { digest, rootfs, config: record.config, pulled: None }))
     }
 
-    async fn pull_from(&self, registry: &Registry, name: &ImageName) -> Result<Prepared, ImageError> {
+    async fn pull_from(
+        &self,
+        registry: &Registry,
+        name: &ImageName,
+        progress: Option<Arc<PullProgress>>,
+    ) -> Result<Prepared, ImageError> {
         let started = Instant::now();
         let client = self.client(registry);
         let reference = match &name.reference {
@@ -193,11 +269,14 @@ impl ImageCache {
             image: image.clone(),
             message: format!("manifest digest {digest} is not sha256"),
         })?;
+        if let Some(progress) = &progress {
+            let sizes = std::iter::once(&manifest.config).chain(&manifest.layers).map(|d| d.size.max(0) as u64);
+            progress.total.store(sizes.sum(), Ordering::Relaxed);
+        }
+        let source = Source { client: &client, registry, reference: &reference, image: &image, progress: &progress };
         let fetch = |descriptor: OciDescriptor, what: String| {
-            let client = client.clone();
-            let reference = reference.clone();
-            let image = image.clone();
-            async move { self.fetch_blob(&client, registry, &reference, &descriptor, &image, &what).await }
+            let source = &source;
+            async move { self.fetch_blob(source, &descriptor, &what).await }
         };
         let config_fetched = fetch(manifest.config.clone(), "config".into()).await?;
         let config_digest = Digest::parse(&manifest.config.digest).expect("fetch_blob parsed it");
@@ -240,26 +319,23 @@ impl ImageCache {
 
     /// Fetches one blob into the store unless it is there; answers the
     /// bytes fetched (0: it was there).
-    async fn fetch_blob(
-        &self,
-        client: &Client,
-        registry: &Registry,
-        reference: &Reference,
-        descriptor: &OciDescriptor,
-        image: &str,
-        what: &str,
-    ) -> Result<u64, ImageError> {
+    async fn fetch_blob(&self, source: &Source<'_>, descriptor: &OciDescriptor, what: &str) -> Result<u64, ImageError> {
+        let Source { client, registry, reference, image, progress } = *source;
+        let progress = progress.clone();
         let digest = Digest::parse(&descriptor.digest).ok_or_else(|| ImageError::Unsupported {
             image: image.to_owned(),
             message: format!("{what} digest {} is not sha256", descriptor.digest),
         })?;
         let _flight = self.store.flight(&format!("blob:{}", digest.hex())).await;
         if self.store.has_blob(&digest) {
+            if let Some(progress) = &progress {
+                progress.done.fetch_add(descriptor.size.max(0) as u64, Ordering::Relaxed);
+            }
             return Ok(0);
         }
         let temp = self.store.temp_path("blob");
         let file = tokio::fs::File::create(&temp).await.map_err(|e| local("a download", e))?;
-        let mut writer = tokio::io::BufWriter::with_capacity(1 << 20, file);
+        let mut writer = tokio::io::BufWriter::with_capacity(1 << 20, Counting { inner: file, progress });
         let pulled = client.pull_blob(reference, descriptor, &mut writer).await;
         let flushed = tokio::io::AsyncWriteExt::flush(&mut writer).await;
         if let Err(e) = pulled {

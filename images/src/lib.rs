@@ -16,7 +16,7 @@ mod tree;
 pub mod unpack;
 
 pub use build::{BuildRequest, Builder, BuilderChoice};
-pub use cache::{ImageCache, Prepared, PullStats};
+pub use cache::{ImageCache, Prepared, PullProgress, PullStats};
 pub use config::{ImageConfigBlob, RunConfig};
 pub use digest::{Digest, Hasher};
 pub use error::ImageError;

@@ -43,6 +43,8 @@ pub struct LaunchRequest {
     /// The egress authority's certificate (PEM), when the egress proxy adds
     /// credentials for this executor: it goes into the executor's trust.
     pub egress_authority: Option<String>,
+    /// Where a pull of the executor's image counts its bytes as it goes.
+    pub image_progress: Option<std::sync::Arc<sluice_images::PullProgress>>,
 }
 
 /// A created (or adopted) executor.
@@ -314,6 +316,7 @@ mod tests {
             boot_secret: None,
             capture_interval_ms: 10_000,
             egress_authority: None,
+            image_progress: None,
         };
         let refused = [("resources.diskMiB", "no loop devices".to_owned())];
         let err = refuse_unenforceable(&request(serde_json::json!({"resources": {"diskMiB": 64}})), &refused);

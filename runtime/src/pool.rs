@@ -110,6 +110,7 @@ mod tests {
             }),
             capture_interval_ms: 1000,
             egress_authority: None,
+            image_progress: None,
         }
     }
 

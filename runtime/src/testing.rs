@@ -264,6 +264,7 @@ mod tests {
             boot_secret: None,
             capture_interval_ms: 1000,
             egress_authority: None,
+            image_progress: None,
         }
     }
 

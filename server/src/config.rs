@@ -72,6 +72,38 @@ pub enum RuntimeKind {
     Docker,
 }
 
+/// Where images come from: registry ids mapped to hosts, and how to sign
+/// in to them.
+#[derive(Args, Debug, Clone)]
+pub struct RegistryArgs {
+    /// Registry hosts by registryId, comma-separated ID=HOST pairs (ID=http://HOST for plain
+    /// HTTP: loopback, or a host named in --insecure-registry). On the local runtime an unmapped
+    /// id finds images in the image cache; on docker, the bare repository. `host` is the
+    /// host's own filesystem.
+    #[arg(long = "registry", env = "SLUICE_REGISTRIES", value_delimiter = ',')]
+    pub registries: Vec<String>,
+    /// Sign-ins for registries, in Docker's config.json format (`auths` by host: `auth`, or
+    /// `username` and `password`, or `registrytoken`); read once at start, never logged.
+    #[arg(long, env = "SLUICE_REGISTRY_AUTH_FILE")]
+    pub registry_auth_file: Option<PathBuf>,
+    /// Registry hosts (host[:port]) that may be spoken to over plain HTTP although not loopback.
+    #[arg(long = "insecure-registry", env = "SLUICE_INSECURE_REGISTRIES", value_delimiter = ',')]
+    pub insecure_registries: Vec<String>,
+}
+
+impl RegistryArgs {
+    pub fn registries(&self) -> anyhow::Result<sluice_images::Registries> {
+        let registries = sluice_images::Registries::parse(&self.registries, &self.insecure_registries)
+            .map_err(anyhow::Error::msg)?;
+        let Some(path) = &self.registry_auth_file else { return Ok(registries) };
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("--registry-auth-file {}: cannot read it", path.display()))?;
+        let credentials = sluice_images::docker_credentials(&text)
+            .map_err(|e| anyhow::anyhow!("--registry-auth-file {}: {e}", path.display()))?;
+        Ok(registries.with_credentials(&credentials))
+    }
+}
+
 /// How executors get their image's root.
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ImageRoots {
@@ -106,20 +138,8 @@ pub struct WorkerArgs {
     /// The Docker Engine socket; the local default when not given.
     #[arg(long, env = "SLUICE_DOCKER_SOCKET")]
     pub docker_socket: Option<String>,
-    /// Registry hosts by registryId, comma-separated ID=HOST pairs (ID=http://HOST for plain
-    /// HTTP: loopback, or a host named in --insecure-registry). On the local runtime an unmapped
-    /// id finds images in the image cache; on docker, the bare repository. `host` is the
-    /// host's own filesystem.
-    #[arg(long = "registry", env = "SLUICE_REGISTRIES", value_delimiter = ',')]
-    pub registries: Vec<String>,
-    /// Bounds the local runtime's image cache (GiB): least recently used images no executor runs
-    /// on are removed past it after each pull.
-    #[arg(long, env = "SLUICE_IMAGE_CACHE_MAX_GIB")]
-    pub image_cache_max_gib: Option<f64>,
-    /// Sign-ins for registries, in Docker's config.json format (`auths` by host: `auth`, or
-    /// `username` and `password`, or `registrytoken`); read once at start, never logged.
-    #[arg(long, env = "SLUICE_REGISTRY_AUTH_FILE")]
-    pub registry_auth_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
     /// How an executor gets its image's root: `auto` (an overlay of the cached image where
     /// sluice is root and the kernel has overlayfs, else a copy) or `copy` (always a copy on
     /// the executor's own disk: for hosts whose filesystem cannot take an overlay's upper).
@@ -130,9 +150,10 @@ pub struct WorkerArgs {
     /// runtime's image cache.
     #[arg(long, env = "SLUICE_TEMPLATE_BUILDER", value_enum, default_value = "auto")]
     pub template_builder: TemplateBuilderChoice,
-    /// Registry hosts (host[:port]) that may be spoken to over plain HTTP although not loopback.
-    #[arg(long = "insecure-registry", env = "SLUICE_INSECURE_REGISTRIES", value_delimiter = ',')]
-    pub insecure_registries: Vec<String>,
+    /// Bounds the local runtime's image cache (GiB): least recently used images no executor runs
+    /// on are removed past it after each pull.
+    #[arg(long, env = "SLUICE_IMAGE_CACHE_MAX_GIB")]
+    pub image_cache_max_gib: Option<f64>,
     /// The host this worker's executors run on, as the fleet names it; the
     /// machine's host name by default. Workers of one host share its data
     /// directory and runtime.
@@ -307,17 +328,6 @@ impl WorkerArgs {
         }
     }
 
-    fn registries(&self) -> anyhow::Result<sluice_images::Registries> {
-        let registries = sluice_images::Registries::parse(&self.registries, &self.insecure_registries)
-            .map_err(anyhow::Error::msg)?;
-        let Some(path) = &self.registry_auth_file else { return Ok(registries) };
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("--registry-auth-file {}: cannot read it", path.display()))?;
-        let credentials = sluice_images::docker_credentials(&text)
-            .map_err(|e| anyhow::anyhow!("--registry-auth-file {}: {e}", path.display()))?;
-        Ok(registries.with_credentials(&credentials))
-    }
-
     fn docker_daemon_binary(&self) -> anyhow::Result<PathBuf> {
         if let Some(path) = &self.docker_daemon_binary {
             return Ok(path.clone());
@@ -359,7 +369,7 @@ impl WorkerArgs {
                 let daemon = std::fs::canonicalize(&daemon)?;
                 let images = sluice_images::ImageCache::open(
                     &std::path::absolute(data_dir.join("images"))?,
-                    self.registries()?,
+                    self.registry.registries()?,
                     sluice_runtime::is_root(),
                 )?;
                 let local = LocalRuntime::new(executors, daemon, prefix, self.uid_range()?, self.default_disk_mib)
@@ -383,7 +393,7 @@ impl WorkerArgs {
                     self.docker_socket.as_deref(),
                     executors,
                     daemon,
-                    self.registries()?.hosts(),
+                    self.registry.registries()?.hosts(),
                     self.uid_range()?,
                 )
                 .await?

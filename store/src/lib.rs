@@ -28,6 +28,7 @@ mod exec_runs;
 mod executors;
 pub mod fleet;
 pub mod gauges;
+mod image_pulls;
 pub mod jobs;
 pub mod packs;
 pub mod previews;

@@ -133,6 +133,7 @@ async fn launch_request(
         boot_secret: (!recovering).then(|| Secret::new(boot)),
         capture_interval_ms: worker.config.capture_interval.as_millis() as u64,
         egress_authority,
+        image_progress: Some(Default::default()),
     })
 }
 
@@ -253,6 +254,52 @@ pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreEr
     Ok(Some(now_ms()))
 }
 
+/// How often a pull under way is reported, at most.
+const PULL_REPORT_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Launches the executor, recording how far a pull of its image is as it
+/// goes (at most once a second, and once at its end); a record that fails
+/// is logged and the launch goes on.
+async fn launch_reporting_pull(
+    worker: &Worker,
+    lease: &Lease,
+    run_id: &RunId,
+    request: &LaunchRequest,
+) -> Result<sluice_runtime::Launched, RuntimeError> {
+    let Some(progress) = request.image_progress.clone() else { return worker.runtime.launch(request).await };
+    let image = format!("{}/{}:{}", request.registry_id, request.repository, request.tag);
+    let report = |done: u64, total: u64| {
+        let image = image.clone();
+        async move {
+            if let Err(e) = worker.store.record_image_pulling(lease, run_id, &image, done, total).await {
+                tracing::warn!(run = %run_id, error = %e, "cannot record the image pull's progress");
+            }
+        }
+    };
+    let launching = worker.runtime.launch(request);
+    tokio::pin!(launching);
+    let mut reported: Option<(std::time::Instant, u64)> = None;
+    loop {
+        tokio::select! {
+            launched = &mut launching => {
+                if let Ok(launched) = &launched && launched.image_pull.is_some() {
+                    let (done, total) = progress.read();
+                    report(done, total).await;
+                }
+                return launched;
+            }
+            _ = tokio::time::sleep(std::time::Duration::from_millis(250)) => {
+                let (done, total) = progress.read();
+                let due = reported.is_none_or(|(at, before)| at.elapsed() >= PULL_REPORT_EVERY && before != done);
+                if total > 0 && done < total && due {
+                    report(done, total).await;
+                    reported = Some((std::time::Instant::now(), done));
+                }
+            }
+        }
+    }
+}
+
 /// Waits up to `wait` for a new daemon's first health answer: `None` when
 /// the executor has no endpoint to ask.
 async fn first_answer(
@@ -318,7 +365,7 @@ async fn step(worker: &Worker, lease: &Lease) -> Result<Step, StoreError> {
             phase("prepare", preparing.elapsed());
             let started = std::time::Instant::now();
             let launches = &worker.config.metrics.launches;
-            match worker.runtime.launch(&request).await {
+            match launch_reporting_pull(worker, lease, &run_id, &request).await {
                 Ok(launched) => {
                     for (name, took) in &launched.phases {
                         phase(name, *took);

@@ -203,7 +203,7 @@ impl LocalRuntime {
             )));
         }
         let unmapped = cache.registries().get(&name.registry_id).is_none();
-        let prepared = match cache.prepare(&name).await {
+        let prepared = match cache.prepare_tracked(&name, request.image_progress.clone()).await {
             // Not in the cache and no registry to ask: the host's Docker
             // Engine may have it.
             Err(sluice_images::ImageError::NotFound { .. })

@@ -179,6 +179,7 @@ impl LocalRuntime {
             boot_secret: None,
             capture_interval_ms: self.pool_capture_interval_ms,
             egress_authority: None,
+            image_progress: None,
         };
         self.launch_fresh(&request).await.map(drop)
     }

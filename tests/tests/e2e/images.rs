@@ -105,6 +105,15 @@ async fn each_workspace_runs_on_the_root_its_image_names() {
     for digest in &a_layers {
         assert_eq!(registry.blob_gets(digest), 1, "layer {digest}");
     }
+    // Each pull's progress is on the feed, under the workspace that waited
+    // for it, ending with all of its bytes.
+    let (status, fed) = server.read_stream("/v1/events/stream", None, 2000, Duration::from_secs(2)).await;
+    assert_eq!(status, 200);
+    let pulls: Vec<_> = fed.iter().filter(|e| e.event == "sluice.image.pulling").map(|e| &e.data).collect();
+    let a_done = pulls.iter().find(|p| p["data"]["image"] == "test/a:1").expect("a's pull is reported");
+    let total = a_done["data"]["totalBytes"].as_u64().unwrap();
+    assert!(total > 1_000_000 && a_done["data"]["doneBytes"] == total, "{a_done}");
+    assert!(created.iter().any(|id| a_done["workspaceId"] == id.as_str()), "{a_done}");
     let pulled = server.metric(r#"sluice_image_pulls_total{outcome="pulled",runtime="local"}"#).await;
     assert_eq!(pulled, Some(2.0));
     assert!(server.metric("sluice_image_pull_bytes_total").await.unwrap() > 1_000_000.0, "busybox went over the wire");
@@ -259,7 +268,21 @@ async fn a_registry_that_asks_for_a_sign_in_gets_the_one_the_operator_gave_and_n
     assert_eq!(read["stdout"], "ID=image-b\n", "{read}");
     let events = server.stored_events(b["workspaceId"].as_str().unwrap()).await;
     let log = server.stop();
-    for text in [log, format!("{events:?}")] {
+
+    // `sluice images pull` signs in the same way: a into this host's
+    // cache, then a again (asked of the registry, nothing fetched).
+    let pull = || {
+        let mut command = std::process::Command::new(sluice_binary());
+        command.args(["images", "pull", "test/a:1", "--registry", &mapping, "--registry-auth-file"]).arg(&auth);
+        command.arg("--data-dir").arg(dir.path()).output().unwrap()
+    };
+    let out = pull();
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && said.contains("test/a:1") && said.contains("layers fetched (1 cached)"), "{said}");
+    let out = pull();
+    let again = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && again.contains("0 layers fetched (3 cached)"), "{again}");
+    for text in [log, format!("{events:?}"), said] {
         assert!(!text.contains(PASSWORD) && !text.contains(&encoded), "the sign-in leaked");
     }
 }
