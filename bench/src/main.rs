@@ -7,6 +7,7 @@ mod capture;
 mod creates;
 mod exec;
 mod idle;
+mod images;
 mod ready;
 mod routed;
 mod sleep;
@@ -35,6 +36,9 @@ enum Command {
     Exec(exec::BenchExecArgs),
     /// Capture, incremental capture, restore and a no-change FINAL against restic.
     Capture(capture::BenchCaptureArgs),
+    /// Image pulls against skopeo, create → ready on a cached image against the host's
+    /// filesystem, and an unchanged template rebuild.
+    Images(images::BenchImagesArgs),
     /// A sleeping workspace's waking exec against a create, and ten forks against one restore.
     Sleep(sleep::BenchSleepArgs),
 }
@@ -69,5 +73,6 @@ async fn main() -> anyhow::Result<()> {
         Command::Exec(args) => exec::run(args).await,
         Command::Capture(args) => capture::run(args).await,
         Command::Sleep(args) => sleep::run(args).await,
+        Command::Images(args) => images::run_bench(args).await,
     }
 }

@@ -241,7 +241,7 @@ pub(crate) struct Serve {
 impl Serve {
     /// Serves `runtime`; `pool` is the local runtime keeping a warm pool of `image`.
     async fn start(root: &Path, runtime: &str, image: &str) -> anyhow::Result<Serve> {
-        let pool = format!("{image}={POOL_SIZE}");
+        let pool = format!("host/{image}={POOL_SIZE}");
         let args = match runtime {
             "pool" => vec!["--runtime", "local", "--warm-pool", &pool],
             _ => vec!["--runtime", runtime],

@@ -370,7 +370,10 @@ pub async fn images(args: ImagesArgs) -> anyhow::Result<()> {
         }
         Some(ImagesCommand::Prune(cache)) => {
             let (store, in_use) = open_cache(&cache)?;
-            let in_use = in_use.into_keys().collect();
+            let mut in_use: std::collections::HashSet<String> = in_use.into_keys().collect();
+            // A template's image may be its only copy: removed by name only.
+            let templates = store.list().into_iter().filter(|i| i.names.iter().any(|n| n.starts_with("templates/")));
+            in_use.extend(templates.map(|i| i.record.digest));
             for image in store.evict(0, &in_use).await? {
                 println!("removed {} {}", image.record.digest, image.names.join(" "));
             }

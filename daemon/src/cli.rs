@@ -151,6 +151,7 @@ pub async fn run(args: Args) -> anyhow::Result<()> {
             boot_secret_file: args.boot_secret_file.clone(),
             state_dir: args.state_dir.clone(),
             workdir: args.workdir.clone(),
+            default_cwd: args.cwd.clone(),
             epoch: args.epoch,
             workload,
             capture,

@@ -15,10 +15,12 @@ use super::LaunchRequest;
 /// A pooled executor's name starts so (its directory's and its cgroup's).
 pub const POOL_PREFIX: &str = "pool_";
 
-/// How many executors of an image are kept ready: `--warm-pool IMAGE=N`.
+/// How many executors of an image are kept ready: `--warm-pool IMAGE=N`,
+/// the image named as creates name it, `REGISTRY_ID/REPOSITORY:TAG`
+/// (`host/…` for the host's own filesystem).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PoolSpec {
-    /// `REPOSITORY:TAG`, as creates name it.
+    /// `REGISTRY_ID/REPOSITORY:TAG`.
     pub image: String,
     pub size: u32,
 }
@@ -27,12 +29,20 @@ pub struct PoolSpec {
 pub const MAX_POOL_SIZE: u32 = 256;
 
 impl PoolSpec {
-    /// Reads `REPOSITORY:TAG=N`.
+    /// Reads `REGISTRY_ID/REPOSITORY:TAG=N`.
     pub fn parse(text: &str) -> Result<PoolSpec, String> {
-        let (image, size) = text.rsplit_once('=').ok_or("expected REPOSITORY:TAG=N")?;
-        let (repository, tag) = image.rsplit_once(':').ok_or("the image needs a :TAG")?;
-        if repository.is_empty() || tag.is_empty() || image.chars().any(|c| c.is_whitespace() || c.is_control()) {
-            return Err("expected REPOSITORY:TAG=N".into());
+        const FORM: &str = "expected REGISTRY_ID/REPOSITORY:TAG=N (host/REPOSITORY:TAG for the host's filesystem)";
+        let (image, size) = text.rsplit_once('=').ok_or(FORM)?;
+        let (registry_id, rest) = image.split_once('/').ok_or(FORM)?;
+        let (repository, tag) = rest.rsplit_once(':').ok_or(FORM)?;
+        if registry_id.is_empty() || repository.is_empty() || tag.is_empty() {
+            return Err(FORM.into());
+        }
+        if image.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(FORM.into());
+        }
+        if registry_id != sluice_images::HOST {
+            sluice_images::ImageName::new(registry_id, repository, tag)?;
         }
         let size: u32 = size.parse().map_err(|_| format!("the size must be a number from 1 to {MAX_POOL_SIZE}"))?;
         if !(1..=MAX_POOL_SIZE).contains(&size) {
@@ -42,8 +52,15 @@ impl PoolSpec {
     }
 
     /// The pool image a create names.
-    pub fn image_of(repository: &str, tag: &str) -> String {
-        format!("{repository}:{tag}")
+    pub fn image_of(registry_id: &str, repository: &str, tag: &str) -> String {
+        format!("{registry_id}/{repository}:{tag}")
+    }
+
+    /// The registry id, repository and tag of the pool's image.
+    pub fn parts(&self) -> (&str, &str, &str) {
+        let (registry_id, rest) = self.image.split_once('/').unwrap_or(("", &self.image));
+        let (repository, tag) = rest.rsplit_once(':').unwrap_or((rest, ""));
+        (registry_id, repository, tag)
     }
 }
 
@@ -88,10 +105,25 @@ mod tests {
 
     #[test]
     fn pool_specs_parse_and_refuse_by_name() {
-        let spec = PoolSpec::parse("sluice-test/busybox:1=4").unwrap();
-        assert_eq!(spec, PoolSpec { image: "sluice-test/busybox:1".into(), size: 4 });
-        assert_eq!(PoolSpec::parse("registry:5000/a:b=1").unwrap().image, "registry:5000/a:b");
-        for bad in ["busybox=2", "busybox:1", "busybox:1=0", "busybox:1=x", ":1=2", "a:=2", "bus box:1=2", "a:1=257"] {
+        let spec = PoolSpec::parse("host/sluice-test/busybox:1=4").unwrap();
+        assert_eq!(spec, PoolSpec { image: "host/sluice-test/busybox:1".into(), size: 4 });
+        assert_eq!(spec.parts(), ("host", "sluice-test/busybox", "1"));
+        let image = PoolSpec::parse("test/web/app:2=1").unwrap();
+        assert_eq!(image.parts(), ("test", "web/app", "2"));
+        assert_eq!(PoolSpec::image_of("test", "web/app", "2"), image.image);
+        for bad in [
+            "busybox=2",
+            "host/busybox:1",
+            "host/busybox:1=0",
+            "host/busybox:1=x",
+            "host/:1=2",
+            "host/a:=2",
+            "/a:1=2",
+            "host/bus box:1=2",
+            "host/a:1=257",
+            "test/Upper:1=1",
+            "busybox:1=2",
+        ] {
             assert!(PoolSpec::parse(bad).is_err(), "{bad} parsed");
         }
     }

@@ -470,7 +470,7 @@ impl Adapter for LocalRuntime {
                     let pool = Some(PoolTake::Taken(image));
                     return Ok(Launched {
                         record: self.record(&request.run_id),
-                        published: None,
+                        published: self.pooled_published(request, &dir),
                         phases,
                         pool,
                         image_pull: None,

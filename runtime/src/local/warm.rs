@@ -55,12 +55,7 @@ impl LocalRuntime {
     /// The pool a launch may take from: its image's, when it has one and
     /// the launch fits.
     pub(super) fn pool_for(&self, request: &LaunchRequest) -> Option<&PoolSpec> {
-        // Pooled executors run on the host's filesystem for now: only a
-        // workspace that asks for that fits one.
-        if request.registry_id != sluice_images::HOST {
-            return None;
-        }
-        let image = PoolSpec::image_of(&request.repository, &request.tag);
+        let image = PoolSpec::image_of(&request.registry_id, &request.repository, &request.tag);
         self.pool.iter().find(|p| p.image == image).filter(|_| crate::pool::unfit(request).is_none())
     }
 
@@ -119,7 +114,12 @@ impl LocalRuntime {
             self.cgroups.create(&cgroup, &limits(request)).map_err(|e| transient("executor cgroup", e))?;
         }
         crate::start_lifetime(dir, self.max_lifetime).map_err(|e| transient("executor lifetime", e))?;
-        let assignment = crate::pool::assignment(request).map_err(|e| transient("pooled executor", e))?;
+        let mut assignment = crate::pool::assignment(request).map_err(|e| transient("pooled executor", e))?;
+        if let Some((_, config)) = self.pooled_image(dir) {
+            // As `docker run`: the image's entrypoint, then the spec's
+            // command or else the image's.
+            assignment.command = config.command(&request.spec.command);
+        }
         let token = sluice_store::Secret::new(assignment.boot_secret.control_token.clone());
         let socket = control_socket(&self.executors_dir, &request.run_id);
         let client = DaemonClient::new(&format!("unix://{}", socket.display()), token)
@@ -127,6 +127,27 @@ impl LocalRuntime {
         client.assign(&assignment, ASSIGN_WAIT).await.map_err(|e| transient("assigning the pooled executor", e))?;
         std::fs::write(dir.join(ASSIGNED_FILE), b"").map_err(|e| transient("pooled executor", e))?;
         Ok(())
+    }
+
+    /// The image a pooled executor was started on (its digest, and how it
+    /// runs), when it was started on one.
+    pub(super) fn pooled_image(&self, dir: &Path) -> Option<(sluice_images::Digest, sluice_images::RunConfig)> {
+        let text = std::fs::read_to_string(dir.join(rootfs::IMAGE_FILE)).ok()?;
+        let digest = sluice_images::Digest::parse(text.trim())?;
+        let record = self.images.as_ref()?.store().image(&digest)?;
+        Some((digest, record.config))
+    }
+
+    /// What a run taken from the pool records as its image: as a fresh
+    /// launch of it would.
+    pub(super) fn pooled_published(&self, request: &LaunchRequest, dir: &Path) -> Option<sluice_store::PublishedImage> {
+        let (digest, _) = self.pooled_image(dir)?;
+        let name = sluice_images::ImageName::new(&request.registry_id, &request.repository, &request.tag).ok()?;
+        Some(sluice_store::PublishedImage {
+            reference: name.to_string(),
+            digest_reference: format!("{}@{digest}", request.repository),
+            digest: digest.to_string(),
+        })
     }
 
     /// Removes a pooled executor, unless a launch takes it first: it is
@@ -167,12 +188,12 @@ impl LocalRuntime {
         make_dir(&dir, 0o711, None)?;
         std::fs::write(dir.join(POOL_IMAGE_FILE), &spec.image).map_err(|e| transient("pooled executor", e))?;
         std::fs::write(dir.join(ORIGIN_FILE), &pool_id).map_err(|e| transient("pooled executor", e))?;
-        let (repository, tag) = spec.image.rsplit_once(':').unwrap_or((&spec.image, ""));
+        let (registry_id, repository, tag) = spec.parts();
         let request = LaunchRequest {
             workspace_id: String::new(),
             run_id: pool_id,
             launch: String::new(),
-            registry_id: sluice_images::HOST.to_owned(),
+            registry_id: registry_id.to_owned(),
             repository: repository.to_owned(),
             tag: tag.to_owned(),
             spec: Default::default(),

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use sluice_tests::server::{DataDir, Options, Server, started_as};
 use sluice_tests::*;
 
-const IMAGE: &str = "sluice-test/busybox:1";
+const IMAGE: &str = "host/sluice-test/busybox:1";
 const READY_WITHIN: Duration = Duration::from_secs(90);
 
 fn options(size: usize) -> Options {
@@ -80,7 +80,7 @@ fn curl_socket(socket: &Path, method: &str, path: &str, body: Option<&str>) -> (
 }
 
 fn create_body(secret: &str, key: &str) -> Value {
-    let (repository, tag) = IMAGE.split_once(':').unwrap();
+    let (repository, tag) = IMAGE.trim_start_matches("host/").split_once(':').unwrap();
     json!({
         "ownerUserId": "alice", "registryId": "host", "repository": repository, "tag": tag,
         "idempotencyKey": key,
@@ -296,4 +296,50 @@ async fn each_pooled_executor_is_taken_once_under_concurrent_creates_and_a_kille
     }
     wait_pool(&dir, &server, 4).await;
     server.stop();
+}
+
+/// A pool of an image from a registry: each pooled executor holds the
+/// image's root in place (the cache counts it as in use), and a create of
+/// the image takes one and runs as a fresh launch of it would.
+#[tokio::test]
+async fn a_pool_of_an_image_holds_its_root_and_a_take_runs_on_it() {
+    let dir = DataDir::new();
+    let Some(registry) = sluice_tests::registry::Registry::start(dir.root()) else { return };
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    if !present("bubblewrap (images run inside it)", std::env::split_paths(&path).any(|d| d.join("bwrap").is_file())) {
+        return;
+    }
+    sluice_tests::registry::push_test_images(dir.root(), &registry).await;
+    let mapping = format!("test=http://{}", registry.host());
+    let options = Options::serve().args(["--runtime", "local", "--registry", &mapping, "--warm-pool", "test/a:1=1"]);
+    let server = Server::start_with(&dir.path(), options).await;
+    let pooled = wait_for(READY_WITHIN, || async { ready_pooled(&dir).first().cloned() }).await;
+    let pooled = pooled.expect("a pooled executor of the image");
+    let digest = std::fs::read_to_string(pooled.join("image")).expect("it names its image");
+    assert!(pooled.join("root/etc/os-release").exists(), "its root is in place before any create");
+    let held = wait_for(READY_WITHIN, || async {
+        let (_, images) = server.get("/v1/images").await;
+        let items = images["items"].as_array().cloned().unwrap_or_default();
+        items.into_iter().find(|i| i["digest"] == digest.as_str() && i["executors"] == 1)
+    });
+    assert!(held.await.is_some(), "the cache counts the pooled executor as a user of the image");
+
+    let body = json!({"ownerUserId": "alice", "registryId": "test", "repository": "a", "tag": "1",
+        "spec": {"command": ["sleep", "600"]}, "waitFor": "ready"});
+    let (status, created) = server.post("/v1/workspaces", &body).await;
+    assert_eq!((status, created["status"].as_str()), (202, Some("ready")), "{created}");
+    let taken = r#"sluice_warm_pool_takes_total{image="test/a:1",outcome="taken"}"#;
+    assert_eq!(server.metric(taken).await, Some(1.0), "the create took the pooled executor");
+    let id = created["workspaceId"].as_str().unwrap();
+    let (status, run) = server
+        .post(
+            &format!("/v1/workspaces/{id}/exec"),
+            &json!({"ownerUserId": "alice", "commands": [{"argv": ["sh", "-c", "cat /etc/os-release; pwd; echo $GREETING"]}]}),
+        )
+        .await;
+    assert_eq!(status, 202, "{run}");
+    let ended = server.run_ended("alice", run["runId"].as_str().unwrap(), READY_WITHIN).await;
+    assert_eq!(ended["commands"][0]["stdout"], "ID=image-a\n/srv/app\nfrom-image-a\n", "{ended}");
+    let (_, read) = server.get(&format!("/v1/workspaces/{id}?ownerUserId=alice")).await;
+    assert_eq!(read["publishedImage"]["digest"], digest.as_str(), "{read}");
 }
