@@ -328,19 +328,41 @@ impl WorkerArgs {
         }
     }
 
+    /// The statically linked daemon the docker runtime mounts into every
+    /// container: given, or found beside this binary; refused, saying
+    /// exactly what is missing, when there is none or it is not static.
     fn docker_daemon_binary(&self) -> anyhow::Result<PathBuf> {
-        if let Some(path) = &self.docker_daemon_binary {
-            return Ok(path.clone());
-        }
-        let exe = std::env::current_exe()?;
-        let dir = exe.parent().context("this binary has no directory")?;
-        let profile = dir.file_name().and_then(|n| n.to_str()).unwrap_or("debug");
-        let candidates =
-            [dir.join("sluiced-static"), dir.join("..").join("x86_64-unknown-linux-gnu").join(profile).join("sluiced")];
-        candidates.into_iter().find(|p| p.is_file()).context(
-            "no statically linked sluiced found for the docker runtime: build it with scripts/build-static-daemon \
-             or pass --docker-daemon-binary",
-        )
+        const BUILD: &str = "build one with `scripts/build-static-daemon --release` (cargo and glibc's static \
+                             libraries, Debian's libc6-dev) or pass --docker-daemon-binary";
+        let path = match &self.docker_daemon_binary {
+            Some(path) => path.clone(),
+            None => {
+                let exe = std::env::current_exe()?;
+                let dir = exe.parent().context("this binary has no directory")?;
+                let profile = dir.file_name().and_then(|n| n.to_str()).unwrap_or("debug");
+                let candidates = [
+                    dir.join("sluiced-static"),
+                    dir.join("..").join("x86_64-unknown-linux-gnu").join(profile).join("sluiced"),
+                ];
+                let found = candidates.iter().find(|p| p.is_file()).cloned();
+                found.with_context(|| {
+                    let looked: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
+                    format!(
+                        "the docker runtime mounts a statically linked sluiced into each container, and there is \
+                         none at {}: {BUILD}",
+                        looked.join(" or ")
+                    )
+                })?
+            }
+        };
+        let statically = sluice_runtime::local::statically_linked(&path)
+            .with_context(|| format!("cannot read the daemon binary {}", path.display()))?;
+        anyhow::ensure!(
+            statically,
+            "{} is dynamically linked: a container has no loader for it; {BUILD}",
+            path.display()
+        );
+        Ok(path)
     }
 
     fn uid_range(&self) -> anyhow::Result<sluice_runtime::identity::UidRange> {

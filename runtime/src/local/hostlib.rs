@@ -52,6 +52,12 @@ impl HostLoader {
     }
 }
 
+/// Whether `binary` runs by itself (no ELF interpreter): what a container
+/// of any image can run.
+pub fn statically_linked(binary: &Path) -> std::io::Result<bool> {
+    Ok(elf_interpreter(&std::fs::read(binary)?).is_none())
+}
+
 /// A host path as it appears under [`HOST_MOUNT`].
 pub(super) fn inside_path(host: &Path) -> String {
     format!("{HOST_MOUNT}{}", host.display())

@@ -51,6 +51,7 @@ mod rootfs;
 mod sandbox;
 mod warm;
 
+pub use hostlib::statically_linked;
 use launch::launch_arg;
 pub use rootfs::RootSupport;
 pub use sandbox::Sandbox;

@@ -329,3 +329,24 @@ async fn the_whole_server_runs_in_process_on_port_zero() {
     ended.unwrap().expect("the server returns cleanly");
     assert!(client.get(format!("{base}/healthz")).send().await.is_err(), "nothing listens once it has ended");
 }
+
+/// The docker runtime mounts a statically linked daemon into each
+/// container: given a dynamically linked one, or finding none, `doctor`
+/// (and `serve`) refuse it and say exactly what is missing and how to
+/// build it, with or without a Docker Engine here.
+#[test]
+fn the_docker_runtime_says_what_daemon_it_is_missing() {
+    let dir = DataDir::new();
+    let doctor = |daemon: &std::path::Path| {
+        let mut command = Command::new(sluice_binary());
+        command.args(["doctor", "--runtime", "docker", "--docker-daemon-binary"]).arg(daemon);
+        command.arg("--data-dir").arg(dir.path()).output().unwrap()
+    };
+    let out = doctor(&sluice_binary());
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("is dynamically linked") && said.contains("scripts/build-static-daemon --release"), "{said}");
+    let out = doctor(&dir.root().join("no-such-daemon"));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success() && said.contains("cannot read the daemon binary"), "{said}");
+}
