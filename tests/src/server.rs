@@ -352,6 +352,16 @@ impl Server {
         (status, received)
     }
 
+    /// Runs one command (an argv) in alice's workspace and answers what it
+    /// did, once its run has ended.
+    pub async fn exec_argv(&self, id: &str, argv: &[&str]) -> Value {
+        let body = serde_json::json!({"ownerUserId": "alice", "commands": [{"argv": argv}]});
+        let (status, run) = self.post(&format!("/v1/workspaces/{id}/exec"), &body).await;
+        assert_eq!(status, 202, "{run}");
+        let ended = self.run_ended("alice", run["runId"].as_str().unwrap(), Duration::from_secs(30)).await;
+        ended["commands"][0].clone()
+    }
+
     /// Polls the owner's exec run until it has ended (completed or failed);
     /// answers it.
     pub async fn run_ended(&self, owner: &str, run_id: &str, within: Duration) -> Value {

@@ -22,12 +22,7 @@ fn on(registry: &str, repository: &str, extra: Value) -> Value {
 }
 
 async fn exec(server: &Server, id: &str, argv: &[&str]) -> Value {
-    let (status, run) = server
-        .post(&format!("/v1/workspaces/{id}/exec"), &json!({"ownerUserId": "alice", "commands": [{"argv": argv}]}))
-        .await;
-    assert_eq!(status, 202, "{run}");
-    let ended = server.run_ended("alice", run["runId"].as_str().unwrap(), Duration::from_secs(30)).await;
-    ended["commands"][0].clone()
+    server.exec_argv(id, argv).await
 }
 
 fn bubblewrap() -> bool {

@@ -36,12 +36,7 @@ fn context() -> String {
 }
 
 async fn exec(server: &Server, id: &str, argv: &[&str]) -> Value {
-    let (status, run) = server
-        .post(&format!("/v1/workspaces/{id}/exec"), &json!({"ownerUserId": "alice", "commands": [{"argv": argv}]}))
-        .await;
-    assert_eq!(status, 202, "{run}");
-    let ended = server.run_ended("alice", run["runId"].as_str().unwrap(), Duration::from_secs(30)).await;
-    ended["commands"][0].clone()
+    server.exec_argv(id, argv).await
 }
 
 /// Follows a build's log to its end: its lines, and the build it ended as.
