@@ -20,7 +20,7 @@ CREATE TABLE template_builds (
     ready_command TEXT,
     digest TEXT,
     size_bytes BIGINT,
-    cache_hit INTEGER NOT NULL DEFAULT 0,
+    cache_hit BIGINT NOT NULL DEFAULT 0,
     builder TEXT,
     host TEXT,
     error TEXT,

@@ -172,6 +172,19 @@ impl Store {
         Ok(build)
     }
 
+    /// Whether a successful build of `template` had this key: asking
+    /// again would be a cache hit, needing no builder.
+    pub async fn template_build_hit(&self, template: &str, build_key: &str) -> Result<bool, StoreError> {
+        let row = self
+            .pool
+            .fetch_optional(
+                "SELECT id FROM template_builds WHERE template_name = $1 AND build_key = $2 AND state = $3 LIMIT 1",
+                args![template, build_key, TemplateBuildState::Succeeded.as_str()],
+            )
+            .await?;
+        Ok(row.is_some())
+    }
+
     /// Every template, each with its newest `builds_each` builds.
     pub async fn templates(&self, builds_each: i64) -> Result<Vec<Template>, StoreError> {
         let rows = self.pool.fetch_all("SELECT name, created_at FROM templates ORDER BY name", args![]).await?;

@@ -2672,6 +2672,8 @@ async fn template_builds_go_to_builders_keep_their_output_and_an_unchanged_rebui
         assert!(done.started_at.is_some() && done.finished_at.is_some());
 
         // The same key again: succeeded at once with the same image, no job.
+        assert!(store.template_build_hit("web", "k1").await.unwrap());
+        assert!(!store.template_build_hit("web", "k2").await.unwrap());
         let hit = store.request_template_build(new("k1")).await.unwrap();
         assert_eq!(
             (hit.state, hit.cache_hit, hit.digest.as_deref()),

@@ -84,10 +84,7 @@ pub async fn create_template_build(
     if !can_build {
         // An unchanged rebuild needs no builder; anything else would wait
         // for one forever.
-        let hit =
-            app.store.template(&new.template, BUILDS_SHOWN).await?.is_some_and(|t| {
-                t.builds.iter().any(|b| b.state == TemplateBuildState::Succeeded && b.digest.is_some())
-            });
+        let hit = app.store.template_build_hit(&new.template, &new.build_key).await?;
         if !hit {
             return Err(ApiError::Unsupported {
                 message: "no host here can build images (no Docker Engine or buildah, or --template-builder \
@@ -99,9 +96,6 @@ pub async fn create_template_build(
     }
     let build = app.store.request_template_build(new).await?;
     if build.state == TemplateBuildState::Queued {
-        if !can_build {
-            tracing::warn!(build = %build.id, "a template build is queued with no builder up");
-        }
         app.work_enqueued();
     }
     tracing::info!(template = %build.template, build = %build.id, state = %build.state, cache_hit = build.cache_hit, "template build asked for");

@@ -161,3 +161,30 @@ async fn a_template_built_from_a_dockerfile_gives_workspaces_its_files_and_its_r
     assert_eq!(status, 400, "{refused}");
     assert!(refused["message"].as_str().unwrap().starts_with("name"), "{refused}");
 }
+
+/// With no host that can build (here: `--template-builder none`), a build
+/// is refused by name rather than queued forever, and `doctor` says why.
+#[tokio::test]
+async fn with_no_builder_a_build_is_refused_and_doctor_says_why() {
+    let dir = DataDir::new();
+    let server =
+        Server::start_with(&dir.path(), Options::serve().args(["--runtime", "local", "--template-builder", "none"]))
+            .await;
+    let joined = wait_for(Duration::from_secs(30), || async {
+        let (_, workers) = server.get("/v1/workers").await;
+        workers["items"].as_array().filter(|w| !w.is_empty()).map(|_| ())
+    });
+    assert!(joined.await.is_some());
+    let (status, refused) = server.post("/v1/templates", &json!({"name": "web", "dockerfile": "FROM scratch\n"})).await;
+    assert_eq!((status, refused["code"].as_str()), (422, Some("template-builds-unsupported")), "{refused}");
+    let (status, _) = server.get("/v1/templates/web").await;
+    assert_eq!(status, 404, "nothing was written");
+    drop(server);
+    let out = std::process::Command::new(sluice_binary())
+        .args(["doctor", "--template-builder", "none", "--data-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(report.contains("templates  cannot be built here: building templates is turned off"), "{report}");
+}
