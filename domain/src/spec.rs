@@ -111,6 +111,13 @@ impl Default for Spec {
     }
 }
 
+/// A command given as one line of shell: run by the image's `sh` (found
+/// on its PATH; a path in `spec.command` reads as a leaked secret to the
+/// guard).
+pub fn shell(line: &str) -> Vec<String> {
+    vec!["sh".into(), "-c".into(), line.to_owned()]
+}
+
 /// Why a spec cannot be run, naming the key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -158,7 +165,7 @@ impl WorkspaceSpec {
         match spec.get("readyCommand") {
             None => {}
             Some(Value::String(line)) if !line.trim().is_empty() && line.len() <= 4096 => {
-                parsed.ready_command = crate::templates::shell(line);
+                parsed.ready_command = shell(line);
             }
             Some(Value::Array(items)) if !items.is_empty() && items.len() <= 256 => {
                 let argv: Option<Vec<String>> = items

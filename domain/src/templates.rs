@@ -41,13 +41,6 @@ pub fn name_ok(name: &str) -> bool {
         && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'_' | b'-'))
 }
 
-/// A command given as one line of shell: run by the image's `sh` (found
-/// on its PATH; a path in `spec.command` reads as a leaked secret to the
-/// guard).
-pub fn shell(line: &str) -> Vec<String> {
-    vec!["sh".into(), "-c".into(), line.to_owned()]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -101,7 +101,8 @@ async fn image_and_spec(
     app: &AppState,
     req: &CreateWorkspaceRequest,
 ) -> Result<(String, String, String, sluice_domain::spec::Spec), ApiError> {
-    use sluice_domain::templates::{REGISTRY_ID, shell};
+    use sluice_domain::spec::shell;
+    use sluice_domain::templates::REGISTRY_ID;
     let named = !(req.registry_id.is_empty() && req.repository.is_empty() && req.tag.is_empty());
     let (template, pick) = match &req.template {
         Some(_) if named => {
