@@ -11,9 +11,9 @@
 //!     .create_workspace()
 //!     .body_map(|b| {
 //!         b.owner_user_id("alice")
-//!             .registry_id("local")
-//!             .repository("sluice-test/busybox")
-//!             .tag("1")
+//!             .registry_id(Some("local".parse().expect("a registry id")))
+//!             .repository(Some("sluice-test/busybox".parse().expect("a repository")))
+//!             .tag(Some("1".parse().expect("a tag")))
 //!             .spec(serde_json::json!({"command": ["sleep", "600"]}).as_object().cloned().unwrap())
 //!     })
 //!     .send()
