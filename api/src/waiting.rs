@@ -20,8 +20,11 @@ use sluice_store::{Store, WorkspaceView};
 use tokio::sync::Notify;
 
 /// How often the feed is read while someone waits and the database does
-/// not announce (SQLite, or PostgreSQL's announcements lost).
-const UNANNOUNCED_TICK: Duration = Duration::from_millis(200);
+/// not announce (SQLite, or PostgreSQL's announcements lost): a read of
+/// the events past a position, by its index, and only while a waiter is
+/// there; a create's `waitFor` answers within this of its workspace's
+/// change.
+const UNANNOUNCED_TICK: Duration = Duration::from_millis(25);
 /// How often the feed is read while PostgreSQL announces: a backstop for
 /// announcements missed while its connection was made again.
 const ANNOUNCED_TICK: Duration = Duration::from_secs(2);
