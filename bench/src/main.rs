@@ -8,6 +8,7 @@ mod creates;
 mod exec;
 mod idle;
 mod images;
+mod reads;
 mod ready;
 mod routed;
 mod sleep;
@@ -39,6 +40,8 @@ enum Command {
     /// Image pulls against skopeo, create → ready on a cached image against the host's
     /// filesystem, and an unchanged template rebuild.
     Images(images::BenchImagesArgs),
+    /// Reads and sweeps as a generated store grows, against the same at its first size.
+    Reads(reads::BenchReadsArgs),
     /// A sleeping workspace's waking exec against a create, and ten forks against one restore.
     Sleep(sleep::BenchSleepArgs),
 }
@@ -72,6 +75,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Routed(args) => routed::run(args).await,
         Command::Exec(args) => exec::run(args).await,
         Command::Capture(args) => capture::run(args).await,
+        Command::Reads(args) => reads::run(args).await,
         Command::Sleep(args) => sleep::run(args).await,
         Command::Images(args) => images::run_bench(args).await,
     }

@@ -68,6 +68,13 @@ impl Name {
     }
 }
 
+// Looked up by bytes, so a walk need not allocate a name to find one.
+impl std::borrow::Borrow<[u8]> for Name {
+    fn borrow(&self) -> &[u8] {
+        &self.0
+    }
+}
+
 impl From<&str> for Name {
     fn from(text: &str) -> Name {
         Name(text.as_bytes().to_vec())

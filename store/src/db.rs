@@ -275,6 +275,33 @@ impl BackendKind {
         }
     }
 
+    /// How the store generator numbers rows (see `bench.rs`).
+    #[cfg(feature = "bench")]
+    pub(crate) fn series(self) -> SeriesDialect {
+        match self {
+            BackendKind::Postgres => SeriesDialect {
+                with_numbers: "",
+                with_sequences: "",
+                numbers: "generate_series($1::bigint, $2::bigint - 1) AS g(n)",
+                sequences: "generate_series(1, $4::bigint) AS s(seq)",
+                padded: "lpad(g.n::text, 8, '0')",
+                quiet_events: Some((
+                    "ALTER TABLE events DISABLE TRIGGER events_announce",
+                    "ALTER TABLE events ENABLE TRIGGER events_announce",
+                )),
+            },
+            // No series function: recursive ones, named alike.
+            BackendKind::Sqlite => SeriesDialect {
+                with_numbers: "WITH RECURSIVE g(n) AS (SELECT $1 UNION ALL SELECT n + 1 FROM g WHERE n + 1 < $2) ",
+                with_sequences: ", s(seq) AS (SELECT 1 UNION ALL SELECT seq + 1 FROM s WHERE seq < $4) ",
+                numbers: "g",
+                sequences: "s",
+                padded: "printf('%08d', g.n)",
+                quiet_events: None,
+            },
+        }
+    }
+
     /// A query finding `$1` anywhere in a row of `table`, given its columns
     /// (read from the database on SQLite; PostgreSQL reads a row as text).
     pub(crate) fn row_contains(self, table: &str, columns: &[String]) -> String {
@@ -293,6 +320,20 @@ impl BackendKind {
 
 /// A connection listening for notifications (PostgreSQL's).
 pub(crate) type Listener = sqlx::postgres::PgListener;
+
+/// How the store generator numbers rows: `g.n` from `$1` up to `$2`, and
+/// `s.seq` from 1 to `$4`, with the `WITH` parts a backend needs first; a
+/// number padded to eight digits; and the statements that silence and
+/// restore the events' announcements around a fill.
+#[cfg(feature = "bench")]
+pub(crate) struct SeriesDialect {
+    pub with_numbers: &'static str,
+    pub with_sequences: &'static str,
+    pub numbers: &'static str,
+    pub sequences: &'static str,
+    pub padded: &'static str,
+    pub quiet_events: Option<(&'static str, &'static str)>,
+}
 
 /// The SQL fragments of the events feed's order (see [`BackendKind::feed`]).
 pub(crate) struct FeedDialect {
@@ -434,6 +475,20 @@ impl Pool {
                 .map(|r| r.text("name"))
                 .collect(),
         }
+    }
+
+    /// A table's column names, in order, on either backend (the store
+    /// generator copies rows whole).
+    #[cfg(feature = "bench")]
+    pub(crate) async fn table_columns(&self, table: &str) -> Result<Vec<String>, StoreError> {
+        let sql = match self.kind() {
+            BackendKind::Sqlite => "SELECT name FROM pragma_table_info($1) ORDER BY cid",
+            BackendKind::Postgres => {
+                "SELECT column_name::text AS name FROM information_schema.columns \
+                 WHERE table_name = $1 AND table_schema = current_schema() ORDER BY ordinal_position"
+            }
+        };
+        self.fetch_all(sql, args![table]).await?.iter().map(|r| r.text("name")).collect()
     }
 
     /// Runs a statement that is not parameterised (the benchmarks' DDL).

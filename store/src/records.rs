@@ -37,10 +37,12 @@ impl Record {
                 "DELETE FROM exec_runs WHERE id IN \
                  (SELECT id FROM exec_runs WHERE finished_at < $1 ORDER BY finished_at LIMIT $2)"
             }
+            // From the old reports (by their time's index) to their runs:
+            // a join lets SQLite start from the runs, every one of them.
             Record::DrainReports => {
                 "DELETE FROM executor_reports WHERE (run_id, seq) IN \
-                 (SELECT e.run_id, e.seq FROM executor_reports e JOIN runs r ON r.id = e.run_id \
-                  WHERE e.last_at < $1 AND r.runtime_removed_at IS NOT NULL LIMIT $2)"
+                 (SELECT e.run_id, e.seq FROM executor_reports e WHERE e.last_at < $1 AND EXISTS \
+                  (SELECT 1 FROM runs r WHERE r.id = e.run_id AND r.runtime_removed_at IS NOT NULL) LIMIT $2)"
             }
         }
     }

@@ -563,7 +563,7 @@ impl Engine {
         let result = match self
             .fs
             .run(move || {
-                let result = snap::snap(&config, kind, &previous, &mut seen);
+                let result = snap::snap_changes(&config, kind, &previous, &mut seen);
                 (result, seen)
             })
             .await
@@ -610,7 +610,15 @@ impl Engine {
     }
 
     /// Stages what changed since the last registered (or staged) capture.
-    fn stage(&mut self, snapped: Snapped) {
+    fn stage(&mut self, mut snapped: Snapped) {
+        if snapped.unchanged {
+            // The tree is the head as registered: nothing to stage, unless
+            // a staged capture waits, which the head replaces.
+            if self.staged.is_none() {
+                return;
+            }
+            snapped.manifests = (*self.registered).clone();
+        }
         let refused = self.account.lock().unwrap().refused.clone();
         let staged = self.staged.as_ref();
         let base =

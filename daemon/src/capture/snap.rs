@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read;
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use sluice_protocol::capture::CaptureClass;
@@ -31,11 +31,11 @@ pub struct SnapConfig {
 }
 
 impl SnapConfig {
-    fn class_of(&self, path: &Name, size: u64) -> CaptureClass {
+    fn class_of(&self, path: &[u8], size: u64) -> CaptureClass {
         let bulk_path = self
             .bulk_paths
             .iter()
-            .any(|p| path == p.as_str() || path.strip_prefix(p.as_bytes()).is_some_and(|r| r.first() == Some(&b'/')));
+            .any(|p| path == p.as_bytes() || path.strip_prefix(p.as_bytes()).is_some_and(|r| r.first() == Some(&b'/')));
         if size > self.bulk_threshold || bulk_path { CaptureClass::Bulk } else { CaptureClass::Small }
     }
 }
@@ -95,6 +95,9 @@ pub struct Snapped {
     pub read_bytes: u64,
     /// Sockets and device nodes met and not kept (as shown), sorted.
     pub not_kept: Vec<String>,
+    /// The tree is exactly as the previous capture has it: the manifests
+    /// were not built (only [`snap_changes`] answers this).
+    pub unchanged: bool,
 }
 
 /// Why a snap failed: it stages nothing.
@@ -105,10 +108,6 @@ pub enum SnapError {
     /// A final snap met paths it could not read.
     #[error("{0} paths could not be read")]
     Unreadable(usize, Box<Snapped>),
-}
-
-fn mtime_ms(meta: &std::fs::Metadata) -> i64 {
-    meta.mtime() * 1000 + meta.mtime_nsec() / 1_000_000
 }
 
 fn nanos(seconds: i64, nanos: i64) -> i128 {
@@ -249,6 +248,314 @@ pub fn objects_of(
     Ok((keys, read))
 }
 
+/// A path's status, from one `fstatat` of its directory's entry.
+#[derive(Debug, Clone, Copy)]
+struct Stat {
+    mode: u32,
+    size: u64,
+    blocks: u64,
+    nlink: u64,
+    ino: u64,
+    dev: u64,
+    mtime_ns: i128,
+    ctime_ns: i128,
+}
+
+impl Stat {
+    // The fields' widths differ between targets (nlink is 32 bits on some).
+    #[allow(clippy::useless_conversion)]
+    fn of(st: &libc::stat) -> Stat {
+        Stat {
+            mode: st.st_mode,
+            size: u64::try_from(st.st_size).unwrap_or(0),
+            blocks: u64::try_from(st.st_blocks).unwrap_or(0),
+            nlink: u64::from(st.st_nlink),
+            ino: u64::from(st.st_ino),
+            dev: u64::from(st.st_dev),
+            mtime_ns: nanos(st.st_mtime, st.st_mtime_nsec),
+            ctime_ns: nanos(st.st_ctime, st.st_ctime_nsec),
+        }
+    }
+
+    fn is(&self, format: libc::mode_t) -> bool {
+        self.mode & libc::S_IFMT == format
+    }
+
+    fn perm(&self) -> u32 {
+        self.mode & 0o7777
+    }
+
+    fn mtime_ms(&self) -> i64 {
+        self.mtime_ns.div_euclid(1_000_000) as i64
+    }
+}
+
+/// One directory's entries as one read of it found them: the names in one
+/// buffer, each with its status or the error that kept it.
+#[derive(Debug, Default)]
+struct Listing {
+    names: Vec<u8>,
+    entries: Vec<(std::ops::Range<usize>, Result<Stat, i32>)>,
+    /// The entries in the walk's order (see [`Listing::ordered`]).
+    order: Vec<(usize, bool)>,
+}
+
+impl Listing {
+    fn name(&self, i: usize) -> &[u8] {
+        &self.names[self.entries[i].0.clone()]
+    }
+
+    /// The entries in the order of their virtual paths: a directory's own
+    /// entry at its name and (`true`) what is under it at its name and a
+    /// slash, so the walk meets paths in a manifest's order. At the root,
+    /// `.git` (a path of its own) comes before everything of `tree/`.
+    fn ordered(&self, root: bool) -> Vec<(usize, bool)> {
+        let mut items = Vec::with_capacity(self.entries.len() + 8);
+        for (i, (_, stat)) in self.entries.iter().enumerate() {
+            items.push((i, false));
+            if stat.as_ref().is_ok_and(|s| s.is(libc::S_IFDIR)) {
+                items.push((i, true));
+            }
+        }
+        let rank = |i: usize| u8::from(!(root && self.name(i) == GIT_DIR));
+        items.sort_unstable_by(|&(a, a_under), &(b, b_under)| {
+            rank(a).cmp(&rank(b)).then_with(|| path_order(self.name(a), a_under, self.name(b), b_under))
+        });
+        items
+    }
+}
+
+const GIT_DIR: &[u8] = b".git";
+
+/// The order of two names of one directory as paths, each followed by a
+/// slash when it stands for what is under it (names hold no slash).
+fn path_order(a: &[u8], a_under: bool, b: &[u8], b_under: bool) -> std::cmp::Ordering {
+    let common = a.len().min(b.len());
+    a[..common].cmp(&b[..common]).then_with(|| {
+        let next = |name: &[u8], under: bool| name.get(common).copied().or(under.then_some(b'/'));
+        next(a, a_under).cmp(&next(b, b_under))
+    })
+}
+
+/// Lists `dir` and stats each entry relative to it without following a
+/// symlink. Only the worktree's root itself may be reached through one.
+fn list(dir: &Path, root: bool) -> std::io::Result<Listing> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
+    let nofollow = if root { 0 } else { libc::O_NOFOLLOW };
+    // SAFETY: a NUL-terminated path this function owns.
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC | nofollow) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the stream takes the descriptor over; `Stream` closes it.
+    let stream = unsafe { libc::fdopendir(fd) };
+    if stream.is_null() {
+        let e = std::io::Error::last_os_error();
+        // SAFETY: the descriptor opened above, owned by nothing else.
+        unsafe { libc::close(fd) };
+        return Err(e);
+    }
+    struct Stream(*mut libc::DIR);
+    impl Drop for Stream {
+        fn drop(&mut self) {
+            // SAFETY: a stream fdopendir answered, closed once.
+            unsafe { libc::closedir(self.0) };
+        }
+    }
+    let stream = Stream(stream);
+    let mut listing = Listing::default();
+    loop {
+        // readdir's end and its failure differ only in errno.
+        // SAFETY: this thread's errno.
+        unsafe { *libc::__errno_location() = 0 };
+        // SAFETY: a stream this function owns.
+        let entry = unsafe { libc::readdir(stream.0) };
+        if entry.is_null() {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error().unwrap_or(0) != 0 {
+                return Err(e);
+            }
+            listing.order = listing.ordered(root);
+            return Ok(listing);
+        }
+        // SAFETY: readdir answered an entry whose name is NUL-terminated
+        // and valid until the next call.
+        let name = unsafe { std::ffi::CStr::from_ptr((*entry).d_name.as_ptr()) };
+        let bytes = name.to_bytes();
+        if bytes == b"." || bytes == b".." {
+            continue;
+        }
+        let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+        // SAFETY: a name of this directory, relative to its descriptor;
+        // `st` is written when the call succeeds.
+        let stat = if unsafe { libc::fstatat(fd, name.as_ptr(), st.as_mut_ptr(), libc::AT_SYMLINK_NOFOLLOW) } == 0 {
+            // SAFETY: written by the successful call.
+            Ok(Stat::of(unsafe { st.assume_init_ref() }))
+        } else {
+            Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO))
+        };
+        let start = listing.names.len();
+        listing.names.extend_from_slice(bytes);
+        listing.entries.push((start..listing.names.len(), stat));
+    }
+}
+
+/// Lists directories ahead of the walk on helper threads, in the order
+/// the walk asks for them (a directory's subdirectories before its next
+/// sibling), with at most [`AHEAD`] listings waiting: the walk's thread
+/// then mostly compares, and the kernel's work of reading directories and
+/// stat'ing entries is spread over the cores. Helpers are spawned by the
+/// walk's thread and act with its credentials (the workload's).
+#[derive(Default)]
+struct Lister {
+    state: std::sync::Mutex<Listed>,
+    changed: std::sync::Condvar,
+}
+
+#[derive(Default)]
+struct Listed {
+    /// Directories to list, the one the walk needs soonest first.
+    queue: std::collections::VecDeque<PathBuf>,
+    /// Listed, not yet taken by the walk.
+    done: HashMap<PathBuf, std::io::Result<Listing>>,
+    /// Being listed by a helper.
+    busy: HashSet<PathBuf>,
+    stop: bool,
+}
+
+/// Listings a lister keeps ready ahead of the walk, at most.
+const AHEAD: usize = 64;
+
+impl Lister {
+    /// Puts `dir`'s subdirectories at the front of the queue, in order.
+    fn queue_under(state: &mut Listed, dir: &Path, listing: &std::io::Result<Listing>) {
+        use std::os::unix::ffi::OsStrExt;
+        let Ok(listing) = listing else { return };
+        for &(i, under) in listing.order.iter().rev() {
+            if under {
+                state.queue.push_front(dir.join(std::ffi::OsStr::from_bytes(listing.name(i))));
+            }
+        }
+    }
+
+    /// A helper: lists what is queued until told to stop.
+    fn help(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            while !state.stop && (state.queue.is_empty() || state.done.len() >= AHEAD) {
+                state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
+            }
+            if state.stop {
+                return;
+            }
+            state = self.list_next(state);
+        }
+    }
+
+    /// Lists the directory at the queue's front, the lock let go meanwhile.
+    fn list_next<'s>(&'s self, mut state: std::sync::MutexGuard<'s, Listed>) -> std::sync::MutexGuard<'s, Listed> {
+        let Some(dir) = state.queue.pop_front() else { return state };
+        state.busy.insert(dir.clone());
+        drop(state);
+        let listing = list(&dir, false);
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.busy.remove(&dir);
+        Self::queue_under(&mut state, &dir, &listing);
+        state.done.insert(dir, listing);
+        self.changed.notify_all();
+        state
+    }
+
+    /// `dir`'s listing: a helper's, or read here when none has it.
+    fn take(&self, dir: &Path, root: bool) -> std::io::Result<Listing> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(listing) = state.done.remove(dir) {
+                self.changed.notify_all();
+                return listing;
+            }
+            if !state.busy.contains(dir) {
+                break;
+            }
+            // A helper is listing it: list what comes after meanwhile.
+            if !state.queue.is_empty() && state.done.len() < AHEAD {
+                state = self.list_next(state);
+            } else {
+                state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
+            }
+        }
+        if state.queue.front().map(PathBuf::as_path) == Some(dir) {
+            state.queue.pop_front();
+        } else if let Some(at) = state.queue.iter().position(|d| d == dir) {
+            state.queue.remove(at);
+        }
+        drop(state);
+        let listing = list(dir, root);
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        Self::queue_under(&mut state, dir, &listing);
+        self.changed.notify_all();
+        listing
+    }
+
+    fn stop(&self) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).stop = true;
+        self.changed.notify_all();
+    }
+}
+
+/// An entry as the walk found it, borrowed: made an [`Entry`] only when
+/// the walk builds a manifest.
+struct Seeing<'e> {
+    path: &'e [u8],
+    kind: EntryKind,
+    mode: u32,
+    size: u64,
+    mtime_ms: i64,
+    objects: &'e [String],
+    target: Option<&'e [u8]>,
+    hard_link: Option<&'e Name>,
+}
+
+impl<'e> Seeing<'e> {
+    fn file(path: &'e [u8], meta: &Stat, objects: &'e [String], hard_link: Option<&'e Name>) -> Seeing<'e> {
+        Seeing {
+            path,
+            kind: EntryKind::File,
+            mode: meta.perm(),
+            size: meta.size,
+            mtime_ms: meta.mtime_ms(),
+            objects,
+            target: None,
+            hard_link,
+        }
+    }
+
+    fn is(&self, entry: &Entry) -> bool {
+        entry.path.as_bytes() == self.path
+            && entry.kind == self.kind
+            && entry.mode == self.mode
+            && entry.size == self.size
+            && entry.mtime_ms == self.mtime_ms
+            && entry.objects == self.objects
+            && entry.target.as_ref().map(Name::as_bytes) == self.target
+            && entry.hard_link.as_ref() == self.hard_link
+    }
+
+    fn entry(&self) -> Entry {
+        Entry {
+            path: Name::from_bytes(self.path),
+            kind: self.kind,
+            mode: self.mode,
+            size: self.size,
+            mtime_ms: self.mtime_ms,
+            objects: self.objects.to_vec(),
+            target: self.target.map(Name::from_bytes),
+            hard_link: self.hard_link.cloned(),
+        }
+    }
+}
+
 struct Walk<'a> {
     config: &'a SnapConfig,
     /// The entries last captured, by class, each sorted by path.
@@ -261,19 +568,70 @@ struct Walk<'a> {
     /// Bytes of new objects kept in memory for shipping, so it need not
     /// read them again.
     kept_bytes: usize,
+    /// Whether the walk builds manifests: from its start, or from the
+    /// first path that is not as `previous` has it.
+    building: bool,
+    /// Until then: how many of each class's previous entries the walk met
+    /// as they are, in order (an unchanged tree's walk copies nothing).
+    matched: [usize; CaptureClass::ALL.len()],
+    lister: &'a Lister,
 }
 
 /// How many bytes of new objects a snap keeps in memory for shipping.
 const KEEP_BYTES: usize = 32 << 20;
+
+fn class_index(class: CaptureClass) -> usize {
+    CaptureClass::ALL.iter().position(|c| *c == class).unwrap_or(0)
+}
 
 impl Walk<'_> {
     fn push(&mut self, class: CaptureClass, entry: Entry) {
         self.out.manifests.entry(class).or_default().entries.push(entry);
     }
 
+    /// Whether `found` is the next of `class`'s previous entries (then
+    /// counted as met).
+    fn met(
+        previous: &BTreeMap<CaptureClass, Manifest>,
+        matched: &mut [usize],
+        class: CaptureClass,
+        found: &Seeing<'_>,
+    ) -> bool {
+        let at = &mut matched[class_index(class)];
+        let same = previous.get(&class).and_then(|m| m.entries.get(*at)).is_some_and(|e| found.is(e));
+        if same {
+            *at += 1;
+        }
+        same
+    }
+
+    /// From here on the walk builds manifests: first what it met as it
+    /// was, copied from `previous`.
+    fn start_building(&mut self) {
+        if self.building {
+            return;
+        }
+        self.building = true;
+        for (class, manifest) in self.previous {
+            let met = &manifest.entries[..self.matched[class_index(*class)]];
+            self.out.manifests.entry(*class).or_default().entries.extend_from_slice(met);
+        }
+    }
+
+    /// Records `found`: counted when the walk is not building and it is
+    /// as before, pushed otherwise.
+    fn emit(&mut self, class: CaptureClass, found: Seeing<'_>) {
+        if !self.building && Self::met(self.previous, &mut self.matched, class, &found) {
+            return;
+        }
+        self.start_building();
+        self.push(class, found.entry());
+    }
+
     /// A path that could not be read: its last entry (and, for a
     /// directory, everything under it) is carried forward.
     fn unreadable(&mut self, vpath: &Name, dir: bool) {
+        self.start_building();
         let mut carried: Vec<(CaptureClass, Entry)> = Vec::new();
         for (class, manifest) in self.previous {
             // Sorted by path: the path itself, then (for a directory) what is under it.
@@ -297,144 +655,172 @@ impl Walk<'_> {
         self.out.unreadable.push((class, vpath.to_string()));
     }
 
-    fn file(&mut self, dir: &Path, name: &std::ffi::OsStr, vpath: Name, meta: &std::fs::Metadata) {
-        let class = self.config.class_of(&vpath, meta.size());
-        let stats = (
-            meta.size(),
-            nanos(meta.mtime(), meta.mtime_nsec()),
-            nanos(meta.ctime(), meta.ctime_nsec()),
-            meta.ino(),
-            meta.dev(),
-        );
+    fn file(&mut self, dir: &Path, name: &[u8], vpath: &[u8], meta: &Stat) {
+        use std::os::unix::ffi::OsStrExt;
+        let class = self.config.class_of(vpath, meta.size);
+        let stats = (meta.size, meta.mtime_ns, meta.ctime_ns, meta.ino, meta.dev);
         let walk = self.seen.walks;
-        let unchanged = match self.seen.files.get_mut(&vpath) {
-            Some(s) if (s.size, s.mtime_ns, s.ctime_ns, s.ino, s.dev) == stats => {
-                s.walk = walk;
-                Some(s.objects.clone())
-            }
-            _ => None,
-        };
-        let was_unchanged = unchanged.is_some();
-        let objects = match unchanged {
-            Some(objects) => objects,
-            None => {
-                let path = &dir.join(name);
-                let read = open_nofollow(path).and_then(|file| {
-                    let opened = file.metadata()?;
-                    if !opened.is_file() || opened.ino() != meta.ino() {
-                        return Err(std::io::Error::other("the path changed while it was read"));
-                    }
-                    let mut refs = Vec::new();
-                    let kept = &mut self.kept_bytes;
-                    // Fewer blocks than bytes: the file has holes to skip.
-                    let sparse = meta.blocks().saturating_mul(512) < meta.size();
-                    let (keys, read) = objects_of(file, meta.size(), sparse, |key, offset, data, zeros| {
-                        let bytes = if zeros {
-                            Some(bytes::Bytes::from_static(&ZEROS[..data.len()]))
-                        } else if *kept + data.len() <= KEEP_BYTES {
-                            *kept += data.len();
-                            Some(bytes::Bytes::copy_from_slice(data))
-                        } else {
-                            None
-                        };
-                        refs.push(ObjectRef { key, path: path.to_path_buf(), offset, len: data.len() as u32, bytes })
-                    })?;
-                    Ok((keys, read, refs))
-                });
-                match read {
-                    Ok((keys, read, refs)) => {
-                        self.out.read_bytes += read;
-                        for r in refs {
-                            if self.keys.insert(r.key.clone()) {
-                                self.out.objects.push(r);
-                            }
-                        }
-                        keys
-                    }
-                    Err(_) => return self.unreadable(&vpath, false),
-                }
-            }
-        };
-        if !was_unchanged {
-            let (size, mtime_ns, ctime_ns, ino, dev) = stats;
-            let seen = Seen { size, mtime_ns, ctime_ns, ino, dev, objects: objects.clone(), walk };
-            self.seen.files.insert(vpath.clone(), seen);
-        }
         // The first path of an inode with more than one name is the one
         // the others link to.
-        let hard_link = if meta.nlink() > 1 {
-            match self.links.entry((meta.dev(), meta.ino())) {
+        let hard_link = if meta.nlink > 1 {
+            match self.links.entry((meta.dev, meta.ino)) {
                 std::collections::hash_map::Entry::Occupied(first) => Some(first.get().clone()),
                 std::collections::hash_map::Entry::Vacant(slot) => {
-                    slot.insert(vpath.clone());
+                    slot.insert(Name::from_bytes(vpath));
                     None
                 }
             }
         } else {
             None
         };
-        let entry = Entry {
-            path: vpath,
-            kind: EntryKind::File,
-            mode: meta.mode() & 0o7777,
-            size: meta.size(),
-            mtime_ms: mtime_ms(meta),
-            objects,
-            target: None,
-            hard_link,
+        // Unchanged since a snap read it: its objects are those it found.
+        if let Some(seen) = self.seen.files.get_mut(vpath)
+            && (seen.size, seen.mtime_ns, seen.ctime_ns, seen.ino, seen.dev) == stats
+        {
+            seen.walk = walk;
+            if !self.building
+                && Self::met(
+                    self.previous,
+                    &mut self.matched,
+                    class,
+                    &Seeing::file(vpath, meta, &seen.objects, hard_link.as_ref()),
+                )
+            {
+                return;
+            }
+            let objects = seen.objects.clone();
+            self.start_building();
+            let entry = Entry {
+                path: Name::from_bytes(vpath),
+                kind: EntryKind::File,
+                mode: meta.perm(),
+                size: meta.size,
+                mtime_ms: meta.mtime_ms(),
+                objects,
+                target: None,
+                hard_link,
+            };
+            return self.push(class, entry);
+        }
+        let path = &dir.join(std::ffi::OsStr::from_bytes(name));
+        let read = open_nofollow(path).and_then(|file| {
+            let opened = file.metadata()?;
+            if !opened.is_file() || opened.ino() != meta.ino {
+                return Err(std::io::Error::other("the path changed while it was read"));
+            }
+            let mut refs = Vec::new();
+            let kept = &mut self.kept_bytes;
+            // Fewer blocks than bytes: the file has holes to skip.
+            let sparse = meta.blocks.saturating_mul(512) < meta.size;
+            let (keys, read) = objects_of(file, meta.size, sparse, |key, offset, data, zeros| {
+                let bytes = if zeros {
+                    Some(bytes::Bytes::from_static(&ZEROS[..data.len()]))
+                } else if *kept + data.len() <= KEEP_BYTES {
+                    *kept += data.len();
+                    Some(bytes::Bytes::copy_from_slice(data))
+                } else {
+                    None
+                };
+                refs.push(ObjectRef { key, path: path.to_path_buf(), offset, len: data.len() as u32, bytes })
+            })?;
+            Ok((keys, read, refs))
+        });
+        let objects = match read {
+            Ok((keys, read, refs)) => {
+                self.out.read_bytes += read;
+                for r in refs {
+                    if self.keys.insert(r.key.clone()) {
+                        self.out.objects.push(r);
+                    }
+                }
+                keys
+            }
+            Err(_) => return self.unreadable(&Name::from_bytes(vpath), false),
         };
+        let (size, mtime_ns, ctime_ns, ino, dev) = stats;
+        let seen = Seen { size, mtime_ns, ctime_ns, ino, dev, objects, walk };
+        let seen = match self.seen.files.entry(Name::from_bytes(vpath)) {
+            std::collections::hash_map::Entry::Occupied(mut slot) => {
+                slot.insert(seen);
+                slot.into_mut()
+            }
+            std::collections::hash_map::Entry::Vacant(slot) => slot.insert(seen),
+        };
+        let found = Seeing::file(vpath, meta, &seen.objects, hard_link.as_ref());
+        if !self.building && Self::met(self.previous, &mut self.matched, class, &found) {
+            return;
+        }
+        let entry = found.entry();
+        self.start_building();
         self.push(class, entry);
     }
 
-    fn dir(&mut self, dir: &Path, vdir: Option<&Name>) -> std::io::Result<()> {
+    fn dir(&mut self, dir: &Path, vdir: Option<&[u8]>) -> std::io::Result<()> {
         use std::os::unix::ffi::OsStrExt;
-        let mut entries: Vec<(std::ffi::OsString, std::fs::DirEntry)> =
-            std::fs::read_dir(dir)?.map(|e| e.map(|e| (e.file_name(), e))).collect::<Result<_, _>>()?;
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
-        for (name, dir_entry) in entries {
+        let listing = self.lister.take(dir, vdir.is_none())?;
+        let mut vpath: Vec<u8> = Vec::with_capacity(vdir.map_or(0, <[u8]>::len) + 64);
+        for &(i, under) in &listing.order {
+            let name = listing.name(i);
             // A name is its bytes: Linux names need not be UTF-8.
-            let name = name.as_os_str();
-            let vpath = match vdir {
-                None if name == ".git" => Name::from(".git"),
-                None => Name::from("tree").child(name.as_bytes()),
-                Some(parent) => parent.child(name.as_bytes()),
-            };
+            vpath.clear();
+            match vdir {
+                None if name == GIT_DIR => vpath.extend_from_slice(GIT_DIR),
+                None => {
+                    vpath.extend_from_slice(b"tree/");
+                    vpath.extend_from_slice(name);
+                }
+                Some(parent) => {
+                    vpath.extend_from_slice(parent);
+                    vpath.push(b'/');
+                    vpath.extend_from_slice(name);
+                }
+            }
+            let disk = || dir.join(std::ffi::OsStr::from_bytes(name));
+            if under {
+                if self.dir(&disk(), Some(&vpath)).is_err() {
+                    self.unreadable(&Name::from_bytes(vpath.as_slice()), true);
+                }
+                continue;
+            }
             // Stat'ed relative to the open directory, without following a symlink.
-            let meta = match dir_entry.metadata() {
-                Ok(meta) => meta,
+            let meta = match &listing.entries[i].1 {
+                Ok(meta) => *meta,
                 Err(_) => {
-                    self.unreadable(&vpath, true);
+                    self.unreadable(&Name::from_bytes(vpath.as_slice()), true);
                     continue;
                 }
             };
-            let kind = meta.file_type();
-            if kind.is_dir() {
+            let contentless = |kind, mode| Seeing {
+                path: &vpath,
+                kind,
+                mode,
+                size: 0,
+                mtime_ms: meta.mtime_ms(),
+                objects: &[],
+                target: None,
+                hard_link: None,
+            };
+            if meta.is(libc::S_IFDIR) {
                 // `.git` itself too: its mode and time are the worktree's.
-                let entry = Entry::contentless(vpath.clone(), EntryKind::Dir, meta.mode() & 0o7777, mtime_ms(&meta));
-                self.push(CaptureClass::Small, entry);
-                if self.dir(&dir.join(name), Some(&vpath)).is_err() {
-                    self.unreadable(&vpath, true);
-                }
-            } else if kind.is_symlink() {
-                match std::fs::read_link(dir.join(name)) {
+                self.emit(CaptureClass::Small, contentless(EntryKind::Dir, meta.perm()));
+            } else if meta.is(libc::S_IFLNK) {
+                match std::fs::read_link(disk()) {
                     Ok(target) => {
-                        let target =
-                            Name::from_bytes(std::os::unix::ffi::OsStringExt::into_vec(target.into_os_string()));
-                        let mut entry = Entry::contentless(vpath, EntryKind::Symlink, 0o777, mtime_ms(&meta));
-                        entry.target = Some(target);
-                        self.push(CaptureClass::Small, entry);
+                        let target = target.into_os_string();
+                        let found =
+                            Seeing { target: Some(target.as_bytes()), ..contentless(EntryKind::Symlink, 0o777) };
+                        self.emit(CaptureClass::Small, found);
                     }
-                    Err(_) => self.unreadable(&vpath, false),
+                    Err(_) => self.unreadable(&Name::from_bytes(vpath.as_slice()), false),
                 }
-            } else if kind.is_file() {
-                self.file(dir, name, vpath, &meta);
-            } else if kind.is_fifo() {
-                let entry = Entry::contentless(vpath, EntryKind::Fifo, meta.mode() & 0o7777, mtime_ms(&meta));
-                self.push(CaptureClass::Small, entry);
+            } else if meta.is(libc::S_IFREG) {
+                self.file(dir, name, &vpath, &meta);
+            } else if meta.is(libc::S_IFIFO) {
+                self.emit(CaptureClass::Small, contentless(EntryKind::Fifo, meta.perm()));
             } else {
                 // A socket belongs to a process and a device node to the
                 // host: neither is work to keep, but both are named.
-                self.out.not_kept.push(vpath.to_string());
+                self.out.not_kept.push(Name::from_bytes(vpath.as_slice()).to_string());
             }
         }
         Ok(())
@@ -450,18 +836,75 @@ pub fn snap(
     previous: &BTreeMap<CaptureClass, Manifest>,
     seen: &mut SeenFiles,
 ) -> Result<Snapped, SnapError> {
+    walk(config, kind, previous, seen, true)
+}
+
+/// As [`snap`], except that a tree exactly as `previous` has it is
+/// answered [`Snapped::unchanged`], its manifests not built (the walk
+/// only compares what it meets with `previous`, in order).
+pub fn snap_changes(
+    config: &SnapConfig,
+    kind: SnapKind,
+    previous: &BTreeMap<CaptureClass, Manifest>,
+    seen: &mut SeenFiles,
+) -> Result<Snapped, SnapError> {
+    walk(config, kind, previous, seen, false)
+}
+
+fn walk(
+    config: &SnapConfig,
+    kind: SnapKind,
+    previous: &BTreeMap<CaptureClass, Manifest>,
+    seen: &mut SeenFiles,
+    build: bool,
+) -> Result<Snapped, SnapError> {
     seen.walks += 1;
     let mut out = Snapped::default();
-    for (class, manifest) in previous {
-        out.manifests.insert(*class, Manifest { entries: Vec::with_capacity(manifest.entries.len()) });
+    if build {
+        for (class, manifest) in previous {
+            out.manifests.insert(*class, Manifest { entries: Vec::with_capacity(manifest.entries.len()) });
+        }
     }
-    let mut walk = Walk { config, previous, seen, out, keys: HashSet::new(), links: HashMap::new(), kept_bytes: 0 };
-    walk.dir(&config.worktree, None).map_err(SnapError::Root)?;
+    let lister = Lister::default();
+    let helpers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4) - 1;
+    let mut walk = Walk {
+        config,
+        previous,
+        seen,
+        out,
+        keys: HashSet::new(),
+        links: HashMap::new(),
+        kept_bytes: 0,
+        building: build,
+        matched: [0; CaptureClass::ALL.len()],
+        lister: &lister,
+    };
+    std::thread::scope(|scope| {
+        for _ in 0..helpers {
+            // A helper that cannot start (a pids limit) leaves the walk to list more itself.
+            let _ = std::thread::Builder::new().name("capture-list".into()).spawn_scoped(scope, || lister.help());
+        }
+        let walked = walk.dir(&config.worktree, None);
+        lister.stop();
+        walked
+    })
+    .map_err(SnapError::Root)?;
+    let all_met = CaptureClass::ALL
+        .iter()
+        .all(|class| walk.matched[class_index(*class)] == previous.get(class).map_or(0, |m| m.entries.len()));
+    if !walk.building && !all_met {
+        // Paths `previous` has after the last one met are gone.
+        walk.start_building();
+    }
+    let unchanged = !walk.building;
     let mut out = walk.out;
+    out.unchanged = unchanged;
     let this_walk = seen.walks;
     seen.files.retain(|_, s| s.walk == this_walk);
-    for class in CaptureClass::ALL {
-        out.manifests.entry(class).or_default().canonicalize();
+    if !unchanged {
+        for class in CaptureClass::ALL {
+            out.manifests.entry(class).or_default().canonicalize();
+        }
     }
     out.unreadable.sort();
     out.not_kept.sort();
@@ -532,6 +975,92 @@ mod tests {
         let second = snap(&config(dir.path()), SnapKind::Automatic, &first.manifests, &mut seen).unwrap();
         assert_eq!(second.read_bytes, 5, "only the changed file is read");
         assert_eq!(second.objects.len(), 1);
+    }
+
+    /// A walk that may skip building answers `unchanged` exactly when the
+    /// full walk's manifests are `previous`, and otherwise the same
+    /// manifests the full walk builds.
+    fn agrees_with_a_full_walk(root: &Path, previous: &BTreeMap<CaptureClass, Manifest>) -> bool {
+        let full = snap(&config(root), SnapKind::Automatic, previous, &mut SeenFiles::default()).unwrap();
+        let quick = snap_changes(&config(root), SnapKind::Automatic, previous, &mut SeenFiles::default()).unwrap();
+        assert!(full.manifests.values().all(Manifest::is_canonical));
+        let full_is_previous =
+            CaptureClass::ALL.iter().all(|c| {
+                full.manifests.get(c).map_or(0, |m| m.entries.len()) == previous.get(c).map_or(0, |m| m.entries.len())
+            }) && full.manifests.iter().all(|(c, m)| m.entries.is_empty() || previous.get(c) == Some(m));
+        assert_eq!(quick.unchanged, full_is_previous, "{:?}", full.manifests);
+        if !quick.unchanged {
+            assert_eq!(quick.manifests, full.manifests);
+        }
+        quick.unchanged
+    }
+
+    #[test]
+    fn an_unchanged_tree_is_told_without_building_and_every_change_is_seen() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        // Names whose paths sort around a directory's: `a` < `a-b` < `a.b` < `a/x`.
+        for d in ["a", "a/sub", ".git", "vendor"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        for (f, body) in [
+            ("a-b", "1"),
+            ("a.b", "2"),
+            ("a/x", "3"),
+            ("a/sub/y", "4"),
+            (".gitignore", "5"),
+            (".git/HEAD", "6"),
+            ("vendor/lib.a", "7"),
+            ("z", "8"),
+        ] {
+            std::fs::write(root.join(f), body).unwrap();
+        }
+        std::os::unix::fs::symlink("a/x", root.join("link")).unwrap();
+        let first = snap(&config(root), SnapKind::Automatic, &BTreeMap::new(), &mut SeenFiles::default()).unwrap();
+        let previous = first.manifests;
+        assert!(agrees_with_a_full_walk(root, &previous), "the same tree is unchanged");
+
+        let mut seen = SeenFiles::default();
+        let warm = snap_changes(&config(root), SnapKind::Automatic, &previous, &mut seen).unwrap();
+        assert!(warm.unchanged && warm.manifests.values().all(|m| m.entries.is_empty()), "nothing is built");
+        let again = snap_changes(&config(root), SnapKind::Final, &previous, &mut seen).unwrap();
+        assert!(again.unchanged && again.read_bytes == 0, "a second walk reads nothing");
+
+        // Each change alone is seen, and the manifests are the full walk's.
+        type Change = Box<dyn Fn(&Path)>;
+        let changes: Vec<(&str, Change)> = vec![
+            ("a file's content in the middle", Box::new(|r| std::fs::write(r.join("a/x"), "changed").unwrap())),
+            ("the last path gone", Box::new(|r| std::fs::remove_file(r.join("z")).unwrap())),
+            ("a new path", Box::new(|r| std::fs::write(r.join("a/new"), "n").unwrap())),
+            (
+                "a symlink's target",
+                Box::new(|r| {
+                    std::fs::remove_file(r.join("link")).unwrap();
+                    std::os::unix::fs::symlink("a.b", r.join("link")).unwrap();
+                }),
+            ),
+            (
+                "a directory's mode",
+                Box::new(|r| {
+                    std::fs::set_permissions(r.join("a/sub"), std::fs::Permissions::from_mode(0o700)).unwrap()
+                }),
+            ),
+            ("a bulk file", Box::new(|r| std::fs::write(r.join("vendor/lib.a"), "77").unwrap())),
+        ];
+        for (what, change) in changes {
+            let copy = tempfile::tempdir().unwrap();
+            let status = std::process::Command::new("cp")
+                .arg("-a")
+                .arg(format!("{}/.", root.display()))
+                .arg(copy.path())
+                .status();
+            assert!(status.unwrap().success());
+            // The copy's times are the source's: the same tree.
+            assert!(agrees_with_a_full_walk(copy.path(), &previous), "{what}: the copy is the same tree");
+            change(copy.path());
+            assert!(!agrees_with_a_full_walk(copy.path(), &previous), "{what} is a change");
+        }
     }
 
     #[test]
