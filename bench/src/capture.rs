@@ -449,6 +449,45 @@ pub async fn run(args: BenchCaptureArgs) -> anyhow::Result<()> {
     let bytes_row = |step: &str, a: u64, b: u64| {
         println!("{step:<26} {:>12} {:>12} {:>7.2}x", mib(a), mib(b), a as f64 / b.max(1) as f64);
     };
+    use crate::summary::{Aim, record};
+    let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64();
+    let capture_figure = |measure: &str, a: Duration, b: Duration, aim: f64| {
+        record(&format!("{measure} (vs restic)"), &secs(a), &secs(b), ratio(a, b), Aim::AtMost(aim));
+    };
+    capture_figure("initial capture, 20k small + 20 large files", ours.initial, theirs.initial, 0.6);
+    capture_figure("incremental capture", ours.incremental, theirs.incremental, 0.3);
+    record(
+        "incremental bytes written (vs the bytes changed)",
+        &mib(ours.incremental_bytes),
+        &mib(changed),
+        ours.incremental_bytes as f64 / changed as f64,
+        Aim::AtMost(1.05),
+    );
+    capture_figure("restore into an empty worktree", ours.restore, theirs.restore, 0.5);
+    // A FINAL's aims are times: the aim is the baseline it is held to.
+    let final_figure = |files: usize, ms: f64, aim: f64| {
+        record(
+            &format!("FINAL with nothing changed, {files} files, median of 5 (vs its aim)"),
+            &format!("{ms:.1} ms"),
+            &format!("{aim} ms"),
+            ms / aim,
+            Aim::AtMost(1.0),
+        );
+    };
+    final_figure(args.small_files + args.large_files, final_flush.as_secs_f64() * 1000.0, 25.0);
+    if let Some(run) = &final_run {
+        final_figure(args.final_files, run.final_median_ms, 150.0);
+    }
+    if let Some(run) = &memory_run {
+        let per_file = run.peak_rss_kib as f64 * 1024.0 / args.memory_files as f64;
+        record(
+            &format!("capture engine's peak memory, {} files (vs 2 KiB a file)", args.memory_files),
+            &format!("{per_file:.0} B a file"),
+            &format!("{MEMORY_BOUND_PER_FILE} B"),
+            per_file / MEMORY_BOUND_PER_FILE as f64,
+            Aim::AtMost(1.0),
+        );
+    }
     row("initial capture", ours.initial, theirs.initial, Some(0.6));
     bytes_row("  bytes written", ours.initial_bytes, theirs.initial_bytes);
     row("incremental capture", ours.incremental, theirs.incremental, Some(0.3));

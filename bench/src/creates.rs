@@ -192,7 +192,8 @@ async fn bench_backend(label: &str, store: Store, args: &BenchArgs) -> anyhow::R
         per_s(&create_parallel),
         per_s(&base_parallel),
         create_parallel.per_second() / base_parallel.per_second(),
-        Aim::AtLeast(0.5),
+        // PostgreSQL's server shares the cores with the API here: its aim is its own.
+        Aim::AtLeast(if label == "postgres" { 0.6 } else { 0.5 }),
     );
     row(
         label,

@@ -27,10 +27,13 @@ pub struct BenchReadsArgs {
     /// Measure SQLite even when a PostgreSQL server is given.
     #[arg(long)]
     pub sqlite: bool,
-    /// The store's sizes, in workspaces, measured in turn (the first is
+    /// PostgreSQL's sizes, in workspaces, measured in turn (the first is
     /// every figure's baseline).
-    #[arg(long, value_delimiter = ',', default_value = "20000,100000")]
+    #[arg(long, value_delimiter = ',', default_value = "20000,1000000")]
     pub sizes: Vec<u64>,
+    /// SQLite's sizes: the embedded store is for one host's workspaces.
+    #[arg(long, value_delimiter = ',', default_value = "20000,100000")]
+    pub sqlite_sizes: Vec<u64>,
     /// Events each generated workspace has.
     #[arg(long, default_value_t = 100)]
     pub events_per_workspace: u64,
@@ -191,7 +194,7 @@ async fn measure(store: &Store, size: u64, args: &BenchReadsArgs) -> anyhow::Res
     Ok(out)
 }
 
-async fn bench_backend(label: &str, store: Store, args: &BenchReadsArgs) -> anyhow::Result<()> {
+async fn bench_backend(label: &str, store: Store, sizes: &[u64], args: &BenchReadsArgs) -> anyhow::Result<()> {
     println!("{label}: durability {}", store.durability().await?);
     // The template every generated row copies: a real create's rows.
     let mut new =
@@ -200,7 +203,7 @@ async fn bench_backend(label: &str, store: Store, args: &BenchReadsArgs) -> anyh
     let template = match store.create_workspace(new).await? {
         sluice_store::CreateOutcome::Created(view) | sluice_store::CreateOutcome::Replayed(view) => view.workspace.id,
     };
-    let mut sizes = args.sizes.clone();
+    let mut sizes = sizes.to_vec();
     sizes.sort();
     sizes.dedup();
     let mut filled = 0;
@@ -246,10 +249,12 @@ async fn bench_backend(label: &str, store: Store, args: &BenchReadsArgs) -> anyh
 }
 
 pub async fn run(args: BenchReadsArgs) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        !args.sizes.is_empty() && args.sizes.iter().all(|s| *s >= args.owners),
-        "--sizes: each at least --owners"
-    );
+    for (flag, sizes) in [("--sizes", &args.sizes), ("--sqlite-sizes", &args.sqlite_sizes)] {
+        anyhow::ensure!(
+            !sizes.is_empty() && sizes.iter().all(|s| *s >= args.owners * 50),
+            "{flag}: each at least 50 workspaces for each of --owners"
+        );
+    }
     if args.postgres_url.is_none() || args.sqlite {
         let dir = match &args.dir {
             Some(dir) => dir.clone(),
@@ -258,7 +263,7 @@ pub async fn run(args: BenchReadsArgs) -> anyhow::Result<()> {
         std::fs::create_dir_all(&dir)?;
         let url = format!("sqlite:{}", dir.join("reads.db").display());
         let store = Store::open(&url, Sealer::from_key([7; 32])).await?;
-        let measured = bench_backend("SQLite", store.clone(), &args).await;
+        let measured = bench_backend("SQLite", store.clone(), &args.sqlite_sizes, &args).await;
         store.close().await;
         let _ = std::fs::remove_dir_all(&dir);
         measured?;
@@ -268,7 +273,7 @@ pub async fn run(args: BenchReadsArgs) -> anyhow::Result<()> {
             .await
             .context("create the bench database")?;
         let store = Store::open(&url, Sealer::from_key([7; 32])).await?;
-        let measured = bench_backend("PostgreSQL", store.clone(), &args).await;
+        let measured = bench_backend("PostgreSQL", store.clone(), &args.sizes, &args).await;
         store.close().await;
         testing::drop_postgres_database(admin, &url).await.context("drop the bench database")?;
         measured?;

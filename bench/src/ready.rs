@@ -203,6 +203,43 @@ async fn baseline_local(root: &Path, count: usize) -> anyhow::Result<Vec<Duratio
     Ok(samples)
 }
 
+/// The pool's other baseline: bubblewrap with the local runtime's mounts
+/// and namespaces, and `setpriv` dropping to another uid with no
+/// capabilities, spawning `true` and waiting for it to end: the sandbox's
+/// own cost with no daemon in it. `None` without bubblewrap.
+fn baseline_bare_sandbox(count: usize) -> anyhow::Result<Option<Vec<Duration>>> {
+    let Some(bwrap) = ["/usr/bin/bwrap", "/bin/bwrap"].into_iter().find(|p| Path::new(p).is_file()) else {
+        eprintln!("no bubblewrap: the pool's bare sandbox baseline is skipped");
+        return Ok(None);
+    };
+    let mut samples = Vec::new();
+    for _ in 0..count {
+        let started = Instant::now();
+        let status = Command::new(bwrap)
+            .args(["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"])
+            .args([
+                "--ro-bind-try",
+                "/bin",
+                "/bin",
+                "--ro-bind-try",
+                "/lib",
+                "/lib",
+                "--ro-bind-try",
+                "/lib64",
+                "/lib64",
+            ])
+            .args(["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"])
+            .args(["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--unshare-cgroup-try"])
+            .args(["--", "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"])
+            .args(["--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "/usr/bin/true"])
+            .stdout(Stdio::null())
+            .status()?;
+        anyhow::ensure!(status.success(), "bubblewrap and setpriv did not run true");
+        samples.push(started.elapsed());
+    }
+    Ok(Some(samples))
+}
+
 /// The docker baseline: `docker run` of the same image with the same daemon.
 async fn baseline_docker(root: &Path, count: usize, image: &str) -> anyhow::Result<Vec<Duration>> {
     let daemon = static_daemon()?;
@@ -364,6 +401,7 @@ pub async fn run(args: BenchReadyArgs) -> anyhow::Result<()> {
     );
     let mut breakdowns = Vec::new();
     for runtime in &args.runtimes {
+        let bare_sandbox = if runtime == "pool" { baseline_bare_sandbox(args.count)? } else { None };
         let (sandbox, baseline) = match runtime.as_str() {
             "local" => (
                 Some(baseline_sandbox(&root.join("baseline-sandbox"), args.count).await?),
@@ -382,6 +420,18 @@ pub async fn run(args: BenchReadyArgs) -> anyhow::Result<()> {
             let (a, b) = (percentile(&ours, p), percentile(&baseline, p));
             use crate::summary::{Aim, record};
             let measure = format!("create -> ready, {runtime}, {stat}");
+            if let Some(samples) = &bare_sandbox {
+                let s = percentile(samples, p);
+                let ratio = a.as_secs_f64() / s.as_secs_f64();
+                record(
+                    &format!("{measure} (vs bubblewrap and setpriv spawning true)"),
+                    &ms(a),
+                    &ms(s),
+                    ratio,
+                    Aim::AtMost(1.5),
+                );
+                println!("{runtime:<8} {stat:<6} {:>10}   bubblewrap + setpriv + true: {} ({ratio:.2}x)", ms(a), ms(s));
+            }
             let (sandboxed, over_sandbox) = match &sandbox {
                 Some(samples) => {
                     let s = percentile(samples, p);

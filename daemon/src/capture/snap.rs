@@ -47,7 +47,7 @@ pub enum SnapKind {
 }
 
 /// What snaps saw of a file, so an unchanged one is not read again.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Seen {
     size: u64,
     mtime_ns: i128,
@@ -55,18 +55,99 @@ pub struct Seen {
     ino: u64,
     dev: u64,
     objects: Vec<String>,
-    /// The walk that last saw it: a path no walk sees again is dropped.
-    walk: u64,
 }
 
-/// What snaps remember between walks, kept and updated in place (a walk of
-/// an unchanged tree allocates nothing for it).
+/// What decides that a file is as a snap read it.
+type Stats = (u64, i128, i128, u64, u64);
+
+impl Seen {
+    fn stats(&self) -> Stats {
+        (self.size, self.mtime_ns, self.ctime_ns, self.ino, self.dev)
+    }
+}
+
+/// What snaps remember between walks: sorted by path, the order a walk
+/// meets files in, so a walk finds each file's record by moving forward
+/// through them, not by a lookup; a walk of an unchanged tree updates
+/// nothing and allocates nothing for it.
 #[derive(Debug, Default)]
 pub struct SeenFiles {
-    // Looked up once a file a walk: a fast hash (the names are the
-    // workload's, but a flood of colliding names only slows its own snaps).
-    files: rustc_hash::FxHashMap<Name, Seen>,
-    walks: u64,
+    files: Vec<(Name, Seen)>,
+    /// During a walk: how far into `files` it has come,
+    at: usize,
+    /// and, from its first difference on, the records of what it met, in order.
+    next: Option<Vec<(Name, Seen)>>,
+}
+
+impl SeenFiles {
+    fn begin(&mut self) {
+        self.at = 0;
+        self.next = None;
+    }
+
+    /// The walk differs from the records: what it met so far moves over.
+    fn diverge(&mut self) -> &mut Vec<(Name, Seen)> {
+        if self.next.is_none() {
+            let rest = self.files.split_off(self.at);
+            self.next = Some(std::mem::replace(&mut self.files, rest));
+            self.at = 0;
+        }
+        self.next.get_or_insert_default()
+    }
+
+    /// Passes the records of paths before `path`: the walk did not meet them.
+    fn pass(&mut self, path: &[u8]) {
+        while self.files.get(self.at).is_some_and(|(p, _)| p.as_bytes() < path) {
+            self.diverge();
+            self.at += 1;
+        }
+    }
+
+    /// The record of `path` if the file is as it was read (counted as met).
+    fn unchanged(&mut self, path: &[u8], stats: Stats) -> Option<&Seen> {
+        self.pass(path);
+        let (p, seen) = self.files.get(self.at)?;
+        if p.as_bytes() != path || seen.stats() != stats {
+            return None;
+        }
+        self.at += 1;
+        if self.next.is_none() {
+            return Some(&self.files[self.at - 1].1);
+        }
+        let record = std::mem::take(&mut self.files[self.at - 1]);
+        let next = self.diverge();
+        next.push(record);
+        next.last().map(|(_, seen)| seen)
+    }
+
+    /// Records what the walk read of `path`.
+    fn read(&mut self, path: &[u8], seen: Seen) -> &Seen {
+        self.pass(path);
+        self.diverge();
+        if self.files.get(self.at).is_some_and(|(p, _)| p.as_bytes() == path) {
+            self.at += 1;
+        }
+        let next = self.diverge();
+        next.push((Name::from_bytes(path), seen));
+        &next[next.len() - 1].1
+    }
+
+    /// Ends a walk: files it did not meet are forgotten.
+    fn end(&mut self) {
+        match self.next.take() {
+            Some(mut next) => {
+                // A walk meets files in path order; should one not, the
+                // records are put in order (a miss only reads a file again).
+                if !next.windows(2).all(|w| w[0].0 < w[1].0) {
+                    next.sort_by(|a, b| a.0.cmp(&b.0));
+                    next.dedup_by(|a, b| a.0 == b.0);
+                }
+                self.files = next;
+            }
+            None => self.files.truncate(self.at),
+        }
+        self.at = 0;
+    }
 }
 
 /// Where an object's bytes are on disk (and, when the snap kept them, the
@@ -659,7 +740,6 @@ impl Walk<'_> {
         use std::os::unix::ffi::OsStrExt;
         let class = self.config.class_of(vpath, meta.size);
         let stats = (meta.size, meta.mtime_ns, meta.ctime_ns, meta.ino, meta.dev);
-        let walk = self.seen.walks;
         // The first path of an inode with more than one name is the one
         // the others link to.
         let hard_link = if meta.nlink > 1 {
@@ -674,10 +754,7 @@ impl Walk<'_> {
             None
         };
         // Unchanged since a snap read it: its objects are those it found.
-        if let Some(seen) = self.seen.files.get_mut(vpath)
-            && (seen.size, seen.mtime_ns, seen.ctime_ns, seen.ino, seen.dev) == stats
-        {
-            seen.walk = walk;
+        if let Some(seen) = self.seen.unchanged(vpath, stats) {
             if !self.building
                 && Self::met(
                     self.previous,
@@ -738,14 +815,7 @@ impl Walk<'_> {
             Err(_) => return self.unreadable(&Name::from_bytes(vpath), false),
         };
         let (size, mtime_ns, ctime_ns, ino, dev) = stats;
-        let seen = Seen { size, mtime_ns, ctime_ns, ino, dev, objects, walk };
-        let seen = match self.seen.files.entry(Name::from_bytes(vpath)) {
-            std::collections::hash_map::Entry::Occupied(mut slot) => {
-                slot.insert(seen);
-                slot.into_mut()
-            }
-            std::collections::hash_map::Entry::Vacant(slot) => slot.insert(seen),
-        };
+        let seen = self.seen.read(vpath, Seen { size, mtime_ns, ctime_ns, ino, dev, objects });
         let found = Seeing::file(vpath, meta, &seen.objects, hard_link.as_ref());
         if !self.building && Self::met(self.previous, &mut self.matched, class, &found) {
             return;
@@ -858,7 +928,7 @@ fn walk(
     seen: &mut SeenFiles,
     build: bool,
 ) -> Result<Snapped, SnapError> {
-    seen.walks += 1;
+    seen.begin();
     let mut out = Snapped::default();
     if build {
         for (class, manifest) in previous {
@@ -879,7 +949,7 @@ fn walk(
         matched: [0; CaptureClass::ALL.len()],
         lister: &lister,
     };
-    std::thread::scope(|scope| {
+    let walked = std::thread::scope(|scope| {
         for _ in 0..helpers {
             // A helper that cannot start (a pids limit) leaves the walk to list more itself.
             let _ = std::thread::Builder::new().name("capture-list".into()).spawn_scoped(scope, || lister.help());
@@ -887,8 +957,11 @@ fn walk(
         let walked = walk.dir(&config.worktree, None);
         lister.stop();
         walked
-    })
-    .map_err(SnapError::Root)?;
+    });
+    if let Err(e) = walked {
+        walk.seen.end();
+        return Err(SnapError::Root(e));
+    }
     let all_met = CaptureClass::ALL
         .iter()
         .all(|class| walk.matched[class_index(*class)] == previous.get(class).map_or(0, |m| m.entries.len()));
@@ -899,8 +972,7 @@ fn walk(
     let unchanged = !walk.building;
     let mut out = walk.out;
     out.unchanged = unchanged;
-    let this_walk = seen.walks;
-    seen.files.retain(|_, s| s.walk == this_walk);
+    seen.end();
     if !unchanged {
         for class in CaptureClass::ALL {
             out.manifests.entry(class).or_default().canonicalize();
@@ -975,6 +1047,17 @@ mod tests {
         let second = snap(&config(dir.path()), SnapKind::Automatic, &first.manifests, &mut seen).unwrap();
         assert_eq!(second.read_bytes, 5, "only the changed file is read");
         assert_eq!(second.objects.len(), 1);
+        // A path gone before a kept one, and a new one between: only the new one is read.
+        std::fs::remove_file(dir.path().join("a")).unwrap();
+        std::fs::write(dir.path().join("ab"), "four").unwrap();
+        let third = snap(&config(dir.path()), SnapKind::Automatic, &second.manifests, &mut seen).unwrap();
+        assert_eq!(third.read_bytes, 4, "only the new file is read");
+        let paths: Vec<&str> =
+            third.manifests[&CaptureClass::Small].entries.iter().filter_map(|e| e.path.to_str()).collect();
+        assert_eq!(paths, ["tree/ab", "tree/b"]);
+        let fourth = snap(&config(dir.path()), SnapKind::Automatic, &third.manifests, &mut seen).unwrap();
+        assert_eq!(fourth.read_bytes, 0, "an unchanged tree is read from no file");
+        assert_eq!(fourth.manifests, third.manifests);
     }
 
     /// A walk that may skip building answers `unchanged` exactly when the
