@@ -372,9 +372,11 @@ async fn step(worker: &Worker, lease: &Lease) -> Result<Step, StoreError> {
                     }
                     let takes = &worker.config.metrics.warm_pool_takes;
                     match &launched.pool {
+                        // Refilled once this one is recorded ready (or on the
+                        // tender's next round): a refill started now would
+                        // compete with this create for the cores.
                         Some(sluice_runtime::PoolTake::Taken(image)) => {
                             takes.with_label_values(&[image, "taken"]).inc();
-                            worker.pool_taken.notify_one();
                         }
                         Some(sluice_runtime::PoolTake::Empty(image)) => {
                             takes.with_label_values(&[image, "empty"]).inc();
@@ -476,6 +478,8 @@ async fn step(worker: &Worker, lease: &Lease) -> Result<Step, StoreError> {
             let runtime_name = worker.runtime.adapter().as_str();
             phases.with_label_values(&[runtime_name, "record_ready"]).observe(recording.elapsed().as_secs_f64());
             tracing::info!(workspace = %lease.subject, run = %run_id, "executor ready");
+            // A pool this launch took from refills now.
+            worker.pool_taken.notify_one();
             Ok(Some(watch_ready(worker, &state).await))
         }
         Action::Fail { run_id, error, retry } => {
