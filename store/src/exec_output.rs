@@ -72,7 +72,20 @@ impl Store {
             )
             .await?;
         }
-        tx.commit().await
+        tx.commit().await?;
+        self.exec_written();
+        Ok(())
+    }
+
+    /// Heard of each exec-run write this process commits: a stream marks
+    /// what it has seen before it reads, and waits for a change after
+    /// (writes of other processes are found by reading again).
+    pub fn exec_writes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.exec_writes.subscribe()
+    }
+
+    pub(crate) fn exec_written(&self) {
+        self.exec_writes.send_modify(|n| *n = n.wrapping_add(1));
     }
 
     /// The owner's run as it is now, then its output after `after` (at most

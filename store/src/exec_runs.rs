@@ -272,7 +272,9 @@ impl Store {
     ) -> Result<(), StoreError> {
         let (mut tx, _) = begin_fenced(&self.pool, lease).await?;
         tx.execute("UPDATE exec_runs SET results = $1 WHERE id = $2", args![to_json(&results)?, run_id]).await?;
-        tx.commit().await
+        tx.commit().await?;
+        self.exec_written();
+        Ok(())
     }
 
     /// Ends an exec run: `completed` with the last command's exit code, or
@@ -306,6 +308,8 @@ impl Store {
         )
         .await?;
         finish_in(&mut tx, lease, None, None, now).await?;
-        tx.commit().await
+        tx.commit().await?;
+        self.exec_written();
+        Ok(())
     }
 }

@@ -68,6 +68,9 @@ pub struct Store {
     creates: creates::group_commit::CreateQueue,
     /// Keys this process saw taken, to answer repeats without the committer.
     found_keys: std::sync::Arc<creates::group_commit::FoundKeys>,
+    /// Counts the exec-run writes this process committed (output, results,
+    /// ends), so a stream of a run written here hears of them at once.
+    exec_writes: std::sync::Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 impl Store {
@@ -92,7 +95,8 @@ impl Store {
         let max = if url.starts_with("sqlite:") { 8 } else { 16 };
         let pool = db::Pool::connect(url, max, wait).await?;
         let creates = creates::group_commit::CreateQueue::start(pool.clone());
-        Ok(Store { pool, sealer, creates, found_keys: Default::default() })
+        let exec_writes = std::sync::Arc::new(tokio::sync::watch::Sender::new(0));
+        Ok(Store { pool, sealer, creates, found_keys: Default::default(), exec_writes })
     }
 
     pub async fn migrate(&self) -> Result<(), StoreError> {

@@ -65,12 +65,17 @@ struct Following {
     after: i64,
     ready: VecDeque<SseEvent>,
     ended: bool,
+    /// Writes of exec runs committed in this process: a run written here
+    /// is streamed as soon as it is, without waiting for the next poll.
+    writes: tokio::sync::watch::Receiver<u64>,
     _slot: tokio::sync::OwnedSemaphorePermit,
 }
 
 impl Following {
     /// Reads what is new into `ready`; `false` when the stream should end.
     async fn read(&mut self) -> bool {
+        // Marked seen before the read: a write during it wakes the next wait.
+        self.writes.borrow_and_update();
         match self.app.store.exec_output_after(&self.owner, &self.run_id, self.after, BATCH).await {
             Ok(Some((run, records))) => {
                 for record in &records {
@@ -99,7 +104,7 @@ impl Following {
                     return None;
                 }
                 if following.ready.is_empty() {
-                    tokio::time::sleep(POLL).await;
+                    let _ = tokio::time::timeout(POLL, following.writes.changed()).await;
                 }
             }
         })
@@ -120,7 +125,9 @@ pub(crate) async fn open(
         .clone()
         .try_acquire_owned()
         .map_err(|_| ApiError::ServiceUnavailable("too many streams are open here; reconnect shortly".into()))?;
-    let mut following = Following { app, owner, run_id, after, ready: VecDeque::new(), ended: false, _slot: slot };
+    let writes = app.store.exec_writes();
+    let mut following =
+        Following { app, owner, run_id, after, ready: VecDeque::new(), ended: false, writes, _slot: slot };
     if let Some(run) = first {
         following.ready.push_back(run_event("run", run));
     }
