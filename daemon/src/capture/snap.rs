@@ -954,9 +954,16 @@ fn walk(
             // A helper that cannot start (a pids limit) leaves the walk to list more itself.
             let _ = std::thread::Builder::new().name("capture-list".into()).spawn_scoped(scope, || lister.help());
         }
-        let walked = walk.dir(&config.worktree, None);
-        lister.stop();
-        walked
+        // Told to stop however the walk ends (a panic too): the scope
+        // waits for its helpers.
+        struct Stop<'l>(&'l Lister);
+        impl Drop for Stop<'_> {
+            fn drop(&mut self) {
+                self.0.stop();
+            }
+        }
+        let _stop = Stop(&lister);
+        walk.dir(&config.worktree, None)
     });
     if let Err(e) = walked {
         walk.seen.end();
