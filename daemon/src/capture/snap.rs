@@ -1,5 +1,8 @@
 //! A snap: one walk of the worktree into a manifest per class. Runs on the
-//! file worker thread (as the workload), never on the async runtime.
+//! file worker thread (as the workload), never on the async runtime, with
+//! helper threads it starts (as the workload too) reading directories
+//! ahead of it. The walk meets paths in a manifest's order: compared with
+//! the last capture as it goes, an unchanged tree builds nothing.
 //!
 //! A file whose size, mtime, ctime and inode are those of the last snap is
 //! not read again. A path that cannot be listed, stat'ed or opened is never
