@@ -768,18 +768,8 @@ impl Walk<'_> {
             {
                 return;
             }
-            let objects = seen.objects.clone();
+            let entry = Seeing::file(vpath, meta, &seen.objects, hard_link.as_ref()).entry();
             self.start_building();
-            let entry = Entry {
-                path: Name::from_bytes(vpath),
-                kind: EntryKind::File,
-                mode: meta.perm(),
-                size: meta.size,
-                mtime_ms: meta.mtime_ms(),
-                objects,
-                target: None,
-                hard_link,
-            };
             return self.push(class, entry);
         }
         let path = &dir.join(std::ffi::OsStr::from_bytes(name));
