@@ -310,20 +310,50 @@ impl Serve {
         bail!("sluice serve {} did not start", args.join(" "))
     }
 
-    /// Waits (untimed) until the server's warm pool holds an idle executor.
-    async fn until_pooled(&self) -> anyhow::Result<()> {
+    /// The server's metrics, as text.
+    async fn metrics(&self) -> anyhow::Result<String> {
         let client = reqwest::Client::new();
+        let answer = client.get(format!("{}/metrics", self.base)).bearer_auth(&self.token).send().await?;
+        Ok(answer.error_for_status()?.text().await?)
+    }
+
+    /// Waits (untimed) until the server's warm pool is full. Read from the
+    /// pool's gauges (set each time the pool is tended, at the latest after
+    /// each take's ready record), not the fleet's heartbeat, which can be a
+    /// beat behind: a full pool a take ago still holds one executor.
+    async fn until_pooled(&self) -> anyhow::Result<()> {
         let deadline = Instant::now() + Duration::from_secs(120);
         while Instant::now() < deadline {
-            let fleet: Value =
-                client.get(format!("{}/v1/workers", self.base)).bearer_auth(&self.token).send().await?.json().await?;
-            let idle = fleet["items"].as_array().into_iter().flatten().flat_map(|w| w["warmPool"].as_array()).flatten();
-            if idle.map(|level| level["idle"].as_u64().unwrap_or(0)).sum::<u64>() > 0 {
+            let text = self.metrics().await?;
+            let gauge = |state: &str| {
+                text.lines()
+                    .filter(|l| {
+                        l.starts_with("sluice_warm_pool_executors{") && l.contains(&format!("state=\"{state}\""))
+                    })
+                    .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
+                    .sum::<f64>()
+            };
+            let target = gauge("target");
+            if target > 0.0 && gauge("idle") >= target {
                 return Ok(());
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         bail!("the warm pool never filled")
+    }
+
+    /// How many launches took from the warm pool, and how many found it empty.
+    async fn pool_takes(&self) -> anyhow::Result<(u64, u64)> {
+        let text = self.metrics().await?;
+        let count = |outcome: &str| {
+            text.lines()
+                .filter(|l| {
+                    l.starts_with("sluice_warm_pool_takes_total{") && l.contains(&format!("outcome=\"{outcome}\""))
+                })
+                .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
+                .sum::<f64>() as u64
+        };
+        Ok((count("taken"), count("empty")))
     }
 }
 
@@ -415,6 +445,10 @@ pub async fn run(args: BenchReadyArgs) -> anyhow::Result<()> {
         let ours = through_sluice(&serve, args.count, &args.image, runtime == "pool").await?;
         let labelled = if runtime == "pool" { "local" } else { runtime.as_str() };
         breakdowns.push((runtime.clone(), breakdown(&serve, labelled).await?));
+        if runtime == "pool" {
+            let (taken, empty) = serve.pool_takes().await?;
+            println!("pool: {taken} of {} creates took from the pool, {empty} found it empty", taken + empty);
+        }
         drop(serve);
         for (stat, p) in [("p50", 0.5), ("p99", 0.99)] {
             let (a, b) = (percentile(&ours, p), percentile(&baseline, p));

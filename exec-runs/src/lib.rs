@@ -171,11 +171,11 @@ pub async fn run_commands(
             executors.exec_streaming(target, request, timeout, sink),
             record_output(store, lease, run, i, output)
         );
+        // How the command ended goes into its stream with its result.
+        let mut ended = Vec::new();
         let (answered, broken) = match answer {
             Ok(answer) => {
-                if let Err(e) = store.append_exec_output(lease, &run.id, &[exit_record(i, &answer)]).await {
-                    tracing::warn!(run = %run.id, error = %e, "could not record a command's end in the run's output");
-                }
+                ended.push(exit_record(i, &answer));
                 let answered = Answered::Exited { stopped_by_final: answer.stopped_by_final };
                 results.push(ExecCommandResult { argv: command.argv.clone(), outcome: bounded(answer) });
                 (answered, None)
@@ -189,12 +189,14 @@ pub async fn run_commands(
         };
         let broken = || broken.map(|e| e.to_string()).unwrap_or_default();
         match exec_run::after(i, of, answered, broken) {
-            Next::Command => store.record_exec_results(lease, &run.id, &results).await?,
+            Next::Command => store.record_exec_results(lease, &run.id, &results, &ended).await?,
             // The last result (or the breakage) and the run's end, in one commit.
-            Next::End(error) => return store.finish_exec_run(lease, &run.id, Some(&results), error.as_ref()).await,
+            Next::End(error) => {
+                return store.finish_exec_run(lease, &run.id, Some(&results), error.as_ref(), &ended).await;
+            }
         }
     }
-    store.finish_exec_run(lease, &run.id, Some(&results), None).await
+    store.finish_exec_run(lease, &run.id, Some(&results), None, &[]).await
 }
 
 /// Runs a run its creator took ([`sluice_store::Store::create_taken_exec_run`])

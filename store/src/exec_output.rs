@@ -58,20 +58,7 @@ impl Store {
             return Ok(());
         }
         let (mut tx, _) = begin_fenced(&self.pool, lease).await?;
-        // The lease holder is the run's only writer.
-        let last = tx
-            .fetch_optional("SELECT COALESCE(MAX(seq), 0) AS last FROM exec_output WHERE run_id = $1", args![run_id])
-            .await?
-            .map(|r| r.int("last"))
-            .transpose()?
-            .unwrap_or(0);
-        for (n, (command, kind, body)) in records.iter().enumerate() {
-            tx.execute(
-                "INSERT INTO exec_output (run_id, seq, command, kind, body) VALUES ($1, $2, $3, $4, $5)",
-                args![run_id, last + 1 + n as i64, *command, kind.as_str(), body.as_str()],
-            )
-            .await?;
-        }
+        append_output_in(&mut tx, run_id, records).await?;
         tx.commit().await?;
         self.exec_written();
         Ok(())
@@ -121,4 +108,30 @@ impl Store {
             .collect::<Result<Vec<_>, StoreError>>()?;
         Ok(Some((run, records)))
     }
+}
+
+/// Appends `records` to the run's output in `tx` (whose lease the caller
+/// checked: the lease holder is the run's only writer).
+pub(crate) async fn append_output_in(
+    tx: &mut crate::db::Tx,
+    run_id: &ExecRunId,
+    records: &[(i64, OutputKind, String)],
+) -> Result<(), StoreError> {
+    if records.is_empty() {
+        return Ok(());
+    }
+    let last = tx
+        .fetch_optional("SELECT COALESCE(MAX(seq), 0) AS last FROM exec_output WHERE run_id = $1", args![run_id])
+        .await?
+        .map(|r| r.int("last"))
+        .transpose()?
+        .unwrap_or(0);
+    for (n, (command, kind, body)) in records.iter().enumerate() {
+        tx.execute(
+            "INSERT INTO exec_output (run_id, seq, command, kind, body) VALUES ($1, $2, $3, $4, $5)",
+            args![run_id, last + 1 + n as i64, *command, kind.as_str(), body.as_str()],
+        )
+        .await?;
+    }
+    Ok(())
 }

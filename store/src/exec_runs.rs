@@ -7,6 +7,7 @@ use crate::Store;
 use crate::clock::{new_id, now_ms};
 use crate::db::{Arg, DbRow, args};
 use crate::error::StoreError;
+use crate::exec_output::{OutputKind, append_output_in};
 use crate::executors::owned_workspace;
 use crate::jobs::{Lease, begin_fenced, enqueue, finish_in, insert_held};
 use crate::model::*;
@@ -262,16 +263,19 @@ impl Store {
         tx.commit().await
     }
 
-    /// Records the results so far: each command's result is durable once
-    /// it finished, whatever happens to the rest.
+    /// Records the results so far, with the `output` records of how the
+    /// last one ended: each command's result is durable once it finished,
+    /// whatever happens to the rest.
     pub async fn record_exec_results(
         &self,
         lease: &Lease,
         run_id: &ExecRunId,
         results: &[ExecCommandResult],
+        output: &[(i64, OutputKind, String)],
     ) -> Result<(), StoreError> {
         let (mut tx, _) = begin_fenced(&self.pool, lease).await?;
         tx.execute("UPDATE exec_runs SET results = $1 WHERE id = $2", args![to_json(&results)?, run_id]).await?;
+        append_output_in(&mut tx, run_id, output).await?;
         tx.commit().await?;
         self.exec_written();
         Ok(())
@@ -279,14 +283,16 @@ impl Store {
 
     /// Ends an exec run: `completed` with the last command's exit code, or
     /// `failed` with why the machinery broke; `results` (when given) are
-    /// all of its results, else those recorded stand. Its job ends in the
-    /// same transaction.
+    /// all of its results, else those recorded stand; `output` (how the
+    /// last command ended) is appended and its job ends in the same
+    /// transaction.
     pub async fn finish_exec_run(
         &self,
         lease: &Lease,
         run_id: &ExecRunId,
         results: Option<&[ExecCommandResult]>,
         error: Option<&RunError>,
+        output: &[(i64, OutputKind, String)],
     ) -> Result<(), StoreError> {
         let status = exec_run::ends(error);
         let exit_code = results.and_then(|r| r.last()).map(|r| i64::from(r.outcome.exit_code));
@@ -307,6 +313,7 @@ impl Store {
             ],
         )
         .await?;
+        append_output_in(&mut tx, run_id, output).await?;
         finish_in(&mut tx, lease, None, None, now).await?;
         tx.commit().await?;
         self.exec_written();

@@ -700,9 +700,17 @@ async fn exec_output_is_appended_under_the_lease_and_read_after_a_position() {
             (0, OutputKind::Exit, "{\"command\":0}".to_owned()),
         ];
         store.append_exec_output(&taken.lease, &taken.run.id, &records[..2]).await.unwrap();
-        store.append_exec_output(&taken.lease, &taken.run.id, &records[2..]).await.unwrap();
+        // How the command ended comes with its result, in one commit.
+        let result = ExecCommandResult {
+            argv: vec!["echo".into()],
+            outcome: sluice_protocol::ExecResponse::exited(0, "one\n".into(), "oops\n".into()),
+        };
+        let (ending, _) = store.exec_output_after(&alice, &taken.run.id, 0, 10).await.unwrap().unwrap();
+        assert_eq!(ending.status, ExecRunStatus::Running, "{}", db.label);
+        store.record_exec_results(&taken.lease, &taken.run.id, &[result], &records[2..]).await.unwrap();
         let (run, read) = store.exec_output_after(&alice, &taken.run.id, 0, 10).await.unwrap().unwrap();
         assert_eq!(run.id, taken.run.id);
+        assert_eq!(run.results.len(), 1, "{}: the result is recorded with its end", db.label);
         let seen: Vec<(i64, i64, OutputKind, &str)> =
             read.iter().map(|r| (r.seq, r.command, r.kind, r.body.as_str())).collect();
         assert_eq!(
@@ -770,7 +778,7 @@ async fn exec_stdin_is_sealed_and_dropped_when_the_run_ends() {
 
         let exec_lease = store.claim_jobs(&WorkerId::from("w"), "host-a", 1, 60_000).await.unwrap().remove(0);
         assert_eq!(exec_lease.kind, JobKind::Exec);
-        store.finish_exec_run(&exec_lease, &exec.id, Some(&[]), None).await.unwrap();
+        store.finish_exec_run(&exec_lease, &exec.id, Some(&[]), None, &[]).await.unwrap();
         assert!(store.open_exec_stdin(&exec.id).await.unwrap().is_empty(), "{}: dropped at the end", db.label);
         assert!(
             store.claim_jobs(&WorkerId::from("w"), "host-a", 1, 0).await.unwrap().is_empty(),
@@ -792,7 +800,7 @@ async fn exec_stdin_is_sealed_and_dropped_when_the_run_ends() {
             argv: vec!["true".into()],
             outcome: sluice_protocol::ExecResponse::exited(3, "out".into(), String::new()),
         };
-        store.finish_exec_run(&taken.lease, &taken.run.id, Some(&[result]), None).await.unwrap();
+        store.finish_exec_run(&taken.lease, &taken.run.id, Some(&[result]), None, &[]).await.unwrap();
         let ended = store.load_exec_run(&taken.run.id).await.unwrap().unwrap();
         assert_eq!((ended.status, ended.exit_code, ended.results.len()), (ExecRunStatus::Completed, Some(3), 1));
         assert!(
@@ -808,10 +816,10 @@ async fn exec_stdin_is_sealed_and_dropped_when_the_run_ends() {
         .await;
         assert_eq!((claimed.subject.as_str(), claimed.generation), (lost.run.id.as_str(), 2), "{}", db.label);
         assert!(claimed.taken_over, "{}", db.label);
-        let fenced = store.finish_exec_run(&lost.lease, &lost.run.id, Some(&[]), None).await;
+        let fenced = store.finish_exec_run(&lost.lease, &lost.run.id, Some(&[]), None, &[]).await;
         assert!(matches!(fenced, Err(StoreError::Fenced { .. })), "{}: the lost taker is fenced", db.label);
         let error = RunError { message: "lost".into(), code: Some("worker-lost".into()) };
-        store.finish_exec_run(&claimed, &lost.run.id, None, Some(&error)).await.unwrap();
+        store.finish_exec_run(&claimed, &lost.run.id, None, Some(&error), &[]).await.unwrap();
         let ended = store.load_exec_run(&lost.run.id).await.unwrap().unwrap();
         assert_eq!(ended.status, ExecRunStatus::Failed, "{}", db.label);
         // Finished, its results are forgotten once they are older than the retention.

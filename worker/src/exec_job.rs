@@ -20,7 +20,7 @@ pub async fn run(worker: &Worker, lease: &Lease) -> Result<PassEnd, StoreError> 
     match exec_run::on_claim(run.status) {
         Claimed::Ended => return Ok(PassEnd::Done),
         Claimed::Lost(error) => {
-            store.finish_exec_run(lease, &run.id, None, Some(&error)).await?;
+            store.finish_exec_run(lease, &run.id, None, Some(&error), &[]).await?;
             return Ok(PassEnd::EndedItsJob);
         }
         Claimed::Start => store.start_exec_run(lease, &run.id).await?,
@@ -30,7 +30,7 @@ pub async fn run(worker: &Worker, lease: &Lease) -> Result<PassEnd, StoreError> 
     let endpoint = match exec_run::endpoint_for(state.as_ref(), &run.attempt_id) {
         Ok(endpoint) => endpoint,
         Err(error) => {
-            store.finish_exec_run(lease, &run.id, None, Some(&error)).await?;
+            store.finish_exec_run(lease, &run.id, None, Some(&error), &[]).await?;
             return Ok(PassEnd::EndedItsJob);
         }
     };

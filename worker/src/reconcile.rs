@@ -40,7 +40,9 @@ pub fn control_token_for(sealer: &sluice_store::Sealer, run_id: &RunId) -> Secre
     Secret::new(sealer.keyed_digest(format!("control-token/{run_id}").as_bytes()))
 }
 
-async fn observe(worker: &Worker, state: &ReconcileState) -> Observation {
+/// `answered`: a run whose daemon answered in this pass's step before
+/// (its health is not asked again a moment later).
+async fn observe(worker: &Worker, state: &ReconcileState, answered: Option<&RunId>) -> Observation {
     let Some(run) = &state.current_run else { return Observation::NotLaunched };
     let Some(runtime) = run.runtime.as_ref().filter(|_| run.runtime_removed_at.is_none()) else {
         return Observation::NotLaunched;
@@ -62,7 +64,7 @@ async fn observe(worker: &Worker, state: &ReconcileState) -> Observation {
                 return Observation::Running { daemon_healthy: false, watched: false };
             };
             let target = Target { run_id: &run.id, endpoint };
-            let daemon_healthy = worker.executors.healthy(target).await;
+            let daemon_healthy = answered == Some(&run.id) || worker.executors.healthy(target).await;
             // A ready executor is watched from here on: its end is heard at once.
             let watch = daemon_healthy && run.status == sluice_store::WorkspaceStatus::Ready;
             let watched = watch && worker.watchers.ensure(worker.executors.as_ref(), &state.workspace.id, target).await;
@@ -238,17 +240,18 @@ async fn watch_ready(worker: &Worker, state: &ReconcileState) -> i64 {
 enum Step {
     /// Look again at this time (`None`: only when asked).
     Next(Option<i64>),
-    /// Go on in this pass: the launch's daemon answered, and its ready
-    /// record should not wait for another claim.
-    Again,
+    /// Go on in this pass: the launch's daemon (of this run) answered, and
+    /// its ready record should not wait for another claim.
+    Again(RunId),
 }
 
 /// Runs one pass. `Ok(None)`: nothing more to do until asked.
 pub async fn pass(worker: &Worker, lease: &Lease) -> Result<Option<i64>, StoreError> {
+    let mut answered = None;
     for _ in 0..2 {
-        match step(worker, lease).await? {
+        match step(worker, lease, answered.as_ref()).await? {
             Step::Next(next) => return Ok(next),
-            Step::Again => {}
+            Step::Again(run_id) => answered = Some(run_id),
         }
     }
     Ok(Some(now_ms()))
@@ -300,15 +303,19 @@ async fn launch_reporting_pull(
     }
 }
 
-/// Waits up to `wait` for a new daemon's first health answer: `None` when
-/// the executor has no endpoint to ask.
+/// Waits up to `wait` for a new daemon's first health answer (`answered`:
+/// it gave one already): `None` when the executor has no endpoint to ask.
 async fn first_answer(
     worker: &Worker,
     run_id: &RunId,
     endpoint: Option<&str>,
     wait: std::time::Duration,
+    answered: bool,
 ) -> Option<bool> {
     let target = Target { run_id, endpoint: endpoint? };
+    if answered {
+        return Some(true);
+    }
     let started = tokio::time::Instant::now();
     while started.elapsed() < wait {
         if worker.executors.healthy(target).await {
@@ -322,7 +329,7 @@ async fn first_answer(
 }
 
 /// One observe-decide-act step of a pass.
-async fn step(worker: &Worker, lease: &Lease) -> Result<Step, StoreError> {
+async fn step(worker: &Worker, lease: &Lease, answered: Option<&RunId>) -> Result<Step, StoreError> {
     let Some(state) = worker.store.load_reconcile_state(&WorkspaceId::from(&lease.subject)).await? else {
         return Ok(Step::Next(None));
     };
@@ -332,13 +339,13 @@ async fn step(worker: &Worker, lease: &Lease) -> Result<Step, StoreError> {
         tracing::debug!(workspace = %lease.subject, %host, "the executor is on another host");
         return Ok(Step::Next(Some(now_ms() + HANDOFF_PAUSE_MS)));
     }
-    let observation = observe(worker, &state).await;
+    let observation = observe(worker, &state, answered).await;
     let policy = &worker.config.policy;
     let decision = decide(&state, &observation, now_ms(), policy);
     tracing::debug!(workspace = %lease.subject, ?observation, action = ?decision.action, reason = decision.reason, "reconcile");
     let action = decision.action;
     let store = &worker.store;
-    let mut again = false;
+    let mut again = None;
     let next = match action {
         Action::Launch { run_id } => {
             let runtime_name = worker.runtime.adapter().as_str();
@@ -415,7 +422,12 @@ async fn step(worker: &Worker, lease: &Lease) -> Result<Step, StoreError> {
                         result
                     };
                     let wait = FIRST_ANSWER_WAIT.min(std::time::Duration::from_millis(policy.ready_timeout_ms as u64));
-                    let answering = first_answer(worker, &run_id, launched.record.endpoint.as_deref(), wait);
+                    // A pooled daemon answers its assign once it booted the
+                    // run; with no capture session to claim first, its health
+                    // has nothing left to wait for.
+                    let assigned = matches!(launched.pool, Some(sluice_runtime::PoolTake::Taken(_)))
+                        && state.workspace.spec.capture_session().is_none();
+                    let answering = first_answer(worker, &run_id, launched.record.endpoint.as_deref(), wait, assigned);
                     let (recorded, answered) = tokio::join!(recording, answering);
                     recorded?;
                     tracing::info!(workspace = %lease.subject, run = %run_id, reference = %launched.record.reference, "executor launched");
@@ -424,7 +436,7 @@ async fn step(worker: &Worker, lease: &Lease) -> Result<Step, StoreError> {
                             phase("first_answer", spawned.elapsed());
                             let seconds = started.elapsed().as_secs_f64();
                             worker.config.metrics.launch_seconds.with_label_values(&[runtime_name]).observe(seconds);
-                            again = true;
+                            again = Some(run_id.clone());
                         }
                         launches.with_label_values(&[runtime_name, if answered { "answered" } else { "silent" }]).inc();
                     }
@@ -583,5 +595,8 @@ async fn step(worker: &Worker, lease: &Lease) -> Result<Step, StoreError> {
         Action::Wait { at } => Ok(Some(at)),
         Action::Done => Ok(None),
     };
-    Ok(if again { Step::Again } else { Step::Next(next?) })
+    Ok(match again {
+        Some(run_id) => Step::Again(run_id),
+        None => Step::Next(next?),
+    })
 }
