@@ -5,8 +5,9 @@
 //! for it. One task per API process hears for every waiter: PostgreSQL
 //! announces each event's workspace as its transaction commits, and the
 //! events feed is read after a cursor (one query for all waiters) as the
-//! fallback, and as the only way on SQLite. A thousand waiters on one
-//! process cost one feed read per tick and a wake each.
+//! fallback, and as the only way on SQLite. A commit of this process that
+//! recorded events has the feed read at once. A thousand waiters on one
+//! process cost one feed read per tick (or commit) and a wake each.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -158,6 +159,9 @@ impl Shared {
 /// Hears for every waiter, for as long as the process runs.
 async fn hear(shared: Arc<Shared>, store: Store) {
     let mut announcements = None;
+    // This process's own commits are heard without a round trip: on a
+    // single process (the embedded default) that is every change.
+    let mut commits = store.event_commits();
     let mut listen_again = tokio::time::Instant::now();
     loop {
         if announcements.is_none() && tokio::time::Instant::now() >= listen_again {
@@ -177,6 +181,7 @@ async fn hear(shared: Arc<Shared>, store: Store) {
             tokio::select! {
                 _ = shared.arrived.notified() => {}
                 heard = next_announcement(&mut announcements) => if heard.is_err() { announcements = None },
+                _ = commits.changed() => {}
             }
             continue;
         };
@@ -191,6 +196,7 @@ async fn hear(shared: Arc<Shared>, store: Store) {
                 }
             },
             _ = tokio::time::sleep(tick) => read_feed(&shared, &store, cursor).await,
+            _ = commits.changed() => read_feed(&shared, &store, cursor).await,
             _ = shared.arrived.notified() => {}
         }
     }

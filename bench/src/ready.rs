@@ -29,6 +29,10 @@ pub struct BenchReadyArgs {
     /// The image docker measurements run (`repository:tag`, present on the engine).
     #[arg(long, default_value = "sluice-bench/busybox:1")]
     pub image: String,
+    /// Read the workspace every 2 ms until it is ready, instead of one
+    /// create that waits for ready (`waitFor`).
+    #[arg(long)]
+    pub poll: bool,
 }
 
 const TOKEN: &str = "bench-control-token-0123456789";
@@ -382,7 +386,13 @@ impl Drop for Serve {
 
 /// create → ready through sluice, one workspace at a time; with `pooled`,
 /// each create waits (untimed) for an idle executor in the warm pool.
-async fn through_sluice(serve: &Serve, count: usize, image: &str, pooled: bool) -> anyhow::Result<Vec<Duration>> {
+async fn through_sluice(
+    serve: &Serve,
+    count: usize,
+    image: &str,
+    pooled: bool,
+    poll: bool,
+) -> anyhow::Result<Vec<Duration>> {
     let client = reqwest::Client::new();
     let (repository, tag) = image.split_once(':').context("--image must be repository:tag")?;
     let mut samples = Vec::new();
@@ -390,17 +400,22 @@ async fn through_sluice(serve: &Serve, count: usize, image: &str, pooled: bool) 
         if pooled {
             serve.until_pooled().await?;
         }
-        let body =
+        let mut body =
             json!({"ownerUserId": "bench", "registryId": "host", "repository": repository, "tag": tag, "spec": {}});
+        if !poll {
+            body["waitFor"] = json!("ready");
+        }
         let started = Instant::now();
         let created: Value =
             json_of(client.post(format!("{}/v1/workspaces", serve.base)).bearer_auth(&serve.token).json(&body)).await?;
         let id = created["workspaceId"].as_str().context("no workspaceId")?.to_owned();
         let url = format!("{}/v1/workspaces/{id}?ownerUserId=bench", serve.base);
-        loop {
+        let mut status = created["status"].as_str().map(str::to_owned);
+        while status.as_deref() != Some("ready") {
             let view: Value = client.get(&url).bearer_auth(&serve.token).send().await?.json().await?;
-            match view["status"].as_str() {
-                Some("ready") => break,
+            status = view["status"].as_str().map(str::to_owned);
+            match status.as_deref() {
+                Some("ready") => {}
                 Some("failed") => bail!("workspace {id} failed: {}", view["error"]),
                 _ if started.elapsed() > Duration::from_secs(120) => bail!("workspace {id} never became ready"),
                 _ => tokio::time::sleep(POLL).await,
@@ -442,7 +457,7 @@ pub async fn run(args: BenchReadyArgs) -> anyhow::Result<()> {
             other => bail!("unknown runtime {other}: local or docker"),
         };
         let serve = Serve::start(&root, runtime, &args.image).await?;
-        let ours = through_sluice(&serve, args.count, &args.image, runtime == "pool").await?;
+        let ours = through_sluice(&serve, args.count, &args.image, runtime == "pool", args.poll).await?;
         let labelled = if runtime == "pool" { "local" } else { runtime.as_str() };
         breakdowns.push((runtime.clone(), breakdown(&serve, labelled).await?));
         if runtime == "pool" {

@@ -48,6 +48,13 @@ impl Store {
         Ok(self.pool.listen(JOBS_CHANNEL).await?.map(|listener| Announcements { listener }))
     }
 
+    /// Changes once each time this process commits a transaction that
+    /// recorded events: heard at once, on either backend, where waiting for
+    /// an announcement (or, on SQLite, the next read of the feed) would not.
+    pub fn event_commits(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.pool.event_commits()
+    }
+
     /// Listens for recorded events: `None` on SQLite.
     pub async fn event_announcements(&self) -> Result<Option<Announcements>, StoreError> {
         Ok(self.pool.listen(EVENTS_CHANNEL).await?.map(|listener| Announcements { listener }))

@@ -257,10 +257,7 @@ pub(crate) async fn insert_restore_point(
     // Taking the session's row first orders this create with a collection
     // forgetting captures of it (which takes the row too): the point is
     // either seen pinned or found forgotten here.
-    let lock = match tx {
-        Tx::Postgres(_) => " FOR UPDATE",
-        Tx::Sqlite(_) => "",
-    };
+    let lock = tx.kind().for_update();
     tx.fetch_optional(&format!("SELECT id FROM capture_sessions WHERE id = $1{lock}"), args![session_id]).await?;
     let inserted = tx
         .execute(

@@ -4,6 +4,7 @@
 //! store was opened with. Rows come back as [`DbRow`], read by column name.
 
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::postgres::{PgPool, PgPoolOptions, PgRow};
@@ -206,7 +207,14 @@ async fn no_transaction_left_open(conn: &mut sqlx::SqliteConnection) -> Result<b
 
 /// The connection pool of one backend.
 #[derive(Clone, Debug)]
-pub(crate) enum Pool {
+pub(crate) struct Pool {
+    conns: Conns,
+    /// Counts the commits of this process that appended events.
+    events: Arc<tokio::sync::watch::Sender<u64>>,
+}
+
+#[derive(Clone, Debug)]
+enum Conns {
     Sqlite(SqlitePool),
     Postgres(PgPool),
 }
@@ -355,10 +363,20 @@ pub(crate) struct FeedDialect {
 pub const DATABASE_WAIT: Duration = Duration::from_secs(4);
 
 impl Pool {
+    fn of(conns: Conns) -> Pool {
+        Pool { conns, events: Arc::new(tokio::sync::watch::channel(0).0) }
+    }
+
+    /// Changes once each time a transaction of this process that appended
+    /// events commits.
+    pub(crate) fn event_commits(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.events.subscribe()
+    }
+
     pub(crate) async fn connect(url: &str, max_connections: u32, wait: Duration) -> Result<Pool, StoreError> {
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let pool = PgPoolOptions::new().max_connections(max_connections).acquire_timeout(wait).connect(url).await?;
-            Ok(Pool::Postgres(pool))
+            Ok(Pool::of(Conns::Postgres(pool)))
         } else if url.starts_with("sqlite:") {
             let options = SqliteConnectOptions::from_str(url)?
                 .create_if_missing(true)
@@ -372,23 +390,23 @@ impl Pool {
                 .after_release(|conn, _| Box::pin(no_transaction_left_open(conn)))
                 .connect_with(options)
                 .await?;
-            Ok(Pool::Sqlite(pool))
+            Ok(Pool::of(Conns::Sqlite(pool)))
         } else {
             Err(StoreError::Config("database URL must start with sqlite:, postgres:// or postgresql://".into()))
         }
     }
 
     pub(crate) fn kind(&self) -> BackendKind {
-        match self {
-            Pool::Sqlite(_) => BackendKind::Sqlite,
-            Pool::Postgres(_) => BackendKind::Postgres,
+        match &self.conns {
+            Conns::Sqlite(_) => BackendKind::Sqlite,
+            Conns::Postgres(_) => BackendKind::Postgres,
         }
     }
 
     pub(crate) async fn migrate(&self) -> Result<(), StoreError> {
-        match self {
-            Pool::Sqlite(p) => sqlx::migrate!("../migrations/sqlite").run(p).await?,
-            Pool::Postgres(p) => sqlx::migrate!("../migrations/postgres").run(p).await?,
+        match &self.conns {
+            Conns::Sqlite(p) => sqlx::migrate!("../migrations/sqlite").run(p).await?,
+            Conns::Postgres(p) => sqlx::migrate!("../migrations/postgres").run(p).await?,
         }
         Ok(())
     }
@@ -396,37 +414,37 @@ impl Pool {
     /// Opens a write transaction. SQLite takes its write lock up front so a
     /// transaction that reads before it writes cannot fail to upgrade.
     pub(crate) async fn begin(&self) -> Result<Tx, StoreError> {
-        Ok(match self {
-            Pool::Sqlite(p) => Tx::Sqlite(p.begin_with("BEGIN IMMEDIATE").await?),
-            Pool::Postgres(p) => Tx::Postgres(p.begin().await?),
+        Ok(match &self.conns {
+            Conns::Sqlite(p) => Tx::of(OpenTx::Sqlite(p.begin_with("BEGIN IMMEDIATE").await?), &self.events),
+            Conns::Postgres(p) => Tx::of(OpenTx::Postgres(p.begin().await?), &self.events),
         })
     }
 
     pub(crate) async fn execute(&self, sql: &str, args: Vec<Arg>) -> Result<u64, StoreError> {
-        Ok(match self {
-            Pool::Sqlite(p) => bind_all!(sql, args).execute(p).await?.rows_affected(),
-            Pool::Postgres(p) => bind_all!(sql, args).execute(p).await?.rows_affected(),
+        Ok(match &self.conns {
+            Conns::Sqlite(p) => bind_all!(sql, args).execute(p).await?.rows_affected(),
+            Conns::Postgres(p) => bind_all!(sql, args).execute(p).await?.rows_affected(),
         })
     }
 
     pub(crate) async fn fetch_optional(&self, sql: &str, args: Vec<Arg>) -> Result<Option<DbRow>, StoreError> {
-        Ok(match self {
-            Pool::Sqlite(p) => bind_all!(sql, args).fetch_optional(p).await?.map(DbRow::Sqlite),
-            Pool::Postgres(p) => bind_all!(sql, args).fetch_optional(p).await?.map(DbRow::Postgres),
+        Ok(match &self.conns {
+            Conns::Sqlite(p) => bind_all!(sql, args).fetch_optional(p).await?.map(DbRow::Sqlite),
+            Conns::Postgres(p) => bind_all!(sql, args).fetch_optional(p).await?.map(DbRow::Postgres),
         })
     }
 
     pub(crate) async fn fetch_all(&self, sql: &str, args: Vec<Arg>) -> Result<Vec<DbRow>, StoreError> {
-        Ok(match self {
-            Pool::Sqlite(p) => bind_all!(sql, args).fetch_all(p).await?.into_iter().map(DbRow::Sqlite).collect(),
-            Pool::Postgres(p) => bind_all!(sql, args).fetch_all(p).await?.into_iter().map(DbRow::Postgres).collect(),
+        Ok(match &self.conns {
+            Conns::Sqlite(p) => bind_all!(sql, args).fetch_all(p).await?.into_iter().map(DbRow::Sqlite).collect(),
+            Conns::Postgres(p) => bind_all!(sql, args).fetch_all(p).await?.into_iter().map(DbRow::Postgres).collect(),
         })
     }
 
     /// Listens on a notification channel; `None` on SQLite, which has none
     /// (its writers share the process and wake each other directly).
     pub(crate) async fn listen(&self, channel: &str) -> Result<Option<Listener>, StoreError> {
-        let Pool::Postgres(pool) = self else { return Ok(None) };
+        let Conns::Postgres(pool) = &self.conns else { return Ok(None) };
         let mut listener = sqlx::postgres::PgListener::connect_with(pool).await?;
         listener.listen(channel).await?;
         Ok(Some(listener))
@@ -494,11 +512,11 @@ impl Pool {
     /// Runs a statement that is not parameterised (the benchmarks' DDL).
     #[cfg(feature = "bench")]
     pub(crate) async fn execute_raw(&self, sql: &str) -> Result<(), StoreError> {
-        match self {
-            Pool::Sqlite(p) => {
+        match &self.conns {
+            Conns::Sqlite(p) => {
                 sqlx::raw_sql(sql).execute(p).await?;
             }
-            Pool::Postgres(p) => {
+            Conns::Postgres(p) => {
                 sqlx::raw_sql(sql).execute(p).await?;
             }
         }
@@ -506,38 +524,47 @@ impl Pool {
     }
 
     pub(crate) async fn close(&self) {
-        match self {
-            Pool::Sqlite(p) => p.close().await,
-            Pool::Postgres(p) => p.close().await,
+        match &self.conns {
+            Conns::Sqlite(p) => p.close().await,
+            Conns::Postgres(p) => p.close().await,
         }
     }
 }
 
 /// An open write transaction. Dropping it without [`Tx::commit`] rolls back.
-pub(crate) enum Tx {
+pub(crate) struct Tx {
+    open: OpenTx,
+    /// Told once this transaction commits, when it appended events.
+    events: Arc<tokio::sync::watch::Sender<u64>>,
+    appended_events: bool,
+}
+
+enum OpenTx {
     Sqlite(Transaction<'static, Sqlite>),
     Postgres(Transaction<'static, Postgres>),
 }
 
 impl Tx {
     pub(crate) async fn execute(&mut self, sql: &str, args: Vec<Arg>) -> Result<u64, StoreError> {
-        Ok(match self {
-            Tx::Sqlite(t) => bind_all!(sql, args).execute(&mut **t).await?.rows_affected(),
-            Tx::Postgres(t) => bind_all!(sql, args).execute(&mut **t).await?.rows_affected(),
+        Ok(match &mut self.open {
+            OpenTx::Sqlite(t) => bind_all!(sql, args).execute(&mut **t).await?.rows_affected(),
+            OpenTx::Postgres(t) => bind_all!(sql, args).execute(&mut **t).await?.rows_affected(),
         })
     }
 
     pub(crate) async fn fetch_optional(&mut self, sql: &str, args: Vec<Arg>) -> Result<Option<DbRow>, StoreError> {
-        Ok(match self {
-            Tx::Sqlite(t) => bind_all!(sql, args).fetch_optional(&mut **t).await?.map(DbRow::Sqlite),
-            Tx::Postgres(t) => bind_all!(sql, args).fetch_optional(&mut **t).await?.map(DbRow::Postgres),
+        Ok(match &mut self.open {
+            OpenTx::Sqlite(t) => bind_all!(sql, args).fetch_optional(&mut **t).await?.map(DbRow::Sqlite),
+            OpenTx::Postgres(t) => bind_all!(sql, args).fetch_optional(&mut **t).await?.map(DbRow::Postgres),
         })
     }
 
     pub(crate) async fn fetch_all(&mut self, sql: &str, args: Vec<Arg>) -> Result<Vec<DbRow>, StoreError> {
-        Ok(match self {
-            Tx::Sqlite(t) => bind_all!(sql, args).fetch_all(&mut **t).await?.into_iter().map(DbRow::Sqlite).collect(),
-            Tx::Postgres(t) => {
+        Ok(match &mut self.open {
+            OpenTx::Sqlite(t) => {
+                bind_all!(sql, args).fetch_all(&mut **t).await?.into_iter().map(DbRow::Sqlite).collect()
+            }
+            OpenTx::Postgres(t) => {
                 bind_all!(sql, args).fetch_all(&mut **t).await?.into_iter().map(DbRow::Postgres).collect()
             }
         })
@@ -550,11 +577,32 @@ impl Tx {
     }
 
     pub(crate) async fn commit(self) -> Result<(), StoreError> {
-        match self {
-            Tx::Sqlite(t) => t.commit().await?,
-            Tx::Postgres(t) => t.commit().await?,
+        match self.open {
+            OpenTx::Sqlite(t) => t.commit().await?,
+            OpenTx::Postgres(t) => t.commit().await?,
+        }
+        if self.appended_events {
+            self.events.send_modify(|n| *n = n.wrapping_add(1));
         }
         Ok(())
+    }
+
+    fn of(open: OpenTx, events: &Arc<tokio::sync::watch::Sender<u64>>) -> Tx {
+        Tx { open, events: events.clone(), appended_events: false }
+    }
+
+    /// Which backend the transaction is on.
+    pub(crate) fn kind(&self) -> BackendKind {
+        match self.open {
+            OpenTx::Sqlite(_) => BackendKind::Sqlite,
+            OpenTx::Postgres(_) => BackendKind::Postgres,
+        }
+    }
+
+    /// Marks the transaction as one that appended events: its commit is
+    /// heard by [`Pool::event_commits`].
+    pub(crate) fn appended_events(&mut self) {
+        self.appended_events = true;
     }
 }
 
@@ -608,8 +656,8 @@ impl Tx {
             return Ok(Vec::new());
         }
         let names: Vec<&str> = columns.iter().map(|c| c.name()).collect();
-        let sql = match self {
-            Tx::Sqlite(_) => {
+        let sql = match &mut self.open {
+            OpenTx::Sqlite(_) => {
                 let cells: Vec<String> = (0..columns.len())
                     .map(|i| match columns[i] {
                         Column::Bytes(_) => format!("unhex(value ->> {i})"),
@@ -623,7 +671,7 @@ impl Tx {
                     cells.join(", ")
                 )
             }
-            Tx::Postgres(_) => {
+            OpenTx::Postgres(_) => {
                 let cells: Vec<String> = (0..columns.len())
                     .map(|i| match columns[i] {
                         Column::Text(_) => format!("r.v ->> {i}"),
@@ -748,8 +796,8 @@ impl Pool {
         for table in tables {
             args.push(Arg::from(serde_json::Value::Array(table.rows.clone()).to_string()));
         }
-        let rows = match self {
-            Pool::Sqlite(p) => {
+        let rows = match &self.conns {
+            Conns::Sqlite(p) => {
                 let mut conn = p.acquire().await?;
                 match bind_all!(&sql, args).fetch_all(&mut *conn).await {
                     Ok(rows) => rows.into_iter().map(DbRow::Sqlite).collect::<Vec<_>>(),
@@ -760,7 +808,7 @@ impl Pool {
                     }
                 }
             }
-            Pool::Postgres(p) => {
+            Conns::Postgres(p) => {
                 let conn = match held.0.take() {
                     Some(conn) => conn,
                     None => {

@@ -27,6 +27,7 @@ pub(crate) async fn append_event(
     if let Some(data) = &data {
         guard::check("event.data", data)?;
     }
+    tx.appended_events();
     let seq = tx
         .fetch_one(
             "UPDATE workspaces SET event_seq = event_seq + 1 WHERE id = $1 RETURNING event_seq",
@@ -66,6 +67,7 @@ pub(crate) async fn append_event(
 /// transaction: it takes a feed position but no workspace sequence number.
 pub(crate) async fn append_sluice_event(tx: &mut Tx, event: &NewSluiceEvent, now: i64) -> Result<(), StoreError> {
     guard::check("event.data", &event.data)?;
+    tx.appended_events();
     tx.execute(
         "INSERT INTO events (id, workspace_id, seq, attempt_id, type, occurred_at, message, data) \
          VALUES ($1, $2, NULL, $3, $4, $5, $6, $7)",

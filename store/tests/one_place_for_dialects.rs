@@ -5,7 +5,17 @@
 #[test]
 fn only_db_rs_knows_there_are_two_backends() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
-    let marks = ["BackendKind::", "Pool::Sqlite", "Pool::Postgres", "sqlx::postgres", "sqlx::sqlite", "pg_", "PRAGMA"];
+    let marks = [
+        "BackendKind::",
+        "Conns::Sqlite",
+        "Conns::Postgres",
+        "Tx::Sqlite",
+        "Tx::Postgres",
+        "sqlx::postgres",
+        "sqlx::sqlite",
+        "pg_",
+        "PRAGMA",
+    ];
     let mut seen = 0;
     let mut found = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {

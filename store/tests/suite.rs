@@ -736,6 +736,21 @@ async fn exec_output_is_appended_under_the_lease_and_read_after_a_position() {
 }
 
 #[tokio::test]
+async fn a_commit_that_records_events_is_heard_in_process() {
+    for db in databases().await {
+        let store = open(&db).await;
+        let view = created(store.create_workspace(new_workspace("alice", None)).await.unwrap());
+        let run_id = view.current_run.unwrap().id;
+        let mut commits = store.event_commits();
+        commits.borrow_and_update();
+        let lease = store.claim_jobs(&WorkerId::from("w"), "host-a", 1, 60_000).await.unwrap().remove(0);
+        assert!(!commits.has_changed().unwrap(), "{}: a claim records no event", db.label);
+        store.record(&lease, &run_id, launched(&running_runtime(), None)).await.unwrap();
+        assert!(commits.has_changed().unwrap(), "{}: the launch's events are heard", db.label);
+    }
+}
+
+#[tokio::test]
 async fn exec_stdin_is_sealed_and_dropped_when_the_run_ends() {
     for db in databases().await {
         let store = open(&db).await;
