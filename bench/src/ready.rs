@@ -58,7 +58,10 @@ async fn baseline_sandbox(root: &Path, count: usize) -> anyhow::Result<Vec<Durat
         #[command(flatten)]
         worker: sluice_server::config::WorkerArgs,
     }
-    let worker = Defaults::parse_from(["sluice"]).worker;
+    let mut worker = Defaults::parse_from(["sluice"]).worker;
+    // The daemon `sluice serve` starts: the sluice binary, as `sluice daemon`.
+    worker.daemon_binary = Some(crate::sluice_binary()?);
+    worker.daemon_subcommand = vec!["daemon".to_owned()];
     let (runtime, _) = worker.runtime(root).await?;
     let boot = json!({"controlToken": TOKEN}).to_string();
     let mut samples = Vec::new();

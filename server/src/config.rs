@@ -131,6 +131,10 @@ pub struct WorkerArgs {
     /// The sluiced binary the local runtime starts; by default this binary, as `sluice daemon`.
     #[arg(long, env = "SLUICE_DAEMON_BINARY")]
     pub daemon_binary: Option<PathBuf>,
+    /// What `daemon_binary` is given before the daemon's own arguments
+    /// (`daemon` when it is a sluice binary); set by programs, not a flag.
+    #[arg(skip)]
+    pub daemon_subcommand: Vec<String>,
     /// A statically linked sluiced for containers; `sluiced-static` beside this binary, or
     /// the x86_64-unknown-linux-gnu build of the same profile, by default.
     #[arg(long, env = "SLUICE_DOCKER_DAEMON_BINARY")]
@@ -383,7 +387,7 @@ impl WorkerArgs {
         Ok(match self.runtime {
             RuntimeKind::Local => {
                 let (daemon, prefix) = match &self.daemon_binary {
-                    Some(path) => (path.clone(), Vec::new()),
+                    Some(path) => (path.clone(), self.daemon_subcommand.clone()),
                     None => (std::env::current_exe()?, vec!["daemon".to_owned()]),
                 };
                 anyhow::ensure!(daemon.is_file(), "the daemon binary {} does not exist", daemon.display());

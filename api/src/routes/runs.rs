@@ -82,8 +82,9 @@ impl Following {
                     self.after = record.seq;
                     self.ready.push_back(record_event(record));
                 }
-                // The run was read first: ended then, its output is all here.
-                if records.is_empty() && run.status.is_ended() {
+                // The run was read first: ended then, its output is all in
+                // reach, and a read short of the batch took the rest of it.
+                if (records.len() as i64) < BATCH && run.status.is_ended() {
                     self.ready.push_back(run_event("end", &run));
                     self.ended = true;
                 }
