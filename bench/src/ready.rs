@@ -332,14 +332,7 @@ impl Serve {
         let deadline = Instant::now() + Duration::from_secs(120);
         while Instant::now() < deadline {
             let text = self.metrics().await?;
-            let gauge = |state: &str| {
-                text.lines()
-                    .filter(|l| {
-                        l.starts_with("sluice_warm_pool_executors{") && l.contains(&format!("state=\"{state}\""))
-                    })
-                    .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
-                    .sum::<f64>()
-            };
+            let gauge = |state: &str| metric_sum(&text, "sluice_warm_pool_executors", "state", state);
             let target = gauge("target");
             if target > 0.0 && gauge("idle") >= target {
                 return Ok(());
@@ -352,16 +345,19 @@ impl Serve {
     /// How many launches took from the warm pool, and how many found it empty.
     async fn pool_takes(&self) -> anyhow::Result<(u64, u64)> {
         let text = self.metrics().await?;
-        let count = |outcome: &str| {
-            text.lines()
-                .filter(|l| {
-                    l.starts_with("sluice_warm_pool_takes_total{") && l.contains(&format!("outcome=\"{outcome}\""))
-                })
-                .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
-                .sum::<f64>() as u64
-        };
+        let count = |outcome: &str| metric_sum(&text, "sluice_warm_pool_takes_total", "outcome", outcome) as u64;
         Ok((count("taken"), count("empty")))
     }
+}
+
+/// The sum of the series of metric `name` whose label `key` is `value`,
+/// in the text exposition `text`.
+fn metric_sum(text: &str, name: &str, key: &str, value: &str) -> f64 {
+    let (series, label) = (format!("{name}{{"), format!("{key}=\"{value}\""));
+    text.lines()
+        .filter(|l| l.starts_with(&series) && l.contains(&label))
+        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
+        .sum()
 }
 
 /// How many executors the `pool` measurement keeps warm.
@@ -540,4 +536,21 @@ pub async fn run(args: BenchReadyArgs) -> anyhow::Result<()> {
     }
     let _ = std::fs::remove_dir_all(&root);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::metric_sum;
+
+    #[test]
+    fn a_metric_is_summed_over_the_series_with_the_label() {
+        let text = "# TYPE sluice_warm_pool_executors gauge\n\
+            sluice_warm_pool_executors{image=\"a\",state=\"idle\"} 2\n\
+            sluice_warm_pool_executors{image=\"b\",state=\"idle\"} 1\n\
+            sluice_warm_pool_executors{image=\"a\",state=\"target\"} 2\n\
+            sluice_warm_pool_executors_other{state=\"idle\"} 9\n";
+        assert_eq!(metric_sum(text, "sluice_warm_pool_executors", "state", "idle"), 3.0);
+        assert_eq!(metric_sum(text, "sluice_warm_pool_executors", "state", "target"), 2.0);
+        assert_eq!(metric_sum(text, "sluice_warm_pool_executors", "state", "starting"), 0.0);
+    }
 }
