@@ -454,7 +454,8 @@ pub async fn run(args: BenchCaptureArgs) -> anyhow::Result<()> {
     let capture_figure = |measure: &str, a: Duration, b: Duration, aim: f64| {
         record(&format!("{measure} (vs restic)"), &secs(a), &secs(b), ratio(a, b), Aim::AtMost(aim));
     };
-    capture_figure("initial capture, 20k small + 20 large files", ours.initial, theirs.initial, 0.6);
+    let tree = format!("initial capture, {} small + {} large files", args.small_files, args.large_files);
+    capture_figure(&tree, ours.initial, theirs.initial, 0.6);
     capture_figure("incremental capture", ours.incremental, theirs.incremental, 0.3);
     record(
         "incremental bytes written (vs the bytes changed)",
